@@ -1,0 +1,5 @@
+//! avatax — being written.
+
+use super::Operation;
+
+pub(super) static OPERATIONS: &[Operation] = &[];

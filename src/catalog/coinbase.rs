@@ -1,0 +1,5 @@
+//! coinbase — being written.
+
+use super::Operation;
+
+pub(super) static OPERATIONS: &[Operation] = &[];

@@ -1,0 +1,5 @@
+//! deepgram — being written.
+
+use super::Operation;
+
+pub(super) static OPERATIONS: &[Operation] = &[];

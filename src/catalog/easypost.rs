@@ -1,0 +1,5 @@
+//! easypost — being written.
+
+use super::Operation;
+
+pub(super) static OPERATIONS: &[Operation] = &[];

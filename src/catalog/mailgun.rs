@@ -1,0 +1,5 @@
+//! mailgun — being written.
+
+use super::Operation;
+
+pub(super) static OPERATIONS: &[Operation] = &[];

@@ -1,0 +1,395 @@
+//! Every operation of every service, described once as data.
+//!
+//! Forms, `opsdeck ops`, `opsdeck call`, help text and the sandbox coverage tests all read these
+//! tables, so adding an operation here is the only step needed to make it callable everywhere.
+
+mod ably;
+mod avatax;
+mod coinbase;
+mod deepgram;
+mod easypost;
+mod mailgun;
+mod taxjar;
+
+use std::fmt;
+
+/// The seven services, in tab order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Service {
+    Ably,
+    Deepgram,
+    Avatax,
+    Taxjar,
+    Coinbase,
+    Mailgun,
+    Easypost,
+}
+
+impl Service {
+    /// Tab order; `ALL[i]` is tab `i + 1`.
+    pub const ALL: [Service; 7] = [
+        Service::Ably,
+        Service::Deepgram,
+        Service::Avatax,
+        Service::Taxjar,
+        Service::Coinbase,
+        Service::Mailgun,
+        Service::Easypost,
+    ];
+
+    /// The name used in commands, config keys and environment variables.
+    pub fn name(self) -> &'static str {
+        match self {
+            Service::Ably => "ably",
+            Service::Deepgram => "deepgram",
+            Service::Avatax => "avatax",
+            Service::Taxjar => "taxjar",
+            Service::Coinbase => "coinbase",
+            Service::Mailgun => "mailgun",
+            Service::Easypost => "easypost",
+        }
+    }
+
+    /// The vendor's product name, for titles.
+    pub fn title(self) -> &'static str {
+        match self {
+            Service::Ably => "Ably",
+            Service::Deepgram => "Deepgram",
+            Service::Avatax => "AvaTax",
+            Service::Taxjar => "TaxJar",
+            Service::Coinbase => "Coinbase",
+            Service::Mailgun => "Mailgun",
+            Service::Easypost => "EasyPost",
+        }
+    }
+
+    /// Parses a command-line service name (case-insensitive).
+    pub fn parse(name: &str) -> Option<Service> {
+        Service::ALL
+            .into_iter()
+            .find(|s| s.name().eq_ignore_ascii_case(name))
+    }
+
+    /// Every operation of this service, in catalog order.
+    pub fn operations(self) -> &'static [Operation] {
+        match self {
+            Service::Ably => ably::OPERATIONS,
+            Service::Deepgram => deepgram::OPERATIONS,
+            Service::Avatax => avatax::OPERATIONS,
+            Service::Taxjar => taxjar::OPERATIONS,
+            Service::Coinbase => coinbase::OPERATIONS,
+            Service::Mailgun => mailgun::OPERATIONS,
+            Service::Easypost => easypost::OPERATIONS,
+        }
+    }
+
+    /// The resources shown in the tab's resource list, in display order.
+    pub fn resources(self) -> Vec<&'static str> {
+        let mut seen: Vec<&'static str> = Vec::new();
+        for op in self.operations() {
+            if !seen.contains(&op.resource) {
+                seen.push(op.resource);
+            }
+        }
+        seen
+    }
+
+    /// Finds one operation by its spec name.
+    pub fn operation(self, name: &str) -> Option<&'static Operation> {
+        self.operations().iter().find(|op| op.name == name)
+    }
+}
+
+impl fmt::Display for Service {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// HTTP method of an operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Method {
+    Get,
+    Post,
+    Put,
+    Patch,
+    Delete,
+}
+
+impl Method {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::Get => "GET",
+            Method::Post => "POST",
+            Method::Put => "PUT",
+            Method::Patch => "PATCH",
+            Method::Delete => "DELETE",
+        }
+    }
+
+    /// Whether repeating the request is harmless, which is what makes a retry safe.
+    pub fn is_idempotent(self) -> bool {
+        !matches!(self, Method::Post | Method::Patch)
+    }
+}
+
+impl fmt::Display for Method {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Where a parameter travels in the request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Location {
+    /// Substituted into `{name}` in the path template (percent-encoded).
+    Path,
+    /// Appended to the query string. A value with commas given for a `List` param repeats the key.
+    Query,
+    /// A request header.
+    Header,
+    /// One field of the request body; the operation's [`BodyEncoding`] says how fields are encoded.
+    Body,
+    /// The whole request body: JSON text for a JSON body, a file path for a raw or multipart upload.
+    WholeBody,
+}
+
+impl Location {
+    pub fn label(self) -> &'static str {
+        match self {
+            Location::Path => "path",
+            Location::Query => "query",
+            Location::Header => "header",
+            Location::Body => "body",
+            Location::WholeBody => "body",
+        }
+    }
+}
+
+/// The type of a parameter value, as typed by the user and as sent on the wire.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Str,
+    Int,
+    Num,
+    Bool,
+    /// Any JSON value; sent as parsed JSON in a JSON body, as its text elsewhere.
+    Json,
+    /// Comma-separated values; a JSON array in a JSON body, repeated keys in a query or form.
+    List,
+    /// A path to a local file whose bytes are sent (uploads).
+    File,
+}
+
+impl Kind {
+    pub fn label(self) -> &'static str {
+        match self {
+            Kind::Str => "string",
+            Kind::Int => "integer",
+            Kind::Num => "number",
+            Kind::Bool => "boolean",
+            Kind::Json => "json",
+            Kind::List => "list",
+            Kind::File => "file",
+        }
+    }
+}
+
+/// One parameter of an operation.
+#[derive(Clone, Copy, Debug)]
+pub struct Param {
+    pub name: &'static str,
+    pub location: Location,
+    pub kind: Kind,
+    pub required: bool,
+    /// The value the service assumes when the parameter is left out (shown as a hint, not sent).
+    pub default: Option<&'static str>,
+    /// Inclusive lower bound for numbers; for strings, minimum length.
+    pub min: Option<f64>,
+    /// Inclusive upper bound for numbers; for strings, maximum length.
+    pub max: Option<f64>,
+    /// When non-empty, the only values the service accepts.
+    pub allowed: &'static [&'static str],
+    /// One line of help shown beside the field.
+    pub help: &'static str,
+}
+
+impl Param {
+    /// The base every catalog entry starts from: an optional string.
+    pub const fn new(name: &'static str, location: Location, help: &'static str) -> Param {
+        Param {
+            name,
+            location,
+            kind: Kind::Str,
+            required: false,
+            default: None,
+            min: None,
+            max: None,
+            allowed: &[],
+            help,
+        }
+    }
+    pub const fn path(name: &'static str, help: &'static str) -> Param {
+        Param::new(name, Location::Path, help).required()
+    }
+    pub const fn query(name: &'static str, help: &'static str) -> Param {
+        Param::new(name, Location::Query, help)
+    }
+    pub const fn body(name: &'static str, help: &'static str) -> Param {
+        Param::new(name, Location::Body, help)
+    }
+    pub const fn header(name: &'static str, help: &'static str) -> Param {
+        Param::new(name, Location::Header, help)
+    }
+    pub const fn whole_body(name: &'static str, help: &'static str) -> Param {
+        Param::new(name, Location::WholeBody, help)
+    }
+    pub const fn required(mut self) -> Param {
+        self.required = true;
+        self
+    }
+    pub const fn kind(mut self, kind: Kind) -> Param {
+        self.kind = kind;
+        self
+    }
+    pub const fn int(self) -> Param {
+        self.kind(Kind::Int)
+    }
+    pub const fn num(self) -> Param {
+        self.kind(Kind::Num)
+    }
+    pub const fn boolean(self) -> Param {
+        self.kind(Kind::Bool)
+    }
+    pub const fn json(self) -> Param {
+        self.kind(Kind::Json)
+    }
+    pub const fn list(self) -> Param {
+        self.kind(Kind::List)
+    }
+    pub const fn file(self) -> Param {
+        self.kind(Kind::File)
+    }
+    pub const fn default(mut self, value: &'static str) -> Param {
+        self.default = Some(value);
+        self
+    }
+    pub const fn range(mut self, min: f64, max: f64) -> Param {
+        self.min = Some(min);
+        self.max = Some(max);
+        self
+    }
+    pub const fn min(mut self, min: f64) -> Param {
+        self.min = Some(min);
+        self
+    }
+    pub const fn max(mut self, max: f64) -> Param {
+        self.max = Some(max);
+        self
+    }
+    pub const fn one_of(mut self, allowed: &'static [&'static str]) -> Param {
+        self.allowed = allowed;
+        self
+    }
+}
+
+/// How the request body is encoded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BodyEncoding {
+    None,
+    /// `application/json`: `Body` params become fields of an object, or a `WholeBody` param is the
+    /// whole JSON document.
+    Json,
+    /// `application/x-www-form-urlencoded`.
+    Form,
+    /// `multipart/form-data`; `File` params become file parts.
+    Multipart,
+    /// The bytes of the `WholeBody` file param, with this content type.
+    Raw(&'static str),
+}
+
+/// How a list operation pages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Paging {
+    None,
+    /// RFC 5988 `Link` headers, `rel="next"` relative to the request URL (Ably).
+    LinkHeader,
+    /// `$top`/`$skip` with `@nextLink` in the body (AvaTax).
+    ODataNextLink,
+    /// `CB-AFTER`/`CB-BEFORE` response headers fed back as `after`/`before` (Coinbase).
+    CursorHeaders,
+    /// `paging.next` URL in the body (Mailgun).
+    PagingUrl,
+    /// `has_more` with `before_id`/`after_id` (EasyPost).
+    HasMore,
+    /// `page`/`limit` query parameters (Deepgram, TaxJar where paged).
+    PageNumber,
+}
+
+/// One operation of one service.
+#[derive(Debug)]
+pub struct Operation {
+    pub service: Service,
+    /// The spec's operation name, used everywhere in opsdeck.
+    pub name: &'static str,
+    /// The resource it belongs to, shown in the tab's resource list.
+    pub resource: &'static str,
+    pub method: Method,
+    /// The real path template, with `{name}` for path parameters.
+    pub path: &'static str,
+    /// One line saying what it does.
+    pub summary: &'static str,
+    pub params: &'static [Param],
+    pub body: BodyEncoding,
+    pub paging: Paging,
+    /// Whether it changes anything (blocked by `--read-only`).
+    pub mutates: bool,
+    /// Whether it deletes, voids, cancels, refunds, withdraws or clears (asks for confirmation).
+    pub destructive: bool,
+    /// For a list operation: the field of each row that identifies it, used to pre-fill the
+    /// forms of operations on one record (e.g. `id`, `channelId`).
+    pub id_field: Option<&'static str>,
+}
+
+impl Operation {
+    /// `service operation`, for messages.
+    pub fn full_name(&self) -> String {
+        format!("{} {}", self.service.name(), self.name)
+    }
+
+    pub fn param(&self, name: &str) -> Option<&'static Param> {
+        self.params.iter().find(|p| p.name == name)
+    }
+
+    /// Whether this operation lists the records of its resource (what the browser shows).
+    pub fn is_list(&self) -> bool {
+        self.method == Method::Get && self.paging != Paging::None
+    }
+
+    /// The path parameter names in template order.
+    pub fn path_params(&self) -> Vec<&str> {
+        let mut names = Vec::new();
+        let mut rest = self.path;
+        while let Some(start) = rest.find('{') {
+            let Some(len) = rest[start..].find('}') else {
+                break;
+            };
+            names.push(&rest[start + 1..start + len]);
+            rest = &rest[start + len + 1..];
+        }
+        names
+    }
+}
+
+/// Every operation of every service, in tab then catalog order.
+pub fn all_operations() -> impl Iterator<Item = &'static Operation> {
+    Service::ALL.into_iter().flat_map(|s| s.operations().iter())
+}
+
+/// Finds an operation by service and spec name.
+pub fn find(service: Service, name: &str) -> Option<&'static Operation> {
+    service.operation(name)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,101 @@
+//! One error type for every way a call can fail, with each vendor's error body parsed into it.
+
+use std::fmt;
+
+/// What the service said when it refused a request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ApiError {
+    /// HTTP status.
+    pub status: u16,
+    /// The vendor's own error code, when its body has one (`40101`, `ProductNotFound`, ...).
+    pub code: Option<String>,
+    /// The vendor's message, or the status text when the body says nothing useful.
+    pub message: String,
+}
+
+impl ApiError {
+    /// An error whose body could not be read as the vendor's error shape.
+    pub fn from_status(status: u16, body: &[u8]) -> ApiError {
+        let text = String::from_utf8_lossy(body);
+        let text = text.trim();
+        let message = if text.is_empty() || text.len() > 300 {
+            reason_phrase(status).to_owned()
+        } else {
+            text.to_owned()
+        };
+        ApiError {
+            status,
+            code: None,
+            message,
+        }
+    }
+}
+
+impl fmt::Display for ApiError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "HTTP {}", self.status)?;
+        if let Some(code) = &self.code {
+            write!(f, " ({code})")?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+/// Why a call produced no successful response.
+#[derive(Clone, Debug, thiserror::Error)]
+pub enum CallError {
+    /// The service answered with an error status.
+    #[error("{0}")]
+    Api(ApiError),
+    /// A value the user gave cannot make a valid request (caught before anything is sent).
+    #[error("invalid input: {0}")]
+    Invalid(String),
+    /// `--read-only` is on and the operation changes something.
+    #[error("{0} changes state and --read-only is on; restart without --read-only to send it")]
+    ReadOnly(String),
+    /// Credentials are missing or unusable for this service.
+    #[error("credentials: {0}")]
+    Credentials(String),
+    /// Connecting failed: wrong host, nothing listening, DNS, TLS.
+    #[error("cannot reach {url}: {reason}")]
+    Connect { url: String, reason: String },
+    /// No answer in time.
+    #[error(
+        "{url} did not answer within {seconds} s; try again, or raise the timeout in config.toml"
+    )]
+    Timeout { url: String, seconds: u64 },
+    /// The connection broke, or the response could not be read.
+    #[error("network error talking to {url}: {reason}")]
+    Network { url: String, reason: String },
+    /// The response is bigger than opsdeck will hold in memory.
+    #[error("the response is larger than {limit_mb} MB; narrow the request (limit, filters)")]
+    TooLarge { limit_mb: u64 },
+    /// Cancelled by the user.
+    #[error("cancelled")]
+    Cancelled,
+}
+
+impl CallError {
+    /// The exit code `opsdeck call` uses: 2 for what the user must fix in the command, 1 otherwise.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            CallError::Invalid(_) | CallError::ReadOnly(_) | CallError::Credentials(_) => 2,
+            _ => 1,
+        }
+    }
+}
+
+/// The standard reason phrase of a status, for messages.
+pub fn reason_phrase(status: u16) -> &'static str {
+    axum::http::StatusCode::from_u16(status)
+        .ok()
+        .and_then(|s| s.canonical_reason())
+        .unwrap_or("error")
+}
+
+/// The JSON string at `path` (dotted keys) of a JSON value, for vendor parsers.
+pub fn json_str<'a>(value: &'a serde_json::Value, path: &str) -> Option<&'a str> {
+    path.split('.')
+        .try_fold(value, |v, key| v.get(key))?
+        .as_str()
+}

@@ -1,0 +1,1 @@
+//! Profiles, credentials, paths and themes.

@@ -1,0 +1,12 @@
+//! opsdeck: a terminal operations console for seven SaaS APIs, with a stateful simulator of each.
+//!
+//! `catalog` describes every operation once; `client` turns an operation and values into a real
+//! request and runs it on the task pool; `sandbox` serves the simulators; `config` finds profiles,
+//! credentials and themes; `tui` is the console. Only `tui` knows about the terminal.
+
+pub mod catalog;
+pub mod cli;
+pub mod client;
+pub mod config;
+pub mod sandbox;
+pub mod tui;

@@ -1,0 +1,15 @@
+//! The fixed, public credentials every simulator accepts (printed by `opsdeck sandbox`).
+
+pub const ABLY_KEY: &str = "opsdeck.sandbox:sandbox-secret";
+pub const ABLY_KEY_NAME: &str = "opsdeck.sandbox";
+pub const ABLY_KEY_SECRET: &str = "sandbox-secret";
+pub const ABLY_APP_ID: &str = "opsdeck";
+pub const DEEPGRAM_KEY: &str = "sandbox-deepgram-key";
+pub const AVATAX_ACCOUNT_ID: &str = "1100000001";
+pub const AVATAX_LICENSE_KEY: &str = "SANDBOXLICENSEKEY";
+pub const TAXJAR_TOKEN: &str = "sandbox-taxjar-token";
+pub const COINBASE_KEY: &str = "sandbox-key";
+pub const COINBASE_SECRET: &str = "c2FuZGJveC1zZWNyZXQ=";
+pub const COINBASE_PASSPHRASE: &str = "sandbox-passphrase";
+pub const MAILGUN_KEY: &str = "sandbox-mailgun-key";
+pub const EASYPOST_KEY: &str = "EZTKsandbox";
