@@ -1,0 +1,3 @@
+//! The panes of a tab and the popups over them.
+
+pub mod inspector;
