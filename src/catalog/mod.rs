@@ -10,6 +10,7 @@ mod deepgram;
 mod easypost;
 mod mailgun;
 mod taxjar;
+pub mod validate;
 
 use std::fmt;
 

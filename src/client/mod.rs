@@ -1,5 +1,143 @@
 //! Turns (operation, values, credentials) into a real HTTP request, runs it, pages it, and reads
 //! the vendor's errors. No terminal code here.
 
+pub mod auth;
 pub mod error;
+pub mod executor;
+pub mod pagination;
+pub mod request;
 pub mod vendor;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::time::Duration;
+
+use bytes::Bytes;
+
+pub use error::{ApiError, CallError};
+pub use executor::{CallEvent, CallId, CallState, Executor};
+pub use request::{build, PreparedRequest};
+
+use crate::catalog::Service;
+
+/// The values a user gave for an operation's parameters, by parameter name.
+pub type Values = BTreeMap<String, String>;
+
+/// A secret string: never printed by `Debug` or `Display`, so it cannot leak into logs or screens.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    pub fn new(value: impl Into<String>) -> Secret {
+        Secret(value.into())
+    }
+    /// The secret itself, for signing and auth headers only.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("[redacted]")
+    }
+}
+
+/// How a service authenticates, with the secrets it needs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Credentials {
+    /// An Ably API key `<appId>.<keyId>:<secret>` (Basic auth, and signing of token requests).
+    AblyKey(Secret),
+    /// An Ably token (sent as `Bearer base64(token)`).
+    AblyToken(Secret),
+    /// `Authorization: Token <key>`.
+    Deepgram(Secret),
+    /// Basic with the account id and license key.
+    Avatax {
+        account_id: String,
+        license_key: Secret,
+    },
+    /// `Authorization: Bearer <token>`.
+    Taxjar(Secret),
+    /// `CB-ACCESS-*` headers, HMAC-signed with the base64 secret.
+    Coinbase {
+        key: String,
+        secret: Secret,
+        passphrase: Secret,
+    },
+    /// Basic `api:<key>`.
+    Mailgun(Secret),
+    /// Basic `<key>:` (empty password).
+    Easypost(Secret),
+}
+
+/// Where one service's calls go, and as whom.
+#[derive(Clone, Debug)]
+pub struct Target {
+    pub service: Service,
+    /// Scheme, host and port, without a trailing slash; paths from the catalog are appended.
+    pub base_url: String,
+    pub credentials: Credentials,
+    /// Whether this is the real service (as opposed to a simulator).
+    pub live: bool,
+}
+
+/// A response the service gave, whatever its status.
+#[derive(Clone, Debug)]
+pub struct Response {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Bytes,
+    pub duration: Duration,
+    /// `METHOD url`, with no secret in it.
+    pub request_line: String,
+}
+
+impl Response {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    pub fn content_type(&self) -> Option<&str> {
+        self.header("content-type")
+    }
+
+    pub fn is_success(&self) -> bool {
+        (200..300).contains(&self.status)
+    }
+}
+
+/// Timeouts and limits of the shared HTTP client.
+#[derive(Clone, Copy, Debug)]
+pub struct HttpSettings {
+    pub connect_timeout: Duration,
+    pub request_timeout: Duration,
+    /// Responses bigger than this are refused rather than held in memory.
+    pub max_body_bytes: u64,
+}
+
+impl Default for HttpSettings {
+    fn default() -> HttpSettings {
+        HttpSettings {
+            connect_timeout: Duration::from_secs(5),
+            request_timeout: Duration::from_secs(30),
+            max_body_bytes: 512 * 1024 * 1024,
+        }
+    }
+}
+
+/// The one HTTP client every call shares (connection pool, TLS config, timeouts).
+pub fn http_client(settings: &HttpSettings) -> Result<reqwest::Client, CallError> {
+    reqwest::Client::builder()
+        .connect_timeout(settings.connect_timeout)
+        .timeout(settings.request_timeout)
+        .user_agent(concat!("opsdeck/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .map_err(|e| CallError::Network {
+            url: String::new(),
+            reason: e.to_string(),
+        })
+}

@@ -1,5 +1,5 @@
 //! Semantic styles: components ask for roles (`theme.selection`), never for colours.
-//! Loading from `themes/*.toml` and the user's config dir lives in `config::theme_file`.
+//! The colours live in `themes/*.toml`; loading them is `config::theme_file`.
 
 use ratatui::style::{Color, Modifier, Style};
 
@@ -34,27 +34,34 @@ pub struct Theme {
 }
 
 impl Theme {
-    /// The built-in dark theme; also what a broken theme file falls back to.
+    /// The built-in dark theme (`themes/dark.toml`); also what a broken theme falls back to.
     pub fn dark() -> Theme {
+        crate::config::theme_file::built_in("dark").unwrap_or_else(Theme::plain)
+    }
+
+    /// Terminal defaults with reverse video for the selection: the base every theme file is
+    /// applied over, and what remains if even the built-in file could not be read.
+    pub fn plain() -> Theme {
+        let text = Style::new();
         Theme {
-            name: "dark".into(),
-            text: Style::new().fg(Color::Rgb(220, 223, 228)),
-            muted: Style::new().fg(Color::Rgb(128, 134, 145)),
-            border: Style::new().fg(Color::Rgb(70, 76, 88)),
-            border_focused: Style::new().fg(Color::Rgb(97, 175, 239)),
-            title: Style::new().fg(Color::Rgb(229, 192, 123)).add_modifier(Modifier::BOLD),
-            selection: Style::new().fg(Color::Rgb(24, 26, 31)).bg(Color::Rgb(97, 175, 239)),
-            accent: Style::new().fg(Color::Rgb(97, 175, 239)).add_modifier(Modifier::BOLD),
-            error: Style::new().fg(Color::Rgb(224, 108, 117)),
-            warning: Style::new().fg(Color::Rgb(229, 192, 123)),
-            success: Style::new().fg(Color::Rgb(152, 195, 121)),
-            live_badge: Style::new().fg(Color::Rgb(24, 26, 31)).bg(Color::Rgb(224, 108, 117)).add_modifier(Modifier::BOLD),
-            sandbox_badge: Style::new().fg(Color::Rgb(24, 26, 31)).bg(Color::Rgb(152, 195, 121)).add_modifier(Modifier::BOLD),
-            json_key: Style::new().fg(Color::Rgb(97, 175, 239)),
-            json_string: Style::new().fg(Color::Rgb(152, 195, 121)),
-            json_number: Style::new().fg(Color::Rgb(209, 154, 102)),
-            json_literal: Style::new().fg(Color::Rgb(198, 120, 221)),
-            json_punctuation: Style::new().fg(Color::Rgb(128, 134, 145)),
+            name: "plain".into(),
+            text,
+            muted: text.add_modifier(Modifier::DIM),
+            border: text,
+            border_focused: text.add_modifier(Modifier::BOLD),
+            title: text.add_modifier(Modifier::BOLD),
+            selection: text.add_modifier(Modifier::REVERSED),
+            accent: text.add_modifier(Modifier::BOLD),
+            error: text.fg(Color::Red),
+            warning: text.fg(Color::Yellow),
+            success: text.fg(Color::Green),
+            live_badge: text.add_modifier(Modifier::REVERSED | Modifier::BOLD),
+            sandbox_badge: text.add_modifier(Modifier::REVERSED),
+            json_key: text.fg(Color::Blue),
+            json_string: text.fg(Color::Green),
+            json_number: text.fg(Color::Yellow),
+            json_literal: text.fg(Color::Magenta),
+            json_punctuation: text.add_modifier(Modifier::DIM),
         }
     }
 

@@ -1,0 +1,267 @@
+//! Following a list to its next page, per vendor, and finding the records in a page.
+
+use reqwest::Url;
+use serde_json::Value;
+
+use super::request::PreparedRequest;
+use super::Response;
+use crate::catalog::Paging;
+
+/// The request for the page after `response`, or `None` on the last page.
+pub fn next_page(
+    paging: Paging,
+    request: &PreparedRequest,
+    response: &Response,
+) -> Option<PreparedRequest> {
+    let url = match paging {
+        Paging::None => return None,
+        Paging::LinkHeader => resolve(&request.url, &link_next(response)?)?,
+        Paging::ODataNextLink => {
+            resolve(&request.url, body(response)?.get("@nextLink")?.as_str()?)?
+        }
+        Paging::PagingUrl => {
+            let page = body(response)?;
+            if records(&page).is_none_or(|(_, r)| r.is_empty()) {
+                return None;
+            }
+            resolve(&request.url, page.get("paging")?.get("next")?.as_str()?)?
+        }
+        Paging::CursorHeaders => {
+            let after = response.header("cb-after")?;
+            if records(&body(response)?).is_none_or(|(_, r)| r.is_empty()) {
+                return None;
+            }
+            with_query(&request.url, &[("after", after)], &["before"])?
+        }
+        Paging::HasMore => {
+            let page = body(response)?;
+            if !page
+                .get("has_more")
+                .and_then(Value::as_bool)
+                .unwrap_or(false)
+            {
+                return None;
+            }
+            let (_, rows) = records(&page)?;
+            let last = rows.last()?.get("id")?.as_str()?;
+            with_query(&request.url, &[("before_id", last)], &["after_id"])?
+        }
+        Paging::PageNumber => {
+            let page = body(response)?;
+            if records(&page).is_none_or(|(_, r)| r.is_empty()) {
+                return None;
+            }
+            let parsed = Url::parse(&request.url).ok()?;
+            let current: u64 = parsed
+                .query_pairs()
+                .find(|(k, _)| k == "page")
+                .and_then(|(_, v)| v.parse().ok())
+                .unwrap_or(0);
+            with_query(&request.url, &[("page", &(current + 1).to_string())], &[])?
+        }
+    };
+    let mut next = request.clone();
+    next.url = url;
+    Some(next)
+}
+
+fn body(response: &Response) -> Option<Value> {
+    serde_json::from_slice(&response.body).ok()
+}
+
+/// The `rel="next"` target of the `Link` headers (one header per relation, or comma-joined).
+fn link_next(response: &Response) -> Option<String> {
+    response
+        .headers
+        .iter()
+        .filter(|(k, _)| k.eq_ignore_ascii_case("link"))
+        .flat_map(|(_, v)| v.split(','))
+        .find_map(|link| {
+            let (target, params) = link.trim().split_once(';')?;
+            let is_next = params
+                .split(';')
+                .any(|p| p.trim().trim_start_matches("rel=").trim_matches('"') == "next");
+            is_next.then(|| {
+                target
+                    .trim()
+                    .trim_start_matches('<')
+                    .trim_end_matches('>')
+                    .to_owned()
+            })
+        })
+}
+
+fn resolve(base: &str, link: &str) -> Option<String> {
+    Url::parse(base).ok()?.join(link).ok().map(String::from)
+}
+
+/// `url` with `set` query parameters replaced and `remove` ones dropped.
+fn with_query(url: &str, set: &[(&str, &str)], remove: &[&str]) -> Option<String> {
+    let mut parsed = Url::parse(url).ok()?;
+    let kept: Vec<(String, String)> = parsed
+        .query_pairs()
+        .filter(|(k, _)| !set.iter().any(|(s, _)| s == k) && !remove.contains(&k.as_ref()))
+        .map(|(k, v)| (k.into_owned(), v.into_owned()))
+        .collect();
+    parsed
+        .query_pairs_mut()
+        .clear()
+        .extend_pairs(kept)
+        .extend_pairs(set.iter().copied());
+    Some(parsed.into())
+}
+
+/// The records of a list response: the array itself, or the array field that holds them
+/// (`value` for AvaTax, `items` for Mailgun, the plural resource name for EasyPost, ...).
+pub fn records(page: &Value) -> Option<(Option<&str>, &Vec<Value>)> {
+    match page {
+        Value::Array(rows) => Some((None, rows)),
+        Value::Object(map) => {
+            for key in ["value", "items", "data", "results"] {
+                if let Some(Value::Array(rows)) = map.get(key) {
+                    return Some((Some(key), rows));
+                }
+            }
+            map.iter().find_map(|(k, v)| match v {
+                Value::Array(rows) if rows.iter().all(Value::is_object) => {
+                    Some((Some(k.as_str()), rows))
+                }
+                _ => None,
+            })
+        }
+        _ => None,
+    }
+}
+
+/// Concatenates the records of several pages into one response body (`--all-pages`).
+pub fn merge_pages(pages: &[Value]) -> Value {
+    let Some(first) = pages.first() else {
+        return Value::Array(Vec::new());
+    };
+    let all: Vec<Value> = pages
+        .iter()
+        .filter_map(records)
+        .flat_map(|(_, rows)| rows.iter().cloned())
+        .collect();
+    match (first, records(first)) {
+        (Value::Object(map), Some((Some(key), _))) => {
+            let mut merged = map.clone();
+            merged.insert(key.to_owned(), Value::Array(all));
+            Value::Object(merged)
+        }
+        _ => Value::Array(all),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::{Method, Service};
+    use crate::client::request::RequestBody;
+    use serde_json::json;
+
+    fn request(url: &str) -> PreparedRequest {
+        PreparedRequest {
+            service: Service::Ably,
+            method: Method::Get,
+            url: url.into(),
+            headers: vec![],
+            body: RequestBody::Empty,
+        }
+    }
+
+    fn response(headers: &[(&str, &str)], body: &Value) -> Response {
+        Response {
+            status: 200,
+            headers: headers
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect(),
+            body: body.to_string().into(),
+            duration: std::time::Duration::ZERO,
+            request_line: String::new(),
+        }
+    }
+
+    #[test]
+    fn link_header_next_is_resolved_against_the_request() {
+        let r = response(
+            &[("link", "<./messages?limit=2&cursor=abc>; rel=\"first\", <./messages?limit=2&cursor=def>; rel=\"next\"")],
+            &json!([]),
+        );
+        let next = next_page(
+            Paging::LinkHeader,
+            &request("http://h:1/channels/x/messages?limit=2"),
+            &r,
+        )
+        .unwrap();
+        assert_eq!(
+            next.url,
+            "http://h:1/channels/x/messages?limit=2&cursor=def"
+        );
+        let last = response(
+            &[("Link", "<./messages?limit=2>; rel=\"first\"")],
+            &json!([]),
+        );
+        assert!(next_page(
+            Paging::LinkHeader,
+            &request("http://h:1/channels/x/messages"),
+            &last
+        )
+        .is_none());
+    }
+
+    #[test]
+    fn has_more_pages_before_the_last_id() {
+        let r = response(
+            &[],
+            &json!({"addresses": [{"id": "adr_1"}, {"id": "adr_2"}], "has_more": true}),
+        );
+        let next = next_page(
+            Paging::HasMore,
+            &request("http://h/v2/addresses?page_size=2"),
+            &r,
+        )
+        .unwrap();
+        assert_eq!(
+            next.url,
+            "http://h/v2/addresses?page_size=2&before_id=adr_2"
+        );
+        let done = response(
+            &[],
+            &json!({"addresses": [{"id": "adr_3"}], "has_more": false}),
+        );
+        assert!(next_page(Paging::HasMore, &request("http://h/v2/addresses"), &done).is_none());
+    }
+
+    #[test]
+    fn cursor_headers_and_odata() {
+        let r = response(&[("CB-AFTER", "77")], &json!([{"trade_id": 78}]));
+        let next = next_page(
+            Paging::CursorHeaders,
+            &request("http://h/fills?limit=1&before=9"),
+            &r,
+        )
+        .unwrap();
+        assert_eq!(next.url, "http://h/fills?limit=1&after=77");
+        let o = response(
+            &[],
+            &json!({"value": [{"id": 1}], "@nextLink": "/api/v2/companies?%24top=1&%24skip=1"}),
+        );
+        let next = next_page(
+            Paging::ODataNextLink,
+            &request("http://h/api/v2/companies?$top=1"),
+            &o,
+        )
+        .unwrap();
+        assert_eq!(next.url, "http://h/api/v2/companies?%24top=1&%24skip=1");
+    }
+
+    #[test]
+    fn merging_keeps_the_envelope() {
+        let a = json!({"items": [1, 2], "paging": {}});
+        let b = json!({"items": [3], "paging": {}});
+        assert_eq!(merge_pages(&[a, b])["items"], json!([1, 2, 3]));
+        assert_eq!(merge_pages(&[json!([1]), json!([2])]), json!([1, 2]));
+    }
+}

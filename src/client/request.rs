@@ -1,0 +1,576 @@
+//! Builds the real HTTP request of an operation from the user's values, and sends it.
+
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+use super::error::CallError;
+use super::{auth, vendor, Credentials, HttpSettings, Response, Target, Values};
+use crate::catalog::{validate, BodyEncoding, Kind, Location, Method, Operation, Param, Service};
+
+/// Characters left as they are in a path segment or query component (RFC 3986 unreserved).
+const COMPONENT: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
+/// A request ready to be authorized and sent. Holds no secret until [`auth::authorize`] runs.
+#[derive(Clone, Debug)]
+pub struct PreparedRequest {
+    pub service: Service,
+    pub method: Method,
+    /// Full URL including the query string.
+    pub url: String,
+    pub headers: Vec<(String, String)>,
+    pub body: RequestBody,
+}
+
+/// The body of a prepared request.
+#[derive(Clone, Debug)]
+pub enum RequestBody {
+    Empty,
+    Bytes { content_type: String, bytes: Bytes },
+    Multipart(Vec<MultipartField>),
+}
+
+/// One part of a multipart body: text, or a file's bytes.
+#[derive(Clone, Debug)]
+pub struct MultipartField {
+    pub name: String,
+    pub value: MultipartValue,
+}
+
+#[derive(Clone, Debug)]
+pub enum MultipartValue {
+    Text(String),
+    File { file_name: String, bytes: Bytes },
+}
+
+impl RequestBody {
+    /// The exact bytes sent, where there are such (what Coinbase signs).
+    pub fn bytes(&self) -> &[u8] {
+        match self {
+            RequestBody::Bytes { bytes, .. } => bytes,
+            _ => &[],
+        }
+    }
+}
+
+impl PreparedRequest {
+    /// The path and query, as Coinbase signs it.
+    pub fn path_and_query(&self) -> &str {
+        let after_scheme = self.url.find("://").map_or(0, |i| i + 3);
+        self.url[after_scheme..]
+            .find('/')
+            .map_or("/", |i| &self.url[after_scheme + i..])
+    }
+
+    /// `METHOD url`, for the inspector and error messages (URLs carry no secrets).
+    pub fn request_line(&self) -> String {
+        format!("{} {}", self.method, self.url)
+    }
+
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// Builds the request of `op` from `values` (empty values are "not given") and an optional whole
+/// body document (`--body`). Validates every value first, so nothing invalid is ever sent.
+pub fn build(
+    op: &Operation,
+    values: &Values,
+    body: Option<&Value>,
+    target: &Target,
+) -> Result<PreparedRequest, CallError> {
+    let problems = validate::check_values(
+        op,
+        values.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+        body.is_some(),
+    );
+    if !problems.is_empty() {
+        let list: Vec<String> = problems
+            .iter()
+            .map(|(name, msg)| format!("{name}: {msg}"))
+            .collect();
+        return Err(CallError::Invalid(list.join("; ")));
+    }
+    let given = |p: &Param| {
+        values
+            .get(p.name)
+            .filter(|v| !v.is_empty())
+            .map(String::as_str)
+    };
+
+    let mut path = op.path.to_owned();
+    for param in op.params.iter().filter(|p| p.location == Location::Path) {
+        let value = given(param).unwrap_or_default();
+        path = path.replace(
+            &format!("{{{}}}", param.name),
+            &utf8_percent_encode(value, COMPONENT).to_string(),
+        );
+    }
+    let mut query = Vec::new();
+    let mut headers = vec![("Accept".to_owned(), "application/json".to_owned())];
+    for param in op.params {
+        let Some(value) = given(param) else { continue };
+        match param.location {
+            Location::Query => {
+                for v in split_list(param, value) {
+                    query.push(format!(
+                        "{}={}",
+                        utf8_percent_encode(param.name, COMPONENT),
+                        utf8_percent_encode(v, COMPONENT)
+                    ));
+                }
+            }
+            Location::Header => headers.push((param.name.to_owned(), value.to_owned())),
+            _ => {}
+        }
+    }
+    let mut url = format!("{}{}", target.base_url.trim_end_matches('/'), path);
+    if !query.is_empty() {
+        url.push('?');
+        url.push_str(&query.join("&"));
+    }
+    let mut body = build_body(op, values, body)?;
+    if op.service == Service::Ably {
+        headers.push(("X-Ably-Version".to_owned(), "5".to_owned()));
+        if op.name == "tokens_request" {
+            body = auth::ably_token_request_body(values, &body, &target.credentials)?;
+        }
+    }
+    Ok(PreparedRequest {
+        service: op.service,
+        method: op.method,
+        url,
+        headers,
+        body,
+    })
+}
+
+/// A list value split on commas; any other value as it is.
+fn split_list<'a>(param: &Param, value: &'a str) -> Vec<&'a str> {
+    if param.kind == Kind::List {
+        value
+            .split(',')
+            .map(str::trim)
+            .filter(|v| !v.is_empty())
+            .collect()
+    } else {
+        vec![value]
+    }
+}
+
+/// A typed value as JSON, by its parameter's kind (the value is already validated).
+fn json_value(param: &Param, value: &str) -> Result<Value, CallError> {
+    let invalid = |e: String| CallError::Invalid(format!("{}: {e}", param.name));
+    Ok(match param.kind {
+        Kind::Int | Kind::Num => Value::Number(
+            value
+                .trim()
+                .parse()
+                .map_err(|_| invalid(format!("'{value}' is not a number")))?,
+        ),
+        Kind::Bool => Value::Bool(value.trim() == "true"),
+        Kind::Json => {
+            serde_json::from_str(value).map_err(|e| invalid(format!("invalid JSON: {e}")))?
+        }
+        Kind::List => Value::Array(
+            split_list(param, value)
+                .into_iter()
+                .map(|v| Value::String(v.to_owned()))
+                .collect(),
+        ),
+        Kind::Str => Value::String(value.to_owned()),
+        Kind::File => return Err(invalid("a file cannot be sent in a JSON body".into())),
+    })
+}
+
+fn read_file(param: &Param, path: &str) -> Result<(String, Bytes), CallError> {
+    let bytes = std::fs::read(path)
+        .map_err(|e| CallError::Invalid(format!("{}: cannot read file {path}: {e}", param.name)))?;
+    let file_name = std::path::Path::new(path)
+        .file_name()
+        .map_or_else(|| "upload".to_owned(), |n| n.to_string_lossy().into_owned());
+    Ok((file_name, Bytes::from(bytes)))
+}
+
+fn build_body(
+    op: &Operation,
+    values: &Values,
+    document: Option<&Value>,
+) -> Result<RequestBody, CallError> {
+    let fields: Vec<(&Param, &str)> = op
+        .params
+        .iter()
+        .filter(|p| matches!(p.location, Location::Body | Location::WholeBody))
+        .filter_map(|p| {
+            values
+                .get(p.name)
+                .filter(|v| !v.is_empty())
+                .map(|v| (p, v.as_str()))
+        })
+        .collect();
+    match op.body {
+        BodyEncoding::None => {
+            if document.is_some() {
+                return Err(CallError::Invalid(format!(
+                    "{} takes no request body",
+                    op.full_name()
+                )));
+            }
+            Ok(RequestBody::Empty)
+        }
+        BodyEncoding::Json => {
+            let whole = fields
+                .iter()
+                .find(|(p, _)| p.location == Location::WholeBody);
+            let value = match (whole, document) {
+                (Some((p, v)), _) => json_value(p, v)?,
+                (None, doc) => {
+                    let mut object = match doc {
+                        Some(Value::Object(map)) => map.clone(),
+                        Some(other) if fields.is_empty() => return Ok(json_body(other)),
+                        Some(_) => {
+                            return Err(CallError::Invalid(
+                                "--body must be a JSON object when fields are also given".into(),
+                            ))
+                        }
+                        None => Map::new(),
+                    };
+                    for (p, v) in &fields {
+                        object.insert(p.name.to_owned(), json_value(p, v)?);
+                    }
+                    Value::Object(object)
+                }
+            };
+            Ok(json_body(&value))
+        }
+        BodyEncoding::Form => {
+            let mut pairs = document_pairs(document)?;
+            for (p, v) in &fields {
+                for item in split_list(p, v) {
+                    pairs.push((p.name.to_owned(), item.to_owned()));
+                }
+            }
+            let encoded: Vec<String> = pairs
+                .iter()
+                .map(|(k, v)| {
+                    format!(
+                        "{}={}",
+                        utf8_percent_encode(k, COMPONENT),
+                        utf8_percent_encode(v, COMPONENT)
+                    )
+                })
+                .collect();
+            Ok(RequestBody::Bytes {
+                content_type: "application/x-www-form-urlencoded".into(),
+                bytes: Bytes::from(encoded.join("&")),
+            })
+        }
+        BodyEncoding::Multipart => {
+            let mut parts: Vec<MultipartField> = document_pairs(document)?
+                .into_iter()
+                .map(|(name, v)| MultipartField {
+                    name,
+                    value: MultipartValue::Text(v),
+                })
+                .collect();
+            for (p, v) in &fields {
+                for item in split_list(p, v) {
+                    let value = if p.kind == Kind::File {
+                        let (file_name, bytes) = read_file(p, item)?;
+                        MultipartValue::File { file_name, bytes }
+                    } else {
+                        MultipartValue::Text(item.to_owned())
+                    };
+                    parts.push(MultipartField {
+                        name: p.name.to_owned(),
+                        value,
+                    });
+                }
+            }
+            Ok(RequestBody::Multipart(parts))
+        }
+        BodyEncoding::Raw(content_type) => {
+            let (p, v) = fields
+                .iter()
+                .find(|(p, _)| p.location == Location::WholeBody)
+                .ok_or_else(|| {
+                    CallError::Invalid(format!("{} needs a file to upload", op.full_name()))
+                })?;
+            let bytes = if p.kind == Kind::File {
+                read_file(p, v)?.1
+            } else {
+                Bytes::from(v.to_string())
+            };
+            Ok(RequestBody::Bytes {
+                content_type: content_type.to_owned(),
+                bytes,
+            })
+        }
+    }
+}
+
+fn json_body(value: &Value) -> RequestBody {
+    RequestBody::Bytes {
+        content_type: "application/json".into(),
+        bytes: Bytes::from(value.to_string()),
+    }
+}
+
+/// A `--body` object as form fields (arrays repeat the key).
+fn document_pairs(document: Option<&Value>) -> Result<Vec<(String, String)>, CallError> {
+    let Some(document) = document else {
+        return Ok(Vec::new());
+    };
+    let Value::Object(map) = document else {
+        return Err(CallError::Invalid(
+            "--body must be a JSON object of form fields".into(),
+        ));
+    };
+    let mut pairs = Vec::new();
+    for (key, value) in map {
+        match value {
+            Value::Array(items) => {
+                pairs.extend(items.iter().map(|i| (key.clone(), scalar_text(i))))
+            }
+            other => pairs.push((key.clone(), scalar_text(other))),
+        }
+    }
+    Ok(pairs)
+}
+
+fn scalar_text(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Sends a prepared request: authorizes it (again on each retry, so signatures stay fresh),
+/// retries idempotent requests on connection failures, 429 and 502-504 (honouring
+/// `Retry-After`), and turns an error status into the vendor's error.
+pub async fn execute(
+    http: &reqwest::Client,
+    request: &PreparedRequest,
+    credentials: &Credentials,
+    settings: &HttpSettings,
+    cancel: &CancellationToken,
+) -> Result<Response, CallError> {
+    const ATTEMPTS: u32 = 3;
+    let started = Instant::now();
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        let outcome = tokio::select! {
+            biased;
+            () = cancel.cancelled() => return Err(CallError::Cancelled),
+            outcome = send_once(http, request, credentials, settings) => outcome,
+        };
+        let retry_after = match &outcome {
+            Ok(response) if matches!(response.status, 429 | 502 | 503 | 504) => {
+                Some(retry_after(response).unwrap_or_else(|| backoff(attempt)))
+            }
+            Err(CallError::Connect { .. } | CallError::Timeout { .. }) => Some(backoff(attempt)),
+            _ => None,
+        };
+        match retry_after {
+            Some(wait) if attempt < ATTEMPTS && request.method.is_idempotent() => {
+                tokio::select! {
+                    () = cancel.cancelled() => return Err(CallError::Cancelled),
+                    () = tokio::time::sleep(wait) => {}
+                }
+            }
+            _ => {
+                let mut response = outcome?;
+                response.duration = started.elapsed();
+                if response.is_success() {
+                    return Ok(response);
+                }
+                return Err(CallError::Api(vendor::parse_error(
+                    request.service,
+                    response.status,
+                    &response.body,
+                )));
+            }
+        }
+    }
+}
+
+fn backoff(attempt: u32) -> Duration {
+    Duration::from_millis(200 * 2u64.pow(attempt.saturating_sub(1)))
+}
+
+/// `Retry-After` in seconds, capped so a hostile value cannot stall the console.
+fn retry_after(response: &Response) -> Option<Duration> {
+    let seconds: u64 = response.header("retry-after")?.trim().parse().ok()?;
+    Some(Duration::from_secs(seconds.min(10)))
+}
+
+async fn send_once(
+    http: &reqwest::Client,
+    request: &PreparedRequest,
+    credentials: &Credentials,
+    settings: &HttpSettings,
+) -> Result<Response, CallError> {
+    let mut authorized = request.clone();
+    auth::authorize(&mut authorized, credentials)?;
+    let url = authorized.url.clone();
+    let method = match authorized.method {
+        Method::Get => reqwest::Method::GET,
+        Method::Post => reqwest::Method::POST,
+        Method::Put => reqwest::Method::PUT,
+        Method::Patch => reqwest::Method::PATCH,
+        Method::Delete => reqwest::Method::DELETE,
+    };
+    let mut builder = http.request(method, &url);
+    for (name, value) in &authorized.headers {
+        builder = builder.header(name, value);
+    }
+    builder = match authorized.body {
+        RequestBody::Empty => builder,
+        RequestBody::Bytes {
+            content_type,
+            bytes,
+        } => builder.header("Content-Type", content_type).body(bytes),
+        RequestBody::Multipart(fields) => {
+            let mut form = reqwest::multipart::Form::new();
+            for field in fields {
+                form = match field.value {
+                    MultipartValue::Text(text) => form.text(field.name, text),
+                    MultipartValue::File { file_name, bytes } => form.part(
+                        field.name,
+                        reqwest::multipart::Part::stream(bytes).file_name(file_name),
+                    ),
+                };
+            }
+            builder.multipart(form)
+        }
+    };
+    let started = Instant::now();
+    let mut response = builder
+        .send()
+        .await
+        .map_err(|e| transport_error(&url, &e, settings))?;
+    let status = response.status().as_u16();
+    let headers = response
+        .headers()
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.as_str().to_owned(),
+                String::from_utf8_lossy(v.as_bytes()).into_owned(),
+            )
+        })
+        .collect();
+    if response
+        .content_length()
+        .is_some_and(|n| n > settings.max_body_bytes)
+    {
+        return Err(CallError::TooLarge {
+            limit_mb: settings.max_body_bytes / (1024 * 1024),
+        });
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .map_err(|e| transport_error(&url, &e, settings))?
+    {
+        if (body.len() + chunk.len()) as u64 > settings.max_body_bytes {
+            return Err(CallError::TooLarge {
+                limit_mb: settings.max_body_bytes / (1024 * 1024),
+            });
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(Response {
+        status,
+        headers,
+        body: Bytes::from(body),
+        duration: started.elapsed(),
+        request_line: request.request_line(),
+    })
+}
+
+fn transport_error(url: &str, error: &reqwest::Error, settings: &HttpSettings) -> CallError {
+    let url = url.to_owned();
+    if error.is_timeout() {
+        return CallError::Timeout {
+            url,
+            seconds: settings.request_timeout.as_secs(),
+        };
+    }
+    // The innermost cause says what actually went wrong (refused, DNS, certificate).
+    let mut reason = error.to_string();
+    let mut source = std::error::Error::source(error);
+    while let Some(inner) = source {
+        reason = inner.to_string();
+        source = inner.source();
+    }
+    if error.is_connect() {
+        CallError::Connect { url, reason }
+    } else {
+        CallError::Network { url, reason }
+    }
+}
+
+/// The request as a curl command with every secret redacted (`--dry-run`).
+pub fn to_curl(request: &PreparedRequest, credentials: &Credentials) -> Result<String, CallError> {
+    let mut authorized = request.clone();
+    auth::authorize(&mut authorized, credentials)?;
+    let quote = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
+    let mut parts = vec![
+        "curl".to_owned(),
+        "-X".to_owned(),
+        authorized.method.to_string(),
+        quote(&authorized.url),
+    ];
+    for (name, value) in &authorized.headers {
+        let shown = if auth::is_secret_header(name) {
+            "[redacted]"
+        } else {
+            value.as_str()
+        };
+        parts.push("-H".into());
+        parts.push(quote(&format!("{name}: {shown}")));
+    }
+    match &authorized.body {
+        RequestBody::Empty => {}
+        RequestBody::Bytes {
+            content_type,
+            bytes,
+        } => {
+            parts.push("-H".into());
+            parts.push(quote(&format!("Content-Type: {content_type}")));
+            match std::str::from_utf8(bytes) {
+                Ok(text) => {
+                    parts.push("--data-raw".into());
+                    parts.push(quote(text));
+                }
+                Err(_) => parts.push(format!("--data-binary @- # {} bytes", bytes.len())),
+            }
+        }
+        RequestBody::Multipart(fields) => {
+            for field in fields {
+                parts.push("-F".into());
+                parts.push(match &field.value {
+                    MultipartValue::Text(text) => quote(&format!("{}={text}", field.name)),
+                    MultipartValue::File { file_name, .. } => {
+                        quote(&format!("{}=@{file_name}", field.name))
+                    }
+                });
+            }
+        }
+    }
+    Ok(parts.join(" "))
+}
