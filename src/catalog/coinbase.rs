@@ -112,10 +112,12 @@ pub(super) static OPERATIONS: &[Operation] = &[
         params: &[
             Param::query(
                 "status",
-                "open, pending, rejected, done, active, received or all (comma-separated)",
+                "statuses, comma-separated (empty: open, pending and active)",
             )
             .list()
-            .default("open,pending,active"),
+            .one_of(&[
+                "open", "pending", "rejected", "done", "active", "received", "all",
+            ]),
             PRODUCT_FILTER,
             PROFILE_QUERY,
             Param::query("sortedBy", "sort field")

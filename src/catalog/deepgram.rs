@@ -14,15 +14,9 @@ const CALLBACK_METHOD: Param = Param::query("callback_method", "HTTP method of t
     .one_of(&["POST", "PUT"])
     .default("POST");
 const TAG: Param = Param::query("tag", "usage-report labels, comma-separated").list();
-const MIP_OPT_OUT: Param = Param::query("mip_opt_out", "opt out of the model improvement program")
-    .boolean()
-    .default("false");
-const SENTIMENT: Param = Param::query("sentiment", "add sentiment per segment and overall")
-    .boolean()
-    .default("false");
-const TOPICS: Param = Param::query("topics", "detect topics")
-    .boolean()
-    .default("false");
+const MIP_OPT_OUT: Param = flag("mip_opt_out", "opt out of the model improvement program");
+const SENTIMENT: Param = flag("sentiment", "add sentiment per segment and overall");
+const TOPICS: Param = flag("topics", "detect topics");
 const CUSTOM_TOPIC: Param = Param::query(
     "custom_topic",
     "your own topics, comma-separated, at most 100",
@@ -34,9 +28,7 @@ const CUSTOM_TOPIC_MODE: Param = Param::query(
 )
 .one_of(&["extended", "strict"])
 .default("extended");
-const INTENTS: Param = Param::query("intents", "detect speaker intents")
-    .boolean()
-    .default("false");
+const INTENTS: Param = flag("intents", "detect speaker intents");
 const CUSTOM_INTENT: Param =
     Param::query("custom_intent", "your own intents, comma-separated").list();
 const CUSTOM_INTENT_MODE: Param = Param::query(
@@ -227,8 +219,8 @@ pub(super) static OPERATIONS: &[Operation] = &[
         // break usage down by are listed, the rarely useful rest are left out.
         params: &[
             PROJECT,
-            Param::query("start", "first day, YYYY-MM-DD (inclusive)"),
-            Param::query("end", "last day, YYYY-MM-DD (inclusive)"),
+            Param::query("start", "start date, YYYY-MM-DD"),
+            Param::query("end", "end date, YYYY-MM-DD"),
             Param::query("accessor", "only requests made with this API key id"),
             Param::query("tag", "only requests with this tag"),
             Param::query("deployment", "only this deployment").one_of(&[

@@ -745,12 +745,19 @@ pub(super) static OPERATIONS: &[Operation] = &[
     Operation {
         params: &[
             DOMAIN,
-            Param::query(
-                "event",
-                "accepted, delivered, failed, opened, clicked, unsubscribed, complained, stored",
-            )
-            .list()
-            .required(),
+            Param::query("event", "event types to count (comma-separated)")
+                .list()
+                .required()
+                .one_of(&[
+                    "accepted",
+                    "delivered",
+                    "failed",
+                    "opened",
+                    "clicked",
+                    "unsubscribed",
+                    "complained",
+                    "stored",
+                ]),
             Param::query("start", "RFC 2822 or epoch seconds (default: 7 days ago)"),
             Param::query("end", "RFC 2822 or epoch seconds (default: now)"),
             Param::query("resolution", "bucket size")

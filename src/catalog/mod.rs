@@ -362,9 +362,10 @@ impl Operation {
         self.params.iter().find(|p| p.name == name)
     }
 
-    /// Whether this operation lists the records of its resource (what the browser shows).
+    /// Whether this operation lists the records of its resource (what the browser shows):
+    /// a GET that names the field identifying each row.
     pub fn is_list(&self) -> bool {
-        self.method == Method::Get && self.paging != Paging::None
+        self.method == Method::Get && self.id_field.is_some()
     }
 
     /// The path parameter names in template order.

@@ -1,5 +1,200 @@
 //! The console: state, keys and drawing. The only module that knows about the terminal.
+//!
+//! The loop waits on three things — terminal input, call results, and the next auto-refresh —
+//! and draws only after something changed, so an idle console uses no CPU.
 
+pub mod app;
 pub mod components;
+pub mod draw;
+pub mod harness;
 pub mod json_tree;
+pub mod svg;
+pub mod tab;
 pub mod theme;
+#[cfg(test)]
+mod tests;
+
+use std::io::{self, Stdout};
+
+use crossterm::event::{Event, EventStream, KeyEventKind};
+use crossterm::execute;
+use crossterm::terminal::{disable_raw_mode, enable_raw_mode, EnterAlternateScreen, LeaveAlternateScreen};
+use futures_util::StreamExt;
+use ratatui::backend::CrosstermBackend;
+use ratatui::Terminal;
+use tokio::sync::mpsc;
+
+use crate::catalog::Service;
+use crate::cli::GlobalArgs;
+use crate::client::{self, CallEvent, Executor, HttpSettings};
+use crate::config::{self, theme_file, Config, Mode};
+use crate::sandbox::{self, Sandbox};
+use app::App;
+use tab::Tab;
+
+/// Everything the console needs, built without a terminal (so tests and benchmarks can too).
+pub struct Console {
+    pub app: App,
+    pub events: mpsc::UnboundedReceiver<CallEvent>,
+    /// The embedded simulators; they stop when the console goes.
+    pub sandbox: Sandbox,
+    /// A problem found at start (a bad theme) to show once the screen is up.
+    pub warning: Option<String>,
+}
+
+/// Loads config and theme, starts the embedded simulators and builds the app.
+pub async fn start(global: &GlobalArgs) -> anyhow::Result<Console> {
+    let config = Config::load(global.config.as_deref())?;
+    start_with(config, &|name| std::env::var(name).ok(), global).await
+}
+
+/// [`start`] with the config and environment given, for tests.
+pub async fn start_with(config: Config, env: &dyn Fn(&str) -> Option<String>, global: &GlobalArgs) -> anyhow::Result<Console> {
+    let sandbox = sandbox::start(0, sandbox::DEFAULT_SEED).await?;
+    let resolved = config.resolve(global.profile.as_deref(), env, &|s| sandbox.base_url(s))?;
+    let theme_name = global.theme.clone().or_else(|| config.theme.clone()).unwrap_or_else(|| "dark".into());
+    let (theme, warning) = theme_file::load(&theme_name, config::config_dir().map(|d| d.join("themes")).as_deref());
+    let settings = HttpSettings {
+        request_timeout: std::time::Duration::from_secs(config.request_timeout_secs.unwrap_or(30)),
+        ..HttpSettings::default()
+    };
+    let http = client::http_client(&settings)?;
+    let (sender, events) = mpsc::unbounded_channel();
+    let executor = Executor::new(http, settings, config.max_concurrent_calls(), sender);
+    let tabs = resolved
+        .into_iter()
+        .map(|r| {
+            let available = r.mode != Mode::Embedded || sandbox.endpoint(r.target.service).simulated;
+            Tab::new(r.target.service, r.target, r.mode, available)
+        })
+        .collect();
+    let profile = global.profile.clone().or(config.default_profile).unwrap_or_else(|| "default".into());
+    let mut app = App::new(tabs, executor, theme, profile, global.read_only);
+    if let Some(seconds) = config.auto_refresh_secs {
+        app.auto_refresh_every = std::time::Duration::from_secs(seconds.max(1));
+    }
+    debug_assert_eq!(app.tabs.len(), Service::ALL.len());
+    Ok(Console { app, events, sandbox, warning })
+}
+
+/// Runs the console until the user quits, Ctrl-C or SIGTERM; the terminal is restored on every
+/// way out, panics included.
+pub async fn run(global: &GlobalArgs) -> anyhow::Result<()> {
+    let mut console = start(global).await?;
+    install_panic_hook();
+    let mut terminal = enter_terminal()?;
+    let result = event_loop(&mut terminal, &mut console).await;
+    leave_terminal();
+    console.sandbox.shutdown();
+    result
+}
+
+fn enter_terminal() -> anyhow::Result<Terminal<CrosstermBackend<Stdout>>> {
+    enable_raw_mode()?;
+    if let Err(e) = execute!(io::stdout(), EnterAlternateScreen) {
+        leave_terminal();
+        return Err(e.into());
+    }
+    Ok(Terminal::new(CrosstermBackend::new(io::stdout()))?)
+}
+
+/// Restores the terminal; safe to call more than once.
+fn leave_terminal() {
+    let _ = disable_raw_mode();
+    let _ = execute!(io::stdout(), LeaveAlternateScreen, crossterm::cursor::Show);
+}
+
+/// Restores the terminal before the default hook prints the panic, so the message is readable.
+fn install_panic_hook() {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        leave_terminal();
+        previous(info);
+    }));
+}
+
+async fn event_loop(terminal: &mut Terminal<CrosstermBackend<Stdout>>, console: &mut Console) -> anyhow::Result<()> {
+    let app = &mut console.app;
+    if let Some(warning) = console.warning.take() {
+        app.status = Some((warning, app::Severity::Error));
+    }
+    app.start_tab();
+    let mut input = EventStream::new();
+    let mut terminate = signal_terminate();
+    let mut dirty = true;
+    // For benches/process.sh: stop after the first complete frame (data loaded and drawn).
+    let exit_after_first_frame = std::env::var_os("OPSDECK_EXIT_AFTER_FIRST_FRAME").is_some();
+    loop {
+        if dirty {
+            terminal.draw(|frame| draw::draw(frame, app))?;
+            dirty = false;
+            if exit_after_first_frame && app.executor.active_count() == 0 {
+                break;
+            }
+        }
+        let deadline = app.next_deadline();
+        tokio::select! {
+            biased;
+            () = wait_terminate(&mut terminate) => break,
+            Some(event) = console.events.recv() => {
+                app.on_call_event(event);
+                // Take everything already queued before drawing once.
+                while let Ok(event) = console.events.try_recv() {
+                    app.on_call_event(event);
+                }
+                dirty = true;
+            }
+            event = input.next() => match event {
+                Some(Ok(Event::Key(key))) if key.kind != KeyEventKind::Release => {
+                    app.handle_key(key);
+                    dirty = true;
+                }
+                Some(Ok(Event::Resize(..))) => dirty = true,
+                Some(Ok(_)) => {}
+                Some(Err(e)) => return Err(e.into()),
+                None => break,
+            },
+            () = sleep_until(deadline) => {
+                app.on_tick(std::time::Instant::now());
+                dirty = true;
+            }
+        }
+        if app.quit {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// Sleeps until `deadline`, or forever when there is none (nothing to wake up for).
+async fn sleep_until(deadline: Option<std::time::Instant>) {
+    match deadline {
+        Some(at) => tokio::time::sleep_until(tokio::time::Instant::from_std(at)).await,
+        None => std::future::pending().await,
+    }
+}
+
+#[cfg(unix)]
+fn signal_terminate() -> Option<tokio::signal::unix::Signal> {
+    tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok()
+}
+
+#[cfg(unix)]
+async fn wait_terminate(signal: &mut Option<tokio::signal::unix::Signal>) {
+    match signal {
+        Some(signal) => {
+            signal.recv().await;
+        }
+        None => std::future::pending().await,
+    }
+}
+
+#[cfg(not(unix))]
+fn signal_terminate() -> Option<()> {
+    None
+}
+
+#[cfg(not(unix))]
+async fn wait_terminate(_: &mut Option<()>) {
+    std::future::pending().await
+}

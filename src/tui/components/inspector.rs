@@ -1,1 +1,1033 @@
-//! Being written.
+//! The right-hand pane of every tab: the last response (or the selected record) as a foldable
+//! JSON tree, as raw text, or as its headers, with status, timing and size above.
+//!
+//! Bodies can be tens of megabytes, so the pane keeps the bytes once, indexes JSON with
+//! [`JsonTree`] and formats only the lines that fit on screen.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Block;
+use ratatui::Frame;
+
+use crate::tui::json_tree::{visible_text, JsonDoc, JsonTree, Kind, LineIndex, Searcher, TreeLine};
+use crate::tui::theme::Theme;
+
+/// Bodies up to this size are parsed into a `serde_json::Value` for [`Inspector::selected_json`];
+/// forms only need a record, and a DOM of a huge body would cost 14 times its size.
+const SELECTED_JSON_LIMIT: usize = 1024 * 1024;
+
+/// Columns moved per horizontal scroll step in the raw view.
+const HSCROLL_STEP: usize = 8;
+
+/// One response as the inspector shows it; built by the app from a call's result or from the
+/// selected record.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ResponseView {
+    pub title: String,
+    /// `None` when there was no HTTP exchange (a record from a list, a network error).
+    pub status: Option<u16>,
+    pub duration: Duration,
+    /// Already redacted, e.g. `GET http://127.0.0.1:7701/channels?limit=100`.
+    pub request_line: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Bytes,
+    pub content_type: Option<String>,
+}
+
+/// What the body area shows; switched with `t`, `w` and `H`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InspectorMode {
+    Tree,
+    Raw,
+    Headers,
+}
+
+/// How the body was understood when it arrived, decided once in [`Inspector::show`].
+#[derive(Debug)]
+enum Body {
+    Nothing,
+    Empty,
+    Json(Box<JsonTree>),
+    /// UTF-8 text; `note` says why JSON-looking text is shown raw.
+    Text { note: Option<String> },
+    Binary,
+}
+
+/// Raw view scroll: the line index is built on first use, since the tree view never needs it.
+#[derive(Debug, Default)]
+struct RawScroll {
+    index: Option<LineIndex>,
+    top: usize,
+    /// Horizontal scroll in bytes, so a 50 MB one-line body scrolls without counting characters.
+    left: usize,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum SearchNote {
+    Match { ordinal: usize, total: usize, forward: bool, wrapped: bool },
+    NoMatch(String),
+}
+
+#[derive(Debug, Default)]
+struct Search {
+    /// The `/` box's text while it is open.
+    input: Option<String>,
+    needle: String,
+    /// Offset of the last match, where `n` and `N` continue from.
+    last: Option<usize>,
+    ordinal: usize,
+    total: usize,
+    note: Option<SearchNote>,
+}
+
+/// The inspector pane: owns the shown response and all of its view state.
+#[derive(Debug)]
+pub struct Inspector {
+    view: Option<ResponseView>,
+    body: Body,
+    mode: InspectorMode,
+    raw: RawScroll,
+    headers_top: usize,
+    search: Search,
+    /// Body rows at the last draw: the size of a page.
+    page: usize,
+}
+
+impl Default for Inspector {
+    fn default() -> Inspector {
+        Inspector::new()
+    }
+}
+
+impl Inspector {
+    /// An empty pane, until the first response arrives.
+    pub fn new() -> Inspector {
+        Inspector {
+            view: None,
+            body: Body::Nothing,
+            mode: InspectorMode::Tree,
+            raw: RawScroll::default(),
+            headers_top: 0,
+            search: Search::default(),
+            page: 10,
+        }
+    }
+
+    /// Shows a response, replacing the previous one. JSON (by content type or first byte) is
+    /// indexed here, once; anything else is shown as text or summarised when binary.
+    pub fn show(&mut self, view: ResponseView) {
+        self.body = classify(&view);
+        self.raw = RawScroll::default();
+        self.headers_top = 0;
+        self.search.input = None;
+        self.search.last = None;
+        self.search.note = None;
+        self.mode = match (&self.body, self.mode) {
+            (_, InspectorMode::Headers) => InspectorMode::Headers,
+            (Body::Json(_), _) => InspectorMode::Tree,
+            _ => InspectorMode::Raw,
+        };
+        self.view = Some(view);
+    }
+
+    /// Forgets the shown response (e.g. when the tab's target changes).
+    pub fn clear(&mut self) {
+        *self = Inspector {
+            mode: self.mode,
+            ..Inspector::new()
+        };
+    }
+
+    /// The shown response, for the app to copy or resend from.
+    pub fn view(&self) -> Option<&ResponseView> {
+        self.view.as_ref()
+    }
+
+    /// The current body mode.
+    pub fn mode(&self) -> InspectorMode {
+        self.mode
+    }
+
+    /// True while the `/` box is open, so the app sends letters here instead of treating them
+    /// as global keys.
+    pub fn is_typing(&self) -> bool {
+        self.search.input.is_some()
+    }
+
+    /// The selected node as a value, for pre-filling forms from the selected record; `None`
+    /// when nothing is selected or it is too big to be worth a DOM.
+    pub fn selected_json(&self) -> Option<serde_json::Value> {
+        let Body::Json(tree) = &self.body else { return None };
+        let text = tree.doc().text(tree.cursor());
+        if text.len() > SELECTED_JSON_LIMIT {
+            return None;
+        }
+        serde_json::from_slice(text).ok()
+    }
+
+    /// The selected node's JSON text exactly as received, for copying.
+    pub fn selected_text(&self) -> Option<&[u8]> {
+        let Body::Json(tree) = &self.body else { return None };
+        Some(tree.doc().text(tree.cursor()))
+    }
+
+    /// Keys and what they do, for the `?` overlay.
+    pub fn help() -> &'static [(&'static str, &'static str)] {
+        &[
+            ("↑↓ / j k", "move"),
+            ("PgUp PgDn / Ctrl-u Ctrl-d", "page"),
+            ("g / G", "first / last line"),
+            ("Enter / Space", "fold or unfold the node"),
+            ("→ / l", "unfold, or step into the node"),
+            ("← / h", "fold, or go to the parent"),
+            ("e / c", "expand all / collapse all"),
+            ("t / w / H", "tree / raw / headers"),
+            ("/", "search the body"),
+            ("n / N", "next / previous match"),
+        ]
+    }
+
+    fn has_text(&self) -> bool {
+        matches!(self.body, Body::Json(_) | Body::Text { .. })
+    }
+
+    /// Handles a key; false when it means nothing here, so the app can use it (e.g. `h` at
+    /// the root moves focus back to the browser).
+    pub fn handle_key(&mut self, key: KeyEvent) -> bool {
+        if key.kind == KeyEventKind::Release {
+            return false;
+        }
+        if self.search.input.is_some() {
+            self.search_key(key);
+            return true;
+        }
+        if key.modifiers.intersects(KeyModifiers::ALT) {
+            return false;
+        }
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        match key.code {
+            KeyCode::Char('t') if !ctrl && matches!(self.body, Body::Json(_)) => {
+                self.mode = InspectorMode::Tree;
+                true
+            }
+            KeyCode::Char('w') if !ctrl && self.view.is_some() => {
+                self.mode = InspectorMode::Raw;
+                true
+            }
+            KeyCode::Char('H') if !ctrl && self.view.is_some() => {
+                self.mode = InspectorMode::Headers;
+                true
+            }
+            KeyCode::Char('/') if !ctrl && self.has_text() => {
+                if self.mode == InspectorMode::Headers {
+                    self.mode = self.body_mode();
+                }
+                self.search.input = Some(String::new());
+                true
+            }
+            // The browser pages with `n`; here they step through matches, and are always ours.
+            KeyCode::Char('n') if !ctrl => {
+                self.search_step(true);
+                true
+            }
+            KeyCode::Char('N') if !ctrl => {
+                self.search_step(false);
+                true
+            }
+            _ => match self.mode {
+                InspectorMode::Tree => self.tree_key(key.code, ctrl),
+                InspectorMode::Raw => self.raw_key(key.code, ctrl),
+                InspectorMode::Headers => self.headers_key(key.code, ctrl),
+            },
+        }
+    }
+
+    fn body_mode(&self) -> InspectorMode {
+        match self.body {
+            Body::Json(_) => InspectorMode::Tree,
+            _ => InspectorMode::Raw,
+        }
+    }
+
+    fn tree_key(&mut self, code: KeyCode, ctrl: bool) -> bool {
+        let page = self.page.max(1);
+        let Body::Json(tree) = &mut self.body else { return false };
+        match (code, ctrl) {
+            (KeyCode::Up | KeyCode::Char('k'), false) => tree.up(),
+            (KeyCode::Down | KeyCode::Char('j'), false) => tree.down(),
+            (KeyCode::PageUp, _) | (KeyCode::Char('u'), true) => tree.page_up(page),
+            (KeyCode::PageDown, _) | (KeyCode::Char('d'), true) => tree.page_down(page),
+            (KeyCode::Home | KeyCode::Char('g'), false) => tree.home(),
+            (KeyCode::End | KeyCode::Char('G'), false) => tree.end(),
+            (KeyCode::Enter | KeyCode::Char(' '), false) => tree.toggle(),
+            (KeyCode::Right | KeyCode::Char('l'), false) => {
+                if tree.is_expanded(tree.cursor()) {
+                    tree.down();
+                } else {
+                    tree.expand();
+                }
+            }
+            (KeyCode::Left | KeyCode::Char('h'), false) => {
+                if tree.is_expanded(tree.cursor()) {
+                    tree.collapse();
+                } else if tree.doc().parent(tree.cursor()).is_some() {
+                    tree.to_parent();
+                } else {
+                    return false;
+                }
+            }
+            (KeyCode::Char('e'), false) => tree.expand_all(),
+            (KeyCode::Char('c'), false) => tree.collapse_all(),
+            _ => return false,
+        }
+        true
+    }
+
+    fn raw_key(&mut self, code: KeyCode, ctrl: bool) -> bool {
+        if !self.has_text() {
+            return false;
+        }
+        let page = self.page.max(1);
+        let raw = &mut self.raw;
+        match (code, ctrl) {
+            (KeyCode::Up | KeyCode::Char('k'), false) => raw.top = raw.top.saturating_sub(1),
+            (KeyCode::Down | KeyCode::Char('j'), false) => raw.top = raw.top.saturating_add(1),
+            (KeyCode::PageUp, _) | (KeyCode::Char('u'), true) => raw.top = raw.top.saturating_sub(page),
+            (KeyCode::PageDown, _) | (KeyCode::Char('d'), true) => raw.top = raw.top.saturating_add(page),
+            (KeyCode::Home | KeyCode::Char('g'), false) => {
+                raw.top = 0;
+                raw.left = 0;
+            }
+            // Clamped to the last page when drawn.
+            (KeyCode::End | KeyCode::Char('G'), false) => raw.top = usize::MAX,
+            (KeyCode::Right | KeyCode::Char('l'), false) => raw.left = raw.left.saturating_add(HSCROLL_STEP),
+            (KeyCode::Left | KeyCode::Char('h'), false) if raw.left > 0 => {
+                raw.left = raw.left.saturating_sub(HSCROLL_STEP);
+            }
+            (KeyCode::Char('0'), false) => raw.left = 0,
+            _ => return false,
+        }
+        true
+    }
+
+    fn headers_key(&mut self, code: KeyCode, ctrl: bool) -> bool {
+        let count = self.view.as_ref().map_or(0, |v| v.headers.len());
+        let last = count.saturating_sub(1);
+        let page = self.page.max(1);
+        let top = &mut self.headers_top;
+        match (code, ctrl) {
+            (KeyCode::Up | KeyCode::Char('k'), false) => *top = top.saturating_sub(1),
+            (KeyCode::Down | KeyCode::Char('j'), false) => *top = (*top + 1).min(last),
+            (KeyCode::PageUp, _) | (KeyCode::Char('u'), true) => *top = top.saturating_sub(page),
+            (KeyCode::PageDown, _) | (KeyCode::Char('d'), true) => *top = (*top + page).min(last),
+            (KeyCode::Home | KeyCode::Char('g'), false) => *top = 0,
+            (KeyCode::End | KeyCode::Char('G'), false) => *top = last,
+            _ => return false,
+        }
+        true
+    }
+
+    fn search_key(&mut self, key: KeyEvent) {
+        let Some(input) = self.search.input.as_mut() else { return };
+        match key.code {
+            KeyCode::Esc => self.search.input = None,
+            KeyCode::Enter => {
+                let needle = std::mem::take(input);
+                self.search.input = None;
+                if !needle.is_empty() {
+                    self.search.needle = needle;
+                    self.search.last = None;
+                    self.search_step(true);
+                }
+            }
+            KeyCode::Backspace => {
+                input.pop();
+            }
+            KeyCode::Char(c) if !key.modifiers.intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) => {
+                input.push(c);
+            }
+            _ => {}
+        }
+    }
+
+    /// Where a new search starts: just after the selection (or the top raw line), like `/`
+    /// in an editor.
+    fn search_origin(&mut self) -> usize {
+        match (&self.body, self.mode) {
+            (Body::Json(tree), InspectorMode::Tree) => tree.doc().start_offset(tree.cursor()) + 1,
+            _ => {
+                let body = self.view.as_ref().map(|v| v.body.clone()).unwrap_or_default();
+                let index = self.raw.index.get_or_insert_with(|| LineIndex::new(&body));
+                index.start(self.raw.top.min(index.len().saturating_sub(1)))
+            }
+        }
+    }
+
+    /// Runs the search forwards or backwards from the last match, wrapping around once, and
+    /// moves the view to the hit.
+    fn search_step(&mut self, forward: bool) {
+        if self.search.needle.is_empty() || !self.has_text() {
+            return;
+        }
+        let Some(body) = self.view.as_ref().map(|v| v.body.clone()) else { return };
+        let fresh = self.search.last.is_none();
+        let origin = match self.search.last {
+            Some(last) if forward => last + 1,
+            Some(last) => last,
+            None if forward => self.search_origin(),
+            None => self.search_origin().saturating_sub(1),
+        };
+        let mut searcher = Searcher::new(&self.search.needle);
+        let mut wrapped = false;
+        let mut hit = if forward {
+            searcher.find(&body, origin)
+        } else {
+            searcher.rfind(&body, origin)
+        };
+        if hit.is_none() {
+            wrapped = true;
+            hit = if forward {
+                searcher.find(&body, 0)
+            } else {
+                searcher.rfind(&body, body.len())
+            };
+        }
+        let Some(hit) = hit else {
+            self.search.last = None;
+            self.search.note = Some(SearchNote::NoMatch(self.search.needle.clone()));
+            return;
+        };
+        if fresh {
+            let (before, total) = searcher.count(&body, hit);
+            self.search.ordinal = before + 1;
+            self.search.total = total;
+        } else if wrapped {
+            self.search.ordinal = if forward { 1 } else { self.search.total };
+        } else if forward {
+            self.search.ordinal += 1;
+        } else {
+            self.search.ordinal = self.search.ordinal.saturating_sub(1).max(1);
+        }
+        self.search.last = Some(hit);
+        self.search.note = Some(SearchNote::Match {
+            ordinal: self.search.ordinal,
+            total: self.search.total,
+            forward,
+            wrapped,
+        });
+        self.reveal_offset(&body, hit);
+    }
+
+    fn reveal_offset(&mut self, body: &[u8], offset: usize) {
+        match (&mut self.body, self.mode) {
+            (Body::Json(tree), InspectorMode::Tree) => {
+                let node = tree.doc().node_at(offset);
+                tree.reveal(node);
+            }
+            _ => {
+                let index = self.raw.index.get_or_insert_with(|| LineIndex::new(body));
+                let line = index.line_of(offset);
+                // A third of a page of context above the hit.
+                self.raw.top = line.saturating_sub(self.page / 3);
+                let column = offset - index.start(line);
+                self.raw.left = column.saturating_sub(HSCROLL_STEP * 2);
+                if column < self.raw.left + HSCROLL_STEP * 4 && column < 40 {
+                    self.raw.left = 0;
+                }
+            }
+        }
+    }
+
+    /// Draws the pane. Formats only what fits, and draws nothing it cannot fit, down to 1x1.
+    pub fn render(&mut self, frame: &mut Frame, area: Rect, theme: &Theme, focused: bool) {
+        let area = area.intersection(frame.area());
+        if area.is_empty() {
+            return;
+        }
+        let inner = Block::bordered().inner(area);
+        let buf = frame.buffer_mut();
+        let mut rows = inner;
+        if !inner.is_empty() {
+            if let Some(view) = &self.view {
+                draw_row(buf, &mut rows, summary_line(view, &self.body, theme));
+                if !view.request_line.is_empty() {
+                    draw_row(buf, &mut rows, Line::styled(view.request_line.clone(), theme.muted));
+                }
+            }
+        }
+        if let Some(input) = &self.search.input {
+            // What is being typed matters more than one more body row.
+            if rows.height >= 1 {
+                let y = rows.bottom() - 1;
+                rows.height -= 1;
+                let line = Line::from(vec![
+                    Span::styled("/", theme.accent),
+                    Span::styled(input.clone(), theme.text),
+                    Span::styled("▏", theme.accent),
+                ]);
+                buf.set_line(rows.x, y, &line, rows.width);
+            }
+        }
+        self.page = usize::from(rows.height).max(1);
+        let percent = if rows.is_empty() {
+            None
+        } else {
+            self.draw_body(buf, rows, theme, focused)
+        };
+
+        let title = self.view.as_ref().map_or("inspector", |v| v.title.as_str());
+        let mut block = Block::bordered()
+            .border_style(theme.border(focused))
+            .title(Line::styled(format!(" {title} "), theme.title));
+        if self.view.is_some() {
+            block = block.title(self.mode_tabs(theme).right_aligned());
+        }
+        if let Some(note) = self.note_line(theme) {
+            block = block.title_bottom(note);
+        }
+        if let Some(percent) = percent {
+            block = block.title_bottom(Line::styled(format!(" {percent}% "), theme.muted).right_aligned());
+        }
+        frame.render_widget(block, area);
+    }
+
+    fn mode_tabs(&self, theme: &Theme) -> Line<'static> {
+        let mut spans = vec![Span::raw(" ")];
+        let modes = [
+            (InspectorMode::Tree, "tree"),
+            (InspectorMode::Raw, "raw"),
+            (InspectorMode::Headers, "headers"),
+        ];
+        for (i, (mode, label)) in modes.into_iter().enumerate() {
+            if mode == InspectorMode::Tree && !matches!(self.body, Body::Json(_)) {
+                continue;
+            }
+            if i > 0 && spans.len() > 1 {
+                spans.push(Span::styled("·", theme.muted));
+            }
+            let style = if mode == self.mode { theme.accent } else { theme.muted };
+            spans.push(Span::styled(label, style));
+        }
+        spans.push(Span::raw(" "));
+        Line::from(spans)
+    }
+
+    fn note_line(&self, theme: &Theme) -> Option<Line<'static>> {
+        let text = match self.search.note.as_ref()? {
+            SearchNote::Match {
+                ordinal,
+                total,
+                forward,
+                wrapped,
+            } => {
+                let arrow = if *forward { '↓' } else { '↑' };
+                let wrapped = if *wrapped { " (wrapped)" } else { "" };
+                Span::styled(format!(" match {ordinal}/{total} {arrow}{wrapped} "), theme.accent)
+            }
+            SearchNote::NoMatch(needle) => Span::styled(format!(" no match for {needle} "), theme.warning),
+        };
+        Some(Line::from(text))
+    }
+
+    /// Draws the body in the current mode; returns the scroll percentage to show, if any.
+    fn draw_body(&mut self, buf: &mut Buffer, area: Rect, theme: &Theme, focused: bool) -> Option<u8> {
+        let Some(view) = &self.view else {
+            buf.set_stringn(area.x, area.y, "no response yet", usize::from(area.width), theme.muted);
+            return None;
+        };
+        if self.mode == InspectorMode::Headers {
+            draw_headers(buf, area, &view.headers, &mut self.headers_top, theme);
+            return None;
+        }
+        match &mut self.body {
+            Body::Nothing | Body::Empty => {
+                buf.set_stringn(area.x, area.y, "empty body", usize::from(area.width), theme.muted);
+                None
+            }
+            Body::Binary => {
+                let kind = view.content_type.as_deref().unwrap_or("binary data");
+                let text = format!("{} bytes of {kind}", view.body.len());
+                buf.set_stringn(area.x, area.y, text, usize::from(area.width), theme.muted);
+                None
+            }
+            Body::Json(tree) if self.mode == InspectorMode::Tree => {
+                let lines = tree.lines(usize::from(area.height));
+                let cursor = tree.cursor();
+                for (row, line) in (area.y..area.bottom()).zip(&lines) {
+                    let selected = line.node == cursor;
+                    let row_area = Rect::new(area.x, row, area.width, 1);
+                    if selected {
+                        buf.set_style(row_area, theme.selected(focused));
+                    }
+                    let styled = tree_line(line, theme, selected.then(|| theme.selected(focused)), area.width);
+                    buf.set_line(area.x, row, &styled, area.width);
+                }
+                Some(tree.percent())
+            }
+            Body::Json(_) => Some(draw_raw(buf, area, &view.body, None, &mut self.raw, theme)),
+            Body::Text { note } => Some(draw_raw(buf, area, &view.body, note.as_deref(), &mut self.raw, theme)),
+        }
+    }
+}
+
+/// Draws `line` on the first row of `rows` and takes that row away.
+fn draw_row(buf: &mut Buffer, rows: &mut Rect, line: Line<'_>) {
+    if rows.height == 0 {
+        return;
+    }
+    buf.set_line(rows.x, rows.y, &line, rows.width);
+    rows.y += 1;
+    rows.height -= 1;
+}
+
+fn summary_line(view: &ResponseView, body: &Body, theme: &Theme) -> Line<'static> {
+    let mut spans = Vec::new();
+    match view.status {
+        Some(code) => {
+            let reason = reqwest::StatusCode::from_u16(code)
+                .ok()
+                .and_then(|s| s.canonical_reason())
+                .unwrap_or("");
+            let style = if code < 400 { theme.success } else { theme.error };
+            spans.push(Span::styled(format!("{code} {reason}").trim_end().to_owned(), style));
+        }
+        None => spans.push(Span::styled("—", theme.muted)),
+    }
+    let sep = || Span::styled(" · ", theme.muted);
+    if !view.duration.is_zero() {
+        spans.push(sep());
+        let ms = view.duration.as_millis();
+        let text = if ms == 0 { "<1 ms".to_owned() } else { format!("{ms} ms") };
+        spans.push(Span::styled(text, theme.text));
+    }
+    spans.push(sep());
+    spans.push(Span::styled(human_size(view.body.len()), theme.text));
+    if let Some(content_type) = &view.content_type {
+        spans.push(sep());
+        spans.push(Span::styled(content_type.clone(), theme.muted));
+    }
+    if let Body::Json(tree) = body {
+        spans.push(sep());
+        spans.push(Span::styled(format!("{} nodes", tree.doc().node_count()), theme.muted));
+    }
+    Line::from(spans)
+}
+
+/// Sizes the way people read them: `512 B`, `4.2 KB`, `50.0 MB`.
+fn human_size(bytes: usize) -> String {
+    const KB: f64 = 1024.0;
+    let b = bytes as f64;
+    if bytes < 1024 {
+        format!("{bytes} B")
+    } else if b < KB * KB {
+        format!("{:.1} KB", b / KB)
+    } else if b < KB * KB * KB {
+        format!("{:.1} MB", b / (KB * KB))
+    } else {
+        format!("{:.1} GB", b / (KB * KB * KB))
+    }
+}
+
+fn tree_line(line: &TreeLine, theme: &Theme, selected: Option<Style>, width: u16) -> Line<'static> {
+    let style = |role: Style| selected.unwrap_or(role);
+    // Deep nesting must not push every value off screen: indentation stops at half the width.
+    let indent = (line.depth * 2).min(usize::from(width / 2));
+    let marker = match (line.expandable, line.expanded) {
+        (true, true) => "▾ ",
+        (true, false) => "▸ ",
+        (false, _) => "  ",
+    };
+    let mut spans = vec![
+        Span::raw(" ".repeat(indent)),
+        Span::styled(marker, style(theme.json_punctuation)),
+    ];
+    if let Some(key) = &line.key {
+        spans.push(Span::styled(key.clone(), style(theme.json_key)));
+        spans.push(Span::styled(": ", style(theme.json_punctuation)));
+    }
+    let value_style = match line.kind {
+        Kind::Object | Kind::Array => theme.json_punctuation,
+        Kind::String => theme.json_string,
+        Kind::Number => theme.json_number,
+        Kind::Bool | Kind::Null => theme.json_literal,
+    };
+    if line.kind.is_container() && !line.expanded && line.expandable {
+        // `{…} 12 keys`: the brackets as punctuation, the count as a quiet hint.
+        let (brackets, count) = line.preview.split_once(' ').unwrap_or((line.preview.as_str(), ""));
+        spans.push(Span::styled(brackets.to_owned(), style(value_style)));
+        spans.push(Span::styled(format!(" {count}"), style(theme.muted)));
+    } else {
+        spans.push(Span::styled(line.preview.clone(), style(value_style)));
+    }
+    Line::from(spans)
+}
+
+fn draw_headers(buf: &mut Buffer, area: Rect, headers: &[(String, String)], top: &mut usize, theme: &Theme) {
+    if headers.is_empty() {
+        buf.set_stringn(area.x, area.y, "no headers", usize::from(area.width), theme.muted);
+        return;
+    }
+    *top = (*top).min(headers.len().saturating_sub(usize::from(area.height)));
+    for (row, (name, value)) in (area.y..area.bottom()).zip(headers.iter().skip(*top)) {
+        let line = Line::from(vec![
+            Span::styled(name.clone(), theme.json_key),
+            Span::styled(": ", theme.json_punctuation),
+            Span::styled(value.clone(), theme.text),
+        ]);
+        buf.set_line(area.x, row, &line, area.width);
+    }
+}
+
+/// Draws the visible slice of the body's lines; returns the percentage of the body above the
+/// first drawn character.
+fn draw_raw(buf: &mut Buffer, area: Rect, body: &Bytes, note: Option<&str>, raw: &mut RawScroll, theme: &Theme) -> u8 {
+    let mut area = area;
+    if let Some(note) = note {
+        buf.set_stringn(area.x, area.y, note, usize::from(area.width), theme.warning);
+        area.y += 1;
+        area.height -= 1;
+        if area.height == 0 {
+            return 0;
+        }
+    }
+    let index = raw.index.get_or_insert_with(|| LineIndex::new(body));
+    let height = usize::from(area.height);
+    raw.top = raw.top.min(index.len().saturating_sub(height));
+    let width = usize::from(area.width);
+    let mut longest = 0;
+    for (row, i) in (area.y..area.bottom()).zip(raw.top..index.len()) {
+        let line = index.line(body, i);
+        longest = longest.max(line.len());
+        let text = visible_text(line, raw.left, width);
+        buf.set_stringn(area.x, row, text, width, theme.text);
+    }
+    // Stop scrolling right once every visible line has scrolled out of view.
+    raw.left = raw.left.min(longest.saturating_sub(1));
+    let shown_end = raw.top + height >= index.len();
+    if shown_end && raw.left + width >= longest {
+        return 100;
+    }
+    let offset = index.start(raw.top) + raw.left;
+    (offset * 100 / body.len().max(1)).min(100) as u8
+}
+
+/// Decides once how to show a body: JSON when the content type says so or the text starts
+/// like an object or array; text when it is UTF-8; a summary otherwise.
+fn classify(view: &ResponseView) -> Body {
+    let body = &view.body;
+    if body.is_empty() {
+        return Body::Empty;
+    }
+    let content_type = view.content_type.as_deref().unwrap_or("").to_ascii_lowercase();
+    let binary_type = ["audio/", "image/", "video/", "application/octet-stream", "application/pdf", "application/zip"]
+        .iter()
+        .any(|prefix| content_type.starts_with(prefix));
+    if binary_type {
+        return Body::Binary;
+    }
+    let first = body.iter().find(|c| !c.is_ascii_whitespace());
+    let looks_json = content_type.contains("json") || matches!(first, Some(b'{' | b'['));
+    if looks_json {
+        match JsonDoc::parse(body.clone()) {
+            Ok(doc) => return Body::Json(Box::new(JsonTree::new(doc))),
+            Err(error) if is_text(body) => {
+                return Body::Text {
+                    note: Some(format!("not valid JSON: {error}")),
+                };
+            }
+            Err(_) => return Body::Binary,
+        }
+    }
+    if is_text(body) {
+        Body::Text { note: None }
+    } else {
+        Body::Binary
+    }
+}
+
+/// UTF-8 without NUL bytes near the start: text worth showing as such.
+fn is_text(body: &[u8]) -> bool {
+    let head = body.get(..8192).unwrap_or(body);
+    !head.contains(&0) && std::str::from_utf8(body).is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ratatui::backend::TestBackend;
+    use ratatui::Terminal;
+
+    fn view(body: &str) -> ResponseView {
+        ResponseView {
+            title: "list channels".into(),
+            status: Some(200),
+            duration: Duration::from_millis(42),
+            request_line: "GET http://127.0.0.1:7701/channels?limit=100".into(),
+            headers: vec![
+                ("content-type".into(), "application/json".into()),
+                ("x-request-id".into(), "req_123".into()),
+            ],
+            body: Bytes::from(body.to_owned()),
+            content_type: Some("application/json".into()),
+        }
+    }
+
+    const BODY: &str = r#"{"items":[{"id":"ch_1","name":"alerts","members":3},{"id":"ch_2","name":"ops","members":12}],"next":null}"#;
+
+    fn draw(inspector: &mut Inspector, width: u16, height: u16) -> Vec<String> {
+        let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+        let theme = Theme::dark();
+        terminal
+            .draw(|frame| inspector.render(frame, frame.area(), &theme, true))
+            .unwrap();
+        let buffer = terminal.backend().buffer();
+        (0..height)
+            .map(|y| (0..width).map(|x| buffer[(x, y)].symbol()).collect::<String>())
+            .collect()
+    }
+
+    fn key(inspector: &mut Inspector, keys: &str) {
+        for c in keys.chars() {
+            let code = match c {
+                '\n' => KeyCode::Enter,
+                '\x1b' => KeyCode::Esc,
+                c => KeyCode::Char(c),
+            };
+            inspector.handle_key(KeyEvent::new(code, KeyModifiers::NONE));
+        }
+    }
+
+    fn contains(screen: &[String], text: &str) -> bool {
+        screen.iter().any(|line| line.contains(text))
+    }
+
+    #[test]
+    fn renders_summary_request_and_tree() {
+        let mut inspector = Inspector::new();
+        inspector.show(view(BODY));
+        let screen = draw(&mut inspector, 60, 16);
+        assert!(screen[0].contains("list channels"), "{screen:#?}");
+        assert!(screen[0].contains("tree·raw·headers"), "{screen:#?}");
+        assert!(screen[1].contains("200 OK · 42 ms · 105 B · application/json"), "{screen:#?}");
+        assert!(screen[2].contains("GET http://127.0.0.1:7701/channels?limit=100"));
+        assert_eq!(screen[3].trim_end_matches([' ', '│']), "│▾ {");
+        assert_eq!(screen[4].trim_end_matches([' ', '│']), "│  ▾ items: [");
+        assert_eq!(screen[5].trim_end_matches([' ', '│']), "│    ▾ {");
+        assert_eq!(screen[6].trim_end_matches([' ', '│']), "│        id: \"ch_1\"");
+        assert!(contains(&screen, "members: 12"));
+        assert!(contains(&screen, "next: null"));
+        assert!(screen[15].contains(" 0% "), "{screen:#?}");
+    }
+
+    #[test]
+    fn styles_the_selected_line_and_values() {
+        let mut inspector = Inspector::new();
+        inspector.show(view(BODY));
+        let mut terminal = Terminal::new(TestBackend::new(60, 16)).unwrap();
+        let theme = Theme::dark();
+        terminal
+            .draw(|frame| inspector.render(frame, frame.area(), &theme, true))
+            .unwrap();
+        let buffer = terminal.backend().buffer();
+        assert_eq!(buffer[(1, 3)].bg, theme.selection.bg.unwrap());
+        assert_eq!(buffer[(58, 3)].bg, theme.selection.bg.unwrap(), "the whole row is selected");
+        // `id: "ch_1"` on row 6: the key and the string value.
+        assert_eq!(buffer[(9, 6)].fg, theme.json_key.fg.unwrap());
+        assert_eq!(buffer[(13, 6)].fg, theme.json_string.fg.unwrap());
+        assert_eq!(buffer[(1, 1)].fg, theme.success.fg.unwrap());
+    }
+
+    #[test]
+    fn keys_fold_and_unfold() {
+        let mut inspector = Inspector::new();
+        inspector.show(view(BODY));
+        key(&mut inspector, "j\n");
+        let screen = draw(&mut inspector, 60, 12);
+        assert!(contains(&screen, "▸ items: […] 2 items"), "{screen:#?}");
+        assert!(!contains(&screen, "ch_1"));
+        key(&mut inspector, "l");
+        assert!(contains(&draw(&mut inspector, 60, 12), "ch_1"));
+        key(&mut inspector, "c");
+        let screen = draw(&mut inspector, 60, 12);
+        assert!(contains(&screen, "▸ items: […] 2 items"), "{screen:#?}");
+        assert!(contains(&screen, "next: null"));
+        key(&mut inspector, "e");
+        assert!(contains(&draw(&mut inspector, 60, 12), "name: \"ops\""));
+        // `h` folds, then goes to the parent, and at the root gives the key back to the app.
+        key(&mut inspector, "h");
+        assert!(!contains(&draw(&mut inspector, 60, 12), "ch_1"));
+        key(&mut inspector, "hh");
+        assert!(!inspector.handle_key(KeyEvent::new(KeyCode::Char('h'), KeyModifiers::NONE)));
+        assert!(!inspector.handle_key(KeyEvent::new(KeyCode::Char('q'), KeyModifiers::NONE)));
+    }
+
+    #[test]
+    fn search_reveals_and_reports_matches() {
+        let mut inspector = Inspector::new();
+        inspector.show(view(BODY));
+        key(&mut inspector, "c/");
+        assert!(inspector.is_typing());
+        key(&mut inspector, "OPS");
+        let screen = draw(&mut inspector, 60, 12);
+        assert!(contains(&screen, "/OPS▏"), "{screen:#?}");
+        key(&mut inspector, "\n");
+        assert!(!inspector.is_typing());
+        let screen = draw(&mut inspector, 60, 12);
+        assert!(contains(&screen, "name: \"ops\""), "{screen:#?}");
+        assert!(screen[11].contains("match 1/1 ↓"), "{screen:#?}");
+        assert_eq!(inspector.selected_json(), Some(serde_json::json!("ops")));
+        key(&mut inspector, "n");
+        assert!(draw(&mut inspector, 60, 12)[11].contains("match 1/1 ↓ (wrapped)"));
+
+        key(&mut inspector, "/members\n");
+        assert!(draw(&mut inspector, 60, 12)[11].contains("match 2/2 ↓"));
+        key(&mut inspector, "N");
+        assert!(draw(&mut inspector, 60, 12)[11].contains("match 1/2 ↑"));
+        assert_eq!(inspector.selected_json(), Some(serde_json::json!(3)));
+
+        key(&mut inspector, "/zebra\n");
+        assert!(draw(&mut inspector, 60, 12)[11].contains("no match for zebra"));
+        // Esc closes the box without searching.
+        key(&mut inspector, "/x\x1b");
+        assert!(!inspector.is_typing());
+        assert!(draw(&mut inspector, 60, 12)[11].contains("no match for zebra"));
+    }
+
+    #[test]
+    fn selected_json_is_the_record() {
+        let mut inspector = Inspector::new();
+        inspector.show(view(BODY));
+        key(&mut inspector, "jj");
+        assert_eq!(
+            inspector.selected_json(),
+            Some(serde_json::json!({"id": "ch_1", "name": "alerts", "members": 3}))
+        );
+        assert_eq!(
+            inspector.selected_text(),
+            Some(&br#"{"id":"ch_1","name":"alerts","members":3}"#[..])
+        );
+    }
+
+    #[test]
+    fn invalid_json_shows_raw_text_with_a_note() {
+        let mut inspector = Inspector::new();
+        inspector.show(view("{\"a\": 1,\n oops}\n"));
+        assert_eq!(inspector.mode(), InspectorMode::Raw);
+        let screen = draw(&mut inspector, 70, 10);
+        assert!(
+            contains(&screen, "not valid JSON: unexpected 'o', expected a string key at line 2"),
+            "{screen:#?}"
+        );
+        assert!(contains(&screen, "│{\"a\": 1,"));
+        assert!(contains(&screen, "│ oops}"));
+        assert!(inspector.selected_json().is_none());
+    }
+
+    #[test]
+    fn plain_text_and_raw_mode() {
+        let mut inspector = Inspector::new();
+        let mut v = view("queued\tok\nsecond line\n");
+        v.content_type = Some("text/plain".into());
+        inspector.show(v);
+        let screen = draw(&mut inspector, 40, 8);
+        assert!(contains(&screen, "│queued ok"), "{screen:#?}");
+        assert!(contains(&screen, "│second line"));
+        assert!(screen[0].contains("raw·headers"));
+
+        // JSON in raw mode, scrolled sideways.
+        inspector.show(view(BODY));
+        key(&mut inspector, "w");
+        let screen = draw(&mut inspector, 30, 8);
+        assert!(contains(&screen, "│{\"items\":[{\"id\":"), "{screen:#?}");
+        key(&mut inspector, "l");
+        let screen = draw(&mut inspector, 30, 8);
+        assert!(contains(&screen, "│:[{\"id\":\"ch_1\""), "{screen:#?}");
+        key(&mut inspector, "t");
+        assert_eq!(inspector.mode(), InspectorMode::Tree);
+    }
+
+    #[test]
+    fn binary_bodies_are_summarised() {
+        let mut inspector = Inspector::new();
+        let mut v = view("");
+        v.body = Bytes::from_static(&[0xff, 0xfb, 0x90, 0x00, 0x12, 0x80]);
+        v.content_type = Some("audio/mpeg".into());
+        inspector.show(v);
+        let screen = draw(&mut inspector, 40, 8);
+        assert!(contains(&screen, "6 bytes of audio/mpeg"), "{screen:#?}");
+        assert!(!inspector.handle_key(KeyEvent::new(KeyCode::Char('j'), KeyModifiers::NONE)));
+
+        let mut v = view("");
+        v.body = Bytes::from_static(b"\x00\x01binary");
+        v.content_type = None;
+        inspector.show(v);
+        assert!(contains(&draw(&mut inspector, 40, 8), "8 bytes of binary data"));
+    }
+
+    #[test]
+    fn headers_mode() {
+        let mut inspector = Inspector::new();
+        inspector.show(view(BODY));
+        key(&mut inspector, "H");
+        let screen = draw(&mut inspector, 50, 8);
+        assert!(contains(&screen, "│content-type: application/json"), "{screen:#?}");
+        assert!(contains(&screen, "│x-request-id: req_123"));
+        // The mode sticks for the next response.
+        inspector.show(view("[1]"));
+        assert_eq!(inspector.mode(), InspectorMode::Headers);
+    }
+
+    #[test]
+    fn empty_and_cleared() {
+        let mut inspector = Inspector::new();
+        assert!(contains(&draw(&mut inspector, 30, 5), "no response yet"));
+        let mut v = view("");
+        v.status = Some(204);
+        inspector.show(v);
+        let screen = draw(&mut inspector, 40, 6);
+        assert!(contains(&screen, "204 No Content"), "{screen:#?}");
+        assert!(contains(&screen, "empty body"));
+        inspector.show(view(BODY));
+        inspector.clear();
+        assert!(inspector.view().is_none());
+        assert!(contains(&draw(&mut inspector, 30, 5), "no response yet"));
+    }
+
+    #[test]
+    fn tiny_areas_do_not_panic() {
+        let mut inspector = Inspector::new();
+        inspector.show(view(BODY));
+        for (w, h) in [(1, 1), (2, 2), (3, 3), (20, 5), (5, 20), (1, 40), (80, 1), (4, 4)] {
+            let screen = draw(&mut inspector, w, h);
+            assert_eq!(screen.len(), usize::from(h));
+            key(&mut inspector, "jGwlHt/a");
+            key(&mut inspector, "\n");
+            draw(&mut inspector, w, h);
+        }
+        let screen = draw(&mut inspector, 20, 5);
+        assert!(screen[0].starts_with('┌'));
+        // On a 20x5 pane the search box takes the only body row.
+        key(&mut inspector, "/x");
+        let screen = draw(&mut inspector, 20, 5);
+        assert!(screen[3].contains("/x"), "{screen:#?}");
+    }
+
+    #[test]
+    fn never_draws_more_lines_than_fit() {
+        let items: Vec<String> = (0..5_000).map(|i| format!(r#"{{"n":{i}}}"#)).collect();
+        let mut inspector = Inspector::new();
+        inspector.show(view(&format!("[{}]", items.join(","))));
+        let screen = draw(&mut inspector, 40, 10);
+        assert!(screen[9].starts_with('└'));
+        key(&mut inspector, "G");
+        let screen = draw(&mut inspector, 40, 10);
+        assert!(contains(&screen, "n: 4999"), "{screen:#?}");
+        assert!(screen[9].contains("100%"));
+    }
+}

@@ -1,3 +1,7 @@
-//! The panes of a tab and the popups over them.
+//! The panes of a tab and the popups over them, one file each.
 
+pub mod browser;
+pub mod confirm;
+pub mod form;
 pub mod inspector;
+pub mod menu;

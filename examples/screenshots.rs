@@ -1,0 +1,41 @@
+//! Regenerates `screenshots/*.svg` from the real rendering: the console is driven by keys against
+//! the embedded simulators and each frame is written as SVG. Run: `cargo run --example screenshots`.
+
+use opsdeck::tui::app::Popup;
+use opsdeck::tui::harness::Harness;
+use opsdeck::tui::svg;
+
+const BACKGROUND: &str = "#1e2127";
+const FOREGROUND: &str = "#dcdfe4";
+
+fn save(harness: &mut Harness, name: &str) -> std::io::Result<()> {
+    harness.screen();
+    let path = format!("{}/screenshots/{name}.svg", env!("CARGO_MANIFEST_DIR"));
+    std::fs::write(&path, svg::render(harness.buffer(), BACKGROUND, FOREGROUND))?;
+    println!("wrote {path}");
+    Ok(())
+}
+
+#[tokio::main]
+async fn main() -> std::io::Result<()> {
+    let mut h = Harness::new().await;
+    h.resize(160, 40);
+    h.keys("jj");
+    save(&mut h, "ably-tab")?;
+
+    // A form with a value the catalog's bounds reject.
+    h.keys(":messages_list<Enter>");
+    if let Some(Popup::Form(form)) = h.console.app.popup.as_mut() {
+        form.set_value("limit", "5000");
+        form.set_value("direction", "sideways");
+    }
+    h.keys("<C-s>");
+    save(&mut h, "form-validation-error")?;
+    h.keys("<Esc>");
+
+    // The inspector on a page of message history, one record unfolded.
+    h.browse("messages").await;
+    h.keys("<Enter>");
+    save(&mut h, "inspector")?;
+    Ok(())
+}

@@ -1,0 +1,387 @@
+//! Authentication: Basic with the sandbox key, Bearer tokens minted here, and the token request
+//! flow (signed requests verified by their mac, timestamp window and nonce).
+
+use std::collections::HashMap;
+
+use axum::http::header;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine;
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
+
+use super::wire::{AblyError, Val, LENIENT_B64};
+use super::{Call, Reply};
+use crate::sandbox::credentials::{ABLY_KEY_NAME, ABLY_KEY_SECRET};
+
+type HmacSha256 = Hmac<Sha256>;
+
+/// Who is calling, as far as handlers care.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Caller {
+    /// Client id bound to the credentials (token `clientId`, or `X-Ably-ClientId` with Basic);
+    /// `*` means any.
+    pub(super) client_id: Option<String>,
+}
+
+/// Tokens live at most a day, like Ably's.
+const MAX_TTL: i64 = 86_400_000;
+const DEFAULT_TTL: i64 = 3_600_000;
+/// Signed token requests must be this close to server time.
+const TIMESTAMP_WINDOW: i64 = 120_000;
+const DEFAULT_CAPABILITY: &str = r#"{"*":["*"]}"#;
+/// Tokens start with this so they are recognisable; the rest is payload and mac.
+const TOKEN_PREFIX: &str = "opsdeck.";
+
+fn key_mac(data: &[u8]) -> Option<HmacSha256> {
+    let mut mac = HmacSha256::new_from_slice(ABLY_KEY_SECRET.as_bytes()).ok()?;
+    mac.update(data);
+    Some(mac)
+}
+
+/// Checks the request's credentials: `Authorization` (Basic or Bearer), else `?key=` or
+/// `?access_token=`.
+pub(super) fn authenticate(call: &Call) -> Result<Caller, AblyError> {
+    if let Some(value) = call.headers.get(header::AUTHORIZATION) {
+        let value = value
+            .to_str()
+            .map_err(|_| AblyError::new(400, 40005, "Invalid credential in request: not text"))?
+            .trim();
+        let (scheme, rest) = value.split_once(' ').unwrap_or((value, ""));
+        let rest = rest.trim();
+        if scheme.eq_ignore_ascii_case("basic") {
+            let decoded = LENIENT_B64
+                .decode(rest)
+                .ok()
+                .and_then(|b| String::from_utf8(b).ok())
+                .ok_or_else(|| {
+                    AblyError::new(400, 40005, "Invalid key in request: Basic value is not base64")
+                })?;
+            check_key(&decoded)?;
+            return Ok(Caller {
+                client_id: basic_client_id(call)?,
+            });
+        }
+        if scheme.eq_ignore_ascii_case("bearer") {
+            // SDKs send base64(token); a raw token is accepted too.
+            let token = LENIENT_B64
+                .decode(rest)
+                .ok()
+                .and_then(|b| String::from_utf8(b).ok())
+                .filter(|t| t.starts_with(TOKEN_PREFIX))
+                .unwrap_or_else(|| rest.to_owned());
+            return verify_token(&token, call.now);
+        }
+        return Err(AblyError::new(
+            400,
+            40005,
+            "Invalid credential in request: expected Basic or Bearer authorization",
+        ));
+    }
+    if let Some(key) = call.query.get("key") {
+        check_key(key)?;
+        return Ok(Caller {
+            client_id: basic_client_id(call)?,
+        });
+    }
+    if let Some(token) = call
+        .query
+        .get("access_token")
+        .or_else(|| call.query.get("accessToken"))
+    {
+        return verify_token(token, call.now);
+    }
+    Err(AblyError::new(
+        401,
+        40101,
+        "Invalid credentials: no authentication information provided",
+    ))
+}
+
+/// `<appId>.<keyId>:<secret>`: unparseable is 40005, wrong is 40101.
+fn check_key(key: &str) -> Result<(), AblyError> {
+    let Some((name, secret)) = key.split_once(':') else {
+        return Err(AblyError::new(
+            400,
+            40005,
+            "Invalid key in request: expected <appId>.<keyId>:<keySecret>",
+        ));
+    };
+    if !name.contains('.') {
+        return Err(AblyError::new(
+            400,
+            40005,
+            format!("Invalid key in request: {name}"),
+        ));
+    }
+    let ok = name == ABLY_KEY_NAME && constant_time_eq(secret.as_bytes(), ABLY_KEY_SECRET.as_bytes());
+    if ok {
+        Ok(())
+    } else {
+        Err(AblyError::invalid_credentials())
+    }
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// With Basic auth an SDK configured with a client id sends it base64-encoded in a header.
+fn basic_client_id(call: &Call) -> Result<Option<String>, AblyError> {
+    let Some(raw) = call.headers.get("x-ably-clientid") else {
+        return Ok(None);
+    };
+    raw.to_str()
+        .ok()
+        .and_then(|v| LENIENT_B64.decode(v.trim()).ok())
+        .and_then(|b| String::from_utf8(b).ok())
+        .map(Some)
+        .ok_or_else(|| AblyError::new(400, 40012, "Invalid X-Ably-ClientId header: not base64"))
+}
+
+/// Tokens are self-contained (`opsdeck.<payload>.<mac>`, payload = issued|expires|clientId) so
+/// no token table grows under load and tokens stay valid across `reset()`.
+pub(super) fn mint_token(issued: i64, expires: i64, client_id: Option<&str>) -> String {
+    let payload = URL_SAFE_NO_PAD.encode(format!("{issued}|{expires}|{}", client_id.unwrap_or("")));
+    let tag = key_mac(payload.as_bytes())
+        .map(|m| URL_SAFE_NO_PAD.encode(&m.finalize().into_bytes()[..18]))
+        .unwrap_or_default();
+    format!("{TOKEN_PREFIX}{payload}.{tag}")
+}
+
+fn verify_token(token: &str, now: i64) -> Result<Caller, AblyError> {
+    let parsed = token
+        .strip_prefix(TOKEN_PREFIX)
+        .and_then(|rest| rest.split_once('.'))
+        .and_then(|(payload, tag)| {
+            let tag = URL_SAFE_NO_PAD.decode(tag).ok()?;
+            let mac = key_mac(payload.as_bytes())?;
+            mac.verify_truncated_left(&tag).ok()?;
+            let text = String::from_utf8(URL_SAFE_NO_PAD.decode(payload).ok()?).ok()?;
+            let mut parts = text.splitn(3, '|');
+            let _issued: i64 = parts.next()?.parse().ok()?;
+            let expires: i64 = parts.next()?.parse().ok()?;
+            let client = parts.next()?.to_owned();
+            Some((expires, client))
+        });
+    let Some((expires, client)) = parsed else {
+        return Err(AblyError::invalid_credentials());
+    };
+    if expires <= now {
+        return Err(AblyError::new(401, 40142, "Token expired"));
+    }
+    Ok(Caller {
+        client_id: (!client.is_empty()).then_some(client),
+    })
+}
+
+/// Nonces of accepted signed token requests, by `timestamp:nonce`, to refuse replays.
+#[derive(Debug, Default)]
+pub(super) struct NonceBook {
+    seen: HashMap<String, i64>,
+}
+
+impl NonceBook {
+    /// Records a nonce; false if it was already used. Entries older than the timestamp window
+    /// can never be replayed (their timestamp is refused), so they are dropped as the book grows.
+    fn insert(&mut self, timestamp: i64, nonce: &str, now: i64) -> bool {
+        if self.seen.len() > 10_000 {
+            self.seen.retain(|_, t| *t >= now - 2 * TIMESTAMP_WINDOW);
+        }
+        self.seen
+            .insert(format!("{timestamp}:{nonce}"), timestamp)
+            .is_none()
+    }
+}
+
+fn opt_str<'a>(body: &'a Val, key: &str) -> Result<Option<&'a str>, AblyError> {
+    match body.field(key) {
+        None => Ok(None),
+        Some(Val::Str(s)) => Ok(Some(s)),
+        Some(_) => Err(AblyError::bad_param(format!(
+            "Invalid token request: {key} must be a string"
+        ))),
+    }
+}
+
+fn opt_int(body: &Val, key: &str) -> Result<Option<i64>, AblyError> {
+    match body.field(key) {
+        None => Ok(None),
+        Some(v) => v.as_i64().map(Some).ok_or_else(|| {
+            AblyError::bad_param(format!("Invalid token request: {key} must be an integer"))
+        }),
+    }
+}
+
+/// Canonical capability text: resources and operations sorted, no whitespace.
+fn canonical_capability(raw: &str) -> Result<String, AblyError> {
+    let bad = || AblyError::bad_param(format!("Invalid capability: {raw}"));
+    let parsed: Val = serde_json::from_str(raw).map_err(|_| bad())?;
+    let Val::Map(fields) = parsed else {
+        return Err(bad());
+    };
+    if fields.is_empty() {
+        return Err(bad());
+    }
+    let mut resources = Vec::with_capacity(fields.len());
+    for (resource, ops) in fields {
+        let Val::Arr(ops) = ops else {
+            return Err(bad());
+        };
+        let mut names = ops
+            .into_iter()
+            .map(|op| match op {
+                Val::Str(s) => Ok(Val::Str(s)),
+                _ => Err(bad()),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        names.sort_by(|a, b| a.as_str().cmp(&b.as_str()));
+        names.dedup();
+        resources.push((resource, Val::Arr(names)));
+    }
+    resources.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(Val::Map(resources).to_json_text())
+}
+
+/// `POST /keys/{keyName}/requestToken`.
+pub(super) fn request_token(
+    nonces: &std::sync::Mutex<NonceBook>,
+    call: &Call,
+) -> Result<Reply, AblyError> {
+    let path_key = call.segment(1).unwrap_or_default();
+    if path_key != ABLY_KEY_NAME {
+        return Err(AblyError::new(
+            401,
+            40101,
+            format!("Invalid credentials: no key named {path_key}"),
+        ));
+    }
+    let body = call.body()?;
+    if !matches!(body, Val::Map(_) | Val::Null) {
+        return Err(AblyError::new(
+            400,
+            40001,
+            "Invalid request body: expected a TokenRequest object",
+        ));
+    }
+    let key_name = opt_str(&body, "keyName")?;
+    if key_name.is_some_and(|k| k != path_key) {
+        return Err(AblyError::new(
+            401,
+            40101,
+            "Invalid credentials: keyName does not match the key in the path",
+        ));
+    }
+    let ttl = opt_int(&body, "ttl")?;
+    let capability = opt_str(&body, "capability")?;
+    let client_id = opt_str(&body, "clientId")?;
+    let timestamp = opt_int(&body, "timestamp")?;
+    let nonce = opt_str(&body, "nonce")?;
+    let mac = opt_str(&body, "mac")?;
+
+    if let Some(mac) = mac {
+        let sign_text = format!(
+            "{}\n{}\n{}\n{}\n{}\n{}\n",
+            key_name.unwrap_or(&path_key),
+            ttl.map(|t| t.to_string()).unwrap_or_default(),
+            capability.unwrap_or(""),
+            client_id.unwrap_or(""),
+            timestamp.map(|t| t.to_string()).unwrap_or_default(),
+            nonce.unwrap_or(""),
+        );
+        let given = LENIENT_B64.decode(mac.trim()).unwrap_or_default();
+        let verified = key_mac(sign_text.as_bytes()).is_some_and(|m| m.verify_slice(&given).is_ok());
+        if !verified {
+            return Err(AblyError::new(401, 40101, "Invalid credentials: request mac does not match"));
+        }
+        let Some(timestamp) = timestamp.filter(|t| (t - call.now).abs() <= TIMESTAMP_WINDOW) else {
+            return Err(AblyError::new(
+                401,
+                40104,
+                "Timestamp not current: the token request timestamp must be within 2 minutes of server time",
+            ));
+        };
+        let nonce = nonce.unwrap_or("");
+        if nonce.chars().count() < 16 {
+            return Err(AblyError::bad_param(
+                "Invalid token request: nonce must be at least 16 characters",
+            ));
+        }
+        let fresh = nonces
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(timestamp, nonce, call.now);
+        if !fresh {
+            return Err(AblyError::new(401, 40105, "Nonce value replayed"));
+        }
+    } else {
+        authenticate(call)?;
+    }
+
+    let ttl = ttl.unwrap_or(DEFAULT_TTL);
+    if !(1..=MAX_TTL).contains(&ttl) {
+        return Err(AblyError::bad_param(format!(
+            "Invalid token request: ttl {ttl} must be between 1 and {MAX_TTL} ms"
+        )));
+    }
+    let capability = match capability {
+        Some(c) if !c.trim().is_empty() => canonical_capability(c)?,
+        _ => DEFAULT_CAPABILITY.to_owned(),
+    };
+    let issued = call.now;
+    let expires = issued.saturating_add(ttl);
+    let client_id = client_id.filter(|c| !c.is_empty());
+    let mut details = Val::map([
+        ("token", Val::Str(mint_token(issued, expires, client_id))),
+        ("keyName", Val::str(ABLY_KEY_NAME)),
+        ("issued", Val::Int(issued)),
+        ("expires", Val::Int(expires)),
+        ("capability", Val::Str(capability)),
+    ]);
+    if let Some(c) = client_id {
+        details.push("clientId", Val::str(c));
+    }
+    Ok(Reply::ok(details))
+}
+
+/// Signs a token request the way the SDKs do; used by tests and handy for scripts.
+#[cfg(test)]
+pub(super) fn sign_request(
+    ttl: Option<i64>,
+    capability: Option<&str>,
+    client_id: Option<&str>,
+    timestamp: i64,
+    nonce: &str,
+) -> String {
+    let text = format!(
+        "{ABLY_KEY_NAME}\n{}\n{}\n{}\n{timestamp}\n{nonce}\n",
+        ttl.map(|t| t.to_string()).unwrap_or_default(),
+        capability.unwrap_or(""),
+        client_id.unwrap_or(""),
+    );
+    key_mac(text.as_bytes())
+        .map(|m| base64::engine::general_purpose::STANDARD.encode(m.finalize().into_bytes()))
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_round_trip_and_expire() {
+        let t = mint_token(1_000, 5_000, Some("bob"));
+        assert_eq!(verify_token(&t, 2_000).expect("valid").client_id.as_deref(), Some("bob"));
+        assert_eq!(verify_token(&t, 6_000).map_err(|e| e.code).err(), Some(40142));
+        let forged = t.replace("opsdeck.", "opsdeck.x");
+        assert_eq!(verify_token(&forged, 2_000).map_err(|e| e.code).err(), Some(40101));
+    }
+
+    #[test]
+    fn capability_is_canonicalised() {
+        assert_eq!(
+            canonical_capability(r#"{ "b": ["subscribe","publish"], "a": ["*"] }"#),
+            Ok(r#"{"a":["*"],"b":["publish","subscribe"]}"#.to_owned())
+        );
+        assert!(canonical_capability("[1]").is_err());
+    }
+}

@@ -1,0 +1,207 @@
+//! The simulator's state: channels with their history and presence, push devices and
+//! subscriptions, the push log and the stats counters. One `Mutex` guards all of it.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use super::stats::StatsBook;
+use super::wire::Val;
+
+/// Milliseconds since the Unix epoch, the unit of every Ably timestamp.
+pub(super) fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+/// Tag used in message serials where Ably puts the id of the server that accepted the message.
+const SERVER_TAG: &str = "opsdecksim";
+
+/// One stored message. Held behind `Arc` so a history page is collected under the lock without
+/// copying payloads and rendered after the lock is released.
+#[derive(Debug)]
+pub(super) struct Message {
+    pub(super) id: String,
+    pub(super) name: Option<String>,
+    pub(super) client_id: Option<String>,
+    pub(super) connection_id: Option<String>,
+    /// Payload as published; binary stays `Val::Bin` (base64 transport encoding removed).
+    pub(super) data: Option<Val>,
+    /// Encoding steps still to be applied by the reader, without any transport `base64`.
+    pub(super) encoding: Option<String>,
+    pub(super) extras: Option<Val>,
+    pub(super) timestamp: i64,
+    pub(super) serial: String,
+}
+
+/// Presence actions as numbered on the wire.
+pub(super) mod action {
+    pub(in super::super) const PRESENT: i64 = 1;
+    pub(in super::super) const ENTER: i64 = 2;
+    pub(in super::super) const LEAVE: i64 = 3;
+    pub(in super::super) const UPDATE: i64 = 4;
+}
+
+/// A presence event, or (with action `PRESENT`) a member of the current presence set.
+#[derive(Debug)]
+pub(super) struct Presence {
+    pub(super) id: String,
+    pub(super) action: i64,
+    pub(super) client_id: String,
+    pub(super) connection_id: String,
+    pub(super) data: Option<Val>,
+    pub(super) encoding: Option<String>,
+    pub(super) timestamp: i64,
+}
+
+impl Presence {
+    /// Ably's member key, unique per member of a presence set.
+    pub(super) fn member_key(&self) -> String {
+        format!("{}:{}", self.connection_id, self.client_id)
+    }
+}
+
+/// Occupancy counters that come from realtime connections the simulator does not have; seeded,
+/// and zero for channels created over REST.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Occupancy {
+    pub(super) connections: i64,
+    pub(super) publishers: i64,
+    pub(super) subscribers: i64,
+    pub(super) presence_subscribers: i64,
+}
+
+#[derive(Debug, Default)]
+pub(super) struct Channel {
+    /// Ordered by timestamp (non-decreasing), so time ranges are found by binary search.
+    pub(super) messages: Vec<Arc<Message>>,
+    /// Message id → index in `messages`, for idempotent publishing.
+    pub(super) ids: HashMap<String, usize>,
+    /// Current presence set by member key.
+    pub(super) members: BTreeMap<String, Arc<Presence>>,
+    /// Ordered by timestamp like `messages`.
+    pub(super) presence_history: Vec<Arc<Presence>>,
+    pub(super) occupancy: Occupancy,
+}
+
+/// A registered push device; stored as its fields, rendered as DeviceDetails.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct Device {
+    pub(super) id: String,
+    pub(super) client_id: Option<String>,
+    pub(super) platform: String,
+    pub(super) form_factor: String,
+    pub(super) metadata: Val,
+    pub(super) recipient: Val,
+    pub(super) update_token: String,
+    pub(super) device_secret: Option<String>,
+}
+
+/// Who a channel subscription delivers to. The derived order (clients before devices) is the
+/// listing order after the channel name.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) enum Target {
+    Client(String),
+    Device(String),
+}
+
+/// One push notification as delivered, kept so pushes can be checked after the fact.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PushDelivery {
+    /// When it was sent, ms since the epoch.
+    pub timestamp: i64,
+    /// `None` for a direct publish, else the channel whose message carried `extras.push`.
+    pub channel: Option<String>,
+    /// Registered devices it reached (empty for a direct transport address or an unknown
+    /// device).
+    pub device_ids: Vec<String>,
+    /// The notification title, if it had one.
+    pub title: Option<String>,
+}
+
+/// How many push deliveries are remembered; older ones are dropped.
+pub(super) const PUSH_LOG_LEN: usize = 500;
+
+/// Everything `reset()` restores.
+#[derive(Debug, Default)]
+pub(super) struct State {
+    pub(super) channels: BTreeMap<String, Channel>,
+    pub(super) devices: BTreeMap<String, Device>,
+    pub(super) subscriptions: BTreeSet<(String, Target)>,
+    pub(super) push_log: VecDeque<PushDelivery>,
+    pub(super) stats: StatsBook,
+    /// Pseudo connection id of REST publishes, like the one Ably assigns to a REST request.
+    pub(super) rest_connection: String,
+    /// Counts REST publish requests: the `msgSerial` part of generated message ids.
+    pub(super) publish_serial: u64,
+    pub(super) serials: SerialGen,
+    /// The seed, so update tokens handed out later are as reproducible as the seeded ones.
+    pub(super) seed: u64,
+    /// Counts update tokens handed out, so each is distinct.
+    pub(super) token_counter: u64,
+}
+
+/// Hands out message serials.
+#[derive(Debug, Default)]
+pub(super) struct SerialGen {
+    last_ms: i64,
+    count: u32,
+}
+
+impl SerialGen {
+    /// A serial that sorts in publish order, shaped like Ably's `<ms>-<counter>@<server>:<index>`.
+    pub(super) fn next(&mut self, timestamp: i64, index: usize) -> String {
+        if timestamp == self.last_ms {
+            self.count = self.count.saturating_add(1);
+        } else {
+            self.last_ms = timestamp;
+            self.count = 0;
+        }
+        format!("{timestamp:014}-{:03}@{SERVER_TAG}:{index:03}", self.count)
+    }
+}
+
+impl State {
+    /// A fresh device update token.
+    pub(super) fn next_update_token(&mut self) -> String {
+        self.token_counter = self.token_counter.wrapping_add(1);
+        let mut rng = crate::sandbox::rng::Rng::new(self.seed ^ self.token_counter.rotate_left(17));
+        rng.alphanumeric(32)
+    }
+
+    /// Appends a push delivery to the bounded log.
+    pub(super) fn log_push(&mut self, delivery: PushDelivery) {
+        if self.push_log.len() >= PUSH_LOG_LEN {
+            self.push_log.pop_front();
+        }
+        self.push_log.push_back(delivery);
+    }
+
+    /// Device ids reached by a push on `channel`: subscribed devices, and every device of a
+    /// subscribed client.
+    pub(super) fn channel_push_targets(&self, channel: &str) -> Vec<String> {
+        let mut ids = BTreeSet::new();
+        let start = (channel.to_owned(), Target::Client(String::new()));
+        for (name, target) in self.subscriptions.range(start..) {
+            if name != channel {
+                break;
+            }
+            match target {
+                Target::Device(id) => {
+                    if self.devices.contains_key(id) {
+                        ids.insert(id.clone());
+                    }
+                }
+                Target::Client(client) => {
+                    for device in self.devices.values() {
+                        if device.client_id.as_deref() == Some(client.as_str()) {
+                            ids.insert(device.id.clone());
+                        }
+                    }
+                }
+            }
+        }
+        ids.into_iter().collect()
+    }
+}

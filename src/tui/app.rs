@@ -1,0 +1,595 @@
+//! The console's state and what keys and call results do to it. Nothing here waits: calls go to
+//! the task pool and come back as [`CallEvent`]s.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use serde_json::{json, Value};
+
+use crate::catalog::{all_operations, Operation};
+use crate::client::pagination;
+use crate::client::{self, CallError, CallEvent, CallId, Executor, Values};
+use crate::config::Mode;
+use crate::tui::components::browser::BrowserAction;
+use crate::tui::components::confirm::{Confirm, ConfirmAction};
+use crate::tui::components::form::{Form, FormAction};
+use crate::tui::components::inspector::ResponseView;
+use crate::tui::components::menu::{Menu, MenuAction};
+use crate::tui::tab::{PageState, Tab};
+use crate::tui::theme::Theme;
+
+/// The pane that receives keys.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Focus {
+    Resources,
+    Browser,
+    Inspector,
+}
+
+/// What covers the tab, taking every key.
+pub enum Popup {
+    Help,
+    Menu(Menu),
+    Form(Form),
+    Confirm(Confirm),
+}
+
+/// What a call in flight is for.
+enum Purpose {
+    /// A page of a list for the browser; `previous` is the page stack to keep on success.
+    List { tab: usize, op: &'static Operation, request: client::PreparedRequest, previous: Vec<client::PreparedRequest> },
+    /// An operation sent from a form.
+    Operation { tab: usize, op: &'static Operation },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Severity {
+    Info,
+    Error,
+}
+
+pub struct App {
+    pub tabs: Vec<Tab>,
+    pub active: usize,
+    pub focus: Focus,
+    pub popup: Option<Popup>,
+    pub executor: Executor,
+    pub theme: Theme,
+    pub profile: String,
+    pub read_only: bool,
+    /// The last message for the status bar.
+    pub status: Option<(String, Severity)>,
+    pub quit: bool,
+    pub auto_refresh_every: Duration,
+    purposes: HashMap<CallId, Purpose>,
+}
+
+impl App {
+    pub fn new(tabs: Vec<Tab>, executor: Executor, theme: Theme, profile: String, read_only: bool) -> App {
+        App {
+            tabs,
+            active: 0,
+            focus: Focus::Browser,
+            popup: None,
+            executor,
+            theme,
+            profile,
+            read_only,
+            status: None,
+            quit: false,
+            auto_refresh_every: Duration::from_secs(2),
+            purposes: HashMap::new(),
+        }
+    }
+
+    pub fn tab(&self) -> &Tab {
+        &self.tabs[self.active]
+    }
+
+    fn tab_mut(&mut self) -> &mut Tab {
+        &mut self.tabs[self.active]
+    }
+
+    fn info(&mut self, message: impl Into<String>) {
+        self.status = Some((message.into(), Severity::Info));
+    }
+
+    fn error(&mut self, message: impl Into<String>) {
+        self.status = Some((message.into(), Severity::Error));
+    }
+
+    /// Loads the first resource of the active tab the first time it is shown.
+    pub fn start_tab(&mut self) {
+        let tab = self.tab_mut();
+        if tab.started {
+            return;
+        }
+        tab.started = true;
+        if !tab.available {
+            let env = match tab.service {
+                crate::catalog::Service::Avatax => "AVATAX_ACCOUNT_ID and AVATAX_LICENSE_KEY".to_owned(),
+                crate::catalog::Service::Coinbase => {
+                    "COINBASE_API_KEY, COINBASE_API_SECRET and COINBASE_API_PASSPHRASE".to_owned()
+                }
+                other => format!("{}_API_KEY", other.name().to_ascii_uppercase()),
+            };
+            tab.browser.notice = Some((
+                format!(
+                    "The {} simulator is not built yet, so there is nothing to browse offline.\n\n\
+                     Set {env} (or a profile in config.toml) to use the live service.\n\n\
+                     Press o to see its {} operations; they can be sent once credentials are set.",
+                    tab.service.title(),
+                    tab.service.operations().len()
+                ),
+                false,
+            ));
+            return;
+        }
+        self.open_resource();
+    }
+
+    fn switch_tab(&mut self, index: usize) {
+        if index < self.tabs.len() {
+            self.active = index;
+            self.start_tab();
+        }
+    }
+
+    /// Handles one key; returns nothing: state changes are drawn on the next frame.
+    pub fn handle_key(&mut self, key: KeyEvent) {
+        if key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL) {
+            self.quit = true;
+            return;
+        }
+        if self.popup.is_some() {
+            self.handle_popup_key(key);
+            return;
+        }
+        let typing = match self.focus {
+            Focus::Browser => self.tab().browser.is_typing(),
+            Focus::Inspector => self.tab().inspector.is_typing(),
+            Focus::Resources => false,
+        };
+        if typing {
+            self.handle_pane_key(key);
+            return;
+        }
+        match key.code {
+            KeyCode::Char('q') => self.quit = true,
+            KeyCode::Char('?') => self.popup = Some(Popup::Help),
+            KeyCode::Char(c @ '1'..='7') => self.switch_tab(usize::from(c as u8 - b'1')),
+            KeyCode::Tab => self.switch_tab((self.active + 1) % self.tabs.len()),
+            KeyCode::BackTab => self.switch_tab((self.active + self.tabs.len() - 1) % self.tabs.len()),
+            KeyCode::Char('o') => {
+                let title = format!("{} operations", self.tab().service.title());
+                self.popup = Some(Popup::Menu(Menu::new(title, self.tab().operations_for_menu(), false)));
+            }
+            KeyCode::Char(':') => self.popup = Some(Popup::Menu(Menu::new("all operations", all_operations().collect(), true))),
+            KeyCode::Char('r') => self.refresh(),
+            KeyCode::Char('a') => self.toggle_auto_refresh(),
+            KeyCode::Char('x') if key.modifiers.contains(KeyModifiers::CONTROL) => {
+                let n = self.executor.cancel_all();
+                self.tabs.iter_mut().for_each(|t| t.loading = None);
+                self.info(format!("cancelled {n} call(s)"));
+            }
+            _ => self.handle_pane_key(key),
+        }
+    }
+
+    fn handle_pane_key(&mut self, key: KeyEvent) {
+        match self.focus {
+            Focus::Resources => match key.code {
+                KeyCode::Down | KeyCode::Char('j') => {
+                    let tab = self.tab_mut();
+                    tab.resource = (tab.resource + 1).min(tab.resources.len().saturating_sub(1));
+                }
+                KeyCode::Up | KeyCode::Char('k') => {
+                    let tab = self.tab_mut();
+                    tab.resource = tab.resource.saturating_sub(1);
+                }
+                KeyCode::Enter | KeyCode::Right | KeyCode::Char('l') => {
+                    self.focus = Focus::Browser;
+                    self.open_resource();
+                }
+                _ => {}
+            },
+            Focus::Browser => match key.code {
+                KeyCode::Esc => {
+                    if let Some(id) = self.tab_mut().loading.take() {
+                        self.executor.cancel(id);
+                        self.tab_mut().browser.notice = None;
+                        self.info(format!("cancelled call {id}"));
+                    } else {
+                        self.focus = Focus::Resources;
+                    }
+                }
+                KeyCode::Left | KeyCode::Char('h') => self.focus = Focus::Resources,
+                KeyCode::Right | KeyCode::Char('l') => self.focus = Focus::Inspector,
+                KeyCode::Char('n') => self.next_page(),
+                KeyCode::Char('p') => self.previous_page(),
+                _ => match self.tab_mut().browser.handle_key(key) {
+                    BrowserAction::Open(_) => {
+                        self.tab_mut().remember_selection();
+                        self.show_selected_record();
+                        self.focus = Focus::Inspector;
+                    }
+                    BrowserAction::Selected(_) => self.tab_mut().remember_selection(),
+                    BrowserAction::None => {}
+                },
+            },
+            Focus::Inspector => {
+                if self.tab_mut().inspector.handle_key(key) {
+                    return;
+                }
+                if matches!(key.code, KeyCode::Esc | KeyCode::Left | KeyCode::Char('h')) {
+                    self.focus = Focus::Browser;
+                }
+            }
+        }
+    }
+
+    fn handle_popup_key(&mut self, key: KeyEvent) {
+        let Some(popup) = self.popup.as_mut() else { return };
+        match popup {
+            Popup::Help => {
+                if matches!(key.code, KeyCode::Esc | KeyCode::Char('?' | 'q') | KeyCode::Enter) {
+                    self.popup = None;
+                }
+            }
+            Popup::Menu(menu) => match menu.handle_key(key) {
+                MenuAction::Chosen(op) => {
+                    self.popup = None;
+                    if op.service != self.tab().service {
+                        if let Some(index) = self.tabs.iter().position(|t| t.service == op.service) {
+                            self.switch_tab(index);
+                        }
+                    }
+                    self.open_form(op);
+                }
+                MenuAction::Cancel => self.popup = None,
+                MenuAction::None => {}
+            },
+            Popup::Form(form) => match form.handle_key(key) {
+                FormAction::Submit(values) => {
+                    let op = form.op;
+                    self.tab_mut().drafts.insert(op.name, values.clone());
+                    self.popup = None;
+                    self.request_operation(op, values);
+                }
+                FormAction::Cancel => {
+                    let (op, values) = (form.op, form.values());
+                    self.tab_mut().drafts.insert(op.name, values);
+                    self.popup = None;
+                }
+                FormAction::None => {}
+            },
+            Popup::Confirm(confirm) => match confirm.handle_key(key) {
+                ConfirmAction::Confirmed => {
+                    let (op, values) = (confirm.op, confirm.values.clone());
+                    self.popup = None;
+                    self.send_operation(op, values);
+                }
+                ConfirmAction::Cancel => {
+                    self.popup = None;
+                    self.info("nothing was sent");
+                }
+                ConfirmAction::None => {}
+            },
+        }
+    }
+
+    /// Opens `op`'s form, pre-filled from the selection, the context and the last draft.
+    pub fn open_form(&mut self, op: &'static Operation) {
+        let tab = self.tab();
+        let label = format!("{} {}", mode_label(tab), tab.target.base_url);
+        let form = Form::new(op, &tab.prefill(op), label);
+        self.popup = Some(Popup::Form(form));
+    }
+
+    /// A form was submitted: ask first if the operation is destructive.
+    fn request_operation(&mut self, op: &'static Operation, values: Values) {
+        if op.destructive {
+            let live = self.tab().target.live;
+            self.popup = Some(Popup::Confirm(Confirm::new(op, values, live, self.profile.clone())));
+        } else {
+            self.send_operation(op, values);
+        }
+    }
+
+    fn send_operation(&mut self, op: &'static Operation, values: Values) {
+        if self.read_only && op.mutates {
+            self.error(CallError::ReadOnly(op.full_name()).to_string());
+            return;
+        }
+        let tab_index = self.active;
+        let tab = self.tab();
+        match client::build(op, &values, None, &tab.target) {
+            Ok(request) => {
+                let credentials = tab.target.credentials.clone();
+                let id = self.executor.submit(op.full_name(), request, credentials, None);
+                self.purposes.insert(id, Purpose::Operation { tab: tab_index, op });
+                self.info(format!("sending {} ({id})", op.full_name()));
+            }
+            Err(e) => {
+                self.error(format!("{}: {e}", op.full_name()));
+                self.open_form(op);
+            }
+        }
+    }
+
+    /// Loads the selected resource into the browser; asks for missing parameters with a form.
+    fn open_resource(&mut self) {
+        let tab = self.tab_mut();
+        tab.browser.title = tab.resource_name().to_owned();
+        tab.page = None;
+        let Some(op) = tab.list_op() else {
+            let resource = tab.resource_name();
+            let ops: Vec<&'static Operation> = tab.service.operations().iter().filter(|op| op.resource == resource).collect();
+            tab.browser.clear();
+            tab.browser.notice = Some((format!("{resource} has no list; press o for its operations"), false));
+            // A resource with one parameterless GET (server time) is simply fetched.
+            if let [single] = ops.as_slice() {
+                if single.method == crate::catalog::Method::Get && single.params.iter().all(|p| !p.required) {
+                    self.send_operation(single, Values::new());
+                    return;
+                }
+            }
+            let title = format!("{resource} operations");
+            self.popup = Some(Popup::Menu(Menu::new(title, ops, false)));
+            return;
+        };
+        let values = tab.prefill(op);
+        let missing = op.params.iter().any(|p| p.required && !values.contains_key(p.name));
+        if missing {
+            tab.browser.clear();
+            tab.browser.notice = Some((format!("{} needs parameters: fill the form and press Ctrl-s", op.name), false));
+            self.open_form(op);
+            return;
+        }
+        self.load_list(op, values);
+    }
+
+    fn load_list(&mut self, op: &'static Operation, values: Values) {
+        match client::build(op, &values, None, &self.tab().target) {
+            Ok(request) => self.fetch_page(op, request, Vec::new()),
+            Err(e) => self.error(format!("{}: {e}", op.full_name())),
+        }
+    }
+
+    fn fetch_page(&mut self, op: &'static Operation, request: client::PreparedRequest, previous: Vec<client::PreparedRequest>) {
+        let tab_index = self.active;
+        let tab = &mut self.tabs[tab_index];
+        let slot = format!("{}/browser", tab.service);
+        let credentials = tab.target.credentials.clone();
+        let id = self.executor.submit(op.full_name(), request.clone(), credentials, Some(slot));
+        tab.loading = Some(id);
+        tab.last_refresh = Some(Instant::now());
+        if tab.page.is_none() {
+            tab.browser.notice = Some((format!("loading {}…  (Esc cancels)", op.name), false));
+        }
+        self.purposes.insert(id, Purpose::List { tab: tab_index, op, request, previous });
+    }
+
+    /// A list op sent from a form is shown in the browser, as if browsed.
+    fn refresh(&mut self) {
+        let Some(page) = self.tab().page.as_ref() else {
+            self.open_resource();
+            return;
+        };
+        let (op, request, previous) = (page.op, page.request.clone(), page.previous.clone());
+        self.fetch_page(op, request, previous);
+    }
+
+    fn next_page(&mut self) {
+        let Some(page) = self.tab().page.as_ref() else { return };
+        match pagination::next_page(page.op.paging, &page.request, &page.response) {
+            Some(next) => {
+                let mut previous = page.previous.clone();
+                previous.push(page.request.clone());
+                let op = page.op;
+                self.fetch_page(op, next, previous);
+            }
+            None => self.info("this is the last page"),
+        }
+    }
+
+    fn previous_page(&mut self) {
+        let Some(page) = self.tab().page.as_ref() else { return };
+        let mut previous = page.previous.clone();
+        match previous.pop() {
+            Some(request) => {
+                let op = page.op;
+                self.fetch_page(op, request, previous);
+            }
+            None => self.info("this is the first page"),
+        }
+    }
+
+    fn toggle_auto_refresh(&mut self) {
+        let every = self.auto_refresh_every.as_secs();
+        let tab = self.tab_mut();
+        tab.auto_refresh = !tab.auto_refresh;
+        let message = if tab.auto_refresh { format!("auto-refresh every {every} s") } else { "auto-refresh off".to_owned() };
+        self.info(message);
+    }
+
+    /// When the event loop should next wake up by itself (auto-refresh), if ever.
+    pub fn next_deadline(&self) -> Option<Instant> {
+        self.tabs
+            .iter()
+            .filter(|t| t.auto_refresh && t.loading.is_none())
+            .map(|t| t.last_refresh.map_or_else(Instant::now, |at| at + self.auto_refresh_every))
+            .min()
+    }
+
+    /// Time passed: refresh the tabs whose auto-refresh is due.
+    pub fn on_tick(&mut self, now: Instant) {
+        let active = self.active;
+        for index in 0..self.tabs.len() {
+            let tab = &self.tabs[index];
+            let due = tab.auto_refresh && tab.loading.is_none() && tab.last_refresh.is_none_or(|at| at + self.auto_refresh_every <= now);
+            if due {
+                self.active = index;
+                self.refresh();
+            }
+        }
+        self.active = active;
+    }
+
+    fn show_selected_record(&mut self) {
+        let tab = self.tab_mut();
+        let Some(record) = tab.browser.selected_record() else { return };
+        let body = serde_json::to_vec_pretty(record).unwrap_or_default();
+        let title = format!("{} record", tab.resource_name());
+        let request_line = tab.page.as_ref().map(|p| p.response.request_line.clone()).unwrap_or_default();
+        tab.inspector.show(ResponseView {
+            title,
+            status: None,
+            duration: Duration::ZERO,
+            request_line,
+            headers: Vec::new(),
+            body: body.into(),
+            content_type: Some("application/json".into()),
+        });
+    }
+
+    /// A call reported back.
+    pub fn on_call_event(&mut self, event: CallEvent) {
+        let Some(delivered) = self.executor.accept(event) else { return };
+        let Some(purpose) = self.purposes.remove(&delivered.id) else { return };
+        match purpose {
+            Purpose::List { tab, op, request, previous } => {
+                let tab_state = &mut self.tabs[tab];
+                if tab_state.loading == Some(delivered.id) {
+                    tab_state.loading = None;
+                }
+                match delivered.result {
+                    Ok(response) => self.show_page(tab, op, request, previous, response),
+                    Err(error) => {
+                        let tab_state = &mut self.tabs[tab];
+                        tab_state.browser.notice = Some((format!("{}: {error}", op.name), true));
+                        tab_state.inspector.show(error_view(op, &error));
+                        self.error(format!("{}: {error}", op.full_name()));
+                    }
+                }
+            }
+            Purpose::Operation { tab, op } => match delivered.result {
+                Ok(response) => {
+                    let summary =
+                        format!("{}: {} in {} ms", op.full_name(), response.status, response.duration.as_millis());
+                    let tab_state = &mut self.tabs[tab];
+                    tab_state.inspector.show(response_view(op.name, &response));
+                    tab_state.drafts.remove(op.name);
+                    if op.is_list() {
+                        let request = response_request(&response, op, &tab_state.target);
+                        if let Some(request) = request {
+                            if let Some(index) = tab_state.resources.iter().position(|r| *r == op.resource) {
+                                tab_state.resource = index;
+                                tab_state.browser.title = op.resource.to_owned();
+                            }
+                            self.show_page(tab, op, request, Vec::new(), response);
+                        }
+                    } else if op.mutates && tab == self.active {
+                        // What changed is likely in view: show it.
+                        if self.tabs[tab].page.as_ref().is_some_and(|p| p.op.resource == op.resource) {
+                            self.refresh();
+                        }
+                    }
+                    if tab == self.active && !op.is_list() {
+                        self.focus = Focus::Inspector;
+                    }
+                    self.info(summary);
+                }
+                Err(error) => {
+                    self.tabs[tab].inspector.show(error_view(op, &error));
+                    self.error(format!("{}: {error} (o reopens the form with your values)", op.full_name()));
+                }
+            },
+        }
+    }
+
+    fn show_page(
+        &mut self,
+        tab: usize,
+        op: &'static Operation,
+        request: client::PreparedRequest,
+        previous: Vec<client::PreparedRequest>,
+        response: client::Response,
+    ) {
+        let tab_state = &mut self.tabs[tab];
+        let page_number = previous.len() + 1;
+        let parsed: Option<Value> = serde_json::from_slice(&response.body).ok();
+        let records = parsed.as_ref().and_then(|v| pagination::records(v).map(|(_, rows)| rows.clone()));
+        match records {
+            Some(rows) => {
+                let count = rows.len();
+                tab_state.browser.set_records(rows, op.id_field);
+                let more = if pagination::next_page(op.paging, &request, &response).is_some() { " · n: next" } else { "" };
+                tab_state.browser.page_label = format!("page {page_number} · {count} rows{more}");
+            }
+            None => {
+                tab_state.browser.clear();
+                tab_state.browser.notice = Some(("the response has no list of records; see the inspector".into(), false));
+            }
+        }
+        tab_state.inspector.show(response_view(op.name, &response));
+        tab_state.page = Some(PageState { op, request, response, previous });
+        tab_state.remember_selection();
+    }
+}
+
+/// Rebuilds the request of a list response sent from a form, so `n`/`r` work on it.
+fn response_request(
+    response: &client::Response,
+    op: &'static Operation,
+    target: &client::Target,
+) -> Option<client::PreparedRequest> {
+    let (_, url) = response.request_line.split_once(' ')?;
+    let mut request = client::build(op, &Values::new(), None, target).ok().or_else(|| {
+        Some(client::PreparedRequest {
+            service: op.service,
+            method: op.method,
+            url: String::new(),
+            headers: vec![("Accept".into(), "application/json".into())],
+            body: client::request::RequestBody::Empty,
+        })
+    })?;
+    url.clone_into(&mut request.url);
+    Some(request)
+}
+
+pub fn mode_label(tab: &Tab) -> &'static str {
+    match tab.mode {
+        Mode::Live => "LIVE",
+        Mode::Embedded | Mode::External => "SANDBOX",
+    }
+}
+
+fn response_view(title: &str, response: &client::Response) -> ResponseView {
+    ResponseView {
+        title: title.to_owned(),
+        status: Some(response.status),
+        duration: response.duration,
+        request_line: response.request_line.clone(),
+        headers: response.headers.clone(),
+        body: response.body.clone(),
+        content_type: response.content_type().map(str::to_owned),
+    }
+}
+
+fn error_view(op: &Operation, error: &CallError) -> ResponseView {
+    let (status, body) = match error {
+        CallError::Api(api) => (Some(api.status), json!({"status": api.status, "code": api.code, "message": api.message})),
+        other => (None, json!({"error": other.to_string()})),
+    };
+    ResponseView {
+        title: format!("{} failed", op.name),
+        status,
+        duration: Duration::ZERO,
+        request_line: String::new(),
+        headers: Vec::new(),
+        body: serde_json::to_vec_pretty(&body).unwrap_or_default().into(),
+        content_type: Some("application/json".into()),
+    }
+}

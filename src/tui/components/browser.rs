@@ -1,0 +1,353 @@
+//! The middle pane: the rows of one resource as a table. Cells are formatted once when a page
+//! arrives; a frame draws only the rows that fit, so drawing costs the same for 10 rows or 100,000.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::layout::{Constraint, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table, Wrap};
+use ratatui::Frame;
+use serde_json::Value;
+
+use crate::tui::theme::Theme;
+
+/// Columns shown at most; the inspector shows everything.
+const MAX_COLUMNS: usize = 8;
+/// Characters of a cell kept; the inspector shows the whole value.
+const MAX_CELL: usize = 60;
+
+/// What a key did in the browser, for the app to act on.
+#[derive(Debug, PartialEq, Eq)]
+pub enum BrowserAction {
+    None,
+    /// Enter on a row: show this record (index into `records`).
+    Open(usize),
+    /// The selected row changed.
+    Selected(usize),
+}
+
+/// The browser's state.
+#[derive(Default)]
+pub struct Browser {
+    pub title: String,
+    columns: Vec<String>,
+    records: Vec<Value>,
+    cells: Vec<Vec<String>>,
+    /// Lower-cased row text, for the filter.
+    haystacks: Vec<String>,
+    /// Indices of the rows that match the filter, in order.
+    visible: Vec<usize>,
+    selected: usize,
+    offset: usize,
+    pub filter: String,
+    filter_editing: bool,
+    /// "page 2", "12 rows", shown in the title.
+    pub page_label: String,
+    /// Shown instead of rows: loading, errors, "not simulated yet".
+    pub notice: Option<(String, bool)>,
+    height: usize,
+}
+
+impl Browser {
+    /// Replaces the rows with the records of a page. `id_field` names the column shown first.
+    pub fn set_records(&mut self, records: Vec<Value>, id_field: Option<&str>) {
+        self.columns = columns_of(&records, id_field);
+        self.cells = records.iter().map(|r| self.columns.iter().map(|c| cell_text(r, c, id_field)).collect()).collect();
+        self.haystacks = self.cells.iter().map(|row| row.join(" ").to_lowercase()).collect();
+        self.records = records;
+        self.notice = None;
+        self.apply_filter();
+        self.selected = 0;
+        self.offset = 0;
+    }
+
+    pub fn clear(&mut self) {
+        self.set_records(Vec::new(), None);
+    }
+
+    pub fn records(&self) -> &[Value] {
+        &self.records
+    }
+
+    pub fn row_count(&self) -> usize {
+        self.records.len()
+    }
+
+    /// The record under the cursor, if any.
+    pub fn selected_record(&self) -> Option<&Value> {
+        self.visible.get(self.selected).and_then(|i| self.records.get(*i))
+    }
+
+    pub fn selected_index(&self) -> Option<usize> {
+        self.visible.get(self.selected).copied()
+    }
+
+    pub fn is_typing(&self) -> bool {
+        self.filter_editing
+    }
+
+    fn apply_filter(&mut self) {
+        let needle = self.filter.to_lowercase();
+        self.visible = (0..self.records.len()).filter(|i| needle.is_empty() || self.haystacks[*i].contains(&needle)).collect();
+        self.selected = self.selected.min(self.visible.len().saturating_sub(1));
+    }
+
+    pub fn handle_key(&mut self, key: KeyEvent) -> BrowserAction {
+        if self.filter_editing {
+            match key.code {
+                KeyCode::Esc => {
+                    self.filter.clear();
+                    self.filter_editing = false;
+                }
+                KeyCode::Enter => self.filter_editing = false,
+                KeyCode::Backspace => {
+                    self.filter.pop();
+                }
+                KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => self.filter.push(c),
+                _ => return BrowserAction::None,
+            }
+            self.apply_filter();
+            return self.selection_action();
+        }
+        let page = self.height.max(1);
+        let last = self.visible.len().saturating_sub(1);
+        let before = self.selected;
+        match key.code {
+            KeyCode::Down | KeyCode::Char('j') => self.selected = (self.selected + 1).min(last),
+            KeyCode::Up | KeyCode::Char('k') => self.selected = self.selected.saturating_sub(1),
+            KeyCode::PageDown => self.selected = (self.selected + page).min(last),
+            KeyCode::PageUp => self.selected = self.selected.saturating_sub(page),
+            KeyCode::Char('d') if key.modifiers.contains(KeyModifiers::CONTROL) => {
+                self.selected = (self.selected + page / 2).min(last);
+            }
+            KeyCode::Char('u') if key.modifiers.contains(KeyModifiers::CONTROL) => {
+                self.selected = self.selected.saturating_sub(page / 2);
+            }
+            KeyCode::Home | KeyCode::Char('g') => self.selected = 0,
+            KeyCode::End | KeyCode::Char('G') => self.selected = last,
+            KeyCode::Char('/') => {
+                self.filter_editing = true;
+                return BrowserAction::None;
+            }
+            KeyCode::Enter => return self.selected_index().map_or(BrowserAction::None, BrowserAction::Open),
+            _ => return BrowserAction::None,
+        }
+        if self.selected == before {
+            BrowserAction::None
+        } else {
+            self.selection_action()
+        }
+    }
+
+    fn selection_action(&self) -> BrowserAction {
+        self.selected_index().map_or(BrowserAction::None, BrowserAction::Selected)
+    }
+
+    /// The keys of this pane, for `?`.
+    pub fn help() -> &'static [(&'static str, &'static str)] {
+        &[
+            ("j k ↑ ↓", "move"),
+            ("PgUp PgDn ^u ^d", "page through rows"),
+            ("g G", "first / last row"),
+            ("Enter", "open the record in the inspector"),
+            ("/", "filter rows (Esc clears)"),
+            ("n p", "next / previous page from the API"),
+            ("r", "refresh"),
+            ("a", "toggle auto-refresh"),
+            ("o", "operations on the selected record"),
+            ("Esc h ←", "back to resources (cancels a load)"),
+        ]
+    }
+
+    pub fn render(&mut self, frame: &mut Frame, area: Rect, theme: &Theme, focused: bool) {
+        let mut title = vec![Span::styled(format!(" {} ", self.title), theme.title)];
+        if !self.page_label.is_empty() {
+            title.push(Span::styled(format!("{} ", self.page_label), theme.muted));
+        }
+        if !self.filter.is_empty() || self.filter_editing {
+            let cursor = if self.filter_editing { "▏" } else { "" };
+            title.push(Span::styled(format!("/{}{cursor} ", self.filter), theme.accent));
+            title.push(Span::styled(format!("{} of {} ", self.visible.len(), self.records.len()), theme.muted));
+        }
+        let block = Block::default().borders(Borders::ALL).border_style(theme.border(focused)).title(Line::from(title));
+        let inner = block.inner(area);
+        frame.render_widget(block, area);
+        if inner.height == 0 || inner.width == 0 {
+            return;
+        }
+        if let Some((text, is_error)) = &self.notice {
+            let style = if *is_error { theme.error } else { theme.muted };
+            frame.render_widget(Paragraph::new(text.as_str()).style(style).wrap(Wrap { trim: false }), inner);
+            return;
+        }
+        if self.visible.is_empty() {
+            let text = if self.records.is_empty() { "no records" } else { "no row matches the filter" };
+            frame.render_widget(Paragraph::new(text).style(theme.muted), inner);
+            return;
+        }
+        // One line for the header.
+        self.height = usize::from(inner.height.saturating_sub(1));
+        if self.selected < self.offset {
+            self.offset = self.selected;
+        } else if self.height > 0 && self.selected >= self.offset + self.height {
+            self.offset = self.selected + 1 - self.height;
+        }
+        let end = (self.offset + self.height).min(self.visible.len());
+        let rows: Vec<Row> = self.visible[self.offset..end]
+            .iter()
+            .enumerate()
+            .map(|(i, row)| {
+                let style = if self.offset + i == self.selected { theme.selected(focused) } else { theme.text };
+                Row::new(self.cells[*row].iter().map(|c| Cell::from(c.as_str()))).style(style)
+            })
+            .collect();
+        let widths = self.column_widths(inner.width);
+        let header = Row::new(self.columns.iter().map(|c| Cell::from(c.as_str()))).style(theme.title);
+        frame.render_widget(Table::new(rows, widths).header(header).column_spacing(1), inner);
+    }
+
+    /// Each column as wide as its header or its widest visible cell, the last one taking the rest.
+    fn column_widths(&self, total: u16) -> Vec<Constraint> {
+        let end = (self.offset + self.height).min(self.visible.len());
+        let mut widths: Vec<u16> = self
+            .columns
+            .iter()
+            .enumerate()
+            .map(|(c, name)| {
+                let widest = self.visible[self.offset..end].iter().map(|r| self.cells[*r][c].chars().count()).max().unwrap_or(0);
+                u16::try_from(widest.max(name.len()).min(40)).unwrap_or(40)
+            })
+            .collect();
+        let mut used: u16 = widths.iter().map(|w| w + 1).sum();
+        while used > total && widths.len() > 1 {
+            if let Some(w) = widths.pop() {
+                used -= w + 1;
+            }
+        }
+        widths.into_iter().map(Constraint::Length).collect()
+    }
+}
+
+/// The columns of a page: `id_field` first, then scalar fields in order of first appearance.
+fn columns_of(records: &[Value], id_field: Option<&str>) -> Vec<String> {
+    let mut columns: Vec<String> = Vec::new();
+    if let Some(id) = id_field {
+        columns.push(id.to_owned());
+    }
+    for record in records.iter().take(50) {
+        match record {
+            Value::Object(map) => {
+                for (key, value) in map {
+                    if columns.len() >= MAX_COLUMNS {
+                        break;
+                    }
+                    let shown = !matches!(value, Value::Object(_) | Value::Array(_)) || map.len() <= 3;
+                    if shown && !columns.contains(key) {
+                        columns.push(key.clone());
+                    }
+                }
+            }
+            _ if columns.is_empty() => columns.push("value".into()),
+            _ => {}
+        }
+    }
+    if columns.is_empty() {
+        columns.push("value".into());
+    }
+    columns
+}
+
+fn cell_text(record: &Value, column: &str, id_field: Option<&str>) -> String {
+    let value = match record {
+        Value::Object(map) => map.get(column),
+        // A list of bare values (channel names): the value is the id column.
+        other if Some(column) == id_field || column == "value" => Some(other),
+        _ => None,
+    };
+    let text = match value {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Object(map)) => format!("{{…{}}}", map.len()),
+        Some(Value::Array(items)) => format!("[…{}]", items.len()),
+        Some(other) => other.to_string(),
+    };
+    let text = text.replace(['\n', '\r', '\t'], " ");
+    if text.chars().count() > MAX_CELL {
+        let mut cut: String = text.chars().take(MAX_CELL - 1).collect();
+        cut.push('…');
+        cut
+    } else {
+        text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ratatui::backend::TestBackend;
+    use ratatui::Terminal;
+    use serde_json::json;
+
+    fn key(code: KeyCode) -> KeyEvent {
+        KeyEvent::new(code, KeyModifiers::NONE)
+    }
+
+    fn screen(browser: &mut Browser, width: u16, height: u16) -> String {
+        let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+        terminal.draw(|f| browser.render(f, f.area(), &Theme::dark(), true)).unwrap();
+        let buffer = terminal.backend().buffer();
+        (0..height)
+            .map(|y| (0..width).map(|x| buffer[(x, y)].symbol()).collect::<String>())
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    #[test]
+    fn rows_columns_filter_and_selection() {
+        let mut b = Browser { title: "channels".into(), ..Browser::default() };
+        b.set_records(
+            vec![
+                json!({"channelId": "orders:eu", "status": {"isActive": true}}),
+                json!({"channelId": "chat:lobby", "status": {"isActive": false}}),
+                json!({"channelId": "orders:us", "status": {"isActive": true}}),
+            ],
+            Some("channelId"),
+        );
+        let text = screen(&mut b, 50, 6);
+        assert!(text.contains("channelId"));
+        assert!(text.contains("chat:lobby"));
+        assert_eq!(b.handle_key(key(KeyCode::Char('j'))), BrowserAction::Selected(1));
+        assert_eq!(b.handle_key(key(KeyCode::Enter)), BrowserAction::Open(1));
+        b.handle_key(key(KeyCode::Char('/')));
+        assert!(b.is_typing());
+        for c in "orders".chars() {
+            b.handle_key(key(KeyCode::Char(c)));
+        }
+        b.handle_key(key(KeyCode::Enter));
+        assert!(!b.is_typing());
+        let text = screen(&mut b, 50, 6);
+        assert!(!text.contains("chat:lobby"));
+        assert!(text.contains("2 of 3"));
+        b.handle_key(key(KeyCode::Char('G')));
+        assert_eq!(b.selected_record().unwrap()["channelId"], "orders:us");
+    }
+
+    #[test]
+    fn bare_values_and_tiny_areas() {
+        let mut b = Browser::default();
+        b.set_records(vec![json!("a"), json!("b")], Some("channelId"));
+        assert!(screen(&mut b, 20, 5).contains('b'));
+        for (w, h) in [(1, 1), (2, 2), (5, 3)] {
+            screen(&mut b, w, h);
+        }
+    }
+
+    #[test]
+    fn only_visible_rows_are_drawn() {
+        let mut b = Browser::default();
+        b.set_records((0..100_000).map(|i| json!({"id": i, "name": format!("row {i}")})).collect(), Some("id"));
+        b.handle_key(key(KeyCode::Char('G')));
+        let text = screen(&mut b, 40, 10);
+        assert!(text.contains("row 99999"));
+        assert!(!text.contains("row 0 "));
+    }
+}

@@ -1,0 +1,131 @@
+//! Asks before a destructive operation runs, restating exactly what will happen and where. On a
+//! live service the target's id must be typed, so a reflexive Enter cannot delete production data.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
+use ratatui::Frame;
+
+use crate::catalog::Operation;
+use crate::client::Values;
+use crate::tui::theme::Theme;
+
+#[derive(Debug, PartialEq, Eq)]
+pub enum ConfirmAction {
+    None,
+    Confirmed,
+    Cancel,
+}
+
+/// A pending destructive call, waiting for the user's word.
+pub struct Confirm {
+    pub op: &'static Operation,
+    pub values: Values,
+    live: bool,
+    profile: String,
+    /// What must be typed on LIVE (the target's id), if anything identifies it.
+    expected: Option<String>,
+    typed: String,
+}
+
+impl Confirm {
+    pub fn new(op: &'static Operation, values: Values, live: bool, profile: String) -> Confirm {
+        // The target is the first path parameter's value, else the first value given.
+        let expected = op
+            .params
+            .iter()
+            .filter(|p| p.location == crate::catalog::Location::Path)
+            .chain(op.params.iter())
+            .find_map(|p| values.get(p.name).cloned());
+        Confirm { op, values, live, profile, expected, typed: String::new() }
+    }
+
+    fn target(&self) -> String {
+        if self.values.is_empty() {
+            return "(no parameters)".into();
+        }
+        self.values.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join("  ")
+    }
+
+    pub fn handle_key(&mut self, key: KeyEvent) -> ConfirmAction {
+        if key.code == KeyCode::Esc {
+            return ConfirmAction::Cancel;
+        }
+        if !self.live {
+            return match key.code {
+                KeyCode::Char('y' | 'Y') | KeyCode::Enter => ConfirmAction::Confirmed,
+                KeyCode::Char('n' | 'N') => ConfirmAction::Cancel,
+                _ => ConfirmAction::None,
+            };
+        }
+        match key.code {
+            KeyCode::Enter if Some(&self.typed) == self.expected.as_ref() || self.expected.is_none() => ConfirmAction::Confirmed,
+            KeyCode::Backspace => {
+                self.typed.pop();
+                ConfirmAction::None
+            }
+            KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
+                self.typed.push(c);
+                ConfirmAction::None
+            }
+            _ => ConfirmAction::None,
+        }
+    }
+
+    pub fn render(&self, frame: &mut Frame, area: Rect, theme: &Theme) {
+        let width = area.width.saturating_sub(4).clamp(10, 72).min(area.width);
+        let height = 10.min(area.height);
+        let popup = Rect { x: area.x + (area.width - width) / 2, y: area.y + (area.height - height) / 2, width, height };
+        frame.render_widget(Clear, popup);
+        let (badge, badge_style) = if self.live { (" LIVE ", theme.live_badge) } else { (" SANDBOX ", theme.sandbox_badge) };
+        let mut lines = vec![
+            Line::from(vec![
+                Span::styled(badge, badge_style),
+                Span::styled(format!(" {} · profile {}", self.op.service.title(), self.profile), theme.text),
+            ]),
+            Line::from(vec![Span::styled(format!("{} ", self.op.name), theme.warning), Span::styled(self.op.summary, theme.muted)]),
+            Line::from(Span::styled(format!("target: {}", self.target()), theme.text)),
+            Line::default(),
+        ];
+        match (&self.expected, self.live) {
+            (Some(expected), true) => {
+                lines.push(Line::from(Span::styled(format!("Type {expected} and press Enter to confirm; Esc cancels."), theme.warning)));
+                lines.push(Line::from(Span::styled(format!("> {}▏", self.typed), theme.accent)));
+            }
+            (None, true) => lines.push(Line::from(Span::styled("Enter confirms on LIVE; Esc cancels.", theme.warning))),
+            _ => lines.push(Line::from(Span::styled("y or Enter confirms · n or Esc cancels", theme.warning))),
+        }
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_style(theme.warning)
+            .title(Span::styled(" This cannot be undone ", theme.warning));
+        frame.render_widget(Paragraph::new(lines).block(block).wrap(Wrap { trim: false }), popup);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::Service;
+
+    fn key(code: KeyCode) -> KeyEvent {
+        KeyEvent::new(code, KeyModifiers::NONE)
+    }
+
+    #[test]
+    fn live_needs_the_id_typed_and_sandbox_needs_a_yes() {
+        let op = Service::Ably.operation("push_device_delete").unwrap();
+        let values: Values = [("deviceId".to_owned(), "dev-1".to_owned())].into();
+        let mut live = Confirm::new(op, values.clone(), true, "work".into());
+        assert_eq!(live.handle_key(key(KeyCode::Enter)), ConfirmAction::None);
+        for c in "dev-1".chars() {
+            live.handle_key(key(KeyCode::Char(c)));
+        }
+        assert_eq!(live.handle_key(key(KeyCode::Enter)), ConfirmAction::Confirmed);
+        let mut sandbox = Confirm::new(op, values, false, "default".into());
+        assert_eq!(sandbox.handle_key(key(KeyCode::Char('x'))), ConfirmAction::None);
+        assert_eq!(sandbox.handle_key(key(KeyCode::Char('y'))), ConfirmAction::Confirmed);
+        assert_eq!(sandbox.handle_key(key(KeyCode::Esc)), ConfirmAction::Cancel);
+    }
+}

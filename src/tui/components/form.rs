@@ -1,0 +1,313 @@
+//! The form of one operation, built from its catalog entry: a text area per parameter, checked
+//! against the parameter's rules before anything is sent.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::layout::Rect;
+use ratatui::style::Modifier;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph};
+use ratatui::Frame;
+use tui_textarea::{CursorMove, TextArea};
+
+use crate::catalog::{validate, Kind, Location, Operation, Param};
+use crate::client::Values;
+use crate::tui::theme::Theme;
+
+/// What a key did in the form.
+#[derive(Debug, PartialEq, Eq)]
+pub enum FormAction {
+    None,
+    /// Every value is valid: send the operation with these values.
+    Submit(Values),
+    Cancel,
+}
+
+struct Field {
+    param: &'static Param,
+    input: TextArea<'static>,
+    error: Option<String>,
+}
+
+impl Field {
+    fn value(&self) -> String {
+        let text = self.input.lines().join("\n");
+        if self.param.kind == Kind::Json {
+            text.trim().to_owned()
+        } else {
+            text
+        }
+    }
+
+    /// Rows the input takes: JSON gets room to breathe.
+    fn input_height(&self) -> u16 {
+        if self.param.kind == Kind::Json {
+            u16::try_from(self.input.lines().len().clamp(2, 6)).unwrap_or(6)
+        } else {
+            1
+        }
+    }
+}
+
+/// An open form.
+pub struct Form {
+    pub op: &'static Operation,
+    fields: Vec<Field>,
+    focused: usize,
+    /// `LIVE` or `SANDBOX` and the base URL, shown in the title so the target is never in doubt.
+    target_label: String,
+    /// Set after a failed submit, so the user sees why nothing was sent.
+    pub message: Option<String>,
+}
+
+impl Form {
+    /// A form for `op`, with fields pre-filled from `prefill` (the selected record and context).
+    pub fn new(op: &'static Operation, prefill: &Values, target_label: String) -> Form {
+        let fields = op
+            .params
+            .iter()
+            .map(|param| {
+                let value = prefill.get(param.name).cloned().unwrap_or_default();
+                let mut input = TextArea::new(value.lines().map(str::to_owned).collect());
+                if input.lines().is_empty() {
+                    input = TextArea::default();
+                }
+                input.move_cursor(CursorMove::Bottom);
+                input.move_cursor(CursorMove::End);
+                input.set_cursor_line_style(ratatui::style::Style::default());
+                let mut hint = param.default.map(|d| format!("default {d}")).unwrap_or_default();
+                if !param.allowed.is_empty() {
+                    hint = format!("one of {}", param.allowed.join(" | "));
+                }
+                input.set_placeholder_text(hint);
+                Field { param, input, error: None }
+            })
+            .collect();
+        Form { op, fields, focused: 0, target_label, message: None }
+    }
+
+    /// The values typed so far, non-empty ones only.
+    pub fn values(&self) -> Values {
+        self.fields
+            .iter()
+            .map(|f| (f.param.name.to_owned(), f.value()))
+            .filter(|(_, v)| !v.is_empty())
+            .collect()
+    }
+
+    /// Checks every field, marking each bad one; true when all are valid.
+    pub fn validate(&mut self) -> bool {
+        let mut ok = true;
+        for field in &mut self.fields {
+            field.error = validate::check_value(field.param, &field.value()).err();
+            ok &= field.error.is_none();
+        }
+        self.message = (!ok).then(|| "fix the marked fields; nothing was sent".to_owned());
+        ok
+    }
+
+    /// Sets the text of a field (used by tests and by the app for pre-filling).
+    pub fn set_value(&mut self, name: &str, value: &str) {
+        if let Some(field) = self.fields.iter_mut().find(|f| f.param.name == name) {
+            field.input = TextArea::new(value.lines().map(str::to_owned).collect());
+            field.input.move_cursor(CursorMove::End);
+        }
+    }
+
+    pub fn error_of(&self, name: &str) -> Option<&str> {
+        self.fields.iter().find(|f| f.param.name == name).and_then(|f| f.error.as_deref())
+    }
+
+    pub fn handle_key(&mut self, key: KeyEvent) -> FormAction {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        match key.code {
+            KeyCode::Char('s') if ctrl => {
+                if self.validate() {
+                    return FormAction::Submit(self.values());
+                }
+                if let Some(first_bad) = self.fields.iter().position(|f| f.error.is_some()) {
+                    self.focused = first_bad;
+                }
+            }
+            KeyCode::Esc => return FormAction::Cancel,
+            KeyCode::Tab | KeyCode::Down => self.move_focus(1),
+            KeyCode::BackTab | KeyCode::Up => self.move_focus(-1),
+            KeyCode::Enter if self.fields.get(self.focused).is_none_or(|f| f.param.kind != Kind::Json) => {
+                self.move_focus(1);
+            }
+            _ => {
+                if let Some(field) = self.fields.get_mut(self.focused) {
+                    field.input.input(key);
+                    field.error = None;
+                }
+            }
+        }
+        FormAction::None
+    }
+
+    fn move_focus(&mut self, delta: isize) {
+        if self.fields.is_empty() {
+            return;
+        }
+        // Leaving a field checks it, so mistakes show up as they are made.
+        if let Some(field) = self.fields.get_mut(self.focused) {
+            let value = field.value();
+            field.error = if value.is_empty() { None } else { validate::check_value(field.param, &value).err() };
+        }
+        let len = isize::try_from(self.fields.len()).unwrap_or(1);
+        let next = (isize::try_from(self.focused).unwrap_or(0) + delta).rem_euclid(len);
+        self.focused = usize::try_from(next).unwrap_or(0);
+    }
+
+    pub fn help() -> &'static [(&'static str, &'static str)] {
+        &[
+            ("Tab ↓ / S-Tab ↑", "next / previous field"),
+            ("Enter", "next field (a new line in JSON fields)"),
+            ("Ctrl-s", "check every field and send"),
+            ("Esc", "close without sending"),
+        ]
+    }
+
+    pub fn render(&mut self, frame: &mut Frame, area: Rect, theme: &Theme) {
+        let width = area.width.saturating_sub(4).clamp(20, 100).min(area.width);
+        let wanted: u16 = self.fields.iter().map(|f| 1 + f.input_height()).sum::<u16>() + 4;
+        let height = wanted.clamp(5, area.height.max(1)).min(area.height);
+        let popup = Rect {
+            x: area.x + (area.width - width) / 2,
+            y: area.y + (area.height - height) / 2,
+            width,
+            height,
+        };
+        frame.render_widget(Clear, popup);
+        let title = Line::from(vec![
+            Span::styled(format!(" {} ", self.op.full_name()), theme.title),
+            Span::styled(format!("{} {} ", self.op.method, self.op.path), theme.muted),
+            Span::styled(format!("→ {} ", self.target_label), theme.accent),
+        ]);
+        let footer = match &self.message {
+            Some(message) => Span::styled(format!(" {message} "), theme.error),
+            None => Span::styled(" Ctrl-s send · Tab next · Esc close ", theme.muted),
+        };
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_style(theme.border_focused)
+            .title(title)
+            .title_bottom(Line::from(footer));
+        let inner = block.inner(popup);
+        frame.render_widget(block, popup);
+        if inner.height == 0 || inner.width < 4 {
+            return;
+        }
+        let summary = Paragraph::new(self.op.summary).style(theme.muted);
+        frame.render_widget(summary, Rect { height: 1, ..inner });
+        if self.fields.is_empty() {
+            let text = Paragraph::new("This operation takes no parameters. Ctrl-s sends it.").style(theme.text);
+            frame.render_widget(text, Rect { y: inner.y + 2, height: inner.height.saturating_sub(2), ..inner });
+            return;
+        }
+        // Scroll so the focused field is visible: start from the first field that lets it fit.
+        let body = Rect { y: inner.y + 2, height: inner.height.saturating_sub(2), ..inner };
+        let heights: Vec<u16> = self.fields.iter().map(|f| 1 + f.input_height()).collect();
+        let mut first = 0;
+        while first < self.focused && heights[first..=self.focused].iter().sum::<u16>() > body.height {
+            first += 1;
+        }
+        let mut y = body.y;
+        for (index, field) in self.fields.iter_mut().enumerate().skip(first) {
+            let needed = 1 + field.input_height();
+            if y + needed > body.y + body.height {
+                break;
+            }
+            let focused = index == self.focused;
+            let param = field.param;
+            let mut label = vec![
+                Span::styled(param.name, if focused { theme.accent } else { theme.text }),
+                Span::styled(if param.required { "* " } else { "  " }, theme.error),
+                Span::styled(format!("{} · {}  ", location_label(param), param.kind.label()), theme.muted),
+                Span::styled(param.help, theme.muted),
+            ];
+            if let Some(error) = &field.error {
+                label.insert(3, Span::styled(format!("✗ {error}  "), theme.error.add_modifier(Modifier::BOLD)));
+            }
+            frame.render_widget(Paragraph::new(Line::from(label)), Rect { x: body.x, y, width: body.width, height: 1 });
+            let input_area = Rect { x: body.x + 2, y: y + 1, width: body.width.saturating_sub(2), height: needed - 1 };
+            field.input.set_style(theme.text);
+            field.input.set_placeholder_style(theme.muted);
+            field.input.set_cursor_style(if focused { theme.selection } else { theme.text });
+            frame.render_widget(&field.input, input_area);
+            y += needed;
+        }
+    }
+}
+
+fn location_label(param: &Param) -> &'static str {
+    match param.location {
+        Location::WholeBody => "whole body",
+        other => other.label(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::Service;
+    use ratatui::backend::TestBackend;
+    use ratatui::Terminal;
+
+    fn key(code: KeyCode) -> KeyEvent {
+        KeyEvent::new(code, KeyModifiers::NONE)
+    }
+
+    fn ctrl_s() -> KeyEvent {
+        KeyEvent::new(KeyCode::Char('s'), KeyModifiers::CONTROL)
+    }
+
+    #[test]
+    fn bad_values_are_caught_before_sending_and_shown_beside_the_field() {
+        let op = Service::Ably.operation("messages_list").unwrap();
+        let mut prefill = Values::new();
+        prefill.insert("channelId".into(), "orders:eu".into());
+        let mut form = Form::new(op, &prefill, "SANDBOX".into());
+        form.set_value("limit", "5000");
+        form.set_value("direction", "sideways");
+        assert_eq!(form.handle_key(ctrl_s()), FormAction::None);
+        assert_eq!(form.error_of("limit"), Some("must be at most 1000"));
+        assert!(form.error_of("direction").unwrap().contains("not one of forwards, backwards"));
+        let mut terminal = Terminal::new(TestBackend::new(100, 20)).unwrap();
+        terminal.draw(|f| form.render(f, f.area(), &Theme::dark())).unwrap();
+        let text: String = terminal.backend().buffer().content.iter().map(|c| c.symbol()).collect();
+        assert!(text.contains("✗ must be at most 1000"));
+        assert!(text.contains("nothing was sent"));
+        form.set_value("limit", "10");
+        form.set_value("direction", "forwards");
+        let FormAction::Submit(values) = form.handle_key(ctrl_s()) else { panic!("should submit") };
+        assert_eq!(values.get("channelId").map(String::as_str), Some("orders:eu"));
+        assert_eq!(values.get("limit").map(String::as_str), Some("10"));
+    }
+
+    #[test]
+    fn typing_goes_to_the_focused_field_and_tab_moves() {
+        let op = Service::Ably.operation("messages_publish").unwrap();
+        let mut form = Form::new(op, &Values::new(), "SANDBOX".into());
+        for c in "ch1".chars() {
+            form.handle_key(key(KeyCode::Char(c)));
+        }
+        form.handle_key(key(KeyCode::Tab));
+        for c in "greeting".chars() {
+            form.handle_key(key(KeyCode::Char(c)));
+        }
+        let values = form.values();
+        assert_eq!(values["channelId"], "ch1");
+        assert_eq!(values["name"], "greeting");
+        assert_eq!(form.handle_key(key(KeyCode::Esc)), FormAction::Cancel);
+    }
+
+    #[test]
+    fn renders_in_small_areas_without_panicking() {
+        let op = Service::Ably.operation("push_device_register").unwrap();
+        let mut form = Form::new(op, &Values::new(), "SANDBOX".into());
+        for (w, h) in [(1, 1), (10, 3), (60, 15)] {
+            let mut terminal = Terminal::new(TestBackend::new(w, h)).unwrap();
+            terminal.draw(|f| form.render(f, f.area(), &Theme::dark())).unwrap();
+        }
+    }
+}

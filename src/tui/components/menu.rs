@@ -1,0 +1,153 @@
+//! A filterable list of operations: `o` (the tab's, the selected resource first) and `:` (the
+//! command palette: every operation of every service, by fuzzy name).
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, List, ListItem, ListState};
+use ratatui::Frame;
+
+use crate::catalog::Operation;
+use crate::tui::theme::Theme;
+
+/// What a key did in the menu.
+#[derive(Debug)]
+pub enum MenuAction {
+    None,
+    Chosen(&'static Operation),
+    Cancel,
+}
+
+pub struct Menu {
+    title: String,
+    ops: Vec<&'static Operation>,
+    /// Indices into `ops` matching the query, best first.
+    shown: Vec<usize>,
+    query: String,
+    selected: usize,
+    /// Whether to show the service name (the palette spans services).
+    show_service: bool,
+}
+
+impl Menu {
+    pub fn new(title: impl Into<String>, ops: Vec<&'static Operation>, show_service: bool) -> Menu {
+        let shown = (0..ops.len()).collect();
+        Menu { title: title.into(), ops, shown, query: String::new(), selected: 0, show_service }
+    }
+
+    fn refilter(&mut self) {
+        let query = self.query.to_lowercase();
+        let mut scored: Vec<(usize, usize)> = self
+            .ops
+            .iter()
+            .enumerate()
+            .filter_map(|(i, op)| fuzzy_score(&query, &format!("{} {}", op.service.name(), op.name)).map(|s| (s, i)))
+            .collect();
+        scored.sort_by_key(|(score, i)| (*score, *i));
+        self.shown = scored.into_iter().map(|(_, i)| i).collect();
+        self.selected = 0;
+    }
+
+    pub fn handle_key(&mut self, key: KeyEvent) -> MenuAction {
+        match key.code {
+            KeyCode::Esc => return MenuAction::Cancel,
+            KeyCode::Enter => {
+                return self.shown.get(self.selected).map_or(MenuAction::None, |i| MenuAction::Chosen(self.ops[*i]));
+            }
+            KeyCode::Down => self.selected = (self.selected + 1).min(self.shown.len().saturating_sub(1)),
+            KeyCode::Up => self.selected = self.selected.saturating_sub(1),
+            KeyCode::Char('n') if key.modifiers.contains(KeyModifiers::CONTROL) => {
+                self.selected = (self.selected + 1).min(self.shown.len().saturating_sub(1));
+            }
+            KeyCode::Char('p') if key.modifiers.contains(KeyModifiers::CONTROL) => {
+                self.selected = self.selected.saturating_sub(1);
+            }
+            KeyCode::Backspace => {
+                self.query.pop();
+                self.refilter();
+            }
+            KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
+                self.query.push(c);
+                self.refilter();
+            }
+            _ => {}
+        }
+        MenuAction::None
+    }
+
+    pub fn help() -> &'static [(&'static str, &'static str)] {
+        &[("type", "filter by name"), ("↑ ↓ ^p ^n", "move"), ("Enter", "open the operation's form"), ("Esc", "close")]
+    }
+
+    pub fn render(&self, frame: &mut Frame, area: Rect, theme: &Theme) {
+        let width = area.width.saturating_sub(4).clamp(10, 90).min(area.width);
+        let wanted = u16::try_from(self.shown.len()).unwrap_or(u16::MAX).saturating_add(2).max(4);
+        let height = wanted.min(area.height.saturating_sub(2).max(3)).min(area.height);
+        let popup = Rect { x: area.x + (area.width - width) / 2, y: area.y + (area.height - height) / 3, width, height };
+        frame.render_widget(Clear, popup);
+        let title = Line::from(vec![
+            Span::styled(format!(" {} ", self.title), theme.title),
+            Span::styled(format!("> {}▏ ", self.query), theme.accent),
+        ]);
+        let block = Block::default().borders(Borders::ALL).border_style(theme.border_focused).title(title);
+        let items: Vec<ListItem> = self
+            .shown
+            .iter()
+            .map(|i| {
+                let op = self.ops[*i];
+                let mut spans = Vec::new();
+                if self.show_service {
+                    spans.push(Span::styled(format!("{:<9}", op.service.name()), theme.muted));
+                }
+                let name_style = if op.destructive { theme.warning } else { theme.text };
+                spans.push(Span::styled(format!("{:<28}", op.name), name_style));
+                spans.push(Span::styled(format!("{:<7}", op.method.as_str()), theme.muted));
+                spans.push(Span::styled(op.summary, theme.muted));
+                ListItem::new(Line::from(spans))
+            })
+            .collect();
+        let list = List::new(items).block(block).highlight_style(theme.selection);
+        let mut state = ListState::default().with_selected(Some(self.selected));
+        frame.render_stateful_widget(list, popup, &mut state);
+    }
+}
+
+/// Lower is better; `None` when `query`'s characters do not all appear in order in `text`.
+/// Prefers matches that start early and stay together.
+fn fuzzy_score(query: &str, text: &str) -> Option<usize> {
+    if query.is_empty() {
+        return Some(0);
+    }
+    let mut score = 0;
+    let mut last = None;
+    let mut chars = text.char_indices();
+    for q in query.chars() {
+        let (index, _) = chars.find(|(_, c)| *c == q)?;
+        score += match last {
+            Some(prev) => index - prev - 1,
+            None => index,
+        };
+        last = Some(index);
+    }
+    Some(score)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::all_operations;
+
+    #[test]
+    fn fuzzy_matching_ranks_tight_matches_first() {
+        assert!(fuzzy_score("msgl", "ably messages_list").is_some());
+        assert!(fuzzy_score("xyz", "ably messages_list").is_none());
+        let mut menu = Menu::new("palette", all_operations().collect(), true);
+        for c in "ably time".chars() {
+            menu.handle_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+        }
+        let MenuAction::Chosen(op) = menu.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)) else {
+            panic!("nothing chosen")
+        };
+        assert_eq!(op.name, "time_get");
+    }
+}

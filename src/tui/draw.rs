@@ -1,0 +1,156 @@
+//! Draws the whole screen from the app's state: header, the three panes, status bar, popups.
+
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, List, ListItem, ListState, Paragraph, Wrap};
+use ratatui::Frame;
+
+use crate::tui::app::{mode_label, App, Focus, Popup, Severity};
+use crate::tui::components::browser::Browser;
+use crate::tui::components::form::Form;
+use crate::tui::components::inspector::Inspector;
+use crate::tui::components::menu::Menu;
+
+/// Below this the layout cannot show the three panes; a message says so instead.
+pub const MIN_WIDTH: u16 = 60;
+pub const MIN_HEIGHT: u16 = 15;
+
+pub fn draw(frame: &mut Frame, app: &mut App) {
+    let area = frame.area();
+    let theme = app.theme.clone();
+    frame.render_widget(Block::default().style(theme.text), area);
+    if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
+        let text = format!(
+            "Terminal too small: {}x{}.\nopsdeck needs at least {MIN_WIDTH}x{MIN_HEIGHT}; enlarge the window (q quits).",
+            area.width, area.height
+        );
+        frame.render_widget(Paragraph::new(text).style(theme.warning).wrap(Wrap { trim: true }), area);
+        return;
+    }
+    let [header, body, status] = Layout::vertical([Constraint::Length(1), Constraint::Min(1), Constraint::Length(1)]).areas(area);
+    draw_header(frame, header, app);
+    draw_status(frame, status, app);
+    let resources_width = (body.width / 6).clamp(14, 24);
+    let [resources, browser, inspector] = Layout::horizontal([
+        Constraint::Length(resources_width),
+        Constraint::Percentage(45),
+        Constraint::Min(10),
+    ])
+    .areas(body);
+    let focus = app.focus;
+    let popup_open = app.popup.is_some();
+    draw_resources(frame, resources, app, focus == Focus::Resources && !popup_open);
+    let tab = &mut app.tabs[app.active];
+    tab.browser.render(frame, browser, &theme, focus == Focus::Browser && !popup_open);
+    tab.inspector.render(frame, inspector, &theme, focus == Focus::Inspector && !popup_open);
+    match &mut app.popup {
+        Some(Popup::Form(form)) => form.render(frame, body, &theme),
+        Some(Popup::Menu(menu)) => menu.render(frame, body, &theme),
+        Some(Popup::Confirm(confirm)) => confirm.render(frame, body, &theme),
+        Some(Popup::Help) => draw_help(frame, body, app),
+        None => {}
+    }
+}
+
+fn draw_header(frame: &mut Frame, area: Rect, app: &App) {
+    let theme = &app.theme;
+    let mut spans = vec![Span::styled(" opsdeck ", theme.title)];
+    for (index, tab) in app.tabs.iter().enumerate() {
+        let active = index == app.active;
+        let name_style = if active { theme.accent.add_modifier(ratatui::style::Modifier::UNDERLINED) } else { theme.muted };
+        spans.push(Span::styled(format!(" {} {}", index + 1, tab.service.title()), name_style));
+        let (badge, style) = match mode_label(tab) {
+            "LIVE" => ("LIVE", theme.live_badge),
+            _ if !tab.available => ("n/a", theme.muted),
+            _ => ("SBX", theme.sandbox_badge),
+        };
+        spans.push(Span::raw(" "));
+        spans.push(Span::styled(badge, style));
+    }
+    let mut right = format!(" profile {} ", app.profile);
+    if app.read_only {
+        right.push_str("· read-only ");
+    }
+    let used: usize = spans.iter().map(|s| s.content.chars().count()).sum();
+    let room = usize::from(area.width).saturating_sub(used + right.chars().count());
+    spans.push(Span::raw(" ".repeat(room)));
+    spans.push(Span::styled(right, theme.muted));
+    frame.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+fn draw_status(frame: &mut Frame, area: Rect, app: &App) {
+    let theme = &app.theme;
+    let mut spans = Vec::new();
+    let active = app.executor.active_count();
+    if active > 0 {
+        let in_flight = app.executor.in_flight_count();
+        spans.push(Span::styled(format!(" ⟳ {in_flight} in flight, {} queued ", active - in_flight), theme.accent));
+    }
+    let tab = app.tab();
+    if tab.auto_refresh {
+        spans.push(Span::styled(format!(" auto {}s ", app.auto_refresh_every.as_secs()), theme.success));
+    }
+    let (badge, style) = if tab.target.live { (" LIVE ", theme.live_badge) } else { (" SANDBOX ", theme.sandbox_badge) };
+    spans.push(Span::styled(badge, style));
+    spans.push(Span::styled(format!(" {} ", tab.target.base_url), theme.muted));
+    match &app.status {
+        Some((message, Severity::Error)) => spans.push(Span::styled(format!(" ✗ {message}"), theme.error)),
+        Some((message, Severity::Info)) => spans.push(Span::styled(format!(" {message}"), theme.text)),
+        None => spans.push(Span::styled(" ? help · o operations · : all operations · q quit", theme.muted)),
+    }
+    frame.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+fn draw_resources(frame: &mut Frame, area: Rect, app: &App, focused: bool) {
+    let theme = &app.theme;
+    let tab = app.tab();
+    let items: Vec<ListItem> = tab.resources.iter().map(|r| ListItem::new(*r)).collect();
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(theme.border(focused))
+        .title(Span::styled(format!(" {} ", tab.service.title()), theme.title));
+    let list = List::new(items).block(block).style(theme.text).highlight_style(theme.selected(focused));
+    let mut state = ListState::default().with_selected(Some(tab.resource));
+    frame.render_stateful_widget(list, area, &mut state);
+}
+
+fn draw_help(frame: &mut Frame, area: Rect, app: &App) {
+    let theme = &app.theme;
+    let global: &[(&str, &str)] = &[
+        ("1-7 Tab S-Tab", "switch service tab"),
+        ("h l ← →", "move between panes"),
+        ("o", "operations of the selected resource"),
+        (":", "any operation of any service"),
+        ("r", "refresh the view"),
+        ("a", "auto-refresh on/off"),
+        ("Ctrl-x", "cancel every call in flight"),
+        ("?", "this help"),
+        ("q Ctrl-c", "quit"),
+    ];
+    let (title, pane): (&str, &[(&str, &str)]) = match app.focus {
+        Focus::Resources => ("resources", &[("j k ↑ ↓", "move"), ("Enter l →", "browse the resource")]),
+        Focus::Browser => ("browser", Browser::help()),
+        Focus::Inspector => ("inspector", Inspector::help()),
+    };
+    let mut lines = vec![Line::from(Span::styled(format!("Keys of the {title}"), theme.title))];
+    lines.extend(pane.iter().map(|(k, v)| help_line(k, v, app)));
+    lines.push(Line::default());
+    lines.push(Line::from(Span::styled("Everywhere", theme.title)));
+    lines.extend(global.iter().map(|(k, v)| help_line(k, v, app)));
+    lines.push(Line::default());
+    lines.push(Line::from(Span::styled("In forms and menus", theme.title)));
+    lines.extend(Form::help().iter().chain(Menu::help()).map(|(k, v)| help_line(k, v, app)));
+    let width = area.width.saturating_sub(4).clamp(10, 64).min(area.width);
+    let height = u16::try_from(lines.len() + 2).unwrap_or(u16::MAX).min(area.height);
+    let popup = Rect { x: area.x + (area.width - width) / 2, y: area.y + (area.height - height) / 2, width, height };
+    frame.render_widget(Clear, popup);
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(theme.border_focused)
+        .title(Span::styled(" help · Esc closes ", theme.title));
+    frame.render_widget(Paragraph::new(lines).block(block), popup);
+}
+
+fn help_line<'a>(key: &'a str, what: &'a str, app: &App) -> Line<'a> {
+    Line::from(vec![Span::styled(format!("  {key:<18}"), app.theme.accent), Span::styled(what, app.theme.text)])
+}

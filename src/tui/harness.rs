@@ -1,0 +1,109 @@
+//! Drives the console without a terminal: keys in, call results applied, screen read back from
+//! a TestBackend. Used by the UI tests and by `cargo run --example screenshots`.
+
+use std::time::Duration;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::backend::TestBackend;
+use ratatui::buffer::Buffer;
+use ratatui::Terminal;
+
+use super::app::Focus;
+use super::{draw, start_with, Console};
+use crate::cli::GlobalArgs;
+use crate::config::Config;
+
+/// Owns a console and its terminal; feeds keys, waits for calls, reads the screen.
+pub struct Harness {
+    pub console: Console,
+    terminal: Terminal<TestBackend>,
+}
+
+impl Harness {
+    pub async fn new() -> Harness {
+        Harness::with_args(GlobalArgs { profile: None, read_only: false, theme: None, config: None }).await
+    }
+
+    pub async fn with_args(global: GlobalArgs) -> Harness {
+        let mut console = start_with(Config::default(), &|_| None, &global).await.expect("console starts");
+        console.app.start_tab();
+        let mut harness = Harness { console, terminal: Terminal::new(TestBackend::new(160, 40)).expect("terminal") };
+        harness.settle().await;
+        harness
+    }
+
+    /// Presses keys written as text: plain characters, or `<Enter>`, `<Esc>`, `<Tab>`, `<S-Tab>`,
+    /// `<Down>`, `<Up>`, `<BS>`, `<C-x>` (Ctrl plus a letter).
+    pub fn keys(&mut self, keys: &str) {
+        let mut rest = keys;
+        while let Some(c) = rest.chars().next() {
+            let (key, len) = if c == '<' {
+                let end = rest.find('>').expect("closed key name");
+                let name = &rest[1..end];
+                let key = match name {
+                    "Enter" => KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE),
+                    "Esc" => KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE),
+                    "Tab" => KeyEvent::new(KeyCode::Tab, KeyModifiers::NONE),
+                    "S-Tab" => KeyEvent::new(KeyCode::BackTab, KeyModifiers::SHIFT),
+                    "Down" => KeyEvent::new(KeyCode::Down, KeyModifiers::NONE),
+                    "Up" => KeyEvent::new(KeyCode::Up, KeyModifiers::NONE),
+                    "BS" => KeyEvent::new(KeyCode::Backspace, KeyModifiers::NONE),
+                    ctrl if ctrl.starts_with("C-") => {
+                        KeyEvent::new(KeyCode::Char(ctrl.chars().nth(2).expect("letter")), KeyModifiers::CONTROL)
+                    }
+                    other => panic!("unknown key <{other}>"),
+                };
+                (key, end + 1)
+            } else {
+                (KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE), c.len_utf8())
+            };
+            self.console.app.handle_key(key);
+            rest = &rest[len..];
+        }
+    }
+
+    /// Applies call results until nothing is in flight.
+    pub async fn settle(&mut self) {
+        let app = &mut self.console.app;
+        while app.executor.active_count() > 0 {
+            let event = tokio::time::timeout(Duration::from_secs(10), self.console.events.recv())
+                .await
+                .expect("calls finish within 10 s")
+                .expect("channel open");
+            app.on_call_event(event);
+        }
+    }
+
+    pub fn screen(&mut self) -> String {
+        let app = &mut self.console.app;
+        self.terminal.draw(|f| draw::draw(f, app)).expect("draws");
+        let buffer = self.terminal.backend().buffer();
+        let area = buffer.area;
+        (0..area.height)
+            .map(|y| (0..area.width).map(|x| buffer[(x, y)].symbol()).collect::<String>().trim_end().to_owned())
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// The last drawn frame, for rendering to an image.
+    pub fn buffer(&self) -> &Buffer {
+        self.terminal.backend().buffer()
+    }
+
+    pub fn resize(&mut self, width: u16, height: u16) {
+        self.terminal.backend_mut().resize(width, height);
+    }
+
+    /// Moves the resource list to `name` and opens it.
+    pub async fn browse(&mut self, name: &str) {
+        let tab = &self.console.app.tabs[self.console.app.active];
+        let index = tab.resources.iter().position(|r| *r == name).expect("resource exists");
+        self.console.app.focus = Focus::Resources;
+        let current = tab.resource;
+        let moves = if index >= current { "j".repeat(index - current) } else { "k".repeat(current - index) };
+        self.keys(&moves);
+        self.keys("<Enter>");
+        self.settle().await;
+    }
+}
+

@@ -1,0 +1,155 @@
+//! One service's tab: its target, resources, browser, inspector and the values picked up while
+//! browsing (the channel being looked at, the selected device) that pre-fill forms.
+
+use serde_json::Value;
+
+use crate::catalog::{Location, Operation, Service};
+use crate::client::request::PreparedRequest;
+use crate::client::{CallId, Response, Target, Values};
+use crate::config::Mode;
+use crate::tui::components::browser::Browser;
+use crate::tui::components::inspector::Inspector;
+
+/// The page shown in the browser and how it was fetched, for `n`, `p` and `r`.
+pub struct PageState {
+    pub op: &'static Operation,
+    pub request: PreparedRequest,
+    pub response: Response,
+    /// Requests of the pages before this one, for `p`.
+    pub previous: Vec<PreparedRequest>,
+}
+
+pub struct Tab {
+    pub service: Service,
+    pub target: Target,
+    pub mode: Mode,
+    /// False when the tab points at the embedded sandbox but the service has no simulator yet.
+    pub available: bool,
+    pub resources: Vec<&'static str>,
+    pub resource: usize,
+    pub browser: Browser,
+    pub inspector: Inspector,
+    /// Values gathered while browsing, used to pre-fill forms.
+    pub context: Values,
+    /// What each operation's form last held, so nothing typed is lost when a call fails.
+    pub drafts: std::collections::HashMap<&'static str, Values>,
+    pub page: Option<PageState>,
+    /// The list call in flight, if any.
+    pub loading: Option<CallId>,
+    pub auto_refresh: bool,
+    pub last_refresh: Option<std::time::Instant>,
+    /// Whether the first resource has been loaded (done when the tab is first shown).
+    pub started: bool,
+}
+
+impl Tab {
+    pub fn new(service: Service, target: Target, mode: Mode, available: bool) -> Tab {
+        let mut browser = Browser::default();
+        let resources = service.resources();
+        browser.title = resources.first().map_or_else(String::new, |r| (*r).to_owned());
+        Tab {
+            service,
+            target,
+            mode,
+            available,
+            resources,
+            resource: 0,
+            browser,
+            inspector: Inspector::new(),
+            context: Values::new(),
+            drafts: std::collections::HashMap::new(),
+            page: None,
+            loading: None,
+            auto_refresh: false,
+            last_refresh: None,
+            started: false,
+        }
+    }
+
+    pub fn resource_name(&self) -> &'static str {
+        self.resources.get(self.resource).copied().unwrap_or("")
+    }
+
+    /// The operation that lists the selected resource, if it has one.
+    pub fn list_op(&self) -> Option<&'static Operation> {
+        let resource = self.resource_name();
+        self.service.operations().iter().find(|op| op.resource == resource && op.is_list())
+    }
+
+    /// The tab's operations, those of the selected resource first.
+    pub fn operations_for_menu(&self) -> Vec<&'static Operation> {
+        let resource = self.resource_name();
+        let ops = self.service.operations();
+        ops.iter().filter(|op| op.resource == resource).chain(ops.iter().filter(|op| op.resource != resource)).collect()
+    }
+
+    /// The selected record, seen as an object (a bare value becomes `{id_field: value}`).
+    pub fn selected_record(&self) -> Option<serde_json::Map<String, Value>> {
+        let record = self.browser.selected_record()?;
+        match record {
+            Value::Object(map) => Some(map.clone()),
+            other => {
+                let id_field = self.page.as_ref().and_then(|p| p.op.id_field)?;
+                Some([(id_field.to_owned(), other.clone())].into_iter().collect())
+            }
+        }
+    }
+
+    /// Records a selected row in the context: its own fields by name, and its id under the path
+    /// parameter names of the resource's operations (a device's `id` is their `deviceId`).
+    pub fn remember_selection(&mut self) {
+        let Some(page_op) = self.page.as_ref().map(|p| p.op) else { return };
+        let Some(record) = self.selected_record() else { return };
+        for (key, value) in &record {
+            if let Some(text) = scalar(value) {
+                self.context.insert(key.clone(), text);
+            }
+        }
+        let Some(id) = page_op.id_field.and_then(|f| record.get(f)).and_then(scalar) else { return };
+        for op in self.service.operations().iter().filter(|op| op.resource == page_op.resource) {
+            for param in op.params.iter().filter(|p| p.location == Location::Path && !record.contains_key(p.name)) {
+                self.context.insert(param.name.to_owned(), id.clone());
+            }
+        }
+    }
+
+    /// Values to pre-fill `op`'s form with: the last draft, else the selected record and context.
+    pub fn prefill(&self, op: &'static Operation) -> Values {
+        if let Some(draft) = self.drafts.get(op.name) {
+            return draft.clone();
+        }
+        let record = self.selected_record().unwrap_or_default();
+        let mut values = Values::new();
+        for param in op.params {
+            // A record's body fields pre-fill updates only: copying them into a create would
+            // make a duplicate (or, with Ably's idempotent ids, silently publish nothing).
+            let is_update = matches!(op.method, crate::catalog::Method::Put | crate::catalog::Method::Patch);
+            let usable = param.location != Location::Body || is_update;
+            let from_record = record.get(param.name).filter(|_| usable).and_then(|v| match v {
+                Value::Object(_) | Value::Array(_) if param.kind == crate::catalog::Kind::Json => Some(v.to_string()),
+                other => scalar(other),
+            });
+            // Body fields come only from the record itself: the context holds other records' fields.
+            let from_context = (param.location != Location::Body).then(|| self.context.get(param.name).cloned()).flatten();
+            if let Some(value) = from_record.or(from_context) {
+                values.insert(param.name.to_owned(), value);
+            }
+        }
+        if op.service == Service::Ably && op.name == "tokens_request" {
+            if let crate::client::Credentials::AblyKey(key) = &self.target.credentials {
+                let name = key.expose().split(':').next().unwrap_or_default();
+                values.insert("keyName".into(), name.to_owned());
+            }
+        }
+        values
+    }
+}
+
+fn scalar(value: &Value) -> Option<String> {
+    match value {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
+}

@@ -1,0 +1,182 @@
+//! The console driven by keys against the in-process simulators, read back from a TestBackend.
+
+use std::time::Duration;
+
+use super::app::{Focus, Popup};
+use super::harness::Harness;
+use crate::cli::GlobalArgs;
+use crate::client::CallState;
+
+#[tokio::test]
+async fn starts_on_ably_with_channels_and_seven_tabs() {
+    let mut h = Harness::new().await;
+    let screen = h.screen();
+    for (i, title) in ["Ably", "Deepgram", "AvaTax", "TaxJar", "Coinbase", "Mailgun", "EasyPost"].iter().enumerate() {
+        assert!(screen.contains(&format!("{} {title}", i + 1)), "tab {title} in:\n{screen}");
+    }
+    assert!(screen.contains("SBX"));
+    assert!(screen.contains("channels"));
+    assert!(screen.contains("page 1"), "{screen}");
+    let rows = h.console.app.tab().browser.row_count();
+    assert!(rows >= 5, "seeded channels shown: {rows}");
+}
+
+#[tokio::test]
+async fn switching_tabs_and_an_unsimulated_service_says_so() {
+    let mut h = Harness::new().await;
+    h.keys("2");
+    assert_eq!(h.console.app.active, 1);
+    let screen = h.screen();
+    assert!(screen.contains("The Deepgram simulator is not built yet"), "{screen}");
+    assert!(screen.contains("DEEPGRAM_API_KEY"));
+    h.keys("<Tab>");
+    assert_eq!(h.console.app.active, 2);
+    h.keys("<S-Tab><S-Tab>");
+    assert_eq!(h.console.app.active, 0);
+    // The other tabs still list every operation.
+    h.keys("7o");
+    let screen = h.screen();
+    assert!(screen.contains("shipments_buy"), "{screen}");
+}
+
+#[tokio::test]
+async fn browse_a_channel_and_open_it_in_the_inspector() {
+    let mut h = Harness::new().await;
+    let first = h.console.app.tab().browser.selected_record().cloned().expect("a channel");
+    let second_id = h.console.app.tab().browser.records()[1].clone();
+    h.keys("j<Enter>");
+    assert_eq!(h.console.app.focus, Focus::Inspector);
+    let screen = h.screen();
+    let id = second_id.as_str().map_or_else(|| second_id["channelId"].as_str().unwrap().to_owned(), str::to_owned);
+    assert!(screen.contains(&id), "{screen}");
+    assert_ne!(first, second_id);
+    // The selection is remembered for forms: messages of that channel.
+    h.browse("messages").await;
+    let screen = h.screen();
+    assert!(screen.contains("messages"), "{screen}");
+    assert!(h.console.app.tab().browser.row_count() > 0, "history of {id}:\n{screen}");
+}
+
+#[tokio::test]
+async fn publish_through_the_form_and_see_it_in_history() {
+    let mut h = Harness::new().await;
+    h.keys(":messages_publish<Enter>");
+    assert!(matches!(h.console.app.popup, Some(Popup::Form(_))));
+    // channelId is pre-filled from the selected channel; replace it.
+    let Some(Popup::Form(form)) = h.console.app.popup.as_mut() else { unreachable!() };
+    form.set_value("channelId", "ui:test");
+    h.keys("<Tab>deploy-finished<Tab>all green<C-s>");
+    assert!(h.console.app.popup.is_none(), "form closed on send");
+    h.settle().await;
+    let screen = h.screen();
+    assert!(screen.contains("messages_publish: 201"), "{screen}");
+    h.keys(":messages_list<Enter>");
+    let Some(Popup::Form(form)) = h.console.app.popup.as_mut() else { panic!("form") };
+    form.set_value("channelId", "ui:test");
+    h.keys("<C-s>");
+    h.settle().await;
+    let screen = h.screen();
+    assert!(screen.contains("deploy-finished"), "{screen}");
+    assert!(screen.contains("all green"), "{screen}");
+}
+
+#[tokio::test]
+async fn a_bad_value_shows_an_error_beside_the_field_and_sends_nothing() {
+    let mut h = Harness::new().await;
+    h.keys(":messages_list<Enter>");
+    let Some(Popup::Form(form)) = h.console.app.popup.as_mut() else { panic!("form") };
+    form.set_value("channelId", "x");
+    form.set_value("limit", "5000");
+    h.keys("<C-s>");
+    assert_eq!(h.console.app.executor.active_count(), 0, "nothing sent");
+    let screen = h.screen();
+    assert!(screen.contains("✗ must be at most 1000"), "{screen}");
+    assert!(screen.contains("nothing was sent"));
+    // Esc keeps what was typed for next time.
+    h.keys("<Esc>:messages_list<Enter>");
+    let Some(Popup::Form(form)) = h.console.app.popup.as_ref() else { panic!("form") };
+    assert_eq!(form.values().get("limit").map(String::as_str), Some("5000"));
+}
+
+#[tokio::test]
+async fn delete_asks_first_and_only_then_sends() {
+    let mut h = Harness::new().await;
+    h.browse("push devices").await;
+    let before = h.console.app.tab().browser.row_count();
+    assert!(before > 0, "seeded devices");
+    let device = h.console.app.tab().browser.selected_record().unwrap()["id"].as_str().unwrap().to_owned();
+    h.keys("o");
+    let Some(Popup::Menu(_)) = h.console.app.popup else { panic!("menu") };
+    h.keys("push_device_delete<Enter>");
+    let Some(Popup::Form(form)) = h.console.app.popup.as_ref() else { panic!("form") };
+    assert_eq!(form.values().get("deviceId"), Some(&device), "pre-filled from the selection");
+    h.keys("<C-s>");
+    let screen = h.screen();
+    assert!(screen.contains("This cannot be undone"), "{screen}");
+    assert!(screen.contains("SANDBOX"));
+    assert!(screen.contains(&format!("deviceId={device}")));
+    h.keys("n");
+    assert_eq!(h.console.app.executor.active_count(), 0);
+    assert!(h.screen().contains("nothing was sent"));
+    h.keys(":push_device_delete<Enter><C-s>y");
+    h.settle().await;
+    h.settle().await;
+    assert_eq!(h.console.app.tab().browser.row_count(), before - 1, "the list was refreshed without it");
+}
+
+#[tokio::test]
+async fn cancelling_an_in_flight_call_drops_its_result() {
+    let mut h = Harness::new().await;
+    h.console.app.focus = Focus::Browser;
+    h.keys("r");
+    let id = h.console.app.tab().loading.expect("a refresh in flight");
+    h.keys("<Esc>");
+    assert_eq!(h.console.app.executor.state(id), Some(CallState::Cancelled));
+    assert!(h.console.app.tab().loading.is_none());
+    // Whatever the task still reports is dropped.
+    if let Ok(Some(event)) = tokio::time::timeout(Duration::from_secs(5), h.console.events.recv()).await {
+        h.console.app.on_call_event(event);
+    }
+    assert_eq!(h.console.app.executor.state(id), Some(CallState::Cancelled));
+    assert!(h.screen().contains("cancelled call"));
+}
+
+#[tokio::test]
+async fn refreshing_twice_keeps_only_the_newest() {
+    let mut h = Harness::new().await;
+    h.console.app.focus = Focus::Browser;
+    h.keys("r");
+    let first = h.console.app.tab().loading.unwrap();
+    h.keys("r");
+    let second = h.console.app.tab().loading.unwrap();
+    assert_ne!(first, second);
+    assert_eq!(h.console.app.executor.state(first), Some(CallState::Cancelled));
+    h.settle().await;
+    assert_eq!(h.console.app.executor.state(second), Some(CallState::Done));
+}
+
+#[tokio::test]
+async fn any_size_down_to_tiny_never_panics() {
+    let mut h = Harness::new().await;
+    h.keys("?");
+    for (w, h_) in [(200, 50), (60, 15), (59, 14), (20, 5), (1, 1)] {
+        h.resize(w, h_);
+        let screen = h.screen();
+        if w < 60 {
+            assert!(screen.contains("Terminal") || w < 20, "{screen}");
+        }
+    }
+    h.resize(100, 30);
+    assert!(h.screen().contains("Keys of the browser"));
+}
+
+#[tokio::test]
+async fn read_only_refuses_changes() {
+    let mut h = Harness::with_args(GlobalArgs { profile: None, read_only: true, theme: None, config: None }).await;
+    h.keys(":messages_publish<Enter>");
+    let Some(Popup::Form(form)) = h.console.app.popup.as_mut() else { panic!("form") };
+    form.set_value("channelId", "x");
+    h.keys("<C-s>");
+    assert_eq!(h.console.app.executor.active_count(), 0);
+    assert!(h.screen().contains("--read-only is on"));
+}
