@@ -149,7 +149,7 @@ async fn simulator_rejects_limit_over_1000_itself() {
     let url = format!("{}/channels/x/messages?limit=1001", ably.target.base_url);
     let response = ably.http.get(url).basic_auth("opsdeck.sandbox", Some("sandbox-secret")).send().await.unwrap();
     assert_eq!(response.status(), 400);
-    let body: Value = response.json().await.unwrap();
+    let body: Value = serde_json::from_slice(&response.bytes().await.unwrap()).unwrap();
     assert_eq!(body["error"]["code"], 40003);
 }
 
@@ -267,7 +267,8 @@ async fn reset_restores_the_seeded_state() {
     assert_eq!(reset.status(), 200);
     let after = ably.json("channels_list", &[("by", "id")]).await;
     assert_eq!(before, after);
-    let index: Value = ably.http.get(format!("http://{}/", ably.sandbox.control)).send().await.unwrap().json().await.unwrap();
+    let index = ably.http.get(format!("http://{}/", ably.sandbox.control)).send().await.unwrap();
+    let index: Value = serde_json::from_slice(&index.bytes().await.unwrap()).unwrap();
     let services = index["services"].as_array().unwrap();
     assert_eq!(services.len(), 8, "seven services, Mailgun twice");
     assert_eq!(services[0]["service"], "ably");

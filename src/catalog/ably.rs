@@ -1,6 +1,6 @@
 //! Ably REST (spec part A). Wire facts: `shared/api/ably.md`.
 
-use super::{BodyEncoding, Method, Operation, Paging, Param, Service};
+use super::{BodyEncoding, Kind, Method, Operation, Paging, Param, Service};
 
 const CHANNEL: Param = Param::path("channelId", "channel name, e.g. orders:eu");
 const DEVICE: Param = Param::path("deviceId", "push device id");
@@ -34,6 +34,7 @@ const fn op(
         mutates: !matches!(method, Method::Get),
         destructive: matches!(method, Method::Delete),
         id_field: None,
+        browse: &[],
     }
 }
 
@@ -48,6 +49,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         ],
         paging: Paging::LinkHeader,
         id_field: Some("channelId"),
+        browse: &[("by", "value")],
         ..op(
             "channels_list",
             "channels",
@@ -70,7 +72,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         params: &[
             CHANNEL,
             Param::body("name", "event name of the message"),
-            Param::body("data", "payload: text, or JSON for an object").json(),
+            Param::body("data", "payload: text, or a JSON object or array").kind(Kind::Data),
             Param::body("clientId", "publisher's client id"),
             Param::body("id", "message id for idempotent publishing"),
             Param::body("extras", "extras object, e.g. {\"push\":{...}}").json(),

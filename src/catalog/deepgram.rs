@@ -72,6 +72,7 @@ const fn op(
         mutates: !matches!(method, Method::Get),
         destructive: matches!(method, Method::Delete),
         id_field: None,
+        browse: &[],
     }
 }
 

@@ -98,6 +98,7 @@ const fn op(
         mutates: !matches!(method, Method::Get),
         destructive: matches!(method, Method::Delete),
         id_field: None,
+        browse: &[],
     }
 }
 

@@ -176,6 +176,8 @@ pub enum Kind {
     Bool,
     /// Any JSON value; sent as parsed JSON in a JSON body, as its text elsewhere.
     Json,
+    /// Free text, or JSON when it parses as an object or array (a message payload).
+    Data,
     /// Comma-separated values; a JSON array in a JSON body, repeated keys in a query or form.
     List,
     /// A path to a local file whose bytes are sent (uploads).
@@ -190,6 +192,7 @@ impl Kind {
             Kind::Num => "number",
             Kind::Bool => "boolean",
             Kind::Json => "json",
+            Kind::Data => "text or json",
             Kind::List => "list",
             Kind::File => "file",
         }
@@ -350,6 +353,9 @@ pub struct Operation {
     /// For a list operation: the field of each row that identifies it, used to pre-fill the
     /// forms of operations on one record (e.g. `id`, `channelId`).
     pub id_field: Option<&'static str>,
+    /// Values the browser adds when it lists this resource, for a richer table than the API's
+    /// default (Ably channels with their metadata rather than bare names).
+    pub browse: &'static [(&'static str, &'static str)],
 }
 
 impl Operation {

@@ -42,7 +42,7 @@ pub fn check_value(param: &Param, value: &str) -> Result<(), String> {
             serde_json::from_str::<serde_json::Value>(value)
                 .map_err(|e| format!("invalid JSON: {e}"))?;
         }
-        Kind::Str | Kind::List | Kind::File => {
+        Kind::Str | Kind::List | Kind::File | Kind::Data => {
             let chars = value.chars().count();
             #[expect(clippy::cast_precision_loss, reason = "string lengths are small")]
             let len = chars as f64;

@@ -190,6 +190,10 @@ fn json_value(param: &Param, value: &str) -> Result<Value, CallError> {
                 .collect(),
         ),
         Kind::Str => Value::String(value.to_owned()),
+        Kind::Data => match serde_json::from_str::<Value>(value) {
+            Ok(parsed @ (Value::Object(_) | Value::Array(_))) => parsed,
+            _ => Value::String(value.to_owned()),
+        },
         Kind::File => return Err(invalid("a file cannot be sent in a JSON body".into())),
     })
 }

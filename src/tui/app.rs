@@ -339,7 +339,7 @@ impl App {
             self.popup = Some(Popup::Menu(Menu::new(title, ops, false)));
             return;
         };
-        let values = tab.prefill(op);
+        let values = tab.browse_values(op);
         let missing = op.params.iter().any(|p| p.required && !values.contains_key(p.name));
         if missing {
             tab.browser.clear();

@@ -1979,11 +1979,12 @@ mod tests {
             }
             let ours = JsonDoc::parse(Bytes::from(bytes.clone()));
             let theirs = serde_json::from_slice::<serde_json::Value>(&bytes);
-            if let Err(e) = &theirs {
-                // serde_json also rejects lone surrogates and out-of-range numbers, which the
-                // grammar allows; the index only validates the grammar.
+            if let (Ok(_), Err(e)) = (&ours, &theirs) {
+                // serde_json also rejects lone surrogates (reported as a surrogate or as an
+                // unfinished `\u` escape after one) and out-of-range numbers, which the grammar
+                // allows; the index only validates the grammar.
                 let msg = e.to_string();
-                if msg.contains("surrogate") || msg.contains("out of range") || msg.contains("recursion") {
+                if ["surrogate", "hex escape", "out of range"].iter().any(|m| msg.contains(m)) {
                     continue;
                 }
             }

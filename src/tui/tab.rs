@@ -113,6 +113,15 @@ impl Tab {
         }
     }
 
+    /// The values the browser lists `op` with: the form's pre-fill plus the op's browse values.
+    pub fn browse_values(&self, op: &'static Operation) -> Values {
+        let mut values = self.prefill(op);
+        for (name, value) in op.browse {
+            values.entry((*name).to_owned()).or_insert_with(|| (*value).to_owned());
+        }
+        values
+    }
+
     /// Values to pre-fill `op`'s form with: the last draft, else the selected record and context.
     pub fn prefill(&self, op: &'static Operation) -> Values {
         if let Some(draft) = self.drafts.get(op.name) {
@@ -126,7 +135,9 @@ impl Tab {
             let is_update = matches!(op.method, crate::catalog::Method::Put | crate::catalog::Method::Patch);
             let usable = param.location != Location::Body || is_update;
             let from_record = record.get(param.name).filter(|_| usable).and_then(|v| match v {
-                Value::Object(_) | Value::Array(_) if param.kind == crate::catalog::Kind::Json => Some(v.to_string()),
+                Value::Object(_) | Value::Array(_) if matches!(param.kind, crate::catalog::Kind::Json | crate::catalog::Kind::Data) => {
+                    Some(v.to_string())
+                }
                 other => scalar(other),
             });
             // Body fields come only from the record itself: the context holds other records' fields.

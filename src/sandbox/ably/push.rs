@@ -8,7 +8,7 @@ use super::paging;
 use super::routes::check_channel_name;
 use super::state::{Device, PushDelivery, State, Target};
 use super::stats::m;
-use super::wire::{AblyError, Val};
+use super::wire::{passes, AblyError, Val};
 use super::{Call, Reply, Shared};
 
 const PLATFORMS: &[&str] = &["ios", "android", "browser"];
@@ -262,8 +262,8 @@ pub(super) fn device_list(shared: &Shared, call: &Call) -> Result<Reply, AblyErr
             .devices
             .range::<str, _>((lower, Bound::Unbounded))
             .map(|(_, d)| d)
-            .filter(|d| device_id.map_or(true, |id| d.id == id))
-            .filter(|d| client_id.map_or(true, |c| d.client_id.as_deref() == Some(c)));
+            .filter(|d| passes(device_id, Some(&d.id)))
+            .filter(|d| passes(client_id, d.client_id.as_deref()));
         for device in matching {
             if items.len() == limit {
                 more = true;
@@ -317,8 +317,8 @@ pub(super) fn device_delete_where(shared: &Shared, call: &Call) -> Result<Reply,
     let ids: Vec<String> = state
         .devices
         .values()
-        .filter(|d| device_id.map_or(true, |id| d.id == id))
-        .filter(|d| client_id.map_or(true, |c| d.client_id.as_deref() == Some(c)))
+        .filter(|d| passes(device_id, Some(&d.id)))
+        .filter(|d| passes(client_id, d.client_id.as_deref()))
         .map(|d| d.id.clone())
         .collect();
     remove_devices(&mut state, &ids);
@@ -432,7 +432,7 @@ pub(super) fn subscription_list(shared: &Shared, call: &Call) -> Result<Reply, A
         let matching = state
             .subscriptions
             .range((lower, Bound::Unbounded))
-            .filter(|(ch, _)| channel.map_or(true, |c| ch == c))
+            .filter(|(ch, _)| passes(channel, Some(ch)))
             .filter(|(_, target)| target_matches(target));
         for (ch, target) in matching {
             if items.len() == limit {
@@ -477,7 +477,7 @@ pub(super) fn subscription_delete(shared: &Shared, call: &Call) -> Result<Reply,
     shared
         .lock()
         .subscriptions
-        .retain(|(ch, t)| !(*t == target && channel.map_or(true, |c| ch == c)));
+        .retain(|(ch, t)| !(*t == target && passes(channel, Some(ch))));
     Ok(Reply::no_content())
 }
 

@@ -13,7 +13,7 @@ use super::auth::Caller;
 use super::paging::{self, Direction};
 use super::state::{Channel, Message, Presence, PushDelivery, State};
 use super::stats::{self, m, Unit};
-use super::wire::{AblyError, Format, Val, LENIENT_B64};
+use super::wire::{passes, AblyError, Format, Val, LENIENT_B64};
 use super::{Call, Reply, Shared};
 
 /// Ably's default maximum message size.
@@ -327,8 +327,8 @@ pub(super) fn presence_get(shared: &Shared, call: &Call) -> Result<Reply, AblyEr
                 .members
                 .range::<str, _>((lower, Bound::Unbounded))
                 .map(|(_, p)| p)
-                .filter(|p| client.map_or(true, |c| p.client_id == c))
-                .filter(|p| connection.map_or(true, |c| p.connection_id == c));
+                .filter(|p| passes(client, Some(&p.client_id)))
+                .filter(|p| passes(connection, Some(&p.connection_id)));
             for p in matching {
                 if page.len() == limit {
                     more = true;

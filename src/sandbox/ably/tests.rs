@@ -1,1 +1,1013 @@
-//! Router-level tests.
+//! Router-level tests: requests go through the real axum router with `oneshot`, the way an SDK's
+//! would arrive.
+
+use axum::body::{Body, Bytes};
+use axum::http::{header, HeaderMap, Request, StatusCode};
+use axum::Router;
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine;
+use http_body_util::BodyExt;
+use serde_json::{json, Value};
+use tower::ServiceExt;
+
+use super::auth::sign_request;
+use super::wire::Val;
+use super::AblySimulator;
+use crate::sandbox::credentials::{ABLY_KEY, ABLY_KEY_NAME};
+use crate::sandbox::Simulator;
+
+fn basic() -> String {
+    format!("Basic {}", STANDARD.encode(ABLY_KEY))
+}
+
+struct Resp {
+    status: StatusCode,
+    headers: HeaderMap,
+    body: Bytes,
+}
+
+impl Resp {
+    fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap_or_else(|e| {
+            panic!(
+                "not JSON ({e}): {}",
+                String::from_utf8_lossy(&self.body)
+            )
+        })
+    }
+
+    fn msgpack(&self) -> Val {
+        rmp_serde::from_slice(&self.body).expect("msgpack body")
+    }
+
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    /// The query of the `rel="next"` link, resolved the way ably-js does: same path, new query.
+    fn next_uri(&self, path: &str) -> Option<String> {
+        let link = self.header("link")?;
+        link.split(", ").find_map(|part| {
+            let (url, rel) = part.split_once(">; rel=\"")?;
+            if rel.trim_end_matches('"') != "next" {
+                return None;
+            }
+            let (_, query) = url.trim_start_matches('<').split_once('?')?;
+            Some(format!("{path}?{query}"))
+        })
+    }
+}
+
+/// One request builder so tests read like the calls they make.
+struct Req<'a> {
+    method: &'a str,
+    uri: String,
+    headers: Vec<(&'static str, String)>,
+    body: Vec<u8>,
+}
+
+fn req(method: &str, uri: impl Into<String>) -> Req<'_> {
+    Req {
+        method,
+        uri: uri.into(),
+        headers: vec![("authorization", basic())],
+        body: Vec::new(),
+    }
+}
+
+impl Req<'_> {
+    fn json(mut self, body: &Value) -> Self {
+        self.body = serde_json::to_vec(body).expect("json");
+        self.headers.push(("content-type", "application/json".into()));
+        self
+    }
+
+    fn msgpack(mut self, body: &Val) -> Self {
+        self.body = rmp_serde::to_vec(body).expect("msgpack");
+        self.headers
+            .push(("content-type", "application/x-msgpack".into()));
+        self.headers.push(("accept", "application/x-msgpack".into()));
+        self
+    }
+
+    fn header(mut self, name: &'static str, value: impl Into<String>) -> Self {
+        self.headers.retain(|(n, _)| *n != name);
+        self.headers.push((name, value.into()));
+        self
+    }
+
+    fn no_auth(mut self) -> Self {
+        self.headers.retain(|(n, _)| *n != "authorization");
+        self
+    }
+
+    async fn send(self, router: &Router) -> Resp {
+        let mut builder = Request::builder().method(self.method).uri(&self.uri);
+        for (name, value) in &self.headers {
+            builder = builder.header(*name, value);
+        }
+        let request = builder.body(Body::from(self.body)).expect("request");
+        let response = router.clone().oneshot(request).await.expect("infallible");
+        let status = response.status();
+        let headers = response.headers().clone();
+        let body = response
+            .into_body()
+            .collect()
+            .await
+            .expect("body")
+            .to_bytes();
+        Resp {
+            status,
+            headers,
+            body,
+        }
+    }
+}
+
+fn setup() -> (AblySimulator, Router) {
+    let sim = AblySimulator::new(7);
+    let router = sim.router();
+    (sim, router)
+}
+
+/// Every page of a paginated GET, following `Link` next.
+async fn all_pages(router: &Router, path: &str, query: &str) -> Vec<Value> {
+    let mut uri = format!("{path}?{query}");
+    let mut items = Vec::new();
+    for _ in 0..500 {
+        let resp = req("GET", uri.clone()).send(router).await;
+        assert_eq!(resp.status, StatusCode::OK, "{}", String::from_utf8_lossy(&resp.body));
+        items.extend(resp.json().as_array().expect("array").iter().cloned());
+        match resp.next_uri(path) {
+            Some(next) => uri = next,
+            None => return items,
+        }
+    }
+    panic!("paging never ended");
+}
+
+#[tokio::test]
+async fn wrong_key_gets_ablys_401_body_and_headers() {
+    let (_, router) = setup();
+    let wrong = format!("Basic {}", STANDARD.encode("opsdeck.sandbox:nope"));
+    let resp = req("GET", "/channels")
+        .header("authorization", wrong)
+        .send(&router)
+        .await;
+    assert_eq!(resp.status, StatusCode::UNAUTHORIZED);
+    assert_eq!(
+        resp.json(),
+        json!({"error": {"message": "Invalid credentials", "code": 40101, "statusCode": 401,
+                         "href": "https://help.ably.io/error/40101"}})
+    );
+    assert_eq!(resp.header("x-ably-errorcode"), Some("40101"));
+    assert_eq!(resp.header("x-ably-errormessage"), Some("Invalid credentials"));
+    assert_eq!(resp.header("content-type"), Some("application/json"));
+
+    // Unparseable credentials are a 400/40005; none at all a 401.
+    let garbled = req("GET", "/stats")
+        .header("authorization", "Basic %%%")
+        .send(&router)
+        .await;
+    assert_eq!(garbled.status, StatusCode::BAD_REQUEST);
+    assert_eq!(garbled.json()["error"]["code"], 40005);
+    let none = req("GET", "/stats").no_auth().send(&router).await;
+    assert_eq!(none.status, StatusCode::UNAUTHORIZED);
+    assert_eq!(none.json()["error"]["code"], 40101);
+
+    // In MessagePack when the client asked for it.
+    let packed = req("GET", "/channels")
+        .header("authorization", "Bearer bm90LWEtdG9rZW4=")
+        .header("accept", "application/x-msgpack")
+        .send(&router)
+        .await;
+    assert_eq!(packed.status, StatusCode::UNAUTHORIZED);
+    assert_eq!(packed.header("content-type"), Some("application/x-msgpack"));
+    let body = packed.msgpack();
+    let error = body.field("error").expect("error");
+    assert_eq!(error.field("code"), Some(&Val::Int(40101)));
+    assert_eq!(error.field("statusCode"), Some(&Val::Int(401)));
+}
+
+#[tokio::test]
+async fn bad_parameters_are_40003_naming_the_parameter() {
+    let (_, router) = setup();
+    for (uri, param) in [
+        ("/channels/chat:lobby/messages?limit=1001", "limit"),
+        ("/channels/chat:lobby/messages?limit=0", "limit"),
+        ("/channels/chat:lobby/messages?direction=sideways", "direction"),
+        ("/channels/chat:lobby/messages?start=soon", "start"),
+        ("/channels/chat:lobby/messages?start=20&end=10", "start"),
+        ("/channels?limit=5000", "limit"),
+        ("/stats?unit=week", "unit"),
+        ("/push/deviceRegistrations?limit=1001", "limit"),
+    ] {
+        let resp = req("GET", uri).send(&router).await;
+        assert_eq!(resp.status, StatusCode::BAD_REQUEST, "{uri}");
+        let body = resp.json();
+        assert_eq!(body["error"]["code"], 40003, "{uri}");
+        assert_eq!(body["error"]["statusCode"], 400, "{uri}");
+        let message = body["error"]["message"].as_str().expect("message");
+        assert!(message.contains(&format!("'{param}'")), "{uri}: {message}");
+    }
+}
+
+#[tokio::test]
+async fn unknown_routes_time_and_methods() {
+    let (_, router) = setup();
+    let resp = req("GET", "/nope").send(&router).await;
+    assert_eq!(resp.status, StatusCode::NOT_FOUND);
+    assert_eq!(resp.json()["error"]["code"], 40400);
+    let resp = req("DELETE", "/time").send(&router).await;
+    assert_eq!(resp.status, StatusCode::METHOD_NOT_ALLOWED);
+    assert_eq!(resp.json()["error"]["code"], 40500);
+    let time = req("GET", "/time").no_auth().send(&router).await;
+    assert_eq!(time.status, StatusCode::OK);
+    let now = time.json()[0].as_i64().expect("ms");
+    assert!(now > 1_700_000_000_000);
+    let packed = req("GET", "/time?format=msgpack")
+        .no_auth()
+        .send(&router)
+        .await;
+    assert!(matches!(packed.msgpack(), Val::Arr(ref v) if v.len() == 1));
+}
+
+#[tokio::test]
+async fn publish_then_history_both_directions_and_time_ranges() {
+    let (_, router) = setup();
+    let path = "/channels/demo%3Achan/messages";
+    let first = req("POST", path)
+        .json(&json!({"name": "greeting", "data": "hello"}))
+        .send(&router)
+        .await;
+    assert_eq!(first.status, StatusCode::CREATED);
+    let result = first.json();
+    assert_eq!(result["channel"], "demo:chan");
+    assert_eq!(result["serials"].as_array().map(Vec::len), Some(1));
+    assert!(result["messageId"].as_str().is_some());
+
+    let batch = req("POST", path)
+        .json(&json!([
+            {"name": "n1", "data": {"a": 1}},
+            {"name": "n2", "data": "two", "clientId": "ana"},
+            {"name": "n3", "data": "three", "extras": {"headers": {"k": "v"}}}
+        ]))
+        .send(&router)
+        .await;
+    assert_eq!(batch.status, StatusCode::CREATED);
+    assert_eq!(batch.json()["serials"].as_array().map(Vec::len), Some(3));
+
+    let newest = req("GET", path).send(&router).await.json();
+    let names: Vec<&str> = newest
+        .as_array()
+        .expect("array")
+        .iter()
+        .map(|m| m["name"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(names, ["n3", "n2", "n1", "greeting"]);
+    let n2 = &newest[1];
+    assert_eq!(n2["clientId"], "ana");
+    assert!(n2.get("encoding").is_none(), "no encoding key when empty");
+    assert_eq!(newest[2]["data"], json!({"a": 1}));
+    assert_eq!(newest[0]["extras"]["headers"]["k"], "v");
+    let id = newest[3]["id"].as_str().expect("id");
+    assert_eq!(id.split(':').count(), 3, "server ids are conn:serial:index, got {id}");
+
+    let oldest = req("GET", format!("{path}?direction=forwards&limit=2"))
+        .send(&router)
+        .await;
+    let body = oldest.json();
+    assert_eq!(body[0]["name"], "greeting");
+    assert_eq!(body[1]["name"], "n1");
+    assert!(oldest.next_uri(path).is_some());
+
+    // start/end are inclusive; ms and ISO 8601 both work.
+    let ts = newest[3]["timestamp"].as_i64().expect("timestamp");
+    let in_range = req("GET", format!("{path}?start={ts}&end={ts}"))
+        .send(&router)
+        .await
+        .json();
+    assert!(!in_range.as_array().expect("array").is_empty());
+    let before = req("GET", format!("{path}?end={}", ts - 1))
+        .send(&router)
+        .await
+        .json();
+    assert_eq!(before, json!([]));
+    let iso = |ms: i64| {
+        time::OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000)
+            .expect("time")
+            .format(&time::format_description::well_known::Rfc3339)
+            .expect("format")
+    };
+    let iso_all = req(
+        "GET",
+        format!(
+            "{path}?start={}&end={}",
+            iso(ts - 60_000).replace('+', "%2B"),
+            iso(ts + 600_000).replace('+', "%2B")
+        ),
+    )
+    .send(&router)
+    .await;
+    assert_eq!(iso_all.status, StatusCode::OK);
+    assert_eq!(iso_all.json().as_array().map(Vec::len), Some(4));
+    let iso_none = req("GET", format!("{path}?end={}", iso(ts - 60_000)))
+        .send(&router)
+        .await
+        .json();
+    assert_eq!(iso_none, json!([]));
+
+    // The new channel is now listed.
+    let channels = req("GET", "/channels?by=id&prefix=demo")
+        .send(&router)
+        .await
+        .json();
+    assert_eq!(channels, json!(["demo:chan"]));
+}
+
+#[tokio::test]
+async fn idempotent_publish_by_client_id() {
+    let (_, router) = setup();
+    let path = "/channels/idem/messages";
+    let msg = json!([{"id": "Abc123Def456:0", "name": "x", "data": "once"}]);
+    let a = req("POST", path).json(&msg).send(&router).await.json();
+    let b = req("POST", path).json(&msg).send(&router).await.json();
+    assert_eq!(a["serials"], b["serials"]);
+    assert_eq!(a["messageId"], "Abc123Def456");
+    let history = req("GET", path).send(&router).await.json();
+    assert_eq!(history.as_array().map(Vec::len), Some(1));
+    assert_eq!(history[0]["id"], "Abc123Def456:0");
+}
+
+#[tokio::test]
+async fn paging_follows_link_next_in_both_directions() {
+    let (_, router) = setup();
+    let path = "/channels/orders%3Aeu/messages";
+    let everything = req("GET", format!("{path}?limit=1000"))
+        .send(&router)
+        .await
+        .json();
+    let total = everything.as_array().expect("array").len();
+    assert!(total >= 20);
+    let ids = |items: &[Value]| -> Vec<String> {
+        items
+            .iter()
+            .map(|m| m["id"].as_str().unwrap_or("").to_owned())
+            .collect()
+    };
+    let backwards = all_pages(&router, path, "limit=7").await;
+    assert_eq!(ids(&backwards), ids(everything.as_array().expect("array")));
+    let forwards = all_pages(&router, path, "limit=9&direction=forwards").await;
+    let mut reversed = ids(&forwards);
+    reversed.reverse();
+    assert_eq!(reversed, ids(&backwards));
+    let timestamps: Vec<i64> = forwards
+        .iter()
+        .map(|m| m["timestamp"].as_i64().unwrap_or(0))
+        .collect();
+    assert!(timestamps.windows(2).all(|w| w[0] <= w[1]));
+
+    // Link header form: one header, ./<segment>?query, first and current always present.
+    let page = req("GET", format!("{path}?limit=3")).send(&router).await;
+    let link = page.header("link").expect("link");
+    assert!(link.starts_with("<./messages?"), "{link}");
+    assert!(link.contains("rel=\"first\"") && link.contains("rel=\"current\""));
+    assert!(link.contains("rel=\"next\""));
+
+    // Channel enumeration, devices and stats page too.
+    let channels = all_pages(&router, "/channels", "limit=5&by=id").await;
+    assert_eq!(channels.len(), 12);
+    let devices = all_pages(&router, "/push/deviceRegistrations", "limit=3").await;
+    assert_eq!(devices.len(), 8);
+    let presence = all_pages(&router, "/channels/chat%3Alobby/presence/history", "limit=2").await;
+    assert!(presence.len() >= 7);
+    let stats = all_pages(&router, "/stats", "limit=50&unit=hour").await;
+    assert!(stats.len() > 24 * 30);
+    let single = req("GET", "/channels/chat%3Alobby/presence/history?limit=2")
+        .send(&router)
+        .await;
+    assert!(single
+        .header("link")
+        .expect("link")
+        .starts_with("<./history?"));
+}
+
+#[tokio::test]
+async fn msgpack_requests_and_binary_data() {
+    let (_, router) = setup();
+    let path = "/channels/bin/messages";
+    let frame = vec![0u8, 1, 2, 254, 255];
+    let body = Val::Arr(vec![Val::map([
+        ("name", Val::str("frame")),
+        ("data", Val::Bin(frame.clone())),
+    ])]);
+    let resp = req("POST", path).msgpack(&body).send(&router).await;
+    assert_eq!(resp.status, StatusCode::CREATED);
+    assert_eq!(resp.header("content-type"), Some("application/x-msgpack"));
+    assert!(matches!(resp.msgpack().field("serials"), Some(Val::Arr(s)) if s.len() == 1));
+
+    // Base64 over JSON is stored as bytes too.
+    let via_json = req("POST", path)
+        .json(&json!({"name": "b64", "data": STANDARD.encode([9u8, 8, 7]), "encoding": "base64"}))
+        .send(&router)
+        .await;
+    assert_eq!(via_json.status, StatusCode::CREATED);
+
+    let packed = req("GET", path)
+        .header("accept", "application/x-msgpack")
+        .send(&router)
+        .await;
+    assert_eq!(packed.header("content-type"), Some("application/x-msgpack"));
+    let Val::Arr(items) = packed.msgpack() else {
+        panic!("array expected");
+    };
+    assert_eq!(items[0].field("data"), Some(&Val::Bin(vec![9, 8, 7])));
+    assert_eq!(items[0].field("encoding"), None);
+    assert_eq!(items[1].field("data"), Some(&Val::Bin(frame.clone())));
+
+    let as_json = req("GET", path).send(&router).await.json();
+    assert_eq!(as_json[1]["data"], STANDARD.encode(&frame));
+    assert_eq!(as_json[1]["encoding"], "base64");
+
+    // format=msgpack works when Accept does not say otherwise.
+    let by_query = req("GET", "/channels?format=msgpack&by=id")
+        .send(&router)
+        .await;
+    assert_eq!(by_query.header("content-type"), Some("application/x-msgpack"));
+    // Form-encoded publish.
+    let mut form = req("POST", path);
+    form.body = b"name=form&data=hello+there".to_vec();
+    form.headers
+        .push(("content-type", "application/x-www-form-urlencoded".into()));
+    assert_eq!(form.send(&router).await.status, StatusCode::CREATED);
+    let latest = req("GET", format!("{path}?limit=1")).send(&router).await.json();
+    assert_eq!(latest[0]["data"], "hello there");
+}
+
+fn token_request(timestamp: i64, nonce: &str, client: Option<&str>) -> Value {
+    let ttl = 60_000;
+    let mac = sign_request(Some(ttl), Some(r#"{"*":["*"]}"#), client, timestamp, nonce);
+    json!({
+        "keyName": ABLY_KEY_NAME,
+        "ttl": ttl,
+        "capability": r#"{"*":["*"]}"#,
+        "clientId": client,
+        "timestamp": timestamp,
+        "nonce": nonce,
+        "mac": mac,
+    })
+}
+
+#[tokio::test]
+async fn signed_token_requests_are_verified_and_tokens_accepted() {
+    let (_, router) = setup();
+    let now = super::state::now_ms();
+    let path = format!("/keys/{ABLY_KEY_NAME}/requestToken");
+    let resp = req("POST", path.clone())
+        .no_auth()
+        .json(&token_request(now, "0123456789abcdefXYZ", Some("bob")))
+        .send(&router)
+        .await;
+    assert_eq!(resp.status, StatusCode::OK, "{}", String::from_utf8_lossy(&resp.body));
+    let details = resp.json();
+    assert_eq!(details["keyName"], ABLY_KEY_NAME);
+    assert_eq!(details["clientId"], "bob");
+    assert_eq!(details["capability"], r#"{"*":["*"]}"#);
+    assert_eq!(
+        details["expires"].as_i64().unwrap_or(0) - details["issued"].as_i64().unwrap_or(0),
+        60_000
+    );
+    let token = details["token"].as_str().expect("token");
+
+    let bearer = format!("Bearer {}", STANDARD.encode(token));
+    let listed = req("GET", "/channels?by=id")
+        .header("authorization", bearer.clone())
+        .send(&router)
+        .await;
+    assert_eq!(listed.status, StatusCode::OK);
+    // Messages published with the token carry its client id.
+    let published = req("POST", "/channels/tok/messages")
+        .header("authorization", bearer.clone())
+        .json(&json!({"data": "x"}))
+        .send(&router)
+        .await;
+    assert_eq!(published.status, StatusCode::CREATED);
+    let history = req("GET", "/channels/tok/messages").send(&router).await.json();
+    assert_eq!(history[0]["clientId"], "bob");
+    let mismatch = req("POST", "/channels/tok/messages")
+        .header("authorization", bearer)
+        .json(&json!({"data": "x", "clientId": "eve"}))
+        .send(&router)
+        .await;
+    assert_eq!(mismatch.status, StatusCode::BAD_REQUEST);
+
+    // Replayed nonce, bad mac, stale timestamp.
+    let replay = req("POST", path.clone())
+        .no_auth()
+        .json(&token_request(now, "0123456789abcdefXYZ", Some("bob")))
+        .send(&router)
+        .await;
+    assert_eq!(replay.status, StatusCode::UNAUTHORIZED);
+    assert_eq!(replay.json()["error"]["code"], 40105);
+    let mut forged = token_request(now, "fedcba9876543210abc", None);
+    forged["mac"] = json!(STANDARD.encode([0u8; 32]));
+    let bad = req("POST", path.clone()).no_auth().json(&forged).send(&router).await;
+    assert_eq!(bad.status, StatusCode::UNAUTHORIZED);
+    assert_eq!(bad.json()["error"]["code"], 40101);
+    let stale = req("POST", path.clone())
+        .no_auth()
+        .json(&token_request(now - 600_000, "stalestalestale123", None))
+        .send(&router)
+        .await;
+    assert_eq!(stale.json()["error"]["code"], 40104);
+
+    // Unsigned requests need Basic; with it they work (ably-python sends nulls).
+    let unsigned = json!({"keyName": ABLY_KEY_NAME, "ttl": null, "capability": null,
+                          "clientId": null, "timestamp": now});
+    let refused = req("POST", path.clone())
+        .no_auth()
+        .json(&unsigned)
+        .send(&router)
+        .await;
+    assert_eq!(refused.status, StatusCode::UNAUTHORIZED);
+    let granted = req("POST", path).json(&unsigned).send(&router).await;
+    assert_eq!(granted.status, StatusCode::OK);
+    assert!(granted.json().get("clientId").is_none());
+
+    // A made-up token is refused.
+    let fake = req("GET", "/stats")
+        .header("authorization", format!("Bearer {}", STANDARD.encode("opsdeck.abc.def")))
+        .send(&router)
+        .await;
+    assert_eq!(fake.status, StatusCode::UNAUTHORIZED);
+}
+
+#[tokio::test]
+async fn signed_token_request_in_msgpack() {
+    let (_, router) = setup();
+    let now = super::state::now_ms();
+    let mac = sign_request(None, None, None, now, "msgpacknonce-000001");
+    // ably-js omits absent keys.
+    let body = Val::map([
+        ("keyName", Val::str(ABLY_KEY_NAME)),
+        ("timestamp", Val::Int(now)),
+        ("nonce", Val::str("msgpacknonce-000001")),
+        ("mac", Val::Str(mac)),
+    ]);
+    let resp = req("POST", format!("/keys/{ABLY_KEY_NAME}/requestToken"))
+        .no_auth()
+        .msgpack(&body)
+        .send(&router)
+        .await;
+    assert_eq!(resp.status, StatusCode::OK);
+    let details = resp.msgpack();
+    assert_eq!(details.field("capability"), Some(&Val::str(r#"{"*":["*"]}"#)));
+}
+
+fn device(id: &str, client: &str) -> Value {
+    json!({
+        "id": id,
+        "clientId": client,
+        "platform": "android",
+        "formFactor": "phone",
+        "metadata": {"model": "Pixel"},
+        "push": {"recipient": {"transportType": "fcm", "registrationToken": "tok-1"}}
+    })
+}
+
+#[tokio::test]
+async fn device_registrations_register_get_list_delete() {
+    let (_, router) = setup();
+    let created = req("POST", "/push/deviceRegistrations")
+        .json(&device("dev-test-1", "zoe"))
+        .send(&router)
+        .await;
+    assert_eq!(created.status, StatusCode::CREATED);
+    let body = created.json();
+    assert_eq!(body["push"]["state"], "ACTIVE");
+    assert!(body["updateToken"].as_str().is_some_and(|t| !t.is_empty()));
+    let allowed = [
+        "id", "clientId", "formFactor", "metadata", "platform", "push", "updateToken",
+    ];
+    for key in body.as_object().expect("object").keys() {
+        assert!(allowed.contains(&key.as_str()), "unexpected key {key}");
+    }
+
+    // PUT upserts (what the SDKs send).
+    let mut second = device("dev-test-2", "zoe");
+    second["platform"] = json!("ios");
+    second["push"] = json!({"recipient": {"transportType": "apns", "deviceToken": "abc"}});
+    let saved = req("PUT", "/push/deviceRegistrations/dev-test-2")
+        .json(&second)
+        .send(&router)
+        .await;
+    assert_eq!(saved.status, StatusCode::OK);
+    let mut moved = device("dev-test-2", "yann");
+    moved["platform"] = json!("ios");
+    moved["push"] = second["push"].clone();
+    let updated = req("PUT", "/push/deviceRegistrations/dev-test-2")
+        .json(&moved)
+        .send(&router)
+        .await
+        .json();
+    assert_eq!(updated["clientId"], "yann");
+
+    let got = req("GET", "/push/deviceRegistrations/dev-test-1")
+        .send(&router)
+        .await;
+    assert_eq!(got.status, StatusCode::OK);
+    assert_eq!(got.json()["metadata"]["model"], "Pixel");
+
+    let by_client = req("GET", "/push/deviceRegistrations?clientId=zoe")
+        .send(&router)
+        .await
+        .json();
+    assert_eq!(by_client.as_array().map(Vec::len), Some(1));
+    let by_id = req("GET", "/push/deviceRegistrations?deviceId=dev-test-2")
+        .send(&router)
+        .await
+        .json();
+    assert_eq!(by_id[0]["clientId"], "yann");
+    let limited = req("GET", "/push/deviceRegistrations?limit=2")
+        .send(&router)
+        .await
+        .json();
+    assert_eq!(limited.as_array().map(Vec::len), Some(2));
+
+    let gone = req("DELETE", "/push/deviceRegistrations/dev-test-1")
+        .send(&router)
+        .await;
+    assert_eq!(gone.status, StatusCode::NO_CONTENT);
+    assert!(gone.body.is_empty());
+    let missing = req("GET", "/push/deviceRegistrations/dev-test-1")
+        .send(&router)
+        .await;
+    assert_eq!(missing.status, StatusCode::NOT_FOUND);
+    assert_eq!(missing.json()["error"]["code"], 40400);
+
+    let mut bad = device("dev-bad", "zoe");
+    bad["platform"] = json!("symbian");
+    let refused = req("POST", "/push/deviceRegistrations")
+        .json(&bad)
+        .send(&router)
+        .await;
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST);
+    let mut bad = device("dev-bad", "zoe");
+    bad["push"]["recipient"]["transportType"] = json!("pigeon");
+    let refused = req("POST", "/push/deviceRegistrations")
+        .json(&bad)
+        .send(&router)
+        .await;
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST);
+}
+
+#[tokio::test]
+async fn channel_subscriptions_create_list_delete() {
+    let (_, router) = setup();
+    req("PUT", "/push/deviceRegistrations/dev-sub")
+        .json(&device("dev-sub", "zoe"))
+        .send(&router)
+        .await;
+    let path = "/push/channelSubscriptions";
+    let by_device = req("POST", path)
+        .json(&json!({"channel": "news:eu", "deviceId": "dev-sub"}))
+        .send(&router)
+        .await;
+    assert_eq!(by_device.status, StatusCode::CREATED);
+    assert_eq!(by_device.json(), json!({"channel": "news:eu", "deviceId": "dev-sub"}));
+    let by_client = req("POST", path)
+        .json(&json!({"channel": "news:eu", "clientId": "zoe"}))
+        .send(&router)
+        .await;
+    assert_eq!(by_client.json(), json!({"channel": "news:eu", "clientId": "zoe"}));
+
+    for body in [
+        json!({"channel": "news:eu", "deviceId": "dev-sub", "clientId": "zoe"}),
+        json!({"channel": "news:eu"}),
+        json!({"channel": "news:eu", "deviceId": "no-such-device"}),
+    ] {
+        let resp = req("POST", path).json(&body).send(&router).await;
+        assert_eq!(resp.status, StatusCode::BAD_REQUEST, "{body}");
+    }
+
+    let listed = req("GET", format!("{path}?channel=news:eu"))
+        .send(&router)
+        .await
+        .json();
+    assert_eq!(
+        listed,
+        json!([{"channel": "news:eu", "clientId": "zoe"}, {"channel": "news:eu", "deviceId": "dev-sub"}])
+    );
+    let both = req("GET", format!("{path}?deviceId=dev-sub&clientId=zoe"))
+        .send(&router)
+        .await;
+    assert_eq!(both.status, StatusCode::BAD_REQUEST);
+    let concat = req("GET", format!("{path}?deviceId=dev-sub&clientId=zoe&concatFilters=true"))
+        .send(&router)
+        .await
+        .json();
+    assert_eq!(concat.as_array().map(Vec::len), Some(2));
+    let channels = req("GET", "/push/channels").send(&router).await.json();
+    assert!(channels
+        .as_array()
+        .expect("array")
+        .contains(&json!("news:eu")));
+
+    let removed = req("DELETE", format!("{path}?channel=news:eu&clientId=zoe"))
+        .send(&router)
+        .await;
+    assert_eq!(removed.status, StatusCode::NO_CONTENT);
+    let listed = req("GET", format!("{path}?channel=news:eu"))
+        .send(&router)
+        .await
+        .json();
+    assert_eq!(listed, json!([{"channel": "news:eu", "deviceId": "dev-sub"}]));
+
+    // Deleting the device takes its subscriptions with it.
+    req("DELETE", "/push/deviceRegistrations/dev-sub")
+        .send(&router)
+        .await;
+    let listed = req("GET", format!("{path}?channel=news:eu"))
+        .send(&router)
+        .await
+        .json();
+    assert_eq!(listed, json!([]));
+}
+
+fn current_minute_entry(stats: &Value, key: &str) -> i64 {
+    stats[0]["entries"][key].as_i64().unwrap_or(0)
+}
+
+#[tokio::test]
+async fn push_publish_is_recorded_and_counted_in_stats() {
+    let (sim, router) = setup();
+    req("PUT", "/push/deviceRegistrations/dev-push")
+        .json(&device("dev-push", "zoe"))
+        .send(&router)
+        .await;
+    let before = req("GET", "/stats?limit=1").send(&router).await.json();
+    let direct_before = current_minute_entry(&before, "push.directPublishes");
+
+    let resp = req("POST", "/push/publish")
+        .json(&json!({"recipient": {"clientId": "zoe"},
+                      "notification": {"title": "Hi", "body": "there"}}))
+        .send(&router)
+        .await;
+    assert_eq!(resp.status, StatusCode::CREATED);
+    let bad = req("POST", "/push/publish")
+        .json(&json!({"recipient": {"transportType": "apns"}, "notification": {"title": "x"}}))
+        .send(&router)
+        .await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST);
+    let no_recipient = req("POST", "/push/publish")
+        .json(&json!({"notification": {"title": "x"}}))
+        .send(&router)
+        .await;
+    assert_eq!(no_recipient.status, StatusCode::BAD_REQUEST);
+
+    let after = req("GET", "/stats?limit=1").send(&router).await.json();
+    assert_eq!(
+        current_minute_entry(&after, "push.directPublishes"),
+        direct_before + 1
+    );
+    assert!(current_minute_entry(&after, "push.notifications.delivered") >= 1);
+    assert!(current_minute_entry(&after, "apiRequests.push.succeeded") >= 2);
+    assert!(current_minute_entry(&after, "apiRequests.push.failed") >= 2);
+    assert!(after[0]["inProgress"].as_str().is_some());
+
+    // A message with extras.push reaches the devices subscribed to its channel.
+    req("POST", "/push/channelSubscriptions")
+        .json(&json!({"channel": "pushy", "deviceId": "dev-push"}))
+        .send(&router)
+        .await;
+    req("POST", "/channels/pushy/messages")
+        .json(&json!({"name": "n", "data": "d",
+                      "extras": {"push": {"notification": {"title": "Via channel"}}}}))
+        .send(&router)
+        .await;
+    let log = sim.push_deliveries();
+    assert_eq!(log.len(), 2);
+    assert_eq!(log[0].device_ids, ["dev-push"]);
+    assert_eq!(log[1].channel.as_deref(), Some("pushy"));
+    assert_eq!(log[1].title.as_deref(), Some("Via channel"));
+    let stats = req("GET", "/stats?limit=1").send(&router).await.json();
+    assert!(current_minute_entry(&stats, "push.channelMessages") >= 1);
+    assert!(current_minute_entry(&stats, "messages.inbound.rest.messages.count") >= 1);
+}
+
+#[tokio::test]
+async fn stats_units_and_interval_ids() {
+    let (_, router) = setup();
+    for (unit, len) in [("minute", 16), ("hour", 13), ("day", 13), ("month", 13)] {
+        let resp = req("GET", format!("/stats?unit={unit}&limit=3")).send(&router).await;
+        assert_eq!(resp.status, StatusCode::OK);
+        let records = resp.json();
+        let records = records.as_array().expect("array");
+        assert!(!records.is_empty(), "{unit}");
+        for r in records {
+            assert_eq!(r["unit"], unit);
+            assert_eq!(r["intervalId"].as_str().map(str::len), Some(len), "{r}");
+            assert!(r["entries"].as_object().is_some_and(|e| !e.is_empty()));
+        }
+    }
+    let forwards = req("GET", "/stats?unit=day&direction=forwards&limit=2")
+        .send(&router)
+        .await
+        .json();
+    assert!(forwards[0]["intervalId"].as_str() < forwards[1]["intervalId"].as_str());
+}
+
+#[tokio::test]
+async fn batch_publish_returns_batch_results() {
+    let (_, router) = setup();
+    let resp = req("POST", "/messages")
+        .header("x-ably-version", "6")
+        .json(&json!([
+            {"channels": ["batch:a", "batch:b"], "messages": [{"name": "m", "data": "1"}, {"data": "2"}]},
+            {"channels": "", "messages": {"data": "x"}}
+        ]))
+        .send(&router)
+        .await;
+    assert!(resp.status.is_success());
+    let results = resp.json();
+    assert_eq!(results[0]["successCount"], 2);
+    assert_eq!(results[0]["failureCount"], 0);
+    assert_eq!(results[0]["results"][1]["channel"], "batch:b");
+    assert_eq!(results[0]["results"][1]["serials"].as_array().map(Vec::len), Some(2));
+    assert_eq!(results[1]["failureCount"], 1);
+    assert_eq!(results[1]["results"][0]["error"]["code"], 40010);
+    let history = req("GET", "/channels/batch:a/messages").send(&router).await.json();
+    assert_eq!(history.as_array().map(Vec::len), Some(2));
+
+    // One spec alone is accepted too; old protocol versions get the flat array.
+    let single = req("POST", "/messages")
+        .header("x-ably-version", "1.2")
+        .json(&json!({"channels": "batch:c", "messages": {"data": "solo"}}))
+        .send(&router)
+        .await
+        .json();
+    assert_eq!(single[0]["channel"], "batch:c");
+    assert!(single[0]["messageId"].as_str().is_some());
+    let malformed = req("POST", "/messages")
+        .json(&json!({"messages": {"data": "no channels"}}))
+        .send(&router)
+        .await;
+    assert_eq!(malformed.status, StatusCode::BAD_REQUEST);
+}
+
+#[tokio::test]
+async fn channels_list_and_details() {
+    let (_, router) = setup();
+    let by_value = req("GET", "/channels?prefix=chat:")
+        .send(&router)
+        .await
+        .json();
+    let details = by_value.as_array().expect("array");
+    assert_eq!(details.len(), 2);
+    let metrics = &details[0]["status"]["occupancy"]["metrics"];
+    assert!(metrics["connections"].as_i64().is_some_and(|c| c > 0));
+    assert!(metrics["presenceMembers"].as_i64().is_some_and(|c| c > 0));
+    let by_id = req("GET", "/channels?prefix=chat:")
+        .header("x-ably-version", "3")
+        .send(&router)
+        .await
+        .json();
+    assert_eq!(by_id, json!(["chat:lobby", "chat:support"]));
+
+    let one = req("GET", "/channels/telemetry%3Atruck-17").send(&router).await.json();
+    assert_eq!(one["channelId"], "telemetry:truck-17");
+    assert_eq!(one["status"]["isActive"], true);
+    let enveloped = req("GET", "/channels/telemetry%3Atruck-17?envelope=json")
+        .send(&router)
+        .await
+        .json();
+    assert_eq!(enveloped["statusCode"], 200);
+    assert_eq!(enveloped["response"]["channelId"], "telemetry:truck-17");
+}
+
+#[tokio::test]
+async fn presence_members_filters_and_history_actions() {
+    let (_, router) = setup();
+    let members = req("GET", "/channels/chat%3Alobby/presence")
+        .send(&router)
+        .await
+        .json();
+    let members = members.as_array().expect("array");
+    assert_eq!(members.len(), 6);
+    assert!(members.iter().all(|m| m["action"] == 1));
+    let client = members[2]["clientId"].as_str().expect("clientId");
+    let connection = members[2]["connectionId"].as_str().expect("connectionId");
+    let one = req("GET", format!("/channels/chat%3Alobby/presence?clientId={client}"))
+        .send(&router)
+        .await
+        .json();
+    assert_eq!(one.as_array().map(Vec::len), Some(1));
+    let by_conn = req(
+        "GET",
+        format!("/channels/chat%3Alobby/presence?connectionId={connection}"),
+    )
+    .send(&router)
+    .await
+    .json();
+    assert_eq!(by_conn[0]["clientId"], client);
+    let history = req("GET", "/channels/chat%3Alobby/presence/history?limit=1000")
+        .send(&router)
+        .await
+        .json();
+    let actions: Vec<i64> = history
+        .as_array()
+        .expect("array")
+        .iter()
+        .map(|p| p["action"].as_i64().unwrap_or(0))
+        .collect();
+    assert!(actions.contains(&2) && actions.contains(&3));
+    assert!(actions.iter().all(|a| [2, 3, 4].contains(a)));
+    let empty = req("GET", "/channels/orders%3Aeu/presence").send(&router).await.json();
+    assert_eq!(empty, json!([]));
+}
+
+/// The seeded data minus timestamps and serials, which follow the anchor.
+async fn fingerprint(router: &Router) -> Vec<Value> {
+    let mut out = Vec::new();
+    let channels = req("GET", "/channels?by=id&limit=1000").send(router).await.json();
+    out.push(channels.clone());
+    for name in channels.as_array().expect("array") {
+        let name = name.as_str().expect("name").replace(':', "%3A");
+        let mut history = req("GET", format!("/channels/{name}/messages?limit=1000"))
+            .send(router)
+            .await
+            .json();
+        for m in history.as_array_mut().expect("array") {
+            let m = m.as_object_mut().expect("object");
+            m.remove("timestamp");
+            m.remove("serial");
+        }
+        out.push(history);
+        let mut members = req("GET", format!("/channels/{name}/presence"))
+            .send(router)
+            .await
+            .json();
+        for m in members.as_array_mut().expect("array") {
+            m.as_object_mut().expect("object").remove("timestamp");
+        }
+        out.push(members);
+    }
+    out.push(req("GET", "/push/deviceRegistrations").send(router).await.json());
+    out.push(req("GET", "/push/channelSubscriptions").send(router).await.json());
+    out
+}
+
+#[tokio::test]
+async fn same_seed_same_data_and_reset_restores_it() {
+    let a = AblySimulator::new(11);
+    let b = AblySimulator::new(11);
+    let c = AblySimulator::new(12);
+    let (ra, rb, rc) = (a.router(), b.router(), c.router());
+    let seeded = fingerprint(&ra).await;
+    assert_eq!(seeded, fingerprint(&rb).await);
+    assert_ne!(seeded, fingerprint(&rc).await);
+    let total: usize = seeded
+        .iter()
+        .skip(1)
+        .step_by(2)
+        .take(12)
+        .map(|h| h.as_array().map_or(0, Vec::len))
+        .sum();
+    assert!(total >= 12 * 20, "{total} messages");
+
+    let full_history = req("GET", "/channels/orders%3Aus/messages?limit=1000")
+        .send(&ra)
+        .await
+        .json();
+    req("POST", "/channels/orders%3Aus/messages")
+        .json(&json!({"name": "order.created", "data": {}}))
+        .send(&ra)
+        .await;
+    req("POST", "/channels/scratch/messages")
+        .json(&json!({"data": "x"}))
+        .send(&ra)
+        .await;
+    req("PUT", "/push/deviceRegistrations/dev-reset")
+        .json(&device("dev-reset", "zoe"))
+        .send(&ra)
+        .await;
+    assert_ne!(seeded, fingerprint(&ra).await);
+    a.reset();
+    assert_eq!(seeded, fingerprint(&ra).await);
+    let after = req("GET", "/channels/orders%3Aus/messages?limit=1000")
+        .send(&ra)
+        .await
+        .json();
+    assert_eq!(after, full_history, "timestamps are restored too");
+}
+
+#[test]
+fn seeding_is_fast() {
+    let start = std::time::Instant::now();
+    let state = super::seed::seeded_state(42, super::state::now_ms());
+    let elapsed = start.elapsed();
+    assert_eq!(state.channels.len(), 12);
+    assert_eq!(state.devices.len(), 8);
+    // Debug builds are several times slower than the 5 ms release budget.
+    assert!(elapsed.as_millis() < 100, "seeding took {elapsed:?}");
+}

@@ -325,6 +325,11 @@ impl Query {
     }
 }
 
+/// A query filter: an absent filter lets everything through.
+pub(super) fn passes(filter: Option<&str>, value: Option<&str>) -> bool {
+    filter.is_none() || filter == value
+}
+
 /// Percent-decodes one URL component; `plus` turns `+` into a space (query strings only).
 pub(super) fn decode_component(raw: &str, plus: bool) -> String {
     let spaced;

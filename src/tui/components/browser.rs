@@ -29,7 +29,7 @@ pub enum BrowserAction {
 #[derive(Default)]
 pub struct Browser {
     pub title: String,
-    columns: Vec<String>,
+    columns: Vec<Column>,
     records: Vec<Value>,
     cells: Vec<Vec<String>>,
     /// Lower-cased row text, for the filter.
@@ -201,7 +201,7 @@ impl Browser {
             })
             .collect();
         let widths = self.column_widths(inner.width);
-        let header = Row::new(self.columns.iter().map(|c| Cell::from(c.as_str()))).style(theme.title);
+        let header = Row::new(self.columns.iter().map(|c| Cell::from(c.header()))).style(theme.title);
         frame.render_widget(Table::new(rows, widths).header(header).column_spacing(1), inner);
     }
 
@@ -214,7 +214,7 @@ impl Browser {
             .enumerate()
             .map(|(c, name)| {
                 let widest = self.visible[self.offset..end].iter().map(|r| self.cells[*r][c].chars().count()).max().unwrap_or(0);
-                u16::try_from(widest.max(name.len()).min(40)).unwrap_or(40)
+                u16::try_from(widest.max(name.header().len()).min(40)).unwrap_or(40)
             })
             .collect();
         let mut used: u16 = widths.iter().map(|w| w + 1).sum();
@@ -227,40 +227,60 @@ impl Browser {
     }
 }
 
-/// The columns of a page: `id_field` first, then scalar fields in order of first appearance.
-fn columns_of(records: &[Value], id_field: Option<&str>) -> Vec<String> {
-    let mut columns: Vec<String> = Vec::new();
-    if let Some(id) = id_field {
-        columns.push(id.to_owned());
+/// A column: the path of keys to a value in each record, and the header shown (the last key).
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Column {
+    path: Vec<String>,
+}
+
+impl Column {
+    fn header(&self) -> &str {
+        self.path.last().map_or("value", String::as_str)
     }
-    for record in records.iter().take(50) {
-        match record {
-            Value::Object(map) => {
-                for (key, value) in map {
-                    if columns.len() >= MAX_COLUMNS {
-                        break;
-                    }
-                    let shown = !matches!(value, Value::Object(_) | Value::Array(_)) || map.len() <= 3;
-                    if shown && !columns.contains(key) {
-                        columns.push(key.clone());
+}
+
+/// How deep nested objects are flattened into columns (`status.occupancy.metrics.connections`).
+const MAX_DEPTH: usize = 4;
+
+/// The columns of a page: `id_field` first, then the scalar leaves of the first records in
+/// order of appearance, nested objects flattened.
+fn columns_of(records: &[Value], id_field: Option<&str>) -> Vec<Column> {
+    let mut columns: Vec<Column> = Vec::new();
+    if let Some(id) = id_field {
+        columns.push(Column { path: vec![id.to_owned()] });
+    }
+    fn walk(value: &Value, path: &mut Vec<String>, columns: &mut Vec<Column>) {
+        let Value::Object(map) = value else { return };
+        for (key, child) in map {
+            if columns.len() >= MAX_COLUMNS {
+                return;
+            }
+            path.push(key.clone());
+            match child {
+                Value::Object(_) if path.len() < MAX_DEPTH => walk(child, path, columns),
+                _ => {
+                    if !columns.iter().any(|c| c.path == *path) {
+                        columns.push(Column { path: path.clone() });
                     }
                 }
             }
-            _ if columns.is_empty() => columns.push("value".into()),
-            _ => {}
+            path.pop();
         }
     }
+    for record in records.iter().take(50) {
+        walk(record, &mut Vec::new(), &mut columns);
+    }
     if columns.is_empty() {
-        columns.push("value".into());
+        columns.push(Column { path: vec!["value".into()] });
     }
     columns
 }
 
-fn cell_text(record: &Value, column: &str, id_field: Option<&str>) -> String {
+fn cell_text(record: &Value, column: &Column, id_field: Option<&str>) -> String {
     let value = match record {
-        Value::Object(map) => map.get(column),
+        Value::Object(_) => column.path.iter().try_fold(record, |v, key| v.get(key)),
         // A list of bare values (channel names): the value is the id column.
-        other if Some(column) == id_field || column == "value" => Some(other),
+        other if Some(column.header()) == id_field || column.header() == "value" => Some(other),
         _ => None,
     };
     let text = match value {

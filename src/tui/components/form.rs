@@ -31,7 +31,7 @@ struct Field {
 impl Field {
     fn value(&self) -> String {
         let text = self.input.lines().join("\n");
-        if self.param.kind == Kind::Json {
+        if matches!(self.param.kind, Kind::Json | Kind::Data) {
             text.trim().to_owned()
         } else {
             text
@@ -40,7 +40,7 @@ impl Field {
 
     /// Rows the input takes: JSON gets room to breathe.
     fn input_height(&self) -> u16 {
-        if self.param.kind == Kind::Json {
+        if matches!(self.param.kind, Kind::Json | Kind::Data) {
             u16::try_from(self.input.lines().len().clamp(2, 6)).unwrap_or(6)
         } else {
             1
@@ -131,7 +131,7 @@ impl Form {
             KeyCode::Esc => return FormAction::Cancel,
             KeyCode::Tab | KeyCode::Down => self.move_focus(1),
             KeyCode::BackTab | KeyCode::Up => self.move_focus(-1),
-            KeyCode::Enter if self.fields.get(self.focused).is_none_or(|f| f.param.kind != Kind::Json) => {
+            KeyCode::Enter if self.fields.get(self.focused).is_none_or(|f| !matches!(f.param.kind, Kind::Json | Kind::Data)) => {
                 self.move_focus(1);
             }
             _ => {
@@ -170,7 +170,7 @@ impl Form {
     pub fn render(&mut self, frame: &mut Frame, area: Rect, theme: &Theme) {
         let width = area.width.saturating_sub(4).clamp(20, 100).min(area.width);
         let wanted: u16 = self.fields.iter().map(|f| 1 + f.input_height()).sum::<u16>() + 4;
-        let height = wanted.clamp(5, area.height.max(1)).min(area.height);
+        let height = wanted.max(5).min(area.height);
         let popup = Rect {
             x: area.x + (area.width - width) / 2,
             y: area.y + (area.height - height) / 2,

@@ -858,7 +858,7 @@ mod tests {
         assert!(contains(&screen, "▸ items: […] 2 items"), "{screen:#?}");
         assert!(contains(&screen, "next: null"));
         key(&mut inspector, "e");
-        assert!(contains(&draw(&mut inspector, 60, 12), "name: \"ops\""));
+        assert!(contains(&draw(&mut inspector, 60, 16), "name: \"ops\""));
         // `h` folds, then goes to the parent, and at the root gives the key back to the app.
         key(&mut inspector, "h");
         assert!(!contains(&draw(&mut inspector, 60, 12), "ch_1"));
