@@ -1,6 +1,8 @@
 //! Console benchmarks (issue 2): (a) one browser frame over many rows, (c) calls through the
 //! task pool against the in-process simulator. Run: `cargo bench --bench console`.
 
+#![allow(clippy::unwrap_used, reason = "a test panics on failure")]
+
 use divan::Bencher;
 use opsdeck::catalog::Service;
 use opsdeck::client::{self, Executor, HttpSettings, Values};

@@ -248,13 +248,11 @@ fn serde_value(bencher: Bencher, mb: usize) {
 fn tree_action(bencher: Bencher, mb: usize, setup: fn(&mut JsonTree), action: fn(&mut JsonTree)) {
     let Some(tree) = tree(mb) else { return };
     let tree = RefCell::new(tree);
-    bencher
-        .with_inputs(|| setup(&mut tree.borrow_mut()))
-        .bench_local_values(|()| {
-            let mut tree = tree.borrow_mut();
-            action(&mut tree);
-            tree.lines(PAGE).len()
-        });
+    bencher.with_inputs(|| setup(&mut tree.borrow_mut())).bench_local_values(|()| {
+        let mut tree = tree.borrow_mut();
+        action(&mut tree);
+        tree.lines(PAGE).len()
+    });
 }
 
 /// Puts the cursor in the middle of the document, deep inside a record.

@@ -1,6 +1,8 @@
 //! Regenerates `screenshots/*.svg` from the real rendering: the console is driven by keys against
 //! the embedded simulators and each frame is written as SVG. Run: `cargo run --example screenshots`.
 
+#![allow(clippy::unwrap_used, reason = "a test panics on failure")]
+
 use opsdeck::tui::app::Popup;
 use opsdeck::tui::harness::Harness;
 use opsdeck::tui::svg;

@@ -60,24 +60,28 @@ pub enum Command {
         json: bool,
     },
     /// Call one operation and print the response body as JSON.
-    Call {
-        /// Service name, e.g. ably.
-        service: String,
-        /// Operation name, e.g. messages_list (see `opsdeck ops SERVICE`).
-        operation: String,
-        /// Parameters as NAME=VALUE, e.g. channelId=orders:eu limit=5.
-        #[arg(value_name = "NAME=VALUE")]
-        params: Vec<String>,
-        /// The request body as JSON, or @FILE to read it from a file.
-        #[arg(long, value_name = "JSON|@FILE")]
-        body: Option<String>,
-        /// Follow the pages of a list operation and print all records.
-        #[arg(long)]
-        all_pages: bool,
-        /// Print the request as a curl command (secrets redacted) and send nothing.
-        #[arg(long)]
-        dry_run: bool,
-    },
+    Call(CallArgs),
+}
+
+/// `opsdeck call`'s arguments.
+#[derive(Debug, Args)]
+pub struct CallArgs {
+    /// Service name, e.g. ably.
+    pub service: String,
+    /// Operation name, e.g. messages_list (see `opsdeck ops SERVICE`).
+    pub operation: String,
+    /// Parameters as NAME=VALUE, e.g. channelId=orders:eu limit=5.
+    #[arg(value_name = "NAME=VALUE")]
+    pub params: Vec<String>,
+    /// The request body as JSON, or @FILE to read it from a file.
+    #[arg(long, value_name = "JSON|@FILE")]
+    pub body: Option<String>,
+    /// Follow the pages of a list operation and print all records.
+    #[arg(long)]
+    pub all_pages: bool,
+    /// Print the request as a curl command (secrets redacted) and send nothing.
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 /// A failure of a command, with the exit code it maps to.
@@ -89,16 +93,10 @@ pub struct Failure {
 
 impl Failure {
     fn usage(message: impl Into<String>) -> Failure {
-        Failure {
-            code: 2,
-            message: message.into(),
-        }
+        Failure { code: 2, message: message.into() }
     }
     fn runtime(message: impl Into<String>) -> Failure {
-        Failure {
-            code: 1,
-            message: message.into(),
-        }
+        Failure { code: 1, message: message.into() }
     }
 }
 
@@ -116,25 +114,17 @@ pub fn ops(service: Option<&str>, as_json: bool, out: &mut dyn Write) -> Result<
     };
     let ops: Vec<&Operation> = services.iter().flat_map(|s| s.operations()).collect();
     let write = |out: &mut dyn Write, text: String| {
-        out.write_all(text.as_bytes())
-            .map_err(|e| Failure::runtime(format!("cannot write output: {e}")))
+        out.write_all(text.as_bytes()).map_err(|e| Failure::runtime(format!("cannot write output: {e}")))
     };
     if as_json {
         let list: Vec<Value> = ops.iter().map(|op| describe(op)).collect();
-        let text =
-            serde_json::to_string_pretty(&list).map_err(|e| Failure::runtime(e.to_string()))?;
+        let text = serde_json::to_string_pretty(&list).map_err(|e| Failure::runtime(e.to_string()))?;
         return write(out, text + "\n");
     }
     let width = ops.iter().map(|op| op.name.len()).max().unwrap_or(0);
     let mut text = String::new();
     for op in ops {
-        text.push_str(&format!(
-            "{:<9} {:<width$} {:<6} {}\n",
-            op.service.name(),
-            op.name,
-            op.method.as_str(),
-            op.path
-        ));
+        text.push_str(&format!("{:<9} {:<width$} {:<6} {}\n", op.service.name(), op.name, op.method.as_str(), op.path));
     }
     write(out, text)
 }
@@ -162,10 +152,7 @@ fn describe(op: &Operation) -> Value {
 fn parse_service(name: &str) -> Result<Service, Failure> {
     Service::parse(name).ok_or_else(|| {
         let names: Vec<&str> = Service::ALL.iter().map(|s| s.name()).collect();
-        Failure::usage(format!(
-            "unknown service '{name}'; services: {}",
-            names.join(", ")
-        ))
+        Failure::usage(format!("unknown service '{name}'; services: {}", names.join(", ")))
     })
 }
 
@@ -175,18 +162,13 @@ fn parse_operation(service: Service, name: &str) -> Result<&'static Operation, F
             .operations()
             .iter()
             .map(|op| op.name)
-            .filter(|n| {
-                n.split('_').any(|w| name.contains(w)) || name.split('_').any(|w| n.contains(w))
-            })
+            .filter(|n| n.split('_').any(|w| name.contains(w)) || name.split('_').any(|w| n.contains(w)))
             .collect();
         close.truncate(6);
         let hint = if close.is_empty() {
             format!("see `opsdeck ops {service}`")
         } else {
-            format!(
-                "did you mean {}? (all: `opsdeck ops {service}`)",
-                close.join(", ")
-            )
+            format!("did you mean {}? (all: `opsdeck ops {service}`)", close.join(", "))
         };
         Failure::usage(format!("unknown operation '{name}' of {service}; {hint}"))
     })
@@ -211,11 +193,7 @@ fn param_names(op: &Operation) -> String {
     if op.params.is_empty() {
         return "none".into();
     }
-    op.params
-        .iter()
-        .map(|p| p.name)
-        .collect::<Vec<_>>()
-        .join(", ")
+    op.params.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
 }
 
 /// `--body JSON|@FILE`, parsed.
@@ -228,8 +206,7 @@ fn parse_body(body: &str) -> Result<Value, Failure> {
         ),
         None => (body.to_owned(), "--body".to_owned()),
     };
-    serde_json::from_str(&text)
-        .map_err(|e| Failure::usage(format!("{source} is not valid JSON: {e}")))
+    serde_json::from_str(&text).map_err(|e| Failure::usage(format!("{source} is not valid JSON: {e}")))
 }
 
 /// Finds where a service's calls go; starts the embedded simulator when that is the target.
@@ -257,59 +234,36 @@ async fn resolve_target(
 }
 
 /// `opsdeck call`: prints the body on `out`; the error is for stderr.
-pub async fn call(
-    global: &GlobalArgs,
-    service: &str,
-    operation: &str,
-    params: &[String],
-    body: Option<&str>,
-    all_pages: bool,
-    dry_run: bool,
-    out: &mut dyn Write,
-) -> Result<(), Failure> {
-    let service = parse_service(service)?;
-    let op = parse_operation(service, operation)?;
-    let values = parse_params(op, params)?;
-    let body = body.map(parse_body).transpose()?;
+pub async fn call(global: &GlobalArgs, args: &CallArgs, out: &mut dyn Write) -> Result<(), Failure> {
+    let CallArgs { all_pages, dry_run, .. } = *args;
+    let service = parse_service(&args.service)?;
+    let op = parse_operation(service, &args.operation)?;
+    let values = parse_params(op, &args.params)?;
+    let body = args.body.as_deref().map(parse_body).transpose()?;
     if global.read_only && op.mutates {
-        return Err(Failure::usage(
-            CallError::ReadOnly(op.full_name()).to_string(),
-        ));
+        return Err(Failure::usage(CallError::ReadOnly(op.full_name()).to_string()));
     }
     if all_pages && op.paging == crate::catalog::Paging::None {
-        return Err(Failure::usage(format!(
-            "{} is not a paged list; drop --all-pages",
-            op.full_name()
-        )));
+        return Err(Failure::usage(format!("{} is not a paged list; drop --all-pages", op.full_name())));
     }
     let (resolved, sandbox) = resolve_target(global, service).await?;
     let target = &resolved.target;
-    let request =
-        client::build(op, &values, body.as_ref(), target).map_err(|e| call_failure(op, &e))?;
+    let request = client::build(op, &values, body.as_ref(), target).map_err(|e| call_failure(op, &e))?;
     if dry_run {
-        let curl = client::request::to_curl(&request, &target.credentials)
-            .map_err(|e| call_failure(op, &e))?;
+        let curl = client::request::to_curl(&request, &target.credentials).map_err(|e| call_failure(op, &e))?;
         return writeln!(out, "{curl}").map_err(|e| Failure::runtime(e.to_string()));
     }
     if target.live && op.destructive {
-        eprintln!(
-            "opsdeck: {} on LIVE {} ({})",
-            op.full_name(),
-            service.title(),
-            target.base_url
-        );
+        eprintln!("opsdeck: {} on LIVE {} ({})", op.full_name(), service.title(), target.base_url);
     }
     let settings = HttpSettings::default();
     let http = client::http_client(&settings).map_err(|e| call_failure(op, &e))?;
     let cancel = CancellationToken::new();
     let send = |request: client::PreparedRequest| {
-        let (http, settings, cancel, credentials) =
-            (&http, &settings, &cancel, &target.credentials);
+        let (http, settings, cancel, credentials) = (&http, &settings, &cancel, &target.credentials);
         async move { client::request::execute(http, &request, credentials, settings, cancel).await }
     };
-    let response = send(request.clone())
-        .await
-        .map_err(|e| call_failure(op, &e))?;
+    let response = send(request.clone()).await.map_err(|e| call_failure(op, &e))?;
     let bytes = if all_pages {
         let mut pages = vec![json_of(&response)?];
         let (mut request, mut response) = (request, response);
@@ -329,13 +283,11 @@ pub async fn call(
         response.body.to_vec()
     };
     drop(sandbox);
-    out.write_all(&bytes)
-        .map_err(|e| Failure::runtime(format!("cannot write output: {e}")))
+    out.write_all(&bytes).map_err(|e| Failure::runtime(format!("cannot write output: {e}")))
 }
 
 fn json_of(response: &client::Response) -> Result<Value, Failure> {
-    serde_json::from_slice(&response.body)
-        .map_err(|e| Failure::runtime(format!("a page is not JSON: {e}")))
+    serde_json::from_slice(&response.body).map_err(|e| Failure::runtime(format!("a page is not JSON: {e}")))
 }
 
 fn pretty(value: &Value) -> Vec<u8> {
@@ -345,16 +297,15 @@ fn pretty(value: &Value) -> Vec<u8> {
 }
 
 fn call_failure(op: &Operation, error: &CallError) -> Failure {
-    Failure {
-        code: error.exit_code(),
-        message: format!("{}: {error}", op.full_name()),
-    }
+    Failure { code: error.exit_code(), message: format!("{}: {error}", op.full_name()) }
 }
 
 /// `opsdeck sandbox`: serves until Ctrl-C or SIGTERM.
 pub async fn sandbox(port_base: u16, seed: u64, out: &mut dyn Write) -> Result<(), Failure> {
     let sandbox = sandbox::start(port_base, seed).await.map_err(|e| {
-        Failure::runtime(format!("{e}; is another opsdeck sandbox running? pick other ports with --port-base N (0 = any free)"))
+        Failure::runtime(format!(
+            "{e}; is another opsdeck sandbox running? pick other ports with --port-base N (0 = any free)"
+        ))
     })?;
     let mut table = format!(
         "opsdeck sandbox (seed {seed}); control http://{} (GET / lists services, POST /reset restores the data)\n\n{:<12} {:<26} {:<10} {}\n",
@@ -365,24 +316,15 @@ pub async fn sandbox(port_base: u16, seed: u64, out: &mut dyn Write) -> Result<(
             Some(region) => format!("{}-{region}", endpoint.service),
             None => endpoint.service.name().to_owned(),
         };
-        let state = if endpoint.simulated {
-            "simulated"
-        } else {
-            "not yet"
-        };
+        let state = if endpoint.simulated { "simulated" } else { "not yet" };
         let mut base = endpoint.base_url();
         if endpoint.service == Service::Easypost {
             base.push_str("/v2");
         }
-        table.push_str(&format!(
-            "{name:<12} {base:<26} {state:<10} {}\n",
-            credentials_line(endpoint.service)
-        ));
+        table.push_str(&format!("{name:<12} {base:<26} {state:<10} {}\n", credentials_line(endpoint.service)));
     }
     table.push_str("\nCtrl-C stops.\n");
-    out.write_all(table.as_bytes())
-        .and_then(|()| out.flush())
-        .map_err(|e| Failure::runtime(e.to_string()))?;
+    out.write_all(table.as_bytes()).and_then(|()| out.flush()).map_err(|e| Failure::runtime(e.to_string()))?;
     wait_for_shutdown().await;
     sandbox.shutdown();
     Ok(())
@@ -395,12 +337,9 @@ fn credentials_line(service: Service) -> String {
         Service::Deepgram => format!("Authorization: Token {}", c::DEEPGRAM_KEY),
         Service::Avatax => format!("Basic {}:{}", c::AVATAX_ACCOUNT_ID, c::AVATAX_LICENSE_KEY),
         Service::Taxjar => format!("Authorization: Bearer {}", c::TAXJAR_TOKEN),
-        Service::Coinbase => format!(
-            "key {} secret {} passphrase {}",
-            c::COINBASE_KEY,
-            c::COINBASE_SECRET,
-            c::COINBASE_PASSPHRASE
-        ),
+        Service::Coinbase => {
+            format!("key {} secret {} passphrase {}", c::COINBASE_KEY, c::COINBASE_SECRET, c::COINBASE_PASSPHRASE)
+        }
         Service::Mailgun => format!("Basic api:{}", c::MAILGUN_KEY),
         Service::Easypost => format!("key {} (Basic, empty password)", c::EASYPOST_KEY),
     }
@@ -410,14 +349,13 @@ fn credentials_line(service: Service) -> String {
 pub async fn wait_for_shutdown() {
     #[cfg(unix)]
     {
-        let mut term =
-            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-                Ok(term) => term,
-                Err(_) => {
-                    let _ = tokio::signal::ctrl_c().await;
-                    return;
-                }
-            };
+        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(term) => term,
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+                return;
+            }
+        };
         tokio::select! {
             _ = tokio::signal::ctrl_c() => {}
             _ = term.recv() => {}
@@ -439,15 +377,8 @@ mod tests {
         ops(Some("ably"), false, &mut out).unwrap();
         let text = String::from_utf8(out).unwrap();
         assert_eq!(text.lines().count(), 18);
-        assert!(text
-            .lines()
-            .any(|l| l.split_whitespace().collect::<Vec<_>>()
-                == [
-                    "ably",
-                    "messages_list",
-                    "GET",
-                    "/channels/{channelId}/messages"
-                ]));
+        assert!(text.lines().any(|l| l.split_whitespace().collect::<Vec<_>>()
+            == ["ably", "messages_list", "GET", "/channels/{channelId}/messages"]));
         let err = ops(Some("slack"), false, &mut Vec::new()).unwrap_err();
         assert_eq!(err.code, 2);
         assert!(err.message.contains("services: ably, deepgram"));
@@ -458,8 +389,7 @@ mod tests {
         let err = parse_operation(Service::Ably, "messages_lst").unwrap_err();
         assert_eq!(err.code, 2);
         assert!(
-            err.message
-                .contains("did you mean messages_publish, messages_batch_publish, messages_list"),
+            err.message.contains("did you mean messages_publish, messages_batch_publish, messages_list"),
             "{}",
             err.message
         );

@@ -7,10 +7,7 @@ use opsdeck::cli::{self, Cli, Command, Failure};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(e) => {
             eprintln!("opsdeck: cannot start the async runtime: {e}");
@@ -20,36 +17,10 @@ fn main() -> ExitCode {
     let mut stdout = std::io::stdout().lock();
     let result = runtime.block_on(async {
         match &cli.command {
-            None => opsdeck::tui::run(&cli.global).await.map_err(|e| Failure {
-                code: 1,
-                message: format!("{e:#}"),
-            }),
-            Some(Command::Ops { service, json }) => {
-                cli::ops(service.as_deref(), *json, &mut stdout)
-            }
-            Some(Command::Sandbox { port_base, seed }) => {
-                cli::sandbox(*port_base, *seed, &mut stdout).await
-            }
-            Some(Command::Call {
-                service,
-                operation,
-                params,
-                body,
-                all_pages,
-                dry_run,
-            }) => {
-                cli::call(
-                    &cli.global,
-                    service,
-                    operation,
-                    params,
-                    body.as_deref(),
-                    *all_pages,
-                    *dry_run,
-                    &mut stdout,
-                )
-                .await
-            }
+            None => opsdeck::tui::run(&cli.global).await.map_err(|e| Failure { code: 1, message: format!("{e:#}") }),
+            Some(Command::Ops { service, json }) => cli::ops(service.as_deref(), *json, &mut stdout),
+            Some(Command::Sandbox { port_base, seed }) => cli::sandbox(*port_base, *seed, &mut stdout).await,
+            Some(Command::Call(args)) => cli::call(&cli.global, args, &mut stdout).await,
         }
     });
     // Background tasks (an embedded simulator, idle connections) must not delay the exit.

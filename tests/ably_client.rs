@@ -1,6 +1,8 @@
 //! Every Ably operation through opsdeck's client against the in-process simulator, errors and
 //! paging included.
 
+#![allow(clippy::unwrap_used, reason = "a test panics on failure")]
+
 use opsdeck::catalog::Service;
 use opsdeck::client::{self, pagination, CallError, Credentials, HttpSettings, Response, Secret, Target, Values};
 use opsdeck::config::sandbox_target;
@@ -22,11 +24,24 @@ impl Ably {
         Ably { sandbox, http, target }
     }
 
-    async fn call_as(&self, target: &Target, op: &str, params: &[(&str, &str)], body: Option<Value>) -> Result<Response, CallError> {
+    async fn call_as(
+        &self,
+        target: &Target,
+        op: &str,
+        params: &[(&str, &str)],
+        body: Option<Value>,
+    ) -> Result<Response, CallError> {
         let op = Service::Ably.operation(op).expect("operation exists");
         let values: Values = params.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
         let request = client::build(op, &values, body.as_ref(), target)?;
-        client::request::execute(&self.http, &request, &target.credentials, &HttpSettings::default(), &CancellationToken::new()).await
+        client::request::execute(
+            &self.http,
+            &request,
+            &target.credentials,
+            &HttpSettings::default(),
+            &CancellationToken::new(),
+        )
+        .await
     }
 
     async fn call(&self, op: &str, params: &[(&str, &str)]) -> Result<Response, CallError> {
@@ -82,7 +97,10 @@ async fn channels_list_and_get() {
 async fn publish_then_history_shows_it_and_batch_publish_reaches_every_channel() {
     let ably = Ably::start().await;
     let published = ably
-        .call("messages_publish", &[("channelId", "test:publish"), ("name", "greeting"), ("data", "hello from opsdeck")])
+        .call(
+            "messages_publish",
+            &[("channelId", "test:publish"), ("name", "greeting"), ("data", "hello from opsdeck")],
+        )
         .await
         .unwrap();
     assert_eq!(published.status, 201);
@@ -93,7 +111,8 @@ async fn publish_then_history_shows_it_and_batch_publish_reaches_every_channel()
     assert_eq!(history[0]["data"], "hello from opsdeck");
     assert!(history[0]["timestamp"].as_u64().is_some());
     let batch = json!([{"channels": ["test:b1", "test:b2"], "messages": [{"name": "n", "data": "d"}]}]);
-    let response = ably.call_as(&ably.target, "messages_batch_publish", &[("batch", &batch.to_string())], None).await.unwrap();
+    let response =
+        ably.call_as(&ably.target, "messages_batch_publish", &[("batch", &batch.to_string())], None).await.unwrap();
     let results: Value = serde_json::from_slice(&response.body).unwrap();
     assert_eq!(results[0]["successCount"], 2);
     for channel in ["test:b1", "test:b2"] {
@@ -128,9 +147,15 @@ async fn history_limits_directions_and_paging_across_pages() {
     let mut names = Vec::new();
     let mut pages = 0;
     loop {
-        let response = client::request::execute(&ably.http, &request, &ably.target.credentials, &HttpSettings::default(), &CancellationToken::new())
-            .await
-            .unwrap();
+        let response = client::request::execute(
+            &ably.http,
+            &request,
+            &ably.target.credentials,
+            &HttpSettings::default(),
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap();
         pages += 1;
         let page: Value = serde_json::from_slice(&response.body).unwrap();
         names.extend(page.as_array().unwrap().iter().map(|m| m["name"].as_str().unwrap().to_owned()));
@@ -188,7 +213,13 @@ async fn push_devices_subscriptions_and_publish() {
     let registered = ably
         .call(
             "push_device_register",
-            &[("id", "opsdeck-test-device"), ("platform", "android"), ("formFactor", "phone"), ("push", &push), ("clientId", "tester")],
+            &[
+                ("id", "opsdeck-test-device"),
+                ("platform", "android"),
+                ("formFactor", "phone"),
+                ("push", &push),
+                ("clientId", "tester"),
+            ],
         )
         .await
         .unwrap();
@@ -200,7 +231,9 @@ async fn push_devices_subscriptions_and_publish() {
     let listed = ably.json("push_device_list", &[("clientId", "tester")]).await;
     assert_eq!(listed.as_array().unwrap().len(), 1);
 
-    ably.call("push_subscriptions_create", &[("channel", "alerts"), ("deviceId", "opsdeck-test-device")]).await.unwrap();
+    ably.call("push_subscriptions_create", &[("channel", "alerts"), ("deviceId", "opsdeck-test-device")])
+        .await
+        .unwrap();
     let subs = ably.json("push_subscriptions_list", &[("deviceId", "opsdeck-test-device")]).await;
     assert_eq!(subs, json!([{"channel": "alerts", "deviceId": "opsdeck-test-device"}]));
     let bad = api_error(ably.call("push_subscriptions_create", &[("channel", "alerts")]).await);
@@ -216,7 +249,9 @@ async fn push_devices_subscriptions_and_publish() {
         "push publish is counted in stats: {entries}"
     );
 
-    ably.call("push_subscriptions_delete", &[("channel", "alerts"), ("deviceId", "opsdeck-test-device")]).await.unwrap();
+    ably.call("push_subscriptions_delete", &[("channel", "alerts"), ("deviceId", "opsdeck-test-device")])
+        .await
+        .unwrap();
     let subs = ably.json("push_subscriptions_list", &[("deviceId", "opsdeck-test-device")]).await;
     assert_eq!(subs, json!([]));
     let deleted = ably.call("push_device_delete", &[("deviceId", "opsdeck-test-device")]).await.unwrap();
@@ -241,7 +276,12 @@ async fn signed_token_request_and_the_token_as_bearer() {
     assert_eq!(error.status, 401);
     // A mac that does not match is refused.
     let forged = ably
-        .call_as(&ably.target, "tokens_request", &[("keyName", "opsdeck.sandbox"), ("mac", "Zm9yZ2Vk"), ("nonce", "0123456789abcdef")], None)
+        .call_as(
+            &ably.target,
+            "tokens_request",
+            &[("keyName", "opsdeck.sandbox"), ("mac", "Zm9yZ2Vk"), ("nonce", "0123456789abcdef")],
+            None,
+        )
         .await;
     assert_eq!(api_error(forged).status, 401);
 }

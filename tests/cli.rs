@@ -1,5 +1,7 @@
 //! `opsdeck ops` and `opsdeck call` as a user runs them: output and exit codes.
 
+#![allow(clippy::unwrap_used, reason = "a test panics on failure")]
+
 use std::process::{Command, Output};
 
 use opsdeck::catalog::Service;
@@ -57,7 +59,10 @@ fn usage_errors_exit_2_with_a_message() {
         (&["call", "ably", "messages_list", "colour=red", "channelId=a"], "colour: unknown parameter"),
         (&["call", "ably", "messages_list"], "channelId: required"),
         (&["call", "ably", "messages_batch_publish", "--body", "{not json"], "--body is not valid JSON"),
-        (&["call", "ably", "messages_publish", "channelId=a", "--body", "@/nonexistent/file.json"], "cannot read --body file"),
+        (
+            &["call", "ably", "messages_publish", "channelId=a", "--body", "@/nonexistent/file.json"],
+            "cannot read --body file",
+        ),
         (&["--read-only", "call", "ably", "messages_publish", "channelId=a", "name=x"], "--read-only is on"),
         (&["call", "ably", "time_get", "--all-pages"], "not a paged list"),
         (&["--profile", "nosuch", "call", "ably", "time_get"], "no profile named 'nosuch'"),

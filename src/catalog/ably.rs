@@ -4,10 +4,7 @@ use super::{BodyEncoding, Kind, Method, Operation, Paging, Param, Service};
 
 const CHANNEL: Param = Param::path("channelId", "channel name, e.g. orders:eu");
 const DEVICE: Param = Param::path("deviceId", "push device id");
-const LIMIT: Param = Param::query("limit", "maximum records per page")
-    .int()
-    .range(1.0, 1000.0)
-    .default("100");
+const LIMIT: Param = Param::query("limit", "maximum records per page").int().range(1.0, 1000.0).default("100");
 const START: Param = Param::query("start", "start of the time range: ms epoch or ISO 8601");
 const END: Param = Param::query("end", "end of the time range: ms epoch or ISO 8601");
 const DIRECTION: Param = Param::query("direction", "newest first (backwards) or oldest first")
@@ -42,31 +39,17 @@ pub(super) static OPERATIONS: &[Operation] = &[
     Operation {
         params: &[
             Param::query("prefix", "only channels whose name starts with this"),
-            Param::query("by", "id: names only; value: full metadata")
-                .one_of(&["id", "value"])
-                .default("id"),
+            Param::query("by", "id: names only; value: full metadata").one_of(&["id", "value"]).default("id"),
             LIMIT,
         ],
         paging: Paging::LinkHeader,
         id_field: Some("channelId"),
         browse: &[("by", "value")],
-        ..op(
-            "channels_list",
-            "channels",
-            Method::Get,
-            "/channels",
-            "list active channels of the application",
-        )
+        ..op("channels_list", "channels", Method::Get, "/channels", "list active channels of the application")
     },
     Operation {
         params: &[CHANNEL],
-        ..op(
-            "channels_get",
-            "channels",
-            Method::Get,
-            "/channels/{channelId}",
-            "metadata and occupancy of one channel",
-        )
+        ..op("channels_get", "channels", Method::Get, "/channels/{channelId}", "metadata and occupancy of one channel")
     },
     Operation {
         params: &[
@@ -106,13 +89,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         params: &[CHANNEL, START, END, LIMIT, DIRECTION],
         paging: Paging::LinkHeader,
         id_field: Some("id"),
-        ..op(
-            "messages_list",
-            "messages",
-            Method::Get,
-            "/channels/{channelId}/messages",
-            "message history of a channel",
-        )
+        ..op("messages_list", "messages", Method::Get, "/channels/{channelId}/messages", "message history of a channel")
     },
     Operation {
         params: &[
@@ -145,23 +122,14 @@ pub(super) static OPERATIONS: &[Operation] = &[
     },
     Operation {
         params: &[
-            Param::body("id", "device id, unique in the app")
-                .required()
-                .range(1.0, 128.0),
-            Param::body("platform", "device platform")
-                .required()
-                .one_of(&["ios", "android", "browser"]),
+            Param::body("id", "device id, unique in the app").required().range(1.0, 128.0),
+            Param::body("platform", "device platform").required().one_of(&["ios", "android", "browser"]),
             Param::body("formFactor", "device form factor")
                 .required()
-                .one_of(&[
-                    "phone", "tablet", "desktop", "tv", "watch", "car", "embedded", "other",
-                ]),
-            Param::body(
-                "push",
-                "{\"recipient\":{\"transportType\":\"fcm\",\"registrationToken\":\"...\"}}",
-            )
-            .json()
-            .required(),
+                .one_of(&["phone", "tablet", "desktop", "tv", "watch", "car", "embedded", "other"]),
+            Param::body("push", "{\"recipient\":{\"transportType\":\"fcm\",\"registrationToken\":\"...\"}}")
+                .json()
+                .required(),
             Param::body("clientId", "client id the device belongs to"),
             Param::body("metadata", "free-form metadata object").json(),
         ],
@@ -192,13 +160,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         ],
         paging: Paging::LinkHeader,
         id_field: Some("id"),
-        ..op(
-            "push_device_list",
-            "push devices",
-            Method::Get,
-            "/push/deviceRegistrations",
-            "list registered devices",
-        )
+        ..op("push_device_list", "push devices", Method::Get, "/push/deviceRegistrations", "list registered devices")
     },
     Operation {
         params: &[DEVICE],
@@ -212,12 +174,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
     },
     Operation {
         params: &[
-            Param::body(
-                "recipient",
-                "{\"deviceId\":\"...\"} or {\"clientId\":\"...\"}",
-            )
-            .json()
-            .required(),
+            Param::body("recipient", "{\"deviceId\":\"...\"} or {\"clientId\":\"...\"}").json().required(),
             Param::body("notification", "{\"title\":\"...\",\"body\":\"...\"}").json(),
             Param::body("data", "string key/value pairs for the app").json(),
         ],
@@ -234,10 +191,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         params: &[
             Param::body("channel", "channel to receive pushes from").required(),
             Param::body("deviceId", "subscribe this device (or give clientId)"),
-            Param::body(
-                "clientId",
-                "subscribe all devices of this client (or give deviceId)",
-            ),
+            Param::body("clientId", "subscribe all devices of this client (or give deviceId)"),
         ],
         body: BodyEncoding::Json,
         ..op(
@@ -253,9 +207,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
             Param::query("channel", "only this channel"),
             Param::query("deviceId", "only this device"),
             Param::query("clientId", "only this client"),
-            Param::query("concatFilters", "true: deviceId and clientId are OR-ed")
-                .boolean()
-                .default("false"),
+            Param::query("concatFilters", "true: deviceId and clientId are OR-ed").boolean().default("false"),
             LIMIT,
         ],
         paging: Paging::LinkHeader,
@@ -294,45 +246,18 @@ pub(super) static OPERATIONS: &[Operation] = &[
         ],
         paging: Paging::LinkHeader,
         id_field: Some("intervalId"),
-        ..op(
-            "stats_get",
-            "stats",
-            Method::Get,
-            "/stats",
-            "application usage statistics",
-        )
+        ..op("stats_get", "stats", Method::Get, "/stats", "application usage statistics")
     },
-    Operation {
-        ..op(
-            "time_get",
-            "time",
-            Method::Get,
-            "/time",
-            "current server time (ms epoch)",
-        )
-    },
+    Operation { ..op("time_get", "time", Method::Get, "/time", "current server time (ms epoch)") },
     Operation {
         params: &[
             Param::path("keyName", "<appId>.<keyId>, the part of the key before ':'"),
-            Param::body(
-                "timestamp",
-                "ms epoch within 2 minutes of server time (empty: now)",
-            )
-            .int(),
-            Param::body("ttl", "token lifetime in ms")
-                .int()
-                .range(1.0, 86_400_000.0)
-                .default("3600000"),
+            Param::body("timestamp", "ms epoch within 2 minutes of server time (empty: now)").int(),
+            Param::body("ttl", "token lifetime in ms").int().range(1.0, 86_400_000.0).default("3600000"),
             Param::body("capability", "canonical JSON string, e.g. {\"*\":[\"*\"]}"),
             Param::body("clientId", "bind the token to this client id"),
-            Param::body(
-                "nonce",
-                "16+ random characters (empty: generated when signing)",
-            ),
-            Param::body(
-                "mac",
-                "HMAC of the fields (empty: opsdeck signs with the key)",
-            ),
+            Param::body("nonce", "16+ random characters (empty: generated when signing)"),
+            Param::body("mac", "HMAC of the fields (empty: opsdeck signs with the key)"),
         ],
         body: BodyEncoding::Json,
         mutates: false,

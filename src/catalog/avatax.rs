@@ -6,22 +6,13 @@
 
 use super::{BodyEncoding, Method, Operation, Paging, Param, Service};
 
-const COMPANY_ID: Param =
-    Param::path("companyId", "numeric company id (from companies_list)").int();
+const COMPANY_ID: Param = Param::path("companyId", "numeric company id (from companies_list)").int();
 const COMPANY_CODE: Param = Param::path("companyCode", "company code, e.g. DEFAULT");
 const TRANSACTION_CODE: Param = Param::path("transactionCode", "transaction code");
-const FILTER: Param = Param::query(
-    "$filter",
-    "OData filter, e.g. region eq 'CA' and isActive eq true",
-);
-const TOP: Param = Param::query("$top", "maximum rows per page (0: no explicit limit)")
-    .int()
-    .range(0.0, 1000.0);
+const FILTER: Param = Param::query("$filter", "OData filter, e.g. region eq 'CA' and isActive eq true");
+const TOP: Param = Param::query("$top", "maximum rows per page (0: no explicit limit)").int().range(0.0, 1000.0);
 const SKIP: Param = Param::query("$skip", "rows to skip").int().min(0.0);
-const ORDER_BY: Param = Param::query(
-    "$orderBy",
-    "sort, e.g. id ASC or name DESC, comma-separated",
-);
+const ORDER_BY: Param = Param::query("$orderBy", "sort, e.g. id ASC or name DESC, comma-separated");
 
 const DOCUMENT_TYPES: &[&str] = &[
     "SalesOrder",
@@ -40,9 +31,8 @@ const DOCUMENT_TYPES: &[&str] = &[
     "InventoryTransferOutboundOrder",
 ];
 /// Picks one document of a code; the service assumes the sales invoice when it is left out.
-const DOCUMENT_TYPE: Param = Param::query("documentType", "which document of this code")
-    .one_of(DOCUMENT_TYPES)
-    .default("SalesInvoice");
+const DOCUMENT_TYPE: Param =
+    Param::query("documentType", "which document of this code").one_of(DOCUMENT_TYPES).default("SalesInvoice");
 const TRANSACTION_INCLUDES: &[&str] = &[
     "Lines",
     "Details",
@@ -53,28 +43,14 @@ const TRANSACTION_INCLUDES: &[&str] = &[
     "TaxDetailsByTaxType",
     "AccountPayableSalesTaxDetails",
 ];
-const TRANSACTION_INCLUDE: Param = Param::query(
-    "$include",
-    "extra parts, comma-separated: Lines, Details, Summary, Addresses, SummaryOnly...",
-)
-.list()
-.one_of(TRANSACTION_INCLUDES);
-const COMPANY_INCLUDE: Param = Param::query(
-    "$include",
-    "nested records to add, comma-separated: Contacts, Locations, Nexus, Settings...",
-)
-.list()
-.one_of(&[
-    "Contacts",
-    "Items",
-    "Locations",
-    "Nexus",
-    "Settings",
-    "TaxCodes",
-    "TaxRules",
-    "UPC",
-    "Parameters",
-]);
+const TRANSACTION_INCLUDE: Param =
+    Param::query("$include", "extra parts, comma-separated: Lines, Details, Summary, Addresses, SummaryOnly...")
+        .list()
+        .one_of(TRANSACTION_INCLUDES);
+const COMPANY_INCLUDE: Param =
+    Param::query("$include", "nested records to add, comma-separated: Contacts, Locations, Nexus, Settings...")
+        .list()
+        .one_of(&["Contacts", "Items", "Locations", "Nexus", "Settings", "TaxCodes", "TaxRules", "UPC", "Parameters"]);
 
 const fn op(
     name: &'static str,

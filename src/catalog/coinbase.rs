@@ -12,10 +12,7 @@ use super::{BodyEncoding, Method, Operation, Paging, Param, Service};
 const ACCOUNT: Param = Param::path("account_id", "account id (uuid)");
 const ORDER: Param = Param::path("order_id", "order id, or client:<client_oid>");
 const PRODUCT: Param = Param::path("product_id", "trading pair, e.g. BTC-USD");
-const LIMIT: Param = Param::query("limit", "maximum records per page")
-    .int()
-    .range(1.0, 1000.0)
-    .default("100");
+const LIMIT: Param = Param::query("limit", "maximum records per page").int().range(1.0, 1000.0).default("100");
 const BEFORE: Param = Param::query("before", "newer page: the CB-BEFORE cursor of a response");
 const AFTER: Param = Param::query("after", "older page: the CB-AFTER cursor of a response");
 const PROFILE_QUERY: Param = Param::query("profile_id", "profile id (empty: the key's profile)");
@@ -65,13 +62,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
     },
     Operation {
         params: &[ACCOUNT],
-        ..op(
-            "accounts_get",
-            "accounts",
-            Method::Get,
-            "/accounts/{account_id}",
-            "one account by id",
-        )
+        ..op("accounts_get", "accounts", Method::Get, "/accounts/{account_id}", "one account by id")
     },
     Operation {
         params: &[ACCOUNT, BEFORE, AFTER, LIMIT],
@@ -88,10 +79,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
     Operation {
         params: &[
             ACCOUNT,
-            Param::query(
-                "start_date",
-                "from this date, RFC 3339 (no dates: last day only)",
-            ),
+            Param::query("start_date", "from this date, RFC 3339 (no dates: last day only)"),
             END_DATE,
             BEFORE,
             AFTER,
@@ -111,22 +99,15 @@ pub(super) static OPERATIONS: &[Operation] = &[
     // orders
     Operation {
         params: &[
-            Param::query(
-                "status",
-                "statuses, comma-separated (empty: open, pending and active)",
-            )
-            .list()
-            .one_of(&[
-                "open", "pending", "rejected", "done", "active", "received", "all",
-            ]),
+            Param::query("status", "statuses, comma-separated (empty: open, pending and active)")
+                .list()
+                .one_of(&["open", "pending", "rejected", "done", "active", "received", "all"]),
             PRODUCT_FILTER,
             PROFILE_QUERY,
             Param::query("sortedBy", "sort field")
                 .one_of(&["created_at", "price", "size", "order_id", "side", "type"])
                 .default("created_at"),
-            Param::query("sorting", "sort direction")
-                .one_of(&["asc", "desc"])
-                .default("desc"),
+            Param::query("sorting", "sort direction").one_of(&["asc", "desc"]).default("desc"),
             START_DATE,
             END_DATE,
             BEFORE,
@@ -136,112 +117,47 @@ pub(super) static OPERATIONS: &[Operation] = &[
         ],
         paging: Paging::CursorHeaders,
         id_field: Some("id"),
-        ..op(
-            "orders_list",
-            "orders",
-            Method::Get,
-            "/orders",
-            "open or all orders with optional filtering",
-        )
+        ..op("orders_list", "orders", Method::Get, "/orders", "open or all orders with optional filtering")
     },
     Operation {
         params: &[ORDER, MARKET_TYPE],
-        ..op(
-            "orders_get",
-            "orders",
-            Method::Get,
-            "/orders/{order_id}",
-            "details of one order",
-        )
+        ..op("orders_get", "orders", Method::Get, "/orders/{order_id}", "details of one order")
     },
     Operation {
         params: &[
             Param::body("product_id", "trading pair, e.g. BTC-USD").required(),
-            Param::body("side", "buy or sell")
-                .required()
-                .one_of(&["buy", "sell"]),
-            Param::body("type", "order type")
-                .one_of(&["limit", "market", "stop"])
-                .default("limit"),
-            Param::body(
-                "price",
-                "decimal string in quote currency (limit and stop orders)",
-            ),
-            Param::body(
-                "size",
-                "decimal string in base currency (or give funds for market buys)",
-            ),
-            Param::body(
-                "funds",
-                "decimal string in quote currency to spend (market orders)",
-            ),
-            Param::body(
-                "time_in_force",
-                "good till cancelled/time, immediate or cancel, fill or kill",
-            )
-            .one_of(&["GTC", "GTT", "IOC", "FOK"])
-            .default("GTC"),
+            Param::body("side", "buy or sell").required().one_of(&["buy", "sell"]),
+            Param::body("type", "order type").one_of(&["limit", "market", "stop"]).default("limit"),
+            Param::body("price", "decimal string in quote currency (limit and stop orders)"),
+            Param::body("size", "decimal string in base currency (or give funds for market buys)"),
+            Param::body("funds", "decimal string in quote currency to spend (market orders)"),
+            Param::body("time_in_force", "good till cancelled/time, immediate or cancel, fill or kill")
+                .one_of(&["GTC", "GTT", "IOC", "FOK"])
+                .default("GTC"),
             Param::body("cancel_after", "lifetime of a GTT order").one_of(&["min", "hour", "day"]),
-            Param::body(
-                "post_only",
-                "reject instead of taking liquidity (not with IOC/FOK)",
-            )
-            .boolean()
-            .default("false"),
-            Param::body(
-                "stp",
-                "self-trade prevention: decrease and cancel, cancel oldest/newest/both",
-            )
-            .one_of(&["dc", "co", "cn", "cb"])
-            .default("dc"),
-            Param::body(
-                "stop",
-                "stop orders: loss (last <= stop_price) or entry (last >= stop_price)",
-            )
-            .one_of(&["loss", "entry"]),
+            Param::body("post_only", "reject instead of taking liquidity (not with IOC/FOK)")
+                .boolean()
+                .default("false"),
+            Param::body("stp", "self-trade prevention: decrease and cancel, cancel oldest/newest/both")
+                .one_of(&["dc", "co", "cn", "cb"])
+                .default("dc"),
+            Param::body("stop", "stop orders: loss (last <= stop_price) or entry (last >= stop_price)")
+                .one_of(&["loss", "entry"]),
             Param::body("stop_price", "decimal string trigger price (stop orders)"),
-            Param::body(
-                "stop_limit_price",
-                "decimal string limit price of TP/SL orders",
-            ),
-            Param::body(
-                "client_oid",
-                "your uuid for the order, usable as client:<uuid>",
-            ),
-            Param::body(
-                "max_floor",
-                "decimal string visible size of an iceberg order",
-            ),
+            Param::body("stop_limit_price", "decimal string limit price of TP/SL orders"),
+            Param::body("client_oid", "your uuid for the order, usable as client:<uuid>"),
+            Param::body("max_floor", "decimal string visible size of an iceberg order"),
             PROFILE_BODY,
         ],
         body: BodyEncoding::Json,
-        ..op(
-            "orders_create",
-            "orders",
-            Method::Post,
-            "/orders",
-            "place a limit, market or stop order",
-        )
+        ..op("orders_create", "orders", Method::Post, "/orders", "place a limit, market or stop order")
     },
     Operation {
-        params: &[
-            ORDER,
-            Param::query("product_id", "trading pair of the order, e.g. BTC-USD"),
-            PROFILE_QUERY,
-        ],
-        ..op(
-            "orders_cancel",
-            "orders",
-            Method::Delete,
-            "/orders/{order_id}",
-            "cancel one open order",
-        )
+        params: &[ORDER, Param::query("product_id", "trading pair of the order, e.g. BTC-USD"), PROFILE_QUERY],
+        ..op("orders_cancel", "orders", Method::Delete, "/orders/{order_id}", "cancel one open order")
     },
     Operation {
-        params: &[
-            Param::query("product_id", "only orders of this pair (empty: every pair)"),
-            PROFILE_QUERY,
-        ],
+        params: &[Param::query("product_id", "only orders of this pair (empty: every pair)"), PROFILE_QUERY],
         ..op(
             "orders_cancel_all",
             "orders",
@@ -254,10 +170,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
     Operation {
         params: &[
             Param::query("order_id", "fills of this order (give this or product_id)"),
-            Param::query(
-                "product_id",
-                "fills of this pair, e.g. BTC-USD (give this or order_id)",
-            ),
+            Param::query("product_id", "fills of this pair, e.g. BTC-USD (give this or order_id)"),
             LIMIT,
             Param::query("before", "newer page: trade_id cursor from CB-BEFORE"),
             Param::query("after", "older page: trade_id cursor from CB-AFTER"),
@@ -268,13 +181,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         ],
         paging: Paging::CursorHeaders,
         id_field: Some("trade_id"),
-        ..op(
-            "fills_list",
-            "fills",
-            Method::Get,
-            "/fills",
-            "recent fills (executed trades), filtered",
-        )
+        ..op("fills_list", "fills", Method::Get, "/fills", "recent fills (executed trades), filtered")
     },
     // products
     Operation {
@@ -282,23 +189,11 @@ pub(super) static OPERATIONS: &[Operation] = &[
         // Not paged by the exchange; see the module note.
         paging: Paging::CursorHeaders,
         id_field: Some("id"),
-        ..op(
-            "products_list",
-            "products",
-            Method::Get,
-            "/products",
-            "all trading pairs",
-        )
+        ..op("products_list", "products", Method::Get, "/products", "all trading pairs")
     },
     Operation {
         params: &[PRODUCT],
-        ..op(
-            "products_get",
-            "products",
-            Method::Get,
-            "/products/{product_id}",
-            "details of one trading pair",
-        )
+        ..op("products_get", "products", Method::Get, "/products/{product_id}", "details of one trading pair")
     },
     Operation {
         params: &[
@@ -307,10 +202,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
                 .int()
                 .one_of(&["60", "300", "900", "3600", "21600", "86400"]),
             Param::query("start", "range start, ISO 8601 or epoch seconds"),
-            Param::query(
-                "end",
-                "range end, ISO 8601 or epoch seconds (at most 300 buckets)",
-            ),
+            Param::query("end", "range end, ISO 8601 or epoch seconds (at most 300 buckets)"),
         ],
         ..op(
             "products_get_candles",
@@ -323,41 +215,20 @@ pub(super) static OPERATIONS: &[Operation] = &[
     Operation {
         params: &[
             PRODUCT,
-            Param::query(
-                "level",
-                "1: best bid/ask, 2: aggregated levels, 3: every order",
-            )
-            .int()
-            .one_of(&["1", "2", "3"])
-            .default("1"),
+            Param::query("level", "1: best bid/ask, 2: aggregated levels, 3: every order")
+                .int()
+                .one_of(&["1", "2", "3"])
+                .default("1"),
         ],
-        ..op(
-            "products_get_order_book",
-            "products",
-            Method::Get,
-            "/products/{product_id}/book",
-            "current order book",
-        )
+        ..op("products_get_order_book", "products", Method::Get, "/products/{product_id}/book", "current order book")
     },
     Operation {
         params: &[PRODUCT],
-        ..op(
-            "products_get_stats",
-            "products",
-            Method::Get,
-            "/products/{product_id}/stats",
-            "24-hour statistics",
-        )
+        ..op("products_get_stats", "products", Method::Get, "/products/{product_id}/stats", "24-hour statistics")
     },
     Operation {
         params: &[PRODUCT],
-        ..op(
-            "products_get_ticker",
-            "products",
-            Method::Get,
-            "/products/{product_id}/ticker",
-            "real-time ticker",
-        )
+        ..op("products_get_ticker", "products", Method::Get, "/products/{product_id}/ticker", "real-time ticker")
     },
     Operation {
         params: &[
@@ -397,23 +268,13 @@ pub(super) static OPERATIONS: &[Operation] = &[
         ],
         paging: Paging::CursorHeaders,
         id_field: Some("id"),
-        ..op(
-            "transfers_list",
-            "transfers",
-            Method::Get,
-            "/transfers",
-            "list deposits and withdrawals",
-        )
+        ..op("transfers_list", "transfers", Method::Get, "/transfers", "list deposits and withdrawals")
     },
     Operation {
         params: &[
             Param::body("amount", "decimal string amount to deposit").required(),
             Param::body("currency", "currency code, e.g. USDC").required(),
-            Param::body(
-                "coinbase_account_id",
-                "id of the Coinbase wallet to take it from",
-            )
-            .required(),
+            Param::body("coinbase_account_id", "id of the Coinbase wallet to take it from").required(),
             PROFILE_BODY,
         ],
         body: BodyEncoding::Json,
@@ -435,19 +296,11 @@ pub(super) static OPERATIONS: &[Operation] = &[
             Param::body("destination_tag", "memo or tag the destination needs"),
             Param::body("no_destination_tag", "true: the address needs no tag").boolean(),
             Param::body("network", "chain to send on, e.g. ethereum"),
-            Param::body(
-                "add_network_fee_to_total",
-                "true: the network fee comes on top of amount",
-            )
-            .boolean(),
+            Param::body("add_network_fee_to_total", "true: the network fee comes on top of amount").boolean(),
             Param::body("nonce", "integer making a retried request idempotent").int(),
             Param::body("two_factor_code", "2FA code when the account asks for one"),
             Param::body("is_intermediary", "true: sent via an intermediary VASP").boolean(),
-            Param::body(
-                "travel_rule_data",
-                "travel-rule originator/beneficiary object",
-            )
-            .json(),
+            Param::body("travel_rule_data", "travel-rule originator/beneficiary object").json(),
             PROFILE_BODY,
         ],
         body: BodyEncoding::Json,
@@ -482,41 +335,19 @@ pub(super) static OPERATIONS: &[Operation] = &[
     },
     // profiles
     Operation {
-        params: &[
-            Param::query("active", "only active (true) or inactive (false) profiles").boolean(),
-        ],
+        params: &[Param::query("active", "only active (true) or inactive (false) profiles").boolean()],
         // Not paged by the exchange; see the module note.
         paging: Paging::CursorHeaders,
         id_field: Some("id"),
-        ..op(
-            "profiles_list",
-            "profiles",
-            Method::Get,
-            "/profiles",
-            "trading profiles (portfolios)",
-        )
+        ..op("profiles_list", "profiles", Method::Get, "/profiles", "trading profiles (portfolios)")
     },
     // currencies
     Operation {
         // Not paged by the exchange; see the module note.
         paging: Paging::CursorHeaders,
         id_field: Some("id"),
-        ..op(
-            "currencies_list",
-            "currencies",
-            Method::Get,
-            "/currencies",
-            "supported currencies",
-        )
+        ..op("currencies_list", "currencies", Method::Get, "/currencies", "supported currencies")
     },
     // fees
-    Operation {
-        ..op(
-            "fees_get",
-            "fees",
-            Method::Get,
-            "/fees",
-            "current maker and taker fee rates and 30-day volume",
-        )
-    },
+    Operation { ..op("fees_get", "fees", Method::Get, "/fees", "current maker and taker fee rates and 30-day volume") },
 ];

@@ -6,42 +6,26 @@
 use super::{BodyEncoding, Method, Operation, Paging, Param, Service};
 
 const PROJECT: Param = Param::path("project_id", "project UUID (from projects_list)");
-const CALLBACK: Param = Param::query(
-    "callback",
-    "URL to receive the result later; the reply is then only a request_id",
-);
-const CALLBACK_METHOD: Param = Param::query("callback_method", "HTTP method of the callback")
-    .one_of(&["POST", "PUT"])
-    .default("POST");
+const CALLBACK: Param =
+    Param::query("callback", "URL to receive the result later; the reply is then only a request_id");
+const CALLBACK_METHOD: Param =
+    Param::query("callback_method", "HTTP method of the callback").one_of(&["POST", "PUT"]).default("POST");
 const TAG: Param = Param::query("tag", "usage-report labels, comma-separated").list();
 const MIP_OPT_OUT: Param = flag("mip_opt_out", "opt out of the model improvement program");
 const SENTIMENT: Param = flag("sentiment", "add sentiment per segment and overall");
 const TOPICS: Param = flag("topics", "detect topics");
-const CUSTOM_TOPIC: Param = Param::query(
-    "custom_topic",
-    "your own topics, comma-separated, at most 100",
-)
-.list();
-const CUSTOM_TOPIC_MODE: Param = Param::query(
-    "custom_topic_mode",
-    "extended: yours plus detected; strict: only yours",
-)
-.one_of(&["extended", "strict"])
-.default("extended");
+const CUSTOM_TOPIC: Param = Param::query("custom_topic", "your own topics, comma-separated, at most 100").list();
+const CUSTOM_TOPIC_MODE: Param = Param::query("custom_topic_mode", "extended: yours plus detected; strict: only yours")
+    .one_of(&["extended", "strict"])
+    .default("extended");
 const INTENTS: Param = flag("intents", "detect speaker intents");
-const CUSTOM_INTENT: Param =
-    Param::query("custom_intent", "your own intents, comma-separated").list();
-const CUSTOM_INTENT_MODE: Param = Param::query(
-    "custom_intent_mode",
-    "extended: yours plus detected; strict: only yours",
-)
-.one_of(&["extended", "strict"])
-.default("extended");
-const LANGUAGE: Param = Param::query(
-    "language",
-    "BCP-47 language tag, e.g. en, es, en-US; multi: multilingual",
-)
-.default("en");
+const CUSTOM_INTENT: Param = Param::query("custom_intent", "your own intents, comma-separated").list();
+const CUSTOM_INTENT_MODE: Param =
+    Param::query("custom_intent_mode", "extended: yours plus detected; strict: only yours")
+        .one_of(&["extended", "strict"])
+        .default("extended");
+const LANGUAGE: Param =
+    Param::query("language", "BCP-47 language tag, e.g. en, es, en-US; multi: multilingual").default("en");
 
 const fn flag(name: &'static str, help: &'static str) -> Param {
     Param::query(name, help).boolean().default("false")
@@ -79,25 +63,13 @@ const fn op(
 pub(super) static OPERATIONS: &[Operation] = &[
     Operation {
         id_field: Some("project_id"),
-        ..op(
-            "projects_list",
-            "projects",
-            Method::Get,
-            "/v1/projects",
-            "list the projects the API key can see",
-        )
+        ..op("projects_list", "projects", Method::Get, "/v1/projects", "list the projects the API key can see")
     },
     Operation {
         // The OpenAPI file also lists `limit` and `page` here; their effect on a single project
         // is unconfirmed and most plausibly nil, so they are left out.
         params: &[PROJECT],
-        ..op(
-            "projects_get",
-            "projects",
-            Method::Get,
-            "/v1/projects/{project_id}",
-            "one project by id",
-        )
+        ..op("projects_get", "projects", Method::Get, "/v1/projects/{project_id}", "one project by id")
     },
     Operation {
         params: &[
@@ -126,11 +98,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         )
     },
     Operation {
-        params: &[
-            PROJECT,
-            Param::query("status", "only active or only expired keys")
-                .one_of(&["active", "expired"]),
-        ],
+        params: &[PROJECT, Param::query("status", "only active or only expired keys").one_of(&["active", "expired"])],
         id_field: Some("api_key_id"),
         ..op(
             "keys_list",
@@ -143,26 +111,11 @@ pub(super) static OPERATIONS: &[Operation] = &[
     Operation {
         params: &[
             PROJECT,
-            Param::body("comment", "what the key is for")
-                .required()
-                .min(1.0),
-            Param::body(
-                "scopes",
-                "roles or permissions, e.g. member or usage:read,keys:read",
-            )
-            .list()
-            .required(),
+            Param::body("comment", "what the key is for").required().min(1.0),
+            Param::body("scopes", "roles or permissions, e.g. member or usage:read,keys:read").list().required(),
             Param::body("tags", "labels, comma-separated").list(),
-            Param::body(
-                "expiration_date",
-                "RFC 3339 expiry, e.g. 2026-01-01T00:00:00Z (or give a TTL)",
-            ),
-            Param::body(
-                "time_to_live_in_seconds",
-                "lifetime in seconds (or give an expiration date)",
-            )
-            .int()
-            .min(1.0),
+            Param::body("expiration_date", "RFC 3339 expiry, e.g. 2026-01-01T00:00:00Z (or give a TTL)"),
+            Param::body("time_to_live_in_seconds", "lifetime in seconds (or give an expiration date)").int().min(1.0),
         ],
         body: BodyEncoding::Json,
         ..op(
@@ -224,17 +177,9 @@ pub(super) static OPERATIONS: &[Operation] = &[
             Param::query("end", "end date, YYYY-MM-DD"),
             Param::query("accessor", "only requests made with this API key id"),
             Param::query("tag", "only requests with this tag"),
-            Param::query("deployment", "only this deployment").one_of(&[
-                "hosted",
-                "beta",
-                "self-hosted",
-            ]),
+            Param::query("deployment", "only this deployment").one_of(&["hosted", "beta", "self-hosted"]),
             Param::query("endpoint", "only this API").one_of(&["listen", "read", "speak", "agent"]),
-            Param::query("method", "only this request method").one_of(&[
-                "sync",
-                "async",
-                "streaming",
-            ]),
+            Param::query("method", "only this request method").one_of(&["sync", "async", "streaming"]),
             Param::query("model", "only requests using this model (name or UUID)"),
             used("diarize", "filter on use of diarization"),
             used("punctuate", "filter on use of punctuation"),
@@ -262,10 +207,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
     Operation {
         // The project-scoped variant `/v1/projects/{project_id}/models` also exists; the public
         // catalog needs no project and is what the SDKs call.
-        params: &[flag(
-            "include_outdated",
-            "also list older versions of each model",
-        )],
+        params: &[flag("include_outdated", "also list older versions of each model")],
         id_field: Some("uuid"),
         ..op(
             "models_list",
@@ -276,17 +218,8 @@ pub(super) static OPERATIONS: &[Operation] = &[
         )
     },
     Operation {
-        params: &[Param::path(
-            "model_id",
-            "model UUID (the uuid field of models_list)",
-        )],
-        ..op(
-            "models_get",
-            "models",
-            Method::Get,
-            "/v1/models/{model_id}",
-            "metadata of one model",
-        )
+        params: &[Param::path("model_id", "model UUID (the uuid field of models_list)")],
+        ..op("models_get", "models", Method::Get, "/v1/models/{model_id}", "metadata of one model")
     },
     Operation {
         // The API takes either JSON `{"url": ...}` or the raw audio bytes, but an operation has
@@ -295,64 +228,30 @@ pub(super) static OPERATIONS: &[Operation] = &[
         // expressible here.
         params: &[
             Param::body("url", "https URL of the audio file to transcribe").required(),
-            Param::query(
-                "model",
-                "e.g. nova-3, nova-2-meeting, whisper, or a custom model id",
-            )
-            .default("base-general"),
+            Param::query("model", "e.g. nova-3, nova-2-meeting, whisper, or a custom model id").default("base-general"),
             Param::query("version", "model version").default("latest"),
             LANGUAGE,
-            Param::query(
-                "detect_language",
-                "true, or the language codes to choose from, comma-separated",
-            )
-            .list(),
+            Param::query("detect_language", "true, or the language codes to choose from, comma-separated").list(),
             flag("punctuate", "add punctuation and capitalization"),
-            flag(
-                "smart_format",
-                "format numbers, dates etc.; adds paragraphs",
-            ),
-            flag(
-                "diarize",
-                "label speakers (older switch; see diarize_model)",
-            ),
-            Param::query(
-                "diarize_model",
-                "label speakers with this diarization model",
-            )
-            .one_of(&["latest", "v1", "v2"]),
+            flag("smart_format", "format numbers, dates etc.; adds paragraphs"),
+            flag("diarize", "label speakers (older switch; see diarize_model)"),
+            Param::query("diarize_model", "label speakers with this diarization model").one_of(&["latest", "v1", "v2"]),
             flag("paragraphs", "split the transcript into paragraphs"),
             flag("utterances", "split the transcript into utterances"),
-            Param::query("utt_split", "pause in seconds that ends an utterance")
-                .num()
-                .min(0.0)
-                .default("0.8"),
+            Param::query("utt_split", "pause in seconds that ends an utterance").num().min(0.0).default("0.8"),
             flag("multichannel", "transcribe each audio channel separately"),
             flag("numerals", "write numbers as digits"),
             flag("measurements", "write units as abbreviations"),
             flag("dictation", "turn spoken punctuation commands into marks"),
             flag("filler_words", "keep filler words like uh and um"),
             flag("profanity_filter", "mask profanity"),
-            Param::query(
-                "redact",
-                "redact pci, pii, numbers or entity names, comma-separated",
-            )
-            .list(),
+            Param::query("redact", "redact pci, pii, numbers or entity names, comma-separated").list(),
             Param::query("replace", "term:replacement pairs, comma-separated").list(),
             Param::query("search", "terms to find in the audio, comma-separated").list(),
-            Param::query(
-                "keywords",
-                "word:boost pairs (older models), comma-separated",
-            )
-            .list(),
-            Param::query(
-                "keyterm",
-                "key terms to prompt for (Nova-3), comma-separated",
-            )
-            .list(),
-            Param::query("encoding", "encoding of headerless raw audio only").one_of(&[
-                "linear16", "flac", "mulaw", "amr-nb", "amr-wb", "opus", "speex", "g729",
-            ]),
+            Param::query("keywords", "word:boost pairs (older models), comma-separated").list(),
+            Param::query("keyterm", "key terms to prompt for (Nova-3), comma-separated").list(),
+            Param::query("encoding", "encoding of headerless raw audio only")
+                .one_of(&["linear16", "flac", "mulaw", "amr-nb", "amr-wb", "opus", "speex", "g729"]),
             SENTIMENT,
             INTENTS,
             CUSTOM_INTENT,
@@ -360,24 +259,14 @@ pub(super) static OPERATIONS: &[Operation] = &[
             TOPICS,
             CUSTOM_TOPIC,
             CUSTOM_TOPIC_MODE,
-            Param::query(
-                "summarize",
-                "v2: add a short summary (true: older per-alternative summaries)",
-            )
-            .one_of(&["v2", "true", "false"])
-            .default("false"),
-            flag(
-                "detect_entities",
-                "find names, places, numbers and other entities",
-            ),
+            Param::query("summarize", "v2: add a short summary (true: older per-alternative summaries)")
+                .one_of(&["v2", "true", "false"])
+                .default("false"),
+            flag("detect_entities", "find names, places, numbers and other entities"),
             CALLBACK,
             CALLBACK_METHOD,
             TAG,
-            Param::query(
-                "extra",
-                "key:value pairs echoed in the metadata, comma-separated",
-            )
-            .list(),
+            Param::query("extra", "key:value pairs echoed in the metadata, comma-separated").list(),
             // `language_hint` appears only in Python SDK 7.17, not in the API docs: left out.
             MIP_OPT_OUT,
         ],
@@ -395,38 +284,23 @@ pub(super) static OPERATIONS: &[Operation] = &[
         params: &[
             // Length limits conflict (Aura-2 1000 and Aura-1 2000 characters per the TTS guide,
             // 2400 per the errors page); the guide's larger figure is used as the bound.
-            Param::body(
-                "text",
-                "text to speak, up to 1000 characters (Aura-2) or 2000 (Aura-1)",
-            )
-            .required()
-            .range(1.0, 2000.0),
-            Param::query("model", "voice, e.g. aura-2-thalia-en or aura-asteria-en")
-                .default("aura-asteria-en"),
+            Param::body("text", "text to speak, up to 1000 characters (Aura-2) or 2000 (Aura-1)")
+                .required()
+                .range(1.0, 2000.0),
+            Param::query("model", "voice, e.g. aura-2-thalia-en or aura-asteria-en").default("aura-asteria-en"),
             // The default encoding is unconfirmed (mp3 per the spec and format table, linear16 per
             // one docs box); mp3 is taken.
             Param::query("encoding", "audio encoding")
                 .one_of(&["linear16", "mulaw", "alaw", "mp3", "opus", "flac", "aac"])
                 .default("mp3"),
-            Param::query(
-                "container",
-                "wav for linear16/mulaw/alaw, ogg for opus, none for bare audio",
-            )
-            .one_of(&["wav", "ogg", "none"]),
-            Param::query(
-                "sample_rate",
-                "Hz, e.g. 8000, 16000, 24000, 48000 (per encoding)",
-            )
-            .int()
-            .min(8000.0)
-            .max(48000.0),
-            Param::query("bit_rate", "bits/s for mp3, opus or aac, e.g. 48000")
+            Param::query("container", "wav for linear16/mulaw/alaw, ogg for opus, none for bare audio")
+                .one_of(&["wav", "ogg", "none"]),
+            Param::query("sample_rate", "Hz, e.g. 8000, 16000, 24000, 48000 (per encoding)")
                 .int()
-                .min(4000.0)
-                .max(650_000.0),
-            Param::query("speed", "speaking rate multiplier")
-                .num()
-                .default("1.0"),
+                .min(8000.0)
+                .max(48000.0),
+            Param::query("bit_rate", "bits/s for mp3, opus or aac, e.g. 48000").int().min(4000.0).max(650_000.0),
+            Param::query("speed", "speaking rate multiplier").num().default("1.0"),
             CALLBACK,
             CALLBACK_METHOD,
             TAG,
@@ -434,23 +308,14 @@ pub(super) static OPERATIONS: &[Operation] = &[
         ],
         body: BodyEncoding::Json,
         mutates: false,
-        ..op(
-            "speech_speak",
-            "speech",
-            Method::Post,
-            "/v1/speak",
-            "text to speech; the response is audio bytes",
-        )
+        ..op("speech_speak", "speech", Method::Post, "/v1/speak", "text to speech; the response is audio bytes")
     },
     Operation {
         // Entity detection is named by the spec but has no parameter on /v1/read (unconfirmed);
         // it is a transcription feature.
         params: &[
             Param::body("text", "text to analyze (give text or url, not both)"),
-            Param::body(
-                "url",
-                "https URL of a text document (give text or url, not both)",
-            ),
+            Param::body("url", "https URL of a text document (give text or url, not both)"),
             SENTIMENT,
             flag("summarize", "add a summary"),
             TOPICS,
@@ -459,11 +324,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
             INTENTS,
             CUSTOM_INTENT,
             CUSTOM_INTENT_MODE,
-            Param::query(
-                "language",
-                "language of the text; these features support en only",
-            )
-            .default("en"),
+            Param::query("language", "language of the text; these features support en only").default("en"),
             CALLBACK,
             CALLBACK_METHOD,
             TAG,

@@ -6,10 +6,7 @@
 
 use super::{BodyEncoding, Method, Operation, Paging, Param, Service};
 
-const PAGE_SIZE: Param = Param::query("page_size", "records per page")
-    .int()
-    .range(1.0, 100.0)
-    .default("20");
+const PAGE_SIZE: Param = Param::query("page_size", "records per page").int().range(1.0, 100.0).default("20");
 const BEFORE_ID: Param = Param::query("before_id", "only records older than this id (next page)");
 const AFTER_ID: Param = Param::query("after_id", "only records newer than this id");
 const START: Param = Param::query("start_datetime", "created at or after, ISO 8601");
@@ -22,21 +19,14 @@ const INSURANCE_ID: Param = Param::path("id", "insurance id (ins_...)");
 const REFUND_ID: Param = Param::path("id", "refund id (rfnd_...)");
 const TRACKER_ID: Param = Param::path("id", "tracker id (trk_...)");
 const WEBHOOK_ID: Param = Param::path("id", "webhook id (hook_...)");
-const ADDRESS: Param = Param::body(
-    "address",
-    "{\"name\":..,\"street1\":..,\"city\":..,\"state\":..,\"zip\":..,\"country\":\"US\"}",
-)
-.json()
-.required();
+const ADDRESS: Param =
+    Param::body("address", "{\"name\":..,\"street1\":..,\"city\":..,\"state\":..,\"zip\":..,\"country\":\"US\"}")
+        .json()
+        .required();
 const VERIFY_CARRIER: Param = Param::body("verify_carrier", "carrier to verify with, e.g. USPS");
-const BATCH_SHIPMENTS: Param = Param::body("shipments", "[{\"id\":\"shp_...\"},...]")
-    .json()
-    .required();
-const CUSTOM_HEADERS: Param = Param::body(
-    "custom_headers",
-    "headers added to each POST: [{\"name\":\"X-Key\",\"value\":\"v\"}]",
-)
-.json();
+const BATCH_SHIPMENTS: Param = Param::body("shipments", "[{\"id\":\"shp_...\"},...]").json().required();
+const CUSTOM_HEADERS: Param =
+    Param::body("custom_headers", "headers added to each POST: [{\"name\":\"X-Key\",\"value\":\"v\"}]").json();
 
 const fn op(
     name: &'static str,
@@ -71,12 +61,8 @@ pub(super) static OPERATIONS: &[Operation] = &[
             AFTER_ID,
             START,
             END,
-            Param::query("purchased", "false: also shipments without a label")
-                .boolean()
-                .default("true"),
-            Param::query("include_children", "include child-user shipments")
-                .boolean()
-                .default("false"),
+            Param::query("purchased", "false: also shipments without a label").boolean().default("true"),
+            Param::query("include_children", "include child-user shipments").boolean().default("false"),
         ],
         paging: Paging::HasMore,
         id_field: Some("id"),
@@ -90,13 +76,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
     },
     Operation {
         params: &[SHIPMENT_ID],
-        ..op(
-            "shipments_get",
-            "shipments",
-            Method::Get,
-            "/v2/shipments/{id}",
-            "shipment by id",
-        )
+        ..op("shipments_get", "shipments", Method::Get, "/v2/shipments/{id}", "shipment by id")
     },
     Operation {
         params: &[Param::body(
@@ -117,9 +97,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
     Operation {
         params: &[
             SHIPMENT_ID,
-            Param::body("rate", "the chosen rate: {\"id\":\"rate_...\"}")
-                .json()
-                .required(),
+            Param::body("rate", "the chosen rate: {\"id\":\"rate_...\"}").json().required(),
             Param::body("insurance", "insured value in USD, decimal string, e.g. 100.00"),
             Param::body("end_shipper_id", "end shipper id (es_...) where the carrier needs one"),
         ],
@@ -135,9 +113,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
     Operation {
         params: &[
             SHIPMENT_ID,
-            Param::query("file_format", "label format to convert to")
-                .required()
-                .one_of(&["PDF", "ZPL", "EPL2", "PNG"]),
+            Param::query("file_format", "label format to convert to").required().one_of(&["PDF", "ZPL", "EPL2", "PNG"]),
         ],
         ..op(
             "shipments_label",
@@ -152,47 +128,21 @@ pub(super) static OPERATIONS: &[Operation] = &[
         params: &[PAGE_SIZE, BEFORE_ID, AFTER_ID, START, END],
         paging: Paging::HasMore,
         id_field: Some("id"),
-        ..op(
-            "addresses_list",
-            "addresses",
-            Method::Get,
-            "/v2/addresses",
-            "all addresses, paginated",
-        )
+        ..op("addresses_list", "addresses", Method::Get, "/v2/addresses", "all addresses, paginated")
     },
     Operation {
         params: &[ADDRESS_ID],
-        ..op(
-            "addresses_get",
-            "addresses",
-            Method::Get,
-            "/v2/addresses/{id}",
-            "address by id",
-        )
+        ..op("addresses_get", "addresses", Method::Get, "/v2/addresses/{id}", "address by id")
     },
     Operation {
         params: &[
             ADDRESS,
-            Param::body(
-                "verify",
-                "true or [\"delivery\",\"zip4\"]; failures show in verifications",
-            )
-            .json(),
-            Param::body(
-                "verify_strict",
-                "true or [\"delivery\"]; a failed check rejects the request",
-            )
-            .json(),
+            Param::body("verify", "true or [\"delivery\",\"zip4\"]; failures show in verifications").json(),
+            Param::body("verify_strict", "true or [\"delivery\"]; a failed check rejects the request").json(),
             VERIFY_CARRIER,
         ],
         body: BodyEncoding::Json,
-        ..op(
-            "addresses_create",
-            "addresses",
-            Method::Post,
-            "/v2/addresses",
-            "create an address",
-        )
+        ..op("addresses_create", "addresses", Method::Post, "/v2/addresses", "create an address")
     },
     Operation {
         params: &[ADDRESS, VERIFY_CARRIER],
@@ -217,40 +167,19 @@ pub(super) static OPERATIONS: &[Operation] = &[
         )
     },
     // parcels
+    Operation { params: &[PARCEL_ID], ..op("parcels_get", "parcels", Method::Get, "/v2/parcels/{id}", "parcel by id") },
     Operation {
-        params: &[PARCEL_ID],
-        ..op(
-            "parcels_get",
-            "parcels",
-            Method::Get,
-            "/v2/parcels/{id}",
-            "parcel by id",
-        )
-    },
-    Operation {
-        params: &[Param::body(
-            "parcel",
-            "inches and ounces: {\"length\":10,\"width\":8,\"height\":4,\"weight\":15.4}",
-        )
-        .json()
-        .required()],
+        params: &[Param::body("parcel", "inches and ounces: {\"length\":10,\"width\":8,\"height\":4,\"weight\":15.4}")
+            .json()
+            .required()],
         body: BodyEncoding::Json,
-        ..op(
-            "parcels_create",
-            "parcels",
-            Method::Post,
-            "/v2/parcels",
-            "create a parcel with dimensions and weight",
-        )
+        ..op("parcels_create", "parcels", Method::Post, "/v2/parcels", "create a parcel with dimensions and weight")
     },
     // batches
     Operation {
         // The spec gives no maximum page size for batches (the docs cap every list at 100).
         params: &[
-            Param::query("page_size", "records per page")
-                .int()
-                .min(1.0)
-                .default("20"),
+            Param::query("page_size", "records per page").int().min(1.0).default("20"),
             BEFORE_ID,
             AFTER_ID,
             START,
@@ -258,24 +187,9 @@ pub(super) static OPERATIONS: &[Operation] = &[
         ],
         paging: Paging::HasMore,
         id_field: Some("id"),
-        ..op(
-            "batches_list",
-            "batches",
-            Method::Get,
-            "/v2/batches",
-            "all batches, paginated",
-        )
+        ..op("batches_list", "batches", Method::Get, "/v2/batches", "all batches, paginated")
     },
-    Operation {
-        params: &[BATCH_ID],
-        ..op(
-            "batches_get",
-            "batches",
-            Method::Get,
-            "/v2/batches/{id}",
-            "batch by id",
-        )
-    },
+    Operation { params: &[BATCH_ID], ..op("batches_get", "batches", Method::Get, "/v2/batches/{id}", "batch by id") },
     Operation {
         params: &[Param::body(
             "batch",
@@ -284,13 +198,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         .json()
         .required()],
         body: BodyEncoding::Json,
-        ..op(
-            "batches_create",
-            "batches",
-            Method::Post,
-            "/v2/batches",
-            "create a batch",
-        )
+        ..op("batches_create", "batches", Method::Post, "/v2/batches", "create a batch")
     },
     Operation {
         params: &[BATCH_ID, BATCH_SHIPMENTS],
@@ -330,18 +238,10 @@ pub(super) static OPERATIONS: &[Operation] = &[
     Operation {
         params: &[
             BATCH_ID,
-            Param::body("file_format", "format of the merged label file")
-                .required()
-                .one_of(&["PDF", "ZPL", "EPL2"]),
+            Param::body("file_format", "format of the merged label file").required().one_of(&["PDF", "ZPL", "EPL2"]),
         ],
         body: BodyEncoding::Json,
-        ..op(
-            "batches_label",
-            "batches",
-            Method::Post,
-            "/v2/batches/{id}/label",
-            "generate one consolidated label file",
-        )
+        ..op("batches_label", "batches", Method::Post, "/v2/batches/{id}/label", "generate one consolidated label file")
     },
     Operation {
         params: &[
@@ -371,23 +271,11 @@ pub(super) static OPERATIONS: &[Operation] = &[
         ],
         paging: Paging::HasMore,
         id_field: Some("id"),
-        ..op(
-            "trackers_list",
-            "trackers",
-            Method::Get,
-            "/v2/trackers",
-            "all trackers, paginated",
-        )
+        ..op("trackers_list", "trackers", Method::Get, "/v2/trackers", "all trackers, paginated")
     },
     Operation {
         params: &[TRACKER_ID],
-        ..op(
-            "trackers_get",
-            "trackers",
-            Method::Get,
-            "/v2/trackers/{id}",
-            "tracker by id",
-        )
+        ..op("trackers_get", "trackers", Method::Get, "/v2/trackers/{id}", "tracker by id")
     },
     Operation {
         params: &[Param::body(
@@ -410,23 +298,11 @@ pub(super) static OPERATIONS: &[Operation] = &[
         params: &[PAGE_SIZE, BEFORE_ID, AFTER_ID, START, END],
         paging: Paging::HasMore,
         id_field: Some("id"),
-        ..op(
-            "insurance_list",
-            "insurances",
-            Method::Get,
-            "/v2/insurances",
-            "all insurance records, paginated",
-        )
+        ..op("insurance_list", "insurances", Method::Get, "/v2/insurances", "all insurance records, paginated")
     },
     Operation {
         params: &[INSURANCE_ID],
-        ..op(
-            "insurance_get",
-            "insurances",
-            Method::Get,
-            "/v2/insurances/{id}",
-            "insurance by id",
-        )
+        ..op("insurance_get", "insurances", Method::Get, "/v2/insurances/{id}", "insurance by id")
     },
     Operation {
         params: &[Param::body(
@@ -462,40 +338,16 @@ pub(super) static OPERATIONS: &[Operation] = &[
         params: &[PAGE_SIZE, BEFORE_ID, AFTER_ID, START, END],
         paging: Paging::HasMore,
         id_field: Some("id"),
-        ..op(
-            "refunds_list",
-            "refunds",
-            Method::Get,
-            "/v2/refunds",
-            "all refunds, paginated",
-        )
+        ..op("refunds_list", "refunds", Method::Get, "/v2/refunds", "all refunds, paginated")
     },
+    Operation { params: &[REFUND_ID], ..op("refunds_get", "refunds", Method::Get, "/v2/refunds/{id}", "refund by id") },
     Operation {
-        params: &[REFUND_ID],
-        ..op(
-            "refunds_get",
-            "refunds",
-            Method::Get,
-            "/v2/refunds/{id}",
-            "refund by id",
-        )
-    },
-    Operation {
-        params: &[Param::body(
-            "refund",
-            "{\"carrier\":\"USPS\",\"tracking_codes\":[\"...\"]} (a list even for one)",
-        )
-        .json()
-        .required()],
+        params: &[Param::body("refund", "{\"carrier\":\"USPS\",\"tracking_codes\":[\"...\"]} (a list even for one)")
+            .json()
+            .required()],
         body: BodyEncoding::Json,
         destructive: true,
-        ..op(
-            "refunds_create",
-            "refunds",
-            Method::Post,
-            "/v2/refunds",
-            "request refunds for one or more shipments",
-        )
+        ..op("refunds_create", "refunds", Method::Post, "/v2/refunds", "request refunds for one or more shipments")
     },
     // webhooks
     Operation {
@@ -503,23 +355,11 @@ pub(super) static OPERATIONS: &[Operation] = &[
         // Returned without has_more, so the client stops after one page.
         paging: Paging::HasMore,
         id_field: Some("id"),
-        ..op(
-            "webhooks_list",
-            "webhooks",
-            Method::Get,
-            "/v2/webhooks",
-            "all webhooks",
-        )
+        ..op("webhooks_list", "webhooks", Method::Get, "/v2/webhooks", "all webhooks")
     },
     Operation {
         params: &[WEBHOOK_ID],
-        ..op(
-            "webhooks_get",
-            "webhooks",
-            Method::Get,
-            "/v2/webhooks/{id}",
-            "webhook by id",
-        )
+        ..op("webhooks_get", "webhooks", Method::Get, "/v2/webhooks/{id}", "webhook by id")
     },
     Operation {
         params: &[Param::body(
@@ -556,12 +396,6 @@ pub(super) static OPERATIONS: &[Operation] = &[
     },
     Operation {
         params: &[WEBHOOK_ID],
-        ..op(
-            "webhooks_delete",
-            "webhooks",
-            Method::Delete,
-            "/v2/webhooks/{id}",
-            "delete a webhook",
-        )
+        ..op("webhooks_delete", "webhooks", Method::Delete, "/v2/webhooks/{id}", "delete a webhook")
     },
 ];

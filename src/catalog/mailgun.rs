@@ -15,67 +15,37 @@ use super::{BodyEncoding, Method, Operation, Paging, Param, Service};
 
 const DOMAIN: Param = Param::path("domain", "sending domain, e.g. mg.example.com");
 const ADDRESS: Param = Param::path("address", "email address, e.g. alice@example.com");
-const LIST: Param = Param::path(
-    "list_address",
-    "mailing list address, e.g. dev@mg.example.com",
-);
+const LIST: Param = Param::path("list_address", "mailing list address, e.g. dev@mg.example.com");
 const ROUTE: Param = Param::path("id", "route id (24 hex characters)");
-const WEBHOOK_NAMES: &[&str] = &[
-    "accepted",
-    "delivered",
-    "opened",
-    "clicked",
-    "unsubscribed",
-    "complained",
-    "permanent_fail",
-    "temporary_fail",
-];
+const WEBHOOK_NAMES: &[&str] =
+    &["accepted", "delivered", "opened", "clicked", "unsubscribed", "complained", "permanent_fail", "temporary_fail"];
 const WEBHOOK: Param = Param::path("id", "webhook name, e.g. delivered").one_of(WEBHOOK_NAMES);
-const WEBHOOK_URLS: Param = Param::body("url", "up to 3 URLs to POST events to (comma-separated)")
-    .list()
-    .required();
-const SUPPRESSION_LIMIT: Param = Param::query("limit", "maximum records per page")
-    .int()
-    .range(1.0, 1000.0)
-    .default("100");
-const SUPPRESSION_PAGE: Param = Param::query("page", "which page, relative to address")
-    .one_of(&["first", "last", "next", "previous"]);
+const WEBHOOK_URLS: Param = Param::body("url", "up to 3 URLs to POST events to (comma-separated)").list().required();
+const SUPPRESSION_LIMIT: Param =
+    Param::query("limit", "maximum records per page").int().range(1.0, 1000.0).default("100");
+const SUPPRESSION_PAGE: Param =
+    Param::query("page", "which page, relative to address").one_of(&["first", "last", "next", "previous"]);
 const PIVOT: Param = Param::query("address", "page pivot: the address to page from");
 const TERM: Param = Param::query("term", "only addresses starting with this");
-const CREATED_AT: Param = Param::body(
-    "created_at",
-    "RFC 2822 time, e.g. Thu, 13 Oct 2011 18:02:00 GMT (empty: now)",
-);
+const CREATED_AT: Param = Param::body("created_at", "RFC 2822 time, e.g. Thu, 13 Oct 2011 18:02:00 GMT (empty: now)");
 const ACCESS_LEVEL: Param = Param::body("access_level", "who may post to the list")
     .one_of(&["readonly", "members", "everyone"])
     .default("readonly");
-const REPLY_PREFERENCE: Param = Param::body("reply_preference", "where replies go")
-    .one_of(&["list", "sender"])
-    .default("list");
+const REPLY_PREFERENCE: Param =
+    Param::body("reply_preference", "where replies go").one_of(&["list", "sender"]).default("list");
 const YES_NO: &[&str] = &["yes", "no"];
 const TAGS: Param = Param::body("o:tag", "tags for analytics, at most 3 (comma-separated)").list();
 const TESTMODE: Param = Param::body("o:testmode", "yes: accepted but not delivered").one_of(YES_NO);
-const DELIVERYTIME: Param = Param::body(
-    "o:deliverytime",
-    "schedule: RFC 2822 time, at most 3 days ahead",
-);
+const DELIVERYTIME: Param = Param::body("o:deliverytime", "schedule: RFC 2822 time, at most 3 days ahead");
 const TRACKING: Param = Param::body("o:tracking", "track opens and clicks").one_of(YES_NO);
-const TRACKING_CLICKS: Param =
-    Param::body("o:tracking-clicks", "track clicks").one_of(&["yes", "no", "htmlonly"]);
+const TRACKING_CLICKS: Param = Param::body("o:tracking-clicks", "track clicks").one_of(&["yes", "no", "htmlonly"]);
 const TRACKING_OPENS: Param = Param::body("o:tracking-opens", "track opens").one_of(YES_NO);
 const DKIM: Param = Param::body("o:dkim", "sign with DKIM").one_of(YES_NO);
-const REQUIRE_TLS: Param =
-    Param::body("o:require-tls", "yes: fail unless delivered over TLS").one_of(YES_NO);
-const SKIP_VERIFICATION: Param = Param::body(
-    "o:skip-verification",
-    "yes: do not verify the receiving server's certificate",
-)
-.one_of(YES_NO);
-const RECIPIENT_VARIABLES: Param = Param::body(
-    "recipient-variables",
-    "batch sending: {\"bob@x.com\":{\"first\":\"Bob\"},...}",
-)
-.json();
+const REQUIRE_TLS: Param = Param::body("o:require-tls", "yes: fail unless delivered over TLS").one_of(YES_NO);
+const SKIP_VERIFICATION: Param =
+    Param::body("o:skip-verification", "yes: do not verify the receiving server's certificate").one_of(YES_NO);
+const RECIPIENT_VARIABLES: Param =
+    Param::body("recipient-variables", "batch sending: {\"bob@x.com\":{\"first\":\"Bob\"},...}").json();
 const TEMPLATE: Param = Param::body("template", "name of a stored template");
 
 const fn op(
@@ -106,41 +76,19 @@ pub(super) static OPERATIONS: &[Operation] = &[
     // domains
     Operation {
         params: &[
-            Param::query("limit", "maximum domains returned")
-                .int()
-                .range(1.0, 1000.0)
-                .default("100"),
-            Param::query("skip", "number of domains to skip")
-                .int()
-                .min(0.0)
-                .default("0"),
-            Param::query("state", "only domains in this state").one_of(&[
-                "active",
-                "unverified",
-                "disabled",
-            ]),
+            Param::query("limit", "maximum domains returned").int().range(1.0, 1000.0).default("100"),
+            Param::query("skip", "number of domains to skip").int().min(0.0).default("0"),
+            Param::query("state", "only domains in this state").one_of(&["active", "unverified", "disabled"]),
             Param::query("authority", "only domains with this DKIM authority"),
         ],
         // Offset paging; see the module note.
         paging: Paging::PagingUrl,
         id_field: Some("name"),
-        ..op(
-            "domains_list",
-            "domains",
-            Method::Get,
-            "/v3/domains",
-            "all domains of the account",
-        )
+        ..op("domains_list", "domains", Method::Get, "/v3/domains", "all domains of the account")
     },
     Operation {
         params: &[DOMAIN],
-        ..op(
-            "domains_get",
-            "domains",
-            Method::Get,
-            "/v3/domains/{domain}",
-            "one domain with its DNS records",
-        )
+        ..op("domains_get", "domains", Method::Get, "/v3/domains/{domain}", "one domain with its DNS records")
     },
     Operation {
         params: &[
@@ -149,30 +97,16 @@ pub(super) static OPERATIONS: &[Operation] = &[
             Param::body("spam_action", "what to do with spam")
                 .one_of(&["disabled", "block", "tag"])
                 .default("disabled"),
-            Param::body("wildcard", "accept mail for subdomains too")
-                .boolean()
-                .default("false"),
-            Param::body(
-                "force_dkim_authority",
-                "true: this domain is its own DKIM authority",
-            )
-            .boolean(),
+            Param::body("wildcard", "accept mail for subdomains too").boolean().default("false"),
+            Param::body("force_dkim_authority", "true: this domain is its own DKIM authority").boolean(),
             Param::body("dkim_key_size", "DKIM key length in bits").one_of(&["1024", "2048"]),
             Param::body("ips", "dedicated IPs to send from (comma-separated)").list(),
             Param::body("pool_id", "IP pool to send from"),
-            Param::body("web_scheme", "scheme of tracking links")
-                .one_of(&["http", "https"])
-                .default("http"),
+            Param::body("web_scheme", "scheme of tracking links").one_of(&["http", "https"]).default("http"),
             Param::body("web_prefix", "subdomain of tracking links").default("email"),
         ],
         body: BodyEncoding::Form,
-        ..op(
-            "domains_create",
-            "domains",
-            Method::Post,
-            "/v3/domains",
-            "create a sending domain",
-        )
+        ..op("domains_create", "domains", Method::Post, "/v3/domains", "create a sending domain")
     },
     Operation {
         params: &[DOMAIN],
@@ -202,32 +136,19 @@ pub(super) static OPERATIONS: &[Operation] = &[
             Param::query("end", "end time: RFC 2822 or epoch seconds"),
             Param::query("ascending", "yes: oldest first").one_of(YES_NO),
             // The default page size is not documented (unconfirmed); 300 is the stated maximum.
-            Param::query("limit", "maximum events per page")
-                .int()
-                .range(1.0, 300.0),
-            Param::query(
-                "event",
-                "event type, e.g. delivered, failed, opened (comma-separated)",
-            )
-            .list(),
+            Param::query("limit", "maximum events per page").int().range(1.0, 300.0),
+            Param::query("event", "event type, e.g. delivered, failed, opened (comma-separated)").list(),
             Param::query("recipient", "only events for this recipient address"),
-            Param::query(
-                "recipients",
-                "only events with this address among recipients",
-            ),
+            Param::query("recipients", "only events with this address among recipients"),
             Param::query("from", "only messages from this address"),
             Param::query("to", "only messages with this To header"),
             Param::query("subject", "only messages with this subject"),
             Param::query("message-id", "only this Message-Id (without <>)"),
             Param::query("tags", "only messages with this tag"),
             Param::query("list", "only messages to this mailing list address"),
-            Param::query(
-                "attachment",
-                "only messages with an attachment of this name",
-            ),
+            Param::query("attachment", "only messages with an attachment of this name"),
             Param::query("size", "message size in bytes, e.g. >10000"),
-            Param::query("severity", "failed events: permanent or temporary")
-                .one_of(&["permanent", "temporary"]),
+            Param::query("severity", "failed events: permanent or temporary").one_of(&["permanent", "temporary"]),
         ],
         paging: Paging::PagingUrl,
         id_field: Some("id"),
@@ -244,9 +165,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         params: &[
             DOMAIN,
             Param::body("from", "sender, e.g. Name <a@mg.example.com>").required(),
-            Param::body("to", "recipients, at most 1000 in total (comma-separated)")
-                .list()
-                .required(),
+            Param::body("to", "recipients, at most 1000 in total (comma-separated)").list().required(),
             Param::body("cc", "copy recipients (comma-separated)").list(),
             Param::body("bcc", "blind copy recipients (comma-separated)").list(),
             Param::body("subject", "subject line").required(),
@@ -268,14 +187,8 @@ pub(super) static OPERATIONS: &[Operation] = &[
             REQUIRE_TLS,
             SKIP_VERIFICATION,
             DELIVERYTIME,
-            Param::body(
-                "o:deliverytime-optimize-period",
-                "send-time optimisation window, e.g. 24h",
-            ),
-            Param::body(
-                "o:time-zone-localize",
-                "deliver at this local time, e.g. 09:00",
-            ),
+            Param::body("o:deliverytime-optimize-period", "send-time optimisation window, e.g. 24h"),
+            Param::body("o:time-zone-localize", "deliver at this local time, e.g. 09:00"),
             Param::body("o:sending-ip", "dedicated IP to send from"),
             Param::body("o:sending-ip-pool", "IP pool id to send from"),
             Param::body("o:archive-to", "URL to POST a copy of the message to"),
@@ -283,23 +196,13 @@ pub(super) static OPERATIONS: &[Operation] = &[
             RECIPIENT_VARIABLES,
         ],
         body: BodyEncoding::Multipart,
-        ..op(
-            "messages_send",
-            "messages",
-            Method::Post,
-            "/v3/{domain}/messages",
-            "send an email message",
-        )
+        ..op("messages_send", "messages", Method::Post, "/v3/{domain}/messages", "send an email message")
     },
     Operation {
         params: &[
             DOMAIN,
-            Param::body("to", "envelope recipients (comma-separated)")
-                .list()
-                .required(),
-            Param::body("message", "file holding the full MIME message")
-                .file()
-                .required(),
+            Param::body("to", "envelope recipients (comma-separated)").list().required(),
+            Param::body("message", "file holding the full MIME message").file().required(),
             TEMPLATE,
             TAGS,
             DKIM,
@@ -324,12 +227,9 @@ pub(super) static OPERATIONS: &[Operation] = &[
         params: &[
             DOMAIN,
             Param::path("storage_key", "storage.key of an event"),
-            Param::header(
-                "Accept",
-                "message/rfc2822: the raw MIME instead of parsed parts",
-            )
-            .one_of(&["application/json", "message/rfc2822"])
-            .default("application/json"),
+            Param::header("Accept", "message/rfc2822: the raw MIME instead of parsed parts")
+                .one_of(&["application/json", "message/rfc2822"])
+                .default("application/json"),
         ],
         ..op(
             "messages_get",
@@ -344,23 +244,14 @@ pub(super) static OPERATIONS: &[Operation] = &[
         params: &[
             DOMAIN,
             // The spec allows up to 10000; the current vendor reference says 1000.
-            Param::query("limit", "maximum entries per page")
-                .int()
-                .range(1.0, 10000.0)
-                .default("100"),
+            Param::query("limit", "maximum entries per page").int().range(1.0, 10000.0).default("100"),
             SUPPRESSION_PAGE,
             PIVOT,
             TERM,
         ],
         paging: Paging::PagingUrl,
         id_field: Some("address"),
-        ..op(
-            "bounces_list",
-            "bounces",
-            Method::Get,
-            "/v3/{domain}/bounces",
-            "bounced addresses of a domain",
-        )
+        ..op("bounces_list", "bounces", Method::Get, "/v3/{domain}/bounces", "bounced addresses of a domain")
     },
     Operation {
         params: &[DOMAIN, ADDRESS],
@@ -381,13 +272,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
             CREATED_AT,
         ],
         body: BodyEncoding::Form,
-        ..op(
-            "bounces_create",
-            "bounces",
-            Method::Post,
-            "/v3/{domain}/bounces",
-            "add an address to the bounce list",
-        )
+        ..op("bounces_create", "bounces", Method::Post, "/v3/{domain}/bounces", "add an address to the bounce list")
     },
     Operation {
         params: &[DOMAIN, ADDRESS],
@@ -401,26 +286,14 @@ pub(super) static OPERATIONS: &[Operation] = &[
     },
     Operation {
         params: &[DOMAIN],
-        ..op(
-            "bounces_clear",
-            "bounces",
-            Method::Delete,
-            "/v3/{domain}/bounces",
-            "clear every bounce of a domain",
-        )
+        ..op("bounces_clear", "bounces", Method::Delete, "/v3/{domain}/bounces", "clear every bounce of a domain")
     },
     // complaints
     Operation {
         params: &[DOMAIN, SUPPRESSION_LIMIT, SUPPRESSION_PAGE, PIVOT, TERM],
         paging: Paging::PagingUrl,
         id_field: Some("address"),
-        ..op(
-            "complaints_list",
-            "complaints",
-            Method::Get,
-            "/v3/{domain}/complaints",
-            "spam complaints of a domain",
-        )
+        ..op("complaints_list", "complaints", Method::Get, "/v3/{domain}/complaints", "spam complaints of a domain")
     },
     // unsubscribes
     Operation {
@@ -469,34 +342,18 @@ pub(super) static OPERATIONS: &[Operation] = &[
     // mailing lists
     Operation {
         params: &[
-            Param::query("limit", "maximum lists per page")
-                .int()
-                .min(1.0)
-                .default("100"),
-            Param::query("page", "which page, relative to address")
-                .one_of(&["first", "last", "next", "previous"]),
+            Param::query("limit", "maximum lists per page").int().min(1.0).default("100"),
+            Param::query("page", "which page, relative to address").one_of(&["first", "last", "next", "previous"]),
             Param::query("address", "page pivot: the list address to page from"),
         ],
         // The paged form of `GET /v3/lists` (which pages by skip/limit), as both SDKs use.
         paging: Paging::PagingUrl,
         id_field: Some("address"),
-        ..op(
-            "mailing_lists_list",
-            "mailing lists",
-            Method::Get,
-            "/v3/lists/pages",
-            "all mailing lists",
-        )
+        ..op("mailing_lists_list", "mailing lists", Method::Get, "/v3/lists/pages", "all mailing lists")
     },
     Operation {
         params: &[LIST],
-        ..op(
-            "mailing_lists_get",
-            "mailing lists",
-            Method::Get,
-            "/v3/lists/{list_address}",
-            "one mailing list",
-        )
+        ..op("mailing_lists_get", "mailing lists", Method::Get, "/v3/lists/{list_address}", "one mailing list")
     },
     Operation {
         params: &[
@@ -507,13 +364,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
             REPLY_PREFERENCE,
         ],
         body: BodyEncoding::Form,
-        ..op(
-            "mailing_lists_create",
-            "mailing lists",
-            Method::Post,
-            "/v3/lists",
-            "create a mailing list",
-        )
+        ..op("mailing_lists_create", "mailing lists", Method::Post, "/v3/lists", "create a mailing list")
     },
     Operation {
         params: &[
@@ -521,18 +372,11 @@ pub(super) static OPERATIONS: &[Operation] = &[
             Param::body("address", "new list address (renames the list)"),
             Param::body("name", "display name"),
             Param::body("description", "what the list is for"),
-            Param::body("access_level", "who may post to the list")
-                .one_of(&["readonly", "members", "everyone"]),
+            Param::body("access_level", "who may post to the list").one_of(&["readonly", "members", "everyone"]),
             Param::body("reply_preference", "where replies go").one_of(&["list", "sender"]),
         ],
         body: BodyEncoding::Form,
-        ..op(
-            "mailing_lists_update",
-            "mailing lists",
-            Method::Put,
-            "/v3/lists/{list_address}",
-            "update a mailing list",
-        )
+        ..op("mailing_lists_update", "mailing lists", Method::Put, "/v3/lists/{list_address}", "update a mailing list")
     },
     Operation {
         params: &[LIST],
@@ -549,12 +393,8 @@ pub(super) static OPERATIONS: &[Operation] = &[
         params: &[
             LIST,
             Param::query("subscribed", "only subscribed (yes) or unsubscribed (no)").one_of(YES_NO),
-            Param::query("limit", "maximum members per page")
-                .int()
-                .range(1.0, 100.0)
-                .default("100"),
-            Param::query("page", "which page, relative to address")
-                .one_of(&["first", "last", "next", "prev"]),
+            Param::query("limit", "maximum members per page").int().range(1.0, 100.0).default("100"),
+            Param::query("page", "which page, relative to address").one_of(&["first", "last", "next", "prev"]),
             Param::query("address", "page pivot: the member address to page from"),
         ],
         // The paged form of `GET /v3/lists/{list_address}/members` (skip/limit), as the SDKs use.
@@ -574,12 +414,8 @@ pub(super) static OPERATIONS: &[Operation] = &[
             Param::body("address", "member address, e.g. Alice <alice@example.com>").required(),
             Param::body("name", "member name"),
             Param::body("vars", "custom variables object, e.g. {\"age\":27}").json(),
-            Param::body("subscribed", "no: add as unsubscribed")
-                .one_of(YES_NO)
-                .default("yes"),
-            Param::body("upsert", "yes: update the member if it exists")
-                .one_of(YES_NO)
-                .default("no"),
+            Param::body("subscribed", "no: add as unsubscribed").one_of(YES_NO).default("yes"),
+            Param::body("upsert", "yes: update the member if it exists").one_of(YES_NO).default("no"),
         ],
         body: BodyEncoding::Form,
         ..op(
@@ -603,93 +439,39 @@ pub(super) static OPERATIONS: &[Operation] = &[
     // routes
     Operation {
         params: &[
-            Param::query("limit", "maximum routes returned")
-                .int()
-                .range(1.0, 1000.0)
-                .default("100"),
-            Param::query("skip", "number of routes to skip")
-                .int()
-                .min(0.0)
-                .default("0"),
+            Param::query("limit", "maximum routes returned").int().range(1.0, 1000.0).default("100"),
+            Param::query("skip", "number of routes to skip").int().min(0.0).default("0"),
         ],
         // Offset paging; see the module note.
         paging: Paging::PagingUrl,
         id_field: Some("id"),
-        ..op(
-            "routes_list",
-            "routes",
-            Method::Get,
-            "/v3/routes",
-            "all routes of the account",
-        )
+        ..op("routes_list", "routes", Method::Get, "/v3/routes", "all routes of the account")
     },
-    Operation {
-        params: &[ROUTE],
-        ..op(
-            "routes_get",
-            "routes",
-            Method::Get,
-            "/v3/routes/{id}",
-            "one route by id",
-        )
-    },
+    Operation { params: &[ROUTE], ..op("routes_get", "routes", Method::Get, "/v3/routes/{id}", "one route by id") },
     Operation {
         params: &[
-            Param::body(
-                "expression",
-                "filter, e.g. match_recipient(\".*@mg.example.com\")",
-            )
-            .required(),
-            Param::body(
-                "action",
-                "actions, e.g. forward(\"https://x/in\"),stop() (comma-separated)",
-            )
-            .list(),
-            Param::body("priority", "lower runs first")
-                .int()
-                .min(0.0)
-                .default("0"),
+            Param::body("expression", "filter, e.g. match_recipient(\".*@mg.example.com\")").required(),
+            Param::body("action", "actions, e.g. forward(\"https://x/in\"),stop() (comma-separated)").list(),
+            Param::body("priority", "lower runs first").int().min(0.0).default("0"),
             Param::body("description", "free-form description"),
         ],
         body: BodyEncoding::Form,
-        ..op(
-            "routes_create",
-            "routes",
-            Method::Post,
-            "/v3/routes",
-            "create a route for incoming email",
-        )
+        ..op("routes_create", "routes", Method::Post, "/v3/routes", "create a route for incoming email")
     },
     Operation {
         params: &[
             ROUTE,
             Param::body("expression", "filter, e.g. catch_all()"),
-            Param::body(
-                "action",
-                "replacement actions, e.g. store(),stop() (comma-separated)",
-            )
-            .list(),
+            Param::body("action", "replacement actions, e.g. store(),stop() (comma-separated)").list(),
             Param::body("priority", "lower runs first").int().min(0.0),
             Param::body("description", "free-form description"),
         ],
         body: BodyEncoding::Form,
-        ..op(
-            "routes_update",
-            "routes",
-            Method::Put,
-            "/v3/routes/{id}",
-            "update a route",
-        )
+        ..op("routes_update", "routes", Method::Put, "/v3/routes/{id}", "update a route")
     },
     Operation {
         params: &[ROUTE],
-        ..op(
-            "routes_delete",
-            "routes",
-            Method::Delete,
-            "/v3/routes/{id}",
-            "delete a route",
-        )
+        ..op("routes_delete", "routes", Method::Delete, "/v3/routes/{id}", "delete a route")
     },
     // webhooks
     Operation {
@@ -707,9 +489,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
     Operation {
         params: &[
             DOMAIN,
-            Param::body("id", "webhook name, e.g. delivered")
-                .required()
-                .one_of(WEBHOOK_NAMES),
+            Param::body("id", "webhook name, e.g. delivered").required().one_of(WEBHOOK_NAMES),
             WEBHOOK_URLS,
         ],
         body: BodyEncoding::Form,
@@ -734,58 +514,34 @@ pub(super) static OPERATIONS: &[Operation] = &[
     },
     Operation {
         params: &[DOMAIN, WEBHOOK],
-        ..op(
-            "webhooks_delete",
-            "webhooks",
-            Method::Delete,
-            "/v3/domains/{domain}/webhooks/{id}",
-            "delete a webhook",
-        )
+        ..op("webhooks_delete", "webhooks", Method::Delete, "/v3/domains/{domain}/webhooks/{id}", "delete a webhook")
     },
     // stats
     Operation {
         params: &[
             DOMAIN,
-            Param::query("event", "event types to count (comma-separated)")
-                .list()
-                .required()
-                .one_of(&[
-                    "accepted",
-                    "delivered",
-                    "failed",
-                    "opened",
-                    "clicked",
-                    "unsubscribed",
-                    "complained",
-                    "stored",
-                ]),
+            Param::query("event", "event types to count (comma-separated)").list().required().one_of(&[
+                "accepted",
+                "delivered",
+                "failed",
+                "opened",
+                "clicked",
+                "unsubscribed",
+                "complained",
+                "stored",
+            ]),
             Param::query("start", "RFC 2822 or epoch seconds (default: 7 days ago)"),
             Param::query("end", "RFC 2822 or epoch seconds (default: now)"),
-            Param::query("resolution", "bucket size")
-                .one_of(&["hour", "day", "month"])
-                .default("day"),
-            Param::query(
-                "duration",
-                "period back from end, e.g. 24h, 7d, 1m (overrides start)",
-            ),
+            Param::query("resolution", "bucket size").one_of(&["hour", "day", "month"]).default("day"),
+            Param::query("duration", "period back from end, e.g. 24h, 7d, 1m (overrides start)"),
         ],
-        ..op(
-            "stats_total",
-            "stats",
-            Method::Get,
-            "/v3/{domain}/stats/total",
-            "total statistics of a domain",
-        )
+        ..op("stats_total", "stats", Method::Get, "/v3/{domain}/stats/total", "total statistics of a domain")
     },
     // validations
     Operation {
         params: &[
-            Param::query("address", "email address to check")
-                .required()
-                .max(512.0),
-            Param::query("provider_lookup", "false: skip the mailbox provider check")
-                .boolean()
-                .default("true"),
+            Param::query("address", "email address to check").required().max(512.0),
+            Param::query("provider_lookup", "false: skip the mailbox provider check").boolean().default("true"),
         ],
         // The current endpoint is v4; the v3 validation paths are legacy (public key).
         ..op(

@@ -66,9 +66,7 @@ impl Service {
 
     /// Parses a command-line service name (case-insensitive).
     pub fn parse(name: &str) -> Option<Service> {
-        Service::ALL
-            .into_iter()
-            .find(|s| s.name().eq_ignore_ascii_case(name))
+        Service::ALL.into_iter().find(|s| s.name().eq_ignore_ascii_case(name))
     }
 
     /// Every operation of this service, in catalog order.

@@ -8,20 +8,15 @@ use super::{BodyEncoding, Method, Operation, Paging, Param, Service};
 
 const TRANSACTION: Param = Param::path("transaction_id", "your id of the transaction");
 const CUSTOMER: Param = Param::path("customer_id", "your id of the customer");
-const PROVIDER: Param =
-    Param::query("provider", "source: api, or a marketplace like amazon").default("api");
+const PROVIDER: Param = Param::query("provider", "source: api, or a marketplace like amazon").default("api");
 
 const LIST_DATE: Param = Param::query("transaction_date", "one day, YYYY/MM/DD (or give a range)");
 const LIST_FROM: Param = Param::query("from_transaction_date", "range start, YYYY/MM/DD");
 const LIST_TO: Param = Param::query("to_transaction_date", "range end, YYYY/MM/DD");
 
 // Fields of order and refund bodies; creates mark the required ones.
-const DATE: Param = Param::body(
-    "transaction_date",
-    "date, YYYY-MM-DD or ISO 8601 with time and offset",
-);
-const BODY_PROVIDER: Param =
-    Param::body("provider", "source: api, or a marketplace like amazon").default("api");
+const DATE: Param = Param::body("transaction_date", "date, YYYY-MM-DD or ISO 8601 with time and offset");
+const BODY_PROVIDER: Param = Param::body("provider", "source: api, or a marketplace like amazon").default("api");
 const FROM_COUNTRY: Param = Param::body("from_country", "origin country, ISO 2-letter");
 const FROM_ZIP: Param = Param::body("from_zip", "origin postal code");
 const FROM_STATE: Param = Param::body("from_state", "origin state code");
@@ -36,11 +31,7 @@ const AMOUNT: Param = Param::body("amount", "total including shipping, excluding
 const SHIPPING: Param = Param::body("shipping", "shipping charged").num();
 const SALES_TAX: Param = Param::body("sales_tax", "sales tax collected").num();
 const CUSTOMER_ID: Param = Param::body("customer_id", "customer whose exemption applies");
-const EXEMPTION: Param = Param::body(
-    "exemption_type",
-    "exemption; all but non_exempt need sales_tax 0",
-)
-.one_of(&[
+const EXEMPTION: Param = Param::body("exemption_type", "exemption; all but non_exempt need sales_tax 0").one_of(&[
     "wholesale",
     "government",
     "marketplace",
@@ -52,20 +43,18 @@ const LINE_ITEMS: Param = Param::body(
     "[{\"id\":\"1\",\"quantity\":1,\"product_tax_code\":\"20010\",\"unit_price\":15,\"discount\":0,\"sales_tax\":0.95}]",
 )
 .json();
-const REFERENCE: Param = Param::body(
-    "transaction_reference_id",
-    "transaction_id of the refunded order",
-);
+const REFERENCE: Param = Param::body("transaction_reference_id", "transaction_id of the refunded order");
 
 // Fields of customer bodies.
-const CUSTOMER_EXEMPTION: Param = Param::body("exemption_type", "exemption of the customer")
-    .one_of(&["wholesale", "government", "other", "non_exempt"]);
+const CUSTOMER_EXEMPTION: Param = Param::body("exemption_type", "exemption of the customer").one_of(&[
+    "wholesale",
+    "government",
+    "other",
+    "non_exempt",
+]);
 const CUSTOMER_NAME: Param = Param::body("name", "customer name");
-const EXEMPT_REGIONS: Param = Param::body(
-    "exempt_regions",
-    "[{\"country\":\"US\",\"state\":\"FL\"}] (none: everywhere)",
-)
-.json();
+const EXEMPT_REGIONS: Param =
+    Param::body("exempt_regions", "[{\"country\":\"US\",\"state\":\"FL\"}] (none: everywhere)").json();
 const COUNTRY: Param = Param::body("country", "country, ISO 2-letter");
 const STATE: Param = Param::body("state", "state code");
 const ZIP: Param = Param::body("zip", "postal code");
@@ -101,13 +90,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         // Behaviour without any date is unconfirmed; the docs always give one.
         params: &[LIST_DATE, LIST_FROM, LIST_TO, PROVIDER],
         id_field: Some("transaction_id"),
-        ..op(
-            "orders_list",
-            "orders",
-            Method::Get,
-            "/v2/transactions/orders",
-            "list ids of order transactions by date",
-        )
+        ..op("orders_list", "orders", Method::Get, "/v2/transactions/orders", "list ids of order transactions by date")
     },
     Operation {
         params: &[TRANSACTION, PROVIDER],
@@ -216,11 +199,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
     },
     Operation {
         params: &[
-            Param::body(
-                "transaction_id",
-                "your unique id, different from the order's",
-            )
-            .required(),
+            Param::body("transaction_id", "your unique id, different from the order's").required(),
             REFERENCE.required(),
             DATE.required(),
             BODY_PROVIDER,
@@ -296,13 +275,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
     },
     Operation {
         id_field: Some("customer_id"),
-        ..op(
-            "customers_list",
-            "customers",
-            Method::Get,
-            "/v2/customers",
-            "list ids of customers",
-        )
+        ..op("customers_list", "customers", Method::Get, "/v2/customers", "list ids of customers")
     },
     Operation {
         params: &[CUSTOMER],
@@ -327,13 +300,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
             STREET,
         ],
         body: BodyEncoding::Json,
-        ..op(
-            "customers_create",
-            "customers",
-            Method::Post,
-            "/v2/customers",
-            "create a customer with exemption details",
-        )
+        ..op("customers_create", "customers", Method::Post, "/v2/customers", "create a customer with exemption details")
     },
     Operation {
         // The update replaces the customer: exemption_type and name are required again. The id
@@ -360,13 +327,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
     },
     Operation {
         params: &[CUSTOMER],
-        ..op(
-            "customers_delete",
-            "customers",
-            Method::Delete,
-            "/v2/customers/{customer_id}",
-            "delete a customer",
-        )
+        ..op("customers_delete", "customers", Method::Delete, "/v2/customers/{customer_id}", "delete a customer")
     },
     Operation {
         id_field: Some("region_code"),
@@ -407,13 +368,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
             Param::query("city", "city"),
             Param::query("street", "street address, for a more precise rate"),
         ],
-        ..op(
-            "rates_get",
-            "rates",
-            Method::Get,
-            "/v2/rates/{zip}",
-            "combined tax rate of a location",
-        )
+        ..op("rates_get", "rates", Method::Get, "/v2/rates/{zip}", "combined tax rate of a location")
     },
     Operation {
         params: &[
@@ -427,19 +382,12 @@ pub(super) static OPERATIONS: &[Operation] = &[
             Param::body("to_state", "destination state code; required for the US and CA"),
             TO_CITY,
             TO_STREET,
-            Param::body(
-                "amount",
-                "order total excluding shipping (or give line_items)",
-            )
-            .num(),
+            Param::body("amount", "order total excluding shipping (or give line_items)").num(),
             SHIPPING.required(),
             CUSTOMER_ID,
             EXEMPTION,
-            Param::body(
-                "nexus_addresses",
-                "[{\"id\":\"Main\",\"country\":\"US\",\"zip\":\"92093\",\"state\":\"CA\"}]",
-            )
-            .json(),
+            Param::body("nexus_addresses", "[{\"id\":\"Main\",\"country\":\"US\",\"zip\":\"92093\",\"state\":\"CA\"}]")
+                .json(),
             Param::body(
                 "line_items",
                 "[{\"id\":\"1\",\"quantity\":1,\"product_tax_code\":\"20010\",\"unit_price\":15,\"discount\":0}]",
@@ -448,13 +396,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         ],
         body: BodyEncoding::Json,
         mutates: false,
-        ..op(
-            "taxes_calculate",
-            "taxes",
-            Method::Post,
-            "/v2/taxes",
-            "calculate the sales tax of an order",
-        )
+        ..op("taxes_calculate", "taxes", Method::Post, "/v2/taxes", "calculate the sales tax of an order")
     },
     Operation {
         params: &[
@@ -475,11 +417,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         )
     },
     Operation {
-        params: &[Param::query(
-            "vat",
-            "VAT number with country prefix, e.g. FR40303265045",
-        )
-        .required()],
+        params: &[Param::query("vat", "VAT number with country prefix, e.g. FR40303265045").required()],
         ..op(
             "validations_validate",
             "vat validations",

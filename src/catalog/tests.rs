@@ -5,11 +5,7 @@ use std::collections::{HashMap, HashSet};
 fn spec_operations() -> HashMap<char, Vec<String>> {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/spec");
     let mut parts: HashMap<char, Vec<String>> = HashMap::new();
-    for file in [
-        "messaging-and-speech.md",
-        "tax.md",
-        "exchange-email-shipping.md",
-    ] {
+    for file in ["messaging-and-speech.md", "tax.md", "exchange-email-shipping.md"] {
         let text = std::fs::read_to_string(format!("{dir}/{file}")).expect("spec file");
         let mut part = None;
         let mut in_endpoints = false;
@@ -31,10 +27,7 @@ fn spec_operations() -> HashMap<char, Vec<String>> {
                 && ["GET", "POST", "PUT", "PATCH", "DELETE", "-"].contains(&cells[2])
                 && cells[1] != "Operation"
             {
-                parts
-                    .entry(part.expect("part heading"))
-                    .or_default()
-                    .push(cells[1].to_owned());
+                parts.entry(part.expect("part heading")).or_default().push(cells[1].to_owned());
             }
         }
     }
@@ -62,27 +55,12 @@ fn every_spec_operation_appears_exactly_once() {
         let expected: HashSet<&str> = spec[&part_of(service)].iter().map(String::as_str).collect();
         let mut seen = HashSet::new();
         for op in service.operations() {
-            assert_eq!(
-                op.service, service,
-                "{} is filed under the wrong service",
-                op.name
-            );
-            assert!(
-                seen.insert(op.name),
-                "{service} {} is described twice",
-                op.name
-            );
-            assert!(
-                expected.contains(op.name),
-                "{service} {} is not in the spec",
-                op.name
-            );
+            assert_eq!(op.service, service, "{} is filed under the wrong service", op.name);
+            assert!(seen.insert(op.name), "{service} {} is described twice", op.name);
+            assert!(expected.contains(op.name), "{service} {} is not in the spec", op.name);
         }
         for name in &expected {
-            assert!(
-                seen.contains(name),
-                "{service} {name} is missing from the catalog"
-            );
+            assert!(seen.contains(name), "{service} {name} is missing from the catalog");
         }
     }
     assert_eq!(all_operations().count(), 174);
@@ -91,11 +69,7 @@ fn every_spec_operation_appears_exactly_once() {
 #[test]
 fn spec_paths_and_methods_match_the_catalog() {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/spec");
-    for file in [
-        "messaging-and-speech.md",
-        "tax.md",
-        "exchange-email-shipping.md",
-    ] {
+    for file in ["messaging-and-speech.md", "tax.md", "exchange-email-shipping.md"] {
         let text = std::fs::read_to_string(format!("{dir}/{file}")).expect("spec file");
         for line in text.lines() {
             let cells: Vec<&str> = line.split('|').map(str::trim).collect();
@@ -105,9 +79,7 @@ fn spec_paths_and_methods_match_the_catalog() {
             let ops: Vec<_> = all_operations().filter(|op| op.name == cells[1]).collect();
             // A name shared by two services (customers_list) must match one of them.
             assert!(
-                ops.iter()
-                    .any(|op| op.method.as_str() == cells[2]
-                        && (cells[3] == "-" || op.path == cells[3])),
+                ops.iter().any(|op| op.method.as_str() == cells[2] && (cells[3] == "-" || op.path == cells[3])),
                 "{} should be {} {}",
                 cells[1],
                 cells[2],
@@ -123,10 +95,7 @@ fn no_two_operations_share_method_and_path() {
         let mut seen = HashMap::new();
         for op in service.operations() {
             if let Some(other) = seen.insert((op.method, op.path), op.name) {
-                panic!(
-                    "{service}: {} and {other} are both {} {}",
-                    op.name, op.method, op.path
-                );
+                panic!("{service}: {} and {other} are both {} {}", op.name, op.method, op.path);
             }
         }
     }
@@ -136,15 +105,10 @@ fn no_two_operations_share_method_and_path() {
 fn every_path_parameter_is_declared_and_every_declared_one_is_in_the_path() {
     for op in all_operations() {
         for name in op.path_params() {
-            let param = op.param(name).unwrap_or_else(|| {
-                panic!("{}: path parameter {name} is not declared", op.full_name())
-            });
+            let param =
+                op.param(name).unwrap_or_else(|| panic!("{}: path parameter {name} is not declared", op.full_name()));
             assert_eq!(param.location, Location::Path, "{}: {name}", op.full_name());
-            assert!(
-                param.required,
-                "{}: path parameter {name} must be required",
-                op.full_name()
-            );
+            assert!(param.required, "{}: path parameter {name} must be required", op.full_name());
         }
         for param in op.params.iter().filter(|p| p.location == Location::Path) {
             assert!(
@@ -163,79 +127,32 @@ fn parameters_are_consistent_with_the_body_encoding() {
     for op in all_operations() {
         let mut names = HashSet::new();
         for p in op.params {
-            assert!(
-                names.insert(p.name),
-                "{}: {} declared twice",
-                op.full_name(),
-                p.name
-            );
-            assert!(
-                !p.help.is_empty(),
-                "{}: {} has no help",
-                op.full_name(),
-                p.name
-            );
+            assert!(names.insert(p.name), "{}: {} declared twice", op.full_name(), p.name);
+            assert!(!p.help.is_empty(), "{}: {} has no help", op.full_name(), p.name);
             if matches!(p.location, Location::Body | Location::WholeBody) {
-                assert_ne!(
-                    op.body,
-                    BodyEncoding::None,
-                    "{}: {} has nowhere to go",
-                    op.full_name(),
-                    p.name
-                );
+                assert_ne!(op.body, BodyEncoding::None, "{}: {} has nowhere to go", op.full_name(), p.name);
             }
             if let (Some(min), Some(max)) = (p.min, p.max) {
                 assert!(min <= max, "{}: {} bounds", op.full_name(), p.name);
             }
             if let Some(default) = p.default {
                 if !p.allowed.is_empty() {
-                    assert!(
-                        p.allowed.contains(&default),
-                        "{}: {} default",
-                        op.full_name(),
-                        p.name
-                    );
+                    assert!(p.allowed.contains(&default), "{}: {} default", op.full_name(), p.name);
                 }
             }
         }
-        let whole = op
-            .params
-            .iter()
-            .filter(|p| p.location == Location::WholeBody)
-            .count();
-        assert!(
-            whole <= 1,
-            "{}: more than one whole-body parameter",
-            op.full_name()
-        );
+        let whole = op.params.iter().filter(|p| p.location == Location::WholeBody).count();
+        assert!(whole <= 1, "{}: more than one whole-body parameter", op.full_name());
         if let BodyEncoding::Raw(_) = op.body {
-            assert_eq!(
-                whole,
-                1,
-                "{}: a raw body needs its whole-body parameter",
-                op.full_name()
-            );
+            assert_eq!(whole, 1, "{}: a raw body needs its whole-body parameter", op.full_name());
         }
         if op.destructive {
-            assert!(
-                op.mutates,
-                "{}: destructive but not mutating",
-                op.full_name()
-            );
+            assert!(op.mutates, "{}: destructive but not mutating", op.full_name());
         }
         if op.method == Method::Delete {
-            assert!(
-                op.destructive,
-                "{}: a DELETE is destructive",
-                op.full_name()
-            );
+            assert!(op.destructive, "{}: a DELETE is destructive", op.full_name());
         }
-        assert!(
-            op.path.starts_with('/'),
-            "{}: path {}",
-            op.full_name(),
-            op.path
-        );
+        assert!(op.path.starts_with('/'), "{}: path {}", op.full_name(), op.path);
         assert!(!op.summary.is_empty());
     }
 }
@@ -243,11 +160,9 @@ fn parameters_are_consistent_with_the_body_encoding() {
 #[test]
 fn destructive_verbs_are_marked_destructive() {
     for op in all_operations() {
-        let verb_says_so = [
-            "delete", "void", "cancel", "refund", "withdraw", "clear", "remove",
-        ]
-        .iter()
-        .any(|v| op.name.split('_').any(|w| w == *v));
+        let verb_says_so = ["delete", "void", "cancel", "refund", "withdraw", "clear", "remove"]
+            .iter()
+            .any(|v| op.name.split('_').any(|w| w == *v));
         if verb_says_so {
             assert!(op.destructive, "{} must ask before it runs", op.full_name());
         }

@@ -6,22 +6,12 @@ use super::{Kind, Operation, Param};
 /// Checks one typed value against its parameter. An empty value means "not given".
 pub fn check_value(param: &Param, value: &str) -> Result<(), String> {
     if value.is_empty() {
-        return if param.required {
-            Err("required".into())
-        } else {
-            Ok(())
-        };
+        return if param.required { Err("required".into()) } else { Ok(()) };
     }
     match param.kind {
         Kind::Int => {
-            let n: i64 = value
-                .trim()
-                .parse()
-                .map_err(|_| format!("'{value}' is not a whole number"))?;
-            #[expect(
-                clippy::cast_precision_loss,
-                reason = "bounds in the catalog are small"
-            )]
+            let n: i64 = value.trim().parse().map_err(|_| format!("'{value}' is not a whole number"))?;
+            #[expect(clippy::cast_precision_loss, reason = "bounds in the catalog are small")]
             check_bounds(param, n as f64)?;
         }
         Kind::Num => {
@@ -39,8 +29,7 @@ pub fn check_value(param: &Param, value: &str) -> Result<(), String> {
             }
         }
         Kind::Json => {
-            serde_json::from_str::<serde_json::Value>(value)
-                .map_err(|e| format!("invalid JSON: {e}"))?;
+            serde_json::from_str::<serde_json::Value>(value).map_err(|e| format!("invalid JSON: {e}"))?;
         }
         Kind::Str | Kind::List | Kind::File | Kind::Data => {
             let chars = value.chars().count();
@@ -55,11 +44,8 @@ pub fn check_value(param: &Param, value: &str) -> Result<(), String> {
         }
     }
     if !param.allowed.is_empty() {
-        let values: Vec<&str> = if param.kind == Kind::List {
-            value.split(',').map(str::trim).collect()
-        } else {
-            vec![value.trim()]
-        };
+        let values: Vec<&str> =
+            if param.kind == Kind::List { value.split(',').map(str::trim).collect() } else { vec![value.trim()] };
         for v in values {
             if !param.allowed.contains(&v) {
                 return Err(format!("'{v}' is not one of {}", param.allowed.join(", ")));
@@ -100,28 +86,17 @@ pub fn check_values<'a>(
             }
             None => {
                 let known: Vec<&str> = op.params.iter().map(|p| p.name).collect();
-                let known = if known.is_empty() {
-                    "none".to_owned()
-                } else {
-                    known.join(", ")
-                };
-                problems.push((
-                    name.to_owned(),
-                    format!("unknown parameter of {}; known: {known}", op.full_name()),
-                ));
+                let known = if known.is_empty() { "none".to_owned() } else { known.join(", ") };
+                problems.push((name.to_owned(), format!("unknown parameter of {}; known: {known}", op.full_name())));
             }
         }
     }
     for param in op.params.iter().filter(|p| p.required) {
         // A `--body` document may carry the body fields itself.
-        let in_body = matches!(
-            param.location,
-            super::Location::Body | super::Location::WholeBody
-        );
-        if !given.contains(&param.name)
-            && !(body_given && in_body)
-            && !problems.iter().any(|(n, _)| n == param.name)
-        {
+        let in_body = matches!(param.location, super::Location::Body | super::Location::WholeBody);
+        let satisfied =
+            given.contains(&param.name) || (body_given && in_body) || problems.iter().any(|(n, _)| n == param.name);
+        if !satisfied {
             problems.push((param.name.to_owned(), "required".into()));
         }
     }
@@ -137,25 +112,14 @@ mod tests {
     fn numbers_bounds_and_allowed_values() {
         let limit = Param::query("limit", "max").int().range(1.0, 1000.0);
         assert!(check_value(&limit, "100").is_ok());
-        assert_eq!(
-            check_value(&limit, "1001").unwrap_err(),
-            "must be at most 1000"
-        );
-        assert_eq!(
-            check_value(&limit, "ten").unwrap_err(),
-            "'ten' is not a whole number"
-        );
+        assert_eq!(check_value(&limit, "1001").unwrap_err(), "must be at most 1000");
+        assert_eq!(check_value(&limit, "ten").unwrap_err(), "'ten' is not a whole number");
         assert!(check_value(&limit, "").is_ok());
         let dir = Param::new("direction", Location::Query, "d").one_of(&["forwards", "backwards"]);
-        assert_eq!(
-            check_value(&dir, "up").unwrap_err(),
-            "'up' is not one of forwards, backwards"
-        );
+        assert_eq!(check_value(&dir, "up").unwrap_err(), "'up' is not one of forwards, backwards");
         let json = Param::body("data", "d").json();
         assert!(check_value(&json, "{\"a\":1}").is_ok());
-        assert!(check_value(&json, "{a:1}")
-            .unwrap_err()
-            .starts_with("invalid JSON"));
+        assert!(check_value(&json, "{a:1}").unwrap_err().starts_with("invalid JSON"));
         let req = Param::path("channelId", "c");
         assert_eq!(check_value(&req, "").unwrap_err(), "required");
     }

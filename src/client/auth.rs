@@ -17,25 +17,15 @@ type HmacSha256 = Hmac<Sha256>;
 
 /// Headers whose values are secrets: redacted in `--dry-run` and never shown.
 pub fn is_secret_header(name: &str) -> bool {
-    [
-        "authorization",
-        "cb-access-sign",
-        "cb-access-passphrase",
-        "cb-access-key",
-    ]
-    .iter()
-    .any(|h| name.eq_ignore_ascii_case(h))
+    ["authorization", "cb-access-sign", "cb-access-passphrase", "cb-access-key"]
+        .iter()
+        .any(|h| name.eq_ignore_ascii_case(h))
 }
 
 /// Adds the auth headers of the request's service.
-pub fn authorize(
-    request: &mut PreparedRequest,
-    credentials: &Credentials,
-) -> Result<(), CallError> {
+pub fn authorize(request: &mut PreparedRequest, credentials: &Credentials) -> Result<(), CallError> {
     let header = |request: &mut PreparedRequest, name: &str, value: String| {
-        request
-            .headers
-            .retain(|(k, _)| !k.eq_ignore_ascii_case(name));
+        request.headers.retain(|(k, _)| !k.eq_ignore_ascii_case(name));
         request.headers.push((name.to_owned(), value));
     };
     match credentials {
@@ -45,47 +35,21 @@ pub fn authorize(
                 return Ok(());
             }
             if !key.expose().contains(':') {
-                return Err(CallError::Credentials(
-                    "an Ably key looks like <appId>.<keyId>:<secret>".into(),
-                ));
+                return Err(CallError::Credentials("an Ably key looks like <appId>.<keyId>:<secret>".into()));
             }
-            header(
-                request,
-                "Authorization",
-                format!("Basic {}", BASE64.encode(key.expose())),
-            );
+            header(request, "Authorization", format!("Basic {}", BASE64.encode(key.expose())));
         }
         Credentials::AblyToken(token) => {
-            header(
-                request,
-                "Authorization",
-                format!("Bearer {}", BASE64.encode(token.expose())),
-            );
+            header(request, "Authorization", format!("Bearer {}", BASE64.encode(token.expose())));
         }
-        Credentials::Deepgram(key) => {
-            header(request, "Authorization", format!("Token {}", key.expose()))
-        }
-        Credentials::Avatax {
-            account_id,
-            license_key,
-        } => header(
+        Credentials::Deepgram(key) => header(request, "Authorization", format!("Token {}", key.expose())),
+        Credentials::Avatax { account_id, license_key } => header(
             request,
             "Authorization",
-            format!(
-                "Basic {}",
-                BASE64.encode(format!("{account_id}:{}", license_key.expose()))
-            ),
+            format!("Basic {}", BASE64.encode(format!("{account_id}:{}", license_key.expose()))),
         ),
-        Credentials::Taxjar(token) => header(
-            request,
-            "Authorization",
-            format!("Bearer {}", token.expose()),
-        ),
-        Credentials::Coinbase {
-            key,
-            secret,
-            passphrase,
-        } => {
+        Credentials::Taxjar(token) => header(request, "Authorization", format!("Bearer {}", token.expose())),
+        Credentials::Coinbase { key, secret, passphrase } => {
             let timestamp = format!("{:.3}", unix_seconds());
             let sign = coinbase_signature(
                 secret.expose(),
@@ -97,25 +61,13 @@ pub fn authorize(
             header(request, "CB-ACCESS-KEY", key.clone());
             header(request, "CB-ACCESS-SIGN", sign);
             header(request, "CB-ACCESS-TIMESTAMP", timestamp);
-            header(
-                request,
-                "CB-ACCESS-PASSPHRASE",
-                passphrase.expose().to_owned(),
-            );
+            header(request, "CB-ACCESS-PASSPHRASE", passphrase.expose().to_owned());
         }
         Credentials::Mailgun(key) => {
-            header(
-                request,
-                "Authorization",
-                format!("Basic {}", BASE64.encode(format!("api:{}", key.expose()))),
-            );
+            header(request, "Authorization", format!("Basic {}", BASE64.encode(format!("api:{}", key.expose()))));
         }
         Credentials::Easypost(key) => {
-            header(
-                request,
-                "Authorization",
-                format!("Basic {}", BASE64.encode(format!("{}:", key.expose()))),
-            );
+            header(request, "Authorization", format!("Basic {}", BASE64.encode(format!("{}:", key.expose()))));
         }
     }
     Ok(())
@@ -133,15 +85,11 @@ fn is_ably_unauthenticated(request: &PreparedRequest) -> bool {
 }
 
 fn unix_seconds() -> f64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64())
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64())
 }
 
 fn unix_millis() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 /// `base64(HMAC-SHA256(base64decode(secret), timestamp + method + path + body))`.
@@ -155,8 +103,7 @@ pub fn coinbase_signature(
     let key = BASE64
         .decode(secret_b64.trim())
         .map_err(|_| CallError::Credentials("the Coinbase API secret must be base64".into()))?;
-    let mut mac =
-        HmacSha256::new_from_slice(&key).map_err(|e| CallError::Credentials(e.to_string()))?;
+    let mut mac = HmacSha256::new_from_slice(&key).map_err(|e| CallError::Credentials(e.to_string()))?;
     mac.update(timestamp.as_bytes());
     mac.update(method.as_bytes());
     mac.update(path.as_bytes());
@@ -173,8 +120,7 @@ pub fn ably_token_mac(secret: &str, fields: [&str; 6]) -> String {
         sign_text.push_str(field);
         sign_text.push('\n');
     }
-    let mut mac =
-        HmacSha256::new_from_slice(secret.as_bytes()).expect("HMAC accepts keys of any length");
+    let mut mac = HmacSha256::new_from_slice(secret.as_bytes()).expect("HMAC accepts keys of any length");
     mac.update(sign_text.as_bytes());
     BASE64.encode(mac.finalize().into_bytes())
 }
@@ -195,10 +141,7 @@ pub fn ably_token_request_body(
     if let (Credentials::AblyKey(key), false) = (credentials, fields.contains_key("mac")) {
         let (name, secret) = key.expose().split_once(':').unwrap_or_default();
         if name == key_name {
-            let nonce = fields
-                .get("nonce")
-                .and_then(Value::as_str)
-                .map_or_else(random_nonce, str::to_owned);
+            let nonce = fields.get("nonce").and_then(Value::as_str).map_or_else(random_nonce, str::to_owned);
             fields.insert("nonce".into(), Value::String(nonce.clone()));
             let text = |k: &str| match fields.get(k) {
                 Some(Value::String(s)) => s.clone(),
@@ -207,14 +150,7 @@ pub fn ably_token_request_body(
             };
             let mac = ably_token_mac(
                 secret,
-                [
-                    &key_name,
-                    &text("ttl"),
-                    &text("capability"),
-                    &text("clientId"),
-                    &text("timestamp"),
-                    &nonce,
-                ],
+                [&key_name, &text("ttl"), &text("capability"), &text("clientId"), &text("timestamp"), &nonce],
             );
             fields.insert("mac".into(), Value::String(mac));
         }
@@ -229,12 +165,7 @@ pub fn ably_token_request_body(
 fn random_nonce() -> String {
     use std::sync::atomic::{AtomicU64, Ordering};
     static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let seed = format!(
-        "{:?}{}{}",
-        SystemTime::now(),
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    );
+    let seed = format!("{:?}{}{}", SystemTime::now(), std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed));
     let digest = Sha256::digest(seed.as_bytes());
     digest.iter().take(16).map(|b| format!("{b:02x}")).collect()
 }
@@ -253,20 +184,10 @@ mod tests {
             "WdNham7bQYTxHNlnx9eEfvK9Y6YOFYla8ACrlhB7TJo="
         );
         assert_eq!(
-            coinbase_signature(
-                secret,
-                "1700000000.123",
-                "GET",
-                "/fills?product_id=BTC-USD",
-                b""
-            )
-            .unwrap(),
+            coinbase_signature(secret, "1700000000.123", "GET", "/fills?product_id=BTC-USD", b"").unwrap(),
             "A7f9Frme86XcptKFtmjnh7lgLFQt+LkW/1r2m3NE9o0="
         );
-        assert!(matches!(
-            coinbase_signature("not base64!", "1", "GET", "/", b""),
-            Err(CallError::Credentials(_))
-        ));
+        assert!(matches!(coinbase_signature("not base64!", "1", "GET", "/", b""), Err(CallError::Credentials(_))));
     }
 
     #[test]

@@ -18,16 +18,9 @@ impl ApiError {
     pub fn from_status(status: u16, body: &[u8]) -> ApiError {
         let text = String::from_utf8_lossy(body);
         let text = text.trim();
-        let message = if text.is_empty() || text.len() > 300 {
-            reason_phrase(status).to_owned()
-        } else {
-            text.to_owned()
-        };
-        ApiError {
-            status,
-            code: None,
-            message,
-        }
+        let message =
+            if text.is_empty() || text.len() > 300 { reason_phrase(status).to_owned() } else { text.to_owned() };
+        ApiError { status, code: None, message }
     }
 }
 
@@ -60,9 +53,7 @@ pub enum CallError {
     #[error("cannot reach {url}: {reason}")]
     Connect { url: String, reason: String },
     /// No answer in time.
-    #[error(
-        "{url} did not answer within {seconds} s; try again, or raise the timeout in config.toml"
-    )]
+    #[error("{url} did not answer within {seconds} s; try again, or raise the timeout in config.toml")]
     Timeout { url: String, seconds: u64 },
     /// The connection broke, or the response could not be read.
     #[error("network error talking to {url}: {reason}")]
@@ -87,15 +78,10 @@ impl CallError {
 
 /// The standard reason phrase of a status, for messages.
 pub fn reason_phrase(status: u16) -> &'static str {
-    axum::http::StatusCode::from_u16(status)
-        .ok()
-        .and_then(|s| s.canonical_reason())
-        .unwrap_or("error")
+    axum::http::StatusCode::from_u16(status).ok().and_then(|s| s.canonical_reason()).unwrap_or("error")
 }
 
 /// The JSON string at `path` (dotted keys) of a JSON value, for vendor parsers.
 pub fn json_str<'a>(value: &'a serde_json::Value, path: &str) -> Option<&'a str> {
-    path.split('.')
-        .try_fold(value, |v, key| v.get(key))?
-        .as_str()
+    path.split('.').try_fold(value, |v, key| v.get(key))?.as_str()
 }

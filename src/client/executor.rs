@@ -113,21 +113,9 @@ impl Executor {
             self.cancel(previous);
         }
         let cancel = CancellationToken::new();
-        self.calls.insert(
-            id,
-            Call {
-                state: CallState::Queued,
-                cancel: cancel.clone(),
-                label: label.into(),
-                slot,
-            },
-        );
-        let (http, settings, permits, events) = (
-            self.http.clone(),
-            self.settings,
-            self.permits.clone(),
-            self.events.clone(),
-        );
+        self.calls.insert(id, Call { state: CallState::Queued, cancel: cancel.clone(), label: label.into(), slot });
+        let (http, settings, permits, events) =
+            (self.http.clone(), self.settings, self.permits.clone(), self.events.clone());
         tokio::spawn(async move {
             let permit = tokio::select! {
                 biased;
@@ -170,11 +158,7 @@ impl Executor {
     pub fn accept(&mut self, event: CallEvent) -> Option<Delivered> {
         match event {
             CallEvent::Started(id) => {
-                if let Some(call) = self
-                    .calls
-                    .get_mut(&id)
-                    .filter(|c| c.state == CallState::Queued)
-                {
+                if let Some(call) = self.calls.get_mut(&id).filter(|c| c.state == CallState::Queued) {
                     call.state = CallState::InFlight;
                 }
                 None
@@ -184,22 +168,13 @@ impl Executor {
                 if !call.state.is_active() {
                     return None;
                 }
-                call.state = if result.is_ok() {
-                    CallState::Done
-                } else {
-                    CallState::Failed
-                };
+                call.state = if result.is_ok() { CallState::Done } else { CallState::Failed };
                 if let Some(slot) = &call.slot {
                     if self.slots.get(slot) == Some(&id) {
                         self.slots.remove(slot);
                     }
                 }
-                Some(Delivered {
-                    id,
-                    label: call.label.clone(),
-                    slot: call.slot.clone(),
-                    result,
-                })
+                Some(Delivered { id, label: call.label.clone(), slot: call.slot.clone(), result })
             }
         }
     }
@@ -210,12 +185,8 @@ impl Executor {
 
     /// Active calls, oldest first, with their labels.
     pub fn active(&self) -> impl Iterator<Item = (CallId, &str)> {
-        let mut active: Vec<(CallId, &str)> = self
-            .calls
-            .iter()
-            .filter(|(_, c)| c.state.is_active())
-            .map(|(id, c)| (*id, c.label.as_str()))
-            .collect();
+        let mut active: Vec<(CallId, &str)> =
+            self.calls.iter().filter(|(_, c)| c.state.is_active()).map(|(id, c)| (*id, c.label.as_str())).collect();
         active.sort_by_key(|(id, _)| *id);
         active.into_iter()
     }
@@ -226,10 +197,7 @@ impl Executor {
     }
 
     pub fn in_flight_count(&self) -> usize {
-        self.calls
-            .values()
-            .filter(|c| c.state == CallState::InFlight)
-            .count()
+        self.calls.values().filter(|c| c.state == CallState::InFlight).count()
     }
 
     fn prune(&mut self) {
@@ -237,12 +205,8 @@ impl Executor {
         if finished <= FINISHED_KEPT {
             return;
         }
-        let mut done: Vec<CallId> = self
-            .calls
-            .iter()
-            .filter(|(_, c)| !c.state.is_active())
-            .map(|(id, _)| *id)
-            .collect();
+        let mut done: Vec<CallId> =
+            self.calls.iter().filter(|(_, c)| !c.state.is_active()).map(|(id, _)| *id).collect();
         done.sort();
         for id in done.iter().take(finished - FINISHED_KEPT / 2) {
             self.calls.remove(id);

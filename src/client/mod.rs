@@ -53,18 +53,11 @@ pub enum Credentials {
     /// `Authorization: Token <key>`.
     Deepgram(Secret),
     /// Basic with the account id and license key.
-    Avatax {
-        account_id: String,
-        license_key: Secret,
-    },
+    Avatax { account_id: String, license_key: Secret },
     /// `Authorization: Bearer <token>`.
     Taxjar(Secret),
     /// `CB-ACCESS-*` headers, HMAC-signed with the base64 secret.
-    Coinbase {
-        key: String,
-        secret: Secret,
-        passphrase: Secret,
-    },
+    Coinbase { key: String, secret: Secret, passphrase: Secret },
     /// Basic `api:<key>`.
     Mailgun(Secret),
     /// Basic `<key>:` (empty password).
@@ -95,10 +88,7 @@ pub struct Response {
 
 impl Response {
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
     }
 
     pub fn content_type(&self) -> Option<&str> {
@@ -136,8 +126,5 @@ pub fn http_client(settings: &HttpSettings) -> Result<reqwest::Client, CallError
         .timeout(settings.request_timeout)
         .user_agent(concat!("opsdeck/", env!("CARGO_PKG_VERSION")))
         .build()
-        .map_err(|e| CallError::Network {
-            url: String::new(),
-            reason: e.to_string(),
-        })
+        .map_err(|e| CallError::Network { url: String::new(), reason: e.to_string() })
 }

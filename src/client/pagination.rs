@@ -8,17 +8,11 @@ use super::Response;
 use crate::catalog::Paging;
 
 /// The request for the page after `response`, or `None` on the last page.
-pub fn next_page(
-    paging: Paging,
-    request: &PreparedRequest,
-    response: &Response,
-) -> Option<PreparedRequest> {
+pub fn next_page(paging: Paging, request: &PreparedRequest, response: &Response) -> Option<PreparedRequest> {
     let url = match paging {
         Paging::None => return None,
         Paging::LinkHeader => resolve(&request.url, &link_next(response)?)?,
-        Paging::ODataNextLink => {
-            resolve(&request.url, body(response)?.get("@nextLink")?.as_str()?)?
-        }
+        Paging::ODataNextLink => resolve(&request.url, body(response)?.get("@nextLink")?.as_str()?)?,
         Paging::PagingUrl => {
             let page = body(response)?;
             if records(&page).is_none_or(|(_, r)| r.is_empty()) {
@@ -35,11 +29,7 @@ pub fn next_page(
         }
         Paging::HasMore => {
             let page = body(response)?;
-            if !page
-                .get("has_more")
-                .and_then(Value::as_bool)
-                .unwrap_or(false)
-            {
+            if !page.get("has_more").and_then(Value::as_bool).unwrap_or(false) {
                 return None;
             }
             let (_, rows) = records(&page)?;
@@ -52,11 +42,8 @@ pub fn next_page(
                 return None;
             }
             let parsed = Url::parse(&request.url).ok()?;
-            let current: u64 = parsed
-                .query_pairs()
-                .find(|(k, _)| k == "page")
-                .and_then(|(_, v)| v.parse().ok())
-                .unwrap_or(0);
+            let current: u64 =
+                parsed.query_pairs().find(|(k, _)| k == "page").and_then(|(_, v)| v.parse().ok()).unwrap_or(0);
             with_query(&request.url, &[("page", &(current + 1).to_string())], &[])?
         }
     };
@@ -71,24 +58,13 @@ fn body(response: &Response) -> Option<Value> {
 
 /// The `rel="next"` target of the `Link` headers (one header per relation, or comma-joined).
 fn link_next(response: &Response) -> Option<String> {
-    response
-        .headers
-        .iter()
-        .filter(|(k, _)| k.eq_ignore_ascii_case("link"))
-        .flat_map(|(_, v)| v.split(','))
-        .find_map(|link| {
+    response.headers.iter().filter(|(k, _)| k.eq_ignore_ascii_case("link")).flat_map(|(_, v)| v.split(',')).find_map(
+        |link| {
             let (target, params) = link.trim().split_once(';')?;
-            let is_next = params
-                .split(';')
-                .any(|p| p.trim().trim_start_matches("rel=").trim_matches('"') == "next");
-            is_next.then(|| {
-                target
-                    .trim()
-                    .trim_start_matches('<')
-                    .trim_end_matches('>')
-                    .to_owned()
-            })
-        })
+            let is_next = params.split(';').any(|p| p.trim().trim_start_matches("rel=").trim_matches('"') == "next");
+            is_next.then(|| target.trim().trim_start_matches('<').trim_end_matches('>').to_owned())
+        },
+    )
 }
 
 fn resolve(base: &str, link: &str) -> Option<String> {
@@ -103,11 +79,7 @@ fn with_query(url: &str, set: &[(&str, &str)], remove: &[&str]) -> Option<String
         .filter(|(k, _)| !set.iter().any(|(s, _)| s == k) && !remove.contains(&k.as_ref()))
         .map(|(k, v)| (k.into_owned(), v.into_owned()))
         .collect();
-    parsed
-        .query_pairs_mut()
-        .clear()
-        .extend_pairs(kept)
-        .extend_pairs(set.iter().copied());
+    parsed.query_pairs_mut().clear().extend_pairs(kept).extend_pairs(set.iter().copied());
     Some(parsed.into())
 }
 
@@ -123,9 +95,7 @@ pub fn records(page: &Value) -> Option<(Option<&str>, &Vec<Value>)> {
                 }
             }
             map.iter().find_map(|(k, v)| match v {
-                Value::Array(rows) if rows.iter().all(Value::is_object) => {
-                    Some((Some(k.as_str()), rows))
-                }
+                Value::Array(rows) if rows.iter().all(Value::is_object) => Some((Some(k.as_str()), rows)),
                 _ => None,
             })
         }
@@ -138,11 +108,7 @@ pub fn merge_pages(pages: &[Value]) -> Value {
     let Some(first) = pages.first() else {
         return Value::Array(Vec::new());
     };
-    let all: Vec<Value> = pages
-        .iter()
-        .filter_map(records)
-        .flat_map(|(_, rows)| rows.iter().cloned())
-        .collect();
+    let all: Vec<Value> = pages.iter().filter_map(records).flat_map(|(_, rows)| rows.iter().cloned()).collect();
     match (first, records(first)) {
         (Value::Object(map), Some((Some(key), _))) => {
             let mut merged = map.clone();
@@ -173,10 +139,7 @@ mod tests {
     fn response(headers: &[(&str, &str)], body: &Value) -> Response {
         Response {
             status: 200,
-            headers: headers
-                .iter()
-                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-                .collect(),
+            headers: headers.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect(),
             body: body.to_string().into(),
             duration: std::time::Duration::ZERO,
             request_line: String::new(),
@@ -186,74 +149,34 @@ mod tests {
     #[test]
     fn link_header_next_is_resolved_against_the_request() {
         let r = response(
-            &[("link", "<./messages?limit=2&cursor=abc>; rel=\"first\", <./messages?limit=2&cursor=def>; rel=\"next\"")],
+            &[(
+                "link",
+                "<./messages?limit=2&cursor=abc>; rel=\"first\", <./messages?limit=2&cursor=def>; rel=\"next\"",
+            )],
             &json!([]),
         );
-        let next = next_page(
-            Paging::LinkHeader,
-            &request("http://h:1/channels/x/messages?limit=2"),
-            &r,
-        )
-        .unwrap();
-        assert_eq!(
-            next.url,
-            "http://h:1/channels/x/messages?limit=2&cursor=def"
-        );
-        let last = response(
-            &[("Link", "<./messages?limit=2>; rel=\"first\"")],
-            &json!([]),
-        );
-        assert!(next_page(
-            Paging::LinkHeader,
-            &request("http://h:1/channels/x/messages"),
-            &last
-        )
-        .is_none());
+        let next = next_page(Paging::LinkHeader, &request("http://h:1/channels/x/messages?limit=2"), &r).unwrap();
+        assert_eq!(next.url, "http://h:1/channels/x/messages?limit=2&cursor=def");
+        let last = response(&[("Link", "<./messages?limit=2>; rel=\"first\"")], &json!([]));
+        assert!(next_page(Paging::LinkHeader, &request("http://h:1/channels/x/messages"), &last).is_none());
     }
 
     #[test]
     fn has_more_pages_before_the_last_id() {
-        let r = response(
-            &[],
-            &json!({"addresses": [{"id": "adr_1"}, {"id": "adr_2"}], "has_more": true}),
-        );
-        let next = next_page(
-            Paging::HasMore,
-            &request("http://h/v2/addresses?page_size=2"),
-            &r,
-        )
-        .unwrap();
-        assert_eq!(
-            next.url,
-            "http://h/v2/addresses?page_size=2&before_id=adr_2"
-        );
-        let done = response(
-            &[],
-            &json!({"addresses": [{"id": "adr_3"}], "has_more": false}),
-        );
+        let r = response(&[], &json!({"addresses": [{"id": "adr_1"}, {"id": "adr_2"}], "has_more": true}));
+        let next = next_page(Paging::HasMore, &request("http://h/v2/addresses?page_size=2"), &r).unwrap();
+        assert_eq!(next.url, "http://h/v2/addresses?page_size=2&before_id=adr_2");
+        let done = response(&[], &json!({"addresses": [{"id": "adr_3"}], "has_more": false}));
         assert!(next_page(Paging::HasMore, &request("http://h/v2/addresses"), &done).is_none());
     }
 
     #[test]
     fn cursor_headers_and_odata() {
         let r = response(&[("CB-AFTER", "77")], &json!([{"trade_id": 78}]));
-        let next = next_page(
-            Paging::CursorHeaders,
-            &request("http://h/fills?limit=1&before=9"),
-            &r,
-        )
-        .unwrap();
+        let next = next_page(Paging::CursorHeaders, &request("http://h/fills?limit=1&before=9"), &r).unwrap();
         assert_eq!(next.url, "http://h/fills?limit=1&after=77");
-        let o = response(
-            &[],
-            &json!({"value": [{"id": 1}], "@nextLink": "/api/v2/companies?%24top=1&%24skip=1"}),
-        );
-        let next = next_page(
-            Paging::ODataNextLink,
-            &request("http://h/api/v2/companies?$top=1"),
-            &o,
-        )
-        .unwrap();
+        let o = response(&[], &json!({"value": [{"id": 1}], "@nextLink": "/api/v2/companies?%24top=1&%24skip=1"}));
+        let next = next_page(Paging::ODataNextLink, &request("http://h/api/v2/companies?$top=1"), &o).unwrap();
         assert_eq!(next.url, "http://h/api/v2/companies?%24top=1&%24skip=1");
     }
 

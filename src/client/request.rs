@@ -12,11 +12,7 @@ use super::{auth, vendor, Credentials, HttpSettings, Response, Target, Values};
 use crate::catalog::{validate, BodyEncoding, Kind, Location, Method, Operation, Param, Service};
 
 /// Characters left as they are in a path segment or query component (RFC 3986 unreserved).
-const COMPONENT: &AsciiSet = &NON_ALPHANUMERIC
-    .remove(b'-')
-    .remove(b'.')
-    .remove(b'_')
-    .remove(b'~');
+const COMPONENT: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
 
 /// A request ready to be authorized and sent. Holds no secret until [`auth::authorize`] runs.
 #[derive(Clone, Debug)]
@@ -64,9 +60,7 @@ impl PreparedRequest {
     /// The path and query, as Coinbase signs it.
     pub fn path_and_query(&self) -> &str {
         let after_scheme = self.url.find("://").map_or(0, |i| i + 3);
-        self.url[after_scheme..]
-            .find('/')
-            .map_or("/", |i| &self.url[after_scheme + i..])
+        self.url[after_scheme..].find('/').map_or("/", |i| &self.url[after_scheme + i..])
     }
 
     /// `METHOD url`, for the inspector and error messages (URLs carry no secrets).
@@ -75,10 +69,7 @@ impl PreparedRequest {
     }
 
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
     }
 }
 
@@ -90,32 +81,17 @@ pub fn build(
     body: Option<&Value>,
     target: &Target,
 ) -> Result<PreparedRequest, CallError> {
-    let problems = validate::check_values(
-        op,
-        values.iter().map(|(k, v)| (k.as_str(), v.as_str())),
-        body.is_some(),
-    );
+    let problems = validate::check_values(op, values.iter().map(|(k, v)| (k.as_str(), v.as_str())), body.is_some());
     if !problems.is_empty() {
-        let list: Vec<String> = problems
-            .iter()
-            .map(|(name, msg)| format!("{name}: {msg}"))
-            .collect();
+        let list: Vec<String> = problems.iter().map(|(name, msg)| format!("{name}: {msg}")).collect();
         return Err(CallError::Invalid(list.join("; ")));
     }
-    let given = |p: &Param| {
-        values
-            .get(p.name)
-            .filter(|v| !v.is_empty())
-            .map(String::as_str)
-    };
+    let given = |p: &Param| values.get(p.name).filter(|v| !v.is_empty()).map(String::as_str);
 
     let mut path = op.path.to_owned();
     for param in op.params.iter().filter(|p| p.location == Location::Path) {
         let value = given(param).unwrap_or_default();
-        path = path.replace(
-            &format!("{{{}}}", param.name),
-            &utf8_percent_encode(value, COMPONENT).to_string(),
-        );
+        path = path.replace(&format!("{{{}}}", param.name), &utf8_percent_encode(value, COMPONENT).to_string());
     }
     let mut query = Vec::new();
     let mut headers = vec![("Accept".to_owned(), "application/json".to_owned())];
@@ -147,23 +123,13 @@ pub fn build(
             body = auth::ably_token_request_body(values, &body, &target.credentials)?;
         }
     }
-    Ok(PreparedRequest {
-        service: op.service,
-        method: op.method,
-        url,
-        headers,
-        body,
-    })
+    Ok(PreparedRequest { service: op.service, method: op.method, url, headers, body })
 }
 
 /// A list value split on commas; any other value as it is.
 fn split_list<'a>(param: &Param, value: &'a str) -> Vec<&'a str> {
     if param.kind == Kind::List {
-        value
-            .split(',')
-            .map(str::trim)
-            .filter(|v| !v.is_empty())
-            .collect()
+        value.split(',').map(str::trim).filter(|v| !v.is_empty()).collect()
     } else {
         vec![value]
     }
@@ -173,22 +139,12 @@ fn split_list<'a>(param: &Param, value: &'a str) -> Vec<&'a str> {
 fn json_value(param: &Param, value: &str) -> Result<Value, CallError> {
     let invalid = |e: String| CallError::Invalid(format!("{}: {e}", param.name));
     Ok(match param.kind {
-        Kind::Int | Kind::Num => Value::Number(
-            value
-                .trim()
-                .parse()
-                .map_err(|_| invalid(format!("'{value}' is not a number")))?,
-        ),
-        Kind::Bool => Value::Bool(value.trim() == "true"),
-        Kind::Json => {
-            serde_json::from_str(value).map_err(|e| invalid(format!("invalid JSON: {e}")))?
+        Kind::Int | Kind::Num => {
+            Value::Number(value.trim().parse().map_err(|_| invalid(format!("'{value}' is not a number")))?)
         }
-        Kind::List => Value::Array(
-            split_list(param, value)
-                .into_iter()
-                .map(|v| Value::String(v.to_owned()))
-                .collect(),
-        ),
+        Kind::Bool => Value::Bool(value.trim() == "true"),
+        Kind::Json => serde_json::from_str(value).map_err(|e| invalid(format!("invalid JSON: {e}")))?,
+        Kind::List => Value::Array(split_list(param, value).into_iter().map(|v| Value::String(v.to_owned())).collect()),
         Kind::Str => Value::String(value.to_owned()),
         Kind::Data => match serde_json::from_str::<Value>(value) {
             Ok(parsed @ (Value::Object(_) | Value::Array(_))) => parsed,
@@ -199,44 +155,30 @@ fn json_value(param: &Param, value: &str) -> Result<Value, CallError> {
 }
 
 fn read_file(param: &Param, path: &str) -> Result<(String, Bytes), CallError> {
-    let bytes = std::fs::read(path)
-        .map_err(|e| CallError::Invalid(format!("{}: cannot read file {path}: {e}", param.name)))?;
+    let bytes =
+        std::fs::read(path).map_err(|e| CallError::Invalid(format!("{}: cannot read file {path}: {e}", param.name)))?;
     let file_name = std::path::Path::new(path)
         .file_name()
         .map_or_else(|| "upload".to_owned(), |n| n.to_string_lossy().into_owned());
     Ok((file_name, Bytes::from(bytes)))
 }
 
-fn build_body(
-    op: &Operation,
-    values: &Values,
-    document: Option<&Value>,
-) -> Result<RequestBody, CallError> {
+fn build_body(op: &Operation, values: &Values, document: Option<&Value>) -> Result<RequestBody, CallError> {
     let fields: Vec<(&Param, &str)> = op
         .params
         .iter()
         .filter(|p| matches!(p.location, Location::Body | Location::WholeBody))
-        .filter_map(|p| {
-            values
-                .get(p.name)
-                .filter(|v| !v.is_empty())
-                .map(|v| (p, v.as_str()))
-        })
+        .filter_map(|p| values.get(p.name).filter(|v| !v.is_empty()).map(|v| (p, v.as_str())))
         .collect();
     match op.body {
         BodyEncoding::None => {
             if document.is_some() {
-                return Err(CallError::Invalid(format!(
-                    "{} takes no request body",
-                    op.full_name()
-                )));
+                return Err(CallError::Invalid(format!("{} takes no request body", op.full_name())));
             }
             Ok(RequestBody::Empty)
         }
         BodyEncoding::Json => {
-            let whole = fields
-                .iter()
-                .find(|(p, _)| p.location == Location::WholeBody);
+            let whole = fields.iter().find(|(p, _)| p.location == Location::WholeBody);
             let value = match (whole, document) {
                 (Some((p, v)), _) => json_value(p, v)?,
                 (None, doc) => {
@@ -267,13 +209,7 @@ fn build_body(
             }
             let encoded: Vec<String> = pairs
                 .iter()
-                .map(|(k, v)| {
-                    format!(
-                        "{}={}",
-                        utf8_percent_encode(k, COMPONENT),
-                        utf8_percent_encode(v, COMPONENT)
-                    )
-                })
+                .map(|(k, v)| format!("{}={}", utf8_percent_encode(k, COMPONENT), utf8_percent_encode(v, COMPONENT)))
                 .collect();
             Ok(RequestBody::Bytes {
                 content_type: "application/x-www-form-urlencoded".into(),
@@ -283,10 +219,7 @@ fn build_body(
         BodyEncoding::Multipart => {
             let mut parts: Vec<MultipartField> = document_pairs(document)?
                 .into_iter()
-                .map(|(name, v)| MultipartField {
-                    name,
-                    value: MultipartValue::Text(v),
-                })
+                .map(|(name, v)| MultipartField { name, value: MultipartValue::Text(v) })
                 .collect();
             for (p, v) in &fields {
                 for item in split_list(p, v) {
@@ -296,10 +229,7 @@ fn build_body(
                     } else {
                         MultipartValue::Text(item.to_owned())
                     };
-                    parts.push(MultipartField {
-                        name: p.name.to_owned(),
-                        value,
-                    });
+                    parts.push(MultipartField { name: p.name.to_owned(), value });
                 }
             }
             Ok(RequestBody::Multipart(parts))
@@ -308,27 +238,15 @@ fn build_body(
             let (p, v) = fields
                 .iter()
                 .find(|(p, _)| p.location == Location::WholeBody)
-                .ok_or_else(|| {
-                    CallError::Invalid(format!("{} needs a file to upload", op.full_name()))
-                })?;
-            let bytes = if p.kind == Kind::File {
-                read_file(p, v)?.1
-            } else {
-                Bytes::from(v.to_string())
-            };
-            Ok(RequestBody::Bytes {
-                content_type: content_type.to_owned(),
-                bytes,
-            })
+                .ok_or_else(|| CallError::Invalid(format!("{} needs a file to upload", op.full_name())))?;
+            let bytes = if p.kind == Kind::File { read_file(p, v)?.1 } else { Bytes::from(v.to_string()) };
+            Ok(RequestBody::Bytes { content_type: content_type.to_owned(), bytes })
         }
     }
 }
 
 fn json_body(value: &Value) -> RequestBody {
-    RequestBody::Bytes {
-        content_type: "application/json".into(),
-        bytes: Bytes::from(value.to_string()),
-    }
+    RequestBody::Bytes { content_type: "application/json".into(), bytes: Bytes::from(value.to_string()) }
 }
 
 /// A `--body` object as form fields (arrays repeat the key).
@@ -337,16 +255,12 @@ fn document_pairs(document: Option<&Value>) -> Result<Vec<(String, String)>, Cal
         return Ok(Vec::new());
     };
     let Value::Object(map) = document else {
-        return Err(CallError::Invalid(
-            "--body must be a JSON object of form fields".into(),
-        ));
+        return Err(CallError::Invalid("--body must be a JSON object of form fields".into()));
     };
     let mut pairs = Vec::new();
     for (key, value) in map {
         match value {
-            Value::Array(items) => {
-                pairs.extend(items.iter().map(|i| (key.clone(), scalar_text(i))))
-            }
+            Value::Array(items) => pairs.extend(items.iter().map(|i| (key.clone(), scalar_text(i)))),
             other => pairs.push((key.clone(), scalar_text(other))),
         }
     }
@@ -400,11 +314,7 @@ pub async fn execute(
                 if response.is_success() {
                     return Ok(response);
                 }
-                return Err(CallError::Api(vendor::parse_error(
-                    request.service,
-                    response.status,
-                    &response.body,
-                )));
+                return Err(CallError::Api(vendor::parse_error(request.service, response.status, &response.body)));
             }
         }
     }
@@ -442,58 +352,35 @@ async fn send_once(
     }
     builder = match authorized.body {
         RequestBody::Empty => builder,
-        RequestBody::Bytes {
-            content_type,
-            bytes,
-        } => builder.header("Content-Type", content_type).body(bytes),
+        RequestBody::Bytes { content_type, bytes } => builder.header("Content-Type", content_type).body(bytes),
         RequestBody::Multipart(fields) => {
             let mut form = reqwest::multipart::Form::new();
             for field in fields {
                 form = match field.value {
                     MultipartValue::Text(text) => form.text(field.name, text),
-                    MultipartValue::File { file_name, bytes } => form.part(
-                        field.name,
-                        reqwest::multipart::Part::stream(bytes).file_name(file_name),
-                    ),
+                    MultipartValue::File { file_name, bytes } => {
+                        form.part(field.name, reqwest::multipart::Part::stream(bytes).file_name(file_name))
+                    }
                 };
             }
             builder.multipart(form)
         }
     };
     let started = Instant::now();
-    let mut response = builder
-        .send()
-        .await
-        .map_err(|e| transport_error(&url, &e, settings))?;
+    let mut response = builder.send().await.map_err(|e| transport_error(&url, &e, settings))?;
     let status = response.status().as_u16();
     let headers = response
         .headers()
         .iter()
-        .map(|(k, v)| {
-            (
-                k.as_str().to_owned(),
-                String::from_utf8_lossy(v.as_bytes()).into_owned(),
-            )
-        })
+        .map(|(k, v)| (k.as_str().to_owned(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
         .collect();
-    if response
-        .content_length()
-        .is_some_and(|n| n > settings.max_body_bytes)
-    {
-        return Err(CallError::TooLarge {
-            limit_mb: settings.max_body_bytes / (1024 * 1024),
-        });
+    if response.content_length().is_some_and(|n| n > settings.max_body_bytes) {
+        return Err(CallError::TooLarge { limit_mb: settings.max_body_bytes / (1024 * 1024) });
     }
     let mut body = Vec::new();
-    while let Some(chunk) = response
-        .chunk()
-        .await
-        .map_err(|e| transport_error(&url, &e, settings))?
-    {
+    while let Some(chunk) = response.chunk().await.map_err(|e| transport_error(&url, &e, settings))? {
         if (body.len() + chunk.len()) as u64 > settings.max_body_bytes {
-            return Err(CallError::TooLarge {
-                limit_mb: settings.max_body_bytes / (1024 * 1024),
-            });
+            return Err(CallError::TooLarge { limit_mb: settings.max_body_bytes / (1024 * 1024) });
         }
         body.extend_from_slice(&chunk);
     }
@@ -509,10 +396,7 @@ async fn send_once(
 fn transport_error(url: &str, error: &reqwest::Error, settings: &HttpSettings) -> CallError {
     let url = url.to_owned();
     if error.is_timeout() {
-        return CallError::Timeout {
-            url,
-            seconds: settings.request_timeout.as_secs(),
-        };
+        return CallError::Timeout { url, seconds: settings.request_timeout.as_secs() };
     }
     // The innermost cause says what actually went wrong (refused, DNS, certificate).
     let mut reason = error.to_string();
@@ -533,27 +417,15 @@ pub fn to_curl(request: &PreparedRequest, credentials: &Credentials) -> Result<S
     let mut authorized = request.clone();
     auth::authorize(&mut authorized, credentials)?;
     let quote = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
-    let mut parts = vec![
-        "curl".to_owned(),
-        "-X".to_owned(),
-        authorized.method.to_string(),
-        quote(&authorized.url),
-    ];
+    let mut parts = vec!["curl".to_owned(), "-X".to_owned(), authorized.method.to_string(), quote(&authorized.url)];
     for (name, value) in &authorized.headers {
-        let shown = if auth::is_secret_header(name) {
-            "[redacted]"
-        } else {
-            value.as_str()
-        };
+        let shown = if auth::is_secret_header(name) { "[redacted]" } else { value.as_str() };
         parts.push("-H".into());
         parts.push(quote(&format!("{name}: {shown}")));
     }
     match &authorized.body {
         RequestBody::Empty => {}
-        RequestBody::Bytes {
-            content_type,
-            bytes,
-        } => {
+        RequestBody::Bytes { content_type, bytes } => {
             parts.push("-H".into());
             parts.push(quote(&format!("Content-Type: {content_type}")));
             match std::str::from_utf8(bytes) {
@@ -569,9 +441,7 @@ pub fn to_curl(request: &PreparedRequest, credentials: &Credentials) -> Result<S
                 parts.push("-F".into());
                 parts.push(match &field.value {
                     MultipartValue::Text(text) => quote(&format!("{}={text}", field.name)),
-                    MultipartValue::File { file_name, .. } => {
-                        quote(&format!("{}=@{file_name}", field.name))
-                    }
+                    MultipartValue::File { file_name, .. } => quote(&format!("{}=@{file_name}", field.name)),
                 });
             }
         }

@@ -118,13 +118,10 @@ impl Config {
         };
         let text = match std::fs::read_to_string(&path) {
             Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !explicit => {
-                return Ok(Config::default())
-            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !explicit => return Ok(Config::default()),
             Err(e) => anyhow::bail!("cannot read config {}: {e}", path.display()),
         };
-        toml::from_str(&text)
-            .map_err(|e| anyhow::anyhow!("config {} is invalid: {e}", path.display()))
+        toml::from_str(&text).map_err(|e| anyhow::anyhow!("config {} is invalid: {e}", path.display()))
     }
 
     pub fn max_concurrent_calls(&self) -> usize {
@@ -157,29 +154,14 @@ impl Config {
         }
         let profile = match profile_name {
             Some(name) => Some(self.profiles.get(name).ok_or_else(|| {
-                let known: Vec<&str> = self
-                    .profiles
-                    .keys()
-                    .map(String::as_str)
-                    .chain([LOCAL_PROFILE])
-                    .collect();
-                anyhow::anyhow!(
-                    "no profile named '{name}'; known profiles: {}",
-                    known.join(", ")
-                )
+                let known: Vec<&str> = self.profiles.keys().map(String::as_str).chain([LOCAL_PROFILE]).collect();
+                anyhow::anyhow!("no profile named '{name}'; known profiles: {}", known.join(", "))
             })?),
             None => None,
         };
         Service::ALL
             .into_iter()
-            .map(|service| {
-                resolve_service(
-                    service,
-                    profile.and_then(|p| p.service(service)),
-                    env,
-                    embedded_url,
-                )
-            })
+            .map(|service| resolve_service(service, profile.and_then(|p| p.service(service)), env, embedded_url))
             .collect()
     }
 }
@@ -202,12 +184,7 @@ pub fn sandbox_target(service: Service, base_url: String) -> Target {
         Service::Mailgun => Credentials::Mailgun(Secret::new(sandbox_creds::MAILGUN_KEY)),
         Service::Easypost => Credentials::Easypost(Secret::new(sandbox_creds::EASYPOST_KEY)),
     };
-    Target {
-        service,
-        base_url,
-        credentials,
-        live: false,
-    }
+    Target { service, base_url, credentials, live: false }
 }
 
 /// The real service's base URL.
@@ -231,11 +208,7 @@ fn env_names(service: Service) -> &'static [&'static str] {
         Service::Deepgram => &["DEEPGRAM_API_KEY"],
         Service::Avatax => &["AVATAX_ACCOUNT_ID", "AVATAX_LICENSE_KEY"],
         Service::Taxjar => &["TAXJAR_API_KEY"],
-        Service::Coinbase => &[
-            "COINBASE_API_KEY",
-            "COINBASE_API_SECRET",
-            "COINBASE_API_PASSPHRASE",
-        ],
+        Service::Coinbase => &["COINBASE_API_KEY", "COINBASE_API_SECRET", "COINBASE_API_PASSPHRASE"],
         Service::Mailgun => &["MAILGUN_API_KEY"],
         Service::Easypost => &["EASYPOST_API_KEY"],
     }
@@ -249,10 +222,7 @@ fn resolve_service(
 ) -> anyhow::Result<ResolvedService> {
     let name = service.name().to_ascii_uppercase();
     let url_override = env(&format!("OPSDECK_{name}_URL")).filter(|u| !u.is_empty());
-    let from_env: Vec<Option<String>> = env_names(service)
-        .iter()
-        .map(|n| env(n).filter(|v| !v.is_empty()))
-        .collect();
+    let from_env: Vec<Option<String>> = env_names(service).iter().map(|n| env(n).filter(|v| !v.is_empty())).collect();
     let secrets = if from_env.iter().all(Option::is_some) {
         Some(from_env.into_iter().flatten().collect::<Vec<_>>())
     } else if let Some(p) = profile {
@@ -262,10 +232,7 @@ fn resolve_service(
     };
     let region = env("MAILGUN_REGION").or_else(|| profile.and_then(|p| p.region.clone()));
     if let Some(region) = region.as_deref().filter(|_| service == Service::Mailgun) {
-        anyhow::ensure!(
-            matches!(region, "us" | "eu"),
-            "MAILGUN_REGION must be us or eu, not '{region}'"
-        );
+        anyhow::ensure!(matches!(region, "us" | "eu"), "MAILGUN_REGION must be us or eu, not '{region}'");
     }
     match secrets {
         Some(secrets) => {
@@ -273,25 +240,13 @@ fn resolve_service(
                 .or_else(|| profile.and_then(|p| p.url.clone()))
                 .unwrap_or_else(|| live_url(service, region.as_deref()).to_owned());
             let credentials = credentials(service, secrets)?;
-            Ok(ResolvedService {
-                target: Target {
-                    service,
-                    base_url,
-                    credentials,
-                    live: true,
-                },
-                mode: Mode::Live,
-            })
+            Ok(ResolvedService { target: Target { service, base_url, credentials, live: true }, mode: Mode::Live })
         }
         None => match url_override.or_else(|| profile.and_then(|p| p.url.clone())) {
-            Some(url) => Ok(ResolvedService {
-                target: sandbox_target(service, url),
-                mode: Mode::External,
-            }),
-            None => Ok(ResolvedService {
-                target: sandbox_target(service, embedded_url(service)),
-                mode: Mode::Embedded,
-            }),
+            Some(url) => Ok(ResolvedService { target: sandbox_target(service, url), mode: Mode::External }),
+            None => {
+                Ok(ResolvedService { target: sandbox_target(service, embedded_url(service)), mode: Mode::Embedded })
+            }
         },
     }
 }
@@ -299,10 +254,9 @@ fn resolve_service(
 /// The profile's secrets in [`env_names`] order, or `None` when the profile sets none.
 fn profile_secrets(service: Service, p: &ServiceProfile) -> anyhow::Result<Option<Vec<String>>> {
     let fields: Vec<(&str, &Option<String>, &Option<String>)> = match service {
-        Service::Avatax => vec![
-            ("account_id", &p.account_id, &None),
-            ("license_key", &p.license_key, &p.license_key_cmd),
-        ],
+        Service::Avatax => {
+            vec![("account_id", &p.account_id, &None), ("license_key", &p.license_key, &p.license_key_cmd)]
+        }
         Service::Coinbase => vec![
             ("api_key", &p.api_key, &p.api_key_cmd),
             ("api_secret", &p.api_secret, &p.api_secret_cmd),
@@ -317,9 +271,7 @@ fn profile_secrets(service: Service, p: &ServiceProfile) -> anyhow::Result<Optio
         .into_iter()
         .map(|(field, value, command)| match (value, command) {
             (Some(v), _) => Ok(v.clone()),
-            (None, Some(cmd)) => {
-                run_secret_command(cmd).map_err(|e| anyhow::anyhow!("{service} {field}_cmd: {e}"))
-            }
+            (None, Some(cmd)) => run_secret_command(cmd).map_err(|e| anyhow::anyhow!("{service} {field}_cmd: {e}")),
             (None, None) => {
                 anyhow::bail!("profile sets some {service} credentials but not {field}")
             }
@@ -347,23 +299,15 @@ fn credentials(service: Service, mut s: Vec<String>) -> anyhow::Result<Credentia
     Ok(match service {
         Service::Ably => {
             let key = take();
-            anyhow::ensure!(
-                key.expose().contains(':'),
-                "ABLY_API_KEY must look like <appId>.<keyId>:<secret>"
-            );
+            anyhow::ensure!(key.expose().contains(':'), "ABLY_API_KEY must look like <appId>.<keyId>:<secret>");
             Credentials::AblyKey(key)
         }
         Service::Deepgram => Credentials::Deepgram(take()),
-        Service::Avatax => Credentials::Avatax {
-            account_id: take().expose().to_owned(),
-            license_key: take(),
-        },
+        Service::Avatax => Credentials::Avatax { account_id: take().expose().to_owned(), license_key: take() },
         Service::Taxjar => Credentials::Taxjar(take()),
-        Service::Coinbase => Credentials::Coinbase {
-            key: take().expose().to_owned(),
-            secret: take(),
-            passphrase: take(),
-        },
+        Service::Coinbase => {
+            Credentials::Coinbase { key: take().expose().to_owned(), secret: take(), passphrase: take() }
+        }
         Service::Mailgun => Credentials::Mailgun(take()),
         Service::Easypost => Credentials::Easypost(take()),
     })
@@ -379,13 +323,9 @@ mod tests {
 
     #[test]
     fn no_credentials_means_embedded_sandbox() {
-        let resolved = Config::default()
-            .resolve(None, &|_| None, &embedded)
-            .unwrap();
+        let resolved = Config::default().resolve(None, &|_| None, &embedded).unwrap();
         assert_eq!(resolved.len(), 7);
-        assert!(resolved
-            .iter()
-            .all(|r| r.mode == Mode::Embedded && !r.target.live));
+        assert!(resolved.iter().all(|r| r.mode == Mode::Embedded && !r.target.live));
         assert_eq!(resolved[0].target.base_url, "http://embedded/ably");
     }
 
@@ -400,18 +340,11 @@ mod tests {
         };
         let resolved = Config::default().resolve(None, &env, &embedded).unwrap();
         assert_eq!(resolved[0].mode, Mode::Live);
-        assert_eq!(
-            resolved[0].target.base_url,
-            "https://main.realtime.ably.net"
-        );
+        assert_eq!(resolved[0].target.base_url, "https://main.realtime.ably.net");
         assert_eq!(resolved[1].mode, Mode::External);
         assert_eq!(resolved[1].target.base_url, "http://127.0.0.1:9");
         assert_eq!(resolved[5].target.base_url, "https://api.eu.mailgun.net");
-        assert_eq!(
-            resolved[4].mode,
-            Mode::Embedded,
-            "coinbase needs all three variables"
-        );
+        assert_eq!(resolved[4].mode, Mode::Embedded, "coinbase needs all three variables");
     }
 
     #[test]
@@ -426,20 +359,11 @@ mod tests {
         )
         .unwrap();
         let resolved = config.resolve(Some("work"), &|_| None, &embedded).unwrap();
-        assert_eq!(
-            resolved[3].target.credentials,
-            Credentials::Taxjar(Secret::new("from-command"))
-        );
+        assert_eq!(resolved[3].target.credentials, Credentials::Taxjar(Secret::new("from-command")));
         assert_eq!(resolved[3].mode, Mode::Live);
-        let err = config
-            .resolve(Some("broken"), &|_| None, &embedded)
-            .unwrap_err()
-            .to_string();
+        let err = config.resolve(Some("broken"), &|_| None, &embedded).unwrap_err().to_string();
         assert!(err.contains("easypost api_key_cmd"), "{err}");
-        let err = config
-            .resolve(Some("nope"), &|_| None, &embedded)
-            .unwrap_err()
-            .to_string();
+        let err = config.resolve(Some("nope"), &|_| None, &embedded).unwrap_err().to_string();
         assert!(err.contains("known profiles: broken, work, local"), "{err}");
         let local = config.resolve(Some("local"), &|_| None, &embedded).unwrap();
         assert_eq!(local[0].target.base_url, "http://127.0.0.1:7701");

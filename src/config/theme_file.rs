@@ -10,10 +10,8 @@ use serde::Deserialize;
 use crate::tui::theme::Theme;
 
 /// The themes shipped inside the binary.
-pub const BUILT_IN: &[(&str, &str)] = &[
-    ("dark", include_str!("../../themes/dark.toml")),
-    ("light", include_str!("../../themes/light.toml")),
-];
+pub const BUILT_IN: &[(&str, &str)] =
+    &[("dark", include_str!("../../themes/dark.toml")), ("light", include_str!("../../themes/light.toml"))];
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -57,9 +55,7 @@ impl RoleSpec {
         let colour = |c: &Option<String>| -> Result<Option<Color>, String> {
             c.as_deref()
                 .map(|c| {
-                    c.parse::<Color>().map_err(|_| {
-                        format!("{role}: '{c}' is not a colour (use #rrggbb or a name)")
-                    })
+                    c.parse::<Color>().map_err(|_| format!("{role}: '{c}' is not a colour (use #rrggbb or a name)"))
                 })
                 .transpose()
         };
@@ -93,11 +89,7 @@ pub fn parse_over(base: Theme, name: &str, text: &str) -> Result<Theme, String> 
         ("text", &file.text, &mut theme.text),
         ("muted", &file.muted, &mut theme.muted),
         ("border", &file.border, &mut theme.border),
-        (
-            "border_focused",
-            &file.border_focused,
-            &mut theme.border_focused,
-        ),
+        ("border_focused", &file.border_focused, &mut theme.border_focused),
         ("title", &file.title, &mut theme.title),
         ("selection", &file.selection, &mut theme.selection),
         ("accent", &file.accent, &mut theme.accent),
@@ -105,20 +97,12 @@ pub fn parse_over(base: Theme, name: &str, text: &str) -> Result<Theme, String> 
         ("warning", &file.warning, &mut theme.warning),
         ("success", &file.success, &mut theme.success),
         ("live_badge", &file.live_badge, &mut theme.live_badge),
-        (
-            "sandbox_badge",
-            &file.sandbox_badge,
-            &mut theme.sandbox_badge,
-        ),
+        ("sandbox_badge", &file.sandbox_badge, &mut theme.sandbox_badge),
         ("json_key", &file.json_key, &mut theme.json_key),
         ("json_string", &file.json_string, &mut theme.json_string),
         ("json_number", &file.json_number, &mut theme.json_number),
         ("json_literal", &file.json_literal, &mut theme.json_literal),
-        (
-            "json_punctuation",
-            &file.json_punctuation,
-            &mut theme.json_punctuation,
-        ),
+        ("json_punctuation", &file.json_punctuation, &mut theme.json_punctuation),
     ];
     for (role, spec, slot) in roles {
         if let Some(spec) = spec {
@@ -137,22 +121,14 @@ pub fn built_in(name: &str) -> Option<Theme> {
 /// The theme called `name`: a file in `user_dir` first, then a built-in. On any problem, the
 /// default theme and a warning saying what is wrong.
 pub fn load(name: &str, user_dir: Option<&Path>) -> (Theme, Option<String>) {
-    let user_file = user_dir
-        .map(|d| d.join(format!("{name}.toml")))
-        .filter(|p| p.exists());
+    let user_file = user_dir.map(|d| d.join(format!("{name}.toml"))).filter(|p| p.exists());
     if let Some(path) = user_file {
         let result = std::fs::read_to_string(&path)
             .map_err(|e| e.to_string())
             .and_then(|text| parse_over(Theme::dark(), name, &text));
         return match result {
             Ok(theme) => (theme, None),
-            Err(e) => (
-                Theme::dark(),
-                Some(format!(
-                    "theme {} is invalid ({e}); using the default",
-                    path.display()
-                )),
-            ),
+            Err(e) => (Theme::dark(), Some(format!("theme {} is invalid ({e}); using the default", path.display()))),
         };
     }
     match built_in(name) {
@@ -161,10 +137,7 @@ pub fn load(name: &str, user_dir: Option<&Path>) -> (Theme, Option<String>) {
             let names: Vec<&str> = BUILT_IN.iter().map(|(n, _)| *n).collect();
             (
                 Theme::dark(),
-                Some(format!(
-                    "no theme named '{name}' (built in: {}); using the default",
-                    names.join(", ")
-                )),
+                Some(format!("no theme named '{name}' (built in: {}); using the default", names.join(", "))),
             )
         }
     }
@@ -177,18 +150,9 @@ mod tests {
     #[test]
     fn every_shipped_theme_parses_and_sets_every_role() {
         for (name, text) in BUILT_IN {
-            let theme =
-                parse_over(Theme::plain(), name, text).unwrap_or_else(|e| panic!("{name}: {e}"));
-            assert_ne!(
-                theme.selection,
-                Theme::plain().selection,
-                "{name} sets selection"
-            );
-            assert_ne!(
-                theme.json_key,
-                Theme::plain().json_key,
-                "{name} sets json_key"
-            );
+            let theme = parse_over(Theme::plain(), name, text).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_ne!(theme.selection, Theme::plain().selection, "{name} sets selection");
+            assert_ne!(theme.json_key, Theme::plain().json_key, "{name} sets json_key");
         }
         assert_ne!(Theme::dark(), built_in("light").unwrap());
     }
@@ -197,21 +161,12 @@ mod tests {
     fn user_theme_overrides_only_what_it_sets_and_bad_ones_fall_back() {
         let dir = std::env::temp_dir().join(format!("opsdeck-theme-test-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(
-            dir.join("mine.toml"),
-            "[error]\nfg = \"#ff0000\"\nbold = true\n",
-        )
-        .unwrap();
+        std::fs::write(dir.join("mine.toml"), "[error]\nfg = \"#ff0000\"\nbold = true\n").unwrap();
         std::fs::write(dir.join("typo.toml"), "[eror]\nfg = \"red\"\n").unwrap();
         std::fs::write(dir.join("colour.toml"), "[text]\nfg = \"blurple\"\n").unwrap();
         let (mine, warning) = load("mine", Some(&dir));
         assert!(warning.is_none());
-        assert_eq!(
-            mine.error,
-            Style::new()
-                .fg(Color::Rgb(255, 0, 0))
-                .add_modifier(Modifier::BOLD)
-        );
+        assert_eq!(mine.error, Style::new().fg(Color::Rgb(255, 0, 0)).add_modifier(Modifier::BOLD));
         assert_eq!(mine.text, Theme::dark().text);
         let (typo, warning) = load("typo", Some(&dir));
         assert_eq!(typo, Theme::dark());

@@ -79,10 +79,7 @@ pub struct Sandbox {
 impl Sandbox {
     /// The listener of a service (the US one for Mailgun).
     pub fn endpoint(&self, service: Service) -> &Endpoint {
-        self.endpoints
-            .iter()
-            .find(|e| e.service == service && e.region.is_none())
-            .unwrap_or(&self.endpoints[0])
+        self.endpoints.iter().find(|e| e.service == service && e.region.is_none()).unwrap_or(&self.endpoints[0])
     }
 
     pub fn base_url(&self, service: Service) -> String {
@@ -106,32 +103,19 @@ pub async fn start(port_base: u16, seed: u64) -> std::io::Result<Sandbox> {
     let simulators = simulators(seed);
     let stop = CancellationToken::new();
     let bind = |offset: u16| {
-        let port = if port_base == 0 {
-            0
-        } else {
-            port_base.saturating_add(offset)
-        };
+        let port = if port_base == 0 { 0 } else { port_base.saturating_add(offset) };
         TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, port)))
     };
     let mut endpoints = Vec::new();
     let mut listeners = Vec::new();
     for service in Service::ALL {
-        let regions: &[Option<&'static str>] = if service == Service::Mailgun {
-            &[None, Some("eu")]
-        } else {
-            &[None]
-        };
+        let regions: &[Option<&'static str>] = if service == Service::Mailgun { &[None, Some("eu")] } else { &[None] };
         for &region in regions {
-            let listener = bind(port_offset(service, region)).await.map_err(|e| {
-                std::io::Error::new(e.kind(), format!("cannot listen for {service}: {e}"))
-            })?;
+            let listener = bind(port_offset(service, region))
+                .await
+                .map_err(|e| std::io::Error::new(e.kind(), format!("cannot listen for {service}: {e}")))?;
             let simulator = simulators.iter().find(|s| s.service() == service).cloned();
-            endpoints.push(Endpoint {
-                service,
-                region,
-                addr: listener.local_addr()?,
-                simulated: simulator.is_some(),
-            });
+            endpoints.push(Endpoint { service, region, addr: listener.local_addr()?, simulated: simulator.is_some() });
             let router = match simulator {
                 Some(sim) => sim.router(),
                 None => not_simulated_router(service),
@@ -139,31 +123,21 @@ pub async fn start(port_base: u16, seed: u64) -> std::io::Result<Sandbox> {
             listeners.push((listener, router));
         }
     }
-    let control_listener = bind(0).await.map_err(|e| {
-        std::io::Error::new(e.kind(), format!("cannot listen for the control port: {e}"))
-    })?;
+    let control_listener =
+        bind(0).await.map_err(|e| std::io::Error::new(e.kind(), format!("cannot listen for the control port: {e}")))?;
     let control = control_listener.local_addr()?;
-    let shared = Arc::new(ControlState {
-        endpoints: endpoints.clone(),
-        simulators: simulators.clone(),
-    });
+    let shared = Arc::new(ControlState { endpoints: endpoints.clone(), simulators: simulators.clone() });
     listeners.push((control_listener, control_router(shared)));
     for (listener, router) in listeners {
         let stop = stop.clone();
         tokio::spawn(async move {
-            let served =
-                axum::serve(listener, router).with_graceful_shutdown(stop.cancelled_owned());
+            let served = axum::serve(listener, router).with_graceful_shutdown(stop.cancelled_owned());
             if let Err(e) = served.await {
                 eprintln!("opsdeck sandbox: a listener stopped: {e}");
             }
         });
     }
-    Ok(Sandbox {
-        control,
-        endpoints,
-        simulators,
-        stop,
-    })
+    Ok(Sandbox { control, endpoints, simulators, stop })
 }
 
 struct ControlState {
@@ -172,10 +146,7 @@ struct ControlState {
 }
 
 fn control_router(state: Arc<ControlState>) -> Router {
-    Router::new()
-        .route("/", get(control_index))
-        .route("/reset", post(control_reset))
-        .with_state(state)
+    Router::new().route("/", get(control_index)).route("/reset", post(control_reset)).with_state(state)
 }
 
 async fn control_index(State(state): State<Arc<ControlState>>) -> Json<serde_json::Value> {
@@ -210,9 +181,5 @@ fn not_simulated(service: Service) -> Response {
         "opsdeck sandbox does not simulate {} yet; set live credentials to call the real service",
         service.title()
     );
-    (
-        StatusCode::NOT_IMPLEMENTED,
-        Json(json!({"error": "not_simulated", "message": message})),
-    )
-        .into_response()
+    (StatusCode::NOT_IMPLEMENTED, Json(json!({"error": "not_simulated", "message": message}))).into_response()
 }

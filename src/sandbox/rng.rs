@@ -54,14 +54,7 @@ impl Rng {
     /// A random (version 4 layout) UUID string.
     pub fn uuid(&mut self) -> String {
         let h = self.hex(32);
-        format!(
-            "{}-{}-4{}-a{}-{}",
-            &h[0..8],
-            &h[8..12],
-            &h[13..16],
-            &h[17..20],
-            &h[20..32]
-        )
+        format!("{}-{}-4{}-a{}-{}", &h[0..8], &h[8..12], &h[13..16], &h[17..20], &h[20..32])
     }
 }
 
@@ -71,15 +64,9 @@ mod tests {
 
     #[test]
     fn same_seed_same_sequence_different_seed_different_sequence() {
-        let a: Vec<u64> = (0..4)
-            .scan(Rng::new(7), |r, _| Some(r.next_u64()))
-            .collect();
-        let b: Vec<u64> = (0..4)
-            .scan(Rng::new(7), |r, _| Some(r.next_u64()))
-            .collect();
-        let c: Vec<u64> = (0..4)
-            .scan(Rng::new(8), |r, _| Some(r.next_u64()))
-            .collect();
+        let a: Vec<u64> = (0..4).scan(Rng::new(7), |r, _| Some(r.next_u64())).collect();
+        let b: Vec<u64> = (0..4).scan(Rng::new(7), |r, _| Some(r.next_u64())).collect();
+        let c: Vec<u64> = (0..4).scan(Rng::new(8), |r, _| Some(r.next_u64())).collect();
         assert_eq!(a, b);
         assert_ne!(a, c);
     }

@@ -38,7 +38,12 @@ pub enum Popup {
 /// What a call in flight is for.
 enum Purpose {
     /// A page of a list for the browser; `previous` is the page stack to keep on success.
-    List { tab: usize, op: &'static Operation, request: client::PreparedRequest, previous: Vec<client::PreparedRequest> },
+    List {
+        tab: usize,
+        op: &'static Operation,
+        request: client::PreparedRequest,
+        previous: Vec<client::PreparedRequest>,
+    },
     /// An operation sent from a form.
     Operation { tab: usize, op: &'static Operation },
 }
@@ -165,7 +170,9 @@ impl App {
                 let title = format!("{} operations", self.tab().service.title());
                 self.popup = Some(Popup::Menu(Menu::new(title, self.tab().operations_for_menu(), false)));
             }
-            KeyCode::Char(':') => self.popup = Some(Popup::Menu(Menu::new("all operations", all_operations().collect(), true))),
+            KeyCode::Char(':') => {
+                self.popup = Some(Popup::Menu(Menu::new("all operations", all_operations().collect(), true)))
+            }
             KeyCode::Char('r') => self.refresh(),
             KeyCode::Char('a') => self.toggle_auto_refresh(),
             KeyCode::Char('x') if key.modifiers.contains(KeyModifiers::CONTROL) => {
@@ -325,7 +332,8 @@ impl App {
         tab.page = None;
         let Some(op) = tab.list_op() else {
             let resource = tab.resource_name();
-            let ops: Vec<&'static Operation> = tab.service.operations().iter().filter(|op| op.resource == resource).collect();
+            let ops: Vec<&'static Operation> =
+                tab.service.operations().iter().filter(|op| op.resource == resource).collect();
             tab.browser.clear();
             tab.browser.notice = Some((format!("{resource} has no list; press o for its operations"), false));
             // A resource with one parameterless GET (server time) is simply fetched.
@@ -357,7 +365,12 @@ impl App {
         }
     }
 
-    fn fetch_page(&mut self, op: &'static Operation, request: client::PreparedRequest, previous: Vec<client::PreparedRequest>) {
+    fn fetch_page(
+        &mut self,
+        op: &'static Operation,
+        request: client::PreparedRequest,
+        previous: Vec<client::PreparedRequest>,
+    ) {
         let tab_index = self.active;
         let tab = &mut self.tabs[tab_index];
         let slot = format!("{}/browser", tab.service);
@@ -410,7 +423,8 @@ impl App {
         let every = self.auto_refresh_every.as_secs();
         let tab = self.tab_mut();
         tab.auto_refresh = !tab.auto_refresh;
-        let message = if tab.auto_refresh { format!("auto-refresh every {every} s") } else { "auto-refresh off".to_owned() };
+        let message =
+            if tab.auto_refresh { format!("auto-refresh every {every} s") } else { "auto-refresh off".to_owned() };
         self.info(message);
     }
 
@@ -428,7 +442,9 @@ impl App {
         let active = self.active;
         for index in 0..self.tabs.len() {
             let tab = &self.tabs[index];
-            let due = tab.auto_refresh && tab.loading.is_none() && tab.last_refresh.is_none_or(|at| at + self.auto_refresh_every <= now);
+            let due = tab.auto_refresh
+                && tab.loading.is_none()
+                && tab.last_refresh.is_none_or(|at| at + self.auto_refresh_every <= now);
             if due {
                 self.active = index;
                 self.refresh();
@@ -525,12 +541,14 @@ impl App {
             Some(rows) => {
                 let count = rows.len();
                 tab_state.browser.set_records(rows, op.id_field);
-                let more = if pagination::next_page(op.paging, &request, &response).is_some() { " · n: next" } else { "" };
+                let more =
+                    if pagination::next_page(op.paging, &request, &response).is_some() { " · n: next" } else { "" };
                 tab_state.browser.page_label = format!("page {page_number} · {count} rows{more}");
             }
             None => {
                 tab_state.browser.clear();
-                tab_state.browser.notice = Some(("the response has no list of records; see the inspector".into(), false));
+                tab_state.browser.notice =
+                    Some(("the response has no list of records; see the inspector".into(), false));
             }
         }
         tab_state.inspector.show(response_view(op.name, &response));
@@ -580,7 +598,9 @@ fn response_view(title: &str, response: &client::Response) -> ResponseView {
 
 fn error_view(op: &Operation, error: &CallError) -> ResponseView {
     let (status, body) = match error {
-        CallError::Api(api) => (Some(api.status), json!({"status": api.status, "code": api.code, "message": api.message})),
+        CallError::Api(api) => {
+            (Some(api.status), json!({"status": api.status, "code": api.code, "message": api.message}))
+        }
         other => (None, json!({"error": other.to_string()})),
     };
     ResponseView {

@@ -27,16 +27,14 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
         frame.render_widget(Paragraph::new(text).style(theme.warning).wrap(Wrap { trim: true }), area);
         return;
     }
-    let [header, body, status] = Layout::vertical([Constraint::Length(1), Constraint::Min(1), Constraint::Length(1)]).areas(area);
+    let [header, body, status] =
+        Layout::vertical([Constraint::Length(1), Constraint::Min(1), Constraint::Length(1)]).areas(area);
     draw_header(frame, header, app);
     draw_status(frame, status, app);
     let resources_width = (body.width / 6).clamp(14, 24);
-    let [resources, browser, inspector] = Layout::horizontal([
-        Constraint::Length(resources_width),
-        Constraint::Percentage(45),
-        Constraint::Min(10),
-    ])
-    .areas(body);
+    let [resources, browser, inspector] =
+        Layout::horizontal([Constraint::Length(resources_width), Constraint::Percentage(45), Constraint::Min(10)])
+            .areas(body);
     let focus = app.focus;
     let popup_open = app.popup.is_some();
     draw_resources(frame, resources, app, focus == Focus::Resources && !popup_open);
@@ -57,7 +55,8 @@ fn draw_header(frame: &mut Frame, area: Rect, app: &App) {
     let mut spans = vec![Span::styled(" opsdeck ", theme.title)];
     for (index, tab) in app.tabs.iter().enumerate() {
         let active = index == app.active;
-        let name_style = if active { theme.accent.add_modifier(ratatui::style::Modifier::UNDERLINED) } else { theme.muted };
+        let name_style =
+            if active { theme.accent.add_modifier(ratatui::style::Modifier::UNDERLINED) } else { theme.muted };
         spans.push(Span::styled(format!(" {} {}", index + 1, tab.service.title()), name_style));
         let (badge, style) = match mode_label(tab) {
             "LIVE" => ("LIVE", theme.live_badge),
@@ -90,7 +89,8 @@ fn draw_status(frame: &mut Frame, area: Rect, app: &App) {
     if tab.auto_refresh {
         spans.push(Span::styled(format!(" auto {}s ", app.auto_refresh_every.as_secs()), theme.success));
     }
-    let (badge, style) = if tab.target.live { (" LIVE ", theme.live_badge) } else { (" SANDBOX ", theme.sandbox_badge) };
+    let (badge, style) =
+        if tab.target.live { (" LIVE ", theme.live_badge) } else { (" SANDBOX ", theme.sandbox_badge) };
     spans.push(Span::styled(badge, style));
     spans.push(Span::styled(format!(" {} ", tab.target.base_url), theme.muted));
     match &app.status {

@@ -106,4 +106,3 @@ impl Harness {
         self.settle().await;
     }
 }
-

@@ -123,11 +123,7 @@ impl fmt::Display for JsonError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.kind {
             JsonErrorKind::TooLarge(_) | JsonErrorKind::Empty => write!(f, "{}", self.kind),
-            _ => write!(
-                f,
-                "{} at line {}, column {} (byte {})",
-                self.kind, self.line, self.column, self.offset
-            ),
+            _ => write!(f, "{} at line {}, column {} (byte {})", self.kind, self.line, self.column, self.offset),
         }
     }
 }
@@ -147,20 +143,10 @@ impl JsonDoc {
     pub fn parse(body: Bytes) -> Result<JsonDoc, JsonError> {
         let fail = |b: &[u8], offset: usize, kind: JsonErrorKind| {
             let (line, column) = locate(b, offset);
-            JsonError {
-                kind,
-                offset,
-                line,
-                column,
-            }
+            JsonError { kind, offset, line, column }
         };
         if body.len() > MAX_BODY_LEN {
-            return Err(JsonError {
-                kind: JsonErrorKind::TooLarge(body.len()),
-                offset: 0,
-                line: 0,
-                column: 0,
-            });
+            return Err(JsonError { kind: JsonErrorKind::TooLarge(body.len()), offset: 0, line: 0, column: 0 });
         }
         // Outside strings the grammar admits only ASCII, so one fast whole-body check plus
         // the parser's byte checks together validate every string's UTF-8. The error reported
@@ -177,9 +163,7 @@ impl JsonDoc {
         let result = parser.run();
         let mut nodes = parser.nodes;
         match (result, utf8_error) {
-            (Err((offset, _)), Some(bad)) if bad <= offset => {
-                Err(fail(&body, bad, JsonErrorKind::InvalidUtf8))
-            }
+            (Err((offset, _)), Some(bad)) if bad <= offset => Err(fail(&body, bad, JsonErrorKind::InvalidUtf8)),
             (Err((offset, kind)), _) => Err(fail(&body, offset, kind)),
             (Ok(()), Some(bad)) => Err(fail(&body, bad, JsonErrorKind::InvalidUtf8)),
             (Ok(()), None) => {
@@ -205,12 +189,7 @@ impl JsonDoc {
     }
 
     fn node(&self, id: NodeId) -> Node {
-        self.nodes.get(id.index()).copied().unwrap_or(Node {
-            start: 0,
-            next: 0,
-            parent: NO_PARENT,
-            count: 0,
-        })
+        self.nodes.get(id.index()).copied().unwrap_or(Node { start: 0, next: 0, parent: NO_PARENT, count: 0 })
     }
 
     /// The last node in document order; every document has at least the root.
@@ -570,13 +549,7 @@ fn locate(b: &[u8], offset: usize) -> (usize, usize) {
     let before = b.get(..offset).unwrap_or(b);
     let line = memchr::memchr_iter(b'\n', before).count() + 1;
     let line_start = memchr::memrchr(b'\n', before).map_or(0, |p| p + 1);
-    let column = before
-        .get(line_start..)
-        .unwrap_or_default()
-        .iter()
-        .filter(|&&c| c & 0xC0 != 0x80)
-        .count()
-        + 1;
+    let column = before.get(line_start..).unwrap_or_default().iter().filter(|&&c| c & 0xC0 != 0x80).count() + 1;
     (line, column)
 }
 
@@ -611,13 +584,7 @@ impl Parser<'_> {
     fn unexpected(&self, expected: &'static str) -> Failure {
         match self.b.get(self.pos) {
             None => (self.pos, JsonErrorKind::UnexpectedEnd(expected)),
-            Some(_) => (
-                self.pos,
-                JsonErrorKind::Unexpected {
-                    found: char_at(self.b, self.pos),
-                    expected,
-                },
-            ),
+            Some(_) => (self.pos, JsonErrorKind::Unexpected { found: char_at(self.b, self.pos), expected }),
         }
     }
 
@@ -630,12 +597,7 @@ impl Parser<'_> {
             }
             None => NO_PARENT,
         };
-        self.nodes.push(Node {
-            start: start as u32,
-            next: id + 1,
-            parent,
-            count: 0,
-        });
+        self.nodes.push(Node { start: start as u32, next: id + 1, parent, count: 0 });
         id
     }
 
@@ -662,11 +624,7 @@ impl Parser<'_> {
                     if self.b.get(self.pos) == Some(&close) {
                         self.pos += 1;
                     } else {
-                        self.open.push(Open {
-                            id,
-                            object,
-                            count: 0,
-                        });
+                        self.open.push(Open { id, object, count: 0 });
                         if object {
                             key_start = Some(self.member_key()?);
                         }
@@ -701,10 +659,7 @@ impl Parser<'_> {
                 let Some(open) = self.open.last() else {
                     return match self.b.get(self.pos) {
                         None => Ok(()),
-                        Some(_) => Err((
-                            self.pos,
-                            JsonErrorKind::TrailingData(char_at(self.b, self.pos)),
-                        )),
+                        Some(_) => Err((self.pos, JsonErrorKind::TrailingData(char_at(self.b, self.pos)))),
                     };
                 };
                 let object = open.object;
@@ -873,11 +828,7 @@ impl Searcher {
     /// Prepares a search for `needle`; an empty needle matches nothing.
     pub fn new(needle: &str) -> Searcher {
         let fold_case = needle.bytes().any(|c| c.is_ascii_alphabetic());
-        Searcher {
-            needle: needle.as_bytes().to_ascii_lowercase(),
-            fold_case,
-            buf: Vec::new(),
-        }
+        Searcher { needle: needle.as_bytes().to_ascii_lowercase(), fold_case, buf: Vec::new() }
     }
 
     /// The lowered window of `hay` for match starts in `[from, to)`.
@@ -998,19 +949,8 @@ pub struct JsonTree {
 impl JsonTree {
     /// Opens a document with the cursor on the root, fully expanded when small.
     pub fn new(doc: JsonDoc) -> JsonTree {
-        let fold = if doc.node_count() < EXPAND_ALL_BELOW {
-            Fold::All
-        } else {
-            Fold::Depth(2)
-        };
-        JsonTree {
-            doc,
-            cursor: NodeId::ROOT,
-            top: NodeId::ROOT,
-            fold,
-            flipped: HashSet::new(),
-            height: 20,
-        }
+        let fold = if doc.node_count() < EXPAND_ALL_BELOW { Fold::All } else { Fold::Depth(2) };
+        JsonTree { doc, cursor: NodeId::ROOT, top: NodeId::ROOT, fold, flipped: HashSet::new(), height: 20 }
     }
 
     /// The indexed document, for text slices and search.
@@ -1196,11 +1136,7 @@ impl JsonTree {
         let expanded = expandable && self.expanded_at(id, depth);
         let preview = match kind {
             Kind::Object | Kind::Array => {
-                let (open, close, unit) = if kind == Kind::Object {
-                    ('{', '}', "key")
-                } else {
-                    ('[', ']', "item")
-                };
+                let (open, close, unit) = if kind == Kind::Object { ('{', '}', "key") } else { ('[', ']', "item") };
                 if !expandable {
                     format!("{open}{close}")
                 } else if expanded {
@@ -1219,15 +1155,7 @@ impl JsonTree {
             }
             key
         });
-        TreeLine {
-            node: id,
-            depth,
-            key,
-            preview,
-            kind,
-            expandable,
-            expanded,
-        }
+        TreeLine { node: id, depth, key, preview, kind, expandable, expanded }
     }
 
     /// Moves the cursor one line up.
@@ -1244,11 +1172,7 @@ impl JsonTree {
     pub fn page_down(&mut self, n: usize) {
         let last_top = self.step_up(self.last_line(), self.height.saturating_sub(1));
         let top = self.step_down(self.top, n);
-        self.top = if top > last_top {
-            last_top.max(self.top)
-        } else {
-            top
-        };
+        self.top = if top > last_top { last_top.max(self.top) } else { top };
         self.cursor = self.step_down(self.cursor, n);
     }
 
@@ -1377,10 +1301,7 @@ impl LineIndex {
             // A final newline ends the last line rather than starting an empty one.
             starts.pop();
         }
-        LineIndex {
-            starts,
-            len: text.len(),
-        }
+        LineIndex { starts, len: text.len() }
     }
 
     /// How many lines there are (at least one, even for an empty body).
@@ -1465,10 +1386,7 @@ mod tests {
     }
 
     fn find_key(doc: &JsonDoc, key: &str) -> NodeId {
-        (0..doc.node_count() as u32)
-            .map(NodeId)
-            .find(|&id| doc.key(id).as_deref() == Some(key))
-            .unwrap()
+        (0..doc.node_count() as u32).map(NodeId).find(|&id| doc.key(id).as_deref() == Some(key)).unwrap()
     }
 
     #[test]
@@ -1525,13 +1443,7 @@ mod tests {
     fn reports_error_positions() {
         let e = err(b"{\"a\":1,\n  \"b\" 2}");
         assert_eq!((e.offset, e.line, e.column), (14, 2, 7));
-        assert_eq!(
-            e.kind,
-            JsonErrorKind::Unexpected {
-                found: '2',
-                expected: "':'"
-            }
-        );
+        assert_eq!(e.kind, JsonErrorKind::Unexpected { found: '2', expected: "':'" });
         assert!(e.to_string().contains("line 2, column 7"), "{e}");
 
         let cases: &[(&[u8], usize, JsonErrorKind)] = &[
@@ -1878,7 +1790,9 @@ mod tests {
             2 | 3 => {
                 out.push('"');
                 for _ in 0..rng.below(6) {
-                    out.push_str(["a", "\\n", "\\\"", "é", "\\u00e9", "\\ud83d\\ude00", " ", "\\\\", "☃"][rng.below(9) as usize]);
+                    out.push_str(
+                        ["a", "\\n", "\\\"", "é", "\\u00e9", "\\ud83d\\ude00", " ", "\\\\", "☃"][rng.below(9) as usize],
+                    );
                 }
                 out.push('"');
             }

@@ -10,9 +10,9 @@ pub mod harness;
 pub mod json_tree;
 pub mod svg;
 pub mod tab;
-pub mod theme;
 #[cfg(test)]
 mod tests;
+pub mod theme;
 
 use std::io::{self, Stdout};
 
@@ -49,7 +49,11 @@ pub async fn start(global: &GlobalArgs) -> anyhow::Result<Console> {
 }
 
 /// [`start`] with the config and environment given, for tests.
-pub async fn start_with(config: Config, env: &dyn Fn(&str) -> Option<String>, global: &GlobalArgs) -> anyhow::Result<Console> {
+pub async fn start_with(
+    config: Config,
+    env: &dyn Fn(&str) -> Option<String>,
+    global: &GlobalArgs,
+) -> anyhow::Result<Console> {
     let sandbox = sandbox::start(0, sandbox::DEFAULT_SEED).await?;
     let resolved = config.resolve(global.profile.as_deref(), env, &|s| sandbox.base_url(s))?;
     let theme_name = global.theme.clone().or_else(|| config.theme.clone()).unwrap_or_else(|| "dark".into());

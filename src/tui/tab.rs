@@ -135,13 +135,16 @@ impl Tab {
             let is_update = matches!(op.method, crate::catalog::Method::Put | crate::catalog::Method::Patch);
             let usable = param.location != Location::Body || is_update;
             let from_record = record.get(param.name).filter(|_| usable).and_then(|v| match v {
-                Value::Object(_) | Value::Array(_) if matches!(param.kind, crate::catalog::Kind::Json | crate::catalog::Kind::Data) => {
+                Value::Object(_) | Value::Array(_)
+                    if matches!(param.kind, crate::catalog::Kind::Json | crate::catalog::Kind::Data) =>
+                {
                     Some(v.to_string())
                 }
                 other => scalar(other),
             });
             // Body fields come only from the record itself: the context holds other records' fields.
-            let from_context = (param.location != Location::Body).then(|| self.context.get(param.name).cloned()).flatten();
+            let from_context =
+                (param.location != Location::Body).then(|| self.context.get(param.name).cloned()).flatten();
             if let Some(value) = from_record.or(from_context) {
                 values.insert(param.name.to_owned(), value);
             }

@@ -9,11 +9,7 @@ const MAX_DETAILS: usize = 3;
 pub(super) fn parse_error(status: u16, body: &[u8]) -> Option<ApiError> {
     let value: serde_json::Value = serde_json::from_slice(body).ok()?;
     let error = value.get("error").filter(|e| e.is_object())?;
-    let details = error
-        .get("details")
-        .and_then(serde_json::Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or_default();
+    let details = error.get("details").and_then(serde_json::Value::as_array).map(Vec::as_slice).unwrap_or_default();
 
     // The summary first, then what each detail adds: its description (the explanation) or, when
     // the summary is missing or generic, its own message.
@@ -39,25 +35,15 @@ pub(super) fn parse_error(status: u16, body: &[u8]) -> Option<ApiError> {
         return None;
     }
 
-    let code = json_str(error, "code")
-        .or_else(|| details.first().and_then(|d| json_str(d, "code")))
-        .map(str::to_owned);
-    Some(ApiError {
-        status,
-        code,
-        message: join(&parts),
-    })
+    let code = json_str(error, "code").or_else(|| details.first().and_then(|d| json_str(d, "code"))).map(str::to_owned);
+    Some(ApiError { status, code, message: join(&parts) })
 }
 
 fn join(parts: &[String]) -> String {
     let mut out = String::new();
     for part in parts {
         if !out.is_empty() {
-            out.push_str(if out.ends_with(['.', '!', '?']) {
-                " "
-            } else {
-                "; "
-            });
+            out.push_str(if out.ends_with(['.', '!', '?']) { " " } else { "; " });
         }
         out.push_str(part);
     }
@@ -74,27 +60,18 @@ mod tests {
         let e = parse_error(401, body).expect("parsed");
         assert_eq!(e.status, 401);
         assert_eq!(e.code.as_deref(), Some("AuthenticationException"));
-        assert_eq!(
-            e.message,
-            "Authentication failed. Unable to authenticate the user or the account."
-        );
+        assert_eq!(e.message, "Authentication failed. Unable to authenticate the user or the account.");
     }
 
     #[test]
     fn folds_several_details_without_repeating() {
         let body = br#"{"error":{"code":"EntityNotFoundError","message":"Document not found.","target":"HttpRequest","details":[{"code":"EntityNotFoundError","number":4,"message":"Document not found.","description":"The Document with code 'INV-1001' was not found.","faultCode":"Client","severity":"Error"}]}}"#;
         let e = parse_error(404, body).expect("parsed");
-        assert_eq!(
-            e.message,
-            "Document not found. The Document with code 'INV-1001' was not found."
-        );
+        assert_eq!(e.message, "Document not found. The Document with code 'INV-1001' was not found.");
 
         let body = br#"{"error":{"code":"ValueRequiredError","message":"Field date is required.","target":"IncorrectData","details":[{"code":"ValueRequiredError","number":5,"message":"Field date is required.","faultCode":"Client","refersTo":"date","severity":"Error"},{"code":"ValueRequiredError","number":5,"message":"Field customerCode is required.","faultCode":"Client","refersTo":"customerCode","severity":"Error"}]}}"#;
         let e = parse_error(400, body).expect("parsed");
-        assert_eq!(
-            e.message,
-            "Field date is required. Field customerCode is required."
-        );
+        assert_eq!(e.message, "Field date is required. Field customerCode is required.");
     }
 
     #[test]
@@ -108,11 +85,7 @@ mod tests {
     #[test]
     fn rejects_other_shapes() {
         assert!(parse_error(500, b"<html>").is_none());
-        assert!(parse_error(
-            406,
-            br#"{"error":"Not Acceptable","detail":"x","status":406}"#
-        )
-        .is_none());
+        assert!(parse_error(406, br#"{"error":"Not Acceptable","detail":"x","status":406}"#).is_none());
         assert!(parse_error(500, br#"{"error":{}}"#).is_none());
     }
 }

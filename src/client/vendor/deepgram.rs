@@ -31,11 +31,7 @@ fn parse_json(status: u16, value: &serde_json::Value) -> Option<ApiError> {
         _ if !details.is_empty() => details.to_owned(),
         _ => category.unwrap_or_default().to_owned(),
     };
-    Some(ApiError {
-        status,
-        code: category.map(str::to_owned),
-        message,
-    })
+    Some(ApiError { status, code: category.map(str::to_owned), message })
 }
 
 /// Some routes answer `text/plain` ("UUID parsing failed: ..."); take a short line of text as
@@ -45,11 +41,7 @@ fn parse_text(status: u16, body: &[u8]) -> Option<ApiError> {
     if text.is_empty() || text.len() > 300 || text.starts_with('<') {
         return None;
     }
-    Some(ApiError {
-        status,
-        code: None,
-        message: text.to_owned(),
-    })
+    Some(ApiError { status, code: None, message: text.to_owned() })
 }
 
 /// "Authentication failed." + "Check ..." reads as two sentences; otherwise a colon joins them.
@@ -79,17 +71,11 @@ mod tests {
         let body = br#"{"category":"UNAUTHORIZED","message":"Authentication failed.","details":"Check that you are using the correct credentials.","request_id":"0c9b2f0e-4a7e-4f1e-9d55-2f4c1c3a8e10"}"#;
         let e = parse_error(401, body).expect("parsed");
         assert_eq!(e.code.as_deref(), Some("UNAUTHORIZED"));
-        assert_eq!(
-            e.message,
-            "Authentication failed. Check that you are using the correct credentials."
-        );
+        assert_eq!(e.message, "Authentication failed. Check that you are using the correct credentials.");
 
         let body = br#"{"category":"NOT_FOUND","message":"A project with the submitted ID cannot be found","details":"Check the project ID","request_id":"x"}"#;
         let e = parse_error(404, body).expect("parsed");
-        assert_eq!(
-            e.message,
-            "A project with the submitted ID cannot be found: Check the project ID"
-        );
+        assert_eq!(e.message, "A project with the submitted ID cannot be found: Check the project ID");
     }
 
     #[test]
@@ -97,9 +83,7 @@ mod tests {
         let body = b"UUID parsing failed: invalid character: expected an optional prefix of `urn:uuid:` followed by [0-9a-fA-F-], found `x` at 1\n";
         let e = parse_error(404, body).expect("parsed");
         assert_eq!(e.code, None);
-        assert!(e
-            .message
-            .starts_with("UUID parsing failed: invalid character"));
+        assert!(e.message.starts_with("UUID parsing failed: invalid character"));
         assert!(!e.message.ends_with('\n'));
     }
 

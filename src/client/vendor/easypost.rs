@@ -7,28 +7,16 @@ use crate::client::error::{json_str, ApiError};
 pub(super) fn parse_error(status: u16, body: &[u8]) -> Option<ApiError> {
     let value: serde_json::Value = serde_json::from_slice(body).ok()?;
     let error = value.get("error")?;
-    let code = json_str(error, "code")
-        .map(str::trim)
-        .filter(|c| !c.is_empty());
-    let message = json_str(error, "message")
-        .map(str::trim)
-        .filter(|m| !m.is_empty());
+    let code = json_str(error, "code").map(str::trim).filter(|c| !c.is_empty());
+    let message = json_str(error, "message").map(str::trim).filter(|m| !m.is_empty());
     let details: Vec<String> = error
         .get("errors")
         .and_then(serde_json::Value::as_array)
         .map(|errors| errors.iter().filter_map(detail).collect())
         .unwrap_or_default();
     let head = message.or(code)?;
-    let message = if details.is_empty() {
-        head.to_owned()
-    } else {
-        format!("{head} ({})", details.join("; "))
-    };
-    Some(ApiError {
-        status,
-        code: code.map(str::to_owned),
-        message,
-    })
+    let message = if details.is_empty() { head.to_owned() } else { format!("{head} ({})", details.join("; ")) };
+    Some(ApiError { status, code: code.map(str::to_owned), message })
 }
 
 /// One entry of `errors`: `field: message`, the message alone, or a plain string.
@@ -37,9 +25,7 @@ fn detail(entry: &serde_json::Value) -> Option<String> {
         let text = text.trim();
         return (!text.is_empty()).then(|| text.to_owned());
     }
-    let message = json_str(entry, "message")
-        .map(str::trim)
-        .filter(|m| !m.is_empty())?;
+    let message = json_str(entry, "message").map(str::trim).filter(|m| !m.is_empty())?;
     Some(match json_str(entry, "field").filter(|f| !f.is_empty()) {
         Some(field) => format!("{field}: {message}"),
         None => message.to_owned(),

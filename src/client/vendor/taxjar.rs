@@ -11,19 +11,12 @@ pub(super) fn parse_error(status: u16, body: &[u8]) -> Option<ApiError> {
     let message = if !detail.is_empty() {
         detail
     } else {
-        json_str(&value, "message")
-            .map(str::trim)
-            .filter(|m| !m.is_empty())
-            .unwrap_or(error)
+        json_str(&value, "message").map(str::trim).filter(|m| !m.is_empty()).unwrap_or(error)
     };
     if message.is_empty() {
         return None;
     }
-    Some(ApiError {
-        status,
-        code: (!error.is_empty()).then(|| error.to_owned()),
-        message: message.to_owned(),
-    })
+    Some(ApiError { status, code: (!error.is_empty()).then(|| error.to_owned()), message: message.to_owned() })
 }
 
 #[cfg(test)]
@@ -32,14 +25,14 @@ mod tests {
 
     #[test]
     fn reads_error_and_detail() {
-        let body =
-            br#"{"error":"Not Acceptable","detail":"transaction_id is missing","status":406}"#;
+        let body = br#"{"error":"Not Acceptable","detail":"transaction_id is missing","status":406}"#;
         let e = parse_error(406, body).expect("parsed");
         assert_eq!(e.status, 406);
         assert_eq!(e.code.as_deref(), Some("Not Acceptable"));
         assert_eq!(e.message, "transaction_id is missing");
 
-        let body = br#"{"error":"Unauthorized","detail":"Not authorized for route 'GET /v2/categories'","status":"401"}"#;
+        let body =
+            br#"{"error":"Unauthorized","detail":"Not authorized for route 'GET /v2/categories'","status":"401"}"#;
         let e = parse_error(401, body).expect("parsed");
         assert_eq!(e.code.as_deref(), Some("Unauthorized"));
         assert_eq!(e.message, "Not authorized for route 'GET /v2/categories'");

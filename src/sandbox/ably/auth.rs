@@ -42,10 +42,8 @@ fn key_mac(data: &[u8]) -> Option<HmacSha256> {
 /// `?access_token=`.
 pub(super) fn authenticate(call: &Call) -> Result<Caller, AblyError> {
     if let Some(value) = call.headers.get(header::AUTHORIZATION) {
-        let value = value
-            .to_str()
-            .map_err(|_| AblyError::new(400, 40005, "Invalid credential in request: not text"))?
-            .trim();
+        let value =
+            value.to_str().map_err(|_| AblyError::new(400, 40005, "Invalid credential in request: not text"))?.trim();
         let (scheme, rest) = value.split_once(' ').unwrap_or((value, ""));
         let rest = rest.trim();
         if scheme.eq_ignore_ascii_case("basic") {
@@ -53,13 +51,9 @@ pub(super) fn authenticate(call: &Call) -> Result<Caller, AblyError> {
                 .decode(rest)
                 .ok()
                 .and_then(|b| String::from_utf8(b).ok())
-                .ok_or_else(|| {
-                    AblyError::new(400, 40005, "Invalid key in request: Basic value is not base64")
-                })?;
+                .ok_or_else(|| AblyError::new(400, 40005, "Invalid key in request: Basic value is not base64"))?;
             check_key(&decoded)?;
-            return Ok(Caller {
-                client_id: basic_client_id(call)?,
-            });
+            return Ok(Caller { client_id: basic_client_id(call)? });
         }
         if scheme.eq_ignore_ascii_case("bearer") {
             // SDKs send base64(token); a raw token is accepted too.
@@ -79,39 +73,21 @@ pub(super) fn authenticate(call: &Call) -> Result<Caller, AblyError> {
     }
     if let Some(key) = call.query.get("key") {
         check_key(key)?;
-        return Ok(Caller {
-            client_id: basic_client_id(call)?,
-        });
+        return Ok(Caller { client_id: basic_client_id(call)? });
     }
-    if let Some(token) = call
-        .query
-        .get("access_token")
-        .or_else(|| call.query.get("accessToken"))
-    {
+    if let Some(token) = call.query.get("access_token").or_else(|| call.query.get("accessToken")) {
         return verify_token(token, call.now);
     }
-    Err(AblyError::new(
-        401,
-        40101,
-        "Invalid credentials: no authentication information provided",
-    ))
+    Err(AblyError::new(401, 40101, "Invalid credentials: no authentication information provided"))
 }
 
 /// `<appId>.<keyId>:<secret>`: unparseable is 40005, wrong is 40101.
 fn check_key(key: &str) -> Result<(), AblyError> {
     let Some((name, secret)) = key.split_once(':') else {
-        return Err(AblyError::new(
-            400,
-            40005,
-            "Invalid key in request: expected <appId>.<keyId>:<keySecret>",
-        ));
+        return Err(AblyError::new(400, 40005, "Invalid key in request: expected <appId>.<keyId>:<keySecret>"));
     };
     if !name.contains('.') {
-        return Err(AblyError::new(
-            400,
-            40005,
-            format!("Invalid key in request: {name}"),
-        ));
+        return Err(AblyError::new(400, 40005, format!("Invalid key in request: {name}")));
     }
     let ok = name == ABLY_KEY_NAME && constant_time_eq(secret.as_bytes(), ABLY_KEY_SECRET.as_bytes());
     if ok {
@@ -149,29 +125,24 @@ pub(super) fn mint_token(issued: i64, expires: i64, client_id: Option<&str>) -> 
 }
 
 fn verify_token(token: &str, now: i64) -> Result<Caller, AblyError> {
-    let parsed = token
-        .strip_prefix(TOKEN_PREFIX)
-        .and_then(|rest| rest.split_once('.'))
-        .and_then(|(payload, tag)| {
-            let tag = URL_SAFE_NO_PAD.decode(tag).ok()?;
-            let mac = key_mac(payload.as_bytes())?;
-            mac.verify_truncated_left(&tag).ok()?;
-            let text = String::from_utf8(URL_SAFE_NO_PAD.decode(payload).ok()?).ok()?;
-            let mut parts = text.splitn(3, '|');
-            let _issued: i64 = parts.next()?.parse().ok()?;
-            let expires: i64 = parts.next()?.parse().ok()?;
-            let client = parts.next()?.to_owned();
-            Some((expires, client))
-        });
+    let parsed = token.strip_prefix(TOKEN_PREFIX).and_then(|rest| rest.split_once('.')).and_then(|(payload, tag)| {
+        let tag = URL_SAFE_NO_PAD.decode(tag).ok()?;
+        let mac = key_mac(payload.as_bytes())?;
+        mac.verify_truncated_left(&tag).ok()?;
+        let text = String::from_utf8(URL_SAFE_NO_PAD.decode(payload).ok()?).ok()?;
+        let mut parts = text.splitn(3, '|');
+        let _issued: i64 = parts.next()?.parse().ok()?;
+        let expires: i64 = parts.next()?.parse().ok()?;
+        let client = parts.next()?.to_owned();
+        Some((expires, client))
+    });
     let Some((expires, client)) = parsed else {
         return Err(AblyError::invalid_credentials());
     };
     if expires <= now {
         return Err(AblyError::new(401, 40142, "Token expired"));
     }
-    Ok(Caller {
-        client_id: (!client.is_empty()).then_some(client),
-    })
+    Ok(Caller { client_id: (!client.is_empty()).then_some(client) })
 }
 
 /// Nonces of accepted signed token requests, by `timestamp:nonce`, to refuse replays.
@@ -187,9 +158,7 @@ impl NonceBook {
         if self.seen.len() > 10_000 {
             self.seen.retain(|_, t| *t >= now - 2 * TIMESTAMP_WINDOW);
         }
-        self.seen
-            .insert(format!("{timestamp}:{nonce}"), timestamp)
-            .is_none()
+        self.seen.insert(format!("{timestamp}:{nonce}"), timestamp).is_none()
     }
 }
 
@@ -197,18 +166,17 @@ fn opt_str<'a>(body: &'a Val, key: &str) -> Result<Option<&'a str>, AblyError> {
     match body.field(key) {
         None => Ok(None),
         Some(Val::Str(s)) => Ok(Some(s)),
-        Some(_) => Err(AblyError::bad_param(format!(
-            "Invalid token request: {key} must be a string"
-        ))),
+        Some(_) => Err(AblyError::bad_param(format!("Invalid token request: {key} must be a string"))),
     }
 }
 
 fn opt_int(body: &Val, key: &str) -> Result<Option<i64>, AblyError> {
     match body.field(key) {
         None => Ok(None),
-        Some(v) => v.as_i64().map(Some).ok_or_else(|| {
-            AblyError::bad_param(format!("Invalid token request: {key} must be an integer"))
-        }),
+        Some(v) => v
+            .as_i64()
+            .map(Some)
+            .ok_or_else(|| AblyError::bad_param(format!("Invalid token request: {key} must be an integer"))),
     }
 }
 
@@ -243,33 +211,18 @@ fn canonical_capability(raw: &str) -> Result<String, AblyError> {
 }
 
 /// `POST /keys/{keyName}/requestToken`.
-pub(super) fn request_token(
-    nonces: &std::sync::Mutex<NonceBook>,
-    call: &Call,
-) -> Result<Reply, AblyError> {
+pub(super) fn request_token(nonces: &std::sync::Mutex<NonceBook>, call: &Call) -> Result<Reply, AblyError> {
     let path_key = call.segment(1).unwrap_or_default();
     if path_key != ABLY_KEY_NAME {
-        return Err(AblyError::new(
-            401,
-            40101,
-            format!("Invalid credentials: no key named {path_key}"),
-        ));
+        return Err(AblyError::new(401, 40101, format!("Invalid credentials: no key named {path_key}")));
     }
     let body = call.body()?;
     if !matches!(body, Val::Map(_) | Val::Null) {
-        return Err(AblyError::new(
-            400,
-            40001,
-            "Invalid request body: expected a TokenRequest object",
-        ));
+        return Err(AblyError::new(400, 40001, "Invalid request body: expected a TokenRequest object"));
     }
     let key_name = opt_str(&body, "keyName")?;
     if key_name.is_some_and(|k| k != path_key) {
-        return Err(AblyError::new(
-            401,
-            40101,
-            "Invalid credentials: keyName does not match the key in the path",
-        ));
+        return Err(AblyError::new(401, 40101, "Invalid credentials: keyName does not match the key in the path"));
     }
     let ttl = opt_int(&body, "ttl")?;
     let capability = opt_str(&body, "capability")?;
@@ -302,14 +255,9 @@ pub(super) fn request_token(
         };
         let nonce = nonce.unwrap_or("");
         if nonce.chars().count() < 16 {
-            return Err(AblyError::bad_param(
-                "Invalid token request: nonce must be at least 16 characters",
-            ));
+            return Err(AblyError::bad_param("Invalid token request: nonce must be at least 16 characters"));
         }
-        let fresh = nonces
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .insert(timestamp, nonce, call.now);
+        let fresh = nonces.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(timestamp, nonce, call.now);
         if !fresh {
             return Err(AblyError::new(401, 40105, "Nonce value replayed"));
         }

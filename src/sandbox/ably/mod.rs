@@ -170,11 +170,7 @@ impl Call {
     /// Path segment `index` (0 = first after `/`), percent-decoded: SDKs encode channel names
     /// (`demo%3Achan`).
     fn segment(&self, index: usize) -> Option<String> {
-        self.path
-            .split('/')
-            .filter(|s| !s.is_empty())
-            .nth(index)
-            .map(|s| decode_component(s, false))
+        self.path.split('/').filter(|s| !s.is_empty()).nth(index).map(|s| decode_component(s, false))
     }
 
     /// Last path segment as sent, the name ably-js keeps when it follows a `Link`.
@@ -197,11 +193,7 @@ impl Call {
 
     /// The `Links` builder for this request's paginated answer.
     fn links(&self, base: Vec<(&'static str, String)>) -> paging::Links<'_> {
-        paging::Links {
-            segment: self.last_segment(),
-            base,
-            format: self.query.get("format").map(str::to_owned),
-        }
+        paging::Links { segment: self.last_segment(), base, format: self.query.get("format").map(str::to_owned) }
     }
 }
 
@@ -222,28 +214,16 @@ impl Reply {
     }
 
     fn with_status(status: StatusCode, body: Val) -> Reply {
-        Reply {
-            status,
-            body: Some(body),
-            link: None,
-        }
+        Reply { status, body: Some(body), link: None }
     }
 
     fn no_content() -> Reply {
-        Reply {
-            status: StatusCode::NO_CONTENT,
-            body: None,
-            link: None,
-        }
+        Reply { status: StatusCode::NO_CONTENT, body: None, link: None }
     }
 
     /// A page of a paginated result with its `Link` header.
     fn page(items: Vec<Val>, link: String) -> Reply {
-        Reply {
-            status: StatusCode::OK,
-            body: Some(Val::Arr(items)),
-            link: Some(link),
-        }
+        Reply { status: StatusCode::OK, body: Some(Val::Arr(items)), link: Some(link) }
     }
 }
 
@@ -260,39 +240,23 @@ fn router(shared: Arc<Shared>) -> Router {
         .route("/stats", get(to!(Op::Stats)))
         .route("/channels", get(to!(Op::ChannelsList)))
         .route("/channels/{channel}", get(to!(Op::ChannelsGet)))
-        .route(
-            "/channels/{channel}/messages",
-            get(to!(Op::MessagesList)).post(to!(Op::MessagesPublish)),
-        )
+        .route("/channels/{channel}/messages", get(to!(Op::MessagesList)).post(to!(Op::MessagesPublish)))
         .route("/channels/{channel}/presence", get(to!(Op::PresenceGet)))
-        .route(
-            "/channels/{channel}/presence/history",
-            get(to!(Op::PresenceHistory)),
-        )
+        .route("/channels/{channel}/presence/history", get(to!(Op::PresenceHistory)))
         .route("/messages", post(to!(Op::BatchPublish)))
         .route(
             "/push/deviceRegistrations",
-            get(to!(Op::DeviceList))
-                .post(to!(Op::DeviceRegister))
-                .delete(to!(Op::DeviceDeleteWhere)),
+            get(to!(Op::DeviceList)).post(to!(Op::DeviceRegister)).delete(to!(Op::DeviceDeleteWhere)),
         )
         .route(
             "/push/deviceRegistrations/{device}",
-            get(to!(Op::DeviceGet))
-                .put(to!(Op::DeviceSave))
-                .patch(to!(Op::DevicePatch))
-                .delete(to!(Op::DeviceDelete)),
+            get(to!(Op::DeviceGet)).put(to!(Op::DeviceSave)).patch(to!(Op::DevicePatch)).delete(to!(Op::DeviceDelete)),
         )
-        .route(
-            "/push/deviceRegistrations/{device}/resetUpdateToken",
-            post(to!(Op::DeviceResetToken)),
-        )
+        .route("/push/deviceRegistrations/{device}/resetUpdateToken", post(to!(Op::DeviceResetToken)))
         .route("/push/publish", post(to!(Op::PushPublish)))
         .route(
             "/push/channelSubscriptions",
-            get(to!(Op::SubscriptionList))
-                .post(to!(Op::SubscriptionCreate))
-                .delete(to!(Op::SubscriptionDelete)),
+            get(to!(Op::SubscriptionList)).post(to!(Op::SubscriptionCreate)).delete(to!(Op::SubscriptionDelete)),
         )
         .route("/push/channels", get(to!(Op::PushChannels)))
         .route("/keys/{key}/requestToken", post(to!(Op::RequestToken)))
@@ -323,11 +287,7 @@ async fn entry(shared: Arc<Shared>, op: Op, request: Request) -> Response {
             };
             shared.handle(op, &call)
         }
-        Err(_) => Err(AblyError::new(
-            400,
-            40009,
-            format!("Request body too large: the limit is {MAX_BODY} bytes"),
-        )),
+        Err(_) => Err(AblyError::new(400, 40009, format!("Request body too large: the limit is {MAX_BODY} bytes"))),
     };
     let status = match &result {
         Ok(reply) => reply.status.as_u16(),
@@ -341,18 +301,9 @@ impl Shared {
     fn handle(&self, op: Op, call: &Call) -> Result<Reply, AblyError> {
         match op {
             Op::Time => return Ok(Reply::ok(Val::Arr(vec![Val::Int(call.now)]))),
-            Op::NotFound => {
-                return Err(AblyError::not_found(format!(
-                    "Not found: {} {}",
-                    call.method, call.path
-                )))
-            }
+            Op::NotFound => return Err(AblyError::not_found(format!("Not found: {} {}", call.method, call.path))),
             Op::MethodNotAllowed => {
-                return Err(AblyError::new(
-                    405,
-                    40500,
-                    format!("Method not allowed: {} {}", call.method, call.path),
-                ))
+                return Err(AblyError::new(405, 40500, format!("Method not allowed: {} {}", call.method, call.path)))
             }
             Op::RequestToken => return auth::request_token(&self.nonces, call),
             _ => {}
@@ -406,18 +357,13 @@ impl Shared {
 fn render(format: Format, envelope: bool, result: Result<Reply, AblyError>) -> Response {
     let (status, body, link, error) = match result {
         Ok(reply) => (reply.status, reply.body, reply.link, None),
-        Err(e) => (
-            StatusCode::from_u16(e.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
-            Some(e.body()),
-            None,
-            Some(e),
-        ),
+        Err(e) => {
+            (StatusCode::from_u16(e.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR), Some(e.body()), None, Some(e))
+        }
     };
     let mut response = if envelope {
-        let mut wrapped = Val::map([
-            ("statusCode", Val::Int(i64::from(status.as_u16()))),
-            ("response", body.unwrap_or(Val::Null)),
-        ]);
+        let mut wrapped =
+            Val::map([("statusCode", Val::Int(i64::from(status.as_u16()))), ("response", body.unwrap_or(Val::Null))]);
         if let Some(link) = &link {
             wrapped.push("headers", Val::map([("link", Val::str(link.clone()))]));
         }
@@ -441,14 +387,8 @@ fn render(format: Format, envelope: bool, result: Result<Reply, AblyError>) -> R
 }
 
 fn common_headers(headers: &mut HeaderMap) {
-    headers.insert(
-        HeaderName::from_static("x-ably-serverid"),
-        HeaderValue::from_static("opsdeck-sandbox"),
-    );
-    headers.insert(
-        header::ACCESS_CONTROL_ALLOW_ORIGIN,
-        HeaderValue::from_static("*"),
-    );
+    headers.insert(HeaderName::from_static("x-ably-serverid"), HeaderValue::from_static("opsdeck-sandbox"));
+    headers.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, HeaderValue::from_static("*"));
     headers.insert(
         header::ACCESS_CONTROL_EXPOSE_HEADERS,
         HeaderValue::from_static("Link, X-Ably-ErrorCode, X-Ably-ErrorMessage, X-Ably-ServerId"),
@@ -466,9 +406,7 @@ fn preflight() -> Response {
     );
     headers.insert(
         header::ACCESS_CONTROL_ALLOW_HEADERS,
-        HeaderValue::from_static(
-            "Authorization, Content-Type, Accept, X-Ably-Version, Ably-Agent, X-Ably-ClientId",
-        ),
+        HeaderValue::from_static("Authorization, Content-Type, Accept, X-Ably-Version, Ably-Agent, X-Ably-ClientId"),
     );
     headers.insert(header::ACCESS_CONTROL_MAX_AGE, HeaderValue::from_static("86400"));
     response

@@ -92,25 +92,17 @@ pub(super) fn parse_time(name: &str, raw: &str) -> Result<i64, AblyError> {
             .map(PrimitiveDateTime::assume_utc)
         })
         .or_else(|| {
-            PrimitiveDateTime::parse(
-                text,
-                format_description!("[year]-[month]-[day]T[hour]:[minute]:[second]"),
-            )
-            .ok()
-            .map(PrimitiveDateTime::assume_utc)
-        })
-        .or_else(|| {
-            PrimitiveDateTime::parse(
-                text,
-                format_description!("[year]-[month]-[day]T[hour]:[minute]"),
-            )
-            .ok()
-            .map(PrimitiveDateTime::assume_utc)
-        })
-        .or_else(|| {
-            Date::parse(text, format_description!("[year]-[month]-[day]"))
+            PrimitiveDateTime::parse(text, format_description!("[year]-[month]-[day]T[hour]:[minute]:[second]"))
                 .ok()
-                .map(|d| d.midnight().assume_utc())
+                .map(PrimitiveDateTime::assume_utc)
+        })
+        .or_else(|| {
+            PrimitiveDateTime::parse(text, format_description!("[year]-[month]-[day]T[hour]:[minute]"))
+                .ok()
+                .map(PrimitiveDateTime::assume_utc)
+        })
+        .or_else(|| {
+            Date::parse(text, format_description!("[year]-[month]-[day]")).ok().map(|d| d.midnight().assume_utc())
         })
         .and_then(to_ms)
         .filter(|ms| *ms >= 0);
@@ -145,11 +137,7 @@ impl Links<'_> {
 
     /// The header value: `first`, `current`, and `next` when another page exists.
     pub(super) fn header(&self, current: Option<&str>, next: Option<&str>) -> String {
-        let mut out = format!(
-            "{}; rel=\"first\", {}; rel=\"current\"",
-            self.url(None),
-            self.url(current)
-        );
+        let mut out = format!("{}; rel=\"first\", {}; rel=\"current\"", self.url(None), self.url(current));
         if let Some(n) = next {
             out.push_str(", ");
             out.push_str(&self.url(Some(n)));
@@ -175,18 +163,9 @@ mod tests {
     #[test]
     fn times() {
         assert_eq!(parse_time("start", "1700000000000"), Ok(1_700_000_000_000));
-        assert_eq!(
-            parse_time("start", "2023-11-14T22:13:20Z"),
-            Ok(1_700_000_000_000)
-        );
-        assert_eq!(
-            parse_time("start", "2023-11-14T23:13:20.5+01:00"),
-            Ok(1_700_000_000_500)
-        );
-        assert_eq!(
-            parse_time("start", "2023-11-14T22:13:20"),
-            Ok(1_700_000_000_000)
-        );
+        assert_eq!(parse_time("start", "2023-11-14T22:13:20Z"), Ok(1_700_000_000_000));
+        assert_eq!(parse_time("start", "2023-11-14T23:13:20.5+01:00"), Ok(1_700_000_000_500));
+        assert_eq!(parse_time("start", "2023-11-14T22:13:20"), Ok(1_700_000_000_000));
         assert_eq!(parse_time("end", "2023-11-14"), Ok(1_699_920_000_000));
         let err = parse_time("end", "yesterday").expect_err("bad");
         assert!(err.message.contains("'end'"));
@@ -195,11 +174,8 @@ mod tests {
 
     #[test]
     fn link_form() {
-        let links = Links {
-            segment: "history",
-            base: vec![("limit", "2".into()), ("start", "0".into())],
-            format: None,
-        };
+        let links =
+            Links { segment: "history", base: vec![("limit", "2".into()), ("start", "0".into())], format: None };
         assert_eq!(
             links.header(None, Some("a,b")),
             "<./history?limit=2&start=0>; rel=\"first\", <./history?limit=2&start=0>; rel=\"current\", <./history?limit=2&start=0&cursor=a%2Cb>; rel=\"next\""

@@ -12,9 +12,7 @@ use super::wire::{passes, AblyError, Val};
 use super::{Call, Reply, Shared};
 
 const PLATFORMS: &[&str] = &["ios", "android", "browser"];
-const FORM_FACTORS: &[&str] = &[
-    "phone", "tablet", "desktop", "tv", "watch", "car", "embedded", "other",
-];
+const FORM_FACTORS: &[&str] = &["phone", "tablet", "desktop", "tv", "watch", "car", "embedded", "other"];
 
 /// DeviceDetails (§6.3) with only the keys ably-python accepts.
 pub(super) fn device_val(device: &Device) -> Val {
@@ -25,13 +23,7 @@ pub(super) fn device_val(device: &Device) -> Val {
     v.push("platform", Val::str(device.platform.clone()));
     v.push("formFactor", Val::str(device.form_factor.clone()));
     v.push("metadata", device.metadata.clone());
-    v.push(
-        "push",
-        Val::map([
-            ("recipient", device.recipient.clone()),
-            ("state", Val::str("ACTIVE")),
-        ]),
-    );
+    v.push("push", Val::map([("recipient", device.recipient.clone()), ("state", Val::str("ACTIVE"))]));
     v.push("updateToken", Val::str(device.update_token.clone()));
     v
 }
@@ -46,8 +38,7 @@ fn opt_str<'a>(body: &'a Val, key: &str, what: &str) -> Result<Option<&'a str>, 
 }
 
 fn need_str<'a>(body: &'a Val, key: &str, what: &str) -> Result<&'a str, AblyError> {
-    opt_str(body, key, what)?
-        .ok_or_else(|| AblyError::bad_param(format!("Invalid {what}: {key} is required")))
+    opt_str(body, key, what)?.ok_or_else(|| AblyError::bad_param(format!("Invalid {what}: {key} is required")))
 }
 
 /// A push recipient of a device (`transportType` plus its address fields).
@@ -78,10 +69,7 @@ fn one_of(value: &str, allowed: &[&str], field: &str) -> Result<(), AblyError> {
     if allowed.contains(&value) {
         Ok(())
     } else {
-        Err(AblyError::bad_param(format!(
-            "Invalid device: {field} {value:?}; expected one of {}",
-            allowed.join(", ")
-        )))
+        Err(AblyError::bad_param(format!("Invalid device: {field} {value:?}; expected one of {}", allowed.join(", "))))
     }
 }
 
@@ -96,11 +84,7 @@ fn metadata_of(body: &Val) -> Result<Option<Val>, AblyError> {
 fn client_of(body: &Val) -> Result<Option<String>, AblyError> {
     let client = opt_str(body, "clientId", "device")?;
     if client == Some("*") {
-        return Err(AblyError::new(
-            400,
-            40012,
-            "Invalid device: clientId cannot be the wildcard *",
-        ));
+        return Err(AblyError::new(400, 40012, "Invalid device: clientId cannot be the wildcard *"));
     }
     Ok(client.map(str::to_owned))
 }
@@ -110,11 +94,7 @@ fn client_of(body: &Val) -> Result<Option<String>, AblyError> {
 pub(super) fn device_save(shared: &Shared, call: &Call, by_path: bool) -> Result<Reply, AblyError> {
     let body = call.body()?;
     if !body.is_map() {
-        return Err(AblyError::new(
-            400,
-            40001,
-            "Invalid request body: expected a DeviceDetails object",
-        ));
+        return Err(AblyError::new(400, 40001, "Invalid request body: expected a DeviceDetails object"));
     }
     let path_id = if by_path { call.segment(2) } else { None };
     let body_id = opt_str(&body, "id", "device")?;
@@ -128,9 +108,7 @@ pub(super) fn device_save(shared: &Shared, call: &Call, by_path: bool) -> Result
         }
         (Some(p), _) => p.to_owned(),
         (None, Some(b)) => b.to_owned(),
-        (None, None) => {
-            return Err(AblyError::new(400, 40015, "Invalid device: id is required"))
-        }
+        (None, None) => return Err(AblyError::new(400, 40015, "Invalid device: id is required")),
     };
     if id.is_empty() || id.len() > 128 {
         return Err(AblyError::new(400, 40015, "Invalid device id: 1 to 128 characters"));
@@ -181,11 +159,7 @@ pub(super) fn device_save(shared: &Shared, call: &Call, by_path: bool) -> Result
         device.clone()
     };
     drop(state);
-    let status = if by_path {
-        StatusCode::OK
-    } else {
-        StatusCode::CREATED
-    };
+    let status = if by_path { StatusCode::OK } else { StatusCode::CREATED };
     Ok(Reply::with_status(status, device_val(&device)))
 }
 
@@ -203,10 +177,8 @@ pub(super) fn device_patch(shared: &Shared, call: &Call) -> Result<Reply, AblyEr
         check_device_recipient(r)?;
     }
     let mut state = shared.lock();
-    let device = state
-        .devices
-        .get_mut(&id)
-        .ok_or_else(|| AblyError::not_found(format!("No device registered with id {id}")))?;
+    let device =
+        state.devices.get_mut(&id).ok_or_else(|| AblyError::not_found(format!("No device registered with id {id}")))?;
     if client_id.is_some() {
         device.client_id = client_id;
     }
@@ -238,10 +210,8 @@ pub(super) fn device_reset_token(shared: &Shared, call: &Call) -> Result<Reply, 
         return Err(AblyError::not_found(format!("No device registered with id {id}")));
     }
     let token = state.next_update_token();
-    let device = state
-        .devices
-        .get_mut(&id)
-        .ok_or_else(|| AblyError::not_found(format!("No device registered with id {id}")))?;
+    let device =
+        state.devices.get_mut(&id).ok_or_else(|| AblyError::not_found(format!("No device registered with id {id}")))?;
     device.update_token = token;
     Ok(Reply::ok(device_val(device)))
 }
@@ -309,9 +279,7 @@ pub(super) fn device_delete_where(shared: &Shared, call: &Call) -> Result<Reply,
     let device_id = call.query.get("deviceId");
     let client_id = call.query.get("clientId");
     if device_id.is_none() && client_id.is_none() {
-        return Err(AblyError::bad_param(
-            "Invalid parameters: deviceId or clientId is required to delete devices",
-        ));
+        return Err(AblyError::bad_param("Invalid parameters: deviceId or clientId is required to delete devices"));
     }
     let mut state = shared.lock();
     let ids: Vec<String> = state
@@ -351,11 +319,7 @@ pub(super) fn subscription_create(shared: &Shared, call: &Call) -> Result<Reply,
     let target = match (device_id, client_id) {
         (Some(d), None) => Target::Device(d.to_owned()),
         (None, Some(c)) => Target::Client(c.to_owned()),
-        _ => {
-            return Err(AblyError::bad_param(
-                "Invalid subscription: give exactly one of deviceId and clientId",
-            ))
-        }
+        _ => return Err(AblyError::bad_param("Invalid subscription: give exactly one of deviceId and clientId")),
     };
     let mut state = shared.lock();
     if let Target::Device(id) = &target {
@@ -413,9 +377,10 @@ pub(super) fn subscription_list(shared: &Shared, call: &Call) -> Result<Reply, A
     }
     let cursor = call.query.get("cursor");
     let lower = match cursor {
-        Some(raw) => Bound::Excluded(parse_subscription_cursor(raw).ok_or_else(|| {
-            AblyError::bad_param(format!("Invalid value for parameter 'cursor': {raw:?}"))
-        })?),
+        Some(raw) => Bound::Excluded(
+            parse_subscription_cursor(raw)
+                .ok_or_else(|| AblyError::bad_param(format!("Invalid value for parameter 'cursor': {raw:?}")))?,
+        ),
         None => Bound::Unbounded,
     };
     let target_matches = |target: &Target| match (device_id, client_id, target) {
@@ -445,11 +410,7 @@ pub(super) fn subscription_list(shared: &Shared, call: &Call) -> Result<Reply, A
     }
     let next = last.filter(|_| more);
     let mut base = vec![("limit", limit.to_string())];
-    for (key, value) in [
-        ("channel", channel),
-        ("deviceId", device_id),
-        ("clientId", client_id),
-    ] {
+    for (key, value) in [("channel", channel), ("deviceId", device_id), ("clientId", client_id)] {
         if let Some(v) = value {
             base.push((key, v.to_owned()));
         }
@@ -468,16 +429,9 @@ pub(super) fn subscription_delete(shared: &Shared, call: &Call) -> Result<Reply,
     let target = match (call.query.get("deviceId"), call.query.get("clientId")) {
         (Some(d), None) => Target::Device(d.to_owned()),
         (None, Some(c)) => Target::Client(c.to_owned()),
-        _ => {
-            return Err(AblyError::bad_param(
-                "Invalid parameters: give exactly one of deviceId and clientId",
-            ))
-        }
+        _ => return Err(AblyError::bad_param("Invalid parameters: give exactly one of deviceId and clientId")),
     };
-    shared
-        .lock()
-        .subscriptions
-        .retain(|(ch, t)| !(*t == target && passes(channel, Some(ch))));
+    shared.lock().subscriptions.retain(|(ch, t)| !(*t == target && passes(channel, Some(ch))));
     Ok(Reply::no_content())
 }
 
@@ -503,9 +457,7 @@ pub(super) fn push_channels(shared: &Shared, call: &Call) -> Result<Reply, AblyE
         }
     }
     let next = last.filter(|_| more);
-    let link = call
-        .links(vec![("limit", limit.to_string())])
-        .header(cursor, next.as_deref());
+    let link = call.links(vec![("limit", limit.to_string())]).header(cursor, next.as_deref());
     Ok(Reply::page(items, link))
 }
 
@@ -514,11 +466,7 @@ pub(super) fn push_channels(shared: &Shared, call: &Call) -> Result<Reply, AblyE
 pub(super) fn publish(shared: &Shared, call: &Call) -> Result<Reply, AblyError> {
     let body = call.body()?;
     if !body.is_map() {
-        return Err(AblyError::new(
-            400,
-            40001,
-            "Invalid request body: expected {recipient, notification, data}",
-        ));
+        return Err(AblyError::new(400, 40001, "Invalid request body: expected {recipient, notification, data}"));
     }
     let recipient = body
         .field("recipient")
@@ -526,18 +474,11 @@ pub(super) fn publish(shared: &Shared, call: &Call) -> Result<Reply, AblyError> 
         .ok_or_else(|| AblyError::bad_param("Invalid push publish: recipient object is required"))?;
     for key in ["notification", "data", "apns", "fcm", "web"] {
         if body.field(key).is_some_and(|v| !v.is_map()) {
-            return Err(AblyError::bad_param(format!(
-                "Invalid push publish: {key} must be an object"
-            )));
+            return Err(AblyError::bad_param(format!("Invalid push publish: {key} must be an object")));
         }
     }
-    if ["notification", "data", "apns", "fcm", "web"]
-        .iter()
-        .all(|k| body.field(k).is_none())
-    {
-        return Err(AblyError::bad_param(
-            "Invalid push publish: a notification or data payload is required",
-        ));
+    if ["notification", "data", "apns", "fcm", "web"].iter().all(|k| body.field(k).is_none()) {
+        return Err(AblyError::bad_param("Invalid push publish: a notification or data payload is required"));
     }
     enum To {
         Device(String),
@@ -552,15 +493,9 @@ pub(super) fn publish(shared: &Shared, call: &Call) -> Result<Reply, AblyError> 
         check_device_recipient(recipient)?;
         To::Direct
     } else {
-        return Err(AblyError::bad_param(
-            "Invalid push publish: recipient needs deviceId, clientId or transportType",
-        ));
+        return Err(AblyError::bad_param("Invalid push publish: recipient needs deviceId, clientId or transportType"));
     };
-    let title = body
-        .field("notification")
-        .and_then(|n| n.field("title"))
-        .and_then(Val::as_str)
-        .map(str::to_owned);
+    let title = body.field("notification").and_then(|n| n.field("title")).and_then(Val::as_str).map(str::to_owned);
     let mut state = shared.lock();
     let (device_ids, attempted, failed) = match to {
         To::Device(id) if state.devices.contains_key(&id) => (vec![id], 1, 0),
@@ -583,11 +518,6 @@ pub(super) fn publish(shared: &Shared, call: &Call) -> Result<Reply, AblyError> 
     minute.add(m::PUSH_ALL, attempted);
     minute.add(m::PUSH_DELIVERED, attempted - failed);
     minute.add(m::PUSH_FAILED, failed);
-    state.log_push(PushDelivery {
-        timestamp: call.now,
-        channel: None,
-        device_ids,
-        title,
-    });
+    state.log_push(PushDelivery { timestamp: call.now, channel: None, device_ids, title });
     Ok(Reply::created(Val::Map(Vec::new())))
 }

@@ -51,8 +51,7 @@ fn opt_cursor_index(call: &Call) -> Result<Option<usize>, AblyError> {
     call.query
         .get("cursor")
         .map(|c| {
-            c.parse::<usize>()
-                .map_err(|_| AblyError::bad_param(format!("Invalid value for parameter 'cursor': {c:?}")))
+            c.parse::<usize>().map_err(|_| AblyError::bad_param(format!("Invalid value for parameter 'cursor': {c:?}")))
         })
         .transpose()
 }
@@ -61,12 +60,8 @@ fn opt_cursor_index(call: &Call) -> Result<Option<usize>, AblyError> {
 fn channel_details(name: &str, channel: &Channel) -> Val {
     let occupancy = channel.occupancy;
     let members = i64::try_from(channel.members.len()).unwrap_or(i64::MAX);
-    let presence_connections = channel
-        .members
-        .values()
-        .map(|p| p.connection_id.as_str())
-        .collect::<BTreeSet<_>>()
-        .len();
+    let presence_connections =
+        channel.members.values().map(|p| p.connection_id.as_str()).collect::<BTreeSet<_>>().len();
     let presence_connections = i64::try_from(presence_connections).unwrap_or(i64::MAX);
     Val::map([
         ("channelId", Val::str(name)),
@@ -79,10 +74,7 @@ fn channel_details(name: &str, channel: &Channel) -> Val {
                     Val::map([(
                         "metrics",
                         Val::map([
-                            (
-                                "connections",
-                                Val::Int(occupancy.connections.max(presence_connections)),
-                            ),
+                            ("connections", Val::Int(occupancy.connections.max(presence_connections))),
                             ("publishers", Val::Int(occupancy.publishers)),
                             ("subscribers", Val::Int(occupancy.subscribers)),
                             ("presenceConnections", Val::Int(presence_connections)),
@@ -123,20 +115,14 @@ pub(super) fn channels_list(shared: &Shared, call: &Call) -> Result<Reply, AblyE
     let mut items = Vec::new();
     let mut last = None;
     let mut more = false;
-    for (name, channel) in state
-        .channels
-        .range::<str, _>((lower, Bound::Unbounded))
-        .take_while(|(name, _)| name.starts_with(prefix))
+    for (name, channel) in
+        state.channels.range::<str, _>((lower, Bound::Unbounded)).take_while(|(name, _)| name.starts_with(prefix))
     {
         if items.len() == limit {
             more = true;
             break;
         }
-        items.push(if by_id {
-            Val::str(name.clone())
-        } else {
-            channel_details(name, channel)
-        });
+        items.push(if by_id { Val::str(name.clone()) } else { channel_details(name, channel) });
         last = Some(name.as_str());
     }
     let next = last.filter(|_| more).map(str::to_owned);
@@ -275,8 +261,7 @@ impl HistoryQuery {
             ("direction", self.direction.name().to_owned()),
         ];
         let current = self.cursor.map(|c| c.to_string());
-        call.links(base)
-            .header(current.as_deref(), next.map(|n| n.to_string()).as_deref())
+        call.links(base).header(current.as_deref(), next.map(|n| n.to_string()).as_deref())
     }
 }
 
@@ -368,11 +353,7 @@ fn opt_string(msg: &Val, key: &str, code: u32) -> Result<Option<String>, AblyErr
         None => Ok(None),
         Some(Val::Str(s)) if s.is_empty() => Ok(None),
         Some(Val::Str(s)) => Ok(Some(s.clone())),
-        Some(_) => Err(AblyError::new(
-            400,
-            code,
-            format!("Invalid message: {key} must be a string"),
-        )),
+        Some(_) => Err(AblyError::new(400, code, format!("Invalid message: {key} must be a string"))),
     }
 }
 
@@ -380,11 +361,7 @@ fn opt_string(msg: &Val, key: &str, code: u32) -> Result<Option<String>, AblyErr
 /// is stored as bytes whatever format it arrived in.
 fn parse_message(msg: &Val) -> Result<NewMessage, AblyError> {
     if !msg.is_map() {
-        return Err(AblyError::new(
-            400,
-            40013,
-            "Invalid message: expected an object with name and data",
-        ));
+        return Err(AblyError::new(400, 40013, "Invalid message: expected an object with name and data"));
     }
     let id = opt_string(msg, "id", 40013)?;
     let name = opt_string(msg, "name", 40013)?;
@@ -401,11 +378,7 @@ fn parse_message(msg: &Val) -> Result<NewMessage, AblyError> {
         None => None,
         Some(v @ (Val::Str(_) | Val::Bin(_) | Val::Map(_) | Val::Arr(_))) => Some(v.clone()),
         Some(_) => {
-            return Err(AblyError::new(
-                400,
-                40013,
-                "Invalid message data: expected a string, binary, object or array",
-            ))
+            return Err(AblyError::new(400, 40013, "Invalid message data: expected a string, binary, object or array"))
         }
     };
     if let (Some(enc), Some(Val::Str(text))) = (encoding.as_deref(), data.as_ref()) {
@@ -424,21 +397,9 @@ fn parse_message(msg: &Val) -> Result<NewMessage, AblyError> {
         // Form-encoded publishes carry extras as JSON text.
         Some(Val::Str(text)) => match serde_json::from_str::<Val>(text) {
             Ok(v @ Val::Map(_)) => Some(v),
-            _ => {
-                return Err(AblyError::new(
-                    400,
-                    40013,
-                    "Invalid message: extras must be an object",
-                ))
-            }
+            _ => return Err(AblyError::new(400, 40013, "Invalid message: extras must be an object")),
         },
-        Some(_) => {
-            return Err(AblyError::new(
-                400,
-                40013,
-                "Invalid message: extras must be an object",
-            ))
-        }
+        Some(_) => return Err(AblyError::new(400, 40013, "Invalid message: extras must be an object")),
     };
     let size = name.as_ref().map_or(0, String::len)
         + data.as_ref().map_or(0, Val::approx_size)
@@ -451,15 +412,7 @@ fn parse_message(msg: &Val) -> Result<NewMessage, AblyError> {
             format!("Maximum message length exceeded: {size} bytes, the limit is {MAX_MESSAGE_SIZE}"),
         ));
     }
-    Ok(NewMessage {
-        id,
-        name,
-        client_id,
-        data,
-        encoding,
-        extras,
-        size,
-    })
+    Ok(NewMessage { id, name, client_id, data, encoding, extras, size })
 }
 
 /// One message object or an array of them.
@@ -490,11 +443,7 @@ fn unenveloped(call: &Call) -> Result<NewMessage, AblyError> {
             .map(str::to_owned)
             .or_else(|| call.query.get(param).map(str::to_owned))
     };
-    let content_type = call
-        .headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("");
+    let content_type = call.headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
     let mut encoding = meta("x-ably-encoding", "encoding");
     let data = match std::str::from_utf8(&call.body) {
         Ok(text) if content_type.contains("json") => {
@@ -505,10 +454,7 @@ fn unenveloped(call: &Call) -> Result<NewMessage, AblyError> {
         _ => Val::Bin(call.body.to_vec()),
     };
     let client_id = match call.headers.get("x-ably-clientid").and_then(|v| v.to_str().ok()) {
-        Some(b64) => LENIENT_B64
-            .decode(b64.trim())
-            .ok()
-            .and_then(|b| String::from_utf8(b).ok()),
+        Some(b64) => LENIENT_B64.decode(b64.trim()).ok().and_then(|b| String::from_utf8(b).ok()),
         None => call.query.get("clientId").map(str::to_owned),
     };
     let mut fields = Val::map([("data", data)]);
@@ -560,27 +506,13 @@ pub(super) fn publish_locked(
     caller: &Caller,
     now: i64,
 ) -> Result<Val, AblyError> {
-    let clients = messages
-        .iter()
-        .map(|m| effective_client(m, caller))
-        .collect::<Result<Vec<_>, _>>()?;
-    let wants_push = messages
-        .iter()
-        .any(|m| m.extras.as_ref().and_then(|x| x.field("push")).is_some());
-    let push_targets = if wants_push {
-        state.channel_push_targets(name)
-    } else {
-        Vec::new()
-    };
+    let clients = messages.iter().map(|m| effective_client(m, caller)).collect::<Result<Vec<_>, _>>()?;
+    let wants_push = messages.iter().any(|m| m.extras.as_ref().and_then(|x| x.field("push")).is_some());
+    let push_targets = if wants_push { state.channel_push_targets(name) } else { Vec::new() };
     let base = format!("{}:{}", state.rest_connection, state.publish_serial);
     state.publish_serial = state.publish_serial.wrapping_add(1);
     let created = !state.channels.contains_key(name);
-    let State {
-        channels,
-        stats,
-        serials,
-        ..
-    } = state;
+    let State { channels, stats, serials, .. } = state;
     let channel = channels.entry(name.to_owned()).or_default();
     let timestamp = channel.messages.last().map_or(now, |m| m.timestamp.max(now));
     let fanout = u64::try_from(channel.occupancy.subscribers).unwrap_or(0);
@@ -601,11 +533,8 @@ pub(super) fn publish_locked(
         let id = msg.id.clone().unwrap_or_else(|| format!("{base}:{index}"));
         let serial = serials.next(timestamp, index);
         if let Some(push) = msg.extras.as_ref().and_then(|x| x.field("push")) {
-            let title = push
-                .field("notification")
-                .and_then(|n| n.field("title"))
-                .and_then(Val::as_str)
-                .map(str::to_owned);
+            let title =
+                push.field("notification").and_then(|n| n.field("title")).and_then(Val::as_str).map(str::to_owned);
             pushes.push(title);
         }
         channel.ids.insert(id.clone(), channel.messages.len());
@@ -664,24 +593,17 @@ pub(super) fn publish_locked(
         },
         None => base,
     };
-    Ok(Val::map([
-        ("channel", Val::str(name)),
-        ("messageId", Val::Str(message_id)),
-        ("serials", Val::Arr(serial_list)),
-    ]))
+    Ok(Val::map([("channel", Val::str(name)), ("messageId", Val::Str(message_id)), ("serials", Val::Arr(serial_list))]))
 }
 
 /// `channels` of a BatchSpec: one name or an array of names.
 fn spec_channels(spec: &Val) -> Result<Vec<String>, AblyError> {
-    let bad = || {
-        AblyError::bad_param("Invalid batch spec: channels must be a channel name or an array of names")
-    };
+    let bad = || AblyError::bad_param("Invalid batch spec: channels must be a channel name or an array of names");
     let channels = match spec.field("channels") {
         Some(Val::Str(s)) => vec![s.clone()],
-        Some(Val::Arr(items)) => items
-            .iter()
-            .map(|c| c.as_str().map(str::to_owned).ok_or_else(bad))
-            .collect::<Result<Vec<_>, _>>()?,
+        Some(Val::Arr(items)) => {
+            items.iter().map(|c| c.as_str().map(str::to_owned).ok_or_else(bad)).collect::<Result<Vec<_>, _>>()?
+        }
         _ => return Err(bad()),
     };
     if channels.is_empty() || channels.len() > MAX_BATCH_CHANNELS {
@@ -699,13 +621,7 @@ pub(super) fn batch_publish(shared: &Shared, call: &Call, caller: &Caller) -> Re
     let specs: Vec<&Val> = match &body {
         Val::Arr(items) => items.iter().collect(),
         Val::Map(_) => vec![&body],
-        _ => {
-            return Err(AblyError::new(
-                400,
-                40001,
-                "Invalid request body: expected a BatchSpec or an array of them",
-            ))
-        }
+        _ => return Err(AblyError::new(400, 40001, "Invalid request body: expected a BatchSpec or an array of them")),
     };
     if specs.is_empty() {
         return Err(AblyError::bad_param("Invalid request body: no batch specs"));
@@ -741,8 +657,8 @@ pub(super) fn batch_publish(shared: &Shared, call: &Call, caller: &Caller) -> Re
         let mut results = Vec::with_capacity(channels.len());
         let (mut ok, mut failed) = (0i64, 0i64);
         for name in channels {
-            let outcome = check_channel_name(name)
-                .and_then(|()| publish_locked(&mut state, name, messages, caller, call.now));
+            let outcome =
+                check_channel_name(name).and_then(|()| publish_locked(&mut state, name, messages, caller, call.now));
             match outcome {
                 Ok(v) => {
                     ok += 1;
@@ -802,28 +718,16 @@ pub(super) fn stats(shared: &Shared, call: &Call) -> Result<Reply, AblyError> {
         .query
         .get("cursor")
         .map(|c| {
-            c.parse::<i64>()
-                .map_err(|_| AblyError::bad_param(format!("Invalid value for parameter 'cursor': {c:?}")))
+            c.parse::<i64>().map_err(|_| AblyError::bad_param(format!("Invalid value for parameter 'cursor': {c:?}")))
         })
         .transpose()?;
     let intervals = shared.lock().stats.intervals(unit, start, end);
     let selected: Vec<(&i64, &stats::Counters)> = match direction {
-        Direction::Backwards => intervals
-            .range(..=cursor.unwrap_or(i64::MAX))
-            .rev()
-            .take(limit + 1)
-            .collect(),
-        Direction::Forwards => intervals
-            .range(cursor.unwrap_or(i64::MIN)..)
-            .take(limit + 1)
-            .collect(),
+        Direction::Backwards => intervals.range(..=cursor.unwrap_or(i64::MAX)).rev().take(limit + 1).collect(),
+        Direction::Forwards => intervals.range(cursor.unwrap_or(i64::MIN)..).take(limit + 1).collect(),
     };
     let next = selected.get(limit).map(|(k, _)| k.to_string());
-    let items = selected
-        .iter()
-        .take(limit)
-        .map(|(k, c)| stats::record(unit, **k, c, call.now))
-        .collect();
+    let items = selected.iter().take(limit).map(|(k, c)| stats::record(unit, **k, c, call.now)).collect();
     let base = vec![
         ("start", start.to_string()),
         ("end", end.to_string()),

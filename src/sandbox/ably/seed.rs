@@ -100,9 +100,8 @@ const COMMENTS: [&str; 8] = [
     "Resolved",
 ];
 
-const SERVICES: [&str; 8] = [
-    "checkout", "payments", "search", "auth", "notifications", "inventory", "gateway", "billing",
-];
+const SERVICES: [&str; 8] =
+    ["checkout", "payments", "search", "auth", "notifications", "inventory", "gateway", "billing"];
 
 /// Crockford base32, for ULID-looking device ids.
 const ULID_CHARS: &[u8] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
@@ -129,11 +128,7 @@ fn int(n: i64) -> Val {
 /// The seeded state for `seed`, with timestamps before `anchor`.
 pub(super) fn seeded_state(seed: u64, anchor: i64) -> State {
     let mut rng = Rng::new(seed);
-    let mut state = State {
-        seed,
-        rest_connection: rng.alphanumeric(10),
-        ..State::default()
-    };
+    let mut state = State { seed, rest_connection: rng.alphanumeric(10), ..State::default() };
     for (name, kind, hours, members) in CHANNELS {
         let channel = seed_channel(&mut state, &mut rng, kind, hours, members, anchor);
         state.channels.insert(name.to_owned(), channel);
@@ -167,19 +162,13 @@ fn publishers(rng: &mut Rng, kind: Kind) -> Vec<Publisher> {
             _ => 4,
         };
         let offset = usize::try_from(rng.below(PEOPLE.len() as u64)).unwrap_or(0);
-        (0..count)
-            .map(|i| PEOPLE[(offset + i * 3) % PEOPLE.len()].0.to_owned())
-            .collect()
+        (0..count).map(|i| PEOPLE[(offset + i * 3) % PEOPLE.len()].0.to_owned()).collect()
     } else {
         fixed.iter().map(|s| (*s).to_owned()).collect()
     };
     names
         .into_iter()
-        .map(|client_id| Publisher {
-            client_id,
-            connection_id: rng.alphanumeric(10),
-            serial: rng.below(40),
-        })
+        .map(|client_id| Publisher { client_id, connection_id: rng.alphanumeric(10), serial: rng.below(40) })
         .collect()
 }
 
@@ -262,20 +251,14 @@ fn message_body(rng: &mut Rng, kind: Kind, walk: &mut [f64; 3]) -> (String, Val,
                 ("service", Val::str(service)),
                 ("severity", Val::str(severity)),
                 ("summary", Val::str(summary)),
-                (
-                    "runbook",
-                    Val::Str(format!("https://runbooks.example.com/{service}")),
-                ),
+                ("runbook", Val::Str(format!("https://runbooks.example.com/{service}"))),
             ]);
             let extras = (firing && severity == "critical").then(|| {
                 Val::map([(
                     "push",
                     Val::map([(
                         "notification",
-                        Val::map([
-                            ("title", Val::Str(format!("CRITICAL: {service}"))),
-                            ("body", Val::str(summary)),
-                        ]),
+                        Val::map([("title", Val::Str(format!("CRITICAL: {service}"))), ("body", Val::str(summary))]),
                     )]),
                 )])
             });
@@ -298,19 +281,11 @@ fn message_body(rng: &mut Rng, kind: Kind, walk: &mut [f64; 3]) -> (String, Val,
         }
         Kind::Deploys => {
             let service = *rng.pick(&SERVICES);
-            let name = *rng.pick(&[
-                "deploy.started",
-                "deploy.succeeded",
-                "deploy.succeeded",
-                "deploy.failed",
-                "rollback",
-            ]);
+            let name =
+                *rng.pick(&["deploy.started", "deploy.succeeded", "deploy.succeeded", "deploy.failed", "rollback"]);
             let data = Val::map([
                 ("service", Val::str(service)),
-                (
-                    "version",
-                    Val::Str(format!("v2.{}.{}", rng.range(10, 19), rng.range(0, 9))),
-                ),
+                ("version", Val::Str(format!("v2.{}.{}", rng.range(10, 19), rng.range(0, 9)))),
                 ("commit", Val::Str(rng.hex(7))),
                 ("by", Val::str(rng.pick(&PEOPLE).0)),
                 ("environment", Val::str("production")),
@@ -344,14 +319,7 @@ fn message_body(rng: &mut Rng, kind: Kind, walk: &mut [f64; 3]) -> (String, Val,
     }
 }
 
-fn seed_channel(
-    state: &mut State,
-    rng: &mut Rng,
-    kind: Kind,
-    hours: i64,
-    members: usize,
-    anchor: i64,
-) -> Channel {
+fn seed_channel(state: &mut State, rng: &mut Rng, kind: Kind, hours: i64, members: usize, anchor: i64) -> Channel {
     let mut channel = Channel::default();
     let mut pubs = publishers(rng, kind);
     let count = usize::try_from(rng.range(20, 300)).unwrap_or(20);
@@ -484,30 +452,18 @@ fn seed_devices(state: &mut State, rng: &mut Rng) {
     for (client, platform, form_factor, model, os) in DEVICES {
         let id = ulid(rng);
         let recipient = match platform {
-            "ios" => Val::map([
-                ("transportType", Val::str("apns")),
-                ("deviceToken", Val::Str(rng.hex(64))),
-            ]),
+            "ios" => Val::map([("transportType", Val::str("apns")), ("deviceToken", Val::Str(rng.hex(64)))]),
             "android" => Val::map([
                 ("transportType", Val::str("fcm")),
-                (
-                    "registrationToken",
-                    Val::Str(format!("{}:APA91b{}", rng.alphanumeric(11), rng.alphanumeric(134))),
-                ),
+                ("registrationToken", Val::Str(format!("{}:APA91b{}", rng.alphanumeric(11), rng.alphanumeric(134)))),
             ]),
             _ => Val::map([
                 ("transportType", Val::str("web")),
-                (
-                    "targetUrl",
-                    Val::Str(format!("https://fcm.googleapis.com/fcm/send/{}", rng.alphanumeric(22))),
-                ),
+                ("targetUrl", Val::Str(format!("https://fcm.googleapis.com/fcm/send/{}", rng.alphanumeric(22)))),
                 ("publicVapidKey", Val::Str(rng.alphanumeric(87))),
                 (
                     "encryptionKey",
-                    Val::map([
-                        ("p256dh", Val::Str(rng.alphanumeric(87))),
-                        ("auth", Val::Str(rng.alphanumeric(22))),
-                    ]),
+                    Val::map([("p256dh", Val::Str(rng.alphanumeric(87))), ("auth", Val::Str(rng.alphanumeric(22)))]),
                 ),
             ]),
         };
@@ -544,8 +500,8 @@ fn seed_devices(state: &mut State, rng: &mut Rng) {
 
 /// Relative traffic by UTC hour of day, so charts have a daily rhythm.
 const DIURNAL: [f64; 24] = [
-    0.25, 0.2, 0.18, 0.18, 0.22, 0.3, 0.45, 0.65, 0.85, 0.95, 1.0, 0.98, 0.92, 0.95, 1.0, 0.97,
-    0.9, 0.8, 0.7, 0.6, 0.5, 0.42, 0.35, 0.3,
+    0.25, 0.2, 0.18, 0.18, 0.22, 0.3, 0.45, 0.65, 0.85, 0.95, 1.0, 0.98, 0.92, 0.95, 1.0, 0.97, 0.9, 0.8, 0.7, 0.6,
+    0.5, 0.42, 0.35, 0.3,
 ];
 
 /// Fills one bucket; `scale` is 1 for an hour, 1/60 for a minute.

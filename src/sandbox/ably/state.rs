@@ -10,9 +10,7 @@ use super::wire::Val;
 
 /// Milliseconds since the Unix epoch, the unit of every Ably timestamp.
 pub(super) fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
 /// Tag used in message serials where Ably puts the id of the server that accepted the message.

@@ -141,12 +141,7 @@ impl Counters {
             .iter()
             .zip(self.0.iter())
             .filter(|(_, &v)| v > 0)
-            .map(|((name, _), &v)| {
-                (
-                    Cow::Borrowed(*name),
-                    Val::Int(i64::try_from(v).unwrap_or(i64::MAX)),
-                )
-            })
+            .map(|((name, _), &v)| (Cow::Borrowed(*name), Val::Int(i64::try_from(v).unwrap_or(i64::MAX))))
             .collect();
         Val::Map(fields)
     }
@@ -258,16 +253,8 @@ impl StatsBook {
             return out;
         }
         // Buckets are at most an hour long, so each lies inside one interval of any unit.
-        let hours = if unit == Unit::Minute {
-            None
-        } else {
-            Some(self.hours.range(from..upper))
-        };
-        for (&bucket, counters) in hours
-            .into_iter()
-            .flatten()
-            .chain(self.minutes.range(from..upper))
-        {
+        let hours = if unit == Unit::Minute { None } else { Some(self.hours.range(from..upper)) };
+        for (&bucket, counters) in hours.into_iter().flatten().chain(self.minutes.range(from..upper)) {
             let key = unit.floor(bucket);
             if key <= end {
                 out.entry(key).or_default().merge(counters);
@@ -295,10 +282,7 @@ pub(super) fn record(unit: Unit, start: i64, counters: &Counters, now: i64) -> V
         ("intervalId", Val::Str(unit.interval_id(start))),
         ("unit", Val::str(unit.name())),
         ("appId", Val::str(ABLY_APP_ID)),
-        (
-            "schema",
-            Val::str("https://schemas.ably.com/json/app-stats-0.0.5.json"),
-        ),
+        ("schema", Val::str("https://schemas.ably.com/json/app-stats-0.0.5.json")),
         ("entries", counters.entries()),
     ]);
     if unit.floor(now) == start {
@@ -315,19 +299,10 @@ mod tests {
     fn interval_ids_and_floors() {
         // 2025-01-20 15:11:42.5 UTC
         let ms = 1_737_385_902_500;
-        assert_eq!(
-            Unit::Minute.interval_id(Unit::Minute.floor(ms)),
-            "2025-01-20:15:11"
-        );
-        assert_eq!(
-            Unit::Hour.interval_id(Unit::Hour.floor(ms)),
-            "2025-01-20:15"
-        );
+        assert_eq!(Unit::Minute.interval_id(Unit::Minute.floor(ms)), "2025-01-20:15:11");
+        assert_eq!(Unit::Hour.interval_id(Unit::Hour.floor(ms)), "2025-01-20:15");
         assert_eq!(Unit::Day.interval_id(Unit::Day.floor(ms)), "2025-01-20:00");
-        assert_eq!(
-            Unit::Month.interval_id(Unit::Month.floor(ms)),
-            "2025-01-01:00"
-        );
+        assert_eq!(Unit::Month.interval_id(Unit::Month.floor(ms)), "2025-01-01:00");
     }
 
     #[test]

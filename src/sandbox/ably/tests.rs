@@ -2,7 +2,7 @@
 //! would arrive.
 
 use axum::body::{Body, Bytes};
-use axum::http::{header, HeaderMap, Request, StatusCode};
+use axum::http::{HeaderMap, Request, StatusCode};
 use axum::Router;
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
@@ -28,12 +28,8 @@ struct Resp {
 
 impl Resp {
     fn json(&self) -> Value {
-        serde_json::from_slice(&self.body).unwrap_or_else(|e| {
-            panic!(
-                "not JSON ({e}): {}",
-                String::from_utf8_lossy(&self.body)
-            )
-        })
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&self.body)))
     }
 
     fn msgpack(&self) -> Val {
@@ -67,12 +63,7 @@ struct Req<'a> {
 }
 
 fn req(method: &str, uri: impl Into<String>) -> Req<'_> {
-    Req {
-        method,
-        uri: uri.into(),
-        headers: vec![("authorization", basic())],
-        body: Vec::new(),
-    }
+    Req { method, uri: uri.into(), headers: vec![("authorization", basic())], body: Vec::new() }
 }
 
 impl Req<'_> {
@@ -84,8 +75,7 @@ impl Req<'_> {
 
     fn msgpack(mut self, body: &Val) -> Self {
         self.body = rmp_serde::to_vec(body).expect("msgpack");
-        self.headers
-            .push(("content-type", "application/x-msgpack".into()));
+        self.headers.push(("content-type", "application/x-msgpack".into()));
         self.headers.push(("accept", "application/x-msgpack".into()));
         self
     }
@@ -110,17 +100,8 @@ impl Req<'_> {
         let response = router.clone().oneshot(request).await.expect("infallible");
         let status = response.status();
         let headers = response.headers().clone();
-        let body = response
-            .into_body()
-            .collect()
-            .await
-            .expect("body")
-            .to_bytes();
-        Resp {
-            status,
-            headers,
-            body,
-        }
+        let body = response.into_body().collect().await.expect("body").to_bytes();
+        Resp { status, headers, body }
     }
 }
 
@@ -150,10 +131,7 @@ async fn all_pages(router: &Router, path: &str, query: &str) -> Vec<Value> {
 async fn wrong_key_gets_ablys_401_body_and_headers() {
     let (_, router) = setup();
     let wrong = format!("Basic {}", STANDARD.encode("opsdeck.sandbox:nope"));
-    let resp = req("GET", "/channels")
-        .header("authorization", wrong)
-        .send(&router)
-        .await;
+    let resp = req("GET", "/channels").header("authorization", wrong).send(&router).await;
     assert_eq!(resp.status, StatusCode::UNAUTHORIZED);
     assert_eq!(
         resp.json(),
@@ -165,10 +143,7 @@ async fn wrong_key_gets_ablys_401_body_and_headers() {
     assert_eq!(resp.header("content-type"), Some("application/json"));
 
     // Unparseable credentials are a 400/40005; none at all a 401.
-    let garbled = req("GET", "/stats")
-        .header("authorization", "Basic %%%")
-        .send(&router)
-        .await;
+    let garbled = req("GET", "/stats").header("authorization", "Basic %%%").send(&router).await;
     assert_eq!(garbled.status, StatusCode::BAD_REQUEST);
     assert_eq!(garbled.json()["error"]["code"], 40005);
     let none = req("GET", "/stats").no_auth().send(&router).await;
@@ -225,10 +200,7 @@ async fn unknown_routes_time_and_methods() {
     assert_eq!(time.status, StatusCode::OK);
     let now = time.json()[0].as_i64().expect("ms");
     assert!(now > 1_700_000_000_000);
-    let packed = req("GET", "/time?format=msgpack")
-        .no_auth()
-        .send(&router)
-        .await;
+    let packed = req("GET", "/time?format=msgpack").no_auth().send(&router).await;
     assert!(matches!(packed.msgpack(), Val::Arr(ref v) if v.len() == 1));
 }
 
@@ -236,10 +208,7 @@ async fn unknown_routes_time_and_methods() {
 async fn publish_then_history_both_directions_and_time_ranges() {
     let (_, router) = setup();
     let path = "/channels/demo%3Achan/messages";
-    let first = req("POST", path)
-        .json(&json!({"name": "greeting", "data": "hello"}))
-        .send(&router)
-        .await;
+    let first = req("POST", path).json(&json!({"name": "greeting", "data": "hello"})).send(&router).await;
     assert_eq!(first.status, StatusCode::CREATED);
     let result = first.json();
     assert_eq!(result["channel"], "demo:chan");
@@ -258,12 +227,7 @@ async fn publish_then_history_both_directions_and_time_ranges() {
     assert_eq!(batch.json()["serials"].as_array().map(Vec::len), Some(3));
 
     let newest = req("GET", path).send(&router).await.json();
-    let names: Vec<&str> = newest
-        .as_array()
-        .expect("array")
-        .iter()
-        .map(|m| m["name"].as_str().unwrap_or(""))
-        .collect();
+    let names: Vec<&str> = newest.as_array().expect("array").iter().map(|m| m["name"].as_str().unwrap_or("")).collect();
     assert_eq!(names, ["n3", "n2", "n1", "greeting"]);
     let n2 = &newest[1];
     assert_eq!(n2["clientId"], "ana");
@@ -273,9 +237,7 @@ async fn publish_then_history_both_directions_and_time_ranges() {
     let id = newest[3]["id"].as_str().expect("id");
     assert_eq!(id.split(':').count(), 3, "server ids are conn:serial:index, got {id}");
 
-    let oldest = req("GET", format!("{path}?direction=forwards&limit=2"))
-        .send(&router)
-        .await;
+    let oldest = req("GET", format!("{path}?direction=forwards&limit=2")).send(&router).await;
     let body = oldest.json();
     assert_eq!(body[0]["name"], "greeting");
     assert_eq!(body[1]["name"], "n1");
@@ -283,15 +245,9 @@ async fn publish_then_history_both_directions_and_time_ranges() {
 
     // start/end are inclusive; ms and ISO 8601 both work.
     let ts = newest[3]["timestamp"].as_i64().expect("timestamp");
-    let in_range = req("GET", format!("{path}?start={ts}&end={ts}"))
-        .send(&router)
-        .await
-        .json();
+    let in_range = req("GET", format!("{path}?start={ts}&end={ts}")).send(&router).await.json();
     assert!(!in_range.as_array().expect("array").is_empty());
-    let before = req("GET", format!("{path}?end={}", ts - 1))
-        .send(&router)
-        .await
-        .json();
+    let before = req("GET", format!("{path}?end={}", ts - 1)).send(&router).await.json();
     assert_eq!(before, json!([]));
     let iso = |ms: i64| {
         time::OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000)
@@ -301,27 +257,17 @@ async fn publish_then_history_both_directions_and_time_ranges() {
     };
     let iso_all = req(
         "GET",
-        format!(
-            "{path}?start={}&end={}",
-            iso(ts - 60_000).replace('+', "%2B"),
-            iso(ts + 600_000).replace('+', "%2B")
-        ),
+        format!("{path}?start={}&end={}", iso(ts - 60_000).replace('+', "%2B"), iso(ts + 600_000).replace('+', "%2B")),
     )
     .send(&router)
     .await;
     assert_eq!(iso_all.status, StatusCode::OK);
     assert_eq!(iso_all.json().as_array().map(Vec::len), Some(4));
-    let iso_none = req("GET", format!("{path}?end={}", iso(ts - 60_000)))
-        .send(&router)
-        .await
-        .json();
+    let iso_none = req("GET", format!("{path}?end={}", iso(ts - 60_000))).send(&router).await.json();
     assert_eq!(iso_none, json!([]));
 
     // The new channel is now listed.
-    let channels = req("GET", "/channels?by=id&prefix=demo")
-        .send(&router)
-        .await
-        .json();
+    let channels = req("GET", "/channels?by=id&prefix=demo").send(&router).await.json();
     assert_eq!(channels, json!(["demo:chan"]));
 }
 
@@ -343,28 +289,18 @@ async fn idempotent_publish_by_client_id() {
 async fn paging_follows_link_next_in_both_directions() {
     let (_, router) = setup();
     let path = "/channels/orders%3Aeu/messages";
-    let everything = req("GET", format!("{path}?limit=1000"))
-        .send(&router)
-        .await
-        .json();
+    let everything = req("GET", format!("{path}?limit=1000")).send(&router).await.json();
     let total = everything.as_array().expect("array").len();
     assert!(total >= 20);
-    let ids = |items: &[Value]| -> Vec<String> {
-        items
-            .iter()
-            .map(|m| m["id"].as_str().unwrap_or("").to_owned())
-            .collect()
-    };
+    let ids =
+        |items: &[Value]| -> Vec<String> { items.iter().map(|m| m["id"].as_str().unwrap_or("").to_owned()).collect() };
     let backwards = all_pages(&router, path, "limit=7").await;
     assert_eq!(ids(&backwards), ids(everything.as_array().expect("array")));
     let forwards = all_pages(&router, path, "limit=9&direction=forwards").await;
     let mut reversed = ids(&forwards);
     reversed.reverse();
     assert_eq!(reversed, ids(&backwards));
-    let timestamps: Vec<i64> = forwards
-        .iter()
-        .map(|m| m["timestamp"].as_i64().unwrap_or(0))
-        .collect();
+    let timestamps: Vec<i64> = forwards.iter().map(|m| m["timestamp"].as_i64().unwrap_or(0)).collect();
     assert!(timestamps.windows(2).all(|w| w[0] <= w[1]));
 
     // Link header form: one header, ./<segment>?query, first and current always present.
@@ -383,13 +319,8 @@ async fn paging_follows_link_next_in_both_directions() {
     assert!(presence.len() >= 7);
     let stats = all_pages(&router, "/stats", "limit=50&unit=hour").await;
     assert!(stats.len() > 24 * 30);
-    let single = req("GET", "/channels/chat%3Alobby/presence/history?limit=2")
-        .send(&router)
-        .await;
-    assert!(single
-        .header("link")
-        .expect("link")
-        .starts_with("<./history?"));
+    let single = req("GET", "/channels/chat%3Alobby/presence/history?limit=2").send(&router).await;
+    assert!(single.header("link").expect("link").starts_with("<./history?"));
 }
 
 #[tokio::test]
@@ -397,10 +328,7 @@ async fn msgpack_requests_and_binary_data() {
     let (_, router) = setup();
     let path = "/channels/bin/messages";
     let frame = vec![0u8, 1, 2, 254, 255];
-    let body = Val::Arr(vec![Val::map([
-        ("name", Val::str("frame")),
-        ("data", Val::Bin(frame.clone())),
-    ])]);
+    let body = Val::Arr(vec![Val::map([("name", Val::str("frame")), ("data", Val::Bin(frame.clone()))])]);
     let resp = req("POST", path).msgpack(&body).send(&router).await;
     assert_eq!(resp.status, StatusCode::CREATED);
     assert_eq!(resp.header("content-type"), Some("application/x-msgpack"));
@@ -413,10 +341,7 @@ async fn msgpack_requests_and_binary_data() {
         .await;
     assert_eq!(via_json.status, StatusCode::CREATED);
 
-    let packed = req("GET", path)
-        .header("accept", "application/x-msgpack")
-        .send(&router)
-        .await;
+    let packed = req("GET", path).header("accept", "application/x-msgpack").send(&router).await;
     assert_eq!(packed.header("content-type"), Some("application/x-msgpack"));
     let Val::Arr(items) = packed.msgpack() else {
         panic!("array expected");
@@ -430,15 +355,12 @@ async fn msgpack_requests_and_binary_data() {
     assert_eq!(as_json[1]["encoding"], "base64");
 
     // format=msgpack works when Accept does not say otherwise.
-    let by_query = req("GET", "/channels?format=msgpack&by=id")
-        .send(&router)
-        .await;
+    let by_query = req("GET", "/channels?format=msgpack&by=id").send(&router).await;
     assert_eq!(by_query.header("content-type"), Some("application/x-msgpack"));
     // Form-encoded publish.
     let mut form = req("POST", path);
     form.body = b"name=form&data=hello+there".to_vec();
-    form.headers
-        .push(("content-type", "application/x-www-form-urlencoded".into()));
+    form.headers.push(("content-type", "application/x-www-form-urlencoded".into()));
     assert_eq!(form.send(&router).await.status, StatusCode::CREATED);
     let latest = req("GET", format!("{path}?limit=1")).send(&router).await.json();
     assert_eq!(latest[0]["data"], "hello there");
@@ -473,17 +395,11 @@ async fn signed_token_requests_are_verified_and_tokens_accepted() {
     assert_eq!(details["keyName"], ABLY_KEY_NAME);
     assert_eq!(details["clientId"], "bob");
     assert_eq!(details["capability"], r#"{"*":["*"]}"#);
-    assert_eq!(
-        details["expires"].as_i64().unwrap_or(0) - details["issued"].as_i64().unwrap_or(0),
-        60_000
-    );
+    assert_eq!(details["expires"].as_i64().unwrap_or(0) - details["issued"].as_i64().unwrap_or(0), 60_000);
     let token = details["token"].as_str().expect("token");
 
     let bearer = format!("Bearer {}", STANDARD.encode(token));
-    let listed = req("GET", "/channels?by=id")
-        .header("authorization", bearer.clone())
-        .send(&router)
-        .await;
+    let listed = req("GET", "/channels?by=id").header("authorization", bearer.clone()).send(&router).await;
     assert_eq!(listed.status, StatusCode::OK);
     // Messages published with the token carry its client id.
     let published = req("POST", "/channels/tok/messages")
@@ -524,11 +440,7 @@ async fn signed_token_requests_are_verified_and_tokens_accepted() {
     // Unsigned requests need Basic; with it they work (ably-python sends nulls).
     let unsigned = json!({"keyName": ABLY_KEY_NAME, "ttl": null, "capability": null,
                           "clientId": null, "timestamp": now});
-    let refused = req("POST", path.clone())
-        .no_auth()
-        .json(&unsigned)
-        .send(&router)
-        .await;
+    let refused = req("POST", path.clone()).no_auth().json(&unsigned).send(&router).await;
     assert_eq!(refused.status, StatusCode::UNAUTHORIZED);
     let granted = req("POST", path).json(&unsigned).send(&router).await;
     assert_eq!(granted.status, StatusCode::OK);
@@ -554,11 +466,7 @@ async fn signed_token_request_in_msgpack() {
         ("nonce", Val::str("msgpacknonce-000001")),
         ("mac", Val::Str(mac)),
     ]);
-    let resp = req("POST", format!("/keys/{ABLY_KEY_NAME}/requestToken"))
-        .no_auth()
-        .msgpack(&body)
-        .send(&router)
-        .await;
+    let resp = req("POST", format!("/keys/{ABLY_KEY_NAME}/requestToken")).no_auth().msgpack(&body).send(&router).await;
     assert_eq!(resp.status, StatusCode::OK);
     let details = resp.msgpack();
     assert_eq!(details.field("capability"), Some(&Val::str(r#"{"*":["*"]}"#)));
@@ -578,17 +486,12 @@ fn device(id: &str, client: &str) -> Value {
 #[tokio::test]
 async fn device_registrations_register_get_list_delete() {
     let (_, router) = setup();
-    let created = req("POST", "/push/deviceRegistrations")
-        .json(&device("dev-test-1", "zoe"))
-        .send(&router)
-        .await;
+    let created = req("POST", "/push/deviceRegistrations").json(&device("dev-test-1", "zoe")).send(&router).await;
     assert_eq!(created.status, StatusCode::CREATED);
     let body = created.json();
     assert_eq!(body["push"]["state"], "ACTIVE");
     assert!(body["updateToken"].as_str().is_some_and(|t| !t.is_empty()));
-    let allowed = [
-        "id", "clientId", "formFactor", "metadata", "platform", "push", "updateToken",
-    ];
+    let allowed = ["id", "clientId", "formFactor", "metadata", "platform", "push", "updateToken"];
     for key in body.as_object().expect("object").keys() {
         assert!(allowed.contains(&key.as_str()), "unexpected key {key}");
     }
@@ -597,88 +500,51 @@ async fn device_registrations_register_get_list_delete() {
     let mut second = device("dev-test-2", "zoe");
     second["platform"] = json!("ios");
     second["push"] = json!({"recipient": {"transportType": "apns", "deviceToken": "abc"}});
-    let saved = req("PUT", "/push/deviceRegistrations/dev-test-2")
-        .json(&second)
-        .send(&router)
-        .await;
+    let saved = req("PUT", "/push/deviceRegistrations/dev-test-2").json(&second).send(&router).await;
     assert_eq!(saved.status, StatusCode::OK);
     let mut moved = device("dev-test-2", "yann");
     moved["platform"] = json!("ios");
     moved["push"] = second["push"].clone();
-    let updated = req("PUT", "/push/deviceRegistrations/dev-test-2")
-        .json(&moved)
-        .send(&router)
-        .await
-        .json();
+    let updated = req("PUT", "/push/deviceRegistrations/dev-test-2").json(&moved).send(&router).await.json();
     assert_eq!(updated["clientId"], "yann");
 
-    let got = req("GET", "/push/deviceRegistrations/dev-test-1")
-        .send(&router)
-        .await;
+    let got = req("GET", "/push/deviceRegistrations/dev-test-1").send(&router).await;
     assert_eq!(got.status, StatusCode::OK);
     assert_eq!(got.json()["metadata"]["model"], "Pixel");
 
-    let by_client = req("GET", "/push/deviceRegistrations?clientId=zoe")
-        .send(&router)
-        .await
-        .json();
+    let by_client = req("GET", "/push/deviceRegistrations?clientId=zoe").send(&router).await.json();
     assert_eq!(by_client.as_array().map(Vec::len), Some(1));
-    let by_id = req("GET", "/push/deviceRegistrations?deviceId=dev-test-2")
-        .send(&router)
-        .await
-        .json();
+    let by_id = req("GET", "/push/deviceRegistrations?deviceId=dev-test-2").send(&router).await.json();
     assert_eq!(by_id[0]["clientId"], "yann");
-    let limited = req("GET", "/push/deviceRegistrations?limit=2")
-        .send(&router)
-        .await
-        .json();
+    let limited = req("GET", "/push/deviceRegistrations?limit=2").send(&router).await.json();
     assert_eq!(limited.as_array().map(Vec::len), Some(2));
 
-    let gone = req("DELETE", "/push/deviceRegistrations/dev-test-1")
-        .send(&router)
-        .await;
+    let gone = req("DELETE", "/push/deviceRegistrations/dev-test-1").send(&router).await;
     assert_eq!(gone.status, StatusCode::NO_CONTENT);
     assert!(gone.body.is_empty());
-    let missing = req("GET", "/push/deviceRegistrations/dev-test-1")
-        .send(&router)
-        .await;
+    let missing = req("GET", "/push/deviceRegistrations/dev-test-1").send(&router).await;
     assert_eq!(missing.status, StatusCode::NOT_FOUND);
     assert_eq!(missing.json()["error"]["code"], 40400);
 
     let mut bad = device("dev-bad", "zoe");
     bad["platform"] = json!("symbian");
-    let refused = req("POST", "/push/deviceRegistrations")
-        .json(&bad)
-        .send(&router)
-        .await;
+    let refused = req("POST", "/push/deviceRegistrations").json(&bad).send(&router).await;
     assert_eq!(refused.status, StatusCode::BAD_REQUEST);
     let mut bad = device("dev-bad", "zoe");
     bad["push"]["recipient"]["transportType"] = json!("pigeon");
-    let refused = req("POST", "/push/deviceRegistrations")
-        .json(&bad)
-        .send(&router)
-        .await;
+    let refused = req("POST", "/push/deviceRegistrations").json(&bad).send(&router).await;
     assert_eq!(refused.status, StatusCode::BAD_REQUEST);
 }
 
 #[tokio::test]
 async fn channel_subscriptions_create_list_delete() {
     let (_, router) = setup();
-    req("PUT", "/push/deviceRegistrations/dev-sub")
-        .json(&device("dev-sub", "zoe"))
-        .send(&router)
-        .await;
+    req("PUT", "/push/deviceRegistrations/dev-sub").json(&device("dev-sub", "zoe")).send(&router).await;
     let path = "/push/channelSubscriptions";
-    let by_device = req("POST", path)
-        .json(&json!({"channel": "news:eu", "deviceId": "dev-sub"}))
-        .send(&router)
-        .await;
+    let by_device = req("POST", path).json(&json!({"channel": "news:eu", "deviceId": "dev-sub"})).send(&router).await;
     assert_eq!(by_device.status, StatusCode::CREATED);
     assert_eq!(by_device.json(), json!({"channel": "news:eu", "deviceId": "dev-sub"}));
-    let by_client = req("POST", path)
-        .json(&json!({"channel": "news:eu", "clientId": "zoe"}))
-        .send(&router)
-        .await;
+    let by_client = req("POST", path).json(&json!({"channel": "news:eu", "clientId": "zoe"})).send(&router).await;
     assert_eq!(by_client.json(), json!({"channel": "news:eu", "clientId": "zoe"}));
 
     for body in [
@@ -690,47 +556,27 @@ async fn channel_subscriptions_create_list_delete() {
         assert_eq!(resp.status, StatusCode::BAD_REQUEST, "{body}");
     }
 
-    let listed = req("GET", format!("{path}?channel=news:eu"))
-        .send(&router)
-        .await
-        .json();
+    let listed = req("GET", format!("{path}?channel=news:eu")).send(&router).await.json();
     assert_eq!(
         listed,
         json!([{"channel": "news:eu", "clientId": "zoe"}, {"channel": "news:eu", "deviceId": "dev-sub"}])
     );
-    let both = req("GET", format!("{path}?deviceId=dev-sub&clientId=zoe"))
-        .send(&router)
-        .await;
+    let both = req("GET", format!("{path}?deviceId=dev-sub&clientId=zoe")).send(&router).await;
     assert_eq!(both.status, StatusCode::BAD_REQUEST);
-    let concat = req("GET", format!("{path}?deviceId=dev-sub&clientId=zoe&concatFilters=true"))
-        .send(&router)
-        .await
-        .json();
+    let concat =
+        req("GET", format!("{path}?deviceId=dev-sub&clientId=zoe&concatFilters=true")).send(&router).await.json();
     assert_eq!(concat.as_array().map(Vec::len), Some(2));
     let channels = req("GET", "/push/channels").send(&router).await.json();
-    assert!(channels
-        .as_array()
-        .expect("array")
-        .contains(&json!("news:eu")));
+    assert!(channels.as_array().expect("array").contains(&json!("news:eu")));
 
-    let removed = req("DELETE", format!("{path}?channel=news:eu&clientId=zoe"))
-        .send(&router)
-        .await;
+    let removed = req("DELETE", format!("{path}?channel=news:eu&clientId=zoe")).send(&router).await;
     assert_eq!(removed.status, StatusCode::NO_CONTENT);
-    let listed = req("GET", format!("{path}?channel=news:eu"))
-        .send(&router)
-        .await
-        .json();
+    let listed = req("GET", format!("{path}?channel=news:eu")).send(&router).await.json();
     assert_eq!(listed, json!([{"channel": "news:eu", "deviceId": "dev-sub"}]));
 
     // Deleting the device takes its subscriptions with it.
-    req("DELETE", "/push/deviceRegistrations/dev-sub")
-        .send(&router)
-        .await;
-    let listed = req("GET", format!("{path}?channel=news:eu"))
-        .send(&router)
-        .await
-        .json();
+    req("DELETE", "/push/deviceRegistrations/dev-sub").send(&router).await;
+    let listed = req("GET", format!("{path}?channel=news:eu")).send(&router).await.json();
     assert_eq!(listed, json!([]));
 }
 
@@ -741,10 +587,7 @@ fn current_minute_entry(stats: &Value, key: &str) -> i64 {
 #[tokio::test]
 async fn push_publish_is_recorded_and_counted_in_stats() {
     let (sim, router) = setup();
-    req("PUT", "/push/deviceRegistrations/dev-push")
-        .json(&device("dev-push", "zoe"))
-        .send(&router)
-        .await;
+    req("PUT", "/push/deviceRegistrations/dev-push").json(&device("dev-push", "zoe")).send(&router).await;
     let before = req("GET", "/stats?limit=1").send(&router).await.json();
     let direct_before = current_minute_entry(&before, "push.directPublishes");
 
@@ -759,17 +602,11 @@ async fn push_publish_is_recorded_and_counted_in_stats() {
         .send(&router)
         .await;
     assert_eq!(bad.status, StatusCode::BAD_REQUEST);
-    let no_recipient = req("POST", "/push/publish")
-        .json(&json!({"notification": {"title": "x"}}))
-        .send(&router)
-        .await;
+    let no_recipient = req("POST", "/push/publish").json(&json!({"notification": {"title": "x"}})).send(&router).await;
     assert_eq!(no_recipient.status, StatusCode::BAD_REQUEST);
 
     let after = req("GET", "/stats?limit=1").send(&router).await.json();
-    assert_eq!(
-        current_minute_entry(&after, "push.directPublishes"),
-        direct_before + 1
-    );
+    assert_eq!(current_minute_entry(&after, "push.directPublishes"), direct_before + 1);
     assert!(current_minute_entry(&after, "push.notifications.delivered") >= 1);
     assert!(current_minute_entry(&after, "apiRequests.push.succeeded") >= 2);
     assert!(current_minute_entry(&after, "apiRequests.push.failed") >= 2);
@@ -810,10 +647,7 @@ async fn stats_units_and_interval_ids() {
             assert!(r["entries"].as_object().is_some_and(|e| !e.is_empty()));
         }
     }
-    let forwards = req("GET", "/stats?unit=day&direction=forwards&limit=2")
-        .send(&router)
-        .await
-        .json();
+    let forwards = req("GET", "/stats?unit=day&direction=forwards&limit=2").send(&router).await.json();
     assert!(forwards[0]["intervalId"].as_str() < forwards[1]["intervalId"].as_str());
 }
 
@@ -848,39 +682,26 @@ async fn batch_publish_returns_batch_results() {
         .json();
     assert_eq!(single[0]["channel"], "batch:c");
     assert!(single[0]["messageId"].as_str().is_some());
-    let malformed = req("POST", "/messages")
-        .json(&json!({"messages": {"data": "no channels"}}))
-        .send(&router)
-        .await;
+    let malformed = req("POST", "/messages").json(&json!({"messages": {"data": "no channels"}})).send(&router).await;
     assert_eq!(malformed.status, StatusCode::BAD_REQUEST);
 }
 
 #[tokio::test]
 async fn channels_list_and_details() {
     let (_, router) = setup();
-    let by_value = req("GET", "/channels?prefix=chat:")
-        .send(&router)
-        .await
-        .json();
+    let by_value = req("GET", "/channels?prefix=chat:").send(&router).await.json();
     let details = by_value.as_array().expect("array");
     assert_eq!(details.len(), 2);
     let metrics = &details[0]["status"]["occupancy"]["metrics"];
     assert!(metrics["connections"].as_i64().is_some_and(|c| c > 0));
     assert!(metrics["presenceMembers"].as_i64().is_some_and(|c| c > 0));
-    let by_id = req("GET", "/channels?prefix=chat:")
-        .header("x-ably-version", "3")
-        .send(&router)
-        .await
-        .json();
+    let by_id = req("GET", "/channels?prefix=chat:").header("x-ably-version", "3").send(&router).await.json();
     assert_eq!(by_id, json!(["chat:lobby", "chat:support"]));
 
     let one = req("GET", "/channels/telemetry%3Atruck-17").send(&router).await.json();
     assert_eq!(one["channelId"], "telemetry:truck-17");
     assert_eq!(one["status"]["isActive"], true);
-    let enveloped = req("GET", "/channels/telemetry%3Atruck-17?envelope=json")
-        .send(&router)
-        .await
-        .json();
+    let enveloped = req("GET", "/channels/telemetry%3Atruck-17?envelope=json").send(&router).await.json();
     assert_eq!(enveloped["statusCode"], 200);
     assert_eq!(enveloped["response"]["channelId"], "telemetry:truck-17");
 }
@@ -888,38 +709,20 @@ async fn channels_list_and_details() {
 #[tokio::test]
 async fn presence_members_filters_and_history_actions() {
     let (_, router) = setup();
-    let members = req("GET", "/channels/chat%3Alobby/presence")
-        .send(&router)
-        .await
-        .json();
+    let members = req("GET", "/channels/chat%3Alobby/presence").send(&router).await.json();
     let members = members.as_array().expect("array");
     assert_eq!(members.len(), 6);
     assert!(members.iter().all(|m| m["action"] == 1));
     let client = members[2]["clientId"].as_str().expect("clientId");
     let connection = members[2]["connectionId"].as_str().expect("connectionId");
-    let one = req("GET", format!("/channels/chat%3Alobby/presence?clientId={client}"))
-        .send(&router)
-        .await
-        .json();
+    let one = req("GET", format!("/channels/chat%3Alobby/presence?clientId={client}")).send(&router).await.json();
     assert_eq!(one.as_array().map(Vec::len), Some(1));
-    let by_conn = req(
-        "GET",
-        format!("/channels/chat%3Alobby/presence?connectionId={connection}"),
-    )
-    .send(&router)
-    .await
-    .json();
+    let by_conn =
+        req("GET", format!("/channels/chat%3Alobby/presence?connectionId={connection}")).send(&router).await.json();
     assert_eq!(by_conn[0]["clientId"], client);
-    let history = req("GET", "/channels/chat%3Alobby/presence/history?limit=1000")
-        .send(&router)
-        .await
-        .json();
-    let actions: Vec<i64> = history
-        .as_array()
-        .expect("array")
-        .iter()
-        .map(|p| p["action"].as_i64().unwrap_or(0))
-        .collect();
+    let history = req("GET", "/channels/chat%3Alobby/presence/history?limit=1000").send(&router).await.json();
+    let actions: Vec<i64> =
+        history.as_array().expect("array").iter().map(|p| p["action"].as_i64().unwrap_or(0)).collect();
     assert!(actions.contains(&2) && actions.contains(&3));
     assert!(actions.iter().all(|a| [2, 3, 4].contains(a)));
     let empty = req("GET", "/channels/orders%3Aeu/presence").send(&router).await.json();
@@ -933,20 +736,14 @@ async fn fingerprint(router: &Router) -> Vec<Value> {
     out.push(channels.clone());
     for name in channels.as_array().expect("array") {
         let name = name.as_str().expect("name").replace(':', "%3A");
-        let mut history = req("GET", format!("/channels/{name}/messages?limit=1000"))
-            .send(router)
-            .await
-            .json();
+        let mut history = req("GET", format!("/channels/{name}/messages?limit=1000")).send(router).await.json();
         for m in history.as_array_mut().expect("array") {
             let m = m.as_object_mut().expect("object");
             m.remove("timestamp");
             m.remove("serial");
         }
         out.push(history);
-        let mut members = req("GET", format!("/channels/{name}/presence"))
-            .send(router)
-            .await
-            .json();
+        let mut members = req("GET", format!("/channels/{name}/presence")).send(router).await.json();
         for m in members.as_array_mut().expect("array") {
             m.as_object_mut().expect("object").remove("timestamp");
         }
@@ -966,38 +763,17 @@ async fn same_seed_same_data_and_reset_restores_it() {
     let seeded = fingerprint(&ra).await;
     assert_eq!(seeded, fingerprint(&rb).await);
     assert_ne!(seeded, fingerprint(&rc).await);
-    let total: usize = seeded
-        .iter()
-        .skip(1)
-        .step_by(2)
-        .take(12)
-        .map(|h| h.as_array().map_or(0, Vec::len))
-        .sum();
+    let total: usize = seeded.iter().skip(1).step_by(2).take(12).map(|h| h.as_array().map_or(0, Vec::len)).sum();
     assert!(total >= 12 * 20, "{total} messages");
 
-    let full_history = req("GET", "/channels/orders%3Aus/messages?limit=1000")
-        .send(&ra)
-        .await
-        .json();
-    req("POST", "/channels/orders%3Aus/messages")
-        .json(&json!({"name": "order.created", "data": {}}))
-        .send(&ra)
-        .await;
-    req("POST", "/channels/scratch/messages")
-        .json(&json!({"data": "x"}))
-        .send(&ra)
-        .await;
-    req("PUT", "/push/deviceRegistrations/dev-reset")
-        .json(&device("dev-reset", "zoe"))
-        .send(&ra)
-        .await;
+    let full_history = req("GET", "/channels/orders%3Aus/messages?limit=1000").send(&ra).await.json();
+    req("POST", "/channels/orders%3Aus/messages").json(&json!({"name": "order.created", "data": {}})).send(&ra).await;
+    req("POST", "/channels/scratch/messages").json(&json!({"data": "x"})).send(&ra).await;
+    req("PUT", "/push/deviceRegistrations/dev-reset").json(&device("dev-reset", "zoe")).send(&ra).await;
     assert_ne!(seeded, fingerprint(&ra).await);
     a.reset();
     assert_eq!(seeded, fingerprint(&ra).await);
-    let after = req("GET", "/channels/orders%3Aus/messages?limit=1000")
-        .send(&ra)
-        .await
-        .json();
+    let after = req("GET", "/channels/orders%3Aus/messages?limit=1000").send(&ra).await.json();
     assert_eq!(after, full_history, "timestamps are restored too");
 }
 
@@ -1006,6 +782,7 @@ fn seeding_is_fast() {
     let start = std::time::Instant::now();
     let state = super::seed::seeded_state(42, super::state::now_ms());
     let elapsed = start.elapsed();
+    eprintln!("SEEDING {elapsed:?}");
     assert_eq!(state.channels.len(), 12);
     assert_eq!(state.devices.len(), 8);
     // Debug builds are several times slower than the 5 ms release budget.

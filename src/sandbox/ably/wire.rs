@@ -53,11 +53,9 @@ impl Val {
     /// treats a `null` field as absent (ably-python sends `null` for unset token fields).
     pub(super) fn field(&self, key: &str) -> Option<&Val> {
         match self {
-            Val::Map(fields) => fields
-                .iter()
-                .find(|(k, _)| k == key)
-                .map(|(_, v)| v)
-                .filter(|v| !matches!(v, Val::Null)),
+            Val::Map(fields) => {
+                fields.iter().find(|(k, _)| k == key).map(|(_, v)| v).filter(|v| !matches!(v, Val::Null))
+            }
             _ => None,
         }
     }
@@ -99,12 +97,7 @@ impl Val {
             Val::Str(s) => s.len(),
             Val::Bin(b) => b.len(),
             Val::Arr(items) => 2 + items.iter().map(|v| v.approx_size() + 1).sum::<usize>(),
-            Val::Map(fields) => {
-                2 + fields
-                    .iter()
-                    .map(|(k, v)| k.len() + 4 + v.approx_size())
-                    .sum::<usize>()
-            }
+            Val::Map(fields) => 2 + fields.iter().map(|(k, v)| k.len() + 4 + v.approx_size()).sum::<usize>(),
         }
     }
 
@@ -123,9 +116,7 @@ impl Serialize for Val {
             Val::Float(f) => serializer.serialize_f64(*f),
             Val::Str(s) => serializer.serialize_str(s),
             // JSON has no bytes: stray binary (e.g. inside extras) goes out as base64 text.
-            Val::Bin(b) if serializer.is_human_readable() => {
-                serializer.serialize_str(&STANDARD.encode(b))
-            }
+            Val::Bin(b) if serializer.is_human_readable() => serializer.serialize_str(&STANDARD.encode(b)),
             Val::Bin(b) => serializer.serialize_bytes(b),
             Val::Arr(items) => {
                 let mut seq = serializer.serialize_seq(Some(items.len()))?;
@@ -199,8 +190,7 @@ impl<'de> Visitor<'de> for ValVisitor {
             let key = match k {
                 Val::Str(s) => s,
                 Val::Int(n) => n.to_string(),
-                Val::Bin(b) => String::from_utf8(b)
-                    .map_err(|_| de::Error::custom("map keys must be text"))?,
+                Val::Bin(b) => String::from_utf8(b).map_err(|_| de::Error::custom("map keys must be text"))?,
                 _ => return Err(de::Error::custom("map keys must be text")),
             };
             fields.push((Cow::Owned(key), v));
@@ -232,10 +222,7 @@ impl Format {
 
     /// The answer format: `Accept` wins, then `format=`, then JSON (api/ably.md §1).
     pub(super) fn negotiate(headers: &HeaderMap, query: &Query) -> Format {
-        let accept = headers
-            .get(header::ACCEPT)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("");
+        let accept = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()).unwrap_or("");
         if accept.contains("msgpack") {
             Format::Msgpack
         } else if accept.contains("json") {
@@ -255,36 +242,36 @@ impl Format {
     }
 }
 
+/// Nesting allowed in request bodies; deeper MessagePack could exhaust a worker's stack.
+const MAX_DEPTH: usize = 100;
+
+fn from_msgpack(body: &[u8]) -> Result<Val, rmp_serde::decode::Error> {
+    let mut de = rmp_serde::Deserializer::from_read_ref(body);
+    de.set_max_depth(MAX_DEPTH);
+    Val::deserialize(&mut de)
+}
+
 /// Decodes a request body per its `Content-Type`; an empty body is `null`.
 pub(super) fn decode_body(headers: &HeaderMap, body: &[u8]) -> Result<Val, AblyError> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Ok(Val::Null);
     }
-    let content_type = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .to_ascii_lowercase();
+    let content_type =
+        headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("").to_ascii_lowercase();
     let bad = |what: &str, e: &dyn fmt::Display| {
         AblyError::new(400, 40001, format!("Invalid request body: unparseable {what}: {e}"))
     };
     if content_type.contains("msgpack") {
-        rmp_serde::from_slice(body).map_err(|e| bad("MessagePack", &e))
+        from_msgpack(body).map_err(|e| bad("MessagePack", &e))
     } else if content_type.starts_with("application/x-www-form-urlencoded") {
         let text = std::str::from_utf8(body).map_err(|e| bad("form", &e))?;
-        let fields = Query::parse(text)
-            .pairs
-            .into_iter()
-            .map(|(k, v)| (Cow::Owned(k), Val::Str(v)))
-            .collect();
+        let fields = Query::parse(text).pairs.into_iter().map(|(k, v)| (Cow::Owned(k), Val::Str(v))).collect();
         Ok(Val::Map(fields))
     } else if content_type.contains("json") || content_type.is_empty() {
         match serde_json::from_slice(body) {
             Ok(v) => Ok(v),
             // No declared type: a MessagePack body is the only other thing an SDK sends.
-            Err(e) if content_type.is_empty() => {
-                rmp_serde::from_slice(body).map_err(|_| bad("JSON", &e))
-            }
+            Err(e) if content_type.is_empty() => from_msgpack(body).map_err(|_| bad("JSON", &e)),
             Err(e) => Err(bad("JSON", &e)),
         }
     } else {
@@ -317,11 +304,7 @@ impl Query {
 
     /// A parameter's value; empty values count as absent, as SDKs send `param=` for unset ones.
     pub(super) fn get(&self, name: &str) -> Option<&str> {
-        self.pairs
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
-            .filter(|v| !v.is_empty())
+        self.pairs.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str()).filter(|v| !v.is_empty())
     }
 }
 
@@ -344,11 +327,7 @@ pub(super) fn decode_component(raw: &str, plus: bool) -> String {
 
 /// Everything but RFC 3986 unreserved characters, so link URLs never contain commas (ably-js
 /// splits `Link` on them).
-const LINK_SET: &AsciiSet = &NON_ALPHANUMERIC
-    .remove(b'-')
-    .remove(b'_')
-    .remove(b'.')
-    .remove(b'~');
+const LINK_SET: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'_').remove(b'.').remove(b'~');
 
 /// Builds a query string from already-decoded pairs.
 pub(super) fn encode_query(pairs: &[(&str, String)]) -> String {
@@ -374,11 +353,7 @@ pub(super) struct AblyError {
 
 impl AblyError {
     pub(super) fn new(status: u16, code: u32, message: impl Into<String>) -> AblyError {
-        AblyError {
-            status,
-            code,
-            message: message.into(),
-        }
+        AblyError { status, code, message: message.into() }
     }
 
     /// 400/40003, the code Ably uses for an invalid parameter value.
@@ -402,25 +377,15 @@ impl AblyError {
                 ("message", Val::str(self.message.clone())),
                 ("code", Val::Int(i64::from(self.code))),
                 ("statusCode", Val::Int(i64::from(self.status))),
-                (
-                    "href",
-                    Val::str(format!("https://help.ably.io/error/{}", self.code)),
-                ),
+                ("href", Val::str(format!("https://help.ably.io/error/{}", self.code))),
             ]),
         )])
     }
 
     /// The `X-Ably-ErrorCode`/`X-Ably-ErrorMessage` pair the real service repeats in headers.
     pub(super) fn add_headers(&self, headers: &mut HeaderMap) {
-        headers.insert(
-            HeaderName::from_static("x-ably-errorcode"),
-            HeaderValue::from(self.code),
-        );
-        let printable: String = self
-            .message
-            .chars()
-            .map(|c| if (' '..='~').contains(&c) { c } else { '?' })
-            .collect();
+        headers.insert(HeaderName::from_static("x-ably-errorcode"), HeaderValue::from(self.code));
+        let printable: String = self.message.chars().map(|c| if (' '..='~').contains(&c) { c } else { '?' }).collect();
         if let Ok(value) = HeaderValue::from_str(&printable) {
             headers.insert(HeaderName::from_static("x-ably-errormessage"), value);
         }
@@ -430,10 +395,7 @@ impl AblyError {
 /// A finished response body in the negotiated format.
 pub(super) fn body_response(status: StatusCode, format: Format, value: &Val) -> Response {
     let mut response = (status, format.encode(value)).into_response();
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static(format.content_type()),
-    );
+    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(format.content_type()));
     response
 }
 

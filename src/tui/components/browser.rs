@@ -87,7 +87,8 @@ impl Browser {
 
     fn apply_filter(&mut self) {
         let needle = self.filter.to_lowercase();
-        self.visible = (0..self.records.len()).filter(|i| needle.is_empty() || self.haystacks[*i].contains(&needle)).collect();
+        self.visible =
+            (0..self.records.len()).filter(|i| needle.is_empty() || self.haystacks[*i].contains(&needle)).collect();
         self.selected = self.selected.min(self.visible.len().saturating_sub(1));
     }
 
@@ -213,7 +214,8 @@ impl Browser {
             .iter()
             .enumerate()
             .map(|(c, name)| {
-                let widest = self.visible[self.offset..end].iter().map(|r| self.cells[*r][c].chars().count()).max().unwrap_or(0);
+                let widest =
+                    self.visible[self.offset..end].iter().map(|r| self.cells[*r][c].chars().count()).max().unwrap_or(0);
                 u16::try_from(widest.max(name.header().len()).min(40)).unwrap_or(40)
             })
             .collect();

@@ -60,7 +60,9 @@ impl Confirm {
             };
         }
         match key.code {
-            KeyCode::Enter if Some(&self.typed) == self.expected.as_ref() || self.expected.is_none() => ConfirmAction::Confirmed,
+            KeyCode::Enter if Some(&self.typed) == self.expected.as_ref() || self.expected.is_none() => {
+                ConfirmAction::Confirmed
+            }
             KeyCode::Backspace => {
                 self.typed.pop();
                 ConfirmAction::None
@@ -76,21 +78,29 @@ impl Confirm {
     pub fn render(&self, frame: &mut Frame, area: Rect, theme: &Theme) {
         let width = area.width.saturating_sub(4).clamp(10, 72).min(area.width);
         let height = 10.min(area.height);
-        let popup = Rect { x: area.x + (area.width - width) / 2, y: area.y + (area.height - height) / 2, width, height };
+        let popup =
+            Rect { x: area.x + (area.width - width) / 2, y: area.y + (area.height - height) / 2, width, height };
         frame.render_widget(Clear, popup);
-        let (badge, badge_style) = if self.live { (" LIVE ", theme.live_badge) } else { (" SANDBOX ", theme.sandbox_badge) };
+        let (badge, badge_style) =
+            if self.live { (" LIVE ", theme.live_badge) } else { (" SANDBOX ", theme.sandbox_badge) };
         let mut lines = vec![
             Line::from(vec![
                 Span::styled(badge, badge_style),
                 Span::styled(format!(" {} · profile {}", self.op.service.title(), self.profile), theme.text),
             ]),
-            Line::from(vec![Span::styled(format!("{} ", self.op.name), theme.warning), Span::styled(self.op.summary, theme.muted)]),
+            Line::from(vec![
+                Span::styled(format!("{} ", self.op.name), theme.warning),
+                Span::styled(self.op.summary, theme.muted),
+            ]),
             Line::from(Span::styled(format!("target: {}", self.target()), theme.text)),
             Line::default(),
         ];
         match (&self.expected, self.live) {
             (Some(expected), true) => {
-                lines.push(Line::from(Span::styled(format!("Type {expected} and press Enter to confirm; Esc cancels."), theme.warning)));
+                lines.push(Line::from(Span::styled(
+                    format!("Type {expected} and press Enter to confirm; Esc cancels."),
+                    theme.warning,
+                )));
                 lines.push(Line::from(Span::styled(format!("> {}▏", self.typed), theme.accent)));
             }
             (None, true) => lines.push(Line::from(Span::styled("Enter confirms on LIVE; Esc cancels.", theme.warning))),

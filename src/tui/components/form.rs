@@ -87,11 +87,7 @@ impl Form {
 
     /// The values typed so far, non-empty ones only.
     pub fn values(&self) -> Values {
-        self.fields
-            .iter()
-            .map(|f| (f.param.name.to_owned(), f.value()))
-            .filter(|(_, v)| !v.is_empty())
-            .collect()
+        self.fields.iter().map(|f| (f.param.name.to_owned(), f.value())).filter(|(_, v)| !v.is_empty()).collect()
     }
 
     /// Checks every field, marking each bad one; true when all are valid.
@@ -131,7 +127,9 @@ impl Form {
             KeyCode::Esc => return FormAction::Cancel,
             KeyCode::Tab | KeyCode::Down => self.move_focus(1),
             KeyCode::BackTab | KeyCode::Up => self.move_focus(-1),
-            KeyCode::Enter if self.fields.get(self.focused).is_none_or(|f| !matches!(f.param.kind, Kind::Json | Kind::Data)) => {
+            KeyCode::Enter
+                if self.fields.get(self.focused).is_none_or(|f| !matches!(f.param.kind, Kind::Json | Kind::Data)) =>
+            {
                 self.move_focus(1);
             }
             _ => {
@@ -171,12 +169,8 @@ impl Form {
         let width = area.width.saturating_sub(4).clamp(20, 100).min(area.width);
         let wanted: u16 = self.fields.iter().map(|f| 1 + f.input_height()).sum::<u16>() + 4;
         let height = wanted.max(5).min(area.height);
-        let popup = Rect {
-            x: area.x + (area.width - width) / 2,
-            y: area.y + (area.height - height) / 2,
-            width,
-            height,
-        };
+        let popup =
+            Rect { x: area.x + (area.width - width) / 2, y: area.y + (area.height - height) / 2, width, height };
         frame.render_widget(Clear, popup);
         let title = Line::from(vec![
             Span::styled(format!(" {} ", self.op.full_name()), theme.title),

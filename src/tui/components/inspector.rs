@@ -55,7 +55,9 @@ enum Body {
     Empty,
     Json(Box<JsonTree>),
     /// UTF-8 text; `note` says why JSON-looking text is shown raw.
-    Text { note: Option<String> },
+    Text {
+        note: Option<String>,
+    },
     Binary,
 }
 
@@ -138,10 +140,7 @@ impl Inspector {
 
     /// Forgets the shown response (e.g. when the tab's target changes).
     pub fn clear(&mut self) {
-        *self = Inspector {
-            mode: self.mode,
-            ..Inspector::new()
-        };
+        *self = Inspector { mode: self.mode, ..Inspector::new() };
     }
 
     /// The shown response, for the app to copy or resend from.
@@ -385,18 +384,10 @@ impl Inspector {
         };
         let mut searcher = Searcher::new(&self.search.needle);
         let mut wrapped = false;
-        let mut hit = if forward {
-            searcher.find(&body, origin)
-        } else {
-            searcher.rfind(&body, origin)
-        };
+        let mut hit = if forward { searcher.find(&body, origin) } else { searcher.rfind(&body, origin) };
         if hit.is_none() {
             wrapped = true;
-            hit = if forward {
-                searcher.find(&body, 0)
-            } else {
-                searcher.rfind(&body, body.len())
-            };
+            hit = if forward { searcher.find(&body, 0) } else { searcher.rfind(&body, body.len()) };
         }
         let Some(hit) = hit else {
             self.search.last = None;
@@ -415,12 +406,8 @@ impl Inspector {
             self.search.ordinal = self.search.ordinal.saturating_sub(1).max(1);
         }
         self.search.last = Some(hit);
-        self.search.note = Some(SearchNote::Match {
-            ordinal: self.search.ordinal,
-            total: self.search.total,
-            forward,
-            wrapped,
-        });
+        self.search.note =
+            Some(SearchNote::Match { ordinal: self.search.ordinal, total: self.search.total, forward, wrapped });
         self.reveal_offset(&body, hit);
     }
 
@@ -475,11 +462,7 @@ impl Inspector {
             }
         }
         self.page = usize::from(rows.height).max(1);
-        let percent = if rows.is_empty() {
-            None
-        } else {
-            self.draw_body(buf, rows, theme, focused)
-        };
+        let percent = if rows.is_empty() { None } else { self.draw_body(buf, rows, theme, focused) };
 
         let title = self.view.as_ref().map_or("inspector", |v| v.title.as_str());
         let mut block = Block::bordered()
@@ -499,11 +482,7 @@ impl Inspector {
 
     fn mode_tabs(&self, theme: &Theme) -> Line<'static> {
         let mut spans = vec![Span::raw(" ")];
-        let modes = [
-            (InspectorMode::Tree, "tree"),
-            (InspectorMode::Raw, "raw"),
-            (InspectorMode::Headers, "headers"),
-        ];
+        let modes = [(InspectorMode::Tree, "tree"), (InspectorMode::Raw, "raw"), (InspectorMode::Headers, "headers")];
         for (i, (mode, label)) in modes.into_iter().enumerate() {
             if mode == InspectorMode::Tree && !matches!(self.body, Body::Json(_)) {
                 continue;
@@ -520,12 +499,7 @@ impl Inspector {
 
     fn note_line(&self, theme: &Theme) -> Option<Line<'static>> {
         let text = match self.search.note.as_ref()? {
-            SearchNote::Match {
-                ordinal,
-                total,
-                forward,
-                wrapped,
-            } => {
+            SearchNote::Match { ordinal, total, forward, wrapped } => {
                 let arrow = if *forward { '↓' } else { '↑' };
                 let wrapped = if *wrapped { " (wrapped)" } else { "" };
                 Span::styled(format!(" match {ordinal}/{total} {arrow}{wrapped} "), theme.accent)
@@ -590,10 +564,7 @@ fn summary_line(view: &ResponseView, body: &Body, theme: &Theme) -> Line<'static
     let mut spans = Vec::new();
     match view.status {
         Some(code) => {
-            let reason = reqwest::StatusCode::from_u16(code)
-                .ok()
-                .and_then(|s| s.canonical_reason())
-                .unwrap_or("");
+            let reason = reqwest::StatusCode::from_u16(code).ok().and_then(|s| s.canonical_reason()).unwrap_or("");
             let style = if code < 400 { theme.success } else { theme.error };
             spans.push(Span::styled(format!("{code} {reason}").trim_end().to_owned(), style));
         }
@@ -643,10 +614,7 @@ fn tree_line(line: &TreeLine, theme: &Theme, selected: Option<Style>, width: u16
         (true, false) => "▸ ",
         (false, _) => "  ",
     };
-    let mut spans = vec![
-        Span::raw(" ".repeat(indent)),
-        Span::styled(marker, style(theme.json_punctuation)),
-    ];
+    let mut spans = vec![Span::raw(" ".repeat(indent)), Span::styled(marker, style(theme.json_punctuation))];
     if let Some(key) = &line.key {
         spans.push(Span::styled(key.clone(), style(theme.json_key)));
         spans.push(Span::styled(": ", style(theme.json_punctuation)));
@@ -737,9 +705,7 @@ fn classify(view: &ResponseView) -> Body {
         match JsonDoc::parse(body.clone()) {
             Ok(doc) => return Body::Json(Box::new(JsonTree::new(doc))),
             Err(error) if is_text(body) => {
-                return Body::Text {
-                    note: Some(format!("not valid JSON: {error}")),
-                };
+                return Body::Text { note: Some(format!("not valid JSON: {error}")) };
             }
             Err(_) => return Body::Binary,
         }
@@ -778,18 +744,15 @@ mod tests {
         }
     }
 
-    const BODY: &str = r#"{"items":[{"id":"ch_1","name":"alerts","members":3},{"id":"ch_2","name":"ops","members":12}],"next":null}"#;
+    const BODY: &str =
+        r#"{"items":[{"id":"ch_1","name":"alerts","members":3},{"id":"ch_2","name":"ops","members":12}],"next":null}"#;
 
     fn draw(inspector: &mut Inspector, width: u16, height: u16) -> Vec<String> {
         let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
         let theme = Theme::dark();
-        terminal
-            .draw(|frame| inspector.render(frame, frame.area(), &theme, true))
-            .unwrap();
+        terminal.draw(|frame| inspector.render(frame, frame.area(), &theme, true)).unwrap();
         let buffer = terminal.backend().buffer();
-        (0..height)
-            .map(|y| (0..width).map(|x| buffer[(x, y)].symbol()).collect::<String>())
-            .collect()
+        (0..height).map(|y| (0..width).map(|x| buffer[(x, y)].symbol()).collect::<String>()).collect()
     }
 
     fn key(inspector: &mut Inspector, keys: &str) {
@@ -831,9 +794,7 @@ mod tests {
         inspector.show(view(BODY));
         let mut terminal = Terminal::new(TestBackend::new(60, 16)).unwrap();
         let theme = Theme::dark();
-        terminal
-            .draw(|frame| inspector.render(frame, frame.area(), &theme, true))
-            .unwrap();
+        terminal.draw(|frame| inspector.render(frame, frame.area(), &theme, true)).unwrap();
         let buffer = terminal.backend().buffer();
         assert_eq!(buffer[(1, 3)].bg, theme.selection.bg.unwrap());
         assert_eq!(buffer[(58, 3)].bg, theme.selection.bg.unwrap(), "the whole row is selected");
@@ -904,14 +865,8 @@ mod tests {
         let mut inspector = Inspector::new();
         inspector.show(view(BODY));
         key(&mut inspector, "jj");
-        assert_eq!(
-            inspector.selected_json(),
-            Some(serde_json::json!({"id": "ch_1", "name": "alerts", "members": 3}))
-        );
-        assert_eq!(
-            inspector.selected_text(),
-            Some(&br#"{"id":"ch_1","name":"alerts","members":3}"#[..])
-        );
+        assert_eq!(inspector.selected_json(), Some(serde_json::json!({"id": "ch_1", "name": "alerts", "members": 3})));
+        assert_eq!(inspector.selected_text(), Some(&br#"{"id":"ch_1","name":"alerts","members":3}"#[..]));
     }
 
     #[test]
@@ -920,10 +875,7 @@ mod tests {
         inspector.show(view("{\"a\": 1,\n oops}\n"));
         assert_eq!(inspector.mode(), InspectorMode::Raw);
         let screen = draw(&mut inspector, 70, 10);
-        assert!(
-            contains(&screen, "not valid JSON: unexpected 'o', expected a string key at line 2"),
-            "{screen:#?}"
-        );
+        assert!(contains(&screen, "not valid JSON: unexpected 'o', expected a string key at line 2"), "{screen:#?}");
         assert!(contains(&screen, "│{\"a\": 1,"));
         assert!(contains(&screen, "│ oops}"));
         assert!(inspector.selected_json().is_none());

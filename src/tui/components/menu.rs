@@ -83,7 +83,8 @@ impl Menu {
         let width = area.width.saturating_sub(4).clamp(10, 90).min(area.width);
         let wanted = u16::try_from(self.shown.len()).unwrap_or(u16::MAX).saturating_add(2).max(4);
         let height = wanted.min(area.height.saturating_sub(2).max(3)).min(area.height);
-        let popup = Rect { x: area.x + (area.width - width) / 2, y: area.y + (area.height - height) / 3, width, height };
+        let popup =
+            Rect { x: area.x + (area.width - width) / 2, y: area.y + (area.height - height) / 3, width, height };
         frame.render_widget(Clear, popup);
         let title = Line::from(vec![
             Span::styled(format!(" {} ", self.title), theme.title),
