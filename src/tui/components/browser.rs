@@ -290,6 +290,9 @@ fn cell_text(record: &Value, column: &Column, id_field: Option<&str>) -> String 
         Some(Value::String(s)) => s.clone(),
         Some(Value::Object(map)) => format!("{{…{}}}", map.len()),
         Some(Value::Array(items)) => format!("[…{}]", items.len()),
+        Some(Value::Number(n)) if is_time_column(column.header()) => {
+            n.as_i64().and_then(epoch_ms_text).unwrap_or_else(|| n.to_string())
+        }
         Some(other) => other.to_string(),
     };
     let text = text.replace(['\n', '\r', '\t'], " ");
@@ -300,6 +303,23 @@ fn cell_text(record: &Value, column: &Column, id_field: Option<&str>) -> String 
     } else {
         text
     }
+}
+
+/// Columns whose numbers are millisecond timestamps (Ably's `timestamp`, `issued`, `expires`).
+fn is_time_column(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    ["time", "issued", "expires", "created", "updated", "modified"].iter().any(|w| name.contains(w))
+}
+
+/// A millisecond epoch as `2026-11-22 05:12:40` UTC; `None` outside 2001..2286, where a number is
+/// unlikely to be one.
+fn epoch_ms_text(ms: i64) -> Option<String> {
+    if !(1_000_000_000_000..10_000_000_000_000).contains(&ms) {
+        return None;
+    }
+    let at = time::OffsetDateTime::from_unix_timestamp(ms / 1000).ok()?;
+    let format = time::macros::format_description!("[year]-[month]-[day] [hour]:[minute]:[second]");
+    at.format(&format).ok()
 }
 
 #[cfg(test)]
@@ -351,6 +371,18 @@ mod tests {
         assert!(text.contains("2 of 3"));
         b.handle_key(key(KeyCode::Char('G')));
         assert_eq!(b.selected_record().unwrap()["channelId"], "orders:us");
+    }
+
+    #[test]
+    fn millisecond_timestamps_read_as_dates() {
+        let mut b = Browser::default();
+        b.set_records(
+            vec![json!({"id": "m1", "timestamp": 1_700_000_000_000_i64, "count": 1_700_000_000_000_i64})],
+            Some("id"),
+        );
+        let text = screen(&mut b, 80, 4);
+        assert!(text.contains("2023-11-14 22:13:20"), "{text}");
+        assert!(text.contains("1700000000000"), "other columns keep their numbers: {text}");
     }
 
     #[test]
