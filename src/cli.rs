@@ -9,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::catalog::{Operation, Service};
 use crate::client::{self, pagination, CallError, HttpSettings, Values};
-use crate::config::{Config, Mode, ResolvedService};
+use crate::config::{self, Config, Mode, ResolvedService};
 use crate::sandbox;
 
 /// A terminal operations console for Ably, Deepgram, AvaTax, TaxJar, Coinbase Exchange, Mailgun
@@ -252,6 +252,13 @@ pub async fn call(global: &GlobalArgs, args: &CallArgs, out: &mut dyn Write) -> 
     if dry_run {
         let curl = client::request::to_curl(&request, &target.credentials).map_err(|e| call_failure(op, &e))?;
         return writeln!(out, "{curl}").map_err(|e| Failure::runtime(e.to_string()));
+    }
+    if sandbox.as_ref().is_some_and(|s| !s.endpoint(service).simulated) {
+        return Err(Failure::runtime(format!(
+            "{service} has no simulator yet and no live credentials are set; set {} to call the real service \
+             (--dry-run shows the request)",
+            config::credential_variables(service).join(", ")
+        )));
     }
     if target.live && op.destructive {
         eprintln!("opsdeck: {} on LIVE {} ({})", op.full_name(), service.title(), target.base_url);

@@ -122,6 +122,14 @@ async fn call_against_a_running_sandbox_pages_and_reports_api_errors() {
 }
 
 #[test]
+fn a_service_without_simulator_or_credentials_says_what_to_set() {
+    let out = opsdeck(&["call", "deepgram", "projects_list"], &[]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("deepgram has no simulator yet"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("DEEPGRAM_API_KEY"));
+}
+
+#[test]
 fn unreachable_host_is_a_clear_runtime_error() {
     let out = opsdeck(&["call", "ably", "channels_list"], &[("OPSDECK_ABLY_URL", "http://127.0.0.1:9")]);
     assert_eq!(out.status.code(), Some(1));

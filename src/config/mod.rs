@@ -201,8 +201,8 @@ pub fn live_url(service: Service, region: Option<&str>) -> &'static str {
     }
 }
 
-/// The environment variable names of a service's secrets, in the order [`credentials`] reads them.
-fn env_names(service: Service) -> &'static [&'static str] {
+/// The environment variables that make a service live, in the order [`credentials`] reads them.
+pub fn credential_variables(service: Service) -> &'static [&'static str] {
     match service {
         Service::Ably => &["ABLY_API_KEY"],
         Service::Deepgram => &["DEEPGRAM_API_KEY"],
@@ -222,7 +222,8 @@ fn resolve_service(
 ) -> anyhow::Result<ResolvedService> {
     let name = service.name().to_ascii_uppercase();
     let url_override = env(&format!("OPSDECK_{name}_URL")).filter(|u| !u.is_empty());
-    let from_env: Vec<Option<String>> = env_names(service).iter().map(|n| env(n).filter(|v| !v.is_empty())).collect();
+    let from_env: Vec<Option<String>> =
+        credential_variables(service).iter().map(|n| env(n).filter(|v| !v.is_empty())).collect();
     let secrets = if from_env.iter().all(Option::is_some) {
         Some(from_env.into_iter().flatten().collect::<Vec<_>>())
     } else if let Some(p) = profile {
@@ -251,7 +252,7 @@ fn resolve_service(
     }
 }
 
-/// The profile's secrets in [`env_names`] order, or `None` when the profile sets none.
+/// The profile's secrets in [`credential_variables`] order, or `None` when the profile sets none.
 fn profile_secrets(service: Service, p: &ServiceProfile) -> anyhow::Result<Option<Vec<String>>> {
     let fields: Vec<(&str, &Option<String>, &Option<String>)> = match service {
         Service::Avatax => {

@@ -112,13 +112,7 @@ impl App {
         }
         tab.started = true;
         if !tab.available {
-            let env = match tab.service {
-                crate::catalog::Service::Avatax => "AVATAX_ACCOUNT_ID and AVATAX_LICENSE_KEY".to_owned(),
-                crate::catalog::Service::Coinbase => {
-                    "COINBASE_API_KEY, COINBASE_API_SECRET and COINBASE_API_PASSPHRASE".to_owned()
-                }
-                other => format!("{}_API_KEY", other.name().to_ascii_uppercase()),
-            };
+            let env = crate::config::credential_variables(tab.service).join(", ");
             tab.browser.notice = Some((
                 format!(
                     "The {} simulator is not built yet, so there is nothing to browse offline.\n\n\

@@ -919,16 +919,20 @@ enum Fold {
 /// to decode again.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TreeLine {
+    /// The node drawn, so the widget can tell the cursor's line.
     pub node: NodeId,
+    /// Nesting level, for indentation; 0 for the root.
     pub depth: usize,
     /// The member's key, unescaped and made single-line; `None` for array items and the root.
     pub key: Option<String>,
     /// Scalars: their text (strings quoted). Containers: `{` / `[` when expanded, `{…} 12 keys`
     /// / `[…] 3 items` when collapsed, `{}` / `[]` when empty.
     pub preview: String,
+    /// Picks the value's colour.
     pub kind: Kind,
     /// A container with at least one child.
     pub expandable: bool,
+    /// Whether its children are drawn below it (false for scalars).
     pub expanded: bool,
 }
 
@@ -1414,6 +1418,7 @@ mod tests {
     fn counts_and_links_nodes() {
         let d = doc(r#"{"a":{"b":[1,2,{"c":null}]},"d":"x"}"#);
         assert_eq!(d.node_count(), 8);
+        assert_eq!(d.heap_bytes(), 8 * 16, "16 bytes per node, no slack after parsing");
         assert_eq!(d.child_count(NodeId::ROOT), 2);
         let kids: Vec<_> = d.children(NodeId::ROOT).collect();
         assert_eq!(kids, vec![NodeId(1), NodeId(7)]);

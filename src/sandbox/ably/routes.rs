@@ -270,9 +270,9 @@ pub(super) fn history(shared: &Shared, call: &Call) -> Result<Reply, AblyError> 
     let name = channel_name(call)?;
     let query = HistoryQuery::parse(call)?;
     let (page, next) = {
-        let state = shared.lock();
-        match state.channels.get(&name) {
-            Some(channel) => query.page(&channel.messages, |m| m.timestamp),
+        let mut state = shared.lock();
+        match state.channels.get_mut(&name) {
+            Some(channel) => query.page(&channel.ready().messages, |m| m.timestamp),
             None => (Vec::new(), None),
         }
     };
@@ -513,7 +513,7 @@ pub(super) fn publish_locked(
     state.publish_serial = state.publish_serial.wrapping_add(1);
     let created = !state.channels.contains_key(name);
     let State { channels, stats, serials, .. } = state;
-    let channel = channels.entry(name.to_owned()).or_default();
+    let channel = channels.entry(name.to_owned()).or_default().ready();
     let timestamp = channel.messages.last().map_or(now, |m| m.timestamp.max(now));
     let fanout = u64::try_from(channel.occupancy.subscribers).unwrap_or(0);
     let minute = stats.minute(now);

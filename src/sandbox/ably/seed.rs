@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use super::state::{action, Channel, Device, Message, Occupancy, Presence, State, Target};
+use super::state::{action, Channel, Device, Message, Occupancy, Presence, SerialGen, State, Target};
 use super::stats::{m, Counters, Unit, HOUR_MS};
 use super::wire::Val;
 use crate::sandbox::rng::Rng;
@@ -125,17 +125,48 @@ fn int(n: i64) -> Val {
     Val::Int(n)
 }
 
-/// The seeded state for `seed`, with timestamps before `anchor`.
+/// Distinct generator streams per channel, so a channel's data does not depend on which other
+/// channels were generated first.
+fn channel_rng(seed: u64, index: usize, stream: u64) -> Rng {
+    let index = u64::try_from(index).unwrap_or(0);
+    Rng::new(seed ^ (index + 1).wrapping_mul(0xA076_1D64_78BD_642F) ^ stream.rotate_left(32))
+}
+
+/// The seeded state for `seed`, with timestamps before `anchor`. Message histories are only
+/// described here and generated when first used ([`fill_history`]): they are most of the data,
+/// and start-up must stay in the low milliseconds.
 pub(super) fn seeded_state(seed: u64, anchor: i64) -> State {
     let mut rng = Rng::new(seed);
     let mut state = State { seed, rest_connection: rng.alphanumeric(10), ..State::default() };
-    for (name, kind, hours, members) in CHANNELS {
-        let channel = seed_channel(&mut state, &mut rng, kind, hours, members, anchor);
+    for (index, (name, kind, hours, members)) in CHANNELS.into_iter().enumerate() {
+        let mut rng = channel_rng(seed, index, 2);
+        let mut channel = Channel { pending: Some(PendingHistory { seed, index, anchor }), ..Channel::default() };
+        let (connections, subscribers) = match kind {
+            Kind::Ticker => (rng.range(80, 240), rng.range(75, 230)),
+            Kind::Chat => (rng.range(12, 40), rng.range(10, 38)),
+            Kind::Telemetry(..) | Kind::Iot => (rng.range(2, 5), rng.range(1, 4)),
+            _ => (rng.range(3, 20), rng.range(2, 18)),
+        };
+        channel.occupancy = Occupancy {
+            connections,
+            publishers: i64::try_from(publisher_names(kind).len()).unwrap_or(1),
+            subscribers,
+            presence_subscribers: if members > 0 { subscribers } else { 0 },
+        };
+        seed_presence(&mut channel, &mut rng, kind, members, hours * HOUR_MS, anchor);
         state.channels.insert(name.to_owned(), channel);
     }
     seed_devices(&mut state, &mut rng);
     seed_stats(&mut state, &mut rng, anchor);
     state
+}
+
+/// Where a channel's seeded history comes from, until it is generated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct PendingHistory {
+    seed: u64,
+    index: usize,
+    anchor: i64,
 }
 
 /// One publisher of a channel: a realtime connection with its own message serial.
@@ -145,8 +176,9 @@ struct Publisher {
     serial: u64,
 }
 
-fn publishers(rng: &mut Rng, kind: Kind) -> Vec<Publisher> {
-    let fixed: &[&str] = match kind {
+/// Client ids publishing on a channel of `kind`.
+fn publisher_names(kind: Kind) -> &'static [&'static str] {
+    match kind {
         Kind::Orders(_) => &["checkout-service", "fulfilment-worker", "payments-service"],
         Kind::Telemetry(..) => &["fleet-gateway"],
         Kind::Ticker => &["price-feed"],
@@ -154,21 +186,20 @@ fn publishers(rng: &mut Rng, kind: Kind) -> Vec<Publisher> {
         Kind::Deploys => &["ci-bot"],
         Kind::Iot => &["thermostat-3"],
         Kind::Support => &["agent.maria", "agent.tom", "customer-8812", "customer-9340"],
-        Kind::Chat | Kind::Game | Kind::Docs => &[],
-    };
-    let names: Vec<String> = if fixed.is_empty() {
-        let count = match kind {
-            Kind::Chat => 7,
-            _ => 4,
-        };
-        let offset = usize::try_from(rng.below(PEOPLE.len() as u64)).unwrap_or(0);
-        (0..count).map(|i| PEOPLE[(offset + i * 3) % PEOPLE.len()].0.to_owned()).collect()
-    } else {
-        fixed.iter().map(|s| (*s).to_owned()).collect()
-    };
-    names
-        .into_iter()
-        .map(|client_id| Publisher { client_id, connection_id: rng.alphanumeric(10), serial: rng.below(40) })
+        Kind::Chat => &["ana.silva", "ben.okafor", "chen.wei", "hana.sato", "jo.mensah", "kai.larsen", "nina.rossi"],
+        Kind::Game => &["dara.kim", "gus.moreau", "ivan.petrov", "mo.rahman"],
+        Kind::Docs => &["eli.novak", "fatima.haddad", "lena.fischer", "chen.wei"],
+    }
+}
+
+fn publishers(rng: &mut Rng, kind: Kind) -> Vec<Publisher> {
+    publisher_names(kind)
+        .iter()
+        .map(|client_id| Publisher {
+            client_id: (*client_id).to_owned(),
+            connection_id: rng.alphanumeric(10),
+            serial: rng.below(40),
+        })
         .collect()
 }
 
@@ -319,9 +350,15 @@ fn message_body(rng: &mut Rng, kind: Kind, walk: &mut [f64; 3]) -> (String, Val,
     }
 }
 
-fn seed_channel(state: &mut State, rng: &mut Rng, kind: Kind, hours: i64, members: usize, anchor: i64) -> Channel {
-    let mut channel = Channel::default();
-    let mut pubs = publishers(rng, kind);
+/// Generates a channel's seeded messages (20-300 over its span of hours), ahead of any
+/// published since.
+pub(super) fn fill_history(channel: &mut Channel, pending: PendingHistory) {
+    let Some(&(_, kind, hours, _)) = CHANNELS.get(pending.index) else {
+        return;
+    };
+    let mut rng = channel_rng(pending.seed, pending.index, 1);
+    let mut serials = SerialGen::default();
+    let mut pubs = publishers(&mut rng, kind);
     let count = usize::try_from(rng.range(20, 300)).unwrap_or(20);
     let span = hours * HOUR_MS;
     let mut offsets: Vec<i64> = (0..count).map(|_| rng.range(30_000, span)).collect();
@@ -333,17 +370,18 @@ fn seed_channel(state: &mut State, rng: &mut Rng, kind: Kind, hours: i64, member
         Kind::Orders(_) => [rng.range(0, 400) as f64, 0.0, 0.0],
         _ => [0.0; 3],
     };
-    channel.messages.reserve(count);
+    let published = std::mem::take(&mut channel.messages);
+    channel.messages.reserve(count + published.len());
     for offset in offsets {
-        let timestamp = anchor - offset;
+        let timestamp = pending.anchor - offset;
         let index = usize::try_from(rng.below(pubs.len() as u64)).unwrap_or(0);
-        let (name, data, extras) = message_body(rng, kind, &mut walk);
+        let (name, data, extras) = message_body(&mut rng, kind, &mut walk);
         let Some(publisher) = pubs.get_mut(index) else {
             continue;
         };
         let id = format!("{}:{}:0", publisher.connection_id, publisher.serial);
         publisher.serial += 1;
-        let message = Message {
+        channel.messages.push(Arc::new(Message {
             id,
             name: Some(name),
             client_id: Some(publisher.client_id.clone()),
@@ -352,25 +390,11 @@ fn seed_channel(state: &mut State, rng: &mut Rng, kind: Kind, hours: i64, member
             encoding: None,
             extras,
             timestamp,
-            serial: state.serials.next(timestamp, 0),
-        };
-        channel.ids.insert(message.id.clone(), channel.messages.len());
-        channel.messages.push(Arc::new(message));
+            serial: serials.next(timestamp, 0),
+        }));
     }
-    let (connections, subscribers) = match kind {
-        Kind::Ticker => (rng.range(80, 240), rng.range(75, 230)),
-        Kind::Chat => (rng.range(12, 40), rng.range(10, 38)),
-        Kind::Telemetry(..) | Kind::Iot => (rng.range(2, 5), rng.range(1, 4)),
-        _ => (rng.range(3, 20), rng.range(2, 18)),
-    };
-    channel.occupancy = Occupancy {
-        connections,
-        publishers: i64::try_from(pubs.len()).unwrap_or(1),
-        subscribers,
-        presence_subscribers: if members > 0 { subscribers } else { 0 },
-    };
-    seed_presence(&mut channel, rng, kind, members, span, anchor);
-    channel
+    channel.messages.extend(published);
+    channel.ids = channel.messages.iter().enumerate().map(|(i, m)| (m.id.clone(), i)).collect();
 }
 
 fn seed_presence(channel: &mut Channel, rng: &mut Rng, kind: Kind, members: usize, span: i64, anchor: i64) {

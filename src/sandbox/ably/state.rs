@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use super::seed::{fill_history, PendingHistory};
 use super::stats::StatsBook;
 use super::wire::Val;
 
@@ -81,6 +82,18 @@ pub(super) struct Channel {
     /// Ordered by timestamp like `messages`.
     pub(super) presence_history: Vec<Arc<Presence>>,
     pub(super) occupancy: Occupancy,
+    /// Seeded history not generated yet; see [`Channel::ready`].
+    pub(super) pending: Option<PendingHistory>,
+}
+
+impl Channel {
+    /// The channel with its seeded history in place: call before reading or appending messages.
+    pub(super) fn ready(&mut self) -> &mut Channel {
+        if let Some(pending) = self.pending.take() {
+            fill_history(self, pending);
+        }
+        self
+    }
 }
 
 /// A registered push device; stored as its fields, rendered as DeviceDetails.

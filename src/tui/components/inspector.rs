@@ -29,14 +29,19 @@ const HSCROLL_STEP: usize = 8;
 /// selected record.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResponseView {
+    /// The pane's title: the operation's name, or what the record is.
     pub title: String,
     /// `None` when there was no HTTP exchange (a record from a list, a network error).
     pub status: Option<u16>,
+    /// Time to the last byte; zero hides it (nothing was timed).
     pub duration: Duration,
     /// Already redacted, e.g. `GET http://127.0.0.1:7701/channels?limit=100`.
     pub request_line: String,
+    /// Response headers in received order, for the headers view.
     pub headers: Vec<(String, String)>,
+    /// The body as received; the inspector indexes it in place and never copies it.
     pub body: Bytes,
+    /// Decides JSON versus text versus binary, before sniffing the first byte.
     pub content_type: Option<String>,
 }
 
