@@ -721,13 +721,10 @@ pub(super) fn stats(shared: &Shared, call: &Call) -> Result<Reply, AblyError> {
             c.parse::<i64>().map_err(|_| AblyError::bad_param(format!("Invalid value for parameter 'cursor': {c:?}")))
         })
         .transpose()?;
-    let intervals = shared.lock().stats.intervals(unit, start, end);
-    let selected: Vec<(&i64, &stats::Counters)> = match direction {
-        Direction::Backwards => intervals.range(..=cursor.unwrap_or(i64::MAX)).rev().take(limit + 1).collect(),
-        Direction::Forwards => intervals.range(cursor.unwrap_or(i64::MIN)..).take(limit + 1).collect(),
-    };
+    let query = stats::StatsQuery { unit, start, end, forwards: direction == Direction::Forwards, cursor };
+    let selected = shared.lock().stats.page(&query, limit + 1);
     let next = selected.get(limit).map(|(k, _)| k.to_string());
-    let items = selected.iter().take(limit).map(|(k, c)| stats::record(unit, **k, c, call.now)).collect();
+    let items = selected.iter().take(limit).map(|(k, c)| stats::record(unit, *k, c, call.now)).collect();
     let base = vec![
         ("start", start.to_string()),
         ("end", end.to_string()),

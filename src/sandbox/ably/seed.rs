@@ -203,7 +203,7 @@ fn publishers(rng: &mut Rng, kind: Kind) -> Vec<Publisher> {
         .collect()
 }
 
-/// Name and payload of the `i`-th message of a channel. `walk` carries running values
+/// Name, payload and extras of the next message of a channel. `walk` carries running values
 /// (positions, prices, order numbers) from one message to the next.
 fn message_body(rng: &mut Rng, kind: Kind, walk: &mut [f64; 3]) -> (String, Val, Option<Val>) {
     match kind {
@@ -589,8 +589,8 @@ fn fill(counters: &mut Counters, rng: &mut Rng, hour_of_day: usize, scale: f64) 
     c.add(m::PUSH_FAILED, failed);
 }
 
-/// Three hours of minutes before the anchor's hour... up to the anchor's minute, and 35 days
-/// of hours before that.
+/// Minute buckets from three hours before the anchor's hour up to the anchor's minute, and hour
+/// buckets for the 35 days before that, so every unit of the stats view has history.
 fn seed_stats(state: &mut State, rng: &mut Rng, anchor: i64) {
     let this_minute = Unit::Minute.floor(anchor);
     let minutes_from = Unit::Hour.floor(anchor) - 3 * HOUR_MS;

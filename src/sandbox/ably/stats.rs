@@ -243,25 +243,54 @@ impl StatsBook {
         self.minutes.entry(Unit::Minute.floor(now)).or_default()
     }
 
-    /// Intervals of `unit` starting in `[floor(start), end]`, oldest first: like Ably, a query
-    /// starting mid-interval still sees that interval.
-    pub(super) fn intervals(&self, unit: Unit, start: i64, end: i64) -> BTreeMap<i64, Counters> {
-        let mut out: BTreeMap<i64, Counters> = BTreeMap::new();
-        let from = unit.floor(start);
-        let upper = end_bucket_bound(unit, end);
-        if from >= upper {
+    /// Up to `want` intervals of `unit` starting in `[floor(start), end]`, in the order of
+    /// `forwards`, from `cursor` (an interval start) on. Buckets are walked lazily and merged per
+    /// interval, so a page costs its own size, not the whole history. Like Ably, a query starting
+    /// mid-interval still sees that interval.
+    pub(super) fn page(&self, query: &StatsQuery, want: usize) -> Vec<(i64, Counters)> {
+        let unit = query.unit;
+        let mut lo = unit.floor(query.start);
+        let mut hi = end_bucket_bound(unit, query.end);
+        if let Some(cursor) = query.cursor {
+            if query.forwards {
+                lo = lo.max(cursor);
+            } else {
+                hi = hi.min(end_bucket_bound(unit, cursor));
+            }
+        }
+        let mut out: Vec<(i64, Counters)> = Vec::new();
+        if lo >= hi {
             return out;
         }
-        // Buckets are at most an hour long, so each lies inside one interval of any unit.
-        let hours = if unit == Unit::Minute { None } else { Some(self.hours.range(from..upper)) };
-        for (&bucket, counters) in hours.into_iter().flatten().chain(self.minutes.range(from..upper)) {
+        // Seeded hours all precede the minutes, so the chain is in key order.
+        let hours = if unit == Unit::Minute { None } else { Some(self.hours.range(lo..hi)) };
+        let buckets = hours.into_iter().flatten().chain(self.minutes.range(lo..hi));
+        let buckets: Box<dyn Iterator<Item = (&i64, &Counters)>> =
+            if query.forwards { Box::new(buckets) } else { Box::new(buckets.rev()) };
+        for (&bucket, counters) in buckets {
+            // Buckets are at most an hour long, so each lies inside one interval of any unit.
             let key = unit.floor(bucket);
-            if key <= end {
-                out.entry(key).or_default().merge(counters);
+            if key > query.end || (!query.forwards && query.cursor.is_some_and(|c| key > c)) {
+                continue;
+            }
+            let full = out.len() == want;
+            match out.last_mut() {
+                Some((last, merged)) if *last == key => merged.merge(counters),
+                _ if full => break,
+                _ => out.push((key, counters.clone())),
             }
         }
         out
     }
+}
+
+/// A stats query, parsed.
+pub(super) struct StatsQuery {
+    pub(super) unit: Unit,
+    pub(super) start: i64,
+    pub(super) end: i64,
+    pub(super) forwards: bool,
+    pub(super) cursor: Option<i64>,
 }
 
 /// Exclusive upper bound of bucket keys that can fall into intervals starting at or before `end`.
@@ -313,8 +342,11 @@ mod tests {
         book.minute(base).raise(m::CONNECTIONS_PEAK, 7);
         book.minute(base + 60_000).add(m::ALL_COUNT, 4);
         book.minute(base + 60_000).raise(m::CONNECTIONS_PEAK, 5);
-        let hours = book.intervals(Unit::Hour, 0, base + HOUR_MS);
-        let c = hours.get(&base).expect("the hour");
+        let query = StatsQuery { unit: Unit::Hour, start: 0, end: base + HOUR_MS, forwards: false, cursor: None };
+        let hours = book.page(&query, 5);
+        assert_eq!(hours.len(), 1);
+        let (start, c) = &hours[0];
+        assert_eq!(*start, base);
         assert_eq!(c.0[m::ALL_COUNT], 7);
         assert_eq!(c.0[m::CONNECTIONS_PEAK], 7);
     }

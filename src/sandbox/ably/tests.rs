@@ -647,6 +647,19 @@ async fn stats_units_and_interval_ids() {
             assert!(r["entries"].as_object().is_some_and(|e| !e.is_empty()));
         }
     }
+    for unit in ["minute", "hour", "day"] {
+        let ids = |items: Vec<Value>| -> Vec<String> {
+            items.iter().map(|r| r["intervalId"].as_str().unwrap_or("").to_owned()).collect()
+        };
+        let backwards = ids(all_pages(&router, "/stats", &format!("unit={unit}&limit=7")).await);
+        let mut forwards = ids(all_pages(&router, "/stats", &format!("unit={unit}&limit=11&direction=forwards")).await);
+        forwards.reverse();
+        assert_eq!(backwards, forwards, "{unit}");
+        let mut sorted = backwards.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(sorted.len(), backwards.len(), "{unit}: no interval twice");
+    }
     let forwards = req("GET", "/stats?unit=day&direction=forwards&limit=2").send(&router).await.json();
     assert!(forwards[0]["intervalId"].as_str() < forwards[1]["intervalId"].as_str());
 }
