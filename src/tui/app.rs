@@ -355,7 +355,18 @@ impl App {
     fn load_list(&mut self, op: &'static Operation, values: Values) {
         match client::build(op, &values, None, &self.tab().target) {
             Ok(request) => self.fetch_page(op, request, Vec::new()),
-            Err(e) => self.error(format!("{}: {e}", op.full_name())),
+            Err(e) => {
+                // Show what is wrong where it can be fixed: the form, with the values used.
+                let tab = self.tab_mut();
+                tab.browser.clear();
+                tab.browser.notice = Some((format!("{}: {e}", op.name), true));
+                tab.drafts.insert(op.name, values);
+                self.error(format!("{}: {e}", op.full_name()));
+                self.open_form(op);
+                if let Some(Popup::Form(form)) = self.popup.as_mut() {
+                    form.validate();
+                }
+            }
         }
     }
 

@@ -113,20 +113,26 @@ impl Tab {
         }
     }
 
-    /// The values the browser lists `op` with: the form's pre-fill plus the op's browse values.
+    /// The values the browser lists `op` with: the suggested values plus the op's browse values.
+    /// Drafts are not used: a half-typed form must not break browsing.
     pub fn browse_values(&self, op: &'static Operation) -> Values {
-        let mut values = self.prefill(op);
+        let mut values = self.suggested_values(op);
         for (name, value) in op.browse {
             values.entry((*name).to_owned()).or_insert_with(|| (*value).to_owned());
         }
         values
     }
 
-    /// Values to pre-fill `op`'s form with: the last draft, else the selected record and context.
+    /// Values to pre-fill `op`'s form with: the last draft, else the suggested values.
     pub fn prefill(&self, op: &'static Operation) -> Values {
-        if let Some(draft) = self.drafts.get(op.name) {
-            return draft.clone();
+        match self.drafts.get(op.name) {
+            Some(draft) => draft.clone(),
+            None => self.suggested_values(op),
         }
+    }
+
+    /// Values for `op` taken from the selected record and the browsing context.
+    pub fn suggested_values(&self, op: &'static Operation) -> Values {
         let record = self.selected_record().unwrap_or_default();
         let mut values = Values::new();
         for param in op.params {

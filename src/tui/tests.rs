@@ -99,6 +99,20 @@ async fn a_bad_value_shows_an_error_beside_the_field_and_sends_nothing() {
 }
 
 #[tokio::test]
+async fn a_bad_draft_does_not_break_browsing() {
+    let mut h = Harness::new().await;
+    h.keys(":messages_list<Enter>");
+    let Some(Popup::Form(form)) = h.console.app.popup.as_mut() else { panic!("form") };
+    form.set_value("limit", "5000");
+    h.keys("<Esc>");
+    h.browse("messages").await;
+    assert!(h.console.app.popup.is_none(), "no form: the selected channel is enough");
+    assert!(h.console.app.tab().browser.row_count() > 0);
+    let screen = h.screen();
+    assert!(screen.contains("messages page 1"), "{screen}");
+}
+
+#[tokio::test]
 async fn delete_asks_first_and_only_then_sends() {
     let mut h = Harness::new().await;
     h.browse("push devices").await;

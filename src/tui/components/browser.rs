@@ -206,7 +206,8 @@ impl Browser {
         frame.render_widget(Table::new(rows, widths).header(header).column_spacing(1), inner);
     }
 
-    /// Each column as wide as its header or its widest visible cell, the last one taking the rest.
+    /// Each column as wide as its header or its widest visible cell; when they do not fit, the
+    /// widest others shrink first (down to 12 characters), and only then are trailing columns left out.
     fn column_widths(&self, total: u16) -> Vec<Constraint> {
         let end = (self.offset + self.height).min(self.visible.len());
         let mut widths: Vec<u16> = self
@@ -219,7 +220,14 @@ impl Browser {
                 u16::try_from(widest.max(name.header().len()).min(40)).unwrap_or(40)
             })
             .collect();
+        // The id column keeps its width: it is what identifies the row.
+        const NARROWEST: u16 = 12;
         let mut used: u16 = widths.iter().map(|w| w + 1).sum();
+        while used > total {
+            let Some(widest) = widths.iter_mut().skip(1).max_by_key(|w| **w).filter(|w| **w > NARROWEST) else { break };
+            *widest -= 1;
+            used -= 1;
+        }
         while used > total && widths.len() > 1 {
             if let Some(w) = widths.pop() {
                 used -= w + 1;
@@ -275,6 +283,9 @@ fn columns_of(records: &[Value], id_field: Option<&str>) -> Vec<Column> {
     if columns.is_empty() {
         columns.push(Column { path: vec!["value".into()] });
     }
+    // When is usually the second question after which: time columns come right after the id.
+    let first = usize::from(id_field.is_some()).min(columns.len());
+    columns[first..].sort_by_key(|c| !is_time_column(c.header()));
     columns
 }
 
