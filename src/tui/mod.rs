@@ -84,13 +84,17 @@ pub async fn start_with(
 /// Runs the console until the user quits, Ctrl-C or SIGTERM; the terminal is restored on every
 /// way out, panics included.
 pub async fn run(global: &GlobalArgs) -> anyhow::Result<()> {
+    let started = std::time::Instant::now();
     let mut console = start(global).await?;
     install_panic_hook();
     let mut terminal = enter_terminal()?;
     let result = event_loop(&mut terminal, &mut console).await;
     leave_terminal();
+    if let Ok(Some(drawn)) = result {
+        eprintln!("first complete frame {:.2} ms after start", (drawn - started).as_secs_f64() * 1000.0);
+    }
     console.sandbox.shutdown();
-    result
+    result.map(|_| ())
 }
 
 fn enter_terminal() -> anyhow::Result<Terminal<CrosstermBackend<Stdout>>> {
@@ -117,7 +121,12 @@ fn install_panic_hook() {
     }));
 }
 
-async fn event_loop(terminal: &mut Terminal<CrosstermBackend<Stdout>>, console: &mut Console) -> anyhow::Result<()> {
+/// Returns when the first complete frame was drawn if `OPSDECK_EXIT_AFTER_FIRST_FRAME` asked
+/// to stop there (benches/process.sh), else `None`.
+async fn event_loop(
+    terminal: &mut Terminal<CrosstermBackend<Stdout>>,
+    console: &mut Console,
+) -> anyhow::Result<Option<std::time::Instant>> {
     let app = &mut console.app;
     if let Some(warning) = console.warning.take() {
         app.status = Some((warning, app::Severity::Error));
@@ -133,7 +142,7 @@ async fn event_loop(terminal: &mut Terminal<CrosstermBackend<Stdout>>, console: 
             terminal.draw(|frame| draw::draw(frame, app))?;
             dirty = false;
             if exit_after_first_frame && app.executor.active_count() == 0 {
-                break;
+                return Ok(Some(std::time::Instant::now()));
             }
         }
         let deadline = app.next_deadline();
@@ -167,7 +176,7 @@ async fn event_loop(terminal: &mut Terminal<CrosstermBackend<Stdout>>, console: 
             break;
         }
     }
-    Ok(())
+    Ok(None)
 }
 
 /// Sleeps until `deadline`, or forever when there is none (nothing to wake up for).
