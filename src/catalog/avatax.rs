@@ -59,21 +59,7 @@ const fn op(
     path: &'static str,
     summary: &'static str,
 ) -> Operation {
-    Operation {
-        service: Service::Avatax,
-        name,
-        resource,
-        method,
-        path,
-        summary,
-        params: &[],
-        body: BodyEncoding::None,
-        paging: Paging::None,
-        mutates: !matches!(method, Method::Get),
-        destructive: matches!(method, Method::Delete),
-        id_field: None,
-        browse: &[],
-    }
+    Operation::base(Service::Avatax, name, resource, method, path, summary)
 }
 
 pub(super) static OPERATIONS: &[Operation] = &[

@@ -4,8 +4,7 @@
 //! Signing (`CB-ACCESS-*` headers) is the client's job, not the catalog's.
 //!
 //! A few lists (`/accounts`, `/products`, `/currencies`, `/profiles`) return their whole array in
-//! one response. They still carry `Paging::CursorHeaders` so the browser treats them as lists:
-//! with no `CB-AFTER` header in the response the client stops after the first page.
+//! one response, so they have no paging.
 
 use super::{BodyEncoding, Method, Operation, Paging, Param, Service};
 
@@ -29,28 +28,12 @@ const fn op(
     path: &'static str,
     summary: &'static str,
 ) -> Operation {
-    Operation {
-        service: Service::Coinbase,
-        name,
-        resource,
-        method,
-        path,
-        summary,
-        params: &[],
-        body: BodyEncoding::None,
-        paging: Paging::None,
-        mutates: !matches!(method, Method::Get),
-        destructive: matches!(method, Method::Delete),
-        id_field: None,
-        browse: &[],
-    }
+    Operation::base(Service::Coinbase, name, resource, method, path, summary)
 }
 
 pub(super) static OPERATIONS: &[Operation] = &[
     // accounts
     Operation {
-        // Not paged by the exchange; see the module note.
-        paging: Paging::CursorHeaders,
         id_field: Some("id"),
         ..op(
             "accounts_list",
@@ -186,8 +169,6 @@ pub(super) static OPERATIONS: &[Operation] = &[
     // products
     Operation {
         params: &[Param::query("type", "only products of this type")],
-        // Not paged by the exchange; see the module note.
-        paging: Paging::CursorHeaders,
         id_field: Some("id"),
         ..op("products_list", "products", Method::Get, "/products", "all trading pairs")
     },
@@ -336,15 +317,11 @@ pub(super) static OPERATIONS: &[Operation] = &[
     // profiles
     Operation {
         params: &[Param::query("active", "only active (true) or inactive (false) profiles").boolean()],
-        // Not paged by the exchange; see the module note.
-        paging: Paging::CursorHeaders,
         id_field: Some("id"),
         ..op("profiles_list", "profiles", Method::Get, "/profiles", "trading profiles (portfolios)")
     },
     // currencies
     Operation {
-        // Not paged by the exchange; see the module note.
-        paging: Paging::CursorHeaders,
         id_field: Some("id"),
         ..op("currencies_list", "currencies", Method::Get, "/currencies", "supported currencies")
     },

@@ -3,7 +3,7 @@
 //! None of the spec's list routes page: each returns its whole list in one object (api §4), so
 //! they carry `Paging::None` and only name their `id_field`.
 
-use super::{BodyEncoding, Method, Operation, Paging, Param, Service};
+use super::{BodyEncoding, Method, Operation, Param, Service};
 
 const PROJECT: Param = Param::path("project_id", "project UUID (from projects_list)");
 const CALLBACK: Param =
@@ -43,21 +43,7 @@ const fn op(
     path: &'static str,
     summary: &'static str,
 ) -> Operation {
-    Operation {
-        service: Service::Deepgram,
-        name,
-        resource,
-        method,
-        path,
-        summary,
-        params: &[],
-        body: BodyEncoding::None,
-        paging: Paging::None,
-        mutates: !matches!(method, Method::Get),
-        destructive: matches!(method, Method::Delete),
-        id_field: None,
-        browse: &[],
-    }
+    Operation::base(Service::Deepgram, name, resource, method, path, summary)
 }
 
 pub(super) static OPERATIONS: &[Operation] = &[

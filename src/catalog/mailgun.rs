@@ -4,9 +4,8 @@
 //! chosen by the client from the profile, so paths here are host-relative.
 //!
 //! Paging comes in two shapes. Suppressions, events and the `/pages` list endpoints return
-//! `paging.next` URLs (`Paging::PagingUrl`). Domains and routes page by `skip`/`limit` offsets,
-//! which no `Paging` variant describes: they carry `PagingUrl` too so the browser lists them, the
-//! client stops after one page (there is no `paging.next`) and `skip` moves further.
+//! `paging.next` URLs (`Paging::PagingUrl`). Domains and routes page by `skip`/`limit` offsets
+//! (`Paging::SkipLimit`).
 //!
 //! Every domain-scoped path names its domain `{domain}` (the reference writes `{name}` for the
 //! domain endpoints), so one `domain=...` works across the service.
@@ -55,21 +54,7 @@ const fn op(
     path: &'static str,
     summary: &'static str,
 ) -> Operation {
-    Operation {
-        service: Service::Mailgun,
-        name,
-        resource,
-        method,
-        path,
-        summary,
-        params: &[],
-        body: BodyEncoding::None,
-        paging: Paging::None,
-        mutates: !matches!(method, Method::Get),
-        destructive: matches!(method, Method::Delete),
-        id_field: None,
-        browse: &[],
-    }
+    Operation::base(Service::Mailgun, name, resource, method, path, summary)
 }
 
 pub(super) static OPERATIONS: &[Operation] = &[
@@ -81,8 +66,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
             Param::query("state", "only domains in this state").one_of(&["active", "unverified", "disabled"]),
             Param::query("authority", "only domains with this DKIM authority"),
         ],
-        // Offset paging; see the module note.
-        paging: Paging::PagingUrl,
+        paging: Paging::SkipLimit,
         id_field: Some("name"),
         ..op("domains_list", "domains", Method::Get, "/v3/domains", "all domains of the account")
     },
@@ -442,8 +426,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
             Param::query("limit", "maximum routes returned").int().range(1.0, 1000.0).default("100"),
             Param::query("skip", "number of routes to skip").int().min(0.0).default("0"),
         ],
-        // Offset paging; see the module note.
-        paging: Paging::PagingUrl,
+        paging: Paging::SkipLimit,
         id_field: Some("id"),
         ..op("routes_list", "routes", Method::Get, "/v3/routes", "all routes of the account")
     },

@@ -326,6 +326,8 @@ pub enum Paging {
     HasMore,
     /// `page`/`limit` query parameters (Deepgram, TaxJar where paged).
     PageNumber,
+    /// `skip`/`limit` offsets: a full page means there may be more (Mailgun domains, routes).
+    SkipLimit,
 }
 
 /// One operation of one service.
@@ -357,6 +359,33 @@ pub struct Operation {
 }
 
 impl Operation {
+    /// An operation with no parameters, body or paging; catalog entries override fields of it.
+    /// Anything but a GET changes state, and a DELETE is destructive, unless an entry says otherwise.
+    pub const fn base(
+        service: Service,
+        name: &'static str,
+        resource: &'static str,
+        method: Method,
+        path: &'static str,
+        summary: &'static str,
+    ) -> Operation {
+        Operation {
+            service,
+            name,
+            resource,
+            method,
+            path,
+            summary,
+            params: &[],
+            body: BodyEncoding::None,
+            paging: Paging::None,
+            mutates: !matches!(method, Method::Get),
+            destructive: matches!(method, Method::Delete),
+            id_field: None,
+            browse: &[],
+        }
+    }
+
     /// `service operation`, for messages.
     pub fn full_name(&self) -> String {
         format!("{} {}", self.service.name(), self.name)

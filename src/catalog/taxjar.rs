@@ -4,7 +4,7 @@
 //! bare arrays of ids (`{"orders": ["123", ...]}`); their `id_field` names the id those strings
 //! are. GET and DELETE take query parameters, POST and PUT a JSON body.
 
-use super::{BodyEncoding, Method, Operation, Paging, Param, Service};
+use super::{BodyEncoding, Method, Operation, Param, Service};
 
 const TRANSACTION: Param = Param::path("transaction_id", "your id of the transaction");
 const CUSTOMER: Param = Param::path("customer_id", "your id of the customer");
@@ -68,21 +68,7 @@ const fn op(
     path: &'static str,
     summary: &'static str,
 ) -> Operation {
-    Operation {
-        service: Service::Taxjar,
-        name,
-        resource,
-        method,
-        path,
-        summary,
-        params: &[],
-        body: BodyEncoding::None,
-        paging: Paging::None,
-        mutates: !matches!(method, Method::Get),
-        destructive: matches!(method, Method::Delete),
-        id_field: None,
-        browse: &[],
-    }
+    Operation::base(Service::Taxjar, name, resource, method, path, summary)
 }
 
 pub(super) static OPERATIONS: &[Operation] = &[

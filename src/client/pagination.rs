@@ -36,6 +36,19 @@ pub fn next_page(paging: Paging, request: &PreparedRequest, response: &Response)
             let last = rows.last()?.get("id")?.as_str()?;
             with_query(&request.url, &[("before_id", last)], &["after_id"])?
         }
+        Paging::SkipLimit => {
+            let page = body(response)?;
+            let (_, rows) = records(&page)?;
+            let parsed = Url::parse(&request.url).ok()?;
+            let number = |name: &str, default: usize| {
+                parsed.query_pairs().find(|(k, _)| k == name).and_then(|(_, v)| v.parse().ok()).unwrap_or(default)
+            };
+            let (skip, limit) = (number("skip", 0), number("limit", 100));
+            if rows.is_empty() || rows.len() < limit {
+                return None;
+            }
+            with_query(&request.url, &[("skip", &(skip + rows.len()).to_string())], &[])?
+        }
         Paging::PageNumber => {
             let page = body(response)?;
             if records(&page).is_none_or(|(_, r)| r.is_empty()) {
@@ -178,6 +191,15 @@ mod tests {
         let o = response(&[], &json!({"value": [{"id": 1}], "@nextLink": "/api/v2/companies?%24top=1&%24skip=1"}));
         let next = next_page(Paging::ODataNextLink, &request("http://h/api/v2/companies?$top=1"), &o).unwrap();
         assert_eq!(next.url, "http://h/api/v2/companies?%24top=1&%24skip=1");
+    }
+
+    #[test]
+    fn skip_limit_moves_on_after_a_full_page() {
+        let full = response(&[], &json!({"total_count": 5, "items": [{"name": "a"}, {"name": "b"}]}));
+        let next = next_page(Paging::SkipLimit, &request("http://h/v3/domains?limit=2"), &full).unwrap();
+        assert_eq!(next.url, "http://h/v3/domains?limit=2&skip=2");
+        let short = response(&[], &json!({"items": [{"name": "e"}]}));
+        assert!(next_page(Paging::SkipLimit, &request("http://h/v3/domains?limit=2&skip=4"), &short).is_none());
     }
 
     #[test]
