@@ -31,7 +31,14 @@ pub fn check_value(param: &Param, value: &str) -> Result<(), String> {
         Kind::Json => {
             serde_json::from_str::<serde_json::Value>(value).map_err(|e| format!("invalid JSON: {e}"))?;
         }
-        Kind::Str | Kind::List | Kind::File | Kind::Data => {
+        Kind::File => {
+            for path in value.split(',').map(str::trim) {
+                if !std::path::Path::new(path).is_file() {
+                    return Err(format!("no file at {path}"));
+                }
+            }
+        }
+        Kind::Str | Kind::List | Kind::Data => {
             let chars = value.chars().count();
             #[expect(clippy::cast_precision_loss, reason = "string lengths are small")]
             let len = chars as f64;
@@ -120,6 +127,9 @@ mod tests {
         let json = Param::body("data", "d").json();
         assert!(check_value(&json, "{\"a\":1}").is_ok());
         assert!(check_value(&json, "{a:1}").unwrap_err().starts_with("invalid JSON"));
+        let file = Param::body("attachment", "a").file();
+        assert_eq!(check_value(&file, "/no/such/file.pdf").unwrap_err(), "no file at /no/such/file.pdf");
+        assert!(check_value(&file, concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml")).is_ok());
         let req = Param::path("channelId", "c");
         assert_eq!(check_value(&req, "").unwrap_err(), "required");
     }

@@ -170,6 +170,55 @@ async fn refreshing_twice_keeps_only_the_newest() {
 }
 
 #[tokio::test]
+async fn next_and_previous_page_follow_the_api() {
+    let mut h = Harness::new().await;
+    h.keys(":messages_list<Enter>");
+    let Some(Popup::Form(form)) = h.console.app.popup.as_mut() else { panic!("form") };
+    form.set_value("limit", "5");
+    h.keys("<C-s>");
+    h.settle().await;
+    let first = h.console.app.tab().browser.records().to_vec();
+    assert_eq!(first.len(), 5);
+    assert!(h.screen().contains("page 1 · 5 rows · n: next"));
+    h.console.app.focus = Focus::Browser;
+    h.keys("n");
+    h.settle().await;
+    assert!(h.screen().contains("page 2 · 5 rows"), "{}", h.screen());
+    let second = h.console.app.tab().browser.records().to_vec();
+    assert_ne!(first, second);
+    assert!(first[4]["timestamp"].as_u64() >= second[0]["timestamp"].as_u64(), "older messages on page 2");
+    h.keys("p");
+    h.settle().await;
+    assert_eq!(h.console.app.tab().browser.records(), first.as_slice());
+    h.keys("p");
+    assert!(h.screen().contains("this is the first page"));
+}
+
+#[tokio::test]
+async fn auto_refresh_reloads_the_view_when_due() {
+    let mut h = Harness::new().await;
+    assert!(h.console.app.next_deadline().is_none(), "idle: nothing to wake up for");
+    h.keys("a");
+    assert!(h.screen().contains("auto-refresh every 2 s"));
+    let deadline = h.console.app.next_deadline().expect("a wake-up is scheduled");
+    h.console.app.on_tick(deadline);
+    assert!(h.console.app.tab().loading.is_some(), "the refresh was sent");
+    h.settle().await;
+    h.keys("a");
+    assert!(h.console.app.next_deadline().is_none());
+}
+
+#[tokio::test]
+async fn the_palette_reaches_any_service() {
+    let mut h = Harness::new().await;
+    h.keys(":easypost shipments_buy<Enter>");
+    assert_eq!(h.console.app.tab().service, crate::catalog::Service::Easypost);
+    let Some(Popup::Form(form)) = h.console.app.popup.as_ref() else { panic!("form") };
+    assert_eq!(form.op.name, "shipments_buy");
+    assert!(h.screen().contains("→ SANDBOX"));
+}
+
+#[tokio::test]
 async fn any_size_down_to_tiny_never_panics() {
     let mut h = Harness::new().await;
     h.keys("?");
