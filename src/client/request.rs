@@ -374,10 +374,12 @@ async fn send_once(
         .iter()
         .map(|(k, v)| (k.as_str().to_owned(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
         .collect();
-    if response.content_length().is_some_and(|n| n > settings.max_body_bytes) {
+    let expected = response.content_length();
+    if expected.is_some_and(|n| n > settings.max_body_bytes) {
         return Err(CallError::TooLarge { limit_mb: settings.max_body_bytes / (1024 * 1024) });
     }
-    let mut body = Vec::new();
+    // Sized once when the length is known: growing by doubling would briefly hold ~3x the body.
+    let mut body = Vec::with_capacity(expected.and_then(|n| usize::try_from(n).ok()).unwrap_or(0));
     while let Some(chunk) = response.chunk().await.map_err(|e| transport_error(&url, &e, settings))? {
         if (body.len() + chunk.len()) as u64 > settings.max_body_bytes {
             return Err(CallError::TooLarge { limit_mb: settings.max_body_bytes / (1024 * 1024) });

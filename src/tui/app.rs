@@ -35,6 +35,9 @@ pub enum Popup {
     Confirm(Confirm),
 }
 
+/// Pages larger than this go to the inspector only.
+const MAX_TABLE_BODY: usize = 32 * 1024 * 1024;
+
 /// What a call in flight is for.
 enum Purpose {
     /// A page of a list for the browser; `previous` is the page stack to keep on success.
@@ -540,6 +543,21 @@ impl App {
     ) {
         let tab_state = &mut self.tabs[tab];
         let page_number = previous.len() + 1;
+        if response.body.len() > MAX_TABLE_BODY {
+            // A table of a huge page would need a full DOM (~14x the body); the inspector's
+            // index shows it at ~2x.
+            tab_state.browser.clear();
+            tab_state.browser.notice = Some((
+                format!(
+                    "this page is {} MB, too large for the table; browse it in the inspector (l), or ask for fewer rows (limit)",
+                    response.body.len() / (1024 * 1024)
+                ),
+                false,
+            ));
+            tab_state.inspector.show(response_view(op.name, &response));
+            tab_state.page = Some(PageState { op, request, response, previous });
+            return;
+        }
         let parsed: Option<Value> = serde_json::from_slice(&response.body).ok();
         let records = parsed.as_ref().and_then(|v| pagination::records(v).map(|(_, rows)| rows.clone()));
         match records {
