@@ -1,0 +1,210 @@
+#!/usr/bin/env bash
+# Smoke tests of the official Ably SDKs (PyPI `ably` 3.x, npm `ably` 2.x) against `opsdeck sandbox`,
+# in MessagePack and JSON modes.
+#
+#   bash tests/sdk/run.sh [path/to/opsdeck]     (default target/debug/opsdeck; builds nothing)
+#
+# Starts `opsdeck sandbox --port-base 0`, finds the Ably URL, installs each SDK into a temporary
+# directory and runs tests/sdk/ably_python.py and tests/sdk/ably_node.mjs against it.
+# Exit status: 0 when every SDK that could be installed passed; 1 when a check failed or the
+# sandbox did not start. An SDK that cannot be installed (no python3/node, registry unreachable)
+# prints "SKIPPED: could not install the <x> SDK" and does not fail the run, unless
+# SDK_SMOKE_REQUIRE=1 is set. Every wait is bounded.
+set -uo pipefail
+
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+
+bin="${1:-target/debug/opsdeck}"
+if [[ ! -x "$bin" && -x "$root/$bin" ]]; then
+    bin="$root/$bin"
+fi
+if [[ ! -x "$bin" ]]; then
+    echo "FAIL: no opsdeck binary at $bin (build it with: cargo build --locked --bin opsdeck)" >&2
+    exit 1
+fi
+
+START_TIMEOUT=${SDK_SMOKE_START_TIMEOUT:-30}
+INSTALL_TIMEOUT=${SDK_SMOKE_INSTALL_TIMEOUT:-300}
+TEST_TIMEOUT=${SDK_SMOKE_TEST_TIMEOUT:-180}
+
+tmp="$(mktemp -d "${TMPDIR:-/tmp}/opsdeck-sdk.XXXXXX")"
+sandbox_pid=""
+
+cleanup() {
+    if [[ -n "$sandbox_pid" ]] && kill -0 "$sandbox_pid" 2>/dev/null; then
+        kill -TERM "$sandbox_pid" 2>/dev/null
+        for _ in $(seq 1 50); do
+            kill -0 "$sandbox_pid" 2>/dev/null || break
+            sleep 0.1
+        done
+        kill -KILL "$sandbox_pid" 2>/dev/null
+        wait "$sandbox_pid" 2>/dev/null
+    fi
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# `timeout SECONDS CMD...`, also where coreutils' timeout is missing (macOS).
+bounded() {
+    local secs=$1
+    shift
+    if command -v timeout >/dev/null 2>&1; then
+        if timeout --kill-after=10 1 true 2>/dev/null; then
+            timeout --kill-after=10 "$secs" "$@"
+        else
+            timeout "$secs" "$@" # BusyBox
+        fi
+        return
+    fi
+    "$@" &
+    local pid=$!
+    # The watchdog polls, so it ends by itself within a second of the command.
+    (
+        for ((i = 0; i < secs; i++)); do
+            kill -0 "$pid" 2>/dev/null || exit 0
+            sleep 1
+        done
+        kill -TERM "$pid" 2>/dev/null
+        for ((i = 0; i < 10; i++)); do
+            kill -0 "$pid" 2>/dev/null || exit 0
+            sleep 1
+        done
+        kill -KILL "$pid" 2>/dev/null
+    ) &
+    local watchdog=$!
+    wait "$pid"
+    local rc=$?
+    wait "$watchdog" 2>/dev/null
+    return $rc
+}
+
+elapsed() { echo "$((SECONDS - $1))s"; }
+
+# --- the sandbox -------------------------------------------------------------------------------
+
+"$bin" sandbox --port-base 0 >"$tmp/sandbox.out" 2>"$tmp/sandbox.err" &
+sandbox_pid=$!
+
+ably_url=""
+control_url=""
+deadline=$((SECONDS + START_TIMEOUT))
+while ((SECONDS < deadline)); do
+    if ! kill -0 "$sandbox_pid" 2>/dev/null; then
+        echo "FAIL: opsdeck sandbox exited during start-up:" >&2
+        cat "$tmp/sandbox.out" "$tmp/sandbox.err" >&2
+        exit 1
+    fi
+    # The table: "ably   http://127.0.0.1:PORT   simulated   key ..."; the first line names the
+    # control URL. Take the first match of each, whatever the column widths.
+    ably_url="$(sed -nE 's/^[[:space:]]*ably[[:space:]]+(https?:\/\/[^[:space:]]+).*/\1/p' "$tmp/sandbox.out" | head -n 1)"
+    control_url="$(grep -oE 'control[[:space:]]+https?://[^[:space:]]+' "$tmp/sandbox.out" | head -n 1 | sed -E 's/^control[[:space:]]+//')"
+    [[ -n "$ably_url" ]] && break
+    sleep 0.2
+done
+if [[ -z "$ably_url" ]]; then
+    echo "FAIL: opsdeck sandbox printed no Ably URL within ${START_TIMEOUT}s:" >&2
+    cat "$tmp/sandbox.out" "$tmp/sandbox.err" >&2
+    exit 1
+fi
+
+# Prefer the control port's own answer when something here can read it.
+if [[ -n "$control_url" ]] && command -v python3 >/dev/null 2>&1; then
+    from_control="$(bounded 10 python3 - "$control_url" <<'PY' 2>/dev/null
+import json, sys, urllib.request
+with urllib.request.urlopen(sys.argv[1].rstrip("/") + "/", timeout=5) as r:
+    services = json.load(r)["services"]
+print(next(s["base_url"] for s in services if s["service"] == "ably" and s["simulated"]))
+PY
+)"
+    if [[ -n "$from_control" && "$from_control" != "$ably_url" ]]; then
+        echo "FAIL: the table says Ably is at $ably_url, the control port says $from_control" >&2
+        exit 1
+    fi
+fi
+echo "opsdeck sandbox (pid $sandbox_pid): ably at $ably_url, control at ${control_url:-?}"
+
+failed=0
+skipped=0
+
+skip() {
+    echo "SKIPPED: could not install the $1 SDK${2:+ ($2)}"
+    skipped=1
+}
+
+# --- Python: ably 3.x --------------------------------------------------------------------------
+
+run_python() {
+    local t0=$SECONDS
+    if ! command -v python3 >/dev/null 2>&1; then
+        skip Python "no python3"
+        return
+    fi
+    if ! bounded 120 python3 -m venv "$tmp/venv" >"$tmp/venv.log" 2>&1; then
+        tail -n 5 "$tmp/venv.log"
+        skip Python "python3 -m venv failed"
+        return
+    fi
+    # msgpack comes with ably as a dependency. Fail fast when the index is unreachable.
+    if ! bounded "$INSTALL_TIMEOUT" "$tmp/venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+        --no-input --timeout 20 --retries 2 'ably>=3,<4' >"$tmp/pip.log" 2>&1; then
+        tail -n 5 "$tmp/pip.log"
+        skip Python "pip install 'ably>=3,<4' failed"
+        return
+    fi
+    echo "installed ably-python in $(elapsed "$t0")"
+    t0=$SECONDS
+    if bounded "$TEST_TIMEOUT" "$tmp/venv/bin/python" "$here/ably_python.py" "$ably_url"; then
+        echo "PASSED: Python SDK ($(elapsed "$t0"))"
+    else
+        echo "FAILED: Python SDK (see the FAIL line above)" >&2
+        failed=1
+    fi
+}
+
+# --- Node: ably 2.x ----------------------------------------------------------------------------
+
+run_node() {
+    local t0=$SECONDS
+    if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+        skip Node "no node/npm"
+        return
+    fi
+    mkdir -p "$tmp/node"
+    echo '{"name":"opsdeck-sdk-smoke","private":true}' >"$tmp/node/package.json"
+    if ! (cd "$tmp/node" && bounded "$INSTALL_TIMEOUT" npm install --no-audit --no-fund --no-update-notifier \
+        --fetch-retries=1 --fetch-timeout=30000 --loglevel=error ably@2 >"$tmp/npm.log" 2>&1); then
+        tail -n 5 "$tmp/npm.log"
+        skip Node "npm install ably@2 failed"
+        return
+    fi
+    echo "installed ably-js in $(elapsed "$t0")"
+    t0=$SECONDS
+    if ABLY_JS_DIR="$tmp/node" bounded "$TEST_TIMEOUT" node "$here/ably_node.mjs" "$ably_url"; then
+        echo "PASSED: Node SDK ($(elapsed "$t0"))"
+    else
+        echo "FAILED: Node SDK (see the FAIL line above)" >&2
+        failed=1
+    fi
+}
+
+run_python
+run_node
+
+if ! kill -0 "$sandbox_pid" 2>/dev/null; then
+    echo "FAIL: opsdeck sandbox died during the tests:" >&2
+    cat "$tmp/sandbox.err" >&2
+    failed=1
+fi
+
+if ((failed)); then
+    echo "SDK smoke tests: FAILED" >&2
+    exit 1
+fi
+if ((skipped)) && [[ "${SDK_SMOKE_REQUIRE:-0}" == 1 ]]; then
+    echo "SDK smoke tests: an SDK could not be installed and SDK_SMOKE_REQUIRE=1" >&2
+    exit 1
+fi
+echo "SDK smoke tests: ok$( ((skipped)) && echo ' (some SDKs skipped)')"
