@@ -114,21 +114,20 @@ impl App {
             return;
         }
         tab.started = true;
-        if !tab.available {
-            let env = crate::config::credential_variables(tab.service).join(", ");
-            tab.browser.notice = Some((
-                format!(
-                    "The {} simulator is not built yet, so there is nothing to browse offline.\n\n\
-                     Set {env} (or a profile in config.toml) to use the live service.\n\n\
-                     Press o to see its {} operations; they can be sent once credentials are set.",
-                    tab.service.title(),
-                    tab.service.operations().len()
-                ),
-                false,
-            ));
-            return;
-        }
         self.open_resource();
+    }
+
+    /// Why nothing can be sent from this tab, when the embedded sandbox has no simulator for it.
+    fn unavailable_reason(&self) -> Option<String> {
+        let tab = self.tab();
+        (!tab.available).then(|| {
+            format!(
+                "The {} simulator is not built yet, so nothing can be sent offline. Set {} \
+                 (or a profile in config.toml) to use the live service.",
+                tab.service.title(),
+                crate::config::credential_variables(tab.service).join(", ")
+            )
+        })
     }
 
     fn switch_tab(&mut self, index: usize) {
@@ -302,6 +301,10 @@ impl App {
     }
 
     fn send_operation(&mut self, op: &'static Operation, values: Values) {
+        if let Some(reason) = self.unavailable_reason() {
+            self.error(reason);
+            return;
+        }
         if self.read_only && op.mutates {
             self.error(CallError::ReadOnly(op.full_name()).to_string());
             return;
@@ -324,6 +327,14 @@ impl App {
 
     /// Loads the selected resource into the browser; asks for missing parameters with a form.
     fn open_resource(&mut self) {
+        if let Some(reason) = self.unavailable_reason() {
+            let count = self.tab().service.operations().len();
+            let tab = self.tab_mut();
+            tab.browser.title = tab.resource_name().to_owned();
+            tab.browser.clear();
+            tab.browser.notice = Some((format!("{reason}\n\nPress o to see its {count} operations."), false));
+            return;
+        }
         let tab = self.tab_mut();
         tab.browser.title = tab.resource_name().to_owned();
         tab.page = None;

@@ -52,23 +52,32 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
 
 fn draw_header(frame: &mut Frame, area: Rect, app: &App) {
     let theme = &app.theme;
-    let mut spans = vec![Span::styled(" opsdeck ", theme.title)];
-    for (index, tab) in app.tabs.iter().enumerate() {
-        let active = index == app.active;
-        let name_style =
-            if active { theme.accent.add_modifier(ratatui::style::Modifier::UNDERLINED) } else { theme.muted };
-        spans.push(Span::styled(format!(" {} {}", index + 1, tab.service.title()), name_style));
-        let (badge, style) = match mode_label(tab) {
-            "LIVE" => ("LIVE", theme.live_badge),
-            _ if !tab.available => ("n/a", theme.muted),
-            _ => ("SBX", theme.sandbox_badge),
-        };
-        spans.push(Span::raw(" "));
-        spans.push(Span::styled(badge, style));
-    }
     let mut right = format!(" profile {} ", app.profile);
     if app.read_only {
         right.push_str("· read-only ");
+    }
+    // Full badges when they fit, short ones on narrower terminals.
+    let badges = |short: bool| {
+        let mut spans = vec![Span::styled(" opsdeck ", theme.title)];
+        for (index, tab) in app.tabs.iter().enumerate() {
+            let active = index == app.active;
+            let name_style =
+                if active { theme.accent.add_modifier(ratatui::style::Modifier::UNDERLINED) } else { theme.muted };
+            spans.push(Span::styled(format!(" {} {} ", index + 1, tab.service.title()), name_style));
+            let (badge, style) = match (mode_label(tab), short) {
+                ("LIVE", _) => ("LIVE", theme.live_badge),
+                _ if !tab.available => (if short { "—" } else { "no sim" }, theme.muted),
+                (_, false) => ("SANDBOX", theme.sandbox_badge),
+                (_, true) => ("SBX", theme.sandbox_badge),
+            };
+            spans.push(Span::styled(badge, style));
+        }
+        spans
+    };
+    let width = |spans: &[Span]| spans.iter().map(|s| s.content.chars().count()).sum::<usize>();
+    let mut spans = badges(false);
+    if width(&spans) + right.chars().count() > usize::from(area.width) {
+        spans = badges(true);
     }
     let used: usize = spans.iter().map(|s| s.content.chars().count()).sum();
     let room = usize::from(area.width).saturating_sub(used + right.chars().count());

@@ -14,7 +14,13 @@ async fn starts_on_ably_with_channels_and_seven_tabs() {
     for (i, title) in ["Ably", "Deepgram", "AvaTax", "TaxJar", "Coinbase", "Mailgun", "EasyPost"].iter().enumerate() {
         assert!(screen.contains(&format!("{} {title}", i + 1)), "tab {title} in:\n{screen}");
     }
-    assert!(screen.contains("SBX"));
+    assert!(screen.contains("1 Ably SANDBOX"), "{screen}");
+    assert!(screen.contains("2 Deepgram no sim"), "{screen}");
+    h.resize(100, 30);
+    let narrow = h.screen();
+    assert!(narrow.contains("1 Ably SBX") && narrow.contains("2 Deepgram —"), "short badges when narrow:\n{narrow}");
+    h.resize(160, 40);
+    let screen = h.screen();
     assert!(screen.contains("channels"));
     assert!(screen.contains("page 1"), "{screen}");
     let rows = h.console.app.tab().browser.row_count();
@@ -37,6 +43,10 @@ async fn switching_tabs_and_an_unsimulated_service_says_so() {
     h.keys("7o");
     let screen = h.screen();
     assert!(screen.contains("shipments_buy"), "{screen}");
+    // ...but sending one says why it cannot go anywhere yet, instead of failing on the wire.
+    h.keys("shipments_list<Enter><C-s>");
+    assert_eq!(h.console.app.executor.active_count(), 0);
+    assert!(h.screen().contains("EASYPOST_API_KEY"), "{}", h.screen());
 }
 
 #[tokio::test]
