@@ -324,10 +324,7 @@ pub async fn sandbox(port_base: u16, seed: u64, out: &mut dyn Write) -> Result<(
             None => endpoint.service.name().to_owned(),
         };
         let state = if endpoint.simulated { "simulated" } else { "not yet" };
-        let mut base = endpoint.base_url();
-        if endpoint.service == Service::Easypost {
-            base.push_str("/v2");
-        }
+        let base = endpoint.sdk_base_url();
         table.push_str(&format!("{name:<12} {base:<26} {state:<10} {}\n", credentials_line(endpoint.service)));
     }
     table.push_str("\nCtrl-C stops.\n");

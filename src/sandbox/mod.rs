@@ -44,8 +44,17 @@ pub struct Endpoint {
 }
 
 impl Endpoint {
+    /// Scheme, host and port: what opsdeck's catalog paths (which carry `/v2`, `/v3`) go after.
     pub fn base_url(&self) -> String {
         format!("http://{}", self.addr)
+    }
+
+    /// The base URL as the vendor's SDKs expect it: EasyPost's includes `/v2`.
+    pub fn sdk_base_url(&self) -> String {
+        match self.service {
+            Service::Easypost => format!("{}/v2", self.base_url()),
+            _ => self.base_url(),
+        }
     }
 }
 
@@ -158,7 +167,7 @@ async fn control_index(State(state): State<Arc<ControlState>>) -> Json<serde_jso
                 Some(region) => format!("{}-{region}", e.service),
                 None => e.service.name().to_owned(),
             };
-            json!({"service": name, "base_url": e.base_url(), "simulated": e.simulated})
+            json!({"service": name, "base_url": e.sdk_base_url(), "simulated": e.simulated})
         })
         .collect();
     Json(json!({ "services": services }))

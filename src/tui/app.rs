@@ -47,8 +47,8 @@ enum Purpose {
         request: client::PreparedRequest,
         previous: Vec<client::PreparedRequest>,
     },
-    /// An operation sent from a form.
-    Operation { tab: usize, op: &'static Operation },
+    /// An operation sent from a form; a list op's result also fills the browser.
+    Operation { tab: usize, op: &'static Operation, request: client::PreparedRequest },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -314,8 +314,8 @@ impl App {
         match client::build(op, &values, None, &tab.target) {
             Ok(request) => {
                 let credentials = tab.target.credentials.clone();
-                let id = self.executor.submit(op.full_name(), request, credentials, None);
-                self.purposes.insert(id, Purpose::Operation { tab: tab_index, op });
+                let id = self.executor.submit(op.full_name(), request.clone(), credentials, None);
+                self.purposes.insert(id, Purpose::Operation { tab: tab_index, op, request });
                 self.info(format!("sending {} ({id})", op.full_name()));
             }
             Err(e) => {
@@ -403,7 +403,7 @@ impl App {
         self.purposes.insert(id, Purpose::List { tab: tab_index, op, request, previous });
     }
 
-    /// A list op sent from a form is shown in the browser, as if browsed.
+    /// Reloads the page in view (or loads the selected resource when nothing is in view yet).
     fn refresh(&mut self) {
         let Some(page) = self.tab().page.as_ref() else {
             self.open_resource();
@@ -509,7 +509,7 @@ impl App {
                     }
                 }
             }
-            Purpose::Operation { tab, op } => match delivered.result {
+            Purpose::Operation { tab, op, request } => match delivered.result {
                 Ok(response) => {
                     let summary =
                         format!("{}: {} in {} ms", op.full_name(), response.status, response.duration.as_millis());
@@ -517,14 +517,11 @@ impl App {
                     tab_state.inspector.show(response_view(op.name, &response));
                     tab_state.drafts.remove(op.name);
                     if op.is_list() {
-                        let request = response_request(&response, op, &tab_state.target);
-                        if let Some(request) = request {
-                            if let Some(index) = tab_state.resources.iter().position(|r| *r == op.resource) {
-                                tab_state.resource = index;
-                                tab_state.browser.title = op.resource.to_owned();
-                            }
-                            self.show_page(tab, op, request, Vec::new(), response);
+                        if let Some(index) = tab_state.resources.iter().position(|r| *r == op.resource) {
+                            tab_state.resource = index;
+                            tab_state.browser.title = op.resource.to_owned();
                         }
+                        self.show_page(tab, op, request, Vec::new(), response);
                     } else if op.mutates && tab == self.active {
                         // What changed is likely in view: show it.
                         if self.tabs[tab].page.as_ref().is_some_and(|p| p.op.resource == op.resource) {
@@ -589,26 +586,6 @@ impl App {
         tab_state.page = Some(PageState { op, request, response, previous });
         tab_state.remember_selection();
     }
-}
-
-/// Rebuilds the request of a list response sent from a form, so `n`/`r` work on it.
-fn response_request(
-    response: &client::Response,
-    op: &'static Operation,
-    target: &client::Target,
-) -> Option<client::PreparedRequest> {
-    let (_, url) = response.request_line.split_once(' ')?;
-    let mut request = client::build(op, &Values::new(), None, target).ok().or_else(|| {
-        Some(client::PreparedRequest {
-            service: op.service,
-            method: op.method,
-            url: String::new(),
-            headers: vec![("Accept".into(), "application/json".into())],
-            body: client::request::RequestBody::Empty,
-        })
-    })?;
-    url.clone_into(&mut request.url);
-    Some(request)
 }
 
 pub fn mode_label(tab: &Tab) -> &'static str {
