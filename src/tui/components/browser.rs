@@ -207,7 +207,8 @@ impl Browser {
     }
 
     /// Each column as wide as its header or its widest visible cell; when they do not fit, the
-    /// widest others shrink first (down to 12 characters), and only then are trailing columns left out.
+    /// widest others shrink first (down to 12 characters; the id and dates keep their width), and
+    /// only then are trailing columns left out.
     fn column_widths(&self, total: u16) -> Vec<Constraint> {
         let end = (self.offset + self.height).min(self.visible.len());
         let mut widths: Vec<u16> = self
@@ -224,7 +225,14 @@ impl Browser {
         const NARROWEST: u16 = 12;
         let mut used: u16 = widths.iter().map(|w| w + 1).sum();
         while used > total {
-            let Some(widest) = widths.iter_mut().skip(1).max_by_key(|w| **w).filter(|w| **w > NARROWEST) else { break };
+            // Dates stay whole too: a cut date reads as a different one.
+            let shrinkable = widths
+                .iter_mut()
+                .zip(&self.columns)
+                .skip(1)
+                .filter(|(_, column)| !is_time_column(column.header()))
+                .map(|(width, _)| width);
+            let Some(widest) = shrinkable.max_by_key(|w| **w).filter(|w| **w > NARROWEST) else { break };
             *widest -= 1;
             used -= 1;
         }
