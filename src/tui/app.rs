@@ -286,7 +286,12 @@ impl App {
     pub fn open_form(&mut self, op: &'static Operation) {
         let tab = self.tab();
         let label = format!("{} {}", mode_label(tab), tab.target.base_url);
-        let form = Form::new(op, &tab.prefill(op), label);
+        // In the inspector, the selected object (a device inside a response, say) is the record.
+        let inspected = match (self.focus, tab.inspector.selected_json()) {
+            (Focus::Inspector, Some(Value::Object(map))) => Some(map),
+            _ => None,
+        };
+        let form = Form::new(op, &tab.prefill(op, inspected.as_ref()), label);
         self.popup = Some(Popup::Form(form));
     }
 

@@ -1,7 +1,7 @@
 //! One service's tab: its target, resources, browser, inspector and the values picked up while
 //! browsing (the channel being looked at, the selected device) that pre-fill forms.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::catalog::{Location, Operation, Service};
 use crate::client::request::PreparedRequest;
@@ -84,7 +84,7 @@ impl Tab {
     }
 
     /// The selected record, seen as an object (a bare value becomes `{id_field: value}`).
-    pub fn selected_record(&self) -> Option<serde_json::Map<String, Value>> {
+    pub fn selected_record(&self) -> Option<Map<String, Value>> {
         let record = self.browser.selected_record()?;
         match record {
             Value::Object(map) => Some(map.clone()),
@@ -116,7 +116,7 @@ impl Tab {
     /// The values the browser lists `op` with: the suggested values plus the op's browse values.
     /// Drafts are not used: a half-typed form must not break browsing.
     pub fn browse_values(&self, op: &'static Operation) -> Values {
-        let mut values = self.suggested_values(op);
+        let mut values = self.suggested_values(op, None);
         for (name, value) in op.browse {
             values.entry((*name).to_owned()).or_insert_with(|| (*value).to_owned());
         }
@@ -124,16 +124,17 @@ impl Tab {
     }
 
     /// Values to pre-fill `op`'s form with: the last draft, else the suggested values.
-    pub fn prefill(&self, op: &'static Operation) -> Values {
+    pub fn prefill(&self, op: &'static Operation, record: Option<&Map<String, Value>>) -> Values {
         match self.drafts.get(op.name) {
             Some(draft) => draft.clone(),
-            None => self.suggested_values(op),
+            None => self.suggested_values(op, record),
         }
     }
 
-    /// Values for `op` taken from the selected record and the browsing context.
-    pub fn suggested_values(&self, op: &'static Operation) -> Values {
-        let record = self.selected_record().unwrap_or_default();
+    /// Values for `op` taken from `record` (by default the browser's selected row) and the
+    /// browsing context.
+    pub fn suggested_values(&self, op: &'static Operation, record: Option<&Map<String, Value>>) -> Values {
+        let record = record.cloned().or_else(|| self.selected_record()).unwrap_or_default();
         let mut values = Values::new();
         for param in op.params {
             // A record's body fields pre-fill updates only: copying them into a create would

@@ -68,6 +68,18 @@ async fn browse_a_channel_and_open_it_in_the_inspector() {
 }
 
 #[tokio::test]
+async fn forms_are_prefilled_from_the_object_selected_in_the_inspector() {
+    let mut h = Harness::new().await;
+    let row = h.console.app.tab().browser.selected_record().cloned().unwrap();
+    assert_eq!(row["channelId"], "alerts:ops", "the browser has the first channel selected");
+    h.console.app.focus = Focus::Inspector;
+    h.keys("/chat:lobby<Enter>h");
+    h.keys(":channels_get<Enter>");
+    let Some(Popup::Form(form)) = h.console.app.popup.as_ref() else { panic!("form") };
+    assert_eq!(form.values().get("channelId").map(String::as_str), Some("chat:lobby"));
+}
+
+#[tokio::test]
 async fn publish_through_the_form_and_see_it_in_history() {
     let mut h = Harness::new().await;
     h.keys(":messages_publish<Enter>");

@@ -255,11 +255,6 @@ class Suite {
     expect(isDeepStrictEqual(got, [['by-client', clientId]]), `history of a clientId-bound publish: ${show(got)}`);
     this.ok('a token bound to a clientId publishes as that clientId');
 
-    if (process.env.ABLY_SDK_CHECK_CAPABILITY !== '1') {
-      console.log(`skip [node ${this.mode}] capability enforcement (set ABLY_SDK_CHECK_CAPABILITY=1; ` +
-        'the simulator does not enforce token capabilities yet)');
-      return;
-    }
     const limited = await rest.auth.requestToken({ capability: { [name]: ['subscribe', 'history'] } });
     const ro = this.client({ token: limited.token });
     await ro.channels.get(name).history();

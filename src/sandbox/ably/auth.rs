@@ -9,6 +9,7 @@ use base64::Engine;
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
+use super::capability::Capability;
 use super::wire::{AblyError, Val, LENIENT_B64};
 use super::{Call, Reply};
 use crate::sandbox::credentials::{ABLY_KEY_NAME, ABLY_KEY_SECRET};
@@ -16,11 +17,14 @@ use crate::sandbox::credentials::{ABLY_KEY_NAME, ABLY_KEY_SECRET};
 type HmacSha256 = Hmac<Sha256>;
 
 /// Who is calling, as far as handlers care.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub(super) struct Caller {
     /// Client id bound to the credentials (token `clientId`, or `X-Ably-ClientId` with Basic);
     /// `*` means any.
     pub(super) client_id: Option<String>,
+    /// What the credentials may do: the key's capability with Basic auth, the token's own
+    /// (signed into it) with a token.
+    pub(super) capability: Capability,
 }
 
 /// Tokens live at most a day, like Ably's.
@@ -28,7 +32,6 @@ const MAX_TTL: i64 = 86_400_000;
 const DEFAULT_TTL: i64 = 3_600_000;
 /// Signed token requests must be this close to server time.
 const TIMESTAMP_WINDOW: i64 = 120_000;
-const DEFAULT_CAPABILITY: &str = r#"{"*":["*"]}"#;
 /// Tokens start with this so they are recognisable; the rest is payload and mac.
 const TOKEN_PREFIX: &str = "opsdeck.";
 
@@ -53,7 +56,7 @@ pub(super) fn authenticate(call: &Call) -> Result<Caller, AblyError> {
                 .and_then(|b| String::from_utf8(b).ok())
                 .ok_or_else(|| AblyError::new(400, 40005, "Invalid key in request: Basic value is not base64"))?;
             check_key(&decoded)?;
-            return Ok(Caller { client_id: basic_client_id(call)? });
+            return key_caller(call);
         }
         if scheme.eq_ignore_ascii_case("bearer") {
             // SDKs send base64(token); a raw token is accepted too.
@@ -73,12 +76,17 @@ pub(super) fn authenticate(call: &Call) -> Result<Caller, AblyError> {
     }
     if let Some(key) = call.query.get("key") {
         check_key(key)?;
-        return Ok(Caller { client_id: basic_client_id(call)? });
+        return key_caller(call);
     }
     if let Some(token) = call.query.get("access_token").or_else(|| call.query.get("accessToken")) {
         return verify_token(token, call.now);
     }
     Err(AblyError::new(401, 40101, "Invalid credentials: no authentication information provided"))
+}
+
+/// A caller authenticated with the key: the key's full capability.
+fn key_caller(call: &Call) -> Result<Caller, AblyError> {
+    Ok(Caller { client_id: basic_client_id(call)?, capability: Capability::all() })
 }
 
 /// `<appId>.<keyId>:<secret>`: unparseable is 40005, wrong is 40101.
@@ -114,35 +122,41 @@ fn basic_client_id(call: &Call) -> Result<Option<String>, AblyError> {
         .ok_or_else(|| AblyError::new(400, 40012, "Invalid X-Ably-ClientId header: not base64"))
 }
 
-/// Tokens are self-contained (`opsdeck.<payload>.<mac>`, payload = issued|expires|clientId) so
-/// no token table grows under load and tokens stay valid across `reset()`.
-pub(super) fn mint_token(issued: i64, expires: i64, client_id: Option<&str>) -> String {
-    let payload = URL_SAFE_NO_PAD.encode(format!("{issued}|{expires}|{}", client_id.unwrap_or("")));
+/// Tokens are self-contained (`opsdeck.<payload>.<mac>`, payload = base64url of the JSON array
+/// `[issued, expires, clientId, capability]`) so no token table grows under load and tokens
+/// stay valid across `reset()`. The mac covers the whole payload, so neither the client id nor
+/// the granted capability can be edited; JSON keeps any character in either unambiguous.
+pub(super) fn mint_token(issued: i64, expires: i64, client_id: Option<&str>, capability: &Capability) -> String {
+    let contents = serde_json::json!([issued, expires, client_id.unwrap_or(""), capability.canonical()]);
+    let payload = URL_SAFE_NO_PAD.encode(contents.to_string());
     let tag = key_mac(payload.as_bytes())
         .map(|m| URL_SAFE_NO_PAD.encode(&m.finalize().into_bytes()[..18]))
         .unwrap_or_default();
     format!("{TOKEN_PREFIX}{payload}.{tag}")
 }
 
+/// The contents of a token whose mac checks out; `None` for anything forged or malformed.
+fn open_token(token: &str) -> Option<(i64, String, Capability)> {
+    let (payload, tag) = token.strip_prefix(TOKEN_PREFIX)?.split_once('.')?;
+    let tag = URL_SAFE_NO_PAD.decode(tag).ok()?;
+    key_mac(payload.as_bytes())?.verify_truncated_left(&tag).ok()?;
+    let contents: serde_json::Value = serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload).ok()?).ok()?;
+    let [issued, expires, client, capability] = contents.as_array()?.as_slice() else {
+        return None;
+    };
+    issued.as_i64()?;
+    let capability = Capability::parse(capability.as_str()?).ok()?;
+    Some((expires.as_i64()?, client.as_str()?.to_owned(), capability))
+}
+
 fn verify_token(token: &str, now: i64) -> Result<Caller, AblyError> {
-    let parsed = token.strip_prefix(TOKEN_PREFIX).and_then(|rest| rest.split_once('.')).and_then(|(payload, tag)| {
-        let tag = URL_SAFE_NO_PAD.decode(tag).ok()?;
-        let mac = key_mac(payload.as_bytes())?;
-        mac.verify_truncated_left(&tag).ok()?;
-        let text = String::from_utf8(URL_SAFE_NO_PAD.decode(payload).ok()?).ok()?;
-        let mut parts = text.splitn(3, '|');
-        let _issued: i64 = parts.next()?.parse().ok()?;
-        let expires: i64 = parts.next()?.parse().ok()?;
-        let client = parts.next()?.to_owned();
-        Some((expires, client))
-    });
-    let Some((expires, client)) = parsed else {
+    let Some((expires, client, capability)) = open_token(token) else {
         return Err(AblyError::invalid_credentials());
     };
     if expires <= now {
         return Err(AblyError::new(401, 40142, "Token expired"));
     }
-    Ok(Caller { client_id: (!client.is_empty()).then_some(client) })
+    Ok(Caller { client_id: (!client.is_empty()).then_some(client), capability })
 }
 
 /// Nonces of accepted signed token requests, by `timestamp:nonce`, to refuse replays.
@@ -180,36 +194,6 @@ fn opt_int(body: &Val, key: &str) -> Result<Option<i64>, AblyError> {
     }
 }
 
-/// Canonical capability text: resources and operations sorted, no whitespace.
-fn canonical_capability(raw: &str) -> Result<String, AblyError> {
-    let bad = || AblyError::bad_param(format!("Invalid capability: {raw}"));
-    let parsed: Val = serde_json::from_str(raw).map_err(|_| bad())?;
-    let Val::Map(fields) = parsed else {
-        return Err(bad());
-    };
-    if fields.is_empty() {
-        return Err(bad());
-    }
-    let mut resources = Vec::with_capacity(fields.len());
-    for (resource, ops) in fields {
-        let Val::Arr(ops) = ops else {
-            return Err(bad());
-        };
-        let mut names = ops
-            .into_iter()
-            .map(|op| match op {
-                Val::Str(s) => Ok(Val::Str(s)),
-                _ => Err(bad()),
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        names.sort_by(|a, b| a.as_str().cmp(&b.as_str()));
-        names.dedup();
-        resources.push((resource, Val::Arr(names)));
-    }
-    resources.sort_by(|a, b| a.0.cmp(&b.0));
-    Ok(Val::Map(resources).to_json_text())
-}
-
 /// `POST /keys/{keyName}/requestToken`.
 pub(super) fn request_token(nonces: &std::sync::Mutex<NonceBook>, call: &Call) -> Result<Reply, AblyError> {
     let path_key = call.segment(1).unwrap_or_default();
@@ -231,7 +215,7 @@ pub(super) fn request_token(nonces: &std::sync::Mutex<NonceBook>, call: &Call) -
     let nonce = opt_str(&body, "nonce")?;
     let mac = opt_str(&body, "mac")?;
 
-    if let Some(mac) = mac {
+    let parent = if let Some(mac) = mac {
         let sign_text = format!(
             "{}\n{}\n{}\n{}\n{}\n{}\n",
             key_name.unwrap_or(&path_key),
@@ -261,9 +245,13 @@ pub(super) fn request_token(nonces: &std::sync::Mutex<NonceBook>, call: &Call) -
         if !fresh {
             return Err(AblyError::new(401, 40105, "Nonce value replayed"));
         }
+        // A signed request speaks for the key itself.
+        Capability::all()
     } else {
-        authenticate(call)?;
-    }
+        // Unsigned: whoever authenticates it (the key, or a token) can only hand on what it
+        // holds, so a restricted token cannot mint a broader one.
+        authenticate(call)?.capability
+    };
 
     let ttl = ttl.unwrap_or(DEFAULT_TTL);
     if !(1..=MAX_TTL).contains(&ttl) {
@@ -271,19 +259,34 @@ pub(super) fn request_token(nonces: &std::sync::Mutex<NonceBook>, call: &Call) -
             "Invalid token request: ttl {ttl} must be between 1 and {MAX_TTL} ms"
         )));
     }
+    // Absent means the credentials' own capability (§2.3); a requested one must fit inside it.
     let capability = match capability {
-        Some(c) if !c.trim().is_empty() => canonical_capability(c)?,
-        _ => DEFAULT_CAPABILITY.to_owned(),
+        Some(c) if !c.trim().is_empty() => {
+            let requested = Capability::parse(c)?;
+            if !requested.is_subset_of(&parent) {
+                return Err(AblyError::new(
+                    401,
+                    40160,
+                    format!(
+                        "Unable to issue a token: requested capability {} is not a subset of {}",
+                        requested.canonical(),
+                        parent.canonical()
+                    ),
+                ));
+            }
+            requested
+        }
+        _ => parent,
     };
     let issued = call.now;
     let expires = issued.saturating_add(ttl);
     let client_id = client_id.filter(|c| !c.is_empty());
     let mut details = Val::map([
-        ("token", Val::Str(mint_token(issued, expires, client_id))),
+        ("token", Val::Str(mint_token(issued, expires, client_id, &capability))),
         ("keyName", Val::str(ABLY_KEY_NAME)),
         ("issued", Val::Int(issued)),
         ("expires", Val::Int(expires)),
-        ("capability", Val::Str(capability)),
+        ("capability", Val::Str(capability.canonical())),
     ]);
     if let Some(c) = client_id {
         details.push("clientId", Val::str(c));
@@ -317,19 +320,16 @@ mod tests {
 
     #[test]
     fn tokens_round_trip_and_expire() {
-        let t = mint_token(1_000, 5_000, Some("bob"));
-        assert_eq!(verify_token(&t, 2_000).expect("valid").client_id.as_deref(), Some("bob"));
+        let limited = Capability::parse(r#"{"cap-demo":["subscribe"]}"#).expect("capability");
+        let t = mint_token(1_000, 5_000, Some("bob|eve"), &limited);
+        let caller = verify_token(&t, 2_000).expect("valid");
+        assert_eq!(caller.client_id.as_deref(), Some("bob|eve"));
+        assert_eq!(caller.capability, limited);
         assert_eq!(verify_token(&t, 6_000).map_err(|e| e.code).err(), Some(40142));
         let forged = t.replace("opsdeck.", "opsdeck.x");
         assert_eq!(verify_token(&forged, 2_000).map_err(|e| e.code).err(), Some(40101));
-    }
-
-    #[test]
-    fn capability_is_canonicalised() {
-        assert_eq!(
-            canonical_capability(r#"{ "b": ["subscribe","publish"], "a": ["*"] }"#),
-            Ok(r#"{"a":["*"],"b":["publish","subscribe"]}"#.to_owned())
-        );
-        assert!(canonical_capability("[1]").is_err());
+        let anonymous = mint_token(1_000, 5_000, None, &Capability::all());
+        let caller = verify_token(&anonymous, 2_000).expect("valid");
+        assert_eq!((caller.client_id, caller.capability), (None, Capability::all()));
     }
 }

@@ -58,9 +58,7 @@ impl Capability {
 
     /// Whether `op` is granted on `resource` (a channel name, or `*` for app-wide operations).
     pub(super) fn allows(&self, resource: &str, op: &str) -> bool {
-        self.grants
-            .iter()
-            .any(|(granted, ops)| covers(granted, resource) && (ops.contains(ANY) || ops.contains(op)))
+        self.grants.iter().any(|(granted, ops)| covers(granted, resource) && (ops.contains(ANY) || ops.contains(op)))
     }
 
     /// Whether `op` is granted on any resource at all.
@@ -192,7 +190,9 @@ mod tests {
         assert!(c.allows("ops", "history") && c.allows("ops", "presence"));
         assert!(!c.allows("ops:x", "history"));
         assert!(Capability::all().allows(ANY, "stats"));
-        assert!(c.allows_anywhere("publish") && !c.allows_anywhere("push-subscribe"));
+        assert!(c.allows_anywhere("push-subscribe"), "through ops: *");
+        let narrow = cap(r#"{"chat:*":["publish"]}"#);
+        assert!(narrow.allows_anywhere("publish") && !narrow.allows_anywhere("push-subscribe"));
     }
 
     #[test]

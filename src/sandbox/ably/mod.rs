@@ -2,11 +2,12 @@
 //! for them, over seeded, resettable state (wire facts: `shared/api/ably.md`).
 //!
 //! One entry point per request parses the request once (query, negotiated format, body bytes),
-//! authenticates, runs a synchronous handler under the state lock, counts the request in the
-//! stats and renders the reply in JSON or MessagePack, so every route behaves alike on errors,
-//! envelopes and content types.
+//! authenticates, checks the credentials' capability for the route, runs a synchronous handler
+//! under the state lock, counts the request in the stats and renders the reply in JSON or
+//! MessagePack, so every route behaves alike on errors, envelopes and content types.
 
 mod auth;
+mod capability;
 mod paging;
 mod push;
 mod routes;
@@ -309,6 +310,9 @@ impl Shared {
             _ => {}
         }
         let caller = auth::authenticate(call)?;
+        if let Some((resource, needed)) = capability::required(op, call) {
+            caller.require(&resource, needed)?;
+        }
         match op {
             Op::ChannelsList => routes::channels_list(self, call),
             Op::ChannelsGet => routes::channels_get(self, call),
@@ -318,8 +322,8 @@ impl Shared {
             Op::PresenceGet => routes::presence_get(self, call),
             Op::PresenceHistory => routes::presence_history(self, call),
             Op::Stats => routes::stats(self, call),
-            Op::DeviceRegister => push::device_save(self, call, false),
-            Op::DeviceSave => push::device_save(self, call, true),
+            Op::DeviceRegister => push::device_save(self, call, &caller, false),
+            Op::DeviceSave => push::device_save(self, call, &caller, true),
             Op::DevicePatch => push::device_patch(self, call),
             Op::DeviceGet => push::device_get(self, call),
             Op::DeviceList => push::device_list(self, call),
@@ -327,9 +331,9 @@ impl Shared {
             Op::DeviceDeleteWhere => push::device_delete_where(self, call),
             Op::DeviceResetToken => push::device_reset_token(self, call),
             Op::PushPublish => push::publish(self, call),
-            Op::SubscriptionCreate => push::subscription_create(self, call),
+            Op::SubscriptionCreate => push::subscription_create(self, call, &caller),
             Op::SubscriptionList => push::subscription_list(self, call),
-            Op::SubscriptionDelete => push::subscription_delete(self, call),
+            Op::SubscriptionDelete => push::subscription_delete(self, call, &caller),
             Op::PushChannels => push::push_channels(self, call),
             Op::Time | Op::NotFound | Op::MethodNotAllowed | Op::RequestToken => {
                 Err(AblyError::new(500, 50000, "Internal error: unrouted operation"))

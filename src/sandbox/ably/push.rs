@@ -4,6 +4,8 @@ use std::ops::Bound;
 
 use axum::http::StatusCode;
 
+use super::auth::Caller;
+use super::capability::ANY;
 use super::paging;
 use super::routes::check_channel_name;
 use super::state::{Device, PushDelivery, State, Target};
@@ -89,9 +91,61 @@ fn client_of(body: &Val) -> Result<Option<String>, AblyError> {
     Ok(client.map(str::to_owned))
 }
 
+/// 401/40160 for a push route the capability does not cover.
+fn push_denied(what: &str) -> AblyError {
+    AblyError::new(401, 40160, format!("operation not permitted with provided capability: {what}"))
+}
+
+/// Saving a device needs push-admin on `*`, or push-subscribe (on any resource: a device is no
+/// channel) for a device of the credentials' own clientId (§3). Both the device as it was (so
+/// another client's device cannot be taken over) and as it will be must be the caller's.
+fn may_save_device(caller: &Caller, new_client: Option<&str>, existing: Option<Option<&str>>) -> Result<(), AblyError> {
+    if caller.capability.allows(ANY, "push-admin") {
+        return Ok(());
+    }
+    let own = match existing {
+        None => caller.owns_client(new_client),
+        Some(old) => caller.owns_client(old) && (new_client.is_none() || caller.owns_client(new_client)),
+    };
+    if own && caller.capability.allows_anywhere("push-subscribe") {
+        Ok(())
+    } else {
+        Err(push_denied(
+            "saving a device registration needs 'push-admin' on '*', or 'push-subscribe' for a device with the \
+             credentials' own clientId",
+        ))
+    }
+}
+
+/// Subscribing (or unsubscribing) needs push-admin on `*`, or push-subscribe on the channel
+/// (`*` for all channels) for the credentials' own clientId or one of its devices: push-admin
+/// is what acts on other clients' behalf.
+fn may_subscribe(caller: &Caller, state: &State, channel: &str, target: &Target) -> Result<(), AblyError> {
+    if caller.capability.allows(ANY, "push-admin") {
+        return Ok(());
+    }
+    if !caller.capability.allows(channel, "push-subscribe") {
+        return Err(push_denied(&format!(
+            "push subscriptions on '{channel}' need 'push-subscribe' on it, or 'push-admin' on '*'"
+        )));
+    }
+    let own = match target {
+        Target::Client(id) => caller.owns_client(Some(id)),
+        Target::Device(id) => state.devices.get(id).is_some_and(|d| caller.owns_client(d.client_id.as_deref())),
+    };
+    if own {
+        Ok(())
+    } else {
+        Err(push_denied(
+            "with 'push-subscribe' only the credentials' own clientId or its devices can be (un)subscribed; others \
+             need 'push-admin' on '*'",
+        ))
+    }
+}
+
 /// `POST /push/deviceRegistrations` and `PUT /push/deviceRegistrations/{id}`: upsert. On an
 /// existing device only the mutable fields (clientId, metadata, push.recipient) change.
-pub(super) fn device_save(shared: &Shared, call: &Call, by_path: bool) -> Result<Reply, AblyError> {
+pub(super) fn device_save(shared: &Shared, call: &Call, caller: &Caller, by_path: bool) -> Result<Reply, AblyError> {
     let body = call.body()?;
     if !body.is_map() {
         return Err(AblyError::new(400, 40001, "Invalid request body: expected a DeviceDetails object"));
@@ -127,6 +181,8 @@ pub(super) fn device_save(shared: &Shared, call: &Call, by_path: bool) -> Result
     let device_secret = opt_str(&body, "deviceSecret", "device")?.map(str::to_owned);
 
     let mut state = shared.lock();
+    let existing = state.devices.get(&id).map(|d| d.client_id.as_deref());
+    may_save_device(caller, client_id.as_deref(), existing)?;
     let created = !state.devices.contains_key(&id);
     let device = if created {
         let update_token = state.next_update_token();
@@ -303,7 +359,7 @@ fn subscription_val(channel: &str, target: &Target) -> Val {
 }
 
 /// `POST /push/channelSubscriptions`: returns the saved subscription (both SDKs parse it).
-pub(super) fn subscription_create(shared: &Shared, call: &Call) -> Result<Reply, AblyError> {
+pub(super) fn subscription_create(shared: &Shared, call: &Call, caller: &Caller) -> Result<Reply, AblyError> {
     let body = call.body()?;
     if !body.is_map() {
         return Err(AblyError::new(
@@ -322,6 +378,7 @@ pub(super) fn subscription_create(shared: &Shared, call: &Call) -> Result<Reply,
         _ => return Err(AblyError::bad_param("Invalid subscription: give exactly one of deviceId and clientId")),
     };
     let mut state = shared.lock();
+    may_subscribe(caller, &state, channel, &target)?;
     if let Target::Device(id) = &target {
         if !state.devices.contains_key(id) {
             return Err(AblyError::bad_param(format!(
@@ -424,14 +481,16 @@ pub(super) fn subscription_list(shared: &Shared, call: &Call) -> Result<Reply, A
 
 /// `DELETE /push/channelSubscriptions`: by deviceId or clientId, on one channel or (no
 /// `channel`) on all of them.
-pub(super) fn subscription_delete(shared: &Shared, call: &Call) -> Result<Reply, AblyError> {
+pub(super) fn subscription_delete(shared: &Shared, call: &Call, caller: &Caller) -> Result<Reply, AblyError> {
     let channel = call.query.get("channel");
     let target = match (call.query.get("deviceId"), call.query.get("clientId")) {
         (Some(d), None) => Target::Device(d.to_owned()),
         (None, Some(c)) => Target::Client(c.to_owned()),
         _ => return Err(AblyError::bad_param("Invalid parameters: give exactly one of deviceId and clientId")),
     };
-    shared.lock().subscriptions.retain(|(ch, t)| !(*t == target && passes(channel, Some(ch))));
+    let mut state = shared.lock();
+    may_subscribe(caller, &state, channel.unwrap_or(ANY), &target)?;
+    state.subscriptions.retain(|(ch, t)| !(*t == target && passes(channel, Some(ch))));
     Ok(Reply::no_content())
 }
 

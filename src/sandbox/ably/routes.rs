@@ -657,8 +657,10 @@ pub(super) fn batch_publish(shared: &Shared, call: &Call, caller: &Caller) -> Re
         let mut results = Vec::with_capacity(channels.len());
         let (mut ok, mut failed) = (0i64, 0i64);
         for name in channels {
-            let outcome =
-                check_channel_name(name).and_then(|()| publish_locked(&mut state, name, messages, caller, call.now));
+            // A channel outside the capability fails alone, like the real service reports it.
+            let outcome = check_channel_name(name)
+                .and_then(|()| caller.require(name, "publish"))
+                .and_then(|()| publish_locked(&mut state, name, messages, caller, call.now));
             match outcome {
                 Ok(v) => {
                     ok += 1;

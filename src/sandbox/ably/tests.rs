@@ -832,3 +832,298 @@ async fn hostile_bodies_are_rejected_not_crashed_on() {
     let resp = req("POST", "/channels/%5Bweird/messages").json(&json!({"data": "x"})).send(&router).await;
     assert_eq!(resp.json()["error"]["code"], 40010);
 }
+
+// --- capabilities --------------------------------------------------------------------------------
+
+/// Requests a token (unsigned, with Basic auth) and returns its TokenDetails.
+async fn token_details(router: &Router, body: Value) -> Value {
+    let resp = req("POST", format!("/keys/{ABLY_KEY_NAME}/requestToken")).json(&body).send(router).await;
+    assert_eq!(resp.status, StatusCode::OK, "{}", String::from_utf8_lossy(&resp.body));
+    resp.json()
+}
+
+/// The `Authorization` value of a fresh token with `capability`, as the SDKs send it.
+async fn bearer_with(router: &Router, capability: &str) -> String {
+    let details = token_details(router, json!({"capability": capability})).await;
+    format!("Bearer {}", STANDARD.encode(details["token"].as_str().expect("token")))
+}
+
+/// Sends `method uri` with a token and returns (status, error code or 0).
+async fn with_token(router: &Router, bearer: &str, method: &str, uri: &str, body: Option<Value>) -> (u16, i64) {
+    let mut r = req(method, uri).header("authorization", bearer);
+    if let Some(body) = body {
+        r = r.json(&body);
+    }
+    let resp = r.send(router).await;
+    let code = if resp.body.is_empty() { 0 } else { resp.json()["error"]["code"].as_i64().unwrap_or(0) };
+    (resp.status.as_u16(), code)
+}
+
+const DENIED: (u16, i64) = (401, 40160);
+
+#[tokio::test]
+async fn restricted_token_publish_and_history_allowed_and_denied() {
+    let (_, router) = setup();
+    // The reported bug: a subscribe-only token could publish and read other channels.
+    let details = token_details(&router, json!({"capability": r#"{"cap-demo":["subscribe"]}"#})).await;
+    assert_eq!(details["capability"], r#"{"cap-demo":["subscribe"]}"#);
+    let sub_only = format!("Bearer {}", STANDARD.encode(details["token"].as_str().expect("token")));
+    let resp = req("POST", "/channels/cap-demo/messages")
+        .header("authorization", sub_only.clone())
+        .json(&json!({"data": "x"}))
+        .send(&router)
+        .await;
+    assert_eq!(resp.status, StatusCode::UNAUTHORIZED);
+    let error = &resp.json()["error"];
+    assert_eq!(error["code"], 40160);
+    assert_eq!(error["statusCode"], 401);
+    assert_eq!(error["message"], "Unauthorized to publish to channel 'cap-demo'");
+    assert_eq!(error["href"], "https://help.ably.io/error/40160");
+    assert_eq!(resp.header("x-ably-errorcode"), Some("40160"));
+    assert_eq!(resp.header("x-ably-errormessage"), Some("Unauthorized to publish to channel 'cap-demo'"));
+    assert_eq!(with_token(&router, &sub_only, "GET", "/channels/other/messages", None).await, DENIED);
+    // subscribe is not history; presence get is [subscribe] (§3).
+    assert_eq!(with_token(&router, &sub_only, "GET", "/channels/cap-demo/messages", None).await, DENIED);
+    assert_eq!(with_token(&router, &sub_only, "GET", "/channels/cap-demo/presence", None).await, (200, 0));
+    assert_eq!(with_token(&router, &sub_only, "GET", "/channels/cap-demo/presence/history", None).await, DENIED);
+    assert_eq!(with_token(&router, &sub_only, "GET", "/channels/cap-demo", None).await, DENIED);
+    // Nothing was published by the refused call.
+    let history = req("GET", "/channels/cap-demo/messages").send(&router).await.json();
+    assert_eq!(history, json!([]));
+
+    let rw = bearer_with(&router, r#"{"cap-demo":["history","publish","channel-metadata"]}"#).await;
+    let msg = Some(json!({"data": "ok"}));
+    assert_eq!(with_token(&router, &rw, "POST", "/channels/cap-demo/messages", msg.clone()).await, (201, 0));
+    assert_eq!(with_token(&router, &rw, "GET", "/channels/cap-demo/messages", None).await, (200, 0));
+    assert_eq!(with_token(&router, &rw, "GET", "/channels/cap-demo/presence/history", None).await, (200, 0));
+    assert_eq!(with_token(&router, &rw, "GET", "/channels/cap-demo", None).await, (200, 0));
+    assert_eq!(with_token(&router, &rw, "POST", "/channels/other/messages", msg).await, DENIED);
+    // Listing needs channel-metadata on `*`, not on one channel.
+    assert_eq!(with_token(&router, &rw, "GET", "/channels", None).await, DENIED);
+    // Errors keep the envelope ably-js asks for.
+    let enveloped = req("GET", "/channels/other?envelope=json").header("authorization", rw.clone()).send(&router).await;
+    assert_eq!(enveloped.status, StatusCode::OK);
+    assert_eq!(enveloped.json()["statusCode"], 401);
+    assert_eq!(enveloped.json()["response"]["error"]["code"], 40160);
+}
+
+#[tokio::test]
+async fn namespace_wildcard_and_any_operation() {
+    let (_, router) = setup();
+    let bearer = bearer_with(&router, r#"{"chat:*":["publish"],"ops":["*"]}"#).await;
+    let msg = || Some(json!({"data": "x"}));
+    for allowed in ["chat:room", "chat:room:deep", "chat%3Aencoded"] {
+        let uri = format!("/channels/{allowed}/messages");
+        assert_eq!(with_token(&router, &bearer, "POST", &uri, msg()).await, (201, 0), "{allowed}");
+    }
+    for denied in ["chat", "chatter:room", "other:chat"] {
+        let uri = format!("/channels/{denied}/messages");
+        assert_eq!(with_token(&router, &bearer, "POST", &uri, msg()).await, DENIED, "{denied}");
+    }
+    assert_eq!(with_token(&router, &bearer, "GET", "/channels/chat:room/messages", None).await, DENIED);
+    // `*` as the operation: everything on that one channel, nothing elsewhere or app-wide.
+    for (method, uri) in [
+        ("POST", "/channels/ops/messages"),
+        ("GET", "/channels/ops/messages"),
+        ("GET", "/channels/ops/presence"),
+        ("GET", "/channels/ops/presence/history"),
+        ("GET", "/channels/ops"),
+    ] {
+        let body = (method == "POST").then(|| json!({"data": "x"}));
+        let (status, _) = with_token(&router, &bearer, method, uri, body).await;
+        assert!(status < 300, "{method} {uri}: {status}");
+    }
+    assert_eq!(with_token(&router, &bearer, "GET", "/channels/ops:sub/messages", None).await, DENIED);
+    assert_eq!(with_token(&router, &bearer, "GET", "/stats", None).await, DENIED);
+}
+
+#[tokio::test]
+async fn app_wide_operations_need_them_on_star() {
+    let (_, router) = setup();
+    let channels_only = bearer_with(&router, r#"{"*":["history","publish","subscribe"],"stats":["stats"]}"#).await;
+    assert_eq!(with_token(&router, &channels_only, "GET", "/channels/any/messages", None).await, (200, 0));
+    // `stats` on a channel called "stats" is not `stats` on `*`.
+    assert_eq!(with_token(&router, &channels_only, "GET", "/stats", None).await, DENIED);
+    assert_eq!(with_token(&router, &channels_only, "GET", "/channels", None).await, DENIED);
+    let resp = req("GET", "/channels").header("authorization", channels_only.clone()).send(&router).await;
+    assert_eq!(resp.json()["error"]["message"], "Listing channels requires the channel-metadata capability");
+    for (method, uri, body) in [
+        ("GET", "/push/deviceRegistrations", None),
+        ("GET", "/push/deviceRegistrations/dev-x", None),
+        ("DELETE", "/push/deviceRegistrations/dev-x", None),
+        ("DELETE", "/push/deviceRegistrations?clientId=zoe", None),
+        ("GET", "/push/channelSubscriptions", None),
+        ("GET", "/push/channels", None),
+        ("POST", "/push/publish", Some(json!({"recipient": {"clientId": "zoe"}, "notification": {"title": "t"}}))),
+        ("PUT", "/push/deviceRegistrations/dev-x", Some(device("dev-x", "zoe"))),
+        ("POST", "/push/channelSubscriptions", Some(json!({"channel": "news", "clientId": "zoe"}))),
+        ("DELETE", "/push/channelSubscriptions?clientId=zoe", None),
+    ] {
+        assert_eq!(with_token(&router, &channels_only, method, uri, body).await, DENIED, "{method} {uri}");
+    }
+
+    let app = bearer_with(&router, r#"{"*":["channel-metadata","push-admin","stats"]}"#).await;
+    assert_eq!(with_token(&router, &app, "GET", "/stats", None).await, (200, 0));
+    assert_eq!(with_token(&router, &app, "GET", "/channels", None).await, (200, 0));
+    assert_eq!(with_token(&router, &app, "GET", "/push/deviceRegistrations", None).await, (200, 0));
+    let saved = with_token(&router, &app, "PUT", "/push/deviceRegistrations/dev-x", Some(device("dev-x", "zoe"))).await;
+    assert_eq!(saved, (200, 0));
+    let sub = json!({"channel": "news", "deviceId": "dev-x"});
+    assert_eq!(with_token(&router, &app, "POST", "/push/channelSubscriptions", Some(sub)).await, (201, 0));
+    let publish = json!({"recipient": {"deviceId": "dev-x"}, "notification": {"title": "t"}});
+    assert_eq!(with_token(&router, &app, "POST", "/push/publish", Some(publish)).await, (201, 0));
+    // push-admin is not a channel capability.
+    assert_eq!(with_token(&router, &app, "GET", "/channels/news/messages", None).await, DENIED);
+}
+
+#[tokio::test]
+async fn push_subscribe_covers_only_the_callers_own_client_and_devices() {
+    let (_, router) = setup();
+    req("PUT", "/push/deviceRegistrations/dev-eve").json(&device("dev-eve", "eve")).send(&router).await;
+    let details =
+        token_details(&router, json!({"capability": r#"{"news:*":["push-subscribe"]}"#, "clientId": "bob"})).await;
+    let bob = format!("Bearer {}", STANDARD.encode(details["token"].as_str().expect("token")));
+    let own = Some(device("dev-bob", "bob"));
+    assert_eq!(with_token(&router, &bob, "PUT", "/push/deviceRegistrations/dev-bob", own).await, (200, 0));
+    let other = Some(device("dev-bob2", "eve"));
+    assert_eq!(with_token(&router, &bob, "PUT", "/push/deviceRegistrations/dev-bob2", other).await, DENIED);
+    // Taking over another client's device is refused even when the body names bob.
+    let takeover = Some(device("dev-eve", "bob"));
+    assert_eq!(with_token(&router, &bob, "PUT", "/push/deviceRegistrations/dev-eve", takeover).await, DENIED);
+    assert_eq!(with_token(&router, &bob, "GET", "/push/deviceRegistrations/dev-bob", None).await, DENIED);
+
+    let path = "/push/channelSubscriptions";
+    for (body, want) in [
+        (json!({"channel": "news:eu", "clientId": "bob"}), (201, 0)),
+        (json!({"channel": "news:eu", "deviceId": "dev-bob"}), (201, 0)),
+        (json!({"channel": "news:eu", "clientId": "eve"}), DENIED),
+        (json!({"channel": "news:eu", "deviceId": "dev-eve"}), DENIED),
+        (json!({"channel": "sport", "clientId": "bob"}), DENIED),
+    ] {
+        assert_eq!(with_token(&router, &bob, "POST", path, Some(body.clone())).await, want, "{body}");
+    }
+    let del = |q: &str| format!("{path}?{q}");
+    assert_eq!(with_token(&router, &bob, "DELETE", &del("channel=news:eu&clientId=bob"), None).await, (204, 0));
+    assert_eq!(with_token(&router, &bob, "DELETE", &del("channel=news:eu&clientId=eve"), None).await, DENIED);
+    // No channel means every channel: push-subscribe on `news:*` does not reach that far.
+    assert_eq!(with_token(&router, &bob, "DELETE", &del("deviceId=dev-bob"), None).await, DENIED);
+    let listed = req("GET", format!("{path}?channel=news:eu")).send(&router).await.json();
+    assert_eq!(listed, json!([{"channel": "news:eu", "deviceId": "dev-bob"}]));
+}
+
+#[tokio::test]
+async fn batch_publish_reports_denied_channels_per_channel() {
+    let (_, router) = setup();
+    let bearer = bearer_with(&router, r#"{"batch:ok":["publish"]}"#).await;
+    let resp = req("POST", "/messages")
+        .header("authorization", bearer.clone())
+        .header("x-ably-version", "6")
+        .json(&json!([{"channels": ["batch:ok", "batch:no"], "messages": {"data": "x"}}]))
+        .send(&router)
+        .await;
+    assert!(resp.status.is_success(), "{}", String::from_utf8_lossy(&resp.body));
+    let result = &resp.json()[0];
+    assert_eq!(result["successCount"], 1);
+    assert_eq!(result["failureCount"], 1);
+    assert_eq!(result["results"][0]["channel"], "batch:ok");
+    assert!(result["results"][0]["messageId"].is_string());
+    assert_eq!(result["results"][1]["channel"], "batch:no");
+    assert_eq!(result["results"][1]["error"]["code"], 40160);
+    assert_eq!(result["results"][1]["error"]["statusCode"], 401);
+    let no = req("GET", "/channels/batch:no/messages").send(&router).await.json();
+    assert_eq!(no, json!([]));
+    let ok = req("GET", "/channels/batch:ok/messages").send(&router).await.json();
+    assert_eq!(ok.as_array().map(Vec::len), Some(1));
+
+    // The v1 format reports the refusal as a partial failure.
+    let legacy = req("POST", "/messages")
+        .header("authorization", bearer)
+        .header("x-ably-version", "1.2")
+        .json(&json!({"channels": ["batch:ok", "batch:no"], "messages": {"data": "y"}}))
+        .send(&router)
+        .await;
+    assert_eq!(legacy.status, StatusCode::BAD_REQUEST);
+    assert_eq!(legacy.json()["error"]["code"], 40020);
+    assert_eq!(legacy.json()["batchResponse"][1]["error"]["code"], 40160);
+}
+
+#[tokio::test]
+async fn basic_auth_has_the_keys_full_capability() {
+    let (_, router) = setup();
+    for (method, uri) in [
+        ("GET", "/stats"),
+        ("GET", "/channels"),
+        ("GET", "/channels/cap-demo/messages"),
+        ("GET", "/channels/cap-demo/presence"),
+        ("GET", "/push/deviceRegistrations"),
+        ("GET", "/push/channelSubscriptions"),
+    ] {
+        assert_eq!(req(method, uri).send(&router).await.status, StatusCode::OK, "{uri}");
+    }
+    let published = req("POST", "/channels/cap-demo/messages").json(&json!({"data": "x"})).send(&router).await;
+    assert_eq!(published.status, StatusCode::CREATED);
+    let anonymous = req("GET", "/stats").no_auth().send(&router).await;
+    assert_eq!(anonymous.status, StatusCode::UNAUTHORIZED, "no credentials are no rights");
+    let by_query = req("GET", format!("/stats?key={}", crate::sandbox::credentials::ABLY_KEY)).no_auth();
+    assert_eq!(by_query.send(&router).await.status, StatusCode::OK);
+    // The default token (no capability asked for) has the key's capability.
+    let details = token_details(&router, json!({})).await;
+    assert_eq!(details["capability"], r#"{"*":["*"]}"#);
+    let bearer = format!("Bearer {}", STANDARD.encode(details["token"].as_str().expect("token")));
+    assert_eq!(with_token(&router, &bearer, "GET", "/stats", None).await, (200, 0));
+    assert_eq!(with_token(&router, &bearer, "GET", "/push/deviceRegistrations", None).await, (200, 0));
+}
+
+#[tokio::test]
+async fn token_capability_is_signed_canonical_and_validated() {
+    let (sim, router) = setup();
+    let details =
+        token_details(&router, json!({"capability": "{ \"b\": [\"subscribe\", \"publish\"], \"a\": [\"*\"] }"})).await;
+    assert_eq!(details["capability"], r#"{"a":["*"],"b":["publish","subscribe"]}"#);
+    for bad in ["[1]", "{}", "not json", r#"{"a":"publish"}"#, r#"{"a":[1]}"#] {
+        let resp = req("POST", format!("/keys/{ABLY_KEY_NAME}/requestToken"))
+            .json(&json!({"capability": bad}))
+            .send(&router)
+            .await;
+        assert_eq!(resp.status, StatusCode::BAD_REQUEST, "{bad}");
+        assert_eq!(resp.json()["error"]["code"], 40000, "{bad}");
+    }
+
+    // A signed request carries the capability into the token too.
+    let now = super::state::now_ms();
+    let cap = r#"{"cap-demo":["subscribe"]}"#;
+    let nonce = "capabilitynonce-0001";
+    let body = json!({"keyName": ABLY_KEY_NAME, "capability": cap, "timestamp": now, "nonce": nonce,
+                      "mac": sign_request(None, Some(cap), None, now, nonce)});
+    let signed = req("POST", format!("/keys/{ABLY_KEY_NAME}/requestToken")).no_auth().json(&body).send(&router).await;
+    assert_eq!(signed.status, StatusCode::OK);
+    let token = signed.json()["token"].as_str().expect("token").to_owned();
+    let bearer = format!("Bearer {}", STANDARD.encode(&token));
+    let msg = || Some(json!({"data": "x"}));
+    assert_eq!(with_token(&router, &bearer, "POST", "/channels/cap-demo/messages", msg()).await, DENIED);
+
+    // Tokens are self-contained, so the restriction survives a reset.
+    sim.reset();
+    assert_eq!(with_token(&router, &bearer, "POST", "/channels/cap-demo/messages", msg()).await, DENIED);
+    assert_eq!(with_token(&router, &bearer, "GET", "/channels/cap-demo/presence", None).await, (200, 0));
+
+    // Editing the capability inside the token breaks its mac: 40101, not full rights.
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let (payload, tag) = token.trim_start_matches("opsdeck.").split_once('.').expect("payload.mac");
+    let text = String::from_utf8(URL_SAFE_NO_PAD.decode(payload).expect("base64url")).expect("utf-8");
+    let widened = text.replace(r#"{\"cap-demo\":[\"subscribe\"]}"#, r#"{\"*\":[\"*\"]}"#);
+    assert_ne!(widened, text, "the capability is in the payload: {text}");
+    let forged = format!("opsdeck.{}.{tag}", URL_SAFE_NO_PAD.encode(widened));
+    let forged = format!("Bearer {}", STANDARD.encode(forged));
+    assert_eq!(with_token(&router, &forged, "POST", "/channels/cap-demo/messages", msg()).await, (401, 40101));
+
+    // A token can only hand on what it holds.
+    let path = format!("/keys/{ABLY_KEY_NAME}/requestToken");
+    let wider = req("POST", path.clone())
+        .header("authorization", bearer.clone())
+        .json(&json!({"capability": r#"{"*":["*"]}"#}));
+    let wider = wider.send(&router).await;
+    assert_eq!((wider.status, wider.json()["error"]["code"].clone()), (StatusCode::UNAUTHORIZED, json!(40160)));
+    let inherited = req("POST", path).header("authorization", bearer).json(&json!({})).send(&router).await;
+    assert_eq!(inherited.json()["capability"], cap);
+}

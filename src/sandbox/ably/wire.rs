@@ -100,11 +100,6 @@ impl Val {
             Val::Map(fields) => 2 + fields.iter().map(|(k, v)| k.len() + 4 + v.approx_size()).sum::<usize>(),
         }
     }
-
-    /// The value as JSON text, for form fields and seeded data that travel as strings.
-    pub(super) fn to_json_text(&self) -> String {
-        serde_json::to_string(self).unwrap_or_default()
-    }
 }
 
 impl Serialize for Val {
