@@ -25,6 +25,8 @@ pub(super) struct Caller {
     /// What the credentials may do: the key's capability with Basic auth, the token's own
     /// (signed into it) with a token.
     pub(super) capability: Capability,
+    /// When the credentials stop working: a token's expiry; `None` for the key.
+    pub(super) expires: Option<i64>,
 }
 
 /// Tokens live at most a day, like Ably's.
@@ -86,7 +88,7 @@ pub(super) fn authenticate(call: &Call) -> Result<Caller, AblyError> {
 
 /// A caller authenticated with the key: the key's full capability.
 fn key_caller(call: &Call) -> Result<Caller, AblyError> {
-    Ok(Caller { client_id: basic_client_id(call)?, capability: Capability::all() })
+    Ok(Caller { client_id: basic_client_id(call)?, capability: Capability::all(), expires: None })
 }
 
 /// `<appId>.<keyId>:<secret>`: unparseable is 40005, wrong is 40101.
@@ -156,7 +158,7 @@ fn verify_token(token: &str, now: i64) -> Result<Caller, AblyError> {
     if expires <= now {
         return Err(AblyError::new(401, 40142, "Token expired"));
     }
-    Ok(Caller { client_id: (!client.is_empty()).then_some(client), capability })
+    Ok(Caller { client_id: (!client.is_empty()).then_some(client), capability, expires: Some(expires) })
 }
 
 /// Nonces of accepted signed token requests, by `timestamp:nonce`, to refuse replays.
@@ -246,12 +248,26 @@ pub(super) fn request_token(nonces: &std::sync::Mutex<NonceBook>, call: &Call) -
             return Err(AblyError::new(401, 40105, "Nonce value replayed"));
         }
         // A signed request speaks for the key itself.
-        Capability::all()
+        Caller { client_id: None, capability: Capability::all(), expires: None }
     } else {
         // Unsigned: whoever authenticates it (the key, or a token) can only hand on what it
-        // holds, so a restricted token cannot mint a broader one.
-        authenticate(call)?.capability
+        // holds, so a restricted token cannot mint a broader, longer-lived or unbound one.
+        authenticate(call)?
     };
+    let client_id = match (&parent, client_id.filter(|c| !c.is_empty())) {
+        (Caller { expires: Some(_), client_id: Some(bound), .. }, requested) if bound != "*" => {
+            if requested.is_some_and(|r| r != bound) {
+                return Err(AblyError::new(
+                    401,
+                    40102,
+                    format!("Incompatible credentials: this token is bound to clientId '{bound}'"),
+                ));
+            }
+            Some(bound.clone())
+        }
+        (_, requested) => requested.map(str::to_owned),
+    };
+    let (parent_expires, parent) = (parent.expires, parent.capability);
 
     let ttl = ttl.unwrap_or(DEFAULT_TTL);
     if !(1..=MAX_TTL).contains(&ttl) {
@@ -279,8 +295,8 @@ pub(super) fn request_token(nonces: &std::sync::Mutex<NonceBook>, call: &Call) -
         _ => parent,
     };
     let issued = call.now;
-    let expires = issued.saturating_add(ttl);
-    let client_id = client_id.filter(|c| !c.is_empty());
+    let expires = issued.saturating_add(ttl).min(parent_expires.unwrap_or(i64::MAX));
+    let client_id = client_id.as_deref();
     let mut details = Val::map([
         ("token", Val::Str(mint_token(issued, expires, client_id, &capability))),
         ("keyName", Val::str(ABLY_KEY_NAME)),

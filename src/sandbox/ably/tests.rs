@@ -1127,3 +1127,20 @@ async fn token_capability_is_signed_canonical_and_validated() {
     let inherited = req("POST", path).header("authorization", bearer).json(&json!({})).send(&router).await;
     assert_eq!(inherited.json()["capability"], cap);
 }
+
+#[tokio::test]
+async fn a_token_cannot_mint_an_unbound_or_longer_lived_token() {
+    let (_, router) = setup();
+    let parent = token_details(&router, json!({"clientId": "bob", "ttl": 60_000})).await;
+    let bearer = format!("Bearer {}", STANDARD.encode(parent["token"].as_str().expect("token")));
+    let path = format!("/keys/{ABLY_KEY_NAME}/requestToken");
+
+    let other = req("POST", path.clone()).header("authorization", bearer.clone()).json(&json!({"clientId": "eve"}));
+    let other = other.send(&router).await;
+    assert_eq!((other.status, other.json()["error"]["code"].clone()), (StatusCode::UNAUTHORIZED, json!(40102)));
+
+    let child = req("POST", path).header("authorization", bearer).json(&json!({"ttl": 86_400_000}));
+    let child = child.send(&router).await.json();
+    assert_eq!(child["clientId"], "bob", "the child stays bound to the parent's client id");
+    assert!(child["expires"].as_i64() <= parent["expires"].as_i64(), "and does not outlive it: {child}");
+}
