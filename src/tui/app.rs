@@ -69,6 +69,8 @@ pub struct App {
     /// The last message for the status bar.
     pub status: Option<(String, Severity)>,
     pub quit: bool,
+    /// Text for the terminal's clipboard, written (OSC 52) by the event loop before the next draw.
+    pub clipboard: Option<String>,
     pub auto_refresh_every: Duration,
     purposes: HashMap<CallId, Purpose>,
 }
@@ -86,6 +88,7 @@ impl App {
             read_only,
             status: None,
             quit: false,
+            clipboard: None,
             auto_refresh_every: Duration::from_secs(2),
             purposes: HashMap::new(),
         }
@@ -222,6 +225,16 @@ impl App {
                 },
             },
             Focus::Inspector => {
+                if key.code == KeyCode::Char('y') && key.modifiers.is_empty() {
+                    match self.tab().inspector.copy_text() {
+                        Some(text) => {
+                            self.info(format!("copied {} to the clipboard", human_size(text.len())));
+                            self.clipboard = Some(text);
+                        }
+                        None => self.error("nothing to copy here (binary, empty, or over 1 MB)"),
+                    }
+                    return;
+                }
                 if self.tab_mut().inspector.handle_key(key) {
                     return;
                 }
@@ -590,6 +603,14 @@ impl App {
         tab_state.inspector.show(response_view(op.name, &response));
         tab_state.page = Some(PageState { op, request, response, previous });
         tab_state.remember_selection();
+    }
+}
+
+fn human_size(bytes: usize) -> String {
+    match bytes {
+        0..1024 => format!("{bytes} B"),
+        1024..1_048_576 => format!("{:.1} KB", bytes as f64 / 1024.0),
+        _ => format!("{:.1} MB", bytes as f64 / 1_048_576.0),
     }
 }
 

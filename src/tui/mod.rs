@@ -138,6 +138,9 @@ async fn event_loop(
     // For benches/process.sh: stop after the first complete frame (data loaded and drawn).
     let exit_after_first_frame = std::env::var_os("OPSDECK_EXIT_AFTER_FIRST_FRAME").is_some();
     loop {
+        if let Some(text) = app.clipboard.take() {
+            copy_to_clipboard(&text)?;
+        }
         if dirty {
             terminal.draw(|frame| draw::draw(frame, app))?;
             dirty = false;
@@ -177,6 +180,17 @@ async fn event_loop(
         }
     }
     Ok(None)
+}
+
+/// Puts `text` on the clipboard through the terminal (OSC 52), which works over SSH and tmux
+/// (with `set-clipboard on`) where no local clipboard tool could.
+fn copy_to_clipboard(text: &str) -> io::Result<()> {
+    use base64::Engine as _;
+    use std::io::Write as _;
+    let encoded = base64::engine::general_purpose::STANDARD.encode(text);
+    let mut out = io::stdout();
+    write!(out, "\x1b]52;c;{encoded}\x07")?;
+    out.flush()
 }
 
 /// Sleeps until `deadline`, or forever when there is none (nothing to wake up for).

@@ -80,6 +80,20 @@ async fn forms_are_prefilled_from_the_object_selected_in_the_inspector() {
 }
 
 #[tokio::test]
+async fn y_copies_the_selected_value() {
+    let mut h = Harness::new().await;
+    h.console.app.focus = Focus::Inspector;
+    h.keys("/chat:lobby<Enter>y");
+    assert_eq!(h.console.app.clipboard.as_deref(), Some("chat:lobby"), "a string is copied without quotes");
+    h.keys("hy");
+    let copied = h.console.app.clipboard.take().unwrap();
+    let record: serde_json::Value = serde_json::from_str(&copied).unwrap();
+    assert_eq!(record["channelId"], "chat:lobby");
+    assert!(copied.contains("\n  "), "objects are pretty-printed");
+    assert!(h.screen().contains("copied"));
+}
+
+#[tokio::test]
 async fn publish_through_the_form_and_see_it_in_history() {
     let mut h = Harness::new().await;
     h.keys(":messages_publish<Enter>");

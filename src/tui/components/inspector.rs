@@ -22,6 +22,9 @@ use crate::tui::theme::Theme;
 /// forms only need a record, and a DOM of a huge body would cost 14 times its size.
 const SELECTED_JSON_LIMIT: usize = 1024 * 1024;
 
+/// The most `y` copies: terminals cap OSC 52 clipboard writes, and a bigger paste is no use.
+const COPY_LIMIT: usize = 1024 * 1024;
+
 /// Columns moved per horizontal scroll step in the raw view.
 const HSCROLL_STEP: usize = 8;
 
@@ -181,6 +184,26 @@ impl Inspector {
         Some(tree.doc().text(tree.cursor()))
     }
 
+    /// What `y` copies: a selected string's value (an id, a URL) without quotes, any other
+    /// node pretty-printed, or the whole text body; `None` when there is nothing to copy or it
+    /// is too big for a terminal clipboard.
+    pub fn copy_text(&self) -> Option<String> {
+        match &self.body {
+            Body::Json(tree) => {
+                let text = tree.doc().text(tree.cursor());
+                if text.first() == Some(&b'"') {
+                    return serde_json::from_slice::<String>(text).ok();
+                }
+                tree.doc().pretty(tree.cursor(), COPY_LIMIT)
+            }
+            Body::Text { .. } => {
+                let body = &self.view.as_ref()?.body;
+                (body.len() <= COPY_LIMIT).then(|| String::from_utf8_lossy(body).into_owned())
+            }
+            Body::Nothing | Body::Empty | Body::Binary => None,
+        }
+    }
+
     /// Keys and what they do, for the `?` overlay.
     pub fn help() -> &'static [(&'static str, &'static str)] {
         &[
@@ -193,6 +216,7 @@ impl Inspector {
             ("e / c", "expand all / collapse all"),
             ("t / w / H", "tree / raw / headers"),
             ("/", "search the body"),
+            ("y", "copy the selected value (or the text) to the clipboard"),
             ("n / N", "next / previous match"),
         ]
     }
