@@ -55,6 +55,8 @@ pub enum Command {
     Ops {
         /// Only this service (ably, deepgram, avatax, taxjar, coinbase, mailgun, easypost).
         service: Option<String>,
+        /// One operation in full: its parameters, where they go, their rules and help.
+        operation: Option<String>,
         /// Full descriptions (parameters, paging, ...) as JSON.
         #[arg(long)]
         json: bool,
@@ -107,15 +109,22 @@ impl From<anyhow::Error> for Failure {
 }
 
 /// `opsdeck ops`.
-pub fn ops(service: Option<&str>, as_json: bool, out: &mut dyn Write) -> Result<(), Failure> {
+pub fn ops(service: Option<&str>, operation: Option<&str>, as_json: bool, out: &mut dyn Write) -> Result<(), Failure> {
     let services = match service {
         Some(name) => vec![parse_service(name)?],
         None => Service::ALL.to_vec(),
     };
-    let ops: Vec<&Operation> = services.iter().flat_map(|s| s.operations()).collect();
+    let mut ops: Vec<&Operation> = services.iter().flat_map(|s| s.operations()).collect();
     let write = |out: &mut dyn Write, text: String| {
         out.write_all(text.as_bytes()).map_err(|e| Failure::runtime(format!("cannot write output: {e}")))
     };
+    if let (Some(name), [service]) = (operation, services.as_slice()) {
+        let op = parse_operation(*service, name)?;
+        if !as_json {
+            return write(out, explain(op));
+        }
+        ops = vec![op];
+    }
     if as_json {
         let list: Vec<Value> = ops.iter().map(|op| describe(op)).collect();
         let text = serde_json::to_string_pretty(&list).map_err(|e| Failure::runtime(e.to_string()))?;
@@ -127,6 +136,48 @@ pub fn ops(service: Option<&str>, as_json: bool, out: &mut dyn Write) -> Result<
         text.push_str(&format!("{:<9} {:<width$} {:<6} {}\n", op.service.name(), op.name, op.method.as_str(), op.path));
     }
     write(out, text)
+}
+
+/// One operation for people: what it does, where it goes, and every parameter with its rules.
+fn explain(op: &Operation) -> String {
+    let mut text = format!("{} — {}\n{} {}", op.full_name(), op.summary, op.method, op.path);
+    if op.paging != crate::catalog::Paging::None {
+        text.push_str(&format!("   (paged: {:?}; --all-pages follows it)", op.paging));
+    }
+    if op.destructive {
+        text.push_str("   (destructive: the console asks first)");
+    } else if op.mutates {
+        text.push_str("   (changes state: refused with --read-only)");
+    }
+    text.push('\n');
+    if op.params.is_empty() {
+        text.push_str("no parameters\n");
+    }
+    let width = op.params.iter().map(|p| p.name.len()).max().unwrap_or(0) + 1;
+    for p in op.params {
+        let mut rules = Vec::new();
+        match (p.min, p.max) {
+            (Some(min), Some(max)) => rules.push(format!("{min}..{max}")),
+            (Some(min), None) => rules.push(format!(">= {min}")),
+            (None, Some(max)) => rules.push(format!("<= {max}")),
+            (None, None) => {}
+        }
+        if !p.allowed.is_empty() {
+            rules.push(format!("one of {}", p.allowed.join("|")));
+        }
+        if let Some(default) = p.default {
+            rules.push(format!("default {default}"));
+        }
+        let name = format!("{}{}", p.name, if p.required { "*" } else { "" });
+        let rules = if rules.is_empty() { String::new() } else { format!(" [{}]", rules.join(", ")) };
+        text.push_str(&format!("  {name:<width$} {:<6} {:<8} {}{rules}\n", p.location.label(), p.kind.label(), p.help));
+    }
+    text.push_str(&format!("example: opsdeck call {} {}", op.service, op.name));
+    for p in op.params.iter().filter(|p| p.required) {
+        text.push_str(&format!(" {}=…", p.name));
+    }
+    text.push('\n');
+    text
 }
 
 /// An operation as JSON, for `opsdeck ops --json`.
@@ -378,14 +429,29 @@ mod tests {
     #[test]
     fn ops_lists_every_operation_with_method_and_path() {
         let mut out = Vec::new();
-        ops(Some("ably"), false, &mut out).unwrap();
+        ops(Some("ably"), None, false, &mut out).unwrap();
         let text = String::from_utf8(out).unwrap();
         assert_eq!(text.lines().count(), 18);
         assert!(text.lines().any(|l| l.split_whitespace().collect::<Vec<_>>()
             == ["ably", "messages_list", "GET", "/channels/{channelId}/messages"]));
-        let err = ops(Some("slack"), false, &mut Vec::new()).unwrap_err();
+        let err = ops(Some("slack"), None, false, &mut Vec::new()).unwrap_err();
         assert_eq!(err.code, 2);
         assert!(err.message.contains("services: ably, deepgram"));
+    }
+
+    #[test]
+    fn one_operation_in_full() {
+        let mut out = Vec::new();
+        ops(Some("ably"), Some("messages_list"), false, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(
+            text.starts_with("ably messages_list — message history of a channel\nGET /channels/{channelId}/messages")
+        );
+        assert!(text.contains("channelId*"), "{text}");
+        assert!(text.contains("limit"), "{text}");
+        assert!(text.contains("[1..1000, default 100]"), "{text}");
+        assert!(text.contains("example: opsdeck call ably messages_list channelId=…"), "{text}");
+        assert_eq!(ops(Some("ably"), Some("nope"), false, &mut Vec::new()).unwrap_err().code, 2);
     }
 
     #[test]

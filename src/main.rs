@@ -18,7 +18,9 @@ fn main() -> ExitCode {
     let result = runtime.block_on(async {
         match &cli.command {
             None => opsdeck::tui::run(&cli.global).await.map_err(|e| Failure { code: 1, message: format!("{e:#}") }),
-            Some(Command::Ops { service, json }) => cli::ops(service.as_deref(), *json, &mut stdout),
+            Some(Command::Ops { service, operation, json }) => {
+                cli::ops(service.as_deref(), operation.as_deref(), *json, &mut stdout)
+            }
             Some(Command::Sandbox { port_base, seed }) => cli::sandbox(*port_base, *seed, &mut stdout).await,
             Some(Command::Call(args)) => cli::call(&cli.global, args, &mut stdout).await,
         }
