@@ -14,6 +14,7 @@ use divan::{black_box, Bencher};
 use ratatui::backend::TestBackend;
 use ratatui::Terminal;
 
+use opsdeck::sandbox::rng::Rng;
 use opsdeck::tui::components::inspector::{Inspector, ResponseView};
 use opsdeck::tui::json_tree::{JsonDoc, JsonTree, Searcher};
 use opsdeck::tui::theme::Theme;
@@ -31,22 +32,6 @@ fn main() {
     divan::main();
 }
 
-/// A small deterministic generator: benchmarks must see the same bytes on every run.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn pick<'a>(&mut self, options: &[&'a str]) -> &'a str {
-        options[(self.next() % options.len() as u64) as usize]
-    }
-}
-
 fn record(rng: &mut Rng, n: usize, out: &mut String, last: bool) {
     use std::fmt::Write as _;
     let status = rng.pick(&["paid", "pending", "refunded", "shipped"]);
@@ -55,21 +40,21 @@ fn record(rng: &mut Rng, n: usize, out: &mut String, last: bool) {
     let note = if last {
         format!("\"{NEEDLE}\"")
     } else {
-        rng.pick(&["null", "\"Leave at the back door\\nThanks!\"", "\"gift \\u2603 wrap\"", "\"\""]).to_owned()
+        (*rng.pick(&["null", "\"Leave at the back door\\nThanks!\"", "\"gift \\u2603 wrap\"", "\"\""])).to_owned()
     };
-    let cents = rng.next() % 100_000;
+    let cents = rng.next_u64() % 100_000;
     let _ = write!(
         out,
         r#"{{"id":"ord_{n:08}","number":{n},"status":"{status}","currency":"USD","total":{}.{:02},"tax_rate":0.0825,"paid":{},"note":{note},"customer":{{"id":"cus_{:06}","name":"{name}","email":"user{}@example.com","address":{{"line1":"{} Main St\tUnit 4","city":"{city}","postal_code":"{:05}","country":"US"}}}},"items":["#,
         cents / 100,
         cents % 100,
         cents % 2 == 0,
-        rng.next() % 1_000_000,
-        rng.next() % 10_000,
-        rng.next() % 900 + 1,
-        rng.next() % 100_000,
+        rng.next_u64() % 1_000_000,
+        rng.next_u64() % 10_000,
+        rng.next_u64() % 900 + 1,
+        rng.next_u64() % 100_000,
     );
-    let items = 1 + rng.next() % 4;
+    let items = 1 + rng.next_u64() % 4;
     for i in 0..items {
         if i > 0 {
             out.push(',');
@@ -77,11 +62,11 @@ fn record(rng: &mut Rng, n: usize, out: &mut String, last: bool) {
         let _ = write!(
             out,
             r#"{{"sku":"SKU-{:05}","name":"{}","quantity":{},"unit_price":{}.{:02},"tags":["{}","{}"]}}"#,
-            rng.next() % 100_000,
+            rng.next_u64() % 100_000,
             rng.pick(&["Widget", "Gadget \\u00e9lite", "Sprocket (large)", "Cable 2m"]),
-            1 + rng.next() % 5,
-            rng.next() % 500,
-            rng.next() % 100,
+            1 + rng.next_u64() % 5,
+            rng.next_u64() % 500,
+            rng.next_u64() % 100,
             rng.pick(&["red", "blue", "green"]),
             rng.pick(&["small", "large", "sale"]),
         );
@@ -89,15 +74,15 @@ fn record(rng: &mut Rng, n: usize, out: &mut String, last: bool) {
     let _ = write!(
         out,
         r#"],"created_at":"2024-{:02}-{:02}T12:{:02}:00Z","metadata":{{"source":"api","attempt":{},"flags":[true,false,null]}}}}"#,
-        1 + rng.next() % 12,
-        1 + rng.next() % 28,
-        rng.next() % 60,
-        rng.next() % 3,
+        1 + rng.next_u64() % 12,
+        1 + rng.next_u64() % 28,
+        rng.next_u64() % 60,
+        rng.next_u64() % 3,
     );
 }
 
 fn generate(size: usize) -> Bytes {
-    let mut rng = Rng(0x5EED_0F0D_5EED_0F0D);
+    let mut rng = Rng::new(0x5EED_0F0D_5EED_0F0D);
     let mut out = String::with_capacity(size + 4096);
     out.push('[');
     let mut n = 0;

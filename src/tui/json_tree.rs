@@ -1766,21 +1766,7 @@ mod tests {
         assert_eq!(visible_text(&[b'x'; 100_000], 5, 3), "xxx");
     }
 
-    /// A tiny deterministic generator, so the differential tests need no extra crates.
-    struct Rng(u64);
-
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-
-        fn below(&mut self, n: u64) -> u64 {
-            self.next() % n
-        }
-    }
+    use crate::sandbox::rng::Rng;
 
     fn gen_value(rng: &mut Rng, depth: usize, out: &mut String) {
         let ws = |rng: &mut Rng, out: &mut String| {
@@ -1843,7 +1829,7 @@ mod tests {
 
     #[test]
     fn node_counts_match_serde_json_on_generated_documents() {
-        let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+        let mut rng = Rng::new(0x9E37_79B9_7F4A_7C15);
         let mut checked = 0;
         for _ in 0..400 {
             let mut text = String::new();
@@ -1877,7 +1863,7 @@ mod tests {
 
     #[test]
     fn accepts_and_rejects_like_serde_json_on_mutations() {
-        let mut rng = Rng(42);
+        let mut rng = Rng::new(42);
         let alphabet = b"{}[],:\"\\ 0-1.eEtrufalsn\x01xu";
         for _ in 0..3000 {
             let mut text = String::new();
