@@ -304,7 +304,10 @@ impl App {
             (Focus::Inspector, Some(Value::Object(map))) => Some(map),
             _ => None,
         };
-        let form = Form::new(op, &tab.prefill(op, inspected.as_ref()), label);
+        let mut form = Form::new(op, &tab.prefill(op, inspected.as_ref()), label);
+        if self.read_only && op.mutates {
+            form.message = Some("--read-only is on: this operation changes state and will not be sent".into());
+        }
         self.popup = Some(Popup::Form(form));
     }
 

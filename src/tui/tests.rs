@@ -273,6 +273,7 @@ async fn any_size_down_to_tiny_never_panics() {
 async fn read_only_refuses_changes() {
     let mut h = Harness::with_args(GlobalArgs { profile: None, read_only: true, theme: None, config: None }).await;
     h.keys(":messages_publish<Enter>");
+    assert!(h.screen().contains("will not be sent"), "the form warns before anything is typed");
     let Some(Popup::Form(form)) = h.console.app.popup.as_mut() else { panic!("form") };
     form.set_value("channelId", "x");
     h.keys("<C-s>");
