@@ -117,6 +117,56 @@ async fn publish_through_the_form_and_see_it_in_history() {
 }
 
 #[tokio::test]
+async fn every_ably_operation_runs_from_the_console() {
+    let mut h = Harness::new().await;
+    let push = r#"{"recipient":{"transportType":"fcm","registrationToken":"tok"}}"#;
+    let batch = r#"[{"channels":["ui:a","ui:b"],"messages":[{"name":"n","data":"d"}]}]"#;
+    let steps: &[(&str, &[(&str, &str)])] = &[
+        ("channels_list", &[]),
+        ("channels_get", &[("channelId", "chat:lobby")]),
+        ("messages_publish", &[("channelId", "ui:all"), ("name", "hello"), ("data", "{\"a\":1}")]),
+        ("messages_batch_publish", &[("batch", batch)]),
+        ("messages_list", &[("channelId", "ui:all")]),
+        ("presence_get", &[("channelId", "chat:lobby")]),
+        ("presence_history", &[("channelId", "chat:lobby")]),
+        ("push_device_register", &[("id", "ui-dev"), ("platform", "android"), ("formFactor", "phone"), ("push", push)]),
+        ("push_device_get", &[("deviceId", "ui-dev")]),
+        ("push_device_list", &[("deviceId", "ui-dev")]),
+        ("push_subscriptions_create", &[("channel", "ui:all"), ("deviceId", "ui-dev")]),
+        ("push_subscriptions_list", &[("deviceId", "ui-dev")]),
+        ("push_publish", &[("recipient", r#"{"deviceId":"ui-dev"}"#), ("notification", r#"{"title":"t","body":"b"}"#)]),
+        ("push_subscriptions_delete", &[("channel", "ui:all"), ("deviceId", "ui-dev")]),
+        ("push_device_delete", &[("deviceId", "ui-dev")]),
+        ("stats_get", &[("unit", "hour")]),
+        ("time_get", &[]),
+        ("tokens_request", &[("keyName", "opsdeck.sandbox"), ("ttl", "60000")]),
+    ];
+    assert_eq!(steps.len(), crate::catalog::Service::Ably.operations().len());
+    for (name, values) in steps {
+        h.keys(&format!(":ably {name}<Enter>"));
+        let Some(Popup::Form(form)) = h.console.app.popup.as_mut() else { panic!("{name}: no form") };
+        assert_eq!(form.op.name, *name);
+        for param in form.op.params {
+            let value = values.iter().find(|(k, _)| *k == param.name).map_or("", |(_, v)| *v);
+            form.set_value(param.name, value);
+        }
+        h.keys("<C-s>");
+        if matches!(h.console.app.popup, Some(Popup::Confirm(_))) {
+            h.keys("y");
+        }
+        h.settle().await;
+        h.settle().await;
+        let (status, _) = h.console.app.status.clone().expect("a status");
+        assert!(status.starts_with(&format!("ably {name}: 2")), "{name}: {status}");
+    }
+    // The last response, the issued token, is in the inspector.
+    let view = h.console.app.tab().inspector.view().expect("a response");
+    assert_eq!(view.title, "tokens_request");
+    let details: serde_json::Value = serde_json::from_slice(&view.body).unwrap();
+    assert!(details["token"].as_str().is_some_and(|t| !t.is_empty()), "{details}");
+}
+
+#[tokio::test]
 async fn a_bad_value_shows_an_error_beside_the_field_and_sends_nothing() {
     let mut h = Harness::new().await;
     h.keys(":messages_list<Enter>");
