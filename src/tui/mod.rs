@@ -38,8 +38,6 @@ pub struct Console {
     pub events: mpsc::UnboundedReceiver<CallEvent>,
     /// The embedded simulators; they stop when the console goes.
     pub sandbox: Sandbox,
-    /// A problem found at start (a bad theme) to show once the screen is up.
-    pub warning: Option<String>,
 }
 
 /// Loads config and theme, starts the embedded simulators and builds the app.
@@ -78,7 +76,11 @@ pub async fn start_with(
         app.auto_refresh_every = std::time::Duration::from_secs(seconds.max(1));
     }
     debug_assert_eq!(app.tabs.len(), Service::ALL.len());
-    Ok(Console { app, events, sandbox, warning })
+    // A bad theme never blocks start: the default is used and the status bar says why.
+    if let Some(warning) = warning {
+        app.status = Some((warning, app::Severity::Error));
+    }
+    Ok(Console { app, events, sandbox })
 }
 
 /// Runs the console until the user quits, Ctrl-C or SIGTERM; the terminal is restored on every
@@ -128,9 +130,6 @@ async fn event_loop(
     console: &mut Console,
 ) -> anyhow::Result<Option<std::time::Instant>> {
     let app = &mut console.app;
-    if let Some(warning) = console.warning.take() {
-        app.status = Some((warning, app::Severity::Error));
-    }
     app.start_tab();
     let mut input = EventStream::new();
     let mut terminate = signal_terminate();

@@ -320,6 +320,21 @@ async fn any_size_down_to_tiny_never_panics() {
 }
 
 #[tokio::test]
+async fn themes_by_name_and_a_missing_one_falls_back_with_a_warning() {
+    let light =
+        Harness::with_args(GlobalArgs { profile: None, read_only: false, theme: Some("light".into()), config: None });
+    let mut light = light.await;
+    assert_eq!(light.console.app.theme.name, "light");
+    assert!(light.console.app.status.is_none());
+    light.screen();
+    let mut missing =
+        Harness::with_args(GlobalArgs { profile: None, read_only: false, theme: Some("neon".into()), config: None })
+            .await;
+    assert_eq!(missing.console.app.theme.name, "dark");
+    assert!(missing.screen().contains("no theme named 'neon'"), "{}", missing.screen());
+}
+
+#[tokio::test]
 async fn read_only_refuses_changes() {
     let mut h = Harness::with_args(GlobalArgs { profile: None, read_only: true, theme: None, config: None }).await;
     h.keys(":messages_publish<Enter>");
