@@ -25,7 +25,12 @@ impl Harness {
     }
 
     pub async fn with_args(global: GlobalArgs) -> Harness {
-        let mut console = start_with(Config::default(), &|_| None, &global).await.expect("console starts");
+        Harness::with_env(global, &|_| None).await
+    }
+
+    /// A console that sees `env` as its environment (live credentials, URL overrides).
+    pub async fn with_env(global: GlobalArgs, env: &dyn Fn(&str) -> Option<String>) -> Harness {
+        let mut console = start_with(Config::default(), env, &global).await.expect("console starts");
         console.app.start_tab();
         let mut harness = Harness { console, terminal: Terminal::new(TestBackend::new(160, 40)).expect("terminal") };
         harness.settle().await;

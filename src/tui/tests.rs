@@ -225,6 +225,35 @@ async fn delete_asks_first_and_only_then_sends() {
 }
 
 #[tokio::test]
+async fn on_a_live_service_the_target_id_must_be_typed() {
+    // A "live" Ably that is really a simulator, so the test stays offline.
+    let remote = crate::sandbox::start(0, 9).await.unwrap();
+    let url = remote.base_url(crate::catalog::Service::Ably);
+    let env = |name: &str| match name {
+        "ABLY_API_KEY" => Some(crate::sandbox::credentials::ABLY_KEY.to_owned()),
+        "OPSDECK_ABLY_URL" => Some(url.clone()),
+        _ => None,
+    };
+    let global = GlobalArgs { profile: None, read_only: false, theme: None, config: None };
+    let mut h = Harness::with_env(global, &env).await;
+    assert!(h.screen().contains("1 Ably LIVE"), "{}", h.screen());
+    h.browse("push devices").await;
+    let device = h.console.app.tab().browser.selected_record().unwrap()["id"].as_str().unwrap().to_owned();
+    h.keys(":ably push_device_delete<Enter><C-s>");
+    let screen = h.screen();
+    assert!(screen.contains("LIVE") && screen.contains(&format!("Type {device} and press Enter")), "{screen}");
+    h.keys("y<Enter>");
+    assert_eq!(h.console.app.executor.active_count(), 0, "a y is not the id");
+    assert!(matches!(h.console.app.popup, Some(Popup::Confirm(_))));
+    h.keys("<BS>");
+    h.keys(&format!("{device}<Enter>"));
+    h.settle().await;
+    let (status, _) = h.console.app.status.clone().unwrap();
+    assert!(status.starts_with("ably push_device_delete: 204"), "{status}");
+    remote.shutdown();
+}
+
+#[tokio::test]
 async fn cancelling_an_in_flight_call_drops_its_result() {
     let mut h = Harness::new().await;
     h.console.app.focus = Focus::Browser;
