@@ -41,6 +41,22 @@ fn ops_lists_the_whole_catalog() {
     assert!(stderr(&bad).contains("unknown service 'twilio'"));
 }
 
+/// The catalog as `opsdeck ops` prints it is kept in `tests/golden/ops.txt`, so a change to
+/// any operation shows up in review. `UPDATE_GOLDEN=1 cargo test --test cli` rewrites it.
+#[test]
+fn ops_output_matches_the_golden_file() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/ops.txt");
+    let out = stdout(&opsdeck(&["ops"], &[]));
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::write(path, &out).unwrap();
+    }
+    let golden = std::fs::read_to_string(path).unwrap();
+    assert!(
+        out == golden,
+        "`opsdeck ops` differs from tests/golden/ops.txt; if intended, run UPDATE_GOLDEN=1 cargo test --test cli"
+    );
+}
+
 #[test]
 fn call_runs_against_the_embedded_simulator_with_no_credentials() {
     let out = opsdeck(&["call", "ably", "time_get"], &[]);
