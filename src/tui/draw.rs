@@ -141,23 +141,37 @@ fn draw_help(frame: &mut Frame, area: Rect, app: &App) {
         Focus::Browser => ("browser", Browser::help()),
         Focus::Inspector => ("inspector", Inspector::help()),
     };
-    let mut lines = vec![Line::from(Span::styled(format!("Keys of the {title}"), theme.title))];
-    lines.extend(pane.iter().map(|(k, v)| help_line(k, v, app)));
-    lines.push(Line::default());
-    lines.push(Line::from(Span::styled("Everywhere", theme.title)));
-    lines.extend(global.iter().map(|(k, v)| help_line(k, v, app)));
-    lines.push(Line::default());
-    lines.push(Line::from(Span::styled("In forms and menus", theme.title)));
-    lines.extend(Form::help().iter().chain(Menu::help()).map(|(k, v)| help_line(k, v, app)));
-    let width = area.width.saturating_sub(4).clamp(10, 64).min(area.width);
-    let height = u16::try_from(lines.len() + 2).unwrap_or(u16::MAX).min(area.height);
+    let mut left = vec![Line::from(Span::styled(format!("Keys of the {title}"), theme.title))];
+    left.extend(pane.iter().map(|(k, v)| help_line(k, v, app)));
+    let mut right = vec![Line::from(Span::styled("Everywhere", theme.title))];
+    right.extend(global.iter().map(|(k, v)| help_line(k, v, app)));
+    right.push(Line::default());
+    right.push(Line::from(Span::styled("In forms and menus", theme.title)));
+    right.extend(Form::help().iter().chain(Menu::help()).map(|(k, v)| help_line(k, v, app)));
+    // Two columns when the terminal is wide enough, so everything fits on 30 rows.
+    const COLUMN: u16 = 62;
+    let two_columns = area.width >= 2 * COLUMN + 2;
+    let rows = if two_columns { left.len().max(right.len()) } else { left.len() + 1 + right.len() };
+    let width =
+        if two_columns { 2 * COLUMN + 2 } else { area.width.saturating_sub(4).clamp(10, COLUMN + 2).min(area.width) };
+    let height = u16::try_from(rows + 2).unwrap_or(u16::MAX).min(area.height);
     let popup = Rect { x: area.x + (area.width - width) / 2, y: area.y + (area.height - height) / 2, width, height };
     frame.render_widget(Clear, popup);
     let block = Block::default()
         .borders(Borders::ALL)
         .border_style(theme.border_focused)
         .title(Span::styled(" help · Esc closes ", theme.title));
-    frame.render_widget(Paragraph::new(lines).block(block), popup);
+    let inner = block.inner(popup);
+    frame.render_widget(block, popup);
+    if two_columns {
+        let [first, second] = Layout::horizontal([Constraint::Length(COLUMN), Constraint::Min(1)]).areas(inner);
+        frame.render_widget(Paragraph::new(left), first);
+        frame.render_widget(Paragraph::new(right), second);
+    } else {
+        left.push(Line::default());
+        left.extend(right);
+        frame.render_widget(Paragraph::new(left), inner);
+    }
 }
 
 fn help_line<'a>(key: &'a str, what: &'a str, app: &App) -> Line<'a> {
