@@ -228,6 +228,11 @@ impl Form {
             field.input.set_placeholder_style(theme.muted);
             field.input.set_cursor_style(if focused { theme.selection } else { theme.text });
             frame.render_widget(&field.input, input_area);
+            if focused {
+                // Where typing goes, even in an empty field.
+                let marker = Rect { x: body.x, y: y + 1, width: 1, height: 1 };
+                frame.render_widget(Paragraph::new("›").style(theme.accent), marker);
+            }
             y += needed;
         }
     }
