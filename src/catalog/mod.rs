@@ -421,10 +421,5 @@ pub fn all_operations() -> impl Iterator<Item = &'static Operation> {
     Service::ALL.into_iter().flat_map(|s| s.operations().iter())
 }
 
-/// Finds an operation by service and spec name.
-pub fn find(service: Service, name: &str) -> Option<&'static Operation> {
-    service.operation(name)
-}
-
 #[cfg(test)]
 mod tests;

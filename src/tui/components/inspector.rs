@@ -178,12 +178,6 @@ impl Inspector {
         serde_json::from_slice(text).ok()
     }
 
-    /// The selected node's JSON text exactly as received, for copying.
-    pub fn selected_text(&self) -> Option<&[u8]> {
-        let Body::Json(tree) = &self.body else { return None };
-        Some(tree.doc().text(tree.cursor()))
-    }
-
     /// What `y` copies: a selected string's value (an id, a URL) without quotes, any other
     /// node pretty-printed, or the whole text body; `None` when there is nothing to copy or it
     /// is too big for a terminal clipboard.
@@ -895,7 +889,8 @@ mod tests {
         inspector.show(view(BODY));
         key(&mut inspector, "jj");
         assert_eq!(inspector.selected_json(), Some(serde_json::json!({"id": "ch_1", "name": "alerts", "members": 3})));
-        assert_eq!(inspector.selected_text(), Some(&br#"{"id":"ch_1","name":"alerts","members":3}"#[..]));
+        let copied: serde_json::Value = serde_json::from_str(&inspector.copy_text().unwrap()).unwrap();
+        assert_eq!(copied, serde_json::json!({"id": "ch_1", "name": "alerts", "members": 3}));
     }
 
     #[test]
