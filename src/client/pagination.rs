@@ -116,6 +116,19 @@ pub fn records(page: &Value) -> Option<(Option<&str>, &Vec<Value>)> {
     }
 }
 
+/// The records of a list response, taken out of it rather than copied.
+pub fn into_records(mut page: Value) -> Option<Vec<Value>> {
+    let key = records(&page)?.0.map(str::to_owned);
+    let rows = match key {
+        Some(key) => page.as_object_mut()?.remove(&key)?,
+        None => page,
+    };
+    match rows {
+        Value::Array(rows) => Some(rows),
+        _ => None,
+    }
+}
+
 /// Concatenates the records of several pages into one response body (`--all-pages`).
 pub fn merge_pages(pages: &[Value]) -> Value {
     let Some(first) = pages.first() else {

@@ -588,7 +588,7 @@ impl App {
             return;
         }
         let parsed: Option<Value> = serde_json::from_slice(&response.body).ok();
-        let records = parsed.as_ref().and_then(|v| pagination::records(v).map(|(_, rows)| rows.clone()));
+        let records = parsed.and_then(pagination::into_records);
         match records {
             Some(rows) => {
                 let count = rows.len();

@@ -17,7 +17,7 @@ pub const MIN_HEIGHT: u16 = 15;
 
 pub fn draw(frame: &mut Frame, app: &mut App) {
     let area = frame.area();
-    let theme = app.theme.clone();
+    let theme = &app.theme;
     frame.render_widget(Block::default().style(theme.text), area);
     if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
         let text = format!(
@@ -38,15 +38,21 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
     let focus = app.focus;
     let popup_open = app.popup.is_some();
     draw_resources(frame, resources, app, focus == Focus::Resources && !popup_open);
-    let tab = &mut app.tabs[app.active];
-    tab.browser.render(frame, browser, &theme, focus == Focus::Browser && !popup_open);
-    tab.inspector.render(frame, inspector, &theme, focus == Focus::Inspector && !popup_open);
-    match &mut app.popup {
-        Some(Popup::Form(form)) => form.render(frame, body, &theme),
-        Some(Popup::Menu(menu)) => menu.render(frame, body, &theme),
-        Some(Popup::Confirm(confirm)) => confirm.render(frame, body, &theme),
-        Some(Popup::Help) => draw_help(frame, body, app),
-        None => {}
+    {
+        // Borrowed field by field, so the panes can take the theme without a copy per frame.
+        let App { tabs, active, popup, theme, .. } = &mut *app;
+        let tab = &mut tabs[*active];
+        tab.browser.render(frame, browser, theme, focus == Focus::Browser && !popup_open);
+        tab.inspector.render(frame, inspector, theme, focus == Focus::Inspector && !popup_open);
+        match popup {
+            Some(Popup::Form(form)) => form.render(frame, body, theme),
+            Some(Popup::Menu(menu)) => menu.render(frame, body, theme),
+            Some(Popup::Confirm(confirm)) => confirm.render(frame, body, theme),
+            Some(Popup::Help) | None => {}
+        }
+    }
+    if matches!(app.popup, Some(Popup::Help)) {
+        draw_help(frame, body, app);
     }
 }
 
