@@ -324,12 +324,12 @@ pub async fn call(global: &GlobalArgs, args: &CallArgs, out: &mut dyn Write) -> 
     let response = send(request.clone()).await.map_err(|e| call_failure(op, &e))?;
     let bytes = if all_pages {
         let mut pages = vec![json_of(&response)?];
+        let mut trail = pagination::PageTrail::new(&request, pagination::DEFAULT_PAGE_CAP);
         let (mut request, mut response) = (request, response);
-        // A guard against a server whose `next` never ends.
-        for _ in 0..10_000 {
-            let Some(next) = pagination::next_page(op.paging, &request, &response) else {
-                break;
-            };
+        while let Some(next) =
+            pagination::next_page(op.paging, &request, &response).map_err(|e| call_failure(op, &e))?
+        {
+            trail.advance(&next).map_err(|e| call_failure(op, &e))?;
             response = send(next.clone()).await.map_err(|e| call_failure(op, &e))?;
             request = next;
             pages.push(json_of(&response)?);

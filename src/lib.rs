@@ -8,5 +8,6 @@ pub mod catalog;
 pub mod cli;
 pub mod client;
 pub mod config;
+pub mod inert;
 pub mod sandbox;
 pub mod tui;

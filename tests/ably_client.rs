@@ -159,7 +159,7 @@ async fn history_limits_directions_and_paging_across_pages() {
         pages += 1;
         let page: Value = serde_json::from_slice(&response.body).unwrap();
         names.extend(page.as_array().unwrap().iter().map(|m| m["name"].as_str().unwrap().to_owned()));
-        match pagination::next_page(op.paging, &request, &response) {
+        match pagination::next_page(op.paging, &request, &response).unwrap() {
             Some(next) => request = next,
             None => break,
         }

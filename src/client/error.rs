@@ -61,6 +61,13 @@ pub enum CallError {
     /// The response is bigger than opsdeck will hold in memory.
     #[error("the response is larger than {limit_mb} MB; narrow the request (limit, filters)")]
     TooLarge { limit_mb: u64 },
+    /// A next-page link or a redirect pointed at another scheme, host or port: refused, so the
+    /// credentials go only to the origin they were configured for.
+    #[error("refused to follow {url}: it leaves {origin}, the only origin opsdeck sends these credentials to")]
+    OffOrigin { url: String, origin: String },
+    /// A list could not be walked to its end: the server repeated a cursor, or the page cap was reached.
+    #[error("{0}")]
+    Paging(String),
     /// Cancelled by the user.
     #[error("cancelled")]
     Cancelled,

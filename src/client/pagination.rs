@@ -1,15 +1,97 @@
 //! Following a list to its next page, per vendor, and finding the records in a page.
+//!
+//! A next link comes from the server, so it is checked before it is followed: one that leaves the
+//! origin of the first request (scheme, host, port) is refused, because the next request would
+//! carry the credentials there; and [`PageTrail`] stops a walk that repeats itself or never ends.
+
+use std::collections::HashSet;
 
 use reqwest::Url;
 use serde_json::Value;
 
+use super::error::CallError;
 use super::request::PreparedRequest;
 use super::Response;
 use crate::catalog::Paging;
 
-/// The request for the page after `response`, or `None` on the last page.
-pub fn next_page(paging: Paging, request: &PreparedRequest, response: &Response) -> Option<PreparedRequest> {
-    let url = match paging {
+/// Pages `--all-pages` reads at most, unless told otherwise.
+pub const DEFAULT_PAGE_CAP: usize = 1000;
+
+/// The request for the page after `response`, `Ok(None)` on the last page, or an error when the
+/// server's next link points at another origin.
+pub fn next_page(
+    paging: Paging,
+    request: &PreparedRequest,
+    response: &Response,
+) -> Result<Option<PreparedRequest>, CallError> {
+    let Some(url) = next_url(paging, request, response) else {
+        return Ok(None);
+    };
+    let (here, there) = (origin(&request.url), origin(&url));
+    if here.is_none() || here != there {
+        return Err(CallError::OffOrigin { url, origin: here.unwrap_or_else(|| request.url.clone()) });
+    }
+    let mut next = request.clone();
+    next.url = url;
+    Ok(Some(next))
+}
+
+/// `scheme://host:port` of a URL, with the scheme's default port made explicit, so that
+/// `https://h` and `https://h:443` are one origin and `http://h:80` and `https://h:443` two.
+pub fn origin(url: &str) -> Option<String> {
+    let parsed = Url::parse(url).ok()?;
+    let host = parsed.host_str()?;
+    Some(format!("{}://{}:{}", parsed.scheme(), host, parsed.port_or_known_default()?))
+}
+
+/// The pages of one walk through a list: stops it with an error when the server sends a page's
+/// link or cursor a second time (it would loop forever) or when `cap` pages have been read.
+#[derive(Debug)]
+pub struct PageTrail {
+    seen: HashSet<String>,
+    cap: usize,
+}
+
+impl PageTrail {
+    /// A walk that starts with `first`, reading at most `cap` pages in all.
+    pub fn new(first: &PreparedRequest, cap: usize) -> PageTrail {
+        PageTrail { seen: HashSet::from([first.url.clone()]), cap: cap.max(1) }
+    }
+
+    /// A walk that has already read `pages` (the browser's stack of pages behind the one in view).
+    pub fn resume<'a>(pages: impl IntoIterator<Item = &'a PreparedRequest>, cap: usize) -> PageTrail {
+        PageTrail { seen: pages.into_iter().map(|r| r.url.clone()).collect(), cap: cap.max(1) }
+    }
+
+    /// Pages read so far (the first included).
+    pub fn pages(&self) -> usize {
+        self.seen.len()
+    }
+
+    /// Records `next` as the next page to read, or says why it must not be.
+    pub fn advance(&mut self, next: &PreparedRequest) -> Result<(), CallError> {
+        if self.seen.contains(&next.url) {
+            return Err(CallError::Paging(format!(
+                "the server sent the same next page twice after {} pages ({}); stopped rather than loop",
+                self.pages(),
+                next.url
+            )));
+        }
+        if self.pages() >= self.cap {
+            return Err(CallError::Paging(format!(
+                "stopped at the page cap: {} pages read and the list goes on; raise it with --page-cap N, \
+                 or narrow the request",
+                self.pages()
+            )));
+        }
+        self.seen.insert(next.url.clone());
+        Ok(())
+    }
+}
+
+/// The URL of the page after `response`, if the vendor's paging says there is one.
+fn next_url(paging: Paging, request: &PreparedRequest, response: &Response) -> Option<String> {
+    Some(match paging {
         Paging::None => return None,
         Paging::LinkHeader => resolve(&request.url, &link_next(response)?)?,
         Paging::ODataNextLink => resolve(&request.url, body(response)?.get("@nextLink")?.as_str()?)?,
@@ -59,10 +141,7 @@ pub fn next_page(paging: Paging, request: &PreparedRequest, response: &Response)
                 parsed.query_pairs().find(|(k, _)| k == "page").and_then(|(_, v)| v.parse().ok()).unwrap_or(0);
             with_query(&request.url, &[("page", &(current + 1).to_string())], &[])?
         }
-    };
-    let mut next = request.clone();
-    next.url = url;
-    Some(next)
+    })
 }
 
 fn body(response: &Response) -> Option<Value> {
@@ -181,38 +260,80 @@ mod tests {
             )],
             &json!([]),
         );
-        let next = next_page(Paging::LinkHeader, &request("http://h:1/channels/x/messages?limit=2"), &r).unwrap();
+        let next =
+            next_page(Paging::LinkHeader, &request("http://h:1/channels/x/messages?limit=2"), &r).unwrap().unwrap();
         assert_eq!(next.url, "http://h:1/channels/x/messages?limit=2&cursor=def");
         let last = response(&[("Link", "<./messages?limit=2>; rel=\"first\"")], &json!([]));
-        assert!(next_page(Paging::LinkHeader, &request("http://h:1/channels/x/messages"), &last).is_none());
+        assert!(next_page(Paging::LinkHeader, &request("http://h:1/channels/x/messages"), &last).unwrap().is_none());
     }
 
     #[test]
     fn has_more_pages_before_the_last_id() {
         let r = response(&[], &json!({"addresses": [{"id": "adr_1"}, {"id": "adr_2"}], "has_more": true}));
-        let next = next_page(Paging::HasMore, &request("http://h/v2/addresses?page_size=2"), &r).unwrap();
+        let next = next_page(Paging::HasMore, &request("http://h/v2/addresses?page_size=2"), &r).unwrap().unwrap();
         assert_eq!(next.url, "http://h/v2/addresses?page_size=2&before_id=adr_2");
         let done = response(&[], &json!({"addresses": [{"id": "adr_3"}], "has_more": false}));
-        assert!(next_page(Paging::HasMore, &request("http://h/v2/addresses"), &done).is_none());
+        assert!(next_page(Paging::HasMore, &request("http://h/v2/addresses"), &done).unwrap().is_none());
     }
 
     #[test]
     fn cursor_headers_and_odata() {
         let r = response(&[("CB-AFTER", "77")], &json!([{"trade_id": 78}]));
-        let next = next_page(Paging::CursorHeaders, &request("http://h/fills?limit=1&before=9"), &r).unwrap();
+        let next = next_page(Paging::CursorHeaders, &request("http://h/fills?limit=1&before=9"), &r).unwrap().unwrap();
         assert_eq!(next.url, "http://h/fills?limit=1&after=77");
         let o = response(&[], &json!({"value": [{"id": 1}], "@nextLink": "/api/v2/companies?%24top=1&%24skip=1"}));
-        let next = next_page(Paging::ODataNextLink, &request("http://h/api/v2/companies?$top=1"), &o).unwrap();
+        let next = next_page(Paging::ODataNextLink, &request("http://h/api/v2/companies?$top=1"), &o).unwrap().unwrap();
         assert_eq!(next.url, "http://h/api/v2/companies?%24top=1&%24skip=1");
     }
 
     #[test]
     fn skip_limit_moves_on_after_a_full_page() {
         let full = response(&[], &json!({"total_count": 5, "items": [{"name": "a"}, {"name": "b"}]}));
-        let next = next_page(Paging::SkipLimit, &request("http://h/v3/domains?limit=2"), &full).unwrap();
+        let next = next_page(Paging::SkipLimit, &request("http://h/v3/domains?limit=2"), &full).unwrap().unwrap();
         assert_eq!(next.url, "http://h/v3/domains?limit=2&skip=2");
         let short = response(&[], &json!({"items": [{"name": "e"}]}));
-        assert!(next_page(Paging::SkipLimit, &request("http://h/v3/domains?limit=2&skip=4"), &short).is_none());
+        assert!(next_page(Paging::SkipLimit, &request("http://h/v3/domains?limit=2&skip=4"), &short)
+            .unwrap()
+            .is_none());
+    }
+
+    #[test]
+    fn next_links_to_another_origin_are_refused_in_every_style() {
+        let base = "http://127.0.0.1:7701/channels/x/messages?limit=2";
+        for elsewhere in [
+            "http://127.0.0.1:9999/steal",
+            "https://127.0.0.1:7701/x",
+            "http://evil.example:7701/x",
+            "//evil.example/x",
+        ] {
+            let cases = [
+                (Paging::LinkHeader, response(&[("link", &format!("<{elsewhere}>; rel=\"next\""))], &json!([]))),
+                (Paging::ODataNextLink, response(&[], &json!({"value": [{"id": 1}], "@nextLink": elsewhere}))),
+                (Paging::PagingUrl, response(&[], &json!({"items": [{"id": 1}], "paging": {"next": elsewhere}}))),
+            ];
+            for (paging, page) in cases {
+                let err = next_page(paging, &request(base), &page).unwrap_err();
+                assert!(
+                    matches!(&err, CallError::OffOrigin { origin, .. } if origin == "http://127.0.0.1:7701"),
+                    "{paging:?} {elsewhere}: {err}"
+                );
+            }
+        }
+        // The same origin spelled with its default port is the same origin.
+        let same = response(&[], &json!({"value": [{"id": 1}], "@nextLink": "https://h:443/api/v2/x?$skip=1"}));
+        assert!(next_page(Paging::ODataNextLink, &request("https://h/api/v2/x"), &same).unwrap().is_some());
+    }
+
+    #[test]
+    fn a_trail_stops_on_a_repeated_link_and_at_its_cap() {
+        let first = request("http://h/x?page=1");
+        let mut trail = PageTrail::new(&first, 3);
+        trail.advance(&request("http://h/x?page=2")).unwrap();
+        let err = trail.advance(&request("http://h/x?page=1")).unwrap_err();
+        assert!(err.to_string().contains("same next page twice after 2 pages"), "{err}");
+        trail.advance(&request("http://h/x?page=3")).unwrap();
+        let err = trail.advance(&request("http://h/x?page=4")).unwrap_err();
+        assert!(err.to_string().contains("page cap: 3 pages read"), "{err}");
     }
 
     #[test]

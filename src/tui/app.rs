@@ -436,14 +436,23 @@ impl App {
 
     fn next_page(&mut self) {
         let Some(page) = self.tab().page.as_ref() else { return };
-        match pagination::next_page(page.op.paging, &page.request, &page.response) {
-            Some(next) => {
+        let next = pagination::next_page(page.op.paging, &page.request, &page.response).and_then(|next| {
+            // The pages behind this one: a next link back to one of them would loop forever.
+            let mut trail = pagination::PageTrail::resume(page.previous.iter().chain([&page.request]), usize::MAX);
+            next.map(|next| trail.advance(&next).map(|()| next)).transpose()
+        });
+        match next {
+            Ok(Some(next)) => {
                 let mut previous = page.previous.clone();
                 previous.push(page.request.clone());
                 let op = page.op;
                 self.fetch_page(op, next, previous);
             }
-            None => self.info("this is the last page"),
+            Ok(None) => self.info("this is the last page"),
+            Err(e) => {
+                let message = format!("{}: {e}", page.op.full_name());
+                self.error(message);
+            }
         }
     }
 
@@ -593,8 +602,11 @@ impl App {
             Some(rows) => {
                 let count = rows.len();
                 tab_state.browser.set_records(rows, op.id_field);
-                let more =
-                    if pagination::next_page(op.paging, &request, &response).is_some() { " · n: next" } else { "" };
+                let more = if matches!(pagination::next_page(op.paging, &request, &response), Ok(Some(_))) {
+                    " · n: next"
+                } else {
+                    ""
+                };
                 tab_state.browser.page_label = format!("page {page_number} · {count} rows{more}");
             }
             None => {
