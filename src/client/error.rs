@@ -3,7 +3,7 @@
 use std::fmt;
 
 /// What the service said when it refused a request.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ApiError {
     /// HTTP status.
     pub status: u16,
@@ -11,6 +11,9 @@ pub struct ApiError {
     pub code: Option<String>,
     /// The vendor's message, or the status text when the body says nothing useful.
     pub message: String,
+    /// The error body as the service sent it (untrusted: make it inert before showing it), which
+    /// `opsdeck call` prints on stdout as `gh api` does.
+    pub body: bytes::Bytes,
 }
 
 impl ApiError {
@@ -20,7 +23,7 @@ impl ApiError {
         let text = text.trim();
         let message =
             if text.is_empty() || text.len() > 300 { reason_phrase(status).to_owned() } else { text.to_owned() };
-        ApiError { status, code: None, message }
+        ApiError { status, code: None, message, body: bytes::Bytes::copy_from_slice(body) }
     }
 }
 

@@ -9,6 +9,7 @@ pub(super) fn parse_error(status: u16, body: &[u8]) -> Option<ApiError> {
         status,
         code: error.get("code").map(|c| c.to_string().trim_matches('"').to_owned()),
         message: json_str(error, "message")?.to_owned(),
+        ..ApiError::default()
     })
 }
 

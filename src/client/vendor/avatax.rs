@@ -36,7 +36,7 @@ pub(super) fn parse_error(status: u16, body: &[u8]) -> Option<ApiError> {
     }
 
     let code = json_str(error, "code").or_else(|| details.first().and_then(|d| json_str(d, "code"))).map(str::to_owned);
-    Some(ApiError { status, code, message: join(&parts) })
+    Some(ApiError { status, code, message: join(&parts), ..ApiError::default() })
 }
 
 fn join(parts: &[String]) -> String {

@@ -9,7 +9,7 @@ pub(super) fn parse_error(status: u16, body: &[u8]) -> Option<ApiError> {
     if message.is_empty() {
         return None;
     }
-    Some(ApiError { status, code: None, message: message.to_owned() })
+    Some(ApiError { status, code: None, message: message.to_owned(), ..ApiError::default() })
 }
 
 #[cfg(test)]

@@ -17,6 +17,7 @@ fn parse_json(status: u16, value: &serde_json::Value) -> Option<ApiError> {
             status,
             code: json_str(value, "err_code").map(str::to_owned),
             message: message.to_owned(),
+            ..ApiError::default()
         });
     }
     let category = json_str(value, "category");
@@ -31,7 +32,7 @@ fn parse_json(status: u16, value: &serde_json::Value) -> Option<ApiError> {
         _ if !details.is_empty() => details.to_owned(),
         _ => category.unwrap_or_default().to_owned(),
     };
-    Some(ApiError { status, code: category.map(str::to_owned), message })
+    Some(ApiError { status, code: category.map(str::to_owned), message, ..ApiError::default() })
 }
 
 /// Some routes answer `text/plain` ("UUID parsing failed: ..."); take a short line of text as
@@ -41,7 +42,7 @@ fn parse_text(status: u16, body: &[u8]) -> Option<ApiError> {
     if text.is_empty() || text.len() > 300 || text.starts_with('<') {
         return None;
     }
-    Some(ApiError { status, code: None, message: text.to_owned() })
+    Some(ApiError { status, code: None, message: text.to_owned(), ..ApiError::default() })
 }
 
 /// "Authentication failed." + "Check ..." reads as two sentences; otherwise a colon joins them.

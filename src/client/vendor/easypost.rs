@@ -16,7 +16,7 @@ pub(super) fn parse_error(status: u16, body: &[u8]) -> Option<ApiError> {
         .unwrap_or_default();
     let head = message.or(code)?;
     let message = if details.is_empty() { head.to_owned() } else { format!("{head} ({})", details.join("; ")) };
-    Some(ApiError { status, code: code.map(str::to_owned), message })
+    Some(ApiError { status, code: code.map(str::to_owned), message, ..ApiError::default() })
 }
 
 /// One entry of `errors`: `field: message`, the message alone, or a plain string.

@@ -12,7 +12,7 @@ pub(super) fn parse_error(status: u16, body: &[u8]) -> Option<ApiError> {
         Ok(value) => json_message(&value)?,
         Err(_) => plain_text(body)?,
     };
-    Some(ApiError { status, code: None, message })
+    Some(ApiError { status, code: None, message, ..ApiError::default() })
 }
 
 fn json_message(value: &serde_json::Value) -> Option<String> {

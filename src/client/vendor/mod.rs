@@ -23,5 +23,7 @@ pub fn parse_error(service: Service, status: u16, body: &[u8]) -> ApiError {
         Service::Mailgun => mailgun::parse_error(status, body),
         Service::Easypost => easypost::parse_error(status, body),
     };
-    parsed.unwrap_or_else(|| ApiError::from_status(status, body))
+    let mut error = parsed.unwrap_or_else(|| ApiError::from_status(status, body));
+    error.body = bytes::Bytes::copy_from_slice(body);
+    error
 }

@@ -16,7 +16,12 @@ pub(super) fn parse_error(status: u16, body: &[u8]) -> Option<ApiError> {
     if message.is_empty() {
         return None;
     }
-    Some(ApiError { status, code: (!error.is_empty()).then(|| error.to_owned()), message: message.to_owned() })
+    Some(ApiError {
+        status,
+        code: (!error.is_empty()).then(|| error.to_owned()),
+        message: message.to_owned(),
+        ..ApiError::default()
+    })
 }
 
 #[cfg(test)]
