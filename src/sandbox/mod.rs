@@ -4,6 +4,9 @@
 pub mod ably;
 pub mod credentials;
 pub mod rng;
+pub mod serve;
+
+pub use self::serve::ServeLimits;
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
@@ -107,8 +110,14 @@ impl Sandbox {
     }
 }
 
-/// Starts every listener on loopback. `port_base` 0 picks free ports.
+/// Starts every listener on loopback with the default [`ServeLimits`]. `port_base` 0 picks free
+/// ports.
 pub async fn start(port_base: u16, seed: u64) -> std::io::Result<Sandbox> {
+    start_with(port_base, seed, ServeLimits::DEFAULT).await
+}
+
+/// [`start`] with other limits, so tests can run into the timeouts quickly.
+pub async fn start_with(port_base: u16, seed: u64, limits: ServeLimits) -> std::io::Result<Sandbox> {
     let simulators = simulators(seed);
     let stop = CancellationToken::new();
     let bind = |offset: u16| {
@@ -138,13 +147,7 @@ pub async fn start(port_base: u16, seed: u64) -> std::io::Result<Sandbox> {
     let shared = Arc::new(ControlState { endpoints: endpoints.clone(), simulators: simulators.clone() });
     listeners.push((control_listener, control_router(shared)));
     for (listener, router) in listeners {
-        let stop = stop.clone();
-        tokio::spawn(async move {
-            let served = axum::serve(listener, router).with_graceful_shutdown(stop.cancelled_owned());
-            if let Err(e) = served.await {
-                eprintln!("opsdeck sandbox: a listener stopped: {e}");
-            }
-        });
+        tokio::spawn(serve::serve(listener, router, limits, stop.clone()));
     }
     Ok(Sandbox { control, endpoints, simulators, stop })
 }

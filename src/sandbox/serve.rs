@@ -1,0 +1,200 @@
+//! Serving one simulator's router on one listener, so that slow, idle or too many clients cannot
+//! hold the sandbox: a client has a bounded time to send a request's head and then its body, and
+//! each listener serves a bounded number of connections at once.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::http::header::{self, HeaderValue};
+use axum::http::{Request, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::{Json, Router};
+use futures_util::StreamExt;
+use hyper::body::Incoming;
+use hyper::server::conn::http1;
+use hyper::service::Service as _;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
+use serde_json::json;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio_util::sync::CancellationToken;
+
+/// How long and how many: the limits every listener of the sandbox applies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ServeLimits {
+    /// Time to send a request line and headers, counted from the connection's start or the end
+    /// of the previous response; an idle keep-alive connection is closed after it too.
+    pub header_read: Duration,
+    /// Time to send a whole body once the headers are in; a body shorter than its
+    /// `Content-Length` gets 408 when it runs out.
+    pub body_read: Duration,
+    /// Connections served at once per listener. Further clients wait in the listen backlog until
+    /// one ends, which the two timeouts above guarantee.
+    pub max_connections: usize,
+    /// Bodies above this get 413 before any simulator sees them: it bounds the memory one
+    /// connection can take. Simulators apply their vendor's own (lower) limits after it.
+    pub max_body: usize,
+}
+
+impl ServeLimits {
+    /// What `opsdeck sandbox` uses.
+    pub const DEFAULT: ServeLimits = ServeLimits {
+        header_read: Duration::from_secs(10),
+        body_read: Duration::from_secs(30),
+        max_connections: 512,
+        max_body: 16 * 1024 * 1024,
+    };
+}
+
+impl Default for ServeLimits {
+    fn default() -> ServeLimits {
+        ServeLimits::DEFAULT
+    }
+}
+
+/// Serves `router` on `listener` until `stop` is cancelled; connections in progress then finish
+/// their current request.
+pub async fn serve(listener: TcpListener, router: Router, limits: ServeLimits, stop: CancellationToken) {
+    // A cap of 0 would accept nothing ever; one connection at a time is the least that works.
+    let slots = Arc::new(Semaphore::new(limits.max_connections.max(1)));
+    loop {
+        let permit = tokio::select! {
+            () = stop.cancelled() => return,
+            permit = Arc::clone(&slots).acquire_owned() => match permit {
+                Ok(permit) => permit,
+                // The semaphore is never closed; if it were, nothing more could be served.
+                Err(_) => return,
+            },
+        };
+        let stream = tokio::select! {
+            () = stop.cancelled() => return,
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(e) => {
+                    // Out of file descriptors and the like: wait instead of spinning on the error.
+                    if !is_per_connection_error(&e) {
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                    }
+                    continue;
+                }
+            },
+        };
+        tokio::spawn(serve_connection(stream, router.clone(), limits, stop.clone(), permit));
+    }
+}
+
+/// Errors that concern only the connection being accepted, after which accepting can go on.
+fn is_per_connection_error(e: &std::io::Error) -> bool {
+    use std::io::ErrorKind::{ConnectionAborted, ConnectionRefused, ConnectionReset};
+    matches!(e.kind(), ConnectionRefused | ConnectionAborted | ConnectionReset)
+}
+
+async fn serve_connection(
+    stream: TcpStream,
+    router: Router,
+    limits: ServeLimits,
+    stop: CancellationToken,
+    permit: OwnedSemaphorePermit,
+) {
+    // Small request/response exchanges: do not let Nagle hold the last segment back.
+    let _ = stream.set_nodelay(true);
+    let router = TowerToHyperService::new(router);
+    let service = hyper::service::service_fn(move |request: Request<Incoming>| {
+        let router = router.clone();
+        async move {
+            let response = match buffered(request, limits).await {
+                Ok(request) => match router.call(request).await {
+                    Ok(response) => response,
+                    Err(never) => match never {},
+                },
+                Err(refusal) => refusal,
+            };
+            Ok::<_, Infallible>(response)
+        }
+    });
+    // HTTP/1 only, as before: a client opening with the HTTP/2 preface gets an error and the
+    // connection is closed, and half a preface runs into the header timeout like any other head.
+    let connection = http1::Builder::new()
+        .timer(TokioTimer::new())
+        .header_read_timeout(limits.header_read)
+        .serve_connection(TokioIo::new(stream), service);
+    let mut connection = std::pin::pin!(connection);
+    tokio::select! {
+        // Errors here are the client's (timeouts, resets, garbage): nothing to report.
+        _ = connection.as_mut() => {}
+        () = stop.cancelled() => {
+            connection.as_mut().graceful_shutdown();
+            let _ = connection.await;
+        }
+    }
+    drop(permit);
+}
+
+/// The request with its whole body read within `body_read`, or the answer refusing it.
+async fn buffered(request: Request<Incoming>, limits: ServeLimits) -> Result<Request<Body>, Response> {
+    let (parts, incoming) = request.into_parts();
+    let declared = parts
+        .headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if declared.is_some_and(|len| len > limits.max_body as u64) {
+        return Err(too_large(limits.max_body));
+    }
+    let body = match tokio::time::timeout(limits.body_read, collect(incoming, limits.max_body)).await {
+        Ok(Ok(body)) => body,
+        Ok(Err(BodyError::TooLarge)) => return Err(too_large(limits.max_body)),
+        Ok(Err(BodyError::Read(e))) => {
+            return Err(refusal(
+                StatusCode::BAD_REQUEST,
+                "bad_request",
+                format!("the request body could not be read: {e}"),
+            ))
+        }
+        Err(_) => {
+            return Err(refusal(
+                StatusCode::REQUEST_TIMEOUT,
+                "request_timeout",
+                format!("the request body did not arrive within {} s", limits.body_read.as_secs_f64()),
+            ))
+        }
+    };
+    Ok(Request::from_parts(parts, Body::from(body)))
+}
+
+enum BodyError {
+    TooLarge,
+    Read(axum::Error),
+}
+
+async fn collect(incoming: Incoming, max_body: usize) -> Result<Bytes, BodyError> {
+    let mut chunks = Body::new(incoming).into_data_stream();
+    let mut body = Vec::new();
+    while let Some(chunk) = chunks.next().await {
+        let chunk = chunk.map_err(BodyError::Read)?;
+        if body.len().saturating_add(chunk.len()) > max_body {
+            return Err(BodyError::TooLarge);
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(Bytes::from(body))
+}
+
+fn too_large(max_body: usize) -> Response {
+    refusal(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "payload_too_large",
+        format!("the request body is larger than the sandbox accepts ({max_body} bytes)"),
+    )
+}
+
+/// An answer from the sandbox itself (no simulator saw the request); the connection is closed
+/// after it, since the rest of the request may still be on its way.
+fn refusal(status: StatusCode, error: &str, message: String) -> Response {
+    let mut response = (status, Json(json!({"error": error, "message": message}))).into_response();
+    response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
+    response
+}
