@@ -8,6 +8,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
+use subtle::ConstantTimeEq;
 
 use super::capability::Capability;
 use super::wire::{AblyError, Val, LENIENT_B64};
@@ -36,6 +37,9 @@ const DEFAULT_TTL: i64 = 3_600_000;
 const TIMESTAMP_WINDOW: i64 = 120_000;
 /// Tokens start with this so they are recognisable; the rest is payload and mac.
 const TOKEN_PREFIX: &str = "opsdeck.";
+/// Bytes of the HMAC-SHA256 kept in a token: 144 bits, plenty against guessing, and short
+/// enough to keep tokens well under Ably's 343-byte limit.
+const TOKEN_TAG_LEN: usize = 18;
 
 fn key_mac(data: &[u8]) -> Option<HmacSha256> {
     let mut mac = HmacSha256::new_from_slice(ABLY_KEY_SECRET.as_bytes()).ok()?;
@@ -99,16 +103,14 @@ fn check_key(key: &str) -> Result<(), AblyError> {
     if !name.contains('.') {
         return Err(AblyError::new(400, 40005, format!("Invalid key in request: {name}")));
     }
-    let ok = name == ABLY_KEY_NAME && constant_time_eq(secret.as_bytes(), ABLY_KEY_SECRET.as_bytes());
+    // The name is public; the secret is compared in constant time so response timing cannot
+    // reveal how much of a guess was right.
+    let ok = name == ABLY_KEY_NAME && bool::from(secret.as_bytes().ct_eq(ABLY_KEY_SECRET.as_bytes()));
     if ok {
         Ok(())
     } else {
         Err(AblyError::invalid_credentials())
     }
-}
-
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 /// With Basic auth an SDK configured with a client id sends it base64-encoded in a header.
@@ -132,7 +134,7 @@ pub(super) fn mint_token(issued: i64, expires: i64, client_id: Option<&str>, cap
     let contents = serde_json::json!([issued, expires, client_id.unwrap_or(""), capability.canonical()]);
     let payload = URL_SAFE_NO_PAD.encode(contents.to_string());
     let tag = key_mac(payload.as_bytes())
-        .map(|m| URL_SAFE_NO_PAD.encode(&m.finalize().into_bytes()[..18]))
+        .map(|m| URL_SAFE_NO_PAD.encode(&m.finalize().into_bytes()[..TOKEN_TAG_LEN]))
         .unwrap_or_default();
     format!("{TOKEN_PREFIX}{payload}.{tag}")
 }
@@ -141,6 +143,12 @@ pub(super) fn mint_token(issued: i64, expires: i64, client_id: Option<&str>, cap
 fn open_token(token: &str) -> Option<(i64, String, Capability)> {
     let (payload, tag) = token.strip_prefix(TOKEN_PREFIX)?.split_once('.')?;
     let tag = URL_SAFE_NO_PAD.decode(tag).ok()?;
+    // `verify_truncated_left` accepts any non-empty prefix of the mac, so a shorter tag would
+    // be a shorter secret: one byte is guessed in 256 tries. Only the full tag counts. The
+    // comparison itself is constant-time (hmac compares with `subtle`).
+    if tag.len() != TOKEN_TAG_LEN {
+        return None;
+    }
     key_mac(payload.as_bytes())?.verify_truncated_left(&tag).ok()?;
     let contents: serde_json::Value = serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload).ok()?).ok()?;
     let [issued, expires, client, capability] = contents.as_array()?.as_slice() else {
@@ -159,6 +167,20 @@ fn verify_token(token: &str, now: i64) -> Result<Caller, AblyError> {
         return Err(AblyError::new(401, 40142, "Token expired"));
     }
     Ok(Caller { client_id: (!client.is_empty()).then_some(client), capability, expires: Some(expires) })
+}
+
+/// Whether a token request's timestamp is within the window around server time; any `i64`
+/// works (no overflow at the extremes).
+fn is_current(timestamp: i64, now: i64) -> bool {
+    timestamp.abs_diff(now) <= TIMESTAMP_WINDOW.unsigned_abs()
+}
+
+fn stale_timestamp() -> AblyError {
+    AblyError::new(
+        401,
+        40104,
+        "Timestamp not current: the token request timestamp must be within 2 minutes of server time",
+    )
 }
 
 /// Nonces of accepted signed token requests, by `timestamp:nonce`, to refuse replays.
@@ -228,16 +250,13 @@ pub(super) fn request_token(nonces: &std::sync::Mutex<NonceBook>, call: &Call) -
             nonce.unwrap_or(""),
         );
         let given = LENIENT_B64.decode(mac.trim()).unwrap_or_default();
+        // `verify_slice` wants the whole mac and compares in constant time.
         let verified = key_mac(sign_text.as_bytes()).is_some_and(|m| m.verify_slice(&given).is_ok());
         if !verified {
             return Err(AblyError::new(401, 40101, "Invalid credentials: request mac does not match"));
         }
-        let Some(timestamp) = timestamp.filter(|t| (t - call.now).abs() <= TIMESTAMP_WINDOW) else {
-            return Err(AblyError::new(
-                401,
-                40104,
-                "Timestamp not current: the token request timestamp must be within 2 minutes of server time",
-            ));
+        let Some(timestamp) = timestamp.filter(|&t| is_current(t, call.now)) else {
+            return Err(stale_timestamp());
         };
         let nonce = nonce.unwrap_or("");
         if nonce.chars().count() < 16 {
@@ -252,7 +271,14 @@ pub(super) fn request_token(nonces: &std::sync::Mutex<NonceBook>, call: &Call) -
     } else {
         // Unsigned: whoever authenticates it (the key, or a token) can only hand on what it
         // holds, so a restricted token cannot mint a broader, longer-lived or unbound one.
-        authenticate(call)?
+        let caller = authenticate(call)?;
+        // api/ably.md gives the window for the TokenRequest's timestamp without exempting
+        // unsigned requests; the SDKs send a current one, so one that is given is held to it.
+        // An absent one is allowed: there is no mac it could be part of.
+        if timestamp.is_some_and(|t| !is_current(t, call.now)) {
+            return Err(stale_timestamp());
+        }
+        caller
     };
     let client_id = match (&parent, client_id.filter(|c| !c.is_empty())) {
         (Caller { expires: Some(_), client_id: Some(bound), .. }, requested) if bound != "*" => {
@@ -345,6 +371,12 @@ mod tests {
         let forged = t.replace("opsdeck.", "opsdeck.x");
         assert_eq!(verify_token(&forged, 2_000).map_err(|e| e.code).err(), Some(40101));
         let anonymous = mint_token(1_000, 5_000, None, &Capability::all());
+        let (head, _) = anonymous.rsplit_once('.').expect("token has a tag");
+        for byte in 0..=u8::MAX {
+            let short = format!("{head}.{}", URL_SAFE_NO_PAD.encode([byte]));
+            assert!(verify_token(&short, 2_000).is_err(), "a one-byte tag was accepted: {short}");
+        }
+        assert!(verify_token(&format!("{head}."), 2_000).is_err(), "an empty tag was accepted");
         let caller = verify_token(&anonymous, 2_000).expect("valid");
         assert_eq!((caller.client_id, caller.capability), (None, Capability::all()));
     }

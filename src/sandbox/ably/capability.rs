@@ -11,6 +11,29 @@ use super::{Call, Op};
 /// enumeration, push admin) are granted on.
 pub(super) const ANY: &str = "*";
 
+/// The operations a capability can grant (api/ably.md §2.3); anything else is refused when the
+/// capability is parsed, as Ably refuses it, rather than granting nothing without a word. The
+/// doc gives no code for this; 400/40000 is what the other malformed capabilities get.
+const OPERATIONS: &[&str] = &[
+    "annotation-publish",
+    "annotation-subscribe",
+    "channel-metadata",
+    "history",
+    "message-delete-any",
+    "message-delete-own",
+    "message-update-any",
+    "message-update-own",
+    "object-publish",
+    "object-subscribe",
+    "presence",
+    "privileged-headers",
+    "publish",
+    "push-admin",
+    "push-subscribe",
+    "stats",
+    "subscribe",
+];
+
 /// A capability: operations per resource. Sorted sets, so the canonical text falls out of
 /// serialisation and duplicate resources or operations merge.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -44,6 +67,9 @@ impl Capability {
                 let Val::Str(op) = op else {
                     return Err(bad("operations must be strings"));
                 };
+                if op != ANY && !OPERATIONS.contains(&op.as_str()) {
+                    return Err(bad(&format!("unknown operation {op:?}")));
+                }
                 entry.insert(op);
             }
         }

@@ -159,6 +159,9 @@ struct Call {
     method: Method,
     /// The raw (still percent-encoded) path.
     path: String,
+    /// The path's segments after the leading `/`, percent-decoded; empty ones kept, so
+    /// `/channels//messages` names the empty channel instead of one called `messages`.
+    segments: Vec<String>,
     query: Query,
     headers: HeaderMap,
     body: Bytes,
@@ -171,7 +174,7 @@ impl Call {
     /// Path segment `index` (0 = first after `/`), percent-decoded: SDKs encode channel names
     /// (`demo%3Achan`).
     fn segment(&self, index: usize) -> Option<String> {
-        self.path.split('/').filter(|s| !s.is_empty()).nth(index).map(|s| decode_component(s, false))
+        self.segments.get(index).cloned()
     }
 
     /// Last path segment as sent, the name ably-js keeps when it follows a `Link`.
@@ -272,23 +275,13 @@ async fn entry(shared: Arc<Shared>, op: Op, request: Request) -> Response {
         return preflight();
     }
     let now = now_ms();
-    let query = Query::parse(parts.uri.query().unwrap_or(""));
-    let format = Format::negotiate(&parts.headers, &query);
-    let envelope = query.get("envelope").is_some();
-    let result = match to_bytes(body, MAX_BODY).await {
-        Ok(body) => {
-            let call = Call {
-                method: parts.method,
-                path: parts.uri.path().to_owned(),
-                query,
-                headers: parts.headers,
-                body,
-                format,
-                now,
-            };
-            shared.handle(op, &call)
-        }
-        Err(_) => Err(AblyError::new(400, 40009, format!("Request body too large: the limit is {MAX_BODY} bytes"))),
+    let query = Query::parse_request(parts.uri.query().unwrap_or(""));
+    // A query that cannot be read still leaves `Accept` to choose the error's format.
+    let format = Format::negotiate(&parts.headers, query.as_ref().unwrap_or(&Query::default()));
+    let envelope = query.as_ref().is_ok_and(|q| q.get("envelope").is_some());
+    let result = match read_call(parts, body, query, format, now).await {
+        Ok(call) => shared.handle(op, &call),
+        Err(e) => Err(e),
     };
     let status = match &result {
         Ok(reply) => reply.status.as_u16(),
@@ -296,6 +289,47 @@ async fn entry(shared: Arc<Shared>, op: Op, request: Request) -> Response {
     };
     shared.count_request(op, status, now);
     render(format, envelope, result)
+}
+
+/// The request as handlers see it, or why it cannot be read.
+async fn read_call(
+    parts: axum::http::request::Parts,
+    body: axum::body::Body,
+    query: Result<Query, AblyError>,
+    format: Format,
+    now: i64,
+) -> Result<Call, AblyError> {
+    let query = query?;
+    let path = parts.uri.path().to_owned();
+    let segments = path_segments(&path)?;
+    // The platform already bounds bodies; this is Ably's own, lower limit.
+    let body = to_bytes(body, MAX_BODY)
+        .await
+        .map_err(|_| AblyError::new(400, 40009, format!("Request body too large: the limit is {MAX_BODY} bytes")))?;
+    Ok(Call { method: parts.method, path, segments, query, headers: parts.headers, body, format, now })
+}
+
+/// The decoded segments of a path. A segment that is not UTF-8 once decoded is refused, not
+/// patched with replacement characters into the name of some other channel or device: 40010
+/// for a channel name, else 40003 (Ably's invalid parameter value; the doc names nothing closer).
+fn path_segments(path: &str) -> Result<Vec<String>, AblyError> {
+    let raw: Vec<&str> = path.strip_prefix('/').unwrap_or(path).split('/').collect();
+    raw.iter()
+        .enumerate()
+        .map(|(index, segment)| {
+            decode_component(segment, false).map_err(|_| {
+                if index == 1 && raw.first() == Some(&"channels") {
+                    AblyError::new(
+                        400,
+                        40010,
+                        format!("Invalid channel name {segment:?}: not UTF-8 once percent-decoded"),
+                    )
+                } else {
+                    AblyError::bad_param(format!("Invalid path segment {segment:?}: not UTF-8 once percent-decoded"))
+                }
+            })
+        })
+        .collect()
 }
 
 impl Shared {

@@ -153,11 +153,11 @@ mod tests {
 
     #[test]
     fn limits() {
-        assert_eq!(limit(&Query::parse("")), Ok(100));
-        assert_eq!(limit(&Query::parse("limit=1000")), Ok(1000));
-        assert_eq!(limit(&Query::parse("limit=1001")).map_err(|e| e.code), Err(40003));
-        assert!(limit(&Query::parse("limit=0")).is_err());
-        assert!(limit(&Query::parse("limit=x")).is_err());
+        assert_eq!(limit(&Query::parse("").expect("UTF-8")), Ok(100));
+        assert_eq!(limit(&Query::parse("limit=1000").expect("UTF-8")), Ok(1000));
+        assert_eq!(limit(&Query::parse("limit=1001").expect("UTF-8")).map_err(|e| e.code), Err(40003));
+        assert!(limit(&Query::parse("limit=0").expect("UTF-8")).is_err());
+        assert!(limit(&Query::parse("limit=x").expect("UTF-8")).is_err());
     }
 
     #[test]
@@ -169,7 +169,7 @@ mod tests {
         assert_eq!(parse_time("end", "2023-11-14"), Ok(1_699_920_000_000));
         let err = parse_time("end", "yesterday").expect_err("bad");
         assert!(err.message.contains("'end'"));
-        assert!(time_range(&Query::parse("start=5&end=4"), 10).is_err());
+        assert!(time_range(&Query::parse("start=5&end=4").expect("UTF-8"), 10).is_err());
     }
 
     #[test]

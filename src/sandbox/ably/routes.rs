@@ -416,7 +416,7 @@ fn parse_message(msg: &Val) -> Result<NewMessage, AblyError> {
 }
 
 /// One message object or an array of them.
-fn parse_messages(body: &Val) -> Result<Vec<NewMessage>, AblyError> {
+pub(super) fn parse_messages(body: &Val) -> Result<Vec<NewMessage>, AblyError> {
     let messages = match body {
         Val::Arr(items) => items.iter().map(parse_message).collect::<Result<Vec<_>, _>>()?,
         Val::Map(_) => vec![parse_message(body)?],
@@ -512,7 +512,7 @@ pub(super) fn publish_locked(
     let base = format!("{}:{}", state.rest_connection, state.publish_serial);
     state.publish_serial = state.publish_serial.wrapping_add(1);
     let created = !state.channels.contains_key(name);
-    let State { channels, stats, serials, .. } = state;
+    let State { channels, stats, .. } = state;
     let channel = channels.entry(name.to_owned()).or_default().ready();
     let timestamp = channel.messages.last().map_or(now, |m| m.timestamp.max(now));
     let fanout = u64::try_from(channel.occupancy.subscribers).unwrap_or(0);
@@ -531,7 +531,7 @@ pub(super) fn publish_locked(
             }
         }
         let id = msg.id.clone().unwrap_or_else(|| format!("{base}:{index}"));
-        let serial = serials.next(timestamp, index);
+        let serial = channel.serials.next(timestamp, index);
         if let Some(push) = msg.extras.as_ref().and_then(|x| x.field("push")) {
             let title =
                 push.field("notification").and_then(|n| n.field("title")).and_then(Val::as_str).map(str::to_owned);

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use super::state::{action, Channel, Device, Message, Occupancy, Presence, SerialGen, State, Target};
+use super::state::{action, Channel, Device, Message, Occupancy, Presence, State, Target};
 use super::stats::{m, Counters, Unit, HOUR_MS};
 use super::wire::Val;
 use crate::sandbox::rng::Rng;
@@ -357,7 +357,6 @@ pub(super) fn fill_history(channel: &mut Channel, pending: PendingHistory) {
         return;
     };
     let mut rng = channel_rng(pending.seed, pending.index, 1);
-    let mut serials = SerialGen::default();
     let mut pubs = publishers(&mut rng, kind);
     let count = usize::try_from(rng.range(20, 300)).unwrap_or(20);
     let span = hours * HOUR_MS;
@@ -390,7 +389,9 @@ pub(super) fn fill_history(channel: &mut Channel, pending: PendingHistory) {
             encoding: None,
             extras,
             timestamp,
-            serial: serials.next(timestamp, 0),
+            // `ready()` fills the history before anything is published, so the channel's own
+            // generator numbers the seeded messages first and every later publish after them.
+            serial: channel.serials.next(timestamp, 0),
         }));
     }
     channel.messages.extend(published);

@@ -84,6 +84,9 @@ pub(super) struct Channel {
     pub(super) occupancy: Occupancy,
     /// Seeded history not generated yet; see [`Channel::ready`].
     pub(super) pending: Option<PendingHistory>,
+    /// Per channel, because serials order one channel's messages: a generator shared by all
+    /// channels restarted its counter whenever two channels' clocks differed and repeated serials.
+    pub(super) serials: SerialGen,
 }
 
 impl Channel {
@@ -146,14 +149,16 @@ pub(super) struct State {
     pub(super) rest_connection: String,
     /// Counts REST publish requests: the `msgSerial` part of generated message ids.
     pub(super) publish_serial: u64,
-    pub(super) serials: SerialGen,
     /// The seed, so update tokens handed out later are as reproducible as the seeded ones.
     pub(super) seed: u64,
     /// Counts update tokens handed out, so each is distinct.
     pub(super) token_counter: u64,
 }
 
-/// Hands out message serials.
+/// The largest counter of a serial: three digits, as in Ably's serials.
+const MAX_SERIAL_COUNT: u32 = 999;
+
+/// Hands out one channel's message serials.
 #[derive(Debug, Default)]
 pub(super) struct SerialGen {
     last_ms: i64,
@@ -161,15 +166,24 @@ pub(super) struct SerialGen {
 }
 
 impl SerialGen {
-    /// A serial that sorts in publish order, shaped like Ably's `<ms>-<counter>@<server>:<index>`.
+    /// A serial that sorts after every earlier one as text, shaped like Ably's
+    /// `<ms>-<counter>@<server>:<index>`. Both numbers keep a fixed width, so a thousandth message
+    /// in one millisecond moves the serial's clock on by one instead of widening the counter (a
+    /// wider counter would sort before a narrower one); and a timestamp earlier than the last
+    /// one never moves it back.
     pub(super) fn next(&mut self, timestamp: i64, index: usize) -> String {
-        if timestamp == self.last_ms {
-            self.count = self.count.saturating_add(1);
-        } else {
+        if timestamp > self.last_ms {
             self.last_ms = timestamp;
             self.count = 0;
+        } else if self.count >= MAX_SERIAL_COUNT {
+            self.last_ms = self.last_ms.saturating_add(1);
+            self.count = 0;
+        } else {
+            self.count += 1;
         }
-        format!("{timestamp:014}-{:03}@{SERVER_TAG}:{index:03}", self.count)
+        // The index is the message's place in its publish; it never decides the order, since the
+        // part before it already differs, and only looks like Ably's.
+        format!("{:014}-{:03}@{SERVER_TAG}:{:03}", self.last_ms, self.count, index % 1000)
     }
 }
 

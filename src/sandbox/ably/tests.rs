@@ -1144,3 +1144,179 @@ async fn a_token_cannot_mint_an_unbound_or_longer_lived_token() {
     assert_eq!(child["clientId"], "bob", "the child stays bound to the parent's client id");
     assert!(child["expires"].as_i64() <= parent["expires"].as_i64(), "and does not outlive it: {child}");
 }
+
+// --- issue 5: serials, names, UTF-8, token windows and capability operations ----------------------
+
+/// The serials of a channel's whole history, oldest first.
+async fn serials_forwards(router: &Router, channel: &str) -> Vec<String> {
+    all_pages(router, &format!("/channels/{channel}/messages"), "direction=forwards&limit=1000")
+        .await
+        .iter()
+        .map(|m| m["serial"].as_str().expect("serial").to_owned())
+        .collect()
+}
+
+fn assert_strictly_increasing(serials: &[String]) {
+    for pair in serials.windows(2) {
+        assert!(pair[0] < pair[1], "serials out of order or repeated: {} then {}", pair[0], pair[1]);
+    }
+}
+
+#[tokio::test]
+async fn a_publish_of_over_a_thousand_messages_gets_ordered_unique_serials() {
+    let (_, router) = setup();
+    let messages: Vec<Value> = (0..1500).map(|i| json!({"name": "n", "data": i.to_string()})).collect();
+    let resp = req("POST", "/channels/bulk/messages").json(&json!(messages)).send(&router).await;
+    assert_eq!(resp.status, StatusCode::CREATED, "{}", String::from_utf8_lossy(&resp.body));
+    let returned: Vec<String> = resp.json()["serials"]
+        .as_array()
+        .expect("serials")
+        .iter()
+        .map(|s| s.as_str().expect("str").to_owned())
+        .collect();
+    assert_eq!(returned.len(), 1500);
+    assert_strictly_increasing(&returned);
+    let stored = serials_forwards(&router, "bulk").await;
+    assert_eq!(stored, returned);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_publishes_on_several_channels_get_ordered_unique_serials() {
+    let (_, router) = setup();
+    let mut tasks = Vec::new();
+    for task in 0..8 {
+        let router = router.clone();
+        tasks.push(tokio::spawn(async move {
+            for i in 0..60 {
+                let channel = format!("race-{}", (task + i) % 3);
+                let body = json!([{"data": format!("{task}-{i}")}, {"data": "second"}]);
+                let resp = req("POST", format!("/channels/{channel}/messages")).json(&body).send(&router).await;
+                assert_eq!(resp.status, StatusCode::CREATED);
+            }
+        }));
+    }
+    for task in tasks {
+        task.await.expect("publisher task");
+    }
+    for channel in ["race-0", "race-1", "race-2"] {
+        let serials = serials_forwards(&router, channel).await;
+        assert_eq!(serials.len(), 8 * 60 * 2 / 3, "{channel}");
+        assert_strictly_increasing(&serials);
+    }
+}
+
+/// The race behind duplicate serials, made deterministic: requests read the clock before they
+/// take the state lock, so they can reach it out of clock order, on different channels.
+#[test]
+fn serials_stay_unique_when_publishes_reach_the_lock_out_of_clock_order() {
+    let sim = AblySimulator::new(7);
+    let key = super::auth::Caller { client_id: None, capability: super::capability::Capability::all(), expires: None };
+    let one = super::routes::parse_messages(&Val::map([("data", Val::str("x"))])).expect("message");
+    let mut state = sim.shared.lock();
+    let mut serials = Vec::new();
+    for (channel, now) in [("late", 2_000_000_000_200), ("early", 2_000_000_000_100), ("late", 2_000_000_000_100)] {
+        let result = super::routes::publish_locked(&mut state, channel, &one, &key, now).expect("published");
+        if channel == "late" {
+            serials.push(result.field("serials").expect("serials").clone());
+        }
+    }
+    assert_ne!(serials[0], serials[1], "two messages of channel 'late' share a serial");
+    let texts: Vec<String> = serials
+        .iter()
+        .map(|s| match s {
+            Val::Arr(items) => items[0].as_str().expect("str").to_owned(),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_strictly_increasing(&texts);
+}
+
+#[tokio::test]
+async fn an_empty_channel_name_is_40010_and_not_another_channel() {
+    let (_, router) = setup();
+    for (method, uri) in [
+        ("POST", "/channels//messages"),
+        ("GET", "/channels//messages"),
+        ("GET", "/channels//presence"),
+        ("GET", "/channels//presence/history"),
+    ] {
+        let mut r = req(method, uri);
+        if method == "POST" {
+            r = r.json(&json!({"data": "x"}));
+        }
+        let resp = r.send(&router).await;
+        assert_eq!(resp.status, StatusCode::BAD_REQUEST, "{method} {uri}: {}", String::from_utf8_lossy(&resp.body));
+        assert_eq!(resp.json()["error"]["code"], 40010, "{method} {uri}");
+    }
+    let channels = req("GET", "/channels?by=id&limit=1000").send(&router).await.json();
+    let names: Vec<&str> = channels.as_array().expect("array").iter().filter_map(Value::as_str).collect();
+    assert!(!names.contains(&"messages") && !names.contains(&""), "{names:?}");
+}
+
+#[tokio::test]
+async fn invalid_utf8_in_a_name_or_form_field_is_400_not_replaced() {
+    let (_, router) = setup();
+    let resp = req("POST", "/channels/bad%FFname/messages").json(&json!({"data": "x"})).send(&router).await;
+    assert_eq!(resp.status, StatusCode::BAD_REQUEST, "{}", String::from_utf8_lossy(&resp.body));
+    assert_eq!(resp.json()["error"]["code"], 40010);
+
+    let mut form = req("POST", "/channels/form/messages");
+    form.body = b"name=caf%E9&data=x".to_vec();
+    form.headers.push(("content-type", "application/x-www-form-urlencoded".into()));
+    let resp = form.send(&router).await;
+    assert_eq!(resp.status, StatusCode::BAD_REQUEST, "{}", String::from_utf8_lossy(&resp.body));
+    assert_eq!(resp.json()["error"]["code"], 40001);
+    assert!(resp.json()["error"]["message"].as_str().unwrap_or("").contains("UTF-8"));
+
+    let resp = req("GET", "/channels?by=id&prefix=%C3").send(&router).await;
+    assert_eq!(resp.status, StatusCode::BAD_REQUEST);
+    assert_eq!(resp.json()["error"]["code"], 40003);
+    assert!(resp.json()["error"]["message"].as_str().unwrap_or("").contains("'prefix'"));
+
+    // Nothing was stored under a replacement character.
+    let channels = req("GET", "/channels?by=id&limit=1000").send(&router).await.json();
+    assert!(!channels.to_string().contains('\u{fffd}'), "{channels}");
+    let history = req("GET", "/channels/form/messages").send(&router).await.json();
+    assert_eq!(history, json!([]));
+}
+
+#[tokio::test]
+async fn token_request_timestamps_outside_the_window_are_40104() {
+    let (_, router) = setup();
+    let path = format!("/keys/{ABLY_KEY_NAME}/requestToken");
+    let now = super::state::now_ms();
+    // Signed, at the extremes of an i64 (the arithmetic must not overflow).
+    for (timestamp, nonce) in [(i64::MIN, "minimumminimum12345"), (i64::MAX, "maximummaximum12345")] {
+        let resp = req("POST", path.clone()).no_auth().json(&token_request(timestamp, nonce, None)).send(&router).await;
+        assert_eq!(resp.status, StatusCode::UNAUTHORIZED, "{timestamp}");
+        assert_eq!(resp.json()["error"]["code"], 40104, "{timestamp}");
+    }
+    // Unsigned (with Basic auth) too: a timestamp that is given must be current.
+    for stale in [now - 600_000, now + 600_000] {
+        let body = json!({"keyName": ABLY_KEY_NAME, "timestamp": stale});
+        let resp = req("POST", path.clone()).json(&body).send(&router).await;
+        assert_eq!(resp.status, StatusCode::UNAUTHORIZED, "{stale}");
+        assert_eq!(resp.json()["error"]["code"], 40104, "{stale}");
+    }
+    let current = json!({"keyName": ABLY_KEY_NAME, "timestamp": now});
+    assert_eq!(req("POST", path).json(&current).send(&router).await.status, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn unknown_capability_operations_are_refused() {
+    let (_, router) = setup();
+    let path = format!("/keys/{ABLY_KEY_NAME}/requestToken");
+    for capability in [r#"{"*":["fly"]}"#, r#"{"chat:*":["publish","Subscribe"]}"#, r#"{"a":[""]}"#] {
+        let resp = req("POST", path.clone()).json(&json!({"capability": capability})).send(&router).await;
+        assert_eq!(resp.status, StatusCode::BAD_REQUEST, "{capability}");
+        let body = resp.json();
+        assert_eq!(body["error"]["code"], 40000, "{capability}");
+        assert!(body["error"]["message"].as_str().unwrap_or("").contains("operation"), "{body}");
+    }
+    let every_known = r#"{"x":["annotation-publish","annotation-subscribe","channel-metadata","history",
+        "message-delete-any","message-delete-own","message-update-any","message-update-own","object-publish",
+        "object-subscribe","presence","privileged-headers","publish","push-admin","push-subscribe","stats",
+        "subscribe"],"y":["*"]}"#;
+    let resp = req("POST", path).json(&json!({"capability": every_known})).send(&router).await;
+    assert_eq!(resp.status, StatusCode::OK, "{}", String::from_utf8_lossy(&resp.body));
+}

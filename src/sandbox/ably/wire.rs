@@ -260,7 +260,10 @@ pub(super) fn decode_body(headers: &HeaderMap, body: &[u8]) -> Result<Val, AblyE
         from_msgpack(body).map_err(|e| bad("MessagePack", &e))
     } else if content_type.starts_with("application/x-www-form-urlencoded") {
         let text = std::str::from_utf8(body).map_err(|e| bad("form", &e))?;
-        let fields = Query::parse(text).pairs.into_iter().map(|(k, v)| (Cow::Owned(k), Val::Str(v))).collect();
+        let form = Query::parse(text).map_err(|e| {
+            AblyError::new(400, 40001, format!("Invalid request body: form field {:?} is not UTF-8", e.field))
+        })?;
+        let fields = form.pairs.into_iter().map(|(k, v)| (Cow::Owned(k), Val::Str(v))).collect();
         Ok(Val::Map(fields))
     } else if content_type.contains("json") || content_type.is_empty() {
         match serde_json::from_slice(body) {
@@ -284,17 +287,34 @@ pub(super) struct Query {
     pub(super) pairs: Vec<(String, String)>,
 }
 
+/// A query or form field whose percent-decoded name or value is not UTF-8. Refused rather than
+/// decoded with replacement characters, which would quietly turn it into another value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct NotUtf8 {
+    /// The field's name, with replacement characters if the name itself is the bad part.
+    pub(super) field: String,
+}
+
 impl Query {
-    pub(super) fn parse(raw: &str) -> Query {
+    pub(super) fn parse(raw: &str) -> Result<Query, NotUtf8> {
         let pairs = raw
             .split('&')
             .filter(|p| !p.is_empty())
             .map(|p| {
                 let (k, v) = p.split_once('=').unwrap_or((p, ""));
-                (decode_component(k, true), decode_component(v, true))
+                let bad = || NotUtf8 { field: decode_component_lossy(k, true) };
+                Ok((decode_component(k, true).map_err(|_| bad())?, decode_component(v, true).map_err(|_| bad())?))
             })
-            .collect();
-        Query { pairs }
+            .collect::<Result<_, _>>()?;
+        Ok(Query { pairs })
+    }
+
+    /// The query of a request, or the error answering it: a parameter that is not UTF-8 is an
+    /// invalid parameter value (40003).
+    pub(super) fn parse_request(raw: &str) -> Result<Query, AblyError> {
+        Query::parse(raw).map_err(|e| {
+            AblyError::bad_param(format!("Invalid value for parameter '{}': not UTF-8 once percent-decoded", e.field))
+        })
     }
 
     /// A parameter's value; empty values count as absent, as SDKs send `param=` for unset ones.
@@ -309,15 +329,18 @@ pub(super) fn passes(filter: Option<&str>, value: Option<&str>) -> bool {
 }
 
 /// Percent-decodes one URL component; `plus` turns `+` into a space (query strings only).
-pub(super) fn decode_component(raw: &str, plus: bool) -> String {
-    let spaced;
-    let raw = if plus && raw.contains('+') {
-        spaced = raw.replace('+', " ");
-        spaced.as_str()
+pub(super) fn decode_component(raw: &str, plus: bool) -> Result<String, std::str::Utf8Error> {
+    let decoded = if plus && raw.contains('+') {
+        percent_decode_str(&raw.replace('+', " ")).decode_utf8()?.into_owned()
     } else {
-        raw
+        percent_decode_str(raw).decode_utf8()?.into_owned()
     };
-    percent_decode_str(raw).decode_utf8_lossy().into_owned()
+    Ok(decoded)
+}
+
+/// [`decode_component`] with replacement characters, only for naming a bad field in a message.
+fn decode_component_lossy(raw: &str, plus: bool) -> String {
+    percent_decode_str(&if plus { raw.replace('+', " ") } else { raw.to_owned() }).decode_utf8_lossy().into_owned()
 }
 
 /// Everything but RFC 3986 unreserved characters, so link URLs never contain commas (ably-js
@@ -410,10 +433,12 @@ mod tests {
 
     #[test]
     fn query_decoding_and_link_encoding() {
-        let q = Query::parse("prefix=demo%3Achan&by=&x=a+b");
+        let q = Query::parse("prefix=demo%3Achan&by=&x=a+b").expect("UTF-8");
         assert_eq!(q.get("prefix"), Some("demo:chan"));
         assert_eq!(q.get("by"), None);
         assert_eq!(q.get("x"), Some("a b"));
         assert_eq!(encode_query(&[("c", "a,b:c".into())]), "c=a%2Cb%3Ac");
+        assert_eq!(Query::parse("ok=1&caf%E9=2").map(|_| ()), Err(NotUtf8 { field: "caf\u{fffd}".into() }));
+        assert_eq!(Query::parse("name=%FF%FE").map(|_| ()), Err(NotUtf8 { field: "name".into() }));
     }
 }
