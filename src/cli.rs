@@ -282,9 +282,7 @@ fn parse_params(op: &Operation, params: &[String]) -> Result<Values, Failure> {
             } else {
                 String::new()
             };
-            return Err(Failure::usage(format!(
-                "{name} is given twice ('{first}' and '{value}'); give it once{hint}"
-            )));
+            return Err(Failure::usage(format!("{name} is given twice ('{first}' and '{value}'); give it once{hint}")));
         }
         values.insert(name.to_owned(), value.to_owned());
     }
@@ -378,7 +376,9 @@ pub async fn call(global: &GlobalArgs, args: &CallArgs, io: &mut CallIo<'_>) -> 
     if target.live && op.destructive {
         let profile = global.profile.as_deref().or(config.default_profile.as_deref()).unwrap_or("default");
         match (yes, io.answers.as_deref_mut()) {
-            (true, _) => warn(io.err, &[format!("{} on LIVE {} ({})", op.full_name(), service.title(), target.base_url)]),
+            (true, _) => {
+                warn(io.err, &[format!("{} on LIVE {} ({})", op.full_name(), service.title(), target.base_url)])
+            }
             (false, Some(answers)) => confirm_on_live(op, &values, target, profile, answers, io.err)?,
             (false, None) => {
                 return Err(Failure::usage(format!(
@@ -424,8 +424,12 @@ pub async fn call(global: &GlobalArgs, args: &CallArgs, io: &mut CallIo<'_>) -> 
                     // Nothing read is lost: the records so far go out before the error.
                     let read = pages.len();
                     write_out(io.out, &pretty(&pagination::merge_pages(&pages)))?;
-                    let records = if read == 1 { "the page read is".to_owned() } else { format!("the {read} pages read are") };
-                    return Err(Failure { code: failure.code, message: format!("{}; {records} on stdout", failure.message) });
+                    let records =
+                        if read == 1 { "the page read is".to_owned() } else { format!("the {read} pages read are") };
+                    return Err(Failure {
+                        code: failure.code,
+                        message: format!("{}; {records} on stdout", failure.message),
+                    });
                 }
             }
         }
@@ -555,10 +559,7 @@ pub fn confirm_on_live(
     if answer.trim_end_matches(['\r', '\n']) == expected {
         return Ok(());
     }
-    Err(Failure::runtime(format!(
-        "{} not confirmed (the answer was not {expected}); nothing was sent",
-        op.full_name()
-    )))
+    Err(Failure::runtime(format!("{} not confirmed (the answer was not {expected}); nothing was sent", op.full_name())))
 }
 
 /// The highest offset from `--port-base` a listener uses.
@@ -745,16 +746,19 @@ mod tests {
         assert_eq!(err.code, 2);
         assert_eq!(err.message, "limit is given twice ('5' and '10'); give it once");
         let err = twice(&["channelId=a", "colour=red"]);
-        assert!(err.message.starts_with("colour: unknown parameter of ably messages_list; its parameters: channelId, "));
+        assert!(err
+            .message
+            .starts_with("colour: unknown parameter of ably messages_list; its parameters: channelId, "));
         assert!(err.message.ends_with("(details: `opsdeck ops ably messages_list`)"), "{}", err.message);
         assert!(twice(&["=a"]).message.contains("is not NAME=VALUE"));
-        let push = Service::Ably.operation("channels_list").unwrap();
-        let list = push.params.iter().find(|p| p.kind == crate::catalog::Kind::List);
-        if let Some(list) = list {
-            let params = vec![format!("{}=a", list.name), format!("{}=b", list.name)];
-            let err = parse_params(push, &params).unwrap_err();
-            assert!(err.message.contains("a list takes commas"), "{}", err.message);
-        }
+        let (op, list) = Service::ALL
+            .iter()
+            .flat_map(|s| s.operations())
+            .find_map(|op| op.params.iter().find(|p| p.kind == crate::catalog::Kind::List).map(|p| (op, p)))
+            .unwrap();
+        let params = vec![format!("{}=a", list.name), format!("{}=b", list.name)];
+        let err = parse_params(op, &params).unwrap_err();
+        assert!(err.message.ends_with(&format!("a list takes commas: {}=a,b", list.name)), "{}", err.message);
     }
 
     #[test]
@@ -772,7 +776,10 @@ mod tests {
 
         let binary = b"\x89PNG\r\n\x1a\n\xff\xfe";
         let reason = printable_body(binary, Some("image/png"), true).unwrap_err();
-        assert!(reason.contains("10 bytes of binary data (image/png)") && reason.contains("redirect stdout"), "{reason}");
+        assert!(
+            reason.contains("10 bytes of binary data (image/png)") && reason.contains("redirect stdout"),
+            "{reason}"
+        );
         assert_eq!(printable_body(binary, Some("image/png"), false).unwrap(), binary);
     }
 
