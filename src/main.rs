@@ -23,7 +23,6 @@ fn main() -> ExitCode {
     let stdin = std::io::stdin();
     // A question needs someone to read it (stderr) and to answer it (stdin).
     let can_ask = stdin.is_terminal() && stderr.is_terminal();
-    let mut stdin = stdin.lock();
     let result = runtime.block_on(async {
         match &cli.command {
             None => opsdeck::tui::run(&cli.global).await.map_err(|e| Failure { code: 1, message: format!("{e:#}") }),
@@ -32,6 +31,8 @@ fn main() -> ExitCode {
             }
             Some(Command::Sandbox { port_base, seed }) => cli::sandbox(*port_base, *seed, &mut stdout).await,
             Some(Command::Call(args)) => {
+                // Locked here only: the console reads the terminal its own way.
+                let mut stdin = stdin.lock();
                 let mut io = CallIo {
                     out: &mut stdout,
                     out_is_terminal,
