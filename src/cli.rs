@@ -1,6 +1,6 @@
 //! The command line: `opsdeck` (the console), `opsdeck sandbox`, `opsdeck ops`, `opsdeck call`.
 
-use std::io::Write;
+use std::io::{BufRead, Write};
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
@@ -8,8 +8,9 @@ use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::catalog::{Operation, Service};
-use crate::client::{self, pagination, CallError, HttpSettings, Values};
+use crate::client::{self, pagination, CallError, Values};
 use crate::config::{self, Config, Mode, ResolvedService};
+use crate::inert::{inert, inert_json, inert_lines};
 use crate::sandbox;
 
 /// A terminal operations console for Ably, Deepgram, AvaTax, TaxJar, Coinbase Exchange, Mailgun
@@ -44,7 +45,8 @@ pub struct GlobalArgs {
 pub enum Command {
     /// Run the simulators in the foreground, for the console, scripts, and your own apps and SDKs.
     Sandbox {
-        /// Control port; each service listens at base + offset (ably +1 ... easypost +8). 0 picks free ports.
+        /// Control port; each service listens at base + offset (ably +1 ... easypost +8), so at most
+        /// 65527. 0 picks free ports.
         #[arg(long, default_value_t = sandbox::DEFAULT_PORT_BASE, value_name = "N")]
         port_base: u16,
         /// Seed of the demo data: the same seed gives the same data.
@@ -81,9 +83,37 @@ pub struct CallArgs {
     /// Follow the pages of a list operation and print all records.
     #[arg(long)]
     pub all_pages: bool,
+    /// With --all-pages: pages read at most; a longer list is an error (exit 1) naming the pages read.
+    #[arg(long, value_name = "N", requires = "all_pages", value_parser = parse_page_cap,
+          default_value_t = pagination::DEFAULT_PAGE_CAP)]
+    pub page_cap: usize,
     /// Print the request as a curl command (secrets redacted) and send nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// Send a destructive operation to a LIVE service without asking to type the target's id.
+    #[arg(long)]
+    pub yes: bool,
+}
+
+/// `--page-cap N`: a whole number of pages, at least one.
+fn parse_page_cap(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(cap) if cap > 0 => Ok(cap),
+        _ => Err(format!("'{text}' is not a page count; give a whole number of at least 1, e.g. --page-cap 50")),
+    }
+}
+
+/// Where `opsdeck call` writes, and whether a person is there to read it and answer.
+pub struct CallIo<'a> {
+    /// The response body, or the vendor's error body.
+    pub out: &'a mut dyn Write,
+    /// Whether `out` is a terminal: then no raw byte from a server is written to it.
+    pub out_is_terminal: bool,
+    /// Warnings, and the question before a destructive call on LIVE.
+    pub err: &'a mut dyn Write,
+    /// Where the answer to that question is read when a person can give one (stdin and stderr
+    /// are terminals); without it such a call needs `--yes`.
+    pub answers: Option<&'a mut dyn BufRead>,
 }
 
 /// A failure of a command, with the exit code it maps to.
@@ -225,16 +255,35 @@ fn parse_operation(service: Service, name: &str) -> Result<&'static Operation, F
     })
 }
 
+/// `NAME=VALUE` arguments, each naming a parameter of `op` once: a second value for the same
+/// name, or a name `op` does not have, is an error rather than a silent choice.
 fn parse_params(op: &Operation, params: &[String]) -> Result<Values, Failure> {
     let mut values = Values::new();
     for param in params {
-        let (name, value) = param.split_once('=').ok_or_else(|| {
+        let (name, value) = param.split_once('=').filter(|(name, _)| !name.is_empty()).ok_or_else(|| {
             Failure::usage(format!(
                 "'{param}' is not NAME=VALUE (parameters of {}: {})",
                 op.full_name(),
                 param_names(op)
             ))
         })?;
+        let Some(known) = op.params.iter().find(|p| p.name == name) else {
+            return Err(Failure::usage(format!(
+                "{name}: unknown parameter of {}; its parameters: {} (details: `opsdeck ops {} {}`)",
+                op.full_name(),
+                param_names(op),
+                op.service,
+                op.name
+            )));
+        };
+        if let Some(first) = values.get(name) {
+            let hint = if known.kind == crate::catalog::Kind::List {
+                format!("; a list takes commas: {name}={first},{value}")
+            } else {
+                String::new()
+            };
+            return Err(Failure::usage(format!("{name} is given twice ('{first}' and '{value}'); give it once{hint}")));
+        }
         values.insert(name.to_owned(), value.to_owned());
     }
     Ok(values)
@@ -263,10 +312,10 @@ fn parse_body(body: &str) -> Result<Value, Failure> {
 /// Finds where a service's calls go; starts the embedded simulator when that is the target.
 /// Returns the sandbox too, so it lives as long as the call.
 async fn resolve_target(
+    config: &Config,
     global: &GlobalArgs,
     service: Service,
 ) -> Result<(ResolvedService, Option<sandbox::Sandbox>), Failure> {
-    let config = Config::load(global.config.as_deref())?;
     let placeholder = |_: Service| String::new();
     let env = |name: &str| std::env::var(name).ok();
     let resolved = config.resolve(global.profile.as_deref(), &env, &placeholder)?;
@@ -284,9 +333,18 @@ async fn resolve_target(
     Ok((target, Some(sandbox)))
 }
 
-/// `opsdeck call`: prints the body on `out`; the error is for stderr.
-pub async fn call(global: &GlobalArgs, args: &CallArgs, out: &mut dyn Write) -> Result<(), Failure> {
-    let CallArgs { all_pages, dry_run, .. } = *args;
+/// Writes each warning once on stderr, as text that cannot act on the terminal.
+fn warn(err: &mut dyn Write, warnings: &[String]) {
+    for warning in warnings {
+        // A warning that cannot be written has nowhere else to go; the call goes on.
+        let _ = writeln!(err, "opsdeck: warning: {}", inert(warning));
+    }
+}
+
+/// `opsdeck call`: prints the body (or the vendor's error body) on `io.out`; the returned
+/// failure is the one line for stderr.
+pub async fn call(global: &GlobalArgs, args: &CallArgs, io: &mut CallIo<'_>) -> Result<(), Failure> {
+    let CallArgs { all_pages, dry_run, yes, page_cap, .. } = *args;
     let service = parse_service(&args.service)?;
     let op = parse_operation(service, &args.operation)?;
     let values = parse_params(op, &args.params)?;
@@ -297,12 +355,16 @@ pub async fn call(global: &GlobalArgs, args: &CallArgs, out: &mut dyn Write) -> 
     if all_pages && op.paging == crate::catalog::Paging::None {
         return Err(Failure::usage(format!("{} is not a paged list; drop --all-pages", op.full_name())));
     }
-    let (resolved, sandbox) = resolve_target(global, service).await?;
+    let config = Config::load(global.config.as_deref())?;
+    warn(io.err, &config.warnings);
+    let (resolved, sandbox) = resolve_target(&config, global, service).await?;
+    warn(io.err, &resolved.warnings);
     let target = &resolved.target;
     let request = client::build(op, &values, body.as_ref(), target).map_err(|e| call_failure(op, &e))?;
     if dry_run {
         let curl = client::request::to_curl(&request, &target.credentials).map_err(|e| call_failure(op, &e))?;
-        return writeln!(out, "{curl}").map_err(|e| Failure::runtime(e.to_string()));
+        let curl = if io.out_is_terminal { inert_lines(&curl) } else { curl.into() };
+        return writeln!(io.out, "{curl}").map_err(|e| Failure::runtime(format!("cannot write output: {e}")));
     }
     if sandbox.as_ref().is_some_and(|s| !s.endpoint(service).simulated) {
         return Err(Failure::runtime(format!(
@@ -312,54 +374,219 @@ pub async fn call(global: &GlobalArgs, args: &CallArgs, out: &mut dyn Write) -> 
         )));
     }
     if target.live && op.destructive {
-        eprintln!("opsdeck: {} on LIVE {} ({})", op.full_name(), service.title(), target.base_url);
+        let profile = global.profile.as_deref().or(config.default_profile.as_deref()).unwrap_or("default");
+        match (yes, io.answers.as_deref_mut()) {
+            (true, _) => {
+                warn(io.err, &[format!("{} on LIVE {} ({})", op.full_name(), service.title(), target.base_url)])
+            }
+            (false, Some(answers)) => confirm_on_live(op, &values, target, profile, answers, io.err)?,
+            (false, None) => {
+                return Err(Failure::usage(format!(
+                    "{} cannot be undone and {} is LIVE ({}); there is no terminal to ask on, so add --yes to send it",
+                    op.full_name(),
+                    service.title(),
+                    target.base_url
+                )))
+            }
+        }
     }
-    let settings = HttpSettings::default();
+    let settings = config.http_settings();
     let http = client::http_client(&settings).map_err(|e| call_failure(op, &e))?;
     let cancel = CancellationToken::new();
     let send = |request: client::PreparedRequest| {
         let (http, settings, cancel, credentials) = (&http, &settings, &cancel, &target.credentials);
         async move { client::request::execute(http, &request, credentials, settings, cancel).await }
     };
-    let response = send(request.clone()).await.map_err(|e| call_failure(op, &e))?;
+    let response = match send(request.clone()).await {
+        Ok(response) => response,
+        Err(CallError::Api(error)) => return Err(api_failure(op, &error, io)),
+        Err(error) => return Err(call_failure(op, &error)),
+    };
     let bytes = if all_pages {
         let mut pages = vec![json_of(&response)?];
-        let mut trail = pagination::PageTrail::new(&request, pagination::DEFAULT_PAGE_CAP);
+        let mut trail = pagination::PageTrail::new(&request, page_cap);
         let (mut request, mut response) = (request, response);
-        while let Some(next) =
-            pagination::next_page(op.paging, &request, &response).map_err(|e| call_failure(op, &e))?
-        {
-            trail.advance(&next).map_err(|e| call_failure(op, &e))?;
-            response = send(next.clone()).await.map_err(|e| call_failure(op, &e))?;
-            request = next;
-            pages.push(json_of(&response)?);
+        loop {
+            let step = match pagination::next_page(op.paging, &request, &response) {
+                Ok(None) => break,
+                Ok(Some(next)) => match trail.advance(&next) {
+                    Ok(()) => send(next.clone()).await.map(|response| (next, response)),
+                    Err(error) => Err(error),
+                },
+                Err(error) => Err(error),
+            };
+            match step.map_err(|e| call_failure(op, &e)).and_then(|(next, page)| Ok((next, json_of(&page)?, page))) {
+                Ok((next, json, page)) => {
+                    pages.push(json);
+                    (request, response) = (next, page);
+                }
+                Err(failure) => {
+                    // Nothing read is lost: the records so far go out before the error.
+                    let read = pages.len();
+                    write_out(io.out, &pretty(&pagination::merge_pages(&pages)))?;
+                    let records =
+                        if read == 1 { "the page read is".to_owned() } else { format!("the {read} pages read are") };
+                    return Err(Failure {
+                        code: failure.code,
+                        message: format!("{}; {records} on stdout", failure.message),
+                    });
+                }
+            }
         }
         pretty(&pagination::merge_pages(&pages))
-    } else if let Ok(value) = serde_json::from_slice::<Value>(&response.body) {
-        pretty(&value)
     } else {
-        response.body.to_vec()
+        printable_body(&response.body, response.content_type(), io.out_is_terminal)
+            .map_err(|reason| Failure::runtime(format!("{}: {reason}", op.full_name())))?
     };
     drop(sandbox);
-    out.write_all(&bytes).map_err(|e| Failure::runtime(format!("cannot write output: {e}")))
+    write_out(io.out, &bytes)
+}
+
+fn write_out(out: &mut dyn Write, bytes: &[u8]) -> Result<(), Failure> {
+    out.write_all(bytes).and_then(|()| out.flush()).map_err(|e| Failure::runtime(format!("cannot write output: {e}")))
+}
+
+/// A body as it may be printed: JSON pretty and inert (still the same JSON); anything else raw
+/// into a file or pipe, but on a terminal only as inert text, never as raw bytes. `Err` says why
+/// it cannot be shown.
+fn printable_body(body: &[u8], content_type: Option<&str>, to_terminal: bool) -> Result<Vec<u8>, String> {
+    if let Ok(value) = serde_json::from_slice::<Value>(body) {
+        return Ok(pretty(&value));
+    }
+    if !to_terminal || body.is_empty() {
+        return Ok(body.to_vec());
+    }
+    match std::str::from_utf8(body) {
+        Ok(text) => {
+            let mut shown = inert_lines(text).into_owned();
+            if !shown.ends_with('\n') {
+                shown.push('\n');
+            }
+            Ok(shown.into_bytes())
+        }
+        Err(_) => Err(format!(
+            "the response is {} bytes of binary data ({}); not printed on a terminal: redirect stdout to a file, \
+             e.g. `> response.bin`",
+            body.len(),
+            inert(content_type.unwrap_or("no content type"))
+        )),
+    }
+}
+
+/// An API error: the vendor's error body on stdout (as `gh api` does), the one-line message
+/// for stderr.
+fn api_failure(op: &Operation, error: &client::ApiError, io: &mut CallIo<'_>) -> Failure {
+    let mut failure = call_failure(op, &CallError::Api(error.clone()));
+    match printable_body(&error.body, None, io.out_is_terminal) {
+        Ok(bytes) => {
+            if let Err(unwritten) = write_out(io.out, &bytes) {
+                failure.message.push_str(&format!(" ({})", unwritten.message));
+            }
+        }
+        Err(reason) => failure.message.push_str(&format!(" (error body not shown: {reason})")),
+    }
+    failure
 }
 
 fn json_of(response: &client::Response) -> Result<Value, Failure> {
-    serde_json::from_slice(&response.body).map_err(|e| Failure::runtime(format!("a page is not JSON: {e}")))
+    serde_json::from_slice(&response.body).map_err(|e| {
+        Failure::runtime(format!(
+            "a page of {} is not JSON ({e}); its first bytes: {}",
+            inert(&response.request_line),
+            inert(&String::from_utf8_lossy(&response.body[..response.body.len().min(80)]))
+        ))
+    })
 }
 
+/// `value` as pretty JSON with a final newline, inert for a terminal and still the same JSON.
 fn pretty(value: &Value) -> Vec<u8> {
-    let mut text = serde_json::to_vec_pretty(value).unwrap_or_default();
-    text.push(b'\n');
-    text
+    let text = serde_json::to_string_pretty(value).unwrap_or_default();
+    let mut text = inert_json(&text).into_owned();
+    text.push('\n');
+    text.into_bytes()
 }
 
+/// One line for stderr; the error's text may come from the server, so it is made inert.
 fn call_failure(op: &Operation, error: &CallError) -> Failure {
-    Failure { code: error.exit_code(), message: format!("{}: {error}", op.full_name()) }
+    Failure { code: error.exit_code(), message: format!("{}: {}", op.full_name(), inert(&error.to_string())) }
+}
+
+/// What must be typed to confirm a destructive call: the value of its path parameters (the
+/// target's id), else the first value given, else the operation's name.
+fn target_id(op: &Operation, values: &Values) -> String {
+    let path_values: Vec<&str> = op
+        .params
+        .iter()
+        .filter(|p| p.location == crate::catalog::Location::Path)
+        .filter_map(|p| values.get(p.name).map(String::as_str).filter(|v| !v.is_empty()))
+        .collect();
+    if !path_values.is_empty() {
+        return path_values.join("/");
+    }
+    values.values().find(|v| !v.is_empty()).cloned().unwrap_or_else(|| op.name.to_owned())
+}
+
+/// Asks before a destructive operation runs on LIVE, as the console's confirm dialog does:
+/// restates the service, profile, base URL and target, and wants the target's id typed back, so
+/// a reflexive Enter cannot delete production data.
+pub fn confirm_on_live(
+    op: &Operation,
+    values: &Values,
+    target: &client::Target,
+    profile: &str,
+    answers: &mut dyn BufRead,
+    ask: &mut dyn Write,
+) -> Result<(), Failure> {
+    let expected = target_id(op, values);
+    let given = if values.is_empty() {
+        "(no parameters)".to_owned()
+    } else {
+        values.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join("  ")
+    };
+    let question = format!(
+        "LIVE {} · profile {profile} · {}\n{} — {}. This cannot be undone.\ntarget: {given}\n\
+         Type {expected} and press Enter to confirm (anything else cancels): ",
+        op.service.title(),
+        target.base_url,
+        op.full_name(),
+        op.summary,
+    );
+    ask.write_all(inert_lines(&question).as_bytes())
+        .and_then(|()| ask.flush())
+        .map_err(|e| Failure::runtime(format!("cannot ask for confirmation: {e}")))?;
+    let mut answer = String::new();
+    answers.read_line(&mut answer).map_err(|e| Failure::runtime(format!("cannot read the confirmation: {e}")))?;
+    if answer.trim_end_matches(['\r', '\n']) == expected {
+        return Ok(());
+    }
+    Err(Failure::runtime(format!("{} not confirmed (the answer was not {expected}); nothing was sent", op.full_name())))
+}
+
+/// The highest offset from `--port-base` a listener uses.
+fn highest_port_offset() -> u16 {
+    Service::ALL
+        .into_iter()
+        .flat_map(|s| [sandbox::port_offset(s, None), sandbox::port_offset(s, Some("eu"))])
+        .max()
+        .unwrap_or(0)
+}
+
+/// A port base whose listeners all fit below 65536 (or 0: free ports).
+fn check_port_base(port_base: u16) -> Result<(), Failure> {
+    let highest = highest_port_offset();
+    if port_base != 0 && port_base.checked_add(highest).is_none() {
+        return Err(Failure::usage(format!(
+            "--port-base {port_base} is too high: the services listen at base+1 to base+{highest}, so give at most \
+             {}, or 0 for free ports",
+            u16::MAX - highest
+        )));
+    }
+    Ok(())
 }
 
 /// `opsdeck sandbox`: serves until Ctrl-C or SIGTERM.
 pub async fn sandbox(port_base: u16, seed: u64, out: &mut dyn Write) -> Result<(), Failure> {
+    check_port_base(port_base)?;
     let sandbox = sandbox::start(port_base, seed).await.map_err(|e| {
         Failure::runtime(format!(
             "{e}; is another opsdeck sandbox running? pick other ports with --port-base N (0 = any free)"
@@ -463,5 +690,112 @@ mod tests {
             "{}",
             err.message
         );
+    }
+    fn live_ably(base_url: &str) -> client::Target {
+        client::Target {
+            service: Service::Ably,
+            base_url: base_url.to_owned(),
+            credentials: client::Credentials::AblyKey(client::Secret::new("a.b:c")),
+            live: true,
+        }
+    }
+
+    fn ask(op: &str, params: &[&str], answer: &str) -> (Result<(), Failure>, String) {
+        let op = Service::Ably.operation(op).unwrap();
+        let params: Vec<String> = params.iter().map(|p| (*p).to_owned()).collect();
+        let values = parse_params(op, &params).unwrap();
+        let mut question = Vec::new();
+        let target = live_ably("https://main.realtime.ably.net");
+        let result = confirm_on_live(op, &values, &target, "work", &mut answer.as_bytes(), &mut question);
+        (result, String::from_utf8(question).unwrap())
+    }
+
+    #[test]
+    fn a_destructive_call_on_live_asks_for_the_target_id() {
+        let (result, question) = ask("push_device_delete", &["deviceId=phone-7"], "phone-7\n");
+        assert!(result.is_ok());
+        assert_eq!(
+            question,
+            "LIVE Ably · profile work · https://main.realtime.ably.net\n\
+             ably push_device_delete — unregister a device and its subscriptions. This cannot be undone.\n\
+             target: deviceId=phone-7\n\
+             Type phone-7 and press Enter to confirm (anything else cancels): "
+        );
+        for answer in ["y\n", "\n", "", "phone-8\n"] {
+            let (result, _) = ask("push_device_delete", &["deviceId=phone-7"], answer);
+            let failure = result.unwrap_err();
+            assert_eq!(failure.code, 1, "{answer:?}");
+            assert!(failure.message.contains("not confirmed") && failure.message.contains("nothing was sent"));
+        }
+        let (result, question) = ask("push_subscriptions_delete", &["deviceId=d\u{1b}[2J"], "d\u{1b}[2J\r\n");
+        assert!(result.is_ok());
+        assert!(question.contains("Type d␛[2J and press Enter"), "{question}");
+        let (result, question) = ask("push_subscriptions_delete", &[], "push_subscriptions_delete\n");
+        assert!(result.is_ok(), "{question}");
+        assert!(question.contains("target: (no parameters)"), "{question}");
+    }
+
+    #[test]
+    fn parameters_given_twice_or_unknown_are_errors() {
+        let op = Service::Ably.operation("messages_list").unwrap();
+        let twice = |params: &[&str]| {
+            let params: Vec<String> = params.iter().map(|p| (*p).to_owned()).collect();
+            parse_params(op, &params).unwrap_err()
+        };
+        let err = twice(&["channelId=a", "limit=5", "limit=10"]);
+        assert_eq!(err.code, 2);
+        assert_eq!(err.message, "limit is given twice ('5' and '10'); give it once");
+        let err = twice(&["channelId=a", "colour=red"]);
+        assert!(err
+            .message
+            .starts_with("colour: unknown parameter of ably messages_list; its parameters: channelId, "));
+        assert!(err.message.ends_with("(details: `opsdeck ops ably messages_list`)"), "{}", err.message);
+        assert!(twice(&["=a"]).message.contains("is not NAME=VALUE"));
+        let (op, list) = Service::ALL
+            .iter()
+            .flat_map(|s| s.operations())
+            .find_map(|op| op.params.iter().find(|p| p.kind == crate::catalog::Kind::List).map(|p| (op, p)))
+            .unwrap();
+        let params = vec![format!("{}=a", list.name), format!("{}=b", list.name)];
+        let err = parse_params(op, &params).unwrap_err();
+        assert!(err.message.ends_with(&format!("a list takes commas: {}=a,b", list.name)), "{}", err.message);
+    }
+
+    #[test]
+    fn bodies_reach_a_terminal_only_inert() {
+        let json = "{\"name\":\"\\u001b]52;c;aGk=\\u0007\",\"data\":\"\u{9b}2J \u{202e}\"}".as_bytes();
+        let shown = String::from_utf8(printable_body(json, None, true).unwrap()).unwrap();
+        assert!(!shown.chars().any(|c| crate::inert::is_unsafe(c) && c != '\n'), "{shown}");
+        let back: Value = serde_json::from_str(&shown).unwrap();
+        assert_eq!(back, serde_json::from_slice::<Value>(json).unwrap());
+
+        let text = b"plain \x1b[2Jtext\n\xc2\x9b";
+        let shown = String::from_utf8(printable_body(text, Some("text/plain"), true).unwrap()).unwrap();
+        assert_eq!(shown, "plain ␛[2Jtext\n\\u{9b}\n");
+        assert_eq!(printable_body(text, Some("text/plain"), false).unwrap(), text, "a file gets the bytes");
+
+        let binary = b"\x89PNG\r\n\x1a\n\xff\xfe";
+        let reason = printable_body(binary, Some("image/png"), true).unwrap_err();
+        assert!(
+            reason.contains("10 bytes of binary data (image/png)") && reason.contains("redirect stdout"),
+            "{reason}"
+        );
+        assert_eq!(printable_body(binary, Some("image/png"), false).unwrap(), binary);
+    }
+
+    #[test]
+    fn a_port_base_whose_listeners_overflow_is_a_usage_error() {
+        let err = check_port_base(65530).unwrap_err();
+        assert_eq!(err.code, 2);
+        assert!(err.message.contains("give at most 65527, or 0 for free ports"), "{}", err.message);
+        assert!(check_port_base(65527).is_ok() && check_port_base(0).is_ok() && check_port_base(7700).is_ok());
+    }
+
+    #[test]
+    fn the_page_cap_is_a_positive_count() {
+        assert_eq!(parse_page_cap("3"), Ok(3));
+        for bad in ["0", "-1", "lots", ""] {
+            assert!(parse_page_cap(bad).unwrap_err().contains("at least 1"), "{bad}");
+        }
     }
 }

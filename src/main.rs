@@ -1,9 +1,11 @@
 //! `opsdeck`: parses the command line and runs the console or a command.
 
+use std::io::{BufRead, IsTerminal};
 use std::process::ExitCode;
 
 use clap::Parser;
-use opsdeck::cli::{self, Cli, Command, Failure};
+use opsdeck::cli::{self, CallIo, Cli, Command, Failure};
+use opsdeck::inert::inert_lines;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -14,7 +16,13 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let mut stdout = std::io::stdout().lock();
+    let stdout = std::io::stdout();
+    let out_is_terminal = stdout.is_terminal();
+    let mut stdout = stdout.lock();
+    let mut stderr = std::io::stderr();
+    let stdin = std::io::stdin();
+    // A question needs someone to read it (stderr) and to answer it (stdin).
+    let can_ask = stdin.is_terminal() && stderr.is_terminal();
     let result = runtime.block_on(async {
         match &cli.command {
             None => opsdeck::tui::run(&cli.global).await.map_err(|e| Failure { code: 1, message: format!("{e:#}") }),
@@ -22,7 +30,17 @@ fn main() -> ExitCode {
                 cli::ops(service.as_deref(), operation.as_deref(), *json, &mut stdout)
             }
             Some(Command::Sandbox { port_base, seed }) => cli::sandbox(*port_base, *seed, &mut stdout).await,
-            Some(Command::Call(args)) => cli::call(&cli.global, args, &mut stdout).await,
+            Some(Command::Call(args)) => {
+                // Locked here only: the console reads the terminal its own way.
+                let mut stdin = stdin.lock();
+                let mut io = CallIo {
+                    out: &mut stdout,
+                    out_is_terminal,
+                    err: &mut stderr,
+                    answers: if can_ask { Some(&mut stdin as &mut dyn BufRead) } else { None },
+                };
+                cli::call(&cli.global, args, &mut io).await
+            }
         }
     });
     // Background tasks (an embedded simulator, idle connections) must not delay the exit.
@@ -30,7 +48,8 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(failure) => {
-            eprintln!("opsdeck: {}", failure.message);
+            // Failures quote servers and config values: shown, never acted on by the terminal.
+            eprintln!("opsdeck: {}", inert_lines(&failure.message));
             ExitCode::from(u8::try_from(failure.code).unwrap_or(1))
         }
     }

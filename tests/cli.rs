@@ -3,6 +3,11 @@
 #![allow(clippy::unwrap_used, reason = "a test panics on failure")]
 
 use std::process::{Command, Output};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::response::IntoResponse;
 
 use opsdeck::catalog::Service;
 use opsdeck::sandbox;
@@ -82,6 +87,11 @@ fn usage_errors_exit_2_with_a_message() {
         (&["--read-only", "call", "ably", "messages_publish", "channelId=a", "name=x"], "--read-only is on"),
         (&["call", "ably", "time_get", "--all-pages"], "not a paged list"),
         (&["--profile", "nosuch", "call", "ably", "time_get"], "no profile named 'nosuch'"),
+        (&["call", "ably", "messages_list", "channelId=a", "channelId=b"], "channelId is given twice ('a' and 'b')"),
+        (&["call", "ably", "messages_list", "channelId=a", "colour=red"], "its parameters: channelId, "),
+        (&["call", "ably", "messages_list", "channelId=a", "--all-pages", "--page-cap", "0"], "at least 1"),
+        (&["call", "ably", "messages_list", "channelId=a", "--page-cap", "5"], "--all-pages"),
+        (&["sandbox", "--port-base", "65530"], "give at most 65527"),
     ];
     for (args, expected) in cases {
         let out = opsdeck(args, &[]);
@@ -130,10 +140,16 @@ async fn call_against_a_running_sandbox_pages_and_reports_api_errors() {
     let names: Vec<&str> = all.as_array().unwrap().iter().map(|m| m["name"].as_str().unwrap()).collect();
     assert_eq!(names, ["m4", "m3", "m2", "m1", "m0"]);
 
+    // As `gh api` does: the vendor's error body on stdout, one line on stderr, exit 1.
     let out = run(words("call ably push_device_get deviceId=no-such-device")).await.unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("HTTP 404 (40400)"), "{}", stderr(&out));
-    assert!(out.stdout.is_empty());
+    assert_eq!(stderr(&out).lines().count(), 1, "{}", stderr(&out));
+    let body: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(body["error"]["code"], 40400, "{body}");
+
+    let out = run(words("--profile local call ably time_get")).await.unwrap();
+    assert!(out.status.success(), "--profile local follows OPSDECK_ABLY_URL: {}", stderr(&out));
     sandbox.shutdown();
 }
 
@@ -150,4 +166,199 @@ fn unreachable_host_is_a_clear_runtime_error() {
     let out = opsdeck(&["call", "ably", "channels_list"], &[("OPSDECK_ABLY_URL", "http://127.0.0.1:9")]);
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("cannot reach http://127.0.0.1:9/channels"), "{}", stderr(&out));
+}
+
+/// Serves `router` on a free loopback port; returns its base URL.
+async fn serve(router: axum::Router) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    format!("http://{addr}")
+}
+
+/// Runs the binary off the runtime, so a server on this runtime can answer it.
+async fn opsdeck_async(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
+    let env: Vec<(String, String)> = env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
+    tokio::task::spawn_blocking(move || {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        opsdeck(&args, &env)
+    })
+    .await
+    .unwrap()
+}
+
+/// An Ably-style list whose page N links to page `next(N)` (`None`: last page); counts requests.
+async fn paged_upstream(next: fn(u64) -> Option<u64>) -> (String, Arc<AtomicUsize>) {
+    let hits = Arc::new(AtomicUsize::new(0));
+    let counter = hits.clone();
+    let router = axum::Router::new().fallback(move |uri: axum::http::Uri| {
+        let counter = counter.clone();
+        async move {
+            counter.fetch_add(1, Ordering::SeqCst);
+            let page: u64 = uri
+                .query()
+                .and_then(|q| q.split('&').find_map(|kv| kv.strip_prefix("page=")))
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(1);
+            let body = format!(r#"[{{"id":"m{page}","name":"page {page}"}}]"#);
+            let link = next(page).map(|n| format!("<{}?page={n}>; rel=\"next\"", uri.path())).unwrap_or_default();
+            ([("content-type", "application/json"), ("link", link.as_str())], body).into_response()
+        }
+    });
+    (serve(router).await, hits)
+}
+
+fn names(out: &Output) -> Vec<String> {
+    let all: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", stdout(out)));
+    all.as_array().unwrap().iter().map(|m| m["name"].as_str().unwrap().to_owned()).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn all_pages_stops_on_a_repeated_next_link_and_keeps_what_it_read() {
+    let (url, hits) = paged_upstream(|page| Some(if page == 3 { 2 } else { page + 1 })).await;
+    let out =
+        opsdeck_async(&["call", "ably", "messages_list", "channelId=a", "--all-pages"], &[("OPSDECK_ABLY_URL", &url)])
+            .await;
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("the server sent the same next page twice after 3 pages"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("the 3 pages read are on stdout"), "{}", stderr(&out));
+    assert_eq!(names(&out), ["page 1", "page 2", "page 3"]);
+    assert_eq!(hits.load(Ordering::SeqCst), 3);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reaching_the_page_cap_is_an_error_naming_the_pages_read() {
+    let (url, hits) = paged_upstream(|page| Some(page + 1)).await;
+    let env = [("OPSDECK_ABLY_URL", url.as_str())];
+    let args = ["call", "ably", "messages_list", "channelId=a", "--all-pages", "--page-cap", "4"];
+    let out = opsdeck_async(&args, &env).await;
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("stopped at the page cap: 4 pages read"), "{}", stderr(&out));
+    assert_eq!(names(&out).len(), 4);
+    assert_eq!(hits.load(Ordering::SeqCst), 4);
+
+    let (url, _) = paged_upstream(|page| (page < 3).then_some(page + 1)).await;
+    let args = ["call", "ably", "messages_list", "channelId=a", "--all-pages", "--page-cap", "3"];
+    let out = opsdeck_async(&args, &[("OPSDECK_ABLY_URL", url.as_str())]).await;
+    assert!(out.status.success(), "a list of exactly the cap ends well: {}", stderr(&out));
+    assert_eq!(names(&out), ["page 1", "page 2", "page 3"]);
+}
+
+/// A server that answers every request with 200 `{}` and counts them.
+async fn counting_upstream() -> (String, Arc<AtomicUsize>) {
+    let hits = Arc::new(AtomicUsize::new(0));
+    let counter = hits.clone();
+    let router = axum::Router::new().fallback(move || {
+        let counter = counter.clone();
+        async move {
+            counter.fetch_add(1, Ordering::SeqCst);
+            ([("content-type", "application/json")], "{}")
+        }
+    });
+    (serve(router).await, hits)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_destructive_call_on_live_without_a_terminal_needs_yes() {
+    let (url, hits) = counting_upstream().await;
+    let env = [("ABLY_API_KEY", "app.key:s3cr3t"), ("OPSDECK_ABLY_URL", url.as_str())];
+    let out = opsdeck_async(&["call", "ably", "push_device_delete", "deviceId=phone-7"], &env).await;
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("ably push_device_delete cannot be undone and Ably is LIVE"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("add --yes"), "{}", stderr(&out));
+    assert_eq!(hits.load(Ordering::SeqCst), 0, "nothing was sent");
+
+    let out = opsdeck_async(&["call", "ably", "push_device_delete", "deviceId=phone-7", "--yes"], &env).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(hits.load(Ordering::SeqCst), 1);
+
+    // The simulator is no LIVE service: nothing to ask.
+    let sandboxed = [("OPSDECK_ABLY_URL", url.as_str())];
+    let out = opsdeck_async(&["call", "ably", "push_device_delete", "deviceId=phone-7"], &sandboxed).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_configured_request_timeout_is_honoured() {
+    let router = axum::Router::new().fallback(|| async {
+        tokio::time::sleep(Duration::from_secs(120)).await;
+        "[]"
+    });
+    let url = serve(router).await;
+    let config = temp_config("timeout", "request_timeout_secs = 1\n");
+    let started = Instant::now();
+    let args = ["--config", config.to_str().unwrap(), "call", "ably", "messages_publish", "channelId=a", "name=n"];
+    let out = opsdeck_async(&args, &[("OPSDECK_ABLY_URL", url.as_str())]).await;
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(started.elapsed() < Duration::from_secs(15), "took {:?}: {}", started.elapsed(), stderr(&out));
+    assert!(stderr(&out).contains(" 1 s"), "{}", stderr(&out));
+}
+
+/// A config file in the temp dir, readable only by its owner unless the test says otherwise.
+fn temp_config(name: &str, text: &str) -> std::path::PathBuf {
+    let path = std::env::temp_dir().join(format!("opsdeck-cli-{name}-{}.toml", std::process::id()));
+    std::fs::write(&path, text).unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
+    path
+}
+
+#[test]
+fn invalid_base_urls_are_usage_errors_naming_their_source() {
+    let out = opsdeck(&["call", "ably", "time_get"], &[("OPSDECK_ABLY_URL", "127.0.0.1:7701")]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("OPSDECK_ABLY_URL"), "{}", stderr(&out));
+    let config = temp_config("badurl", "[profiles.work.ably]\nurl = \"ftp://ably.example.com\"\n");
+    let out = opsdeck(&["--config", config.to_str().unwrap(), "--profile", "work", "call", "ably", "time_get"], &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("profiles.work.ably.url in "), "{}", stderr(&out));
+}
+
+#[cfg(unix)]
+#[test]
+fn config_warnings_reach_stderr_once_and_never_the_secret() {
+    use std::os::unix::fs::PermissionsExt;
+    let config = temp_config(
+        "readable",
+        "[profiles.work.ably]\napi_key = \"app.key:s3cr3t\"\nurl = \"http://ably.example.com\"\n",
+    );
+    std::fs::set_permissions(&config, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let args = ["--config", config.to_str().unwrap(), "--profile", "work", "call", "ably", "time_get", "--dry-run"];
+    let out = opsdeck(&args, &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert_eq!(err.matches("chmod 600").count(), 1, "{err}");
+    assert_eq!(err.matches("plain http:// to ably.example.com").count(), 1, "{err}");
+    assert!(!err.contains("s3cr3t") && !stdout(&out).contains("s3cr3t"), "{err}");
+
+    let broken = temp_config("broken", "[profiles.work.ably]\napi_kye = \"app.key:s3cr3t\"\n");
+    let out = opsdeck(&["--config", broken.to_str().unwrap(), "call", "ably", "time_get"], &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("line 2, column 1 (api_kye): unknown field"), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("s3cr3t"), "{}", stderr(&out));
+}
+
+#[test]
+fn a_port_base_that_overflows_is_a_usage_error_not_address_in_use() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_opsdeck"))
+        .args(["sandbox", "--port-base", "65530"])
+        .env_clear()
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while child.try_wait().unwrap().is_none() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--port-base 65530 is too high"), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("in use"), "{}", stderr(&out));
 }

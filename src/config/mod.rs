@@ -1,22 +1,34 @@
 //! Profiles, credentials and settings: where each service's calls go and as whom.
 //!
 //! Live credentials come from the environment first, then the config file's profile; a service
-//! with neither runs against the embedded simulator.
+//! with neither runs against the embedded simulator. Every error names where the bad value came
+//! from (an environment variable, or `profiles.NAME.SERVICE.field` in which file) and never
+//! repeats a secret; what is allowed but risky (a readable file holding a secret, a live key over
+//! plain `http://`) becomes a warning for the CLI's stderr and the console's status line.
 
 pub mod theme_file;
 
 use std::collections::BTreeMap;
+use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
 
+use reqwest::Url;
 use serde::Deserialize;
 
 use crate::catalog::Service;
-use crate::client::{Credentials, Secret, Target};
+use crate::client::{Credentials, HttpSettings, Secret, Target};
+use crate::inert::inert;
 use crate::sandbox::{self, credentials as sandbox_creds};
 
 /// The built-in profile: every service at the `opsdeck sandbox` default ports.
 pub const LOCAL_PROFILE: &str = "local";
+
+/// How long a secret command (`api_key_cmd`, ...) may run: a hung `pass` or a prompt nobody
+/// sees must not hang opsdeck.
+pub const SECRET_COMMAND_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// `config.toml`.
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -34,6 +46,13 @@ pub struct Config {
     pub request_timeout_secs: Option<u64>,
     #[serde(default)]
     pub profiles: BTreeMap<String, Profile>,
+    /// The file this was read from, so errors can say where to fix a value.
+    #[serde(skip)]
+    pub source: Option<PathBuf>,
+    /// What is allowed but risky about the file itself (a readable file holding a secret), for
+    /// the CLI's stderr and the console's status line: see [`startup_warnings`].
+    #[serde(skip)]
+    pub warnings: Vec<String>,
 }
 
 /// One profile: per service, where and as whom.
@@ -82,6 +101,28 @@ pub struct ServiceProfile {
     pub region: Option<String>,
 }
 
+impl ServiceProfile {
+    /// Every secret field with its command twin: (field, value in plain text, command).
+    fn secret_pairs(&self) -> [(&'static str, Option<&str>, Option<&str>); 4] {
+        [
+            ("api_key", self.api_key.as_deref(), self.api_key_cmd.as_deref()),
+            ("api_secret", self.api_secret.as_deref(), self.api_secret_cmd.as_deref()),
+            ("passphrase", self.passphrase.as_deref(), self.passphrase_cmd.as_deref()),
+            ("license_key", self.license_key.as_deref(), self.license_key_cmd.as_deref()),
+        ]
+    }
+
+    /// The fields `service` reads, in [`credential_variables`] order: (field, value, command).
+    fn credential_fields(&self, service: Service) -> Vec<(&'static str, Option<&str>, Option<&str>)> {
+        let [api_key, api_secret, passphrase, license_key] = self.secret_pairs();
+        match service {
+            Service::Avatax => vec![("account_id", self.account_id.as_deref(), None), license_key],
+            Service::Coinbase => vec![api_key, api_secret, passphrase],
+            _ => vec![api_key],
+        }
+    }
+}
+
 /// Where a service's calls go.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Mode {
@@ -98,11 +139,27 @@ pub enum Mode {
 pub struct ResolvedService {
     pub target: Target,
     pub mode: Mode,
+    /// What is risky about how this service is set up (a live key over plain `http://`, half of
+    /// its environment variables set): shown once, by the CLI when it calls this service and by
+    /// the console at start (see [`startup_warnings`]).
+    pub warnings: Vec<String>,
 }
 
 /// The platform config dir (`~/.config/opsdeck` on Linux).
 pub fn config_dir() -> Option<PathBuf> {
     directories::ProjectDirs::from("", "", "opsdeck").map(|d| d.config_dir().to_owned())
+}
+
+/// Every warning about the config file and the resolved services, each once, for the console's
+/// status line at start.
+pub fn startup_warnings(config: &Config, resolved: &[ResolvedService]) -> Vec<String> {
+    let mut warnings = config.warnings.clone();
+    for warning in resolved.iter().flat_map(|r| &r.warnings) {
+        if !warnings.contains(warning) {
+            warnings.push(warning.clone());
+        }
+    }
+    warnings
 }
 
 impl Config {
@@ -121,11 +178,44 @@ impl Config {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && !explicit => return Ok(Config::default()),
             Err(e) => anyhow::bail!("cannot read config {}: {e}", path.display()),
         };
-        toml::from_str(&text).map_err(|e| anyhow::anyhow!("config {} is invalid: {e}", path.display()))
+        let mut config = Config::parse(&text, &path)?;
+        if let Some(warning) = readable_secret_warning(&config, &path) {
+            config.warnings.push(warning);
+        }
+        Ok(config)
+    }
+
+    /// The text of a config file read from `path` (named in errors).
+    pub fn parse(text: &str, path: &Path) -> anyhow::Result<Config> {
+        let mut config: Config = toml::from_str(text)
+            .map_err(|e| anyhow::anyhow!("config {} is invalid: {}", path.display(), toml_error(text, &e)))?;
+        anyhow::ensure!(
+            config.request_timeout_secs != Some(0),
+            "config {}: request_timeout_secs must be at least 1 (seconds)",
+            path.display()
+        );
+        config.source = Some(path.to_owned());
+        Ok(config)
     }
 
     pub fn max_concurrent_calls(&self) -> usize {
         self.max_concurrent_calls.unwrap_or(8).clamp(1, 256)
+    }
+
+    /// The HTTP client's settings this config asks for, for the console and `opsdeck call` alike.
+    pub fn http_settings(&self) -> HttpSettings {
+        let defaults = HttpSettings::default();
+        HttpSettings {
+            request_timeout: self
+                .request_timeout_secs
+                .map_or(defaults.request_timeout, |seconds| Duration::from_secs(seconds.max(1))),
+            ..defaults
+        }
+    }
+
+    /// The file named in errors.
+    fn file(&self) -> String {
+        self.source.as_ref().map_or_else(|| "the config".to_owned(), |p| p.display().to_string())
     }
 
     /// Resolves every service: environment, then the profile, else the embedded simulator at
@@ -138,32 +228,66 @@ impl Config {
     ) -> anyhow::Result<Vec<ResolvedService>> {
         let profile_name = profile.or(self.default_profile.as_deref());
         if profile_name == Some(LOCAL_PROFILE) {
-            return Ok(Service::ALL
+            return Service::ALL
                 .into_iter()
-                .map(|service| ResolvedService {
-                    target: sandbox_target(
-                        service,
-                        format!(
+                .map(|service| {
+                    let base_url = match url_override(service, env)? {
+                        Some(url) => url,
+                        None => format!(
                             "http://127.0.0.1:{}",
                             sandbox::DEFAULT_PORT_BASE + sandbox::port_offset(service, None)
                         ),
-                    ),
-                    mode: Mode::External,
+                    };
+                    Ok(ResolvedService {
+                        target: sandbox_target(service, base_url),
+                        mode: Mode::External,
+                        warnings: vec![],
+                    })
                 })
-                .collect());
+                .collect();
         }
         let profile = match profile_name {
-            Some(name) => Some(self.profiles.get(name).ok_or_else(|| {
-                let known: Vec<&str> = self.profiles.keys().map(String::as_str).chain([LOCAL_PROFILE]).collect();
-                anyhow::anyhow!("no profile named '{name}'; known profiles: {}", known.join(", "))
-            })?),
+            Some(name) => Some((
+                name,
+                self.profiles.get(name).ok_or_else(|| {
+                    let known: Vec<&str> = self.profiles.keys().map(String::as_str).chain([LOCAL_PROFILE]).collect();
+                    anyhow::anyhow!("no profile named '{}'; known profiles: {}", inert(name), known.join(", "))
+                })?,
+            )),
             None => None,
         };
+        let file = self.file();
         Service::ALL
             .into_iter()
-            .map(|service| resolve_service(service, profile.and_then(|p| p.service(service)), env, embedded_url))
+            .map(|service| {
+                let place = profile.and_then(|(name, p)| {
+                    p.service(service).map(|settings| ProfilePlace { name, service, settings, file: &file })
+                });
+                resolve_service(service, place.as_ref(), env, embedded_url)
+            })
             .collect()
     }
+}
+
+/// A service's section of the chosen profile, and where it is written, for error messages.
+struct ProfilePlace<'a> {
+    name: &'a str,
+    service: Service,
+    settings: &'a ServiceProfile,
+    file: &'a str,
+}
+
+impl ProfilePlace<'_> {
+    /// `profiles.work.ably.api_key in /path/config.toml`.
+    fn key(&self, field: &str) -> String {
+        format!("profiles.{}.{}.{field} in {}", self.name, self.service, self.file)
+    }
+}
+
+/// A value with where it came from, so an error about it can say where to fix it.
+struct Given {
+    value: String,
+    source: String,
 }
 
 /// A target on a simulator, with the sandbox credentials.
@@ -214,104 +338,344 @@ pub fn credential_variables(service: Service) -> &'static [&'static str] {
     }
 }
 
+/// The variable that points a service at another base URL: `OPSDECK_ABLY_URL`.
+pub fn url_variable(service: Service) -> String {
+    format!("OPSDECK_{}_URL", service.name().to_ascii_uppercase())
+}
+
+/// `OPSDECK_<SERVICE>_URL`, checked, when set.
+fn url_override(service: Service, env: &dyn Fn(&str) -> Option<String>) -> anyhow::Result<Option<String>> {
+    let variable = url_variable(service);
+    env(&variable).filter(|u| !u.is_empty()).map(|url| checked_base_url(&url, &variable)).transpose()
+}
+
+/// `url` as a base URL (no trailing slash), or an error naming `source`, the variable or config
+/// key it came from. Credentials in the URL are refused: they would bypass the redaction that
+/// every other secret gets.
+fn checked_base_url(url: &str, source: &str) -> anyhow::Result<String> {
+    let example = "e.g. https://api.example.com or http://127.0.0.1:7701";
+    let parsed = Url::parse(url).map_err(|e| {
+        anyhow::anyhow!("{source} is not a valid base URL ('{}': {e}); give scheme and host, {example}", inert(url))
+    })?;
+    anyhow::ensure!(
+        matches!(parsed.scheme(), "http" | "https"),
+        "{source} must be an http:// or https:// URL, not '{}'; {example}",
+        inert(url)
+    );
+    anyhow::ensure!(
+        parsed.host_str().is_some_and(|h| !h.is_empty()),
+        "{source} has no host: '{}'; {example}",
+        inert(url)
+    );
+    anyhow::ensure!(
+        parsed.username().is_empty() && parsed.password().is_none(),
+        "{source} must not carry a user name or password; put credentials in their own settings"
+    );
+    anyhow::ensure!(
+        parsed.query().is_none() && parsed.fragment().is_none(),
+        "{source} must not have a query or fragment: '{}'; {example}",
+        inert(url)
+    );
+    Ok(url.trim_end_matches('/').to_owned())
+}
+
+/// Whether `url` stays on this machine (loopback address or `localhost`).
+fn is_loopback(url: &Url) -> bool {
+    let host = url.host_str().unwrap_or_default();
+    let address = host.trim_start_matches('[').trim_end_matches(']');
+    match address.parse::<std::net::IpAddr>() {
+        Ok(ip) => ip.is_loopback(),
+        Err(_) => host.eq_ignore_ascii_case("localhost") || host.to_ascii_lowercase().ends_with(".localhost"),
+    }
+}
+
+/// A warning when live credentials would cross the network unencrypted.
+fn plain_http_warning(service: Service, base_url: &str, source: &str) -> Option<String> {
+    let parsed = Url::parse(base_url).ok()?;
+    (parsed.scheme() == "http" && !is_loopback(&parsed)).then(|| {
+        format!(
+            "{service}: the live key goes over plain http:// to {} ({source}); anyone on the way can read it; \
+             use https://",
+            inert(parsed.host_str().unwrap_or_default())
+        )
+    })
+}
+
 fn resolve_service(
     service: Service,
-    profile: Option<&ServiceProfile>,
+    profile: Option<&ProfilePlace<'_>>,
     env: &dyn Fn(&str) -> Option<String>,
     embedded_url: &dyn Fn(Service) -> String,
 ) -> anyhow::Result<ResolvedService> {
-    let name = service.name().to_ascii_uppercase();
-    let url_override = env(&format!("OPSDECK_{name}_URL")).filter(|u| !u.is_empty());
-    let from_env: Vec<Option<String>> =
-        credential_variables(service).iter().map(|n| env(n).filter(|v| !v.is_empty())).collect();
-    let secrets = if from_env.iter().all(Option::is_some) {
-        Some(from_env.into_iter().flatten().collect::<Vec<_>>())
-    } else if let Some(p) = profile {
-        profile_secrets(service, p)?
-    } else {
-        None
+    let mut warnings = Vec::new();
+    let url_variable = url_variable(service);
+    let url = match (url_override(service, env)?, profile.and_then(|p| p.settings.url.as_deref())) {
+        (Some(url), _) => Some(Given { value: url, source: url_variable }),
+        (None, Some(url)) => {
+            let source = profile.map(|p| p.key("url")).unwrap_or_default();
+            Some(Given { value: checked_base_url(url, &source)?, source })
+        }
+        (None, None) => None,
     };
-    let region = env("MAILGUN_REGION").or_else(|| profile.and_then(|p| p.region.clone()));
-    if let Some(region) = region.as_deref().filter(|_| service == Service::Mailgun) {
-        anyhow::ensure!(matches!(region, "us" | "eu"), "MAILGUN_REGION must be us or eu, not '{region}'");
+    if let Some(p) = profile {
+        for (field, value, command) in p.settings.secret_pairs() {
+            anyhow::ensure!(
+                value.is_none() || command.is_none(),
+                "profiles.{}.{service} in {} sets both {field} and {field}_cmd; keep one ({field}_cmd keeps the \
+                 secret out of the file)",
+                p.name,
+                p.file
+            );
+        }
+    }
+    let variables = credential_variables(service);
+    let from_env: Vec<Option<String>> = variables.iter().map(|n| env(n).filter(|v| !v.is_empty())).collect();
+    let secrets = if from_env.iter().all(Option::is_some) {
+        Some(
+            from_env
+                .into_iter()
+                .flatten()
+                .zip(variables)
+                .map(|(value, variable)| Given { value, source: (*variable).to_owned() })
+                .collect::<Vec<_>>(),
+        )
+    } else {
+        if from_env.iter().any(Option::is_some) {
+            let (set, unset): (Vec<_>, Vec<_>) = variables.iter().zip(&from_env).partition(|(_, v)| v.is_some());
+            let names =
+                |list: Vec<(&&str, &Option<String>)>| list.iter().map(|(n, _)| **n).collect::<Vec<_>>().join(", ");
+            warnings.push(format!(
+                "{service}: {} set but not {}; the environment is ignored for {service}",
+                names(set),
+                names(unset)
+            ));
+        }
+        profile.map(profile_secrets).transpose()?.flatten()
+    };
+    let region =
+        match (env("MAILGUN_REGION").filter(|r| !r.is_empty()), profile.and_then(|p| p.settings.region.clone())) {
+            (Some(region), _) => Some(Given { value: region, source: "MAILGUN_REGION".into() }),
+            (None, Some(region)) => {
+                Some(Given { value: region, source: profile.map(|p| p.key("region")).unwrap_or_default() })
+            }
+            (None, None) => None,
+        };
+    if let Some(region) = region.as_ref().filter(|_| service == Service::Mailgun) {
+        anyhow::ensure!(
+            matches!(region.value.as_str(), "us" | "eu"),
+            "{} must be us or eu, not '{}'",
+            region.source,
+            inert(&region.value)
+        );
     }
     match secrets {
         Some(secrets) => {
-            let base_url = url_override
-                .or_else(|| profile.and_then(|p| p.url.clone()))
-                .unwrap_or_else(|| live_url(service, region.as_deref()).to_owned());
+            let (base_url, url_source) = match url {
+                Some(url) => (url.value, url.source),
+                None => (
+                    live_url(service, region.as_ref().map(|r| r.value.as_str())).to_owned(),
+                    "the built-in URL".to_owned(),
+                ),
+            };
+            warnings.extend(plain_http_warning(service, &base_url, &url_source));
             let credentials = credentials(service, secrets)?;
-            Ok(ResolvedService { target: Target { service, base_url, credentials, live: true }, mode: Mode::Live })
+            Ok(ResolvedService {
+                target: Target { service, base_url, credentials, live: true },
+                mode: Mode::Live,
+                warnings,
+            })
         }
-        None => match url_override.or_else(|| profile.and_then(|p| p.url.clone())) {
-            Some(url) => Ok(ResolvedService { target: sandbox_target(service, url), mode: Mode::External }),
-            None => {
-                Ok(ResolvedService { target: sandbox_target(service, embedded_url(service)), mode: Mode::Embedded })
+        None => match url {
+            Some(url) => {
+                Ok(ResolvedService { target: sandbox_target(service, url.value), mode: Mode::External, warnings })
             }
+            None => Ok(ResolvedService {
+                target: sandbox_target(service, embedded_url(service)),
+                mode: Mode::Embedded,
+                warnings,
+            }),
         },
     }
 }
 
 /// The profile's secrets in [`credential_variables`] order, or `None` when the profile sets none.
-fn profile_secrets(service: Service, p: &ServiceProfile) -> anyhow::Result<Option<Vec<String>>> {
-    let fields: Vec<(&str, &Option<String>, &Option<String>)> = match service {
-        Service::Avatax => {
-            vec![("account_id", &p.account_id, &None), ("license_key", &p.license_key, &p.license_key_cmd)]
-        }
-        Service::Coinbase => vec![
-            ("api_key", &p.api_key, &p.api_key_cmd),
-            ("api_secret", &p.api_secret, &p.api_secret_cmd),
-            ("passphrase", &p.passphrase, &p.passphrase_cmd),
-        ],
-        _ => vec![("api_key", &p.api_key, &p.api_key_cmd)],
-    };
+fn profile_secrets(place: &ProfilePlace<'_>) -> anyhow::Result<Option<Vec<Given>>> {
+    let service = place.service;
+    let fields = place.settings.credential_fields(service);
     if fields.iter().all(|(_, v, c)| v.is_none() && c.is_none()) {
         return Ok(None);
     }
     fields
         .into_iter()
         .map(|(field, value, command)| match (value, command) {
-            (Some(v), _) => Ok(v.clone()),
-            (None, Some(cmd)) => run_secret_command(cmd).map_err(|e| anyhow::anyhow!("{service} {field}_cmd: {e}")),
+            (Some(value), _) => {
+                let source = place.key(field);
+                anyhow::ensure!(!value.trim().is_empty(), "{source} is empty");
+                Ok(Given { value: value.trim().to_owned(), source })
+            }
+            (None, Some(command)) => {
+                let source = format!("the output of {}", place.key(&format!("{field}_cmd")));
+                let value = run_secret_command(command, SECRET_COMMAND_TIMEOUT)
+                    .map_err(|e| anyhow::anyhow!("{}: {e}", place.key(&format!("{field}_cmd"))))?;
+                Ok(Given { value, source })
+            }
             (None, None) => {
-                anyhow::bail!("profile sets some {service} credentials but not {field}")
+                let missing = if field == "account_id" { field.to_owned() } else { format!("{field} or {field}_cmd") };
+                anyhow::bail!(
+                    "profiles.{}.{service} in {} sets some {service} credentials but not {missing}",
+                    place.name,
+                    place.file
+                )
             }
         })
         .collect::<anyhow::Result<Vec<_>>>()
         .map(Some)
 }
 
-/// Runs `sh -c command` and returns its trimmed output: the secret.
-fn run_secret_command(command: &str) -> anyhow::Result<String> {
-    let output = Command::new("sh").arg("-c").arg(command).output()?;
+/// Runs `sh -c command` and returns its trimmed output: the secret. A command still running
+/// after `timeout` is killed and is an error.
+fn run_secret_command(command: &str, timeout: Duration) -> anyhow::Result<String> {
+    let shown = inert(command);
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(command)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| anyhow::anyhow!("cannot run `{shown}`: {e}"))?;
+    // Both pipes are drained while the command runs, so one that writes a lot cannot block on a
+    // full pipe; the readers report through channels so a grandchild keeping a pipe open cannot
+    // hold opsdeck past the deadline either.
+    let stdout = read_in_background(child.stdout.take());
+    let stderr = read_in_background(child.stderr.take());
+    let deadline = Instant::now() + timeout;
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break status;
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            anyhow::bail!("`{shown}` gave no answer within {} s and was stopped", timeout.as_secs_f32());
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let remaining = || deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(100));
+    let output = stdout.recv_timeout(remaining()).unwrap_or_default();
+    let errors = stderr.recv_timeout(remaining()).unwrap_or_default();
     anyhow::ensure!(
-        output.status.success(),
-        "`{command}` failed ({}): {}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr).trim()
+        status.success(),
+        "`{shown}` failed ({status}): {}",
+        inert(String::from_utf8_lossy(&errors).trim())
     );
-    let secret = String::from_utf8(output.stdout)?.trim().to_owned();
-    anyhow::ensure!(!secret.is_empty(), "`{command}` printed nothing");
+    let secret =
+        String::from_utf8(output).map_err(|_| anyhow::anyhow!("`{shown}` printed something that is not UTF-8"))?;
+    let secret = secret.trim().to_owned();
+    anyhow::ensure!(!secret.is_empty(), "`{shown}` printed nothing");
     Ok(secret)
 }
 
-fn credentials(service: Service, mut s: Vec<String>) -> anyhow::Result<Credentials> {
-    let mut take = || Secret::new(s.remove(0));
+fn read_in_background(pipe: Option<impl Read + Send + 'static>) -> mpsc::Receiver<Vec<u8>> {
+    let (sender, receiver) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        if let Some(mut pipe) = pipe {
+            let _ = pipe.read_to_end(&mut bytes);
+        }
+        let _ = sender.send(bytes);
+    });
+    receiver
+}
+
+fn credentials(service: Service, secrets: Vec<Given>) -> anyhow::Result<Credentials> {
+    let mut secrets = secrets.into_iter();
+    let mut take = || {
+        secrets.next().ok_or_else(|| anyhow::anyhow!("{service}: a credential is missing")).map(|g| (g.value, g.source))
+    };
     Ok(match service {
         Service::Ably => {
-            let key = take();
-            anyhow::ensure!(key.expose().contains(':'), "ABLY_API_KEY must look like <appId>.<keyId>:<secret>");
-            Credentials::AblyKey(key)
+            let (key, source) = take()?;
+            anyhow::ensure!(key.contains(':'), "{source} must look like <appId>.<keyId>:<secret>");
+            Credentials::AblyKey(Secret::new(key))
         }
-        Service::Deepgram => Credentials::Deepgram(take()),
-        Service::Avatax => Credentials::Avatax { account_id: take().expose().to_owned(), license_key: take() },
-        Service::Taxjar => Credentials::Taxjar(take()),
+        Service::Deepgram => Credentials::Deepgram(Secret::new(take()?.0)),
+        Service::Avatax => Credentials::Avatax { account_id: take()?.0, license_key: Secret::new(take()?.0) },
+        Service::Taxjar => Credentials::Taxjar(Secret::new(take()?.0)),
         Service::Coinbase => {
-            Credentials::Coinbase { key: take().expose().to_owned(), secret: take(), passphrase: take() }
+            Credentials::Coinbase { key: take()?.0, secret: Secret::new(take()?.0), passphrase: Secret::new(take()?.0) }
         }
-        Service::Mailgun => Credentials::Mailgun(take()),
-        Service::Easypost => Credentials::Easypost(take()),
+        Service::Mailgun => Credentials::Mailgun(Secret::new(take()?.0)),
+        Service::Easypost => Credentials::Easypost(Secret::new(take()?.0)),
     })
+}
+
+/// A warning when the file holds a secret in plain text and others on the machine can read it.
+#[cfg(unix)]
+fn readable_secret_warning(config: &Config, path: &Path) -> Option<String> {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(path).ok()?.permissions().mode() & 0o777;
+    if mode & 0o044 == 0 {
+        return None;
+    }
+    let (profile, service, field) = config.profiles.iter().find_map(|(name, profile)| {
+        Service::ALL.into_iter().find_map(|service| {
+            let settings = profile.service(service)?;
+            let (field, _, _) = settings.secret_pairs().into_iter().find(|(_, value, _)| value.is_some())?;
+            Some((name, service, field))
+        })
+    })?;
+    Some(format!(
+        "config {} holds a plaintext secret (profiles.{profile}.{service}.{field}) and others can read it \
+         (mode {mode:o}); run chmod 600 {}, or use {field}_cmd",
+        path.display(),
+        path.display()
+    ))
+}
+
+#[cfg(not(unix))]
+fn readable_secret_warning(_config: &Config, _path: &Path) -> Option<String> {
+    None
+}
+
+/// A TOML error without the source line toml quotes, which may hold a secret: the line, column,
+/// key and message, with quoted values in the message left out.
+fn toml_error(text: &str, error: &toml::de::Error) -> String {
+    let message = without_quoted_values(error.message().trim());
+    let Some(start) = error.span().map(|span| span.start) else {
+        return message;
+    };
+    let before = text.get(..start).unwrap_or(text);
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let line_number = before.matches('\n').count() + 1;
+    let column = before[line_start..].chars().count() + 1;
+    let line = text[line_start..].lines().next().unwrap_or_default();
+    // The key is safe to show, and says which setting is wrong; anything that does not look like
+    // a plain key might be a pasted secret.
+    let key = line.split_once('=').map(|(key, _)| key.trim()).filter(|key| {
+        !key.is_empty() && key.len() <= 40 && key.chars().all(|c| c.is_ascii_alphanumeric() || "_-.\"".contains(c))
+    });
+    match key {
+        Some(key) => format!("line {line_number}, column {column} ({key}): {message}"),
+        None => format!("line {line_number}, column {column}: {message}"),
+    }
+}
+
+/// `invalid type: string "s3cr3t", expected u64` → `invalid type: string "…", expected u64`.
+fn without_quoted_values(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut parts = message.split('"');
+    if let Some(first) = parts.next() {
+        out.push_str(first);
+    }
+    for (i, part) in parts.enumerate() {
+        if i % 2 == 0 {
+            out.push_str("\"…\"");
+        } else {
+            out.push_str(part);
+        }
+    }
+    inert(&out).into_owned()
 }
 
 #[cfg(test)]
@@ -320,6 +684,14 @@ mod tests {
 
     fn embedded(service: Service) -> String {
         format!("http://embedded/{service}")
+    }
+
+    fn env_of(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
+        move |name| pairs.iter().find(|(k, _)| *k == name).map(|(_, v)| (*v).to_owned())
+    }
+
+    fn config(text: &str) -> Config {
+        Config::parse(text, Path::new("/home/me/.config/opsdeck/config.toml")).unwrap()
     }
 
     #[test]
@@ -332,13 +704,12 @@ mod tests {
 
     #[test]
     fn environment_makes_a_service_live() {
-        let env = |name: &str| match name {
-            "ABLY_API_KEY" => Some("app.key:secret".to_owned()),
-            "MAILGUN_API_KEY" => Some("key-1".to_owned()),
-            "MAILGUN_REGION" => Some("eu".to_owned()),
-            "OPSDECK_DEEPGRAM_URL" => Some("http://127.0.0.1:9".to_owned()),
-            _ => None,
-        };
+        let env = env_of(&[
+            ("ABLY_API_KEY", "app.key:secret"),
+            ("MAILGUN_API_KEY", "key-1"),
+            ("MAILGUN_REGION", "eu"),
+            ("OPSDECK_DEEPGRAM_URL", "http://127.0.0.1:9"),
+        ]);
         let resolved = Config::default().resolve(None, &env, &embedded).unwrap();
         assert_eq!(resolved[0].mode, Mode::Live);
         assert_eq!(resolved[0].target.base_url, "https://main.realtime.ably.net");
@@ -346,24 +717,29 @@ mod tests {
         assert_eq!(resolved[1].target.base_url, "http://127.0.0.1:9");
         assert_eq!(resolved[5].target.base_url, "https://api.eu.mailgun.net");
         assert_eq!(resolved[4].mode, Mode::Embedded, "coinbase needs all three variables");
+        assert!(resolved.iter().all(|r| r.warnings.is_empty()), "{resolved:?}");
     }
 
     #[test]
     fn profiles_with_secret_commands_and_the_local_profile() {
-        let config: Config = toml::from_str(
+        let config = config(
             r#"
             [profiles.work.taxjar]
             api_key_cmd = "echo from-command"
             [profiles.broken.easypost]
             api_key_cmd = "exit 3"
             "#,
-        )
-        .unwrap();
+        );
         let resolved = config.resolve(Some("work"), &|_| None, &embedded).unwrap();
         assert_eq!(resolved[3].target.credentials, Credentials::Taxjar(Secret::new("from-command")));
         assert_eq!(resolved[3].mode, Mode::Live);
         let err = config.resolve(Some("broken"), &|_| None, &embedded).unwrap_err().to_string();
-        assert!(err.contains("easypost api_key_cmd"), "{err}");
+        assert!(
+            err.contains(
+                "profiles.broken.easypost.api_key_cmd in /home/me/.config/opsdeck/config.toml: `exit 3` failed"
+            ),
+            "{err}"
+        );
         let err = config.resolve(Some("nope"), &|_| None, &embedded).unwrap_err().to_string();
         assert!(err.contains("known profiles: broken, work, local"), "{err}");
         let local = config.resolve(Some("local"), &|_| None, &embedded).unwrap();
@@ -372,7 +748,161 @@ mod tests {
     }
 
     #[test]
-    fn typos_in_config_are_errors() {
-        assert!(toml::from_str::<Config>("[profiles.a.ably]\napi_kye = \"x\"").is_err());
+    fn the_local_profile_honours_url_variables() {
+        let env = env_of(&[("OPSDECK_ABLY_URL", "http://127.0.0.1:9999/")]);
+        let local = Config::default().resolve(Some("local"), &env, &embedded).unwrap();
+        assert_eq!(local[0].target.base_url, "http://127.0.0.1:9999");
+        assert_eq!(local[1].target.base_url, "http://127.0.0.1:7702");
+        let env = env_of(&[("OPSDECK_TAXJAR_URL", "127.0.0.1:7704")]);
+        let err = Config::default().resolve(Some("local"), &env, &embedded).unwrap_err().to_string();
+        assert!(err.contains("OPSDECK_TAXJAR_URL"), "{err}");
+    }
+
+    #[test]
+    fn invalid_base_urls_name_the_variable_or_the_key() {
+        for (url, expected) in [
+            ("not a url", "is not a valid base URL"),
+            ("ftp://files.example.com", "must be an http:// or https:// URL"),
+            ("https://user:pw@api.example.com", "must not carry a user name or password"),
+            ("https://api.example.com/?x=1", "must not have a query"),
+        ] {
+            let env = move |name: &str| (name == "OPSDECK_ABLY_URL").then(|| url.to_owned());
+            let err = Config::default().resolve(None, &env, &embedded).unwrap_err().to_string();
+            assert!(err.contains("OPSDECK_ABLY_URL") && err.contains(expected), "{url}: {err}");
+            assert!(!err.contains("pw@"), "{err}");
+        }
+        let config = config("[profiles.work.ably]\nurl = \"ably.example.com\"\n");
+        let err = config.resolve(Some("work"), &|_| None, &embedded).unwrap_err().to_string();
+        assert!(err.starts_with("profiles.work.ably.url in /home/me/.config/opsdeck/config.toml is not"), "{err}");
+    }
+
+    #[test]
+    fn secret_errors_name_their_source_and_never_the_secret() {
+        let env = env_of(&[("ABLY_API_KEY", "s3cr3t-without-colon")]);
+        let err = Config::default().resolve(None, &env, &embedded).unwrap_err().to_string();
+        assert!(err.starts_with("ABLY_API_KEY must look like"), "{err}");
+        assert!(!err.contains("s3cr3t"), "{err}");
+
+        let config = config("[profiles.work.ably]\napi_key = \"s3cr3t-without-colon\"\n");
+        let err = config.resolve(Some("work"), &|_| None, &embedded).unwrap_err().to_string();
+        assert!(
+            err.starts_with("profiles.work.ably.api_key in /home/me/.config/opsdeck/config.toml must look like"),
+            "{err}"
+        );
+        assert!(!err.contains("s3cr3t"), "{err}");
+
+        let config = config_with_region("moon");
+        let err = config.resolve(Some("work"), &|_| None, &embedded).unwrap_err().to_string();
+        assert!(err.starts_with("profiles.work.mailgun.region in"), "{err}");
+        let err = config.resolve(Some("work"), &env_of(&[("MAILGUN_REGION", "mars")]), &embedded).unwrap_err();
+        assert!(err.to_string().starts_with("MAILGUN_REGION must be us or eu, not 'mars'"), "{err}");
+
+        let half = config_text_coinbase_half();
+        let err = half.resolve(Some("work"), &|_| None, &embedded).unwrap_err().to_string();
+        assert!(err.contains("profiles.work.coinbase in") && err.contains("not api_secret or api_secret_cmd"), "{err}");
+    }
+
+    fn config_with_region(region: &str) -> Config {
+        config(&format!("[profiles.work.mailgun]\napi_key = \"k\"\nregion = \"{region}\"\n"))
+    }
+
+    fn config_text_coinbase_half() -> Config {
+        config("[profiles.work.coinbase]\napi_key = \"k\"\npassphrase_cmd = \"echo p\"\n")
+    }
+
+    #[test]
+    fn a_secret_and_its_command_together_are_refused() {
+        let config = config("[profiles.work.ably]\napi_key = \"a.b:c\"\napi_key_cmd = \"echo a.b:d\"\n");
+        let err = config.resolve(Some("work"), &|_| None, &embedded).unwrap_err().to_string();
+        assert!(err.contains("profiles.work.ably in"), "{err}");
+        assert!(err.contains("sets both api_key and api_key_cmd; keep one"), "{err}");
+        assert!(!err.contains("a.b:c"), "{err}");
+    }
+
+    #[test]
+    fn a_hung_secret_command_is_stopped() {
+        let started = Instant::now();
+        let err = run_secret_command("sleep 5; echo late", Duration::from_millis(300)).unwrap_err().to_string();
+        assert!(started.elapsed() < Duration::from_secs(3), "took {:?}", started.elapsed());
+        assert!(err.contains("gave no answer within 0.3 s and was stopped"), "{err}");
+        assert_eq!(run_secret_command("printf ' s3 \\n'", SECRET_COMMAND_TIMEOUT).unwrap(), "s3");
+    }
+
+    #[test]
+    fn half_the_environment_is_a_warning() {
+        let env = env_of(&[("COINBASE_API_KEY", "k")]);
+        let resolved = Config::default().resolve(None, &env, &embedded).unwrap();
+        assert_eq!(resolved[4].mode, Mode::Embedded);
+        assert_eq!(
+            resolved[4].warnings,
+            ["coinbase: COINBASE_API_KEY set but not COINBASE_API_SECRET, COINBASE_API_PASSPHRASE; \
+              the environment is ignored for coinbase"]
+        );
+    }
+
+    #[test]
+    fn a_live_key_over_plain_http_to_another_host_warns() {
+        let env = env_of(&[("ABLY_API_KEY", "a.b:c"), ("OPSDECK_ABLY_URL", "http://ably.example.com")]);
+        let resolved = Config::default().resolve(None, &env, &embedded).unwrap();
+        assert_eq!(resolved[0].warnings.len(), 1, "{:?}", resolved[0].warnings);
+        assert!(resolved[0].warnings[0].contains("plain http:// to ably.example.com (OPSDECK_ABLY_URL)"));
+        let warnings = startup_warnings(&Config::default(), &resolved);
+        assert_eq!(warnings.len(), 1);
+        for url in ["https://ably.example.com", "http://127.0.0.1:7701", "http://localhost:1", "http://[::1]:80"] {
+            let env = move |name: &str| match name {
+                "ABLY_API_KEY" => Some("a.b:c".to_owned()),
+                "OPSDECK_ABLY_URL" => Some(url.to_owned()),
+                _ => None,
+            };
+            let resolved = Config::default().resolve(None, &env, &embedded).unwrap();
+            assert!(resolved[0].warnings.is_empty(), "{url}: {:?}", resolved[0].warnings);
+        }
+        let sandboxed = env_of(&[("OPSDECK_ABLY_URL", "http://ably.example.com")]);
+        assert!(Config::default().resolve(None, &sandboxed, &embedded).unwrap()[0].warnings.is_empty());
+    }
+
+    #[test]
+    fn toml_errors_never_show_the_offending_line() {
+        for text in [
+            "[profiles.a.ably]\napi_kye = \"s3cr3t-value\"\n",
+            "[profiles.a.ably]\napi_key = \"s3cr3t-value\n",
+            "[profiles.a.ably]\napi_key = 's3cr3t-value' 'x'\n",
+            "request_timeout_secs = \"s3cr3t-value\"\n",
+            "[profiles.a.ably]\napi_key = \"s3cr3t\"\napi_key = \"s3cr3t-value\"\n",
+        ] {
+            let err = Config::parse(text, Path::new("c.toml")).unwrap_err().to_string();
+            assert!(!err.contains("s3cr3t"), "{text:?}: {err}");
+            assert!(err.starts_with("config c.toml is invalid: line "), "{err}");
+        }
+        let err = Config::parse("[profiles.a.ably]\napi_kye = \"x\"\n", Path::new("c.toml")).unwrap_err().to_string();
+        assert!(err.contains("line 2, column 1 (api_kye): unknown field `api_kye`"), "{err}");
+        let err = Config::parse("request_timeout_secs = 0\n", Path::new("c.toml")).unwrap_err().to_string();
+        assert!(err.contains("request_timeout_secs must be at least 1"), "{err}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_readable_file_holding_a_secret_warns() {
+        use std::os::unix::fs::PermissionsExt;
+        let path = std::env::temp_dir().join(format!("opsdeck-config-test-{}.toml", std::process::id()));
+        std::fs::write(&path, "[profiles.work.ably]\napi_key = \"a.b:s3cr3t\"\n").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let config = Config::load(Some(&path)).unwrap();
+        assert_eq!(config.warnings.len(), 1, "{:?}", config.warnings);
+        assert!(config.warnings[0].contains("plaintext secret (profiles.work.ably.api_key)"), "{:?}", config.warnings);
+        assert!(config.warnings[0].contains("mode 644") && config.warnings[0].contains("chmod 600"));
+        assert!(!config.warnings[0].contains("s3cr3t"));
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert!(Config::load(Some(&path)).unwrap().warnings.is_empty());
+        std::fs::write(&path, "[profiles.work.ably]\napi_key_cmd = \"pass show ably\"\n").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        assert!(Config::load(Some(&path)).unwrap().warnings.is_empty(), "a command is no secret");
+        let _ = std::fs::remove_file(&path);
+    }
+
+    #[test]
+    fn the_request_timeout_reaches_the_http_settings() {
+        assert_eq!(config("request_timeout_secs = 3\n").http_settings().request_timeout, Duration::from_secs(3));
+        assert_eq!(Config::default().http_settings().request_timeout, HttpSettings::default().request_timeout);
     }
 }
