@@ -18,11 +18,15 @@ pub struct ApiError {
 
 impl ApiError {
     /// An error whose body could not be read as the vendor's error shape.
+    /// The message is the body's text made inert, since a server chose it.
     pub fn from_status(status: u16, body: &[u8]) -> ApiError {
         let text = String::from_utf8_lossy(body);
         let text = text.trim();
-        let message =
-            if text.is_empty() || text.len() > 300 { reason_phrase(status).to_owned() } else { text.to_owned() };
+        let message = if text.is_empty() || text.len() > 300 {
+            reason_phrase(status).to_owned()
+        } else {
+            crate::inert::inert(text).into_owned()
+        };
         ApiError { status, code: None, message, body: bytes::Bytes::copy_from_slice(body) }
     }
 }

@@ -1,12 +1,12 @@
 //! Turns (operation, values, credentials) into a real HTTP request, runs it, pages it, and reads
-//! the vendor's errors. No terminal code here.
+//! each service's errors (`service_errors`). No terminal code here.
 
 pub mod auth;
 pub mod error;
 pub mod executor;
 pub mod pagination;
 pub mod request;
-pub mod vendor;
+pub mod service_errors;
 
 use std::collections::BTreeMap;
 use std::fmt;

@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::error::CallError;
-use super::{auth, vendor, Credentials, HttpSettings, Response, Target, Values};
+use super::{auth, service_errors, Credentials, HttpSettings, Response, Target, Values};
 use crate::catalog::{validate, BodyEncoding, Kind, Location, Method, Operation, Param, Service};
 
 /// Characters left as they are in a path segment or query component (RFC 3986 unreserved).
@@ -120,7 +120,7 @@ pub fn build(
     if op.service == Service::Ably {
         headers.push(("X-Ably-Version".to_owned(), "5".to_owned()));
         if op.name == "tokens_request" {
-            body = auth::ably_token_request_body(values, &body, &target.credentials)?;
+            body = auth::ably_token_request_body(values, &body);
         }
     }
     Ok(PreparedRequest { service: op.service, method: op.method, url, headers, body })
@@ -314,7 +314,7 @@ pub async fn execute(
                 if response.is_success() {
                     return Ok(response);
                 }
-                return Err(CallError::Api(vendor::parse_error(request.service, response.status, &response.body)));
+                return Err(CallError::Api(service_errors::parse_error(request.service, response.status, &response.body)));
             }
         }
     }
@@ -414,12 +414,15 @@ fn transport_error(url: &str, error: &reqwest::Error, settings: &HttpSettings) -
     }
 }
 
-/// The request as a curl command with every secret redacted (`--dry-run`).
+/// The request as a curl command for `--dry-run`. It holds no secret and no signature: secrets
+/// appear as their environment variables (`$ABLY_API_KEY`), so the owner of the key can run it,
+/// and signatures as placeholders that say what goes there (see [`auth::dry_run_auth`]).
 pub fn to_curl(request: &PreparedRequest, credentials: &Credentials) -> Result<String, CallError> {
     let mut authorized = request.clone();
-    auth::authorize(&mut authorized, credentials)?;
+    let auth_args = auth::dry_run_auth(&mut authorized, credentials)?;
     let quote = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
     let mut parts = vec!["curl".to_owned(), "-X".to_owned(), authorized.method.to_string(), quote(&authorized.url)];
+    parts.extend(auth_args);
     for (name, value) in &authorized.headers {
         let shown = if auth::is_secret_header(name) { "[redacted]" } else { value.as_str() };
         parts.push("-H".into());
