@@ -548,3 +548,37 @@ pub fn to_curl(request: &PreparedRequest, credentials: &Credentials) -> Result<S
     }
     Ok(parts.join(" "))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_retry_after(value: &str) -> Response {
+        Response {
+            status: 503,
+            headers: vec![("Retry-After".into(), value.into())],
+            body: Bytes::new(),
+            duration: Duration::ZERO,
+            request_line: String::new(),
+        }
+    }
+
+    #[test]
+    fn retry_after_is_read_as_seconds_or_an_http_date() {
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_445_412_470);
+        assert_eq!(retry_after(&with_retry_after("7"), now), Some(Duration::from_secs(7)));
+        // 1445412480 is Wed, 21 Oct 2015 07:28:00 GMT.
+        let date = with_retry_after("Wed, 21 Oct 2015 07:28:00 GMT");
+        assert_eq!(retry_after(&date, now), Some(Duration::from_secs(10)));
+        let past = SystemTime::UNIX_EPOCH + Duration::from_secs(1_445_412_490);
+        assert_eq!(retry_after(&date, past), Some(Duration::ZERO));
+        assert_eq!(retry_after(&with_retry_after("soon"), now), None);
+    }
+
+    #[test]
+    fn backoff_is_jittered_within_half_and_all_of_the_step() {
+        let waits: Vec<Duration> = (0..40).map(|_| backoff(2)).collect();
+        assert!(waits.iter().all(|w| *w >= Duration::from_millis(200) && *w <= Duration::from_millis(400)), "{waits:?}");
+        assert!(waits.iter().any(|w| *w != waits[0]), "40 waits all equal: no jitter");
+    }
+}
