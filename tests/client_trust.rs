@@ -140,7 +140,10 @@ fn secrets_of(request: &client::PreparedRequest, credentials: &Credentials) -> V
     if let Ok(body) = serde_json::from_slice::<serde_json::Value>(signed.body.bytes()) {
         secrets.extend(["mac", "nonce"].iter().filter_map(|k| body[k].as_str().map(str::to_owned)));
     }
-    secrets.extend(["s3cr3t", "dg-secret", "LIC-secret", "tj-secret", "c2VjcmV0", "cb-pass", "mg-secret", "EZ-secret"].map(String::from));
+    secrets.extend(
+        ["s3cr3t", "dg-secret", "LIC-secret", "tj-secret", "c2VjcmV0", "cb-pass", "mg-secret", "EZ-secret"]
+            .map(String::from),
+    );
     secrets
 }
 
@@ -150,7 +153,11 @@ async fn dry_runs_hold_no_credential_and_no_signature_but_the_variables() {
     let cases: Vec<(Target, &str, Vec<(&str, &str)>, Vec<&str>)> = vec![
         (ably(base.clone()), "channels_list", vec![], vec![r#"-u "$ABLY_API_KEY""#]),
         (
-            Target { service: Service::Deepgram, credentials: Credentials::Deepgram(Secret::new("dg-secret")), ..ably(base.clone()) },
+            Target {
+                service: Service::Deepgram,
+                credentials: Credentials::Deepgram(Secret::new("dg-secret")),
+                ..ably(base.clone())
+            },
             "projects_list",
             vec![],
             vec![r#"-H "Authorization: Token $DEEPGRAM_API_KEY""#],
@@ -158,7 +165,10 @@ async fn dry_runs_hold_no_credential_and_no_signature_but_the_variables() {
         (
             Target {
                 service: Service::Avatax,
-                credentials: Credentials::Avatax { account_id: "1100000001".into(), license_key: Secret::new("LIC-secret") },
+                credentials: Credentials::Avatax {
+                    account_id: "1100000001".into(),
+                    license_key: Secret::new("LIC-secret"),
+                },
                 ..ably(base.clone())
             },
             "companies_list",
@@ -166,7 +176,11 @@ async fn dry_runs_hold_no_credential_and_no_signature_but_the_variables() {
             vec![r#"-u "$AVATAX_ACCOUNT_ID:$AVATAX_LICENSE_KEY""#],
         ),
         (
-            Target { service: Service::Taxjar, credentials: Credentials::Taxjar(Secret::new("tj-secret")), ..ably(base.clone()) },
+            Target {
+                service: Service::Taxjar,
+                credentials: Credentials::Taxjar(Secret::new("tj-secret")),
+                ..ably(base.clone())
+            },
             "categories_list",
             vec![],
             vec![r#"-H "Authorization: Bearer $TAXJAR_API_KEY""#],
@@ -175,16 +189,28 @@ async fn dry_runs_hold_no_credential_and_no_signature_but_the_variables() {
             coinbase(base.clone()),
             "orders_create",
             vec![("product_id", "BTC-USD"), ("side", "buy"), ("type", "market"), ("size", "0.1")],
-            vec![r#""CB-ACCESS-KEY: $COINBASE_API_KEY""#, r#""CB-ACCESS-PASSPHRASE: $COINBASE_API_PASSPHRASE""#, "CB-ACCESS-SIGN: <base64 HMAC-SHA256"],
+            vec![
+                r#""CB-ACCESS-KEY: $COINBASE_API_KEY""#,
+                r#""CB-ACCESS-PASSPHRASE: $COINBASE_API_PASSPHRASE""#,
+                "CB-ACCESS-SIGN: <base64 HMAC-SHA256",
+            ],
         ),
         (
-            Target { service: Service::Mailgun, credentials: Credentials::Mailgun(Secret::new("mg-secret")), ..ably(base.clone()) },
+            Target {
+                service: Service::Mailgun,
+                credentials: Credentials::Mailgun(Secret::new("mg-secret")),
+                ..ably(base.clone())
+            },
             "domains_list",
             vec![],
             vec![r#"-u "api:$MAILGUN_API_KEY""#],
         ),
         (
-            Target { service: Service::Easypost, credentials: Credentials::Easypost(Secret::new("EZ-secret")), ..ably(base.clone()) },
+            Target {
+                service: Service::Easypost,
+                credentials: Credentials::Easypost(Secret::new("EZ-secret")),
+                ..ably(base.clone())
+            },
             "addresses_list",
             vec![],
             vec![r#"-u "$EASYPOST_API_KEY:""#],
@@ -318,7 +344,10 @@ async fn retry_after_beyond_the_budget_fails_at_once_and_dates_are_understood() 
 #[tokio::test]
 async fn a_success_that_is_not_json_is_an_error_unless_the_operation_says_so() {
     let router = Router::new()
-        .route("/channels", any(|| async { ([("content-type", "text/html")], "<html>\u{1b}[2JSign in to the Wi-Fi</html>") }))
+        .route(
+            "/channels",
+            any(|| async { ([("content-type", "text/html")], "<html>\u{1b}[2JSign in to the Wi-Fi</html>") }),
+        )
         .route("/push/deviceRegistrations", any(|| async { StatusCode::NO_CONTENT }))
         .route("/v1/speak", any(|| async { ([("content-type", "audio/mpeg")], vec![0xffu8, 0xfb, 0x90, 0x00]) }))
         .route(
@@ -336,15 +365,39 @@ async fn a_success_that_is_not_json_is_an_error_unless_the_operation_says_so() {
     let empty = call(&ably(url.clone()), "push_device_list", &[], HttpSettings::default()).await.unwrap();
     assert_eq!(empty.status, 204);
 
-    let deepgram =
-        Target { service: Service::Deepgram, credentials: Credentials::Deepgram(Secret::new("k")), ..ably(url.clone()) };
+    let deepgram = Target {
+        service: Service::Deepgram,
+        credentials: Credentials::Deepgram(Secret::new("k")),
+        ..ably(url.clone())
+    };
     let audio = call(&deepgram, "speech_speak", &[("text", "hello")], HttpSettings::default()).await.unwrap();
     assert_eq!(&audio.body[..], &[0xff, 0xfb, 0x90, 0x00]);
 
-    let mailgun = Target { service: Service::Mailgun, credentials: Credentials::Mailgun(Secret::new("k")), ..ably(url) };
+    let mailgun =
+        Target { service: Service::Mailgun, credentials: Credentials::Mailgun(Secret::new("k")), ..ably(url) };
     let mime = [("domain", "mg.example.com"), ("storage_key", "k1"), ("Accept", "message/rfc2822")];
     let raw = call(&mailgun, "messages_get", &mime, HttpSettings::default()).await.unwrap();
     assert!(raw.body.starts_with(b"From:"));
     let error = call(&mailgun, "messages_get", &mime[..2], HttpSettings::default()).await.unwrap_err();
     assert!(matches!(error, CallError::NotJson { .. }), "{error:?}");
+}
+
+#[test]
+fn local_checks_stop_a_bad_request_before_it_is_built() {
+    let target = coinbase("https://api.example.test".into());
+    let op = Service::Coinbase.operation("orders_create").unwrap();
+    let values: Values = [("side".to_owned(), "sell".to_owned())].into();
+    let body = serde_json::json!({"product_id": "BTC-USD", "side": "buy", "type": "market", "size": "1"});
+    let error = client::build(op, &values, Some(&body), &target).unwrap_err();
+    assert!(error.to_string().contains("side: given both as side=VALUE and in --body"), "{error}");
+    assert_eq!(error.exit_code(), 2);
+
+    let ably = ably("https://rest.example.test".into());
+    let op = Service::Ably.operation("messages_list").unwrap();
+    let values: Values = [("channelId", "a\u{1b}]52;c;x\u{7}"), ("start", "2024-05-02"), ("end", "2024-05-01")]
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .into();
+    let error = client::build(op, &values, None, &ably).unwrap_err().to_string();
+    assert!(error.contains("channelId: 'a␛]52;c;x␇' holds a control"), "{error}");
+    assert!(error.contains("start: start '2024-05-02' is after end '2024-05-01'"), "{error}");
 }

@@ -127,7 +127,10 @@ fn sign_ably_token_request(request: &mut PreparedRequest, key: &Secret) -> Resul
 }
 
 fn json_object_body(fields: Map<String, Value>) -> RequestBody {
-    RequestBody::Bytes { content_type: "application/json".into(), bytes: Bytes::from(Value::Object(fields).to_string()) }
+    RequestBody::Bytes {
+        content_type: "application/json".into(),
+        bytes: Bytes::from(Value::Object(fields).to_string()),
+    }
 }
 
 /// What `--dry-run` prints in place of the auth: curl arguments that read each secret from its

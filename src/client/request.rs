@@ -84,7 +84,7 @@ pub fn build(
     body: Option<&Value>,
     target: &Target,
 ) -> Result<PreparedRequest, CallError> {
-    let problems = validate::check_values(op, values.iter().map(|(k, v)| (k.as_str(), v.as_str())), body.is_some());
+    let problems = validate::check_values(op, values.iter().map(|(k, v)| (k.as_str(), v.as_str())), body);
     if !problems.is_empty() {
         let list: Vec<String> = problems.iter().map(|(name, msg)| format!("{name}: {msg}")).collect();
         return Err(CallError::Invalid(list.join("; ")));
@@ -578,7 +578,10 @@ mod tests {
     #[test]
     fn backoff_is_jittered_within_half_and_all_of_the_step() {
         let waits: Vec<Duration> = (0..40).map(|_| backoff(2)).collect();
-        assert!(waits.iter().all(|w| *w >= Duration::from_millis(200) && *w <= Duration::from_millis(400)), "{waits:?}");
+        assert!(
+            waits.iter().all(|w| *w >= Duration::from_millis(200) && *w <= Duration::from_millis(400)),
+            "{waits:?}"
+        );
         assert!(waits.iter().any(|w| *w != waits[0]), "40 waits all equal: no jitter");
     }
 }
