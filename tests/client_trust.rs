@@ -147,10 +147,13 @@ fn secrets_of(request: &client::PreparedRequest, credentials: &Credentials) -> V
     secrets
 }
 
+/// A target, an operation and its values, and what its dry run must show.
+type DryRunCase = (Target, &'static str, Vec<(&'static str, &'static str)>, Vec<&'static str>);
+
 #[tokio::test]
 async fn dry_runs_hold_no_credential_and_no_signature_but_the_variables() {
     let base = "https://api.example.test".to_owned();
-    let cases: Vec<(Target, &str, Vec<(&str, &str)>, Vec<&str>)> = vec![
+    let cases: Vec<DryRunCase> = vec![
         (ably(base.clone()), "channels_list", vec![], vec![r#"-u "$ABLY_API_KEY""#]),
         (
             Target {

@@ -234,7 +234,7 @@ fn parse_time(service: Service, text: &str) -> Option<i128> {
     if let Ok(number) = text.parse::<f64>() {
         let unit = if service == Service::Ably { 1e6 } else { 1e9 };
         #[expect(clippy::cast_possible_truncation, reason = "an epoch in nanoseconds fits an i128")]
-        return number.is_finite().then(|| (number * unit) as i128);
+        return number.is_finite().then_some((number * unit) as i128);
     }
     let utc = |t: PrimitiveDateTime| t.assume_utc().unix_timestamp_nanos();
     OffsetDateTime::parse(text, &Rfc3339)
