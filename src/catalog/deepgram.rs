@@ -3,7 +3,7 @@
 //! None of the spec's list routes page: each returns its whole list in one object (api §4), so
 //! they carry `Paging::None` and only name their `id_field`.
 
-use super::{BodyEncoding, Method, Operation, Param, Service};
+use super::{BodyEncoding, Method, Operation, Param, ResponseFormat, Service};
 
 const PROJECT: Param = Param::path("project_id", "project UUID (from projects_list)");
 const CALLBACK: Param =
@@ -294,6 +294,8 @@ pub(super) static OPERATIONS: &[Operation] = &[
         ],
         body: BodyEncoding::Json,
         mutates: false,
+        // The audio itself (audio/mpeg, audio/wav, ... by encoding), not JSON (api/deepgram.md §3.2).
+        response: ResponseFormat::Bytes,
         ..op("speech_speak", "speech", Method::Post, "/v1/speak", "text to speech; the response is audio bytes")
     },
     Operation {

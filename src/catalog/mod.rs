@@ -330,6 +330,15 @@ pub enum Paging {
     SkipLimit,
 }
 
+/// What a successful response's body is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ResponseFormat {
+    /// JSON (or empty, as a 204): anything else is an error, not a success.
+    Json,
+    /// Bytes of another kind (audio from text-to-speech), passed on as they come.
+    Bytes,
+}
+
 /// One operation of one service.
 #[derive(Debug)]
 pub struct Operation {
@@ -356,6 +365,8 @@ pub struct Operation {
     /// Values the browser adds when it lists this resource, for a richer table than the API's
     /// default (Ably channels with their metadata rather than bare names).
     pub browse: &'static [(&'static str, &'static str)],
+    /// What its successful responses carry; JSON unless the entry says otherwise.
+    pub response: ResponseFormat,
 }
 
 impl Operation {
@@ -383,6 +394,7 @@ impl Operation {
             destructive: matches!(method, Method::Delete),
             id_field: None,
             browse: &[],
+            response: ResponseFormat::Json,
         }
     }
 

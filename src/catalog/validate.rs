@@ -1,12 +1,51 @@
 //! The rules a value must follow before it is sent, shared by forms, `opsdeck call` and the
 //! request builder, so a bad value gets the same message wherever it is typed.
 
-use super::{Kind, Operation, Param};
+use serde_json::Value;
+use time::format_description::well_known::{Iso8601, Rfc2822, Rfc3339};
+use time::macros::format_description;
+use time::{Date, OffsetDateTime, PrimitiveDateTime};
+
+use super::{BodyEncoding, Kind, Location, Operation, Param, Service};
+use crate::inert::{inert, is_unsafe};
+
+/// Longest value of a path, query or header parameter: servers and proxies refuse URLs and
+/// headers much beyond this, with errors that do not say which value was too long.
+pub const MAX_URL_VALUE_BYTES: usize = 8 * 1024;
+/// Longest value of one body field typed as NAME=VALUE; a bigger document goes in `--body @FILE`.
+pub const MAX_BODY_VALUE_BYTES: usize = 1024 * 1024;
+
+/// Parameter pairs that bound a time range, `(from, to)`: where an operation has both, the first
+/// may not come after the second.
+const RANGES: [(&str, &str); 5] = [
+    ("start", "end"),
+    ("begin", "end"),
+    ("start_date", "end_date"),
+    ("start_datetime", "end_datetime"),
+    ("from_transaction_date", "to_transaction_date"),
+];
 
 /// Checks one typed value against its parameter. An empty value means "not given".
 pub fn check_value(param: &Param, value: &str) -> Result<(), String> {
     if value.is_empty() {
         return if param.required { Err("required".into()) } else { Ok(()) };
+    }
+    let in_url = matches!(param.location, Location::Path | Location::Query | Location::Header);
+    let limit = if in_url { MAX_URL_VALUE_BYTES } else { MAX_BODY_VALUE_BYTES };
+    if value.len() > limit {
+        return Err(format!(
+            "{} bytes is too long: a {} value may have at most {} KB",
+            value.len(),
+            param.location.label(),
+            limit / 1024
+        ));
+    }
+    if matches!(param.location, Location::Path | Location::Header) && value.contains(is_unsafe) {
+        return Err(format!(
+            "'{}' holds a control or invisible character, which a {} value cannot carry",
+            inert(value),
+            param.location.label()
+        ));
     }
     match param.kind {
         Kind::Int => {
@@ -72,12 +111,14 @@ fn check_bounds(param: &Param, n: f64) -> Result<(), String> {
     Ok(())
 }
 
-/// Checks a whole set of values: unknown names, missing required values and each value.
-/// Returns every problem as `(parameter, message)`, so a form can show each beside its field.
+/// Checks a whole set of values and the `--body` document given with them: unknown names,
+/// missing required values, each value, a document of the wrong shape, a field given both as
+/// NAME=VALUE and in the document, and time ranges that end before they start. Returns every
+/// problem as `(parameter, message)`, so a form can show each beside its field.
 pub fn check_values<'a>(
     op: &Operation,
     values: impl IntoIterator<Item = (&'a str, &'a str)>,
-    body_given: bool,
+    document: Option<&Value>,
 ) -> Vec<(String, String)> {
     let mut problems = Vec::new();
     let mut given = Vec::new();
@@ -88,7 +129,7 @@ pub fn check_values<'a>(
                     problems.push((name.to_owned(), e));
                 }
                 if !value.is_empty() {
-                    given.push(name);
+                    given.push((name, value));
                 }
             }
             None => {
@@ -98,16 +139,112 @@ pub fn check_values<'a>(
             }
         }
     }
-    for param in op.params.iter().filter(|p| p.required) {
-        // A `--body` document may carry the body fields itself.
-        let in_body = matches!(param.location, super::Location::Body | super::Location::WholeBody);
-        let satisfied =
-            given.contains(&param.name) || (body_given && in_body) || problems.iter().any(|(n, _)| n == param.name);
-        if !satisfied {
-            problems.push((param.name.to_owned(), "required".into()));
+    let fields = document.and_then(Value::as_object);
+    if let Some(document) = document {
+        if let Some(problem) = check_document(op, document) {
+            problems.push(("--body".to_owned(), problem));
+        }
+    }
+    for param in op.params {
+        let by_value = given.iter().any(|(n, _)| *n == param.name);
+        let in_document = match param.location {
+            Location::Body => fields.and_then(|f| f.get(param.name)).is_some_and(|v| !v.is_null()),
+            Location::WholeBody => document.is_some(),
+            _ => false,
+        };
+        if by_value && in_document {
+            problems.push((
+                param.name.to_owned(),
+                format!("given both as {}=VALUE and in --body; give it once", param.name),
+            ));
+        }
+        let reported = problems.iter().any(|(n, _)| n == param.name);
+        if param.required && !by_value && !in_document && !reported {
+            let how = if param.location == Location::Body && document.is_some() {
+                format!("required: give {}=VALUE or put it in --body", param.name)
+            } else {
+                "required".to_owned()
+            };
+            problems.push((param.name.to_owned(), how));
+        }
+    }
+    for (from, to) in RANGES {
+        if op.param(from).is_none() || op.param(to).is_none() {
+            continue;
+        }
+        let value = |name: &str| given.iter().find(|(n, _)| *n == name).map(|(_, v)| *v);
+        let mut instant = |name: &str| {
+            let text = value(name)?;
+            let parsed = parse_time(op.service, text);
+            if parsed.is_none() {
+                problems.push((
+                    name.to_owned(),
+                    format!(
+                        "'{}' is not a time: use {}, RFC 3339 (2024-05-01T12:00:00Z), a date (2024-05-01) \
+                         or RFC 2822",
+                        inert(text),
+                        if op.service == Service::Ably { "epoch milliseconds" } else { "epoch seconds" }
+                    ),
+                ));
+            }
+            parsed
+        };
+        if let (Some(start), Some(end)) = (instant(from), instant(to)) {
+            if start > end {
+                problems.push((
+                    from.to_owned(),
+                    format!(
+                        "{from} '{}' is after {to} '{}'; the range would be empty",
+                        inert(value(from).unwrap_or_default()),
+                        inert(value(to).unwrap_or_default())
+                    ),
+                ));
+            }
         }
     }
     problems
+}
+
+/// What is wrong with the shape of a `--body` document for `op`, if anything.
+fn check_document(op: &Operation, document: &Value) -> Option<String> {
+    match op.body {
+        BodyEncoding::None => return Some(format!("{} takes no request body", op.full_name())),
+        BodyEncoding::Raw(_) => {
+            return Some(format!("{} sends a file: give it as NAME=PATH, not --body", op.full_name()))
+        }
+        BodyEncoding::Json if op.params.iter().any(|p| p.location == Location::WholeBody) => return None,
+        BodyEncoding::Json | BodyEncoding::Form | BodyEncoding::Multipart => {}
+    }
+    let kind = match document {
+        Value::Object(_) => return None,
+        Value::Array(_) => "an array",
+        Value::String(_) => "a string",
+        Value::Number(_) => "a number",
+        Value::Bool(_) => "a boolean",
+        Value::Null => "null",
+    };
+    Some(format!("must be a JSON object of {}'s body fields, not {kind}", op.full_name()))
+}
+
+/// A time as nanoseconds since the epoch, from any of the forms the services take: epoch numbers
+/// (milliseconds for Ably, seconds elsewhere), RFC 3339 / ISO 8601 (UTC when no offset is
+/// given), a bare date (`2024-05-01`, `2024/05/01`) or RFC 2822.
+fn parse_time(service: Service, text: &str) -> Option<i128> {
+    let text = text.trim();
+    if let Ok(number) = text.parse::<f64>() {
+        let unit = if service == Service::Ably { 1e6 } else { 1e9 };
+        #[expect(clippy::cast_possible_truncation, reason = "an epoch in nanoseconds fits an i128")]
+        return number.is_finite().then_some((number * unit) as i128);
+    }
+    let utc = |t: PrimitiveDateTime| t.assume_utc().unix_timestamp_nanos();
+    OffsetDateTime::parse(text, &Rfc3339)
+        .or_else(|_| OffsetDateTime::parse(text, &Iso8601::DEFAULT))
+        .or_else(|_| OffsetDateTime::parse(text, &Rfc2822))
+        .map(OffsetDateTime::unix_timestamp_nanos)
+        .ok()
+        .or_else(|| PrimitiveDateTime::parse(text, &Iso8601::DEFAULT).ok().map(utc))
+        .or_else(|| Date::parse(text, format_description!("[year]-[month]-[day]")).ok().map(|d| utc(d.midnight())))
+        .or_else(|| Date::parse(text, format_description!("[year]/[month]/[day]")).ok().map(|d| utc(d.midnight())))
 }
 
 #[cfg(test)]
@@ -137,9 +274,68 @@ mod tests {
     #[test]
     fn check_values_reports_unknown_and_missing() {
         let op = Service::Ably.operation("messages_list").expect("op");
-        let problems = check_values(op, [("limit", "5000"), ("colour", "red")], false);
+        let problems = check_values(op, [("limit", "5000"), ("colour", "red")], None);
         let names: Vec<&str> = problems.iter().map(|(n, _)| n.as_str()).collect();
         assert_eq!(names, ["limit", "colour", "channelId"]);
         assert!(problems[1].1.contains("known: channelId, start"));
+    }
+
+    fn problems_of(service: Service, op: &str, values: &[(&str, &str)], body: Option<&Value>) -> Vec<(String, String)> {
+        check_values(service.operation(op).expect("op"), values.iter().copied(), body)
+    }
+
+    #[test]
+    fn a_range_that_ends_before_it_starts_is_refused() {
+        let problems = problems_of(
+            Service::Ably,
+            "messages_list",
+            &[("channelId", "c"), ("start", "2024-05-02T00:00:00Z"), ("end", "1714521600000")],
+            None,
+        );
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert_eq!(problems[0].0, "start");
+        assert!(problems[0].1.contains("is after end '1714521600000'"), "{problems:?}");
+        let fine = [("channelId", "c"), ("start", "1714521600000"), ("end", "2024-05-02")];
+        assert!(problems_of(Service::Ably, "messages_list", &fine, None).is_empty());
+        let taxjar = [("from_transaction_date", "2024/06/01"), ("to_transaction_date", "2024/05/01")];
+        let problems = problems_of(Service::Taxjar, "orders_list", &taxjar, None);
+        assert_eq!(problems[0].0, "from_transaction_date", "{problems:?}");
+        let mailgun =
+            [("domain", "mg.example.com"), ("begin", "Fri, 03 May 2024 09:00:00 -0000"), ("end", "1714000000")];
+        assert_eq!(problems_of(Service::Mailgun, "events_list", &mailgun, None)[0].0, "begin");
+        let garbled = problems_of(Service::Ably, "messages_list", &[("channelId", "c"), ("end", "yesterday")], None);
+        assert_eq!(garbled[0].0, "end");
+        assert!(garbled[0].1.contains("'yesterday' is not a time: use epoch milliseconds"), "{garbled:?}");
+    }
+
+    #[test]
+    fn a_body_document_must_be_an_object_hold_required_fields_and_not_repeat_values() {
+        let publish =
+            |values: &[(&str, &str)], body: &Value| problems_of(Service::Coinbase, "orders_create", values, Some(body));
+        let not_object = publish(&[], &serde_json::json!(["BTC-USD"]));
+        assert!(not_object
+            .iter()
+            .any(|(n, m)| n == "--body" && m.contains("must be a JSON object") && m.contains("not an array")));
+        let lacking = publish(&[], &serde_json::json!({"product_id": "BTC-USD", "type": "market", "size": "1"}));
+        assert_eq!(lacking, [("side".to_owned(), "required: give side=VALUE or put it in --body".to_owned())]);
+        let complete = serde_json::json!({"product_id": "BTC-USD", "side": "buy", "type": "market", "size": "1"});
+        assert!(publish(&[], &complete).is_empty());
+        let twice = publish(&[("side", "sell")], &complete);
+        assert_eq!(twice, [("side".to_owned(), "given both as side=VALUE and in --body; give it once".to_owned())]);
+        let no_body = problems_of(Service::Ably, "channels_list", &[], Some(&serde_json::json!({})));
+        assert!(no_body[0].1.contains("takes no request body"), "{no_body:?}");
+    }
+
+    #[test]
+    fn path_values_with_control_characters_and_oversized_values_are_refused() {
+        let channel = Param::path("channelId", "c");
+        let error = check_value(&channel, "a\u{1b}[2J\u{202e}b").unwrap_err();
+        assert!(error.contains("'a␛[2J\\u{202e}b' holds a control or invisible character"), "{error}");
+        let query = Param::query("prefix", "p");
+        let error = check_value(&query, &"x".repeat(MAX_URL_VALUE_BYTES + 1)).unwrap_err();
+        assert_eq!(error, "8193 bytes is too long: a query value may have at most 8 KB");
+        assert!(check_value(&query, &"x".repeat(MAX_URL_VALUE_BYTES)).is_ok());
+        let body = Param::body("data", "d");
+        assert!(check_value(&body, &"x".repeat(MAX_BODY_VALUE_BYTES + 1)).unwrap_err().contains("at most 1024 KB"));
     }
 }

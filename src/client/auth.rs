@@ -7,11 +7,12 @@ use base64::Engine as _;
 use bytes::Bytes;
 use hmac::{Hmac, Mac};
 use serde_json::{Map, Value};
-use sha2::{Digest, Sha256};
+use sha2::Sha256;
 
 use super::error::CallError;
 use super::request::{PreparedRequest, RequestBody};
-use super::{Credentials, Values};
+use super::{Credentials, Secret, Values};
+use crate::catalog::{Method, Service};
 
 type HmacSha256 = Hmac<Sha256>;
 
@@ -31,11 +32,14 @@ pub fn authorize(request: &mut PreparedRequest, credentials: &Credentials) -> Re
     match credentials {
         Credentials::AblyKey(key) => {
             // `/time` and signed token requests need no auth, and the SDKs send none.
-            if is_ably_unauthenticated(request) {
+            if is_ably_time(request) {
                 return Ok(());
             }
             if !key.expose().contains(':') {
                 return Err(CallError::Credentials("an Ably key looks like <appId>.<keyId>:<secret>".into()));
+            }
+            if is_ably_token_request(request) && sign_ably_token_request(request, key)? {
+                return Ok(());
             }
             header(request, "Authorization", format!("Basic {}", BASE64.encode(key.expose())));
         }
@@ -73,16 +77,121 @@ pub fn authorize(request: &mut PreparedRequest, credentials: &Credentials) -> Re
     Ok(())
 }
 
-fn is_ably_unauthenticated(request: &PreparedRequest) -> bool {
+fn is_ably_time(request: &PreparedRequest) -> bool {
     let path = request.path_and_query();
-    if path == "/time" || path.starts_with("/time?") {
-        return true;
-    }
-    path.contains("/requestToken")
-        && serde_json::from_slice::<Value>(request.body.bytes())
-            .ok()
-            .is_some_and(|body| body.get("mac").is_some_and(|m| !m.is_null()))
+    path == "/time" || path.starts_with("/time?")
 }
+
+fn is_ably_token_request(request: &PreparedRequest) -> bool {
+    request.service == Service::Ably
+        && request.method == Method::Post
+        && request.path_and_query().split('?').next().is_some_and(|p| p.ends_with("/requestToken"))
+}
+
+/// The fields of a token request body (empty when it is not a JSON object).
+fn token_request_fields(request: &PreparedRequest) -> Map<String, Value> {
+    serde_json::from_slice(request.body.bytes()).unwrap_or_default()
+}
+
+/// Signs an Ably TokenRequest in place when the key is the one it names: a fresh nonce (unless one
+/// was given) and the mac. Signing happens here, as the request is sent, rather than when it is
+/// built, so a prepared request never holds a usable signature (`--dry-run` prints prepared
+/// requests). Returns whether the request now carries a mac, which makes it need no other auth.
+fn sign_ably_token_request(request: &mut PreparedRequest, key: &Secret) -> Result<bool, CallError> {
+    let mut fields = token_request_fields(request);
+    if fields.get("mac").is_some_and(|m| !m.is_null()) {
+        return Ok(true);
+    }
+    let (name, secret) = key.expose().split_once(':').unwrap_or_default();
+    let key_name = fields.get("keyName").and_then(Value::as_str).unwrap_or_default().to_owned();
+    if name != key_name {
+        return Ok(false);
+    }
+    let nonce = match fields.get("nonce").and_then(Value::as_str) {
+        Some(given) => given.to_owned(),
+        None => random_nonce()?,
+    };
+    fields.insert("nonce".into(), Value::String(nonce.clone()));
+    let text = |k: &str| match fields.get(k) {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Null) | None => String::new(),
+        Some(other) => other.to_string(),
+    };
+    let mac = ably_token_mac(
+        secret,
+        [&key_name, &text("ttl"), &text("capability"), &text("clientId"), &text("timestamp"), &nonce],
+    );
+    fields.insert("mac".into(), Value::String(mac));
+    request.body = json_object_body(fields);
+    Ok(true)
+}
+
+fn json_object_body(fields: Map<String, Value>) -> RequestBody {
+    RequestBody::Bytes {
+        content_type: "application/json".into(),
+        bytes: Bytes::from(Value::Object(fields).to_string()),
+    }
+}
+
+/// What `--dry-run` prints in place of the auth: curl arguments that read each secret from its
+/// environment variable when the printed command runs (double-quoted, so the shell expands them),
+/// and a placeholder saying what goes there where only opsdeck could compute the value (a
+/// signature). A printed command therefore works for the key's owner and for nobody else, and a
+/// signed request is never printed whole: replaying it would mint a token or place an order.
+pub fn dry_run_auth(request: &mut PreparedRequest, credentials: &Credentials) -> Result<Vec<String>, CallError> {
+    let vars = crate::config::credential_variables(request.service);
+    let var = |i: usize| vars.get(i).copied().unwrap_or("API_KEY");
+    let header = |value: &str| vec!["-H".to_owned(), format!("\"{value}\"")];
+    Ok(match credentials {
+        Credentials::AblyKey(key) => {
+            if is_ably_time(request) {
+                return Ok(Vec::new());
+            }
+            if is_ably_token_request(request) {
+                let mut fields = token_request_fields(request);
+                let (name, _) = key.expose().split_once(':').unwrap_or_default();
+                let signs = fields.get("mac").is_some_and(|m| !m.is_null())
+                    || fields.get("keyName").and_then(Value::as_str) == Some(name);
+                if signs {
+                    if !fields.contains_key("nonce") {
+                        fields.insert("nonce".into(), Value::String(NONCE_PLACEHOLDER.into()));
+                    }
+                    fields.insert("mac".into(), Value::String(format!("<{MAC_PLACEHOLDER} {}>", var(0))));
+                    request.body = json_object_body(fields);
+                    return Ok(Vec::new());
+                }
+            }
+            vec!["-u".to_owned(), format!("\"${}\"", var(0))]
+        }
+        Credentials::AblyToken(_) => {
+            header("Authorization: Bearer $(printf %s \"$ABLY_TOKEN\" | base64 | tr -d '\\n')")
+        }
+        Credentials::Deepgram(_) => header(&format!("Authorization: Token ${}", var(0))),
+        Credentials::Avatax { .. } => vec!["-u".to_owned(), format!("\"${}:${}\"", var(0), var(1))],
+        Credentials::Taxjar(_) => header(&format!("Authorization: Bearer ${}", var(0))),
+        Credentials::Coinbase { .. } => {
+            let mut args = header(&format!("CB-ACCESS-KEY: ${}", var(0)));
+            args.extend(header(&format!("CB-ACCESS-PASSPHRASE: ${}", var(2))));
+            args.extend(["-H".to_owned(), "'CB-ACCESS-TIMESTAMP: <unix time in seconds when sent>'".to_owned()]);
+            args.extend([
+                "-H".to_owned(),
+                format!(
+                    "'CB-ACCESS-SIGN: <base64 HMAC-SHA256 of timestamp+method+path+body keyed with the base64-decoded \
+                     {}; a dry run does not sign>'",
+                    var(1)
+                ),
+            ]);
+            args
+        }
+        Credentials::Mailgun(_) => vec!["-u".to_owned(), format!("\"api:${}\"", var(0))],
+        Credentials::Easypost(_) => vec!["-u".to_owned(), format!("\"${}:\"", var(0))],
+    })
+}
+
+/// Shown in a dry run's token request where the nonce goes: a real one is drawn when it is sent.
+pub const NONCE_PLACEHOLDER: &str = "<random nonce, drawn when sent; a dry run does not sign>";
+/// The start of the placeholder shown where a token request's mac goes.
+pub const MAC_PLACEHOLDER: &str = "HMAC-SHA256 of the token request, keyed with the secret of";
 
 fn unix_seconds() -> f64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64())
@@ -125,49 +234,25 @@ pub fn ably_token_mac(secret: &str, fields: [&str; 6]) -> String {
     BASE64.encode(mac.finalize().into_bytes())
 }
 
-/// Completes an Ably TokenRequest body: keyName from the path, timestamp now, and — when the
-/// console holds the key and no mac was given — a nonce and the mac, so the request is signed.
-pub fn ably_token_request_body(
-    values: &Values,
-    body: &RequestBody,
-    credentials: &Credentials,
-) -> Result<RequestBody, CallError> {
+/// An Ably TokenRequest body: keyName from the path and timestamp now. The nonce and mac are
+/// added by [`authorize`] as it is sent, never here.
+pub fn ably_token_request_body(values: &Values, body: &RequestBody) -> RequestBody {
     let mut fields: Map<String, Value> = serde_json::from_slice(body.bytes()).unwrap_or_default();
     let key_name = values.get("keyName").cloned().unwrap_or_default();
-    fields.insert("keyName".into(), Value::String(key_name.clone()));
+    fields.insert("keyName".into(), Value::String(key_name));
     if !fields.contains_key("timestamp") {
         fields.insert("timestamp".into(), Value::from(unix_millis()));
     }
-    if let (Credentials::AblyKey(key), false) = (credentials, fields.contains_key("mac")) {
-        let (name, secret) = key.expose().split_once(':').unwrap_or_default();
-        if name == key_name {
-            let nonce = fields.get("nonce").and_then(Value::as_str).map_or_else(random_nonce, str::to_owned);
-            fields.insert("nonce".into(), Value::String(nonce.clone()));
-            let text = |k: &str| match fields.get(k) {
-                Some(Value::String(s)) => s.clone(),
-                Some(Value::Null) | None => String::new(),
-                Some(other) => other.to_string(),
-            };
-            let mac = ably_token_mac(
-                secret,
-                [&key_name, &text("ttl"), &text("capability"), &text("clientId"), &text("timestamp"), &nonce],
-            );
-            fields.insert("mac".into(), Value::String(mac));
-        }
-    }
-    Ok(RequestBody::Bytes {
-        content_type: "application/json".into(),
-        bytes: Bytes::from(Value::Object(fields).to_string()),
-    })
+    json_object_body(fields)
 }
 
-/// 32 hex characters that are not guessable from the outside (time, process and a counter).
-fn random_nonce() -> String {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let seed = format!("{:?}{}{}", SystemTime::now(), std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed));
-    let digest = Sha256::digest(seed.as_bytes());
-    digest.iter().take(16).map(|b| format!("{b:02x}")).collect()
+/// 32 hex characters from the OS random source: a nonce derived from time and process id could be
+/// guessed, and a guessed nonce lets a captured token request be predicted.
+fn random_nonce() -> Result<String, CallError> {
+    let mut bytes = [0u8; 16];
+    getrandom::getrandom(&mut bytes)
+        .map_err(|e| CallError::Credentials(format!("cannot sign the token request: no OS randomness ({e})")))?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! One error type for every way a call can fail, with each vendor's error body parsed into it.
 
 use std::fmt;
+use std::time::Duration;
 
 /// What the service said when it refused a request.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -18,11 +19,15 @@ pub struct ApiError {
 
 impl ApiError {
     /// An error whose body could not be read as the vendor's error shape.
+    /// The message is the body's text made inert, since a server chose it.
     pub fn from_status(status: u16, body: &[u8]) -> ApiError {
         let text = String::from_utf8_lossy(body);
         let text = text.trim();
-        let message =
-            if text.is_empty() || text.len() > 300 { reason_phrase(status).to_owned() } else { text.to_owned() };
+        let message = if text.is_empty() || text.len() > 300 {
+            reason_phrase(status).to_owned()
+        } else {
+            crate::inert::inert(text).into_owned()
+        };
         ApiError { status, code: None, message, body: bytes::Bytes::copy_from_slice(body) }
     }
 }
@@ -55,9 +60,24 @@ pub enum CallError {
     /// Connecting failed: wrong host, nothing listening, DNS, TLS.
     #[error("cannot reach {url}: {reason}")]
     Connect { url: String, reason: String },
-    /// No answer in time.
-    #[error("{url} did not answer within {seconds} s; try again, or raise the timeout in config.toml")]
-    Timeout { url: String, seconds: u64 },
+    /// No answer in time, after every attempt the call's time budget allowed.
+    #[error(
+        "{url}: no answer in {}, {attempts} {}, {} in all; try again later, or raise \
+         request_timeout_secs in config.toml",
+        seconds(*.per_attempt), if *.attempts == 1 { "attempt" } else { "attempts" }, seconds(*.total)
+    )]
+    Timeout { url: String, per_attempt: Duration, attempts: u32, total: Duration },
+    /// The service asked to be retried later than the call's time budget allows.
+    #[error(
+        "{error}; the service asks to retry in {}, more than the {} left of this call's time budget: \
+         gave up at once; try again later",
+        seconds(*.wait), seconds(*.left)
+    )]
+    RetryAfter { error: ApiError, wait: Duration, left: Duration },
+    /// A success status whose body is not the JSON the operation answers with: a proxy's page, a
+    /// captive portal, a misconfigured URL. Not a success, since nothing usable came back.
+    #[error("HTTP {status} from {url} is not JSON ({content_type}); it starts: {preview}")]
+    NotJson { url: String, status: u16, content_type: String, preview: String },
     /// The connection broke, or the response could not be read.
     #[error("network error talking to {url}: {reason}")]
     Network { url: String, reason: String },
@@ -83,6 +103,25 @@ impl CallError {
             CallError::Invalid(_) | CallError::ReadOnly(_) | CallError::Credentials(_) => 2,
             _ => 1,
         }
+    }
+}
+
+impl CallError {
+    /// The service's error, for an error status (also when it asked to be retried too late).
+    pub fn api_error(&self) -> Option<&ApiError> {
+        match self {
+            CallError::Api(error) | CallError::RetryAfter { error, .. } => Some(error),
+            _ => None,
+        }
+    }
+}
+
+/// `30 s`, or `0.2 s` under ten seconds, for messages.
+pub fn seconds(duration: Duration) -> String {
+    if duration >= Duration::from_secs(10) {
+        format!("{} s", duration.as_secs())
+    } else {
+        format!("{:.1} s", duration.as_secs_f64())
     }
 }
 

@@ -238,6 +238,7 @@ mod tests {
             url: url.into(),
             headers: vec![],
             body: RequestBody::Empty,
+            expects_json: true,
         }
     }
 

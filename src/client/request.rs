@@ -1,6 +1,6 @@
 //! Builds the real HTTP request of an operation from the user's values, and sends it.
 
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use bytes::Bytes;
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
@@ -8,8 +8,8 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::error::CallError;
-use super::{auth, vendor, Credentials, HttpSettings, Response, Target, Values};
-use crate::catalog::{validate, BodyEncoding, Kind, Location, Method, Operation, Param, Service};
+use super::{auth, service_errors, Credentials, HttpSettings, Response, Target, Values};
+use crate::catalog::{validate, BodyEncoding, Kind, Location, Method, Operation, Param, ResponseFormat, Service};
 
 /// Characters left as they are in a path segment or query component (RFC 3986 unreserved).
 const COMPONENT: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
@@ -23,6 +23,9 @@ pub struct PreparedRequest {
     pub url: String,
     pub headers: Vec<(String, String)>,
     pub body: RequestBody,
+    /// Whether a successful response must be JSON (true for all but the operations the catalog
+    /// says answer otherwise, and for those only when `Accept` asks for JSON).
+    pub expects_json: bool,
 }
 
 /// The body of a prepared request.
@@ -81,7 +84,7 @@ pub fn build(
     body: Option<&Value>,
     target: &Target,
 ) -> Result<PreparedRequest, CallError> {
-    let problems = validate::check_values(op, values.iter().map(|(k, v)| (k.as_str(), v.as_str())), body.is_some());
+    let problems = validate::check_values(op, values.iter().map(|(k, v)| (k.as_str(), v.as_str())), body);
     if !problems.is_empty() {
         let list: Vec<String> = problems.iter().map(|(name, msg)| format!("{name}: {msg}")).collect();
         return Err(CallError::Invalid(list.join("; ")));
@@ -107,7 +110,11 @@ pub fn build(
                     ));
                 }
             }
-            Location::Header => headers.push((param.name.to_owned(), value.to_owned())),
+            Location::Header => {
+                // A header parameter replaces the default of the same name (`Accept`), never doubles it.
+                headers.retain(|(k, _): &(String, String)| !k.eq_ignore_ascii_case(param.name));
+                headers.push((param.name.to_owned(), value.to_owned()));
+            }
             _ => {}
         }
     }
@@ -120,10 +127,15 @@ pub fn build(
     if op.service == Service::Ably {
         headers.push(("X-Ably-Version".to_owned(), "5".to_owned()));
         if op.name == "tokens_request" {
-            body = auth::ably_token_request_body(values, &body, &target.credentials)?;
+            body = auth::ably_token_request_body(values, &body);
         }
     }
-    Ok(PreparedRequest { service: op.service, method: op.method, url, headers, body })
+    let accepts_json = headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case("accept"))
+        .is_none_or(|(_, v)| v.to_ascii_lowercase().contains("json"));
+    let expects_json = op.response == ResponseFormat::Json && accepts_json;
+    Ok(PreparedRequest { service: op.service, method: op.method, url, headers, body, expects_json })
 }
 
 /// A list value split on commas; any other value as it is.
@@ -275,8 +287,10 @@ fn scalar_text(value: &Value) -> String {
 }
 
 /// Sends a prepared request: authorizes it (again on each retry, so signatures stay fresh),
-/// retries idempotent requests on connection failures, 429 and 502-504 (honouring
-/// `Retry-After`), and turns an error status into the vendor's error.
+/// retries idempotent requests on connection failures, timeouts, 429 and 502-504 (honouring
+/// `Retry-After`, with jittered backoff otherwise), all within `settings.total_timeout`, and turns
+/// an error status into the service's error and a success that is not the expected JSON into
+/// [`CallError::NotJson`].
 pub async fn execute(
     http: &reqwest::Client,
     request: &PreparedRequest,
@@ -284,50 +298,115 @@ pub async fn execute(
     settings: &HttpSettings,
     cancel: &CancellationToken,
 ) -> Result<Response, CallError> {
-    const ATTEMPTS: u32 = 3;
     let started = Instant::now();
+    let deadline = started + settings.total_timeout;
+    let attempts = if request.method.is_idempotent() { settings.attempts.max(1) } else { 1 };
     let mut attempt = 0;
     loop {
         attempt += 1;
+        let left = deadline.saturating_duration_since(Instant::now());
+        let per_attempt = settings.request_timeout.min(left);
         let outcome = tokio::select! {
             biased;
             () = cancel.cancelled() => return Err(CallError::Cancelled),
-            outcome = send_once(http, request, credentials, settings) => outcome,
+            outcome = send_once(http, request, credentials, settings, per_attempt) => outcome,
         };
-        let retry_after = match &outcome {
+        let asked_wait = match &outcome {
             Ok(response) if matches!(response.status, 429 | 502 | 503 | 504) => {
-                Some(retry_after(response).unwrap_or_else(|| backoff(attempt)))
+                Some(retry_after(response, SystemTime::now()))
             }
-            Err(CallError::Connect { .. } | CallError::Timeout { .. }) => Some(backoff(attempt)),
+            Err(CallError::Connect { .. } | CallError::Timeout { .. }) => Some(None),
             _ => None,
         };
-        match retry_after {
-            Some(wait) if attempt < ATTEMPTS && request.method.is_idempotent() => {
+        if let (Some(asked), true) = (asked_wait, attempt < attempts) {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let wait = asked.unwrap_or_else(|| backoff(attempt));
+            if wait < left {
                 tokio::select! {
                     () = cancel.cancelled() => return Err(CallError::Cancelled),
                     () = tokio::time::sleep(wait) => {}
                 }
+                continue;
             }
-            _ => {
-                let mut response = outcome?;
-                response.duration = started.elapsed();
-                if response.is_success() {
-                    return Ok(response);
-                }
-                return Err(CallError::Api(vendor::parse_error(request.service, response.status, &response.body)));
+            // A wait the service asked for that the budget cannot afford: say so now rather than
+            // sleep and fail anyway.
+            if let (Some(wait), Ok(response)) = (asked, &outcome) {
+                let error = service_errors::parse_error(request.service, response.status, &response.body);
+                return Err(CallError::RetryAfter { error, wait, left });
             }
         }
+        return finish(request, outcome, attempt, started.elapsed());
     }
 }
 
-fn backoff(attempt: u32) -> Duration {
-    Duration::from_millis(200 * 2u64.pow(attempt.saturating_sub(1)))
+/// The call's result from its last attempt's outcome.
+fn finish(
+    request: &PreparedRequest,
+    outcome: Result<Response, CallError>,
+    attempts: u32,
+    total: Duration,
+) -> Result<Response, CallError> {
+    let mut response = match outcome {
+        Ok(response) => response,
+        Err(CallError::Timeout { url, per_attempt, .. }) => {
+            return Err(CallError::Timeout { url, per_attempt, attempts, total })
+        }
+        Err(other) => return Err(other),
+    };
+    response.duration = total;
+    if !response.is_success() {
+        return Err(CallError::Api(service_errors::parse_error(request.service, response.status, &response.body)));
+    }
+    if request.expects_json && !response.body.is_empty() && !is_json(&response.body) {
+        return Err(not_json(request, &response));
+    }
+    Ok(response)
 }
 
-/// `Retry-After` in seconds, capped so a hostile value cannot stall the console.
-fn retry_after(response: &Response) -> Option<Duration> {
-    let seconds: u64 = response.header("retry-after")?.trim().parse().ok()?;
-    Some(Duration::from_secs(seconds.min(10)))
+fn is_json(body: &[u8]) -> bool {
+    serde_json::from_slice::<serde::de::IgnoredAny>(body).is_ok()
+}
+
+/// Bytes of a non-JSON body shown in the error: enough to recognise a login page or a proxy.
+const PREVIEW_BYTES: usize = 120;
+
+fn not_json(request: &PreparedRequest, response: &Response) -> CallError {
+    let head = &response.body[..response.body.len().min(PREVIEW_BYTES)];
+    let mut preview = crate::inert::inert(String::from_utf8_lossy(head).trim()).into_owned();
+    if response.body.len() > PREVIEW_BYTES {
+        preview.push('…');
+    }
+    CallError::NotJson {
+        url: request.url.clone(),
+        status: response.status,
+        content_type: crate::inert::inert(response.content_type().unwrap_or("no content type")).into_owned(),
+        preview,
+    }
+}
+
+/// Exponential backoff with jitter: attempt n waits a random time between half and all of
+/// 200 ms x 2^(n-1), so clients that failed together do not retry in step.
+fn backoff(attempt: u32) -> Duration {
+    let full = Duration::from_millis(200 * 2u64.pow(attempt.saturating_sub(1).min(10)));
+    let mut random = [0u8; 4];
+    // Without OS randomness the wait is simply the full one.
+    let fraction = if getrandom::getrandom(&mut random).is_ok() {
+        f64::from(u32::from_le_bytes(random)) / f64::from(u32::MAX)
+    } else {
+        1.0
+    };
+    full / 2 + full.mul_f64(fraction / 2.0)
+}
+
+/// `Retry-After` as seconds or as an HTTP date (RFC 9110 §10.2.3), relative to `now`.
+fn retry_after(response: &Response, now: SystemTime) -> Option<Duration> {
+    let value = response.header("retry-after")?.trim();
+    if let Ok(seconds) = value.parse::<u64>() {
+        return Some(Duration::from_secs(seconds));
+    }
+    let date = time::OffsetDateTime::parse(value, &time::format_description::well_known::Rfc2822).ok()?;
+    let when = SystemTime::from(date);
+    Some(when.duration_since(now).unwrap_or(Duration::ZERO))
 }
 
 async fn send_once(
@@ -335,6 +414,7 @@ async fn send_once(
     request: &PreparedRequest,
     credentials: &Credentials,
     settings: &HttpSettings,
+    timeout: Duration,
 ) -> Result<Response, CallError> {
     let mut authorized = request.clone();
     auth::authorize(&mut authorized, credentials)?;
@@ -346,7 +426,7 @@ async fn send_once(
         Method::Patch => reqwest::Method::PATCH,
         Method::Delete => reqwest::Method::DELETE,
     };
-    let mut builder = http.request(method, &url);
+    let mut builder = http.request(method, &url).timeout(timeout);
     for (name, value) in &authorized.headers {
         builder = builder.header(name, value);
     }
@@ -367,7 +447,7 @@ async fn send_once(
         }
     };
     let started = Instant::now();
-    let mut response = builder.send().await.map_err(|e| transport_error(&url, &e, settings))?;
+    let mut response = builder.send().await.map_err(|e| transport_error(&url, &e, timeout))?;
     let status = response.status().as_u16();
     let headers = response
         .headers()
@@ -380,7 +460,7 @@ async fn send_once(
     }
     // Sized once when the length is known: growing by doubling would briefly hold ~3x the body.
     let mut body = Vec::with_capacity(expected.and_then(|n| usize::try_from(n).ok()).unwrap_or(0));
-    while let Some(chunk) = response.chunk().await.map_err(|e| transport_error(&url, &e, settings))? {
+    while let Some(chunk) = response.chunk().await.map_err(|e| transport_error(&url, &e, timeout))? {
         if (body.len() + chunk.len()) as u64 > settings.max_body_bytes {
             return Err(CallError::TooLarge { limit_mb: settings.max_body_bytes / (1024 * 1024) });
         }
@@ -395,10 +475,13 @@ async fn send_once(
     })
 }
 
-fn transport_error(url: &str, error: &reqwest::Error, settings: &HttpSettings) -> CallError {
+fn transport_error(url: &str, error: &reqwest::Error, timeout: Duration) -> CallError {
     let url = url.to_owned();
     if error.is_timeout() {
-        return CallError::Timeout { url, seconds: settings.request_timeout.as_secs() };
+        return CallError::Timeout { url, per_attempt: timeout, attempts: 1, total: timeout };
+    }
+    if let Some(refused) = find_source::<super::RefusedRedirect>(error) {
+        return CallError::OffOrigin { url: refused.url.clone(), origin: refused.origin.clone() };
     }
     // The innermost cause says what actually went wrong (refused, DNS, certificate).
     let mut reason = error.to_string();
@@ -414,12 +497,27 @@ fn transport_error(url: &str, error: &reqwest::Error, settings: &HttpSettings) -
     }
 }
 
-/// The request as a curl command with every secret redacted (`--dry-run`).
+/// The first error of type `T` in `error`'s chain of causes.
+fn find_source<'a, T: std::error::Error + 'static>(error: &'a (dyn std::error::Error + 'static)) -> Option<&'a T> {
+    let mut current = Some(error);
+    while let Some(e) = current {
+        if let Some(found) = e.downcast_ref::<T>() {
+            return Some(found);
+        }
+        current = e.source();
+    }
+    None
+}
+
+/// The request as a curl command for `--dry-run`. It holds no secret and no signature: secrets
+/// appear as their environment variables (`$ABLY_API_KEY`), so the owner of the key can run it,
+/// and signatures as placeholders that say what goes there (see [`auth::dry_run_auth`]).
 pub fn to_curl(request: &PreparedRequest, credentials: &Credentials) -> Result<String, CallError> {
     let mut authorized = request.clone();
-    auth::authorize(&mut authorized, credentials)?;
+    let auth_args = auth::dry_run_auth(&mut authorized, credentials)?;
     let quote = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
     let mut parts = vec!["curl".to_owned(), "-X".to_owned(), authorized.method.to_string(), quote(&authorized.url)];
+    parts.extend(auth_args);
     for (name, value) in &authorized.headers {
         let shown = if auth::is_secret_header(name) { "[redacted]" } else { value.as_str() };
         parts.push("-H".into());
@@ -449,4 +547,41 @@ pub fn to_curl(request: &PreparedRequest, credentials: &Credentials) -> Result<S
         }
     }
     Ok(parts.join(" "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_retry_after(value: &str) -> Response {
+        Response {
+            status: 503,
+            headers: vec![("Retry-After".into(), value.into())],
+            body: Bytes::new(),
+            duration: Duration::ZERO,
+            request_line: String::new(),
+        }
+    }
+
+    #[test]
+    fn retry_after_is_read_as_seconds_or_an_http_date() {
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_445_412_470);
+        assert_eq!(retry_after(&with_retry_after("7"), now), Some(Duration::from_secs(7)));
+        // 1445412480 is Wed, 21 Oct 2015 07:28:00 GMT.
+        let date = with_retry_after("Wed, 21 Oct 2015 07:28:00 GMT");
+        assert_eq!(retry_after(&date, now), Some(Duration::from_secs(10)));
+        let past = SystemTime::UNIX_EPOCH + Duration::from_secs(1_445_412_490);
+        assert_eq!(retry_after(&date, past), Some(Duration::ZERO));
+        assert_eq!(retry_after(&with_retry_after("soon"), now), None);
+    }
+
+    #[test]
+    fn backoff_is_jittered_within_half_and_all_of_the_step() {
+        let waits: Vec<Duration> = (0..40).map(|_| backoff(2)).collect();
+        assert!(
+            waits.iter().all(|w| *w >= Duration::from_millis(200) && *w <= Duration::from_millis(400)),
+            "{waits:?}"
+        );
+        assert!(waits.iter().any(|w| *w != waits[0]), "40 waits all equal: no jitter");
+    }
 }

@@ -1,5 +1,6 @@
-//! What differs per vendor on the wire once a request is built: the shape of its error bodies.
-//! One file per vendor; `shared/api/<vendor>.md` is the reference for each.
+//! Per-service error parsing: each service words its error bodies its own way, and this reads them
+//! all into one [`ApiError`]. One file per service (our code, not vendored);
+//! `shared/api/<vendor>.md` is the reference for each.
 
 mod ably;
 mod avatax;
