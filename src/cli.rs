@@ -399,7 +399,7 @@ pub async fn call(global: &GlobalArgs, args: &CallArgs, io: &mut CallIo<'_>) -> 
     };
     let response = match send(request.clone()).await {
         Ok(response) => response,
-        Err(CallError::Api(error)) => return Err(api_failure(op, &error, io)),
+        Err(error) if error.api_error().is_some() => return Err(api_failure(op, &error, io)),
         Err(error) => return Err(call_failure(op, &error)),
     };
     let bytes = if all_pages {
@@ -475,9 +475,10 @@ fn printable_body(body: &[u8], content_type: Option<&str>, to_terminal: bool) ->
 
 /// An API error: the vendor's error body on stdout (as `gh api` does), the one-line message
 /// for stderr.
-fn api_failure(op: &Operation, error: &client::ApiError, io: &mut CallIo<'_>) -> Failure {
-    let mut failure = call_failure(op, &CallError::Api(error.clone()));
-    match printable_body(&error.body, None, io.out_is_terminal) {
+fn api_failure(op: &Operation, error: &CallError, io: &mut CallIo<'_>) -> Failure {
+    let mut failure = call_failure(op, error);
+    let body = error.api_error().map(|api| api.body.clone()).unwrap_or_default();
+    match printable_body(&body, None, io.out_is_terminal) {
         Ok(bytes) => {
             if let Err(unwritten) = write_out(io.out, &bytes) {
                 failure.message.push_str(&format!(" ({})", unwritten.message));

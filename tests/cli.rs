@@ -108,12 +108,12 @@ fn dry_run_prints_curl_with_secrets_redacted() {
     let curl = stdout(&out);
     assert!(curl.starts_with("curl -X POST 'http://127.0.0.1:"), "{curl}");
     assert!(curl.contains("/channels/orders%3Aeu/messages'"), "{curl}");
-    assert!(curl.contains("'Authorization: [redacted]'"), "{curl}");
+    assert!(curl.contains(r#"-u "$ABLY_API_KEY""#), "{curl}");
     assert!(!curl.contains("sandbox-secret") && !curl.contains("c2FuZGJveC"), "{curl}");
     assert!(curl.contains(r#"--data-raw '{"name":"hi"}'"#), "{curl}");
     let coinbase = opsdeck(&["call", "coinbase", "accounts_list", "--dry-run"], &[]);
     let curl = stdout(&coinbase);
-    assert!(curl.contains("CB-ACCESS-SIGN: [redacted]") && !curl.contains("sandbox-passphrase"), "{curl}");
+    assert!(curl.contains("CB-ACCESS-SIGN: <base64 HMAC-SHA256") && !curl.contains("sandbox-passphrase"), "{curl}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -293,7 +293,7 @@ async fn the_configured_request_timeout_is_honoured() {
     let out = opsdeck_async(&args, &[("OPSDECK_ABLY_URL", url.as_str())]).await;
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(started.elapsed() < Duration::from_secs(15), "took {:?}: {}", started.elapsed(), stderr(&out));
-    assert!(stderr(&out).contains(" 1 s"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("no answer in 1.0 s, 1 attempt"), "{}", stderr(&out));
 }
 
 /// A config file in the temp dir, readable only by its owner unless the test says otherwise.

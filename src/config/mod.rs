@@ -205,12 +205,11 @@ impl Config {
     /// The HTTP client's settings this config asks for, for the console and `opsdeck call` alike.
     pub fn http_settings(&self) -> HttpSettings {
         let defaults = HttpSettings::default();
-        HttpSettings {
-            request_timeout: self
-                .request_timeout_secs
-                .map_or(defaults.request_timeout, |seconds| Duration::from_secs(seconds.max(1))),
-            ..defaults
-        }
+        let request_timeout =
+            self.request_timeout_secs.map_or(defaults.request_timeout, |seconds| Duration::from_secs(seconds.max(1)));
+        // A longer per-attempt timeout must not be cut short by the default budget of the whole call.
+        let total_timeout = defaults.total_timeout.max(request_timeout * defaults.attempts);
+        HttpSettings { request_timeout, total_timeout, ..defaults }
     }
 
     /// The file named in errors.
