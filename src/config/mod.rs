@@ -3,8 +3,6 @@
 //! Live credentials come from the environment first, then the config file's profile; a service
 //! with neither runs against the embedded simulator.
 
-pub mod theme_file;
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -24,8 +24,9 @@ impl Harness {
         Harness::with_args(GlobalArgs { profile: None, read_only: false, theme: None, config: None }).await
     }
 
+    /// A console on a truecolor terminal, seeing no other environment.
     pub async fn with_args(global: GlobalArgs) -> Harness {
-        Harness::with_env(global, &|_| None).await
+        Harness::with_env(global, &|name| (name == "COLORTERM").then(|| "truecolor".to_owned())).await
     }
 
     /// A console that sees `env` as its environment (live credentials, URL overrides).

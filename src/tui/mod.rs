@@ -27,7 +27,7 @@ use tokio::sync::mpsc;
 use crate::catalog::Service;
 use crate::cli::GlobalArgs;
 use crate::client::{self, CallEvent, Executor, HttpSettings};
-use crate::config::{self, theme_file, Config, Mode};
+use crate::config::{self, Config, Mode};
 use crate::sandbox::{self, Sandbox};
 use app::App;
 use tab::Tab;
@@ -55,7 +55,8 @@ pub async fn start_with(
     let sandbox = sandbox::start(0, sandbox::DEFAULT_SEED).await?;
     let resolved = config.resolve(global.profile.as_deref(), env, &|s| sandbox.base_url(s))?;
     let theme_name = global.theme.clone().or_else(|| config.theme.clone()).unwrap_or_else(|| "dark".into());
-    let (theme, warning) = theme_file::load(&theme_name, config::config_dir().map(|d| d.join("themes")).as_deref());
+    let user_themes = config::config_dir().map(|d| d.join("themes"));
+    let (theme, warning) = theme::Theme::for_terminal(&theme_name, user_themes.as_deref(), env);
     let settings = HttpSettings {
         request_timeout: std::time::Duration::from_secs(config.request_timeout_secs.unwrap_or(30)),
         ..HttpSettings::default()
