@@ -68,6 +68,11 @@ impl Harness {
         }
     }
 
+    /// Pastes `text` as a terminal with bracketed paste would deliver it.
+    pub fn paste(&mut self, text: &str) {
+        self.console.app.handle_paste(text);
+    }
+
     /// Applies call results until nothing is in flight.
     pub async fn settle(&mut self) {
         let app = &mut self.console.app;

@@ -14,9 +14,9 @@ pub mod tab;
 mod tests;
 pub mod theme;
 
-use std::io::{self, Stdout};
+use std::io::{self, IsTerminal as _, Stdout};
 
-use crossterm::event::{Event, EventStream, KeyEventKind};
+use crossterm::event::{DisableBracketedPaste, EnableBracketedPaste, Event, EventStream, KeyEventKind};
 use crossterm::execute;
 use crossterm::terminal::{disable_raw_mode, enable_raw_mode, EnterAlternateScreen, LeaveAlternateScreen};
 use futures_util::StreamExt;
@@ -84,10 +84,16 @@ pub async fn start_with(
     Ok(Console { app, events, sandbox })
 }
 
-/// Runs the console until the user quits, Ctrl-C or SIGTERM; the terminal is restored on every
-/// way out, panics included.
+/// What a console started without a terminal says instead of drawing a broken screen.
+pub const NEEDS_A_TERMINAL: &str = "the console needs a terminal; use `opsdeck call` in scripts and pipes";
+
+/// Runs the console until the user quits, Ctrl-C, SIGINT, SIGHUP or SIGTERM; the terminal is
+/// restored on every way out, panics included.
 pub async fn run(global: &GlobalArgs) -> anyhow::Result<()> {
     let started = std::time::Instant::now();
+    if !(io::stdin().is_terminal() && io::stdout().is_terminal()) {
+        anyhow::bail!(NEEDS_A_TERMINAL);
+    }
     let mut console = start(global).await?;
     install_panic_hook();
     let mut terminal = enter_terminal()?;
@@ -102,7 +108,8 @@ pub async fn run(global: &GlobalArgs) -> anyhow::Result<()> {
 
 fn enter_terminal() -> anyhow::Result<Terminal<CrosstermBackend<Stdout>>> {
     enable_raw_mode()?;
-    if let Err(e) = execute!(io::stdout(), EnterAlternateScreen) {
+    // Bracketed paste: a pasted `orders:eu` arrives as one text, not as the keys `o`, `r`, ….
+    if let Err(e) = execute!(io::stdout(), EnterAlternateScreen, EnableBracketedPaste) {
         leave_terminal();
         return Err(e.into());
     }
@@ -112,7 +119,7 @@ fn enter_terminal() -> anyhow::Result<Terminal<CrosstermBackend<Stdout>>> {
 /// Restores the terminal; safe to call more than once.
 fn leave_terminal() {
     let _ = disable_raw_mode();
-    let _ = execute!(io::stdout(), LeaveAlternateScreen, crossterm::cursor::Show);
+    let _ = execute!(io::stdout(), DisableBracketedPaste, LeaveAlternateScreen, crossterm::cursor::Show);
 }
 
 /// Restores the terminal before the default hook prints the panic, so the message is readable.
@@ -133,7 +140,7 @@ async fn event_loop(
     let app = &mut console.app;
     app.start_tab();
     let mut input = EventStream::new();
-    let mut terminate = signal_terminate();
+    let mut terminate = Signals::new();
     let mut dirty = true;
     // For benches/process.sh: stop after the first complete frame (data loaded and drawn).
     let exit_after_first_frame = std::env::var_os("OPSDECK_EXIT_AFTER_FIRST_FRAME").is_some();
@@ -151,7 +158,7 @@ async fn event_loop(
         let deadline = app.next_deadline();
         tokio::select! {
             biased;
-            () = wait_terminate(&mut terminate) => break,
+            () = terminate.wait() => break,
             Some(event) = console.events.recv() => {
                 app.on_call_event(event);
                 // Take everything already queued before drawing once.
@@ -163,6 +170,10 @@ async fn event_loop(
             event = input.next() => match event {
                 Some(Ok(Event::Key(key))) if key.kind != KeyEventKind::Release => {
                     app.handle_key(key);
+                    dirty = true;
+                }
+                Some(Ok(Event::Paste(text))) => {
+                    app.handle_paste(&text);
                     dirty = true;
                 }
                 Some(Ok(Event::Resize(..))) => dirty = true,
@@ -201,27 +212,38 @@ async fn sleep_until(deadline: Option<std::time::Instant>) {
     }
 }
 
+/// The signals that end the console the way `q` does, so the terminal is restored: SIGTERM
+/// (`kill`), SIGHUP (the terminal closed) and SIGINT (Ctrl-C from outside raw mode, `kill -INT`).
 #[cfg(unix)]
-fn signal_terminate() -> Option<tokio::signal::unix::Signal> {
-    tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok()
-}
+struct Signals(Vec<tokio::signal::unix::Signal>);
 
 #[cfg(unix)]
-async fn wait_terminate(signal: &mut Option<tokio::signal::unix::Signal>) {
-    match signal {
-        Some(signal) => {
-            signal.recv().await;
+impl Signals {
+    fn new() -> Signals {
+        use tokio::signal::unix::{signal, SignalKind};
+        let kinds = [SignalKind::terminate(), SignalKind::hangup(), SignalKind::interrupt()];
+        Signals(kinds.into_iter().filter_map(|kind| signal(kind).ok()).collect())
+    }
+
+    async fn wait(&mut self) {
+        if self.0.is_empty() {
+            return std::future::pending().await;
         }
-        None => std::future::pending().await,
+        let any = self.0.iter_mut().map(|s| Box::pin(s.recv()));
+        futures_util::future::select_all(any).await;
     }
 }
 
 #[cfg(not(unix))]
-fn signal_terminate() -> Option<()> {
-    None
-}
+struct Signals;
 
 #[cfg(not(unix))]
-async fn wait_terminate(_: &mut Option<()>) {
-    std::future::pending().await
+impl Signals {
+    fn new() -> Signals {
+        Signals
+    }
+
+    async fn wait(&mut self) {
+        std::future::pending().await
+    }
 }
