@@ -4,6 +4,8 @@
 //! and draws only after something changed, so an idle console uses no CPU.
 
 pub mod app;
+#[cfg(test)]
+mod boundary_tests;
 pub mod components;
 pub mod draw;
 pub mod harness;
@@ -245,5 +247,24 @@ impl Signals {
 
     async fn wait(&mut self) {
         std::future::pending().await
+    }
+}
+
+#[cfg(all(test, unix))]
+mod signal_tests {
+    use super::Signals;
+
+    /// SIGHUP (terminal closed) and SIGINT end the loop like SIGTERM, so the terminal is restored
+    /// instead of left in raw mode by the default action.
+    #[tokio::test]
+    async fn hangup_and_interrupt_end_the_console_like_terminate() {
+        for signal in ["-HUP", "-INT", "-TERM"] {
+            let mut signals = Signals::new();
+            let pid = std::process::id().to_string();
+            let status = std::process::Command::new("kill").args([signal, &pid]).status().expect("kill runs");
+            assert!(status.success());
+            let woke = tokio::time::timeout(std::time::Duration::from_secs(5), signals.wait()).await;
+            assert!(woke.is_ok(), "{signal} ends the loop");
+        }
     }
 }

@@ -79,12 +79,14 @@ impl Form {
             .iter()
             .map(|param| {
                 let value = prefill.get(param.name).cloned().unwrap_or_default();
-                let shown = inert_lines(&value).into_owned();
+                let multi_line = matches!(param.kind, Kind::Json | Kind::Data);
+                let shown = if multi_line { inert_lines(&value) } else { inert(&value) };
                 let mut input = TextArea::new(shown.lines().map(str::to_owned).collect());
-                let prefilled = (shown != value).then(|| Prefilled { shown: input.lines().join("\n"), value });
                 if input.lines().is_empty() {
                     input = TextArea::default();
                 }
+                let shown = input.lines().join("\n");
+                let prefilled = (shown != value).then_some(Prefilled { shown, value });
                 input.move_cursor(CursorMove::Bottom);
                 input.move_cursor(CursorMove::End);
                 input.set_cursor_line_style(ratatui::style::Style::default());
