@@ -472,6 +472,8 @@ impl App {
         tab.loading = Some(id);
         tab.last_refresh = Some(Instant::now());
         if tab.page.is_none() {
+            tab.browser.page_label.clear();
+            tab.browser.filter_note = None;
             tab.browser.notice = Some((format!("loading {}…  (Esc cancels)", op.name), false));
         }
         self.purposes.insert(id, (Purpose::List { tab: tab_index, op, values, request, previous }, Instant::now()));

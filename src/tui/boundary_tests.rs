@@ -189,6 +189,7 @@ async fn ctrl_x_leaves_no_pane_loading_and_calls_in_flight_show_their_time() {
     let deadline = h.console.app.next_deadline().expect("a redraw while a call is in flight");
     assert!(deadline > Instant::now() && deadline <= Instant::now() + Duration::from_secs(1));
     tokio::time::sleep(Duration::from_millis(1100)).await;
+    h.apply_ready_events();
     let screen = h.screen();
     assert!(screen.contains("in flight, 0 queued · 1 s"), "{screen}");
     h.keys("<C-x>");
@@ -236,12 +237,17 @@ async fn a_selected_message_does_not_become_the_channel() {
 #[tokio::test]
 async fn devices_are_not_narrowed_by_a_subscription_and_a_filter_shows_and_clears() {
     let mut h = Harness::new().await;
+    h.resize(250, 40);
     h.browse("push devices").await;
     let all = h.console.app.tab().browser.row_count();
     assert!(all > 1, "{}", h.screen());
     h.browse("push subscriptions").await;
-    let selected = h.console.app.tab().browser.selected_record().cloned().unwrap();
-    let device = selected["deviceId"].as_str().expect("a device subscription first").to_owned();
+    let subscriptions = h.console.app.tab().browser.records().to_vec();
+    let row = subscriptions.iter().position(|s| s["deviceId"].is_string()).expect("a device's subscription");
+    let device = subscriptions[row]["deviceId"].as_str().unwrap().to_owned();
+    h.console.app.focus = Focus::Browser;
+    h.keys(&"j".repeat(row));
+    assert_eq!(h.console.app.tab().context.get("deviceId"), Some(&device), "remembered for device forms");
     h.browse("push devices").await;
     assert_eq!(h.console.app.tab().browser.row_count(), all, "the list is whole:\n{}", h.screen());
     assert!(!h.screen().contains("only deviceId"));
@@ -447,7 +453,7 @@ async fn thousands_of_random_keys_pastes_and_resizes_never_panic() {
             }
             h.console.app.quit = false;
             h.apply_ready_events();
-            if step % 4 == 0 {
+            if step % 10 == 0 {
                 h.screen();
             }
         }

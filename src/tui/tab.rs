@@ -174,10 +174,13 @@ impl Tab {
             // A record's body fields pre-fill updates only: copying them into a create would
             // make a duplicate (or, with Ably's idempotent ids, silently publish nothing).
             let is_update = matches!(op.method, crate::catalog::Method::Put | crate::catalog::Method::Patch);
+            // A record's fields are no filter for the list it came from: they would narrow it to
+            // that one record.
+            let list_filter = op.is_list() && !param.required && param.location == Location::Query;
             let usable = match param.location {
                 Location::Path => true,
                 Location::Body => is_update && same_resource,
-                _ => same_resource,
+                _ => same_resource && !list_filter,
             };
             let from_record = record.get(param.name).filter(|_| usable).and_then(|v| match v {
                 Value::Object(_) | Value::Array(_)

@@ -166,6 +166,7 @@ impl Browser {
             ("g G", "first / last row"),
             ("Enter", "open the record in the inspector"),
             ("/", "filter rows (Esc clears)"),
+            ("c", "list again without the filters in the title"),
             ("n p", "next / previous page from the API"),
             ("r", "refresh"),
             ("a", "toggle auto-refresh"),
