@@ -485,7 +485,8 @@ impl App {
             self.open_resource();
             return;
         };
-        let (op, values, request, previous) = (page.op, page.values.clone(), page.request.clone(), page.previous.clone());
+        let (op, values, request, previous) =
+            (page.op, page.values.clone(), page.request.clone(), page.previous.clone());
         self.fetch_page(op, values, request, previous);
     }
 
@@ -543,7 +544,9 @@ impl App {
         let message = match (tab.auto_refresh, tab.can_auto_refresh()) {
             (false, _) => "auto-refresh off".to_owned(),
             (true, true) => format!("auto-refresh every {every} s"),
-            (true, false) => format!("auto-refresh every {every} s, once a list is in view (nothing to reload here yet)"),
+            (true, false) => {
+                format!("auto-refresh every {every} s, once a list is in view (nothing to reload here yet)")
+            }
         };
         self.info(message);
     }

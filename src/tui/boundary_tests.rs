@@ -307,11 +307,7 @@ async fn without_truecolor_no_24_bit_colour_is_sent() {
         h.screen();
         for cell in &h.buffer().content {
             for colour in [cell.fg, cell.bg] {
-                let ok = match (colour, allowed) {
-                    (Color::Rgb(..), _) => false,
-                    (Color::Indexed(_), "named") => false,
-                    _ => true,
-                };
+                let ok = !matches!((colour, allowed), (Color::Rgb(..), _) | (Color::Indexed(_), "named"));
                 assert!(ok, "TERM={term}: {colour:?}");
             }
         }
@@ -322,10 +318,8 @@ async fn without_truecolor_no_24_bit_colour_is_sent() {
 async fn wide_characters_show_whole_and_columns_fit_them() {
     let mut browser = Browser::default();
     browser.title = "events".into();
-    browser.set_records(
-        vec![json!({"id": "ev_1", "name": "注文.作成"}), json!({"id": "ev_2", "name": "x"})],
-        Some("id"),
-    );
+    browser
+        .set_records(vec![json!({"id": "ev_1", "name": "注文.作成"}), json!({"id": "ev_2", "name": "x"})], Some("id"));
     let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(40, 6)).unwrap();
     terminal.draw(|f| browser.render(f, f.area(), &crate::tui::theme::Theme::dark(), true)).unwrap();
     let shown = rows(terminal.backend().buffer());
@@ -344,7 +338,7 @@ fn hostile_text(rng: &mut Rng) -> String {
     let mut text = String::new();
     for _ in 0..rng.below(12) + 1 {
         if rng.chance(40) {
-            text.push_str(*rng.pick::<&str>(NASTY));
+            text.push_str(rng.pick::<&str>(NASTY));
         } else {
             let c = char::from_u32(u32::try_from(rng.below(0x2100)).unwrap_or(0)).unwrap_or('?');
             text.push(c);
@@ -460,4 +454,28 @@ async fn thousands_of_random_keys_pastes_and_resizes_never_panic() {
         h.console.app.executor.cancel_all();
     }
     assert!(started.elapsed() < Duration::from_secs(120), "took {:?}", started.elapsed());
+}
+
+#[tokio::test]
+async fn the_console_honours_request_timeout_secs_from_config() {
+    let router = Router::new().fallback(|| async {
+        tokio::time::sleep(Duration::from_secs(120)).await;
+        axum::Json(json!([]))
+    });
+    let url = fake_upstream(router).await;
+    let config = crate::config::Config { request_timeout_secs: Some(1), ..crate::config::Config::default() };
+    let env = move |name: &str| (name == "OPSDECK_ABLY_URL").then(|| url.clone());
+    let mut console = super::start_with(config, &env, &no_args()).await.expect("console starts");
+    let started = Instant::now();
+    console.app.start_tab();
+    while console.app.executor.active_count() > 0 {
+        let event = tokio::time::timeout(Duration::from_secs(20), console.events.recv())
+            .await
+            .expect("the timeout ends the call, not the 120 s server")
+            .expect("channel open");
+        console.app.on_call_event(event);
+    }
+    let (status, _) = console.app.status.clone().expect("an error");
+    assert!(status.contains("1 s"), "{status}");
+    assert!(started.elapsed() < Duration::from_secs(15), "{:?}", started.elapsed());
 }

@@ -254,7 +254,8 @@ impl Form {
                 Span::styled(param.help, theme.muted),
             ];
             if let Some(error) = &field.error {
-                label.insert(3, Span::styled(format!("✗ {}  ", inert(error)), theme.error.add_modifier(Modifier::BOLD)));
+                label
+                    .insert(3, Span::styled(format!("✗ {}  ", inert(error)), theme.error.add_modifier(Modifier::BOLD)));
             }
             frame.render_widget(Paragraph::new(Line::from(label)), Rect { x: body.x, y, width: body.width, height: 1 });
             let input_area = Rect { x: body.x + 2, y: y + 1, width: body.width.saturating_sub(2), height: needed - 1 };
