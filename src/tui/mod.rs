@@ -198,12 +198,17 @@ async fn event_loop(
 /// Puts `text` on the clipboard through the terminal (OSC 52), which works over SSH and tmux
 /// (with `set-clipboard on`) where no local clipboard tool could.
 fn copy_to_clipboard(text: &str) -> io::Result<()> {
-    use base64::Engine as _;
     use std::io::Write as _;
-    let encoded = base64::engine::general_purpose::STANDARD.encode(text);
     let mut out = io::stdout();
-    write!(out, "\x1b]52;c;{encoded}\x07")?;
+    out.write_all(osc52(text).as_bytes())?;
     out.flush()
+}
+
+/// The OSC 52 sequence that sets the clipboard to `text`. The text is base64, so whatever it
+/// holds (a BEL, an ESC, a whole other escape from a server) cannot end the sequence early.
+fn osc52(text: &str) -> String {
+    use base64::Engine as _;
+    format!("\x1b]52;c;{}\x07", base64::engine::general_purpose::STANDARD.encode(text))
 }
 
 /// Sleeps until `deadline`, or forever when there is none (nothing to wake up for).
@@ -247,6 +252,20 @@ impl Signals {
 
     async fn wait(&mut self) {
         std::future::pending().await
+    }
+}
+
+#[cfg(test)]
+mod clipboard_tests {
+    #[test]
+    fn copied_text_cannot_break_out_of_the_clipboard_escape() {
+        let hostile = "id\x07\x1b]52;c;ZXZpbA==\x07\x1b[2J\u{9c}";
+        let sequence = super::osc52(hostile);
+        let payload = sequence.strip_prefix("\x1b]52;c;").and_then(|s| s.strip_suffix('\x07')).expect("framed");
+        assert!(payload.chars().all(|c| c.is_ascii_alphanumeric() || "+/=".contains(c)), "{payload}");
+        use base64::Engine as _;
+        let decoded = base64::engine::general_purpose::STANDARD.decode(payload).expect("base64");
+        assert_eq!(decoded, hostile.as_bytes());
     }
 }
 
