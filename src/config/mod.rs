@@ -6,8 +6,6 @@
 //! repeats a secret; what is allowed but risky (a readable file holding a secret, a live key over
 //! plain `http://`) becomes a warning for the CLI's stderr and the console's status line.
 
-pub mod theme_file;
-
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};

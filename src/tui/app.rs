@@ -38,17 +38,22 @@ pub enum Popup {
 /// Pages larger than this go to the inspector only.
 const MAX_TABLE_BODY: usize = 32 * 1024 * 1024;
 
+/// How often the screen is redrawn while calls are in flight, so their elapsed time moves.
+pub const IN_FLIGHT_REDRAW: Duration = Duration::from_millis(500);
+
 /// What a call in flight is for.
 enum Purpose {
-    /// A page of a list for the browser; `previous` is the page stack to keep on success.
+    /// A page of a list for the browser; `previous` is the page stack to keep on success, and
+    /// `values` what the list was asked with (its filters).
     List {
         tab: usize,
         op: &'static Operation,
+        values: Values,
         request: client::PreparedRequest,
         previous: Vec<client::PreparedRequest>,
     },
     /// An operation sent from a form; a list op's result also fills the browser.
-    Operation { tab: usize, op: &'static Operation, request: client::PreparedRequest },
+    Operation { tab: usize, op: &'static Operation, values: Values, request: client::PreparedRequest },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,7 +77,11 @@ pub struct App {
     /// Text for the terminal's clipboard, written (OSC 52) by the event loop before the next draw.
     pub clipboard: Option<String>,
     pub auto_refresh_every: Duration,
-    purposes: HashMap<CallId, Purpose>,
+    /// What each call in flight is for, and when it was sent.
+    purposes: HashMap<CallId, (Purpose, Instant)>,
+    /// The tab whose browser view the error in the status line is about: a later successful
+    /// load of that view clears it.
+    status_view: Option<usize>,
 }
 
 impl App {
@@ -91,6 +100,7 @@ impl App {
             clipboard: None,
             auto_refresh_every: Duration::from_secs(2),
             purposes: HashMap::new(),
+            status_view: None,
         }
     }
 
@@ -104,10 +114,20 @@ impl App {
 
     fn info(&mut self, message: impl Into<String>) {
         self.status = Some((message.into(), Severity::Info));
+        self.status_view = None;
     }
 
     fn error(&mut self, message: impl Into<String>) {
         self.status = Some((message.into(), Severity::Error));
+        self.status_view = None;
+    }
+
+    /// How long the oldest call still queued or in flight has been going, if any.
+    pub fn oldest_call_age(&self, now: Instant) -> Option<Duration> {
+        self.executor
+            .active()
+            .filter_map(|(id, _)| self.purposes.get(&id).map(|(_, sent)| now.saturating_duration_since(*sent)))
+            .max()
     }
 
     /// Loads the first resource of the active tab the first time it is shown.
@@ -176,11 +196,39 @@ impl App {
             KeyCode::Char('a') => self.toggle_auto_refresh(),
             KeyCode::Char('x') if key.modifiers.contains(KeyModifiers::CONTROL) => {
                 let n = self.executor.cancel_all();
-                self.tabs.iter_mut().for_each(|t| t.loading = None);
+                self.tabs.iter_mut().for_each(Tab::stop_loading);
+                self.purposes.clear();
                 self.info(format!("cancelled {n} call(s)"));
             }
             _ => self.handle_pane_key(key),
         }
+    }
+
+    /// A bracketed paste: the text goes, as text, into the box or field being typed in (the
+    /// filter, the search, a form field, a menu's query, the id to confirm); in the browser it
+    /// opens the row filter. It never runs as keys, so pasting `orders:eu` does not press `o`.
+    pub fn handle_paste(&mut self, text: &str) {
+        let multi_line = matches!(&self.popup, Some(Popup::Form(form)) if form.focused_takes_lines());
+        let text = paste_text(text, multi_line);
+        if text.is_empty() {
+            return;
+        }
+        match self.popup.as_mut() {
+            Some(Popup::Form(form)) => return form.paste(&text),
+            Some(Popup::Menu(menu)) => return menu.paste(&text),
+            Some(Popup::Confirm(confirm)) => return confirm.paste(&text),
+            Some(Popup::Help) => {}
+            None => {
+                let focus = self.focus;
+                let tab = self.tab_mut();
+                match focus {
+                    Focus::Browser => return tab.browser.paste(&text),
+                    Focus::Inspector if tab.inspector.paste(&text) => return,
+                    Focus::Inspector | Focus::Resources => {}
+                }
+            }
+        }
+        self.info("paste ignored: nothing here takes text (/ filters, o opens a form)");
     }
 
     fn handle_pane_key(&mut self, key: KeyEvent) {
@@ -202,9 +250,10 @@ impl App {
             },
             Focus::Browser => match key.code {
                 KeyCode::Esc => {
-                    if let Some(id) = self.tab_mut().loading.take() {
+                    if let Some(id) = self.tab().loading {
                         self.executor.cancel(id);
-                        self.tab_mut().browser.notice = None;
+                        self.purposes.remove(&id);
+                        self.tab_mut().stop_loading();
                         self.info(format!("cancelled call {id}"));
                     } else {
                         self.focus = Focus::Resources;
@@ -214,6 +263,9 @@ impl App {
                 KeyCode::Right | KeyCode::Char('l') => self.focus = Focus::Inspector,
                 KeyCode::Char('n') => self.next_page(),
                 KeyCode::Char('p') => self.previous_page(),
+                KeyCode::Char('c') if self.tab().page.as_ref().is_some_and(|p| !p.filters.is_empty()) => {
+                    self.clear_filters();
+                }
                 _ => match self.tab_mut().browser.handle_key(key) {
                     BrowserAction::Open(_) => {
                         self.tab_mut().remember_selection();
@@ -336,7 +388,7 @@ impl App {
             Ok(request) => {
                 let credentials = tab.target.credentials.clone();
                 let id = self.executor.submit(op.full_name(), request.clone(), credentials, None);
-                self.purposes.insert(id, Purpose::Operation { tab: tab_index, op, request });
+                self.purposes.insert(id, (Purpose::Operation { tab: tab_index, op, values, request }, Instant::now()));
                 self.info(format!("sending {} ({id})", op.full_name()));
             }
             Err(e) => {
@@ -389,7 +441,7 @@ impl App {
 
     fn load_list(&mut self, op: &'static Operation, values: Values) {
         match client::build(op, &values, None, &self.tab().target) {
-            Ok(request) => self.fetch_page(op, request, Vec::new()),
+            Ok(request) => self.fetch_page(op, values, request, Vec::new()),
             Err(e) => {
                 // Show what is wrong where it can be fixed: the form, with the values used.
                 let tab = self.tab_mut();
@@ -408,6 +460,7 @@ impl App {
     fn fetch_page(
         &mut self,
         op: &'static Operation,
+        values: Values,
         request: client::PreparedRequest,
         previous: Vec<client::PreparedRequest>,
     ) {
@@ -419,9 +472,11 @@ impl App {
         tab.loading = Some(id);
         tab.last_refresh = Some(Instant::now());
         if tab.page.is_none() {
+            tab.browser.page_label.clear();
+            tab.browser.filter_note = None;
             tab.browser.notice = Some((format!("loading {}…  (Esc cancels)", op.name), false));
         }
-        self.purposes.insert(id, Purpose::List { tab: tab_index, op, request, previous });
+        self.purposes.insert(id, (Purpose::List { tab: tab_index, op, values, request, previous }, Instant::now()));
     }
 
     /// Reloads the page in view (or loads the selected resource when nothing is in view yet).
@@ -430,8 +485,22 @@ impl App {
             self.open_resource();
             return;
         };
-        let (op, request, previous) = (page.op, page.request.clone(), page.previous.clone());
-        self.fetch_page(op, request, previous);
+        let (op, values, request, previous) =
+            (page.op, page.values.clone(), page.request.clone(), page.previous.clone());
+        self.fetch_page(op, values, request, previous);
+    }
+
+    /// Loads the first page of the list in view again without its filters.
+    fn clear_filters(&mut self) {
+        let Some(page) = self.tab().page.as_ref() else { return };
+        let op = page.op;
+        let mut values = page.values.clone();
+        let cleared: Vec<String> = page.filters.iter().map(|(name, value)| format!("{name}={value}")).collect();
+        for (name, _) in &page.filters {
+            values.remove(name);
+        }
+        self.info(format!("filter {} cleared", cleared.join(" ")));
+        self.load_list(op, values);
     }
 
     fn next_page(&mut self) {
@@ -445,8 +514,8 @@ impl App {
             Ok(Some(next)) => {
                 let mut previous = page.previous.clone();
                 previous.push(page.request.clone());
-                let op = page.op;
-                self.fetch_page(op, next, previous);
+                let (op, values) = (page.op, page.values.clone());
+                self.fetch_page(op, values, next, previous);
             }
             Ok(None) => self.info("this is the last page"),
             Err(e) => {
@@ -461,8 +530,8 @@ impl App {
         let mut previous = page.previous.clone();
         match previous.pop() {
             Some(request) => {
-                let op = page.op;
-                self.fetch_page(op, request, previous);
+                let (op, values) = (page.op, page.values.clone());
+                self.fetch_page(op, values, request, previous);
             }
             None => self.info("this is the first page"),
         }
@@ -472,27 +541,38 @@ impl App {
         let every = self.auto_refresh_every.as_secs();
         let tab = self.tab_mut();
         tab.auto_refresh = !tab.auto_refresh;
-        let message =
-            if tab.auto_refresh { format!("auto-refresh every {every} s") } else { "auto-refresh off".to_owned() };
+        let message = match (tab.auto_refresh, tab.can_auto_refresh()) {
+            (false, _) => "auto-refresh off".to_owned(),
+            (true, true) => format!("auto-refresh every {every} s"),
+            (true, false) => {
+                format!("auto-refresh every {every} s, once a list is in view (nothing to reload here yet)")
+            }
+        };
         self.info(message);
     }
 
-    /// When the event loop should next wake up by itself (auto-refresh), if ever.
+    /// When the event loop should next wake up by itself, if ever: the next auto-refresh of a
+    /// list in view, or the next redraw of the elapsed time of calls in flight. `None` when
+    /// idle, so an idle console sleeps.
     pub fn next_deadline(&self) -> Option<Instant> {
-        self.tabs
+        let now = Instant::now();
+        let refresh = self
+            .tabs
             .iter()
-            .filter(|t| t.auto_refresh && t.loading.is_none())
-            .map(|t| t.last_refresh.map_or_else(Instant::now, |at| at + self.auto_refresh_every))
-            .min()
+            .filter(|t| t.auto_refresh && t.can_auto_refresh())
+            .map(|t| t.last_refresh.map_or(now, |at| (at + self.auto_refresh_every).max(now)))
+            .min();
+        let redraw = (self.executor.active_count() > 0).then(|| now + IN_FLIGHT_REDRAW);
+        refresh.into_iter().chain(redraw).min()
     }
 
-    /// Time passed: refresh the tabs whose auto-refresh is due.
+    /// Time passed: reload the lists whose auto-refresh is due.
     pub fn on_tick(&mut self, now: Instant) {
         let active = self.active;
         for index in 0..self.tabs.len() {
             let tab = &self.tabs[index];
             let due = tab.auto_refresh
-                && tab.loading.is_none()
+                && tab.can_auto_refresh()
                 && tab.last_refresh.is_none_or(|at| at + self.auto_refresh_every <= now);
             if due {
                 self.active = index;
@@ -522,24 +602,31 @@ impl App {
     /// A call reported back.
     pub fn on_call_event(&mut self, event: CallEvent) {
         let Some(delivered) = self.executor.accept(event) else { return };
-        let Some(purpose) = self.purposes.remove(&delivered.id) else { return };
+        let Some((purpose, _)) = self.purposes.remove(&delivered.id) else { return };
         match purpose {
-            Purpose::List { tab, op, request, previous } => {
+            Purpose::List { tab, op, values, request, previous } => {
                 let tab_state = &mut self.tabs[tab];
                 if tab_state.loading == Some(delivered.id) {
                     tab_state.loading = None;
                 }
                 match delivered.result {
-                    Ok(response) => self.show_page(tab, op, request, previous, response),
+                    Ok(response) => {
+                        self.show_page(tab, op, values, request, previous, response);
+                        if self.status_view == Some(tab) {
+                            self.status = None;
+                            self.status_view = None;
+                        }
+                    }
                     Err(error) => {
                         let tab_state = &mut self.tabs[tab];
                         tab_state.browser.notice = Some((format!("{}: {error}", op.name), true));
                         tab_state.inspector.show(error_view(op, &error));
                         self.error(format!("{}: {error}", op.full_name()));
+                        self.status_view = Some(tab);
                     }
                 }
             }
-            Purpose::Operation { tab, op, request } => match delivered.result {
+            Purpose::Operation { tab, op, values, request } => match delivered.result {
                 Ok(response) => {
                     let summary =
                         format!("{}: {} in {} ms", op.full_name(), response.status, response.duration.as_millis());
@@ -551,7 +638,7 @@ impl App {
                             tab_state.resource = index;
                             tab_state.browser.title = op.resource.to_owned();
                         }
-                        self.show_page(tab, op, request, Vec::new(), response);
+                        self.show_page(tab, op, values, request, Vec::new(), response);
                     } else if op.mutates && tab == self.active {
                         // What changed is likely in view: show it.
                         if self.tabs[tab].page.as_ref().is_some_and(|p| p.op.resource == op.resource) {
@@ -575,12 +662,18 @@ impl App {
         &mut self,
         tab: usize,
         op: &'static Operation,
+        values: Values,
         request: client::PreparedRequest,
         previous: Vec<client::PreparedRequest>,
         response: client::Response,
     ) {
         let tab_state = &mut self.tabs[tab];
         let page_number = previous.len() + 1;
+        let filters = list_filters(op, &values);
+        tab_state.browser.filter_note = (!filters.is_empty()).then(|| {
+            let shown: Vec<String> = filters.iter().map(|(name, value)| format!("{name}={value}")).collect();
+            format!("only {} (c clears)", shown.join(" "))
+        });
         if response.body.len() > MAX_TABLE_BODY {
             // A table of a huge page would need a full DOM (~14x the body); the inspector's
             // index shows it at ~2x.
@@ -593,7 +686,7 @@ impl App {
                 false,
             ));
             tab_state.inspector.show(response_view(op.name, &response));
-            tab_state.page = Some(PageState { op, request, response, previous });
+            tab_state.page = Some(PageState { op, values, filters, request, response, previous });
             return;
         }
         let parsed: Option<Value> = serde_json::from_slice(&response.body).ok();
@@ -616,9 +709,34 @@ impl App {
             }
         }
         tab_state.inspector.show(response_view(op.name, &response));
-        tab_state.page = Some(PageState { op, request, response, previous });
+        tab_state.page = Some(PageState { op, values, filters, request, response, previous });
         tab_state.remember_selection();
     }
+}
+
+/// Pasted text as it may be typed: what a terminal would act on is left out, and line breaks
+/// become spaces unless the field takes several lines (a final one is dropped either way).
+fn paste_text(text: &str, multi_line: bool) -> String {
+    let text = text.replace("\r\n", "\n").replace('\r', "\n");
+    let text = text.strip_suffix('\n').unwrap_or(&text);
+    text.chars()
+        .filter_map(|c| match c {
+            '\n' if multi_line => Some('\n'),
+            '\n' | '\t' => Some(' '),
+            c if crate::inert::is_unsafe(c) => None,
+            c => Some(c),
+        })
+        .collect()
+}
+
+/// The values that narrow a list to some of its records (a `deviceId` or `clientId` filter),
+/// as opposed to those that only shape its pages (`limit`, `direction`, all with a default).
+fn list_filters(op: &Operation, values: &Values) -> Vec<(String, String)> {
+    op.params
+        .iter()
+        .filter(|p| !p.required && p.location == crate::catalog::Location::Query && p.default.is_none())
+        .filter_map(|p| values.get(p.name).map(|v| (p.name.to_owned(), v.clone())))
+        .collect()
 }
 
 fn human_size(bytes: usize) -> String {

@@ -5,6 +5,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, List, ListItem, ListState, Paragraph, Wrap};
 use ratatui::Frame;
 
+use crate::inert::inert;
 use crate::tui::app::{mode_label, App, Focus, Popup, Severity};
 use crate::tui::components::browser::Browser;
 use crate::tui::components::form::Form;
@@ -58,7 +59,7 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
 
 fn draw_header(frame: &mut Frame, area: Rect, app: &App) {
     let theme = &app.theme;
-    let mut right = format!(" profile {} ", app.profile);
+    let mut right = format!(" profile {} ", inert(&app.profile));
     if app.read_only {
         right.push_str("· read-only ");
     }
@@ -98,7 +99,11 @@ fn draw_status(frame: &mut Frame, area: Rect, app: &App) {
     let active = app.executor.active_count();
     if active > 0 {
         let in_flight = app.executor.in_flight_count();
-        spans.push(Span::styled(format!(" ⟳ {in_flight} in flight, {} queued ", active - in_flight), theme.accent));
+        let elapsed = app.oldest_call_age(std::time::Instant::now()).unwrap_or_default();
+        spans.push(Span::styled(
+            format!(" ⟳ {in_flight} in flight, {} queued · {} s ", active - in_flight, elapsed.as_secs()),
+            theme.accent,
+        ));
     }
     let tab = app.tab();
     if tab.auto_refresh {
@@ -107,10 +112,11 @@ fn draw_status(frame: &mut Frame, area: Rect, app: &App) {
     let (badge, style) =
         if tab.target.live { (" LIVE ", theme.live_badge) } else { (" SANDBOX ", theme.sandbox_badge) };
     spans.push(Span::styled(badge, style));
-    spans.push(Span::styled(format!(" {} ", tab.target.base_url), theme.muted));
+    spans.push(Span::styled(format!(" {} ", inert(&tab.target.base_url)), theme.muted));
+    // Every status message passes here, and many quote a server (errors, ids): one line, inert.
     match &app.status {
-        Some((message, Severity::Error)) => spans.push(Span::styled(format!(" ✗ {message}"), theme.error)),
-        Some((message, Severity::Info)) => spans.push(Span::styled(format!(" {message}"), theme.text)),
+        Some((message, Severity::Error)) => spans.push(Span::styled(format!(" ✗ {}", inert(message)), theme.error)),
+        Some((message, Severity::Info)) => spans.push(Span::styled(format!(" {}", inert(message)), theme.text)),
         None => spans.push(Span::styled(" ? help · o operations · : all operations · q quit", theme.muted)),
     }
     frame.render_widget(Paragraph::new(Line::from(spans)), area);

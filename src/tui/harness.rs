@@ -24,8 +24,9 @@ impl Harness {
         Harness::with_args(GlobalArgs { profile: None, read_only: false, theme: None, config: None }).await
     }
 
+    /// A console on a truecolor terminal, seeing no other environment.
     pub async fn with_args(global: GlobalArgs) -> Harness {
-        Harness::with_env(global, &|_| None).await
+        Harness::with_env(global, &|name| (name == "COLORTERM").then(|| "truecolor".to_owned())).await
     }
 
     /// A console that sees `env` as its environment (live credentials, URL overrides).
@@ -67,6 +68,11 @@ impl Harness {
         }
     }
 
+    /// Pastes `text` as a terminal with bracketed paste would deliver it.
+    pub fn paste(&mut self, text: &str) {
+        self.console.app.handle_paste(text);
+    }
+
     /// Applies call results until nothing is in flight.
     pub async fn settle(&mut self) {
         let app = &mut self.console.app;
@@ -90,6 +96,19 @@ impl Harness {
             .join("\n")
     }
 
+    /// Draws a frame and returns it, for tests that look at every cell.
+    pub fn buffer_after_draw(&mut self) -> &Buffer {
+        self.screen();
+        self.terminal.backend().buffer()
+    }
+
+    /// Applies the call results that have already arrived, without waiting for more.
+    pub fn apply_ready_events(&mut self) {
+        while let Ok(event) = self.console.events.try_recv() {
+            self.console.app.on_call_event(event);
+        }
+    }
+
     /// The last drawn frame, for rendering to an image.
     pub fn buffer(&self) -> &Buffer {
         self.terminal.backend().buffer()
@@ -101,6 +120,12 @@ impl Harness {
 
     /// Moves the resource list to `name` and opens it.
     pub async fn browse(&mut self, name: &str) {
+        self.open_resource(name);
+        self.settle().await;
+    }
+
+    /// Moves the resource list to `name` and opens it, leaving its list call in flight.
+    pub fn open_resource(&mut self, name: &str) {
         let tab = &self.console.app.tabs[self.console.app.active];
         let index = tab.resources.iter().position(|r| *r == name).expect("resource exists");
         self.console.app.focus = Focus::Resources;
@@ -108,6 +133,5 @@ impl Harness {
         let moves = if index >= current { "j".repeat(index - current) } else { "k".repeat(current - index) };
         self.keys(&moves);
         self.keys("<Enter>");
-        self.settle().await;
     }
 }

@@ -4,6 +4,8 @@
 //! and draws only after something changed, so an idle console uses no CPU.
 
 pub mod app;
+#[cfg(test)]
+mod boundary_tests;
 pub mod components;
 pub mod draw;
 pub mod harness;
@@ -14,9 +16,9 @@ pub mod tab;
 mod tests;
 pub mod theme;
 
-use std::io::{self, Stdout};
+use std::io::{self, IsTerminal as _, Stdout};
 
-use crossterm::event::{Event, EventStream, KeyEventKind};
+use crossterm::event::{DisableBracketedPaste, EnableBracketedPaste, Event, EventStream, KeyEventKind};
 use crossterm::execute;
 use crossterm::terminal::{disable_raw_mode, enable_raw_mode, EnterAlternateScreen, LeaveAlternateScreen};
 use futures_util::StreamExt;
@@ -27,7 +29,7 @@ use tokio::sync::mpsc;
 use crate::catalog::Service;
 use crate::cli::GlobalArgs;
 use crate::client::{self, CallEvent, Executor, HttpSettings};
-use crate::config::{self, theme_file, Config, Mode};
+use crate::config::{self, Config, Mode};
 use crate::sandbox::{self, Sandbox};
 use app::App;
 use tab::Tab;
@@ -55,7 +57,8 @@ pub async fn start_with(
     let sandbox = sandbox::start(0, sandbox::DEFAULT_SEED).await?;
     let resolved = config.resolve(global.profile.as_deref(), env, &|s| sandbox.base_url(s))?;
     let theme_name = global.theme.clone().or_else(|| config.theme.clone()).unwrap_or_else(|| "dark".into());
-    let (theme, warning) = theme_file::load(&theme_name, config::config_dir().map(|d| d.join("themes")).as_deref());
+    let user_themes = config::config_dir().map(|d| d.join("themes"));
+    let (theme, warning) = theme::Theme::for_terminal(&theme_name, user_themes.as_deref(), env);
     let settings = HttpSettings {
         request_timeout: std::time::Duration::from_secs(config.request_timeout_secs.unwrap_or(30)),
         ..HttpSettings::default()
@@ -83,10 +86,16 @@ pub async fn start_with(
     Ok(Console { app, events, sandbox })
 }
 
-/// Runs the console until the user quits, Ctrl-C or SIGTERM; the terminal is restored on every
-/// way out, panics included.
+/// What a console started without a terminal says instead of drawing a broken screen.
+pub const NEEDS_A_TERMINAL: &str = "the console needs a terminal; use `opsdeck call` in scripts and pipes";
+
+/// Runs the console until the user quits, Ctrl-C, SIGINT, SIGHUP or SIGTERM; the terminal is
+/// restored on every way out, panics included.
 pub async fn run(global: &GlobalArgs) -> anyhow::Result<()> {
     let started = std::time::Instant::now();
+    if !(io::stdin().is_terminal() && io::stdout().is_terminal()) {
+        anyhow::bail!(NEEDS_A_TERMINAL);
+    }
     let mut console = start(global).await?;
     install_panic_hook();
     let mut terminal = enter_terminal()?;
@@ -101,7 +110,8 @@ pub async fn run(global: &GlobalArgs) -> anyhow::Result<()> {
 
 fn enter_terminal() -> anyhow::Result<Terminal<CrosstermBackend<Stdout>>> {
     enable_raw_mode()?;
-    if let Err(e) = execute!(io::stdout(), EnterAlternateScreen) {
+    // Bracketed paste: a pasted `orders:eu` arrives as one text, not as the keys `o`, `r`, ….
+    if let Err(e) = execute!(io::stdout(), EnterAlternateScreen, EnableBracketedPaste) {
         leave_terminal();
         return Err(e.into());
     }
@@ -111,7 +121,7 @@ fn enter_terminal() -> anyhow::Result<Terminal<CrosstermBackend<Stdout>>> {
 /// Restores the terminal; safe to call more than once.
 fn leave_terminal() {
     let _ = disable_raw_mode();
-    let _ = execute!(io::stdout(), LeaveAlternateScreen, crossterm::cursor::Show);
+    let _ = execute!(io::stdout(), DisableBracketedPaste, LeaveAlternateScreen, crossterm::cursor::Show);
 }
 
 /// Restores the terminal before the default hook prints the panic, so the message is readable.
@@ -132,7 +142,7 @@ async fn event_loop(
     let app = &mut console.app;
     app.start_tab();
     let mut input = EventStream::new();
-    let mut terminate = signal_terminate();
+    let mut terminate = Signals::new();
     let mut dirty = true;
     // For benches/process.sh: stop after the first complete frame (data loaded and drawn).
     let exit_after_first_frame = std::env::var_os("OPSDECK_EXIT_AFTER_FIRST_FRAME").is_some();
@@ -150,7 +160,7 @@ async fn event_loop(
         let deadline = app.next_deadline();
         tokio::select! {
             biased;
-            () = wait_terminate(&mut terminate) => break,
+            () = terminate.wait() => break,
             Some(event) = console.events.recv() => {
                 app.on_call_event(event);
                 // Take everything already queued before drawing once.
@@ -162,6 +172,10 @@ async fn event_loop(
             event = input.next() => match event {
                 Some(Ok(Event::Key(key))) if key.kind != KeyEventKind::Release => {
                     app.handle_key(key);
+                    dirty = true;
+                }
+                Some(Ok(Event::Paste(text))) => {
+                    app.handle_paste(&text);
                     dirty = true;
                 }
                 Some(Ok(Event::Resize(..))) => dirty = true,
@@ -184,12 +198,17 @@ async fn event_loop(
 /// Puts `text` on the clipboard through the terminal (OSC 52), which works over SSH and tmux
 /// (with `set-clipboard on`) where no local clipboard tool could.
 fn copy_to_clipboard(text: &str) -> io::Result<()> {
-    use base64::Engine as _;
     use std::io::Write as _;
-    let encoded = base64::engine::general_purpose::STANDARD.encode(text);
     let mut out = io::stdout();
-    write!(out, "\x1b]52;c;{encoded}\x07")?;
+    out.write_all(osc52(text).as_bytes())?;
     out.flush()
+}
+
+/// The OSC 52 sequence that sets the clipboard to `text`. The text is base64, so whatever it
+/// holds (a BEL, an ESC, a whole other escape from a server) cannot end the sequence early.
+fn osc52(text: &str) -> String {
+    use base64::Engine as _;
+    format!("\x1b]52;c;{}\x07", base64::engine::general_purpose::STANDARD.encode(text))
 }
 
 /// Sleeps until `deadline`, or forever when there is none (nothing to wake up for).
@@ -200,27 +219,71 @@ async fn sleep_until(deadline: Option<std::time::Instant>) {
     }
 }
 
+/// The signals that end the console the way `q` does, so the terminal is restored: SIGTERM
+/// (`kill`), SIGHUP (the terminal closed) and SIGINT (Ctrl-C from outside raw mode, `kill -INT`).
 #[cfg(unix)]
-fn signal_terminate() -> Option<tokio::signal::unix::Signal> {
-    tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok()
-}
+struct Signals(Vec<tokio::signal::unix::Signal>);
 
 #[cfg(unix)]
-async fn wait_terminate(signal: &mut Option<tokio::signal::unix::Signal>) {
-    match signal {
-        Some(signal) => {
-            signal.recv().await;
+impl Signals {
+    fn new() -> Signals {
+        use tokio::signal::unix::{signal, SignalKind};
+        let kinds = [SignalKind::terminate(), SignalKind::hangup(), SignalKind::interrupt()];
+        Signals(kinds.into_iter().filter_map(|kind| signal(kind).ok()).collect())
+    }
+
+    async fn wait(&mut self) {
+        if self.0.is_empty() {
+            return std::future::pending().await;
         }
-        None => std::future::pending().await,
+        let any = self.0.iter_mut().map(|s| Box::pin(s.recv()));
+        futures_util::future::select_all(any).await;
     }
 }
 
 #[cfg(not(unix))]
-fn signal_terminate() -> Option<()> {
-    None
-}
+struct Signals;
 
 #[cfg(not(unix))]
-async fn wait_terminate(_: &mut Option<()>) {
-    std::future::pending().await
+impl Signals {
+    fn new() -> Signals {
+        Signals
+    }
+
+    async fn wait(&mut self) {
+        std::future::pending().await
+    }
+}
+
+#[cfg(test)]
+mod clipboard_tests {
+    #[test]
+    fn copied_text_cannot_break_out_of_the_clipboard_escape() {
+        let hostile = "id\x07\x1b]52;c;ZXZpbA==\x07\x1b[2J\u{9c}";
+        let sequence = super::osc52(hostile);
+        let payload = sequence.strip_prefix("\x1b]52;c;").and_then(|s| s.strip_suffix('\x07')).expect("framed");
+        assert!(payload.chars().all(|c| c.is_ascii_alphanumeric() || "+/=".contains(c)), "{payload}");
+        use base64::Engine as _;
+        let decoded = base64::engine::general_purpose::STANDARD.decode(payload).expect("base64");
+        assert_eq!(decoded, hostile.as_bytes());
+    }
+}
+
+#[cfg(all(test, unix))]
+mod signal_tests {
+    use super::Signals;
+
+    /// SIGHUP (terminal closed) and SIGINT end the loop like SIGTERM, so the terminal is restored
+    /// instead of left in raw mode by the default action.
+    #[tokio::test]
+    async fn hangup_and_interrupt_end_the_console_like_terminate() {
+        for signal in ["-HUP", "-INT", "-TERM"] {
+            let mut signals = Signals::new();
+            let pid = std::process::id().to_string();
+            let status = std::process::Command::new("kill").args([signal, &pid]).status().expect("kill runs");
+            assert!(status.success());
+            let woke = tokio::time::timeout(std::time::Duration::from_secs(5), signals.wait()).await;
+            assert!(woke.is_ok(), "{signal} ends the loop");
+        }
+    }
 }

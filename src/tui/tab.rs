@@ -13,6 +13,10 @@ use crate::tui::components::inspector::Inspector;
 /// The page shown in the browser and how it was fetched, for `n`, `p` and `r`.
 pub struct PageState {
     pub op: &'static Operation,
+    /// What the list was asked with, for reloading it without its filters.
+    pub values: Values,
+    /// The values among them that narrow the list (shown in the browser's title).
+    pub filters: Vec<(String, String)>,
     pub request: PreparedRequest,
     pub response: Response,
     /// Requests of the pages before this one, for `p`.
@@ -29,7 +33,9 @@ pub struct Tab {
     pub resource: usize,
     pub browser: Browser,
     pub inspector: Inspector,
-    /// Values gathered while browsing, used to pre-fill forms.
+    /// Ids gathered while browsing, by the path parameter that names them (`channelId` of the
+    /// selected channel, `deviceId` of the selected device): what forms and lists that need
+    /// one are filled with. Never a filter: a list is not narrowed by what was clicked before.
     pub context: Values,
     /// What each operation's form last held, so nothing typed is lost when a call fails.
     pub drafts: std::collections::HashMap<&'static str, Values>,
@@ -70,6 +76,18 @@ impl Tab {
         self.resources.get(self.resource).copied().unwrap_or("")
     }
 
+    /// The list call in view stops (cancelled): nothing may keep saying "loading".
+    pub fn stop_loading(&mut self) {
+        if self.loading.take().is_some() && self.page.is_none() {
+            self.browser.notice = Some(("cancelled; r loads it again".into(), false));
+        }
+    }
+
+    /// Whether auto-refresh has anything to reload: a list in view from a service that answers.
+    pub fn can_auto_refresh(&self) -> bool {
+        self.available && self.page.is_some() && self.loading.is_none()
+    }
+
     /// The operation that lists the selected resource, if it has one.
     pub fn list_op(&self) -> Option<&'static Operation> {
         let resource = self.resource_name();
@@ -95,28 +113,40 @@ impl Tab {
         }
     }
 
-    /// Records a selected row in the context: its own fields by name, and its id under the path
-    /// parameter names of the resource's operations (a device's `id` is their `deviceId`).
+    /// Records the ids a selected row gives: its fields named like a path parameter of this
+    /// service (a subscription's `deviceId`), and its own id under the path parameters that its
+    /// resource's operations name it by (a device's `id` is their `deviceId`). The parameters
+    /// the list itself was called with are not its id: a message's id is not its `channelId`.
     pub fn remember_selection(&mut self) {
         let Some(page_op) = self.page.as_ref().map(|p| p.op) else { return };
         let Some(record) = self.selected_record() else { return };
+        let operations = self.service.operations();
+        let is_path_param = |name: &str| {
+            operations.iter().any(|op| op.params.iter().any(|p| p.location == Location::Path && p.name == name))
+        };
         for (key, value) in &record {
-            if let Some(text) = scalar(value) {
+            if let Some(text) = scalar(value).filter(|_| is_path_param(key)) {
                 self.context.insert(key.clone(), text);
             }
         }
         let Some(id) = page_op.id_field.and_then(|f| record.get(f)).and_then(scalar) else { return };
-        for op in self.service.operations().iter().filter(|op| op.resource == page_op.resource) {
-            for param in op.params.iter().filter(|p| p.location == Location::Path && !record.contains_key(p.name)) {
-                self.context.insert(param.name.to_owned(), id.clone());
+        let listed_with = |name: &str| page_op.params.iter().any(|p| p.location == Location::Path && p.name == name);
+        for op in operations.iter().filter(|op| op.resource == page_op.resource) {
+            for param in op.params.iter().filter(|p| p.location == Location::Path) {
+                if !record.contains_key(param.name) && !listed_with(param.name) {
+                    self.context.insert(param.name.to_owned(), id.clone());
+                }
             }
         }
     }
 
-    /// The values the browser lists `op` with: the suggested values plus the op's browse values.
+    /// The values the browser lists `op` with: the ids it needs (from the selection and the
+    /// context) and the op's browse values. Optional filters are never filled in: a list
+    /// shows everything unless the user asked for less in its form.
     /// Drafts are not used: a half-typed form must not break browsing.
     pub fn browse_values(&self, op: &'static Operation) -> Values {
         let mut values = self.suggested_values(op, None);
+        values.retain(|name, _| op.params.iter().any(|p| p.name == name && p.required));
         for (name, value) in op.browse {
             values.entry((*name).to_owned()).or_insert_with(|| (*value).to_owned());
         }
@@ -132,15 +162,26 @@ impl Tab {
     }
 
     /// Values for `op` taken from `record` (by default the browser's selected row) and the
-    /// browsing context.
+    /// browsing context. A record fills a path parameter of any operation by name (an id is an
+    /// id wherever it goes), but its other fields fill only operations on its own resource: a
+    /// message's `clientId` is no filter for push devices.
     pub fn suggested_values(&self, op: &'static Operation, record: Option<&Map<String, Value>>) -> Values {
         let record = record.cloned().or_else(|| self.selected_record()).unwrap_or_default();
+        let record_resource = self.page.as_ref().map(|p| p.op.resource);
+        let same_resource = record_resource == Some(op.resource);
         let mut values = Values::new();
         for param in op.params {
             // A record's body fields pre-fill updates only: copying them into a create would
             // make a duplicate (or, with Ably's idempotent ids, silently publish nothing).
             let is_update = matches!(op.method, crate::catalog::Method::Put | crate::catalog::Method::Patch);
-            let usable = param.location != Location::Body || is_update;
+            // A record's fields are no filter for the list it came from: they would narrow it to
+            // that one record.
+            let list_filter = op.is_list() && !param.required && param.location == Location::Query;
+            let usable = match param.location {
+                Location::Path => true,
+                Location::Body => is_update && same_resource,
+                _ => same_resource && !list_filter,
+            };
             let from_record = record.get(param.name).filter(|_| usable).and_then(|v| match v {
                 Value::Object(_) | Value::Array(_)
                     if matches!(param.kind, crate::catalog::Kind::Json | crate::catalog::Kind::Data) =>
@@ -149,9 +190,9 @@ impl Tab {
                 }
                 other => scalar(other),
             });
-            // Body fields come only from the record itself: the context holds other records' fields.
+            // The context holds ids by the path parameter that takes them, nothing else.
             let from_context =
-                (param.location != Location::Body).then(|| self.context.get(param.name).cloned()).flatten();
+                (param.location == Location::Path).then(|| self.context.get(param.name).cloned()).flatten();
             if let Some(value) = from_record.or(from_context) {
                 values.insert(param.name.to_owned(), value);
             }

@@ -7,12 +7,14 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table, Wrap};
 use ratatui::Frame;
 use serde_json::Value;
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
+use crate::inert::inert;
 use crate::tui::theme::Theme;
 
 /// Columns shown at most; the inspector shows everything.
 const MAX_COLUMNS: usize = 8;
-/// Characters of a cell kept; the inspector shows the whole value.
+/// Terminal columns of a cell kept; the inspector shows the whole value.
 const MAX_CELL: usize = 60;
 
 /// What a key did in the browser, for the app to act on.
@@ -42,6 +44,9 @@ pub struct Browser {
     filter_editing: bool,
     /// "page 2", "12 rows", shown in the title.
     pub page_label: String,
+    /// The filters the list was asked with, shown in the title so a short list is never a
+    /// mystery (`only deviceId=dev-1 (c clears)`).
+    pub filter_note: Option<String>,
     /// Shown instead of rows: loading, errors, "not simulated yet".
     pub notice: Option<(String, bool)>,
     height: usize,
@@ -62,6 +67,7 @@ impl Browser {
 
     pub fn clear(&mut self) {
         self.set_records(Vec::new(), None);
+        self.filter_note = None;
     }
 
     pub fn records(&self) -> &[Value] {
@@ -103,7 +109,9 @@ impl Browser {
                 KeyCode::Backspace => {
                     self.filter.pop();
                 }
-                KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => self.filter.push(c),
+                KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) && !crate::inert::is_unsafe(c) => {
+                    self.filter.push(c)
+                }
                 _ => return BrowserAction::None,
             }
             self.apply_filter();
@@ -139,6 +147,13 @@ impl Browser {
         }
     }
 
+    /// Pasted text goes into the row filter, which opens if it was closed.
+    pub fn paste(&mut self, text: &str) {
+        self.filter_editing = true;
+        self.filter.push_str(text);
+        self.apply_filter();
+    }
+
     fn selection_action(&self) -> BrowserAction {
         self.selected_index().map_or(BrowserAction::None, BrowserAction::Selected)
     }
@@ -151,6 +166,7 @@ impl Browser {
             ("g G", "first / last row"),
             ("Enter", "open the record in the inspector"),
             ("/", "filter rows (Esc clears)"),
+            ("c", "list again without the filters in the title"),
             ("n p", "next / previous page from the API"),
             ("r", "refresh"),
             ("a", "toggle auto-refresh"),
@@ -160,13 +176,16 @@ impl Browser {
     }
 
     pub fn render(&mut self, frame: &mut Frame, area: Rect, theme: &Theme, focused: bool) {
-        let mut title = vec![Span::styled(format!(" {} ", self.title), theme.title)];
+        let mut title = vec![Span::styled(format!(" {} ", inert(&self.title)), theme.title)];
         if !self.page_label.is_empty() {
             title.push(Span::styled(format!("{} ", self.page_label), theme.muted));
         }
+        if let Some(note) = &self.filter_note {
+            title.push(Span::styled(format!("{} ", inert(note)), theme.warning));
+        }
         if !self.filter.is_empty() || self.filter_editing {
             let cursor = if self.filter_editing { "▏" } else { "" };
-            title.push(Span::styled(format!("/{}{cursor} ", self.filter), theme.accent));
+            title.push(Span::styled(format!("/{}{cursor} ", inert(&self.filter)), theme.accent));
             title.push(Span::styled(format!("{} of {} ", self.visible.len(), self.records.len()), theme.muted));
         }
         let block = Block::default().borders(Borders::ALL).border_style(theme.border(focused)).title(Line::from(title));
@@ -177,7 +196,8 @@ impl Browser {
         }
         if let Some((text, is_error)) = &self.notice {
             let style = if *is_error { theme.error } else { theme.muted };
-            frame.render_widget(Paragraph::new(text.as_str()).style(style).wrap(Wrap { trim: false }), inner);
+            let text = crate::inert::inert_lines(text);
+            frame.render_widget(Paragraph::new(text.as_ref()).style(style).wrap(Wrap { trim: false }), inner);
             return;
         }
         if self.visible.is_empty() {
@@ -202,7 +222,7 @@ impl Browser {
             })
             .collect();
         let widths = self.column_widths(inner.width);
-        let header = Row::new(self.columns.iter().map(|c| Cell::from(c.header()))).style(theme.title);
+        let header = Row::new(self.columns.iter().map(|c| Cell::from(inert(c.header())))).style(theme.title);
         frame.render_widget(Table::new(rows, widths).header(header).column_spacing(1), inner);
     }
 
@@ -217,8 +237,8 @@ impl Browser {
             .enumerate()
             .map(|(c, name)| {
                 let widest =
-                    self.visible[self.offset..end].iter().map(|r| self.cells[*r][c].chars().count()).max().unwrap_or(0);
-                u16::try_from(widest.max(name.header().len()).min(40)).unwrap_or(40)
+                    self.visible[self.offset..end].iter().map(|r| self.cells[*r][c].width()).max().unwrap_or(0);
+                u16::try_from(widest.max(name.header().width()).min(40)).unwrap_or(40)
             })
             .collect();
         // The id column keeps its width: it is what identifies the row.
@@ -315,13 +335,27 @@ fn cell_text(record: &Value, column: &Column, id_field: Option<&str>) -> String 
         Some(other) => other.to_string(),
     };
     let text = text.replace(['\n', '\r', '\t'], " ");
-    if text.chars().count() > MAX_CELL {
-        let mut cut: String = text.chars().take(MAX_CELL - 1).collect();
-        cut.push('…');
-        cut
-    } else {
-        text
+    truncate_to_width(&inert(&text), MAX_CELL)
+}
+
+/// `text` in at most `max` terminal columns, cut with `…` between characters, so a wide
+/// character (`注`, two columns) is shown whole or not at all.
+pub fn truncate_to_width(text: &str, max: usize) -> String {
+    if text.width() <= max {
+        return text.to_owned();
     }
+    let mut cut = String::new();
+    let mut used = 0;
+    for c in text.chars() {
+        let w = c.width().unwrap_or(0);
+        if used + w > max.saturating_sub(1) {
+            break;
+        }
+        cut.push(c);
+        used += w;
+    }
+    cut.push('…');
+    cut
 }
 
 /// Columns whose numbers are millisecond timestamps (Ably's `timestamp`, `issued`, `expires`).

@@ -9,6 +9,7 @@ use ratatui::Frame;
 
 use crate::catalog::Operation;
 use crate::client::Values;
+use crate::inert::inert;
 use crate::tui::theme::Theme;
 
 #[derive(Debug, PartialEq, Eq)]
@@ -45,7 +46,14 @@ impl Confirm {
         if self.values.is_empty() {
             return "(no parameters)".into();
         }
-        self.values.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join("  ")
+        self.values.iter().map(|(k, v)| format!("{k}={}", inert(v))).collect::<Vec<_>>().join("  ")
+    }
+
+    /// Pasted text is typed into the id box on LIVE; elsewhere a paste decides nothing.
+    pub fn paste(&mut self, text: &str) {
+        if self.live {
+            self.typed.push_str(text);
+        }
     }
 
     pub fn handle_key(&mut self, key: KeyEvent) -> ConfirmAction {
@@ -86,7 +94,7 @@ impl Confirm {
         let mut lines = vec![
             Line::from(vec![
                 Span::styled(badge, badge_style),
-                Span::styled(format!(" {} · profile {}", self.op.service.title(), self.profile), theme.text),
+                Span::styled(format!(" {} · profile {}", self.op.service.title(), inert(&self.profile)), theme.text),
             ]),
             Line::from(vec![
                 Span::styled(format!("{} ", self.op.name), theme.warning),
@@ -98,10 +106,10 @@ impl Confirm {
         match (&self.expected, self.live) {
             (Some(expected), true) => {
                 lines.push(Line::from(Span::styled(
-                    format!("Type {expected} and press Enter to confirm; Esc cancels."),
+                    format!("Type {} and press Enter to confirm; Esc cancels.", inert(expected)),
                     theme.warning,
                 )));
-                lines.push(Line::from(Span::styled(format!("> {}▏", self.typed), theme.accent)));
+                lines.push(Line::from(Span::styled(format!("> {}▏", inert(&self.typed)), theme.accent)));
             }
             (None, true) => lines.push(Line::from(Span::styled("Enter confirms on LIVE; Esc cancels.", theme.warning))),
             _ => lines.push(Line::from(Span::styled("y or Enter confirms · n or Esc cancels", theme.warning))),

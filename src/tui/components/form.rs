@@ -11,6 +11,7 @@ use tui_textarea::{CursorMove, TextArea};
 
 use crate::catalog::{validate, Kind, Location, Operation, Param};
 use crate::client::Values;
+use crate::inert::{inert, inert_lines};
 use crate::tui::theme::Theme;
 
 /// What a key did in the form.
@@ -26,11 +27,22 @@ struct Field {
     param: &'static Param,
     input: TextArea<'static>,
     error: Option<String>,
+    /// A pre-filled value that holds control characters is shown inert (`␛` for ESC); this is
+    /// the value as it was, sent as long as the shown text is left as it is.
+    prefilled: Option<Prefilled>,
+}
+
+struct Prefilled {
+    shown: String,
+    value: String,
 }
 
 impl Field {
     fn value(&self) -> String {
         let text = self.input.lines().join("\n");
+        if let Some(prefilled) = self.prefilled.as_ref().filter(|p| p.shown == text) {
+            return prefilled.value.clone();
+        }
         if matches!(self.param.kind, Kind::Json | Kind::Data) {
             text.trim().to_owned()
         } else {
@@ -67,10 +79,14 @@ impl Form {
             .iter()
             .map(|param| {
                 let value = prefill.get(param.name).cloned().unwrap_or_default();
-                let mut input = TextArea::new(value.lines().map(str::to_owned).collect());
+                let multi_line = matches!(param.kind, Kind::Json | Kind::Data);
+                let shown = if multi_line { inert_lines(&value) } else { inert(&value) };
+                let mut input = TextArea::new(shown.lines().map(str::to_owned).collect());
                 if input.lines().is_empty() {
                     input = TextArea::default();
                 }
+                let shown = input.lines().join("\n");
+                let prefilled = (shown != value).then_some(Prefilled { shown, value });
                 input.move_cursor(CursorMove::Bottom);
                 input.move_cursor(CursorMove::End);
                 input.set_cursor_line_style(ratatui::style::Style::default());
@@ -79,7 +95,7 @@ impl Form {
                     hint = format!("one of {}", param.allowed.join(" | "));
                 }
                 input.set_placeholder_text(hint);
-                Field { param, input, error: None }
+                Field { param, input, error: None, prefilled }
             })
             .collect();
         Form { op, fields, focused: 0, target_label, message: None }
@@ -106,7 +122,25 @@ impl Form {
         if let Some(field) = self.fields.iter_mut().find(|f| f.param.name == name) {
             field.input = TextArea::new(value.lines().map(str::to_owned).collect());
             field.input.move_cursor(CursorMove::End);
+            field.prefilled = None;
         }
+    }
+
+    /// Whether the focused field keeps line breaks (JSON and data).
+    pub fn focused_takes_lines(&self) -> bool {
+        self.fields.get(self.focused).is_some_and(|f| matches!(f.param.kind, Kind::Json | Kind::Data))
+    }
+
+    /// Pasted text goes into the focused field at the cursor; a one-line field gets it on one
+    /// line. The caller has already taken out what a terminal would act on.
+    pub fn paste(&mut self, text: &str) {
+        let Some(field) = self.fields.get_mut(self.focused) else { return };
+        if matches!(field.param.kind, Kind::Json | Kind::Data) {
+            field.input.insert_str(text);
+        } else {
+            field.input.insert_str(text.replace('\n', " "));
+        }
+        field.error = None;
     }
 
     pub fn error_of(&self, name: &str) -> Option<&str> {
@@ -175,10 +209,10 @@ impl Form {
         let title = Line::from(vec![
             Span::styled(format!(" {} ", self.op.full_name()), theme.title),
             Span::styled(format!("{} {} ", self.op.method, self.op.path), theme.muted),
-            Span::styled(format!("→ {} ", self.target_label), theme.accent),
+            Span::styled(format!("→ {} ", inert(&self.target_label)), theme.accent),
         ]);
         let footer = match &self.message {
-            Some(message) => Span::styled(format!(" {message} "), theme.error),
+            Some(message) => Span::styled(format!(" {} ", inert(message)), theme.error),
             None => Span::styled(" Ctrl-s send · Tab next · Esc close ", theme.muted),
         };
         let block = Block::default()
@@ -220,7 +254,8 @@ impl Form {
                 Span::styled(param.help, theme.muted),
             ];
             if let Some(error) = &field.error {
-                label.insert(3, Span::styled(format!("✗ {error}  "), theme.error.add_modifier(Modifier::BOLD)));
+                label
+                    .insert(3, Span::styled(format!("✗ {}  ", inert(error)), theme.error.add_modifier(Modifier::BOLD)));
             }
             frame.render_widget(Paragraph::new(Line::from(label)), Rect { x: body.x, y, width: body.width, height: 1 });
             let input_area = Rect { x: body.x + 2, y: y + 1, width: body.width.saturating_sub(2), height: needed - 1 };

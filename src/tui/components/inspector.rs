@@ -15,6 +15,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Block;
 use ratatui::Frame;
 
+use crate::inert::inert;
 use crate::tui::json_tree::{visible_text, JsonDoc, JsonTree, Kind, LineIndex, Searcher, TreeLine};
 use crate::tui::theme::Theme;
 
@@ -165,6 +166,17 @@ impl Inspector {
     /// as global keys.
     pub fn is_typing(&self) -> bool {
         self.search.input.is_some()
+    }
+
+    /// Pasted text goes into the `/` box when it is open; false when nothing here takes it.
+    pub fn paste(&mut self, text: &str) -> bool {
+        match self.search.input.as_mut() {
+            Some(input) => {
+                input.push_str(text);
+                true
+            }
+            None => false,
+        }
     }
 
     /// The selected node as a value, for pre-filling forms from the selected record; `None`
@@ -467,7 +479,7 @@ impl Inspector {
             if let Some(view) = &self.view {
                 draw_row(buf, &mut rows, summary_line(view, &self.body, theme));
                 if !view.request_line.is_empty() {
-                    draw_row(buf, &mut rows, Line::styled(view.request_line.clone(), theme.muted));
+                    draw_row(buf, &mut rows, Line::styled(inert(&view.request_line).into_owned(), theme.muted));
                 }
             }
         }
@@ -478,7 +490,7 @@ impl Inspector {
                 rows.height -= 1;
                 let line = Line::from(vec![
                     Span::styled("/", theme.accent),
-                    Span::styled(input.clone(), theme.text),
+                    Span::styled(inert(input).into_owned(), theme.text),
                     Span::styled("▏", theme.accent),
                 ]);
                 buf.set_line(rows.x, y, &line, rows.width);
@@ -490,7 +502,7 @@ impl Inspector {
         let title = self.view.as_ref().map_or("inspector", |v| v.title.as_str());
         let mut block = Block::bordered()
             .border_style(theme.border(focused))
-            .title(Line::styled(format!(" {title} "), theme.title));
+            .title(Line::styled(format!(" {} ", inert(title)), theme.title));
         if self.view.is_some() {
             block = block.title(self.mode_tabs(theme).right_aligned());
         }
@@ -527,7 +539,7 @@ impl Inspector {
                 let wrapped = if *wrapped { " (wrapped)" } else { "" };
                 Span::styled(format!(" match {ordinal}/{total} {arrow}{wrapped} "), theme.accent)
             }
-            SearchNote::NoMatch(needle) => Span::styled(format!(" no match for {needle} "), theme.warning),
+            SearchNote::NoMatch(needle) => Span::styled(format!(" no match for {} ", inert(needle)), theme.warning),
         };
         Some(Line::from(text))
     }
@@ -549,7 +561,7 @@ impl Inspector {
             }
             Body::Binary => {
                 let kind = view.content_type.as_deref().unwrap_or("binary data");
-                let text = format!("{} bytes of {kind}", view.body.len());
+                let text = format!("{} bytes of {}", view.body.len(), inert(kind));
                 buf.set_stringn(area.x, area.y, text, usize::from(area.width), theme.muted);
                 None
             }
@@ -604,7 +616,7 @@ fn summary_line(view: &ResponseView, body: &Body, theme: &Theme) -> Line<'static
     spans.push(Span::styled(human_size(view.body.len()), theme.text));
     if let Some(content_type) = &view.content_type {
         spans.push(sep());
-        spans.push(Span::styled(content_type.clone(), theme.muted));
+        spans.push(Span::styled(inert(content_type).into_owned(), theme.muted));
     }
     if let Body::Json(tree) = body {
         spans.push(sep());
@@ -639,7 +651,7 @@ fn tree_line(line: &TreeLine, theme: &Theme, selected: Option<Style>, width: u16
     };
     let mut spans = vec![Span::raw(" ".repeat(indent)), Span::styled(marker, style(theme.json_punctuation))];
     if let Some(key) = &line.key {
-        spans.push(Span::styled(key.clone(), style(theme.json_key)));
+        spans.push(Span::styled(inert(key).into_owned(), style(theme.json_key)));
         spans.push(Span::styled(": ", style(theme.json_punctuation)));
     }
     let value_style = match line.kind {
@@ -654,7 +666,7 @@ fn tree_line(line: &TreeLine, theme: &Theme, selected: Option<Style>, width: u16
         spans.push(Span::styled(brackets.to_owned(), style(value_style)));
         spans.push(Span::styled(format!(" {count}"), style(theme.muted)));
     } else {
-        spans.push(Span::styled(line.preview.clone(), style(value_style)));
+        spans.push(Span::styled(inert(&line.preview).into_owned(), style(value_style)));
     }
     Line::from(spans)
 }
@@ -667,9 +679,9 @@ fn draw_headers(buf: &mut Buffer, area: Rect, headers: &[(String, String)], top:
     *top = (*top).min(headers.len().saturating_sub(usize::from(area.height)));
     for (row, (name, value)) in (area.y..area.bottom()).zip(headers.iter().skip(*top)) {
         let line = Line::from(vec![
-            Span::styled(name.clone(), theme.json_key),
+            Span::styled(inert(name).into_owned(), theme.json_key),
             Span::styled(": ", theme.json_punctuation),
-            Span::styled(value.clone(), theme.text),
+            Span::styled(inert(value).into_owned(), theme.text),
         ]);
         buf.set_line(area.x, row, &line, area.width);
     }
@@ -680,7 +692,7 @@ fn draw_headers(buf: &mut Buffer, area: Rect, headers: &[(String, String)], top:
 fn draw_raw(buf: &mut Buffer, area: Rect, body: &Bytes, note: Option<&str>, raw: &mut RawScroll, theme: &Theme) -> u8 {
     let mut area = area;
     if let Some(note) = note {
-        buf.set_stringn(area.x, area.y, note, usize::from(area.width), theme.warning);
+        buf.set_stringn(area.x, area.y, inert(note), usize::from(area.width), theme.warning);
         area.y += 1;
         area.height -= 1;
         if area.height == 0 {
@@ -696,7 +708,7 @@ fn draw_raw(buf: &mut Buffer, area: Rect, body: &Bytes, note: Option<&str>, raw:
         let line = index.line(body, i);
         longest = longest.max(line.len());
         let text = visible_text(line, raw.left, width);
-        buf.set_stringn(area.x, row, text, width, theme.text);
+        buf.set_stringn(area.x, row, inert(&text), width, theme.text);
     }
     // Stop scrolling right once every visible line has scrolled out of view.
     raw.left = raw.left.min(longest.saturating_sub(1));

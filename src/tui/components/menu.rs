@@ -8,6 +8,7 @@ use ratatui::widgets::{Block, Borders, Clear, List, ListItem, ListState};
 use ratatui::Frame;
 
 use crate::catalog::Operation;
+use crate::inert::inert;
 use crate::tui::theme::Theme;
 
 /// What a key did in the menu.
@@ -75,6 +76,12 @@ impl Menu {
         MenuAction::None
     }
 
+    /// Pasted text joins the query.
+    pub fn paste(&mut self, text: &str) {
+        self.query.push_str(text);
+        self.refilter();
+    }
+
     pub fn help() -> &'static [(&'static str, &'static str)] {
         &[("type", "filter by name"), ("↑ ↓ ^p ^n", "move"), ("Enter", "open the operation's form"), ("Esc", "close")]
     }
@@ -87,8 +94,8 @@ impl Menu {
             Rect { x: area.x + (area.width - width) / 2, y: area.y + (area.height - height) / 3, width, height };
         frame.render_widget(Clear, popup);
         let title = Line::from(vec![
-            Span::styled(format!(" {} ", self.title), theme.title),
-            Span::styled(format!("> {}▏ ", self.query), theme.accent),
+            Span::styled(format!(" {} ", inert(&self.title)), theme.title),
+            Span::styled(format!("> {}▏ ", inert(&self.query)), theme.accent),
         ]);
         let block = Block::default().borders(Borders::ALL).border_style(theme.border_focused).title(title);
         let items: Vec<ListItem> = self

@@ -7,11 +7,11 @@ use std::path::Path;
 use ratatui::style::{Color, Modifier, Style};
 use serde::Deserialize;
 
-use crate::tui::theme::Theme;
+use super::Theme;
 
-/// The themes shipped inside the binary.
+/// The themes shipped inside the binary (`plain` is built in code: it has no colours to list).
 pub const BUILT_IN: &[(&str, &str)] =
-    &[("dark", include_str!("../../themes/dark.toml")), ("light", include_str!("../../themes/light.toml"))];
+    &[("dark", include_str!("../../../themes/dark.toml")), ("light", include_str!("../../../themes/light.toml"))];
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -114,6 +114,9 @@ pub fn parse_over(base: Theme, name: &str, text: &str) -> Result<Theme, String> 
 
 /// A built-in theme by name.
 pub fn built_in(name: &str) -> Option<Theme> {
+    if name == "plain" {
+        return Some(Theme::plain());
+    }
     let (_, text) = BUILT_IN.iter().find(|(n, _)| *n == name)?;
     parse_over(Theme::plain(), name, text).ok()
 }
@@ -134,7 +137,7 @@ pub fn load(name: &str, user_dir: Option<&Path>) -> (Theme, Option<String>) {
     match built_in(name) {
         Some(theme) => (theme, None),
         None => {
-            let names: Vec<&str> = BUILT_IN.iter().map(|(n, _)| *n).collect();
+            let names: Vec<&str> = BUILT_IN.iter().map(|(n, _)| *n).chain(["plain"]).collect();
             (
                 Theme::dark(),
                 Some(format!("no theme named '{name}' (built in: {}); using the default", names.join(", "))),
@@ -174,7 +177,7 @@ mod tests {
         let (_, warning) = load("colour", Some(&dir));
         assert!(warning.unwrap().contains("'blurple' is not a colour"));
         let (_, warning) = load("nosuch", Some(&dir));
-        assert!(warning.unwrap().contains("built in: dark, light"));
+        assert!(warning.unwrap().contains("built in: dark, light, plain"));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
