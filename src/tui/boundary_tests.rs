@@ -476,6 +476,22 @@ async fn the_console_honours_request_timeout_secs_from_config() {
         console.app.on_call_event(event);
     }
     let (status, _) = console.app.status.clone().expect("an error");
-    assert!(status.contains("1 s"), "{status}");
+    assert!(status.contains("no answer in 1.0 s"), "{status}");
     assert!(started.elapsed() < Duration::from_secs(15), "{:?}", started.elapsed());
+}
+
+#[tokio::test]
+async fn config_warnings_show_in_the_status_line_at_start() {
+    // A live key sent over plain http to a host that is not loopback: said at once, before any call.
+    let env = |name: &str| match name {
+        "ABLY_API_KEY" => Some("app.key:s3cr3t".to_owned()),
+        "OPSDECK_ABLY_URL" => Some("http://ably.internal.example:8080".to_owned()),
+        _ => None,
+    };
+    let console = super::start_with(crate::config::Config::default(), &env, &no_args()).await.expect("starts");
+    let (status, severity) = console.app.status.clone().expect("a warning");
+    assert_eq!(severity, crate::tui::app::Severity::Error);
+    assert!(status.contains("http://"), "{status}");
+    assert!(!status.contains("s3cr3t"), "{status}");
+    console.sandbox.shutdown();
 }

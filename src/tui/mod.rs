@@ -28,7 +28,7 @@ use tokio::sync::mpsc;
 
 use crate::catalog::Service;
 use crate::cli::GlobalArgs;
-use crate::client::{self, CallEvent, Executor, HttpSettings};
+use crate::client::{self, CallEvent, Executor};
 use crate::config::{self, Config, Mode};
 use crate::sandbox::{self, Sandbox};
 use app::App;
@@ -56,13 +56,11 @@ pub async fn start_with(
 ) -> anyhow::Result<Console> {
     let sandbox = sandbox::start(0, sandbox::DEFAULT_SEED).await?;
     let resolved = config.resolve(global.profile.as_deref(), env, &|s| sandbox.base_url(s))?;
+    let config_warnings = config::startup_warnings(&config, &resolved);
     let theme_name = global.theme.clone().or_else(|| config.theme.clone()).unwrap_or_else(|| "dark".into());
     let user_themes = config::config_dir().map(|d| d.join("themes"));
     let (theme, warning) = theme::Theme::for_terminal(&theme_name, user_themes.as_deref(), env);
-    let settings = HttpSettings {
-        request_timeout: std::time::Duration::from_secs(config.request_timeout_secs.unwrap_or(30)),
-        ..HttpSettings::default()
-    };
+    let settings = config.http_settings();
     let http = client::http_client(&settings)?;
     let (sender, events) = mpsc::unbounded_channel();
     let executor = Executor::new(http, settings, config.max_concurrent_calls(), sender);
@@ -79,9 +77,10 @@ pub async fn start_with(
         app.auto_refresh_every = std::time::Duration::from_secs(seconds.max(1));
     }
     debug_assert_eq!(app.tabs.len(), Service::ALL.len());
-    // A bad theme never blocks start: the default is used and the status bar says why.
-    if let Some(warning) = warning {
-        app.status = Some((warning, app::Severity::Error));
+    // A bad theme or a risky config never blocks start: the status bar says what is wrong.
+    let warnings: Vec<String> = warning.into_iter().chain(config_warnings).collect();
+    if !warnings.is_empty() {
+        app.status = Some((warnings.join("; "), app::Severity::Error));
     }
     Ok(Console { app, events, sandbox })
 }
