@@ -168,12 +168,8 @@ fn unreachable_host_is_a_clear_runtime_error() {
     assert!(stderr(&out).contains("cannot reach http://127.0.0.1:9/channels"), "{}", stderr(&out));
 }
 
-/// Serves `router` on a free loopback port; returns its base URL.
 async fn serve(router: axum::Router) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
-    format!("http://{addr}")
+    opsdeck::sandbox::serve_loopback(router).await.unwrap()
 }
 
 /// Runs the binary off the runtime, so a server on this runtime can answer it.

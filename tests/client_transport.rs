@@ -14,12 +14,8 @@ use opsdeck::catalog::Service;
 use opsdeck::client::{self, CallError, Credentials, HttpSettings, Secret, Target, Values};
 use tokio_util::sync::CancellationToken;
 
-/// Serves `router` on a free loopback port; returns its base URL.
 async fn serve(router: Router) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
-    format!("http://{addr}")
+    opsdeck::sandbox::serve_loopback(router).await.unwrap()
 }
 
 fn target(service: Service, base_url: String, credentials: Credentials) -> Target {

@@ -110,6 +110,17 @@ impl Sandbox {
     }
 }
 
+/// Serves `router` on a free loopback port until the runtime ends; returns its base URL. For a
+/// server of one's own beside the simulators: the fake upstreams of tests and benches.
+pub async fn serve_loopback(router: Router) -> std::io::Result<String> {
+    let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await?;
+    let address = listener.local_addr()?;
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, router).await;
+    });
+    Ok(format!("http://{address}"))
+}
+
 /// Starts every listener on loopback with the default [`ServeLimits`]. `port_base` 0 picks free
 /// ports.
 pub async fn start(port_base: u16, seed: u64) -> std::io::Result<Sandbox> {

@@ -29,14 +29,8 @@ fn no_args() -> GlobalArgs {
     GlobalArgs { profile: None, read_only: false, theme: None, config: None }
 }
 
-/// Serves `router` on a loopback port of its own; returns its base URL.
 async fn fake_upstream(router: Router) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("loopback port");
-    let address = listener.local_addr().expect("bound address");
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, router).await;
-    });
-    format!("http://{address}")
+    crate::sandbox::serve_loopback(router).await.expect("loopback port")
 }
 
 /// A console whose Ably tab talks to `url` instead of the embedded simulator.
