@@ -33,7 +33,7 @@ pub struct GlobalArgs {
     /// Refuse to send any operation that changes something.
     #[arg(long, global = true)]
     pub read_only: bool,
-    /// Theme: `dark`, `light`, or a file NAME.toml in the config dir's themes folder.
+    /// Theme: `dark`, `light`, `plain` (no colour), or a file NAME.toml in the config dir's themes folder.
     #[arg(long, global = true, value_name = "NAME")]
     pub theme: Option<String>,
     /// Config file to use instead of config.toml in the platform config dir.
@@ -87,7 +87,7 @@ pub struct CallArgs {
     #[arg(long, value_name = "N", requires = "all_pages", value_parser = parse_page_cap,
           default_value_t = pagination::DEFAULT_PAGE_CAP)]
     pub page_cap: usize,
-    /// Print the request as a curl command (secrets redacted) and send nothing.
+    /// Print the request as a curl command and send nothing: secrets as the $VARIABLES that hold them, signatures as placeholders.
     #[arg(long)]
     pub dry_run: bool,
     /// Send a destructive operation to a LIVE service without asking to type the target's id.
