@@ -12,6 +12,7 @@ pub mod harness;
 pub mod json_tree;
 pub mod svg;
 pub mod tab;
+pub mod tax;
 #[cfg(test)]
 mod tests;
 pub mod theme;

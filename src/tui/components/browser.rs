@@ -10,6 +10,8 @@ use serde_json::Value;
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 use crate::inert::inert;
+use crate::tui::components::detail::Tone;
+use crate::tui::tax;
 use crate::tui::theme::Theme;
 
 /// Columns shown at most; the inspector shows everything.
@@ -34,6 +36,8 @@ pub struct Browser {
     columns: Vec<Column>,
     records: Vec<Value>,
     cells: Vec<Vec<String>>,
+    /// The tone of each row's status cell (a document's Saved, Committed, Cancelled).
+    tones: Vec<Option<Tone>>,
     /// Lower-cased row text, for the filter.
     haystacks: Vec<String>,
     /// Indices of the rows that match the filter, in order.
@@ -57,6 +61,11 @@ impl Browser {
     pub fn set_records(&mut self, records: Vec<Value>, id_field: Option<&str>) {
         self.columns = columns_of(&records, id_field);
         self.cells = records.iter().map(|r| self.columns.iter().map(|c| cell_text(r, c, id_field)).collect()).collect();
+        let status = self.columns.iter().position(|c| c.header() == "status");
+        self.tones = match status {
+            Some(column) => self.cells.iter().map(|row| tax::status_tone(&row[column])).collect(),
+            None => Vec::new(),
+        };
         self.haystacks = self.cells.iter().map(|row| row.join(" ").to_lowercase()).collect();
         self.records = records;
         self.notice = None;
@@ -218,11 +227,23 @@ impl Browser {
             .enumerate()
             .map(|(i, row)| {
                 let style = if self.offset + i == self.selected { theme.selected(focused) } else { theme.text };
-                Row::new(self.cells[*row].iter().map(|c| Cell::from(c.as_str()))).style(style)
+                let tone = self.tones.get(*row).copied().flatten();
+                let cells = self.cells[*row].iter().zip(&self.columns).map(|(text, column)| {
+                    let line = if column.money { Line::from(text.as_str()).right_aligned() } else { Line::from(text.as_str()) };
+                    match tone.filter(|_| column.header() == "status") {
+                        Some(tone) => Cell::from(line).style(tone.style(theme)),
+                        None => Cell::from(line),
+                    }
+                });
+                Row::new(cells).style(style)
             })
             .collect();
         let widths = self.column_widths(inner.width);
-        let header = Row::new(self.columns.iter().map(|c| Cell::from(inert(c.header())))).style(theme.title);
+        let header = Row::new(self.columns.iter().map(|c| {
+            let name = Line::from(inert(&c.label()).into_owned());
+            Cell::from(if c.money { name.right_aligned() } else { name })
+        }))
+        .style(theme.title);
         frame.render_widget(Table::new(rows, widths).header(header).column_spacing(1), inner);
     }
 
@@ -238,7 +259,7 @@ impl Browser {
             .map(|(c, name)| {
                 let widest =
                     self.visible[self.offset..end].iter().map(|r| self.cells[*r][c].width()).max().unwrap_or(0);
-                u16::try_from(widest.max(name.header().width()).min(40)).unwrap_or(40)
+                u16::try_from(widest.max(name.label().width()).min(40)).unwrap_or(40)
             })
             .collect();
         // The id column keeps its width: it is what identifies the row.
@@ -269,11 +290,30 @@ impl Browser {
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Column {
     path: Vec<String>,
+    /// Amounts are shown in money format and right-aligned.
+    money: bool,
+    /// The last two keys when the last alone would name two columns alike
+    /// (`minimum_rate.rate`, `average_rate.rate`).
+    qualified: bool,
 }
 
 impl Column {
+    fn new(path: Vec<String>) -> Column {
+        let money = path.last().is_some_and(|name| tax::is_money_field(name));
+        Column { path, money, qualified: false }
+    }
+
+    /// The field name: what decides how its values are shown.
     fn header(&self) -> &str {
         self.path.last().map_or("value", String::as_str)
+    }
+
+    /// What the header says.
+    fn label(&self) -> String {
+        match self.path.as_slice() {
+            [.., parent, last] if self.qualified => format!("{parent}.{last}"),
+            _ => self.header().to_owned(),
+        }
     }
 }
 
@@ -285,7 +325,7 @@ const MAX_DEPTH: usize = 4;
 fn columns_of(records: &[Value], id_field: Option<&str>) -> Vec<Column> {
     let mut columns: Vec<Column> = Vec::new();
     if let Some(id) = id_field {
-        columns.push(Column { path: vec![id.to_owned()] });
+        columns.push(Column::new(vec![id.to_owned()]));
     }
     fn walk(value: &Value, path: &mut Vec<String>, columns: &mut Vec<Column>) {
         let Value::Object(map) = value else { return };
@@ -298,7 +338,7 @@ fn columns_of(records: &[Value], id_field: Option<&str>) -> Vec<Column> {
                 Value::Object(_) if path.len() < MAX_DEPTH => walk(child, path, columns),
                 _ => {
                     if !columns.iter().any(|c| c.path == *path) {
-                        columns.push(Column { path: path.clone() });
+                        columns.push(Column::new(path.clone()));
                     }
                 }
             }
@@ -309,7 +349,11 @@ fn columns_of(records: &[Value], id_field: Option<&str>) -> Vec<Column> {
         walk(record, &mut Vec::new(), &mut columns);
     }
     if columns.is_empty() {
-        columns.push(Column { path: vec!["value".into()] });
+        columns.push(Column::new(vec!["value".into()]));
+    }
+    let headers: Vec<String> = columns.iter().map(|c| c.header().to_owned()).collect();
+    for column in &mut columns {
+        column.qualified = headers.iter().filter(|h| *h == column.header()).count() > 1;
     }
     // When is usually the second question after which: time columns come right after the id.
     let first = usize::from(id_field.is_some()).min(columns.len());
@@ -325,6 +369,9 @@ fn cell_text(record: &Value, column: &Column, id_field: Option<&str>) -> String 
         _ => None,
     };
     let text = match value {
+        Some(amount @ (Value::Number(_) | Value::String(_))) if column.money && tax::money(amount).is_some() => {
+            tax::money(amount).unwrap_or_default()
+        }
         None | Some(Value::Null) => String::new(),
         Some(Value::String(s)) => s.clone(),
         Some(Value::Object(map)) => format!("{{…{}}}", map.len()),
@@ -436,6 +483,48 @@ mod tests {
         let text = screen(&mut b, 80, 4);
         assert!(text.contains("2023-11-14 22:13:20"), "{text}");
         assert!(text.contains("1700000000000"), "other columns keep their numbers: {text}");
+    }
+
+    #[test]
+    fn amounts_in_money_format_right_aligned_and_statuses_coloured() {
+        let mut b = Browser::default();
+        b.set_records(
+            vec![
+                json!({"code": "INV-1", "status": "Committed", "totalAmount": 1234.5, "totalTax": "95.67"}),
+                json!({"code": "INV-2", "status": "Cancelled", "totalAmount": 7, "totalTax": 0}),
+                json!({"code": "INV-3", "status": "Saved", "totalAmount": "n/a", "totalTax": 0.5}),
+            ],
+            Some("code"),
+        );
+        let mut terminal = Terminal::new(TestBackend::new(70, 6)).unwrap();
+        let theme = Theme::dark();
+        terminal.draw(|f| b.render(f, f.area(), &theme, false)).unwrap();
+        let buffer = terminal.backend().buffer();
+        let lines: Vec<String> = (0..6).map(|y| (0..70).map(|x| buffer[(x, y)].symbol()).collect()).collect();
+        let text = lines.join("\n");
+        assert!(text.contains("1,234.50") && text.contains("95.67") && text.contains("7.00"), "{text}");
+        assert!(text.contains("n/a"), "a value that is no number is shown as it is: {text}");
+        let end_of = |needle: &str| lines.iter().find_map(|l| l.find(needle).map(|i| i + needle.len())).unwrap();
+        assert_eq!(end_of("1,234.50"), end_of("7.00"), "right-aligned:\n{text}");
+        let cell_style = |needle: &str| {
+            let (y, line) = lines.iter().enumerate().find(|(_, l)| l.contains(needle)).unwrap();
+            let x = u16::try_from(line.find(needle).unwrap()).unwrap();
+            buffer[(x, u16::try_from(y).unwrap())].fg
+        };
+        assert_eq!(cell_style("Committed"), theme.success.fg.unwrap());
+        assert_eq!(cell_style("Cancelled"), theme.error.fg.unwrap());
+        assert_ne!(cell_style("Committed"), cell_style("Cancelled"));
+    }
+
+    #[test]
+    fn columns_alike_by_last_key_are_named_by_their_parent_too() {
+        let mut b = Browser::default();
+        b.set_records(
+            vec![json!({"region_code": "CA", "minimum_rate": {"rate": 0.065}, "average_rate": {"rate": 0.0827}})],
+            Some("region_code"),
+        );
+        let text = screen(&mut b, 80, 4);
+        assert!(text.contains("minimum_rate.rate") && text.contains("average_rate.rate"), "{text}");
     }
 
     #[test]

@@ -2,6 +2,7 @@
 
 pub mod browser;
 pub mod confirm;
+pub mod detail;
 pub mod form;
 pub mod inspector;
 pub mod menu;

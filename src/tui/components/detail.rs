@@ -1,0 +1,303 @@
+//! A structured view over the tab: a record's key facts and its tables (a transaction's lines
+//! and the tax of the selected line by jurisdiction, a rate breakdown). The JSON stays in the
+//! inspector; this is what a person reads first.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph};
+use ratatui::Frame;
+use serde_json::Value;
+use unicode_width::UnicodeWidthStr;
+
+use crate::inert::inert;
+use crate::tui::components::browser::truncate_to_width;
+use crate::tui::theme::Theme;
+
+/// How a value reads at a glance; the theme decides the colour.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tone {
+    /// Final and in force (Committed).
+    Good,
+    /// Open, may still change (Saved, Posted).
+    Pending,
+    /// Gone (Cancelled).
+    Bad,
+    /// Replaced by a newer version (Adjusted).
+    Changed,
+    /// Not kept (Temporary).
+    Quiet,
+    /// A total row.
+    Total,
+}
+
+impl Tone {
+    pub fn style(self, theme: &Theme) -> Style {
+        match self {
+            Tone::Good => theme.success,
+            Tone::Pending => theme.accent,
+            Tone::Bad => theme.error,
+            Tone::Changed => theme.warning,
+            Tone::Quiet => theme.muted,
+            Tone::Total => theme.text.add_modifier(Modifier::BOLD),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Align {
+    Left,
+    Right,
+}
+
+/// One table of the view.
+#[derive(Clone, Debug, Default)]
+pub struct Table {
+    pub title: String,
+    pub columns: Vec<(String, Align)>,
+    pub rows: Vec<Vec<String>>,
+    /// A tone per row (may be shorter than `rows`).
+    pub tones: Vec<Option<Tone>>,
+}
+
+/// The view's state.
+#[derive(Clone, Debug, Default)]
+pub struct Detail {
+    pub title: String,
+    /// Label, value and tone of the key facts shown at the top.
+    pub facts: Vec<(String, String, Option<Tone>)>,
+    pub tables: Vec<Table>,
+    /// The table whose rows can be selected (a transaction's lines).
+    pub selectable: Option<usize>,
+    /// A table per row of the selectable one, shown right after it (the line's jurisdictions).
+    pub per_row: Vec<Table>,
+    pub selected: usize,
+    pub scroll: u16,
+    /// Said under the facts when something expected is missing.
+    pub note: Option<String>,
+    /// The AvaTax transaction shown, which the action keys act on.
+    pub transaction: Option<Value>,
+}
+
+/// What a key did in the view.
+#[derive(Debug, PartialEq, Eq)]
+pub enum DetailAction {
+    None,
+    Close,
+    /// An action on the transaction: commit, void, adjust, refund.
+    Transaction(TransactionAction),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TransactionAction {
+    Commit,
+    Void,
+    Adjust,
+    Refund,
+}
+
+impl TransactionAction {
+    pub fn operation(self) -> &'static str {
+        match self {
+            TransactionAction::Commit => "transactions_commit",
+            TransactionAction::Void => "transactions_void",
+            TransactionAction::Adjust => "transactions_adjust",
+            TransactionAction::Refund => "transactions_refund",
+        }
+    }
+}
+
+/// Widest a column gets; the inspector has the whole value.
+const MAX_COLUMN: usize = 34;
+
+impl Detail {
+    pub fn handle_key(&mut self, key: KeyEvent) -> DetailAction {
+        let rows = self.selectable.and_then(|i| self.tables.get(i)).map_or(0, |t| t.rows.len());
+        match key.code {
+            KeyCode::Esc | KeyCode::Char('q') => return DetailAction::Close,
+            KeyCode::Down | KeyCode::Char('j') => self.selected = (self.selected + 1).min(rows.saturating_sub(1)),
+            KeyCode::Up | KeyCode::Char('k') => self.selected = self.selected.saturating_sub(1),
+            KeyCode::PageDown => self.scroll = self.scroll.saturating_add(10),
+            KeyCode::PageUp => self.scroll = self.scroll.saturating_sub(10),
+            KeyCode::Char('d') if key.modifiers.contains(KeyModifiers::CONTROL) => {
+                self.scroll = self.scroll.saturating_add(5);
+            }
+            KeyCode::Char('u') if key.modifiers.contains(KeyModifiers::CONTROL) => {
+                self.scroll = self.scroll.saturating_sub(5);
+            }
+            KeyCode::Char(c) if self.transaction.is_some() && key.modifiers.is_empty() => {
+                let action = match c {
+                    'c' => TransactionAction::Commit,
+                    'v' => TransactionAction::Void,
+                    'a' => TransactionAction::Adjust,
+                    'f' => TransactionAction::Refund,
+                    _ => return DetailAction::None,
+                };
+                return DetailAction::Transaction(action);
+            }
+            _ => {}
+        }
+        DetailAction::None
+    }
+
+    /// The keys of this view, for `?` and its footer.
+    pub fn help() -> &'static [(&'static str, &'static str)] {
+        &[
+            ("j k ↑ ↓", "select a line (its tax by jurisdiction shows below it)"),
+            ("PgUp PgDn ^u ^d", "scroll"),
+            ("c v a f", "transaction: commit / void / adjust / refund (a pre-filled form)"),
+            ("b", "reopen the last table view of this tab"),
+            ("Esc q", "close (the JSON stays in the inspector)"),
+        ]
+    }
+
+    /// Every line of the view, before scrolling.
+    fn lines(&self, theme: &Theme, width: usize) -> Vec<Line<'static>> {
+        let mut out = Vec::new();
+        // Facts flow left to right, as many per line as fit.
+        let mut line: Vec<Span<'static>> = Vec::new();
+        let mut used = 0;
+        for (label, value, tone) in &self.facts {
+            let value = truncate_to_width(&inert(value), MAX_COLUMN);
+            let cost = label.width() + value.width() + 4;
+            if used > 0 && used + cost > width {
+                out.push(Line::from(std::mem::take(&mut line)));
+                used = 0;
+            }
+            line.push(Span::styled(format!("{label} "), theme.muted));
+            line.push(Span::styled(value, tone.map_or(theme.text, |t| t.style(theme))));
+            line.push(Span::raw("   "));
+            used += cost;
+        }
+        if !line.is_empty() {
+            out.push(Line::from(line));
+        }
+        if let Some(note) = &self.note {
+            out.push(Line::from(Span::styled(inert(note).into_owned(), theme.warning)));
+        }
+        for (index, table) in self.tables.iter().enumerate() {
+            out.push(Line::default());
+            let selected = (self.selectable == Some(index)).then_some(self.selected);
+            table_lines(table, theme, selected, &mut out);
+            if self.selectable == Some(index) {
+                if let Some(sub) = self.per_row.get(self.selected) {
+                    out.push(Line::default());
+                    if sub.rows.is_empty() {
+                        out.push(Line::from(Span::styled(format!("{} ", inert(&sub.title)), theme.title)));
+                        out.push(Line::from(Span::styled("  no jurisdiction details", theme.muted)));
+                    } else {
+                        table_lines(sub, theme, None, &mut out);
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    pub fn render(&mut self, frame: &mut Frame, area: Rect, theme: &Theme) {
+        frame.render_widget(Clear, area);
+        let keys = if self.transaction.is_some() {
+            " j k line · c commit · v void · a adjust · f refund · Esc close "
+        } else {
+            " PgUp PgDn scroll · Esc close "
+        };
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_style(theme.border_focused)
+            .title(Span::styled(format!(" {} ", inert(&self.title)), theme.title))
+            .title_bottom(Line::from(Span::styled(keys, theme.muted)));
+        let inner = block.inner(area);
+        frame.render_widget(block, area);
+        if inner.width == 0 || inner.height == 0 {
+            return;
+        }
+        let lines = self.lines(theme, usize::from(inner.width));
+        let most = u16::try_from(lines.len()).unwrap_or(u16::MAX).saturating_sub(inner.height);
+        self.scroll = self.scroll.min(most);
+        frame.render_widget(Paragraph::new(lines).scroll((self.scroll, 0)), inner);
+    }
+}
+
+/// A table as text lines: its title, a header, and rows padded to column widths.
+fn table_lines(table: &Table, theme: &Theme, selected: Option<usize>, out: &mut Vec<Line<'static>>) {
+    out.push(Line::from(Span::styled(inert(&table.title).into_owned(), theme.title)));
+    let cells: Vec<Vec<String>> = table
+        .rows
+        .iter()
+        .map(|row| row.iter().map(|c| truncate_to_width(&inert(&c.replace(['\n', '\r', '\t'], " ")), MAX_COLUMN)).collect())
+        .collect();
+    let widths: Vec<usize> = table
+        .columns
+        .iter()
+        .enumerate()
+        .map(|(i, (name, _))| cells.iter().filter_map(|r| r.get(i)).map(|c| c.width()).chain([name.width()]).max().unwrap_or(0))
+        .collect();
+    let pad = |text: &str, width: usize, align: Align| {
+        let room = width.saturating_sub(text.width());
+        match align {
+            Align::Left => format!("{text}{}", " ".repeat(room)),
+            Align::Right => format!("{}{text}", " ".repeat(room)),
+        }
+    };
+    let header: Vec<String> =
+        table.columns.iter().zip(&widths).map(|((name, align), w)| pad(name, *w, *align)).collect();
+    out.push(Line::from(Span::styled(format!("  {}", header.join("  ")), theme.muted.add_modifier(Modifier::BOLD))));
+    if cells.is_empty() {
+        out.push(Line::from(Span::styled("  (none)", theme.muted)));
+    }
+    for (index, row) in cells.iter().enumerate() {
+        let text: Vec<String> = table
+            .columns
+            .iter()
+            .zip(&widths)
+            .enumerate()
+            .map(|(i, ((_, align), w))| pad(row.get(i).map_or("", String::as_str), *w, *align))
+            .collect();
+        let tone = table.tones.get(index).copied().flatten();
+        let mut style = tone.map_or(theme.text, |t| t.style(theme));
+        let marker = if selected == Some(index) {
+            style = theme.selection;
+            "› "
+        } else {
+            "  "
+        };
+        out.push(Line::from(Span::styled(format!("{marker}{}", text.join("  ")), style)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ratatui::backend::TestBackend;
+    use ratatui::Terminal;
+
+    #[test]
+    fn tables_align_and_never_draw_control_characters() {
+        let mut detail = Detail {
+            title: "t\x1b[2J".into(),
+            facts: vec![("status".into(), "Committed".into(), Some(Tone::Good))],
+            tables: vec![Table {
+                title: "rates".into(),
+                columns: vec![("name".into(), Align::Left), ("rate".into(), Align::Right)],
+                rows: vec![vec!["CA\x07 STATE".into(), "6.00 %".into()], vec!["X".into(), "10.25 %".into()]],
+                tones: vec![],
+            }],
+            ..Detail::default()
+        };
+        let mut terminal = Terminal::new(TestBackend::new(60, 12)).unwrap();
+        terminal.draw(|f| detail.render(f, f.area(), &Theme::dark())).unwrap();
+        let buffer = terminal.backend().buffer();
+        let text: Vec<String> =
+            (0..12).map(|y| (0..60).map(|x| buffer[(x, y)].symbol()).collect::<String>()).collect();
+        let all = text.join("\n");
+        assert!(!all.contains('\x1b') && !all.contains('\x07'), "{all}");
+        let first = text.iter().find(|l| l.contains("STATE")).unwrap();
+        let second = text.iter().find(|l| l.contains("10.25")).unwrap();
+        assert_eq!(first.find(" %"), second.find(" %"), "numbers right-aligned:\n{all}");
+        for (w, h) in [(1, 1), (5, 3), (20, 4)] {
+            let mut terminal = Terminal::new(TestBackend::new(w, h)).unwrap();
+            terminal.draw(|f| detail.render(f, f.area(), &Theme::dark())).unwrap();
+        }
+    }
+}
