@@ -294,7 +294,8 @@ mod tests {
         assert!(!all.contains('\x1b') && !all.contains('\x07'), "{all}");
         let first = text.iter().find(|l| l.contains("STATE")).unwrap();
         let second = text.iter().find(|l| l.contains("10.25")).unwrap();
-        assert_eq!(first.find(" %"), second.find(" %"), "numbers right-aligned:\n{all}");
+        let column = |line: &str| line.find(" %").map(|byte| line[..byte].chars().count());
+        assert_eq!(column(first), column(second), "numbers right-aligned:\n{all}");
         for (w, h) in [(1, 1), (5, 3), (20, 4)] {
             let mut terminal = Terminal::new(TestBackend::new(w, h)).unwrap();
             terminal.draw(|f| detail.render(f, f.area(), &Theme::dark())).unwrap();
