@@ -6,16 +6,20 @@ use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::{json, Value};
+use tokio::sync::mpsc;
 
-use crate::catalog::{all_operations, Operation};
+use crate::catalog::{all_operations, Operation, Service};
 use crate::client::pagination;
 use crate::client::{self, CallError, CallEvent, CallId, Executor, Values};
 use crate::config::Mode;
 use crate::tui::components::browser::BrowserAction;
 use crate::tui::components::confirm::{Confirm, ConfirmAction};
+use crate::tui::components::detail::{Detail, DetailAction, TransactionAction};
+use crate::tui::components::sandbox_view::{self, SandboxAction, SandboxReport, SandboxView};
+use crate::tui::tax;
 use crate::tui::components::form::{Form, FormAction};
 use crate::tui::components::inspector::ResponseView;
-use crate::tui::components::menu::{Menu, MenuAction};
+use crate::tui::components::menu::{Command, Menu, MenuAction};
 use crate::tui::tab::{PageState, Tab};
 use crate::tui::theme::Theme;
 
@@ -33,6 +37,9 @@ pub enum Popup {
     Menu(Menu),
     Form(Form),
     Confirm(Confirm),
+    /// A response as tables: a transaction with its lines and jurisdictions, a rate breakdown.
+    Detail(Detail),
+    Sandbox(SandboxView),
 }
 
 /// Pages larger than this go to the inspector only.
@@ -82,6 +89,13 @@ pub struct App {
     /// The tab whose browser view the error in the status line is about: a later successful
     /// load of that view clears it.
     status_view: Option<usize>,
+    /// The embedded sandbox's control port, for the sandbox view of tabs that use it.
+    pub embedded_control: Option<String>,
+    /// Where the sandbox view's reads report back (the event loop owns the receiver).
+    pub background: Option<mpsc::UnboundedSender<SandboxReport>>,
+    /// Reads of the sandbox view still running.
+    pub background_pending: usize,
+    control_client: Option<reqwest::Client>,
 }
 
 impl App {
@@ -101,6 +115,10 @@ impl App {
             auto_refresh_every: Duration::from_secs(2),
             purposes: HashMap::new(),
             status_view: None,
+            embedded_control: None,
+            background: None,
+            background_pending: 0,
+            control_client: None,
         }
     }
 
@@ -189,9 +207,12 @@ impl App {
                 let title = format!("{} operations", self.tab().service.title());
                 self.popup = Some(Popup::Menu(Menu::new(title, self.tab().operations_for_menu(), false)));
             }
-            KeyCode::Char(':') => {
-                self.popup = Some(Popup::Menu(Menu::new("all operations", all_operations().collect(), true)))
-            }
+            KeyCode::Char(':') => self.popup = Some(Popup::Menu(Menu::palette(all_operations().collect()))),
+            KeyCode::Char('S') => self.open_sandbox_view(),
+            KeyCode::Char('b') => match self.tab().detail.clone() {
+                Some(detail) => self.popup = Some(Popup::Detail(detail)),
+                None => self.info("no table view yet: open a transaction, or look up a rate or a calculation"),
+            },
             KeyCode::Char('r') => self.refresh(),
             KeyCode::Char('a') => self.toggle_auto_refresh(),
             KeyCode::Char('x') if key.modifiers.contains(KeyModifiers::CONTROL) => {
@@ -217,7 +238,7 @@ impl App {
             Some(Popup::Form(form)) => return form.paste(&text),
             Some(Popup::Menu(menu)) => return menu.paste(&text),
             Some(Popup::Confirm(confirm)) => return confirm.paste(&text),
-            Some(Popup::Help) => {}
+            Some(Popup::Help | Popup::Detail(_) | Popup::Sandbox(_)) => {}
             None => {
                 let focus = self.focus;
                 let tab = self.tab_mut();
@@ -270,7 +291,11 @@ impl App {
                     BrowserAction::Open(_) => {
                         self.tab_mut().remember_selection();
                         self.show_selected_record();
-                        self.focus = Focus::Inspector;
+                        match self.tab().page.as_ref().map(|p| (p.op.service, p.op.name)) {
+                            Some((Service::Avatax, "companies_list")) => self.drill_into("transactions"),
+                            Some((Service::Avatax, "transactions_list")) => self.open_transaction(),
+                            _ => self.focus = Focus::Inspector,
+                        }
                     }
                     BrowserAction::Selected(_) => self.tab_mut().remember_selection(),
                     BrowserAction::None => {}
@@ -315,8 +340,27 @@ impl App {
                     }
                     self.open_form(op);
                 }
+                MenuAction::Command(Command::SandboxView) => {
+                    self.popup = None;
+                    self.open_sandbox_view();
+                }
                 MenuAction::Cancel => self.popup = None,
                 MenuAction::None => {}
+            },
+            Popup::Detail(detail) => match detail.handle_key(key) {
+                DetailAction::Close => self.popup = None,
+                DetailAction::Transaction(action) => {
+                    let transaction = detail.transaction.clone();
+                    if let Some(transaction) = transaction {
+                        self.open_transaction_action(action, &transaction);
+                    }
+                }
+                DetailAction::None => {}
+            },
+            Popup::Sandbox(view) => match view.handle_key(key) {
+                SandboxAction::Refresh => self.refresh_sandbox_view(),
+                SandboxAction::Close => self.popup = None,
+                SandboxAction::None => {}
             },
             Popup::Form(form) => match form.handle_key(key) {
                 FormAction::Submit(values) => {
@@ -350,17 +394,170 @@ impl App {
     /// Opens `op`'s form, pre-filled from the selection, the context and the last draft.
     pub fn open_form(&mut self, op: &'static Operation) {
         let tab = self.tab();
-        let label = format!("{} {}", mode_label(tab), tab.target.base_url);
         // In the inspector, the selected object (a device inside a response, say) is the record.
         let inspected = match (self.focus, tab.inspector.selected_json()) {
             (Focus::Inspector, Some(Value::Object(map))) => Some(map),
             _ => None,
         };
-        let mut form = Form::new(op, &tab.prefill(op, inspected.as_ref()), label);
+        let values = tab.prefill(op, inspected.as_ref());
+        self.open_form_with(op, &values);
+    }
+
+    /// Opens `op`'s form with exactly these values.
+    fn open_form_with(&mut self, op: &'static Operation, values: &Values) {
+        let tab = self.tab();
+        let label = format!("{} {}", mode_label(tab), tab.target.base_url);
+        let mut form = Form::new(op, values, label);
         if self.read_only && op.mutates {
             form.message = Some("--read-only is on: this operation changes state and will not be sent".into());
         }
         self.popup = Some(Popup::Form(form));
+    }
+
+    /// Lists `resource` for the record selected in the browser (a company's transactions).
+    fn drill_into(&mut self, resource: &str) {
+        let tab = self.tab_mut();
+        let Some(index) = tab.resources.iter().position(|r| *r == resource) else { return };
+        tab.resource = index;
+        self.focus = Focus::Browser;
+        self.open_resource();
+    }
+
+    /// Opens the selected AvaTax transaction as tables at once, and asks for it again with its
+    /// lines, jurisdiction details and addresses, which a list row may not carry.
+    fn open_transaction(&mut self) {
+        let Some(record) = self.tab().selected_record().map(Value::Object) else { return };
+        let detail = tax::transaction_detail(&record);
+        self.tab_mut().detail = Some(detail.clone());
+        self.popup = Some(Popup::Detail(detail));
+        let has_details = record["lines"]
+            .as_array()
+            .is_some_and(|lines| !lines.is_empty() && lines.iter().all(|l| l.get("details").is_some()));
+        if has_details {
+            return;
+        }
+        let Some(op) = Service::Avatax.operation("transactions_get") else { return };
+        let mut values = self.transaction_values(&record);
+        values.insert("$include".into(), "Summary,Addresses".into());
+        if values.contains_key("companyCode") && values.contains_key("transactionCode") {
+            // The detail popup stays open; the answer replaces it only while nothing else is.
+            let popup = self.popup.take();
+            self.send_operation(op, values);
+            if self.popup.is_none() {
+                self.popup = popup;
+            }
+        }
+    }
+
+    /// The company code, transaction code and document type that address `transaction`.
+    fn transaction_values(&self, transaction: &Value) -> Values {
+        let tab = self.tab();
+        let mut values = Values::new();
+        let company = transaction
+            .get("companyCode")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .or_else(|| tab.page.as_ref().and_then(|p| p.values.get("companyCode").cloned()))
+            .or_else(|| tab.context.get("companyCode").cloned());
+        if let Some(company) = company {
+            values.insert("companyCode".into(), company);
+        }
+        if let Some(code) = transaction.get("code").and_then(Value::as_str) {
+            values.insert("transactionCode".into(), code.to_owned());
+        }
+        if let Some(kind) = transaction.get("type").and_then(Value::as_str) {
+            values.insert("documentType".into(), kind.to_owned());
+        }
+        values
+    }
+
+    /// Opens the form of a commit, void, adjust or refund of `transaction`, with its codes and
+    /// the usual values filled in: nothing is sent before the user reads it and presses Ctrl-s.
+    fn open_transaction_action(&mut self, action: TransactionAction, transaction: &Value) {
+        let Some(op) = Service::Avatax.operation(action.operation()) else { return };
+        let mut values = self.transaction_values(transaction);
+        match action {
+            TransactionAction::Commit => {
+                values.insert("commit".into(), "true".into());
+            }
+            TransactionAction::Void => {
+                values.insert("code".into(), "DocVoided".into());
+            }
+            TransactionAction::Adjust => {
+                let draft = tax::adjustment_draft(transaction);
+                values.insert("newTransaction".into(), serde_json::to_string_pretty(&draft).unwrap_or_default());
+            }
+            TransactionAction::Refund => {
+                values.insert("refundDate".into(), tax::today());
+                values.insert("refundType".into(), "Full".into());
+                if let Some(code) = transaction.get("code").and_then(Value::as_str) {
+                    values.insert("refundTransactionCode".into(), format!("{code}-refund"));
+                }
+            }
+        }
+        self.open_form_with(op, &values);
+    }
+
+    /// Where the sandbox view of the active tab reads from, or why it has nothing to read.
+    fn sandbox_control(&self) -> Result<String, String> {
+        let tab = self.tab();
+        match tab.mode {
+            Mode::Live => Err(format!(
+                "{} is LIVE: its calls go to the real service, so there is no sandbox to show.",
+                tab.service.title()
+            )),
+            Mode::Embedded => {
+                self.embedded_control.clone().ok_or_else(|| "the embedded sandbox has no control port".into())
+            }
+            Mode::External if self.profile == "local" => {
+                Ok(format!("http://127.0.0.1:{}", crate::sandbox::DEFAULT_PORT_BASE))
+            }
+            Mode::External => external_control(&tab.target.base_url, tab.service).ok_or_else(|| {
+                format!(
+                    "{} points at {}, which is not an opsdeck sandbox on this machine: no control port to read.",
+                    tab.service.title(),
+                    tab.target.base_url
+                )
+            }),
+        }
+    }
+
+    fn open_sandbox_view(&mut self) {
+        let view = SandboxView::new(self.tab().service, self.sandbox_control());
+        self.popup = Some(Popup::Sandbox(view));
+        self.refresh_sandbox_view();
+    }
+
+    /// Reads the requests and faults again on a spawned task; the view shows "loading" meanwhile.
+    fn refresh_sandbox_view(&mut self) {
+        let Some(Popup::Sandbox(view)) = self.popup.as_mut() else { return };
+        let Ok(control) = view.control.clone() else { return };
+        let Some(sender) = self.background.clone() else {
+            view.detail_note("this console cannot run background reads");
+            return;
+        };
+        let client = match self.control_client.clone().map_or_else(sandbox_view::control_client, Ok) {
+            Ok(client) => client,
+            Err(e) => {
+                view.detail_note(&e);
+                return;
+            }
+        };
+        self.control_client = Some(client.clone());
+        let (service, generation) = (view.service, view.start_refresh());
+        self.background_pending += 1;
+        tokio::spawn(async move {
+            let report = sandbox_view::fetch(client, control, service, generation).await;
+            let _ = sender.send(report);
+        });
+    }
+
+    /// A read of the sandbox view came back.
+    pub fn on_sandbox_report(&mut self, report: SandboxReport) {
+        self.background_pending = self.background_pending.saturating_sub(1);
+        if let Some(Popup::Sandbox(view)) = self.popup.as_mut() {
+            view.apply(report);
+        }
     }
 
     /// A form was submitted: ask first if the operation is destructive.
@@ -633,6 +830,14 @@ impl App {
                     let tab_state = &mut self.tabs[tab];
                     tab_state.inspector.show(response_view(op.name, &response));
                     tab_state.drafts.remove(op.name);
+                    let body: Option<Value> = serde_json::from_slice(&response.body).ok();
+                    if let Some(detail) = body.and_then(|body| tax::detail_for(op, &body)) {
+                        tab_state.detail = Some(detail.clone());
+                        // Shown at once unless the user has moved on to something else.
+                        if tab == self.active && self.popup.is_none() {
+                            self.popup = Some(Popup::Detail(detail));
+                        }
+                    }
                     if op.is_list() {
                         if let Some(index) = tab_state.resources.iter().position(|r| *r == op.resource) {
                             tab_state.resource = index;
@@ -737,6 +942,16 @@ fn list_filters(op: &Operation, values: &Values) -> Vec<(String, String)> {
         .filter(|p| !p.required && p.location == crate::catalog::Location::Query && p.default.is_none())
         .filter_map(|p| values.get(p.name).map(|v| (p.name.to_owned(), v.clone())))
         .collect()
+}
+
+/// The control port of an `opsdeck sandbox` serving `service` at `base_url`: every service
+/// listens at the port base plus its offset, the control port at the base itself.
+fn external_control(base_url: &str, service: Service) -> Option<String> {
+    let url = reqwest::Url::parse(base_url).ok()?;
+    let host = url.host_str()?;
+    let loopback = host == "localhost" || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback());
+    let port = url.port()?.checked_sub(crate::sandbox::port_offset(service, None))?;
+    loopback.then(|| format!("http://{host}:{port}"))
 }
 
 fn human_size(bytes: usize) -> String {

@@ -8,6 +8,7 @@ use ratatui::Frame;
 use crate::inert::inert;
 use crate::tui::app::{mode_label, App, Focus, Popup, Severity};
 use crate::tui::components::browser::Browser;
+use crate::tui::components::detail::Detail;
 use crate::tui::components::form::Form;
 use crate::tui::components::inspector::Inspector;
 use crate::tui::components::menu::Menu;
@@ -49,6 +50,8 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
             Some(Popup::Form(form)) => form.render(frame, body, theme),
             Some(Popup::Menu(menu)) => menu.render(frame, body, theme),
             Some(Popup::Confirm(confirm)) => confirm.render(frame, body, theme),
+            Some(Popup::Detail(detail)) => detail.render(frame, body, theme),
+            Some(Popup::Sandbox(view)) => view.render(frame, body, theme),
             Some(Popup::Help) | None => {}
         }
     }
@@ -144,6 +147,8 @@ fn draw_help(frame: &mut Frame, area: Rect, app: &App) {
         (":", "any operation of any service"),
         ("r", "refresh the view"),
         ("a", "auto-refresh on/off"),
+        ("b", "the table view of the last transaction, rate or calculation"),
+        ("S", "sandbox view: this tab's recent requests and active faults"),
         ("Ctrl-x", "cancel every call in flight"),
         ("?", "this help"),
         ("q Ctrl-c", "quit"),
@@ -160,6 +165,9 @@ fn draw_help(frame: &mut Frame, area: Rect, app: &App) {
     right.push(Line::default());
     right.push(Line::from(Span::styled("In forms and menus", theme.title)));
     right.extend(Form::help().iter().chain(Menu::help()).map(|(k, v)| help_line(k, v, app)));
+    right.push(Line::default());
+    right.push(Line::from(Span::styled("In table views (transaction, rates, sandbox)", theme.title)));
+    right.extend(Detail::help().iter().map(|(k, v)| help_line(k, v, app)));
     // Two columns when the terminal is wide enough, so everything fits on 30 rows.
     const COLUMN: u16 = 62;
     let two_columns = area.width >= 2 * COLUMN + 2;

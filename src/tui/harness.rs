@@ -73,15 +73,20 @@ impl Harness {
         self.console.app.handle_paste(text);
     }
 
-    /// Applies call results until nothing is in flight.
+    /// Applies call results, and the sandbox view's reads, until nothing is in flight.
     pub async fn settle(&mut self) {
-        let app = &mut self.console.app;
-        while app.executor.active_count() > 0 {
-            let event = tokio::time::timeout(Duration::from_secs(10), self.console.events.recv())
-                .await
-                .expect("calls finish within 10 s")
-                .expect("channel open");
-            app.on_call_event(event);
+        loop {
+            let console = &mut self.console;
+            if console.app.executor.active_count() == 0 && console.app.background_pending == 0 {
+                break;
+            }
+            let wait = async {
+                tokio::select! {
+                    Some(event) = console.events.recv() => console.app.on_call_event(event),
+                    Some(report) = console.background.recv() => console.app.on_sandbox_report(report),
+                }
+            };
+            tokio::time::timeout(Duration::from_secs(10), wait).await.expect("calls finish within 10 s");
         }
     }
 

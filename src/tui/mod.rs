@@ -39,6 +39,8 @@ use tab::Tab;
 pub struct Console {
     pub app: App,
     pub events: mpsc::UnboundedReceiver<CallEvent>,
+    /// What the sandbox view's reads of the control port bring back.
+    pub background: mpsc::UnboundedReceiver<components::sandbox_view::SandboxReport>,
     /// The embedded simulators; they stop when the console goes.
     pub sandbox: Sandbox,
 }
@@ -83,7 +85,10 @@ pub async fn start_with(
     if !warnings.is_empty() {
         app.status = Some((warnings.join("; "), app::Severity::Error));
     }
-    Ok(Console { app, events, sandbox })
+    let (background_sender, background) = mpsc::unbounded_channel();
+    app.background = Some(background_sender);
+    app.embedded_control = Some(format!("http://{}", sandbox.control));
+    Ok(Console { app, events, background, sandbox })
 }
 
 /// What a console started without a terminal says instead of drawing a broken screen.
@@ -167,6 +172,10 @@ async fn event_loop(
                 while let Ok(event) = console.events.try_recv() {
                     app.on_call_event(event);
                 }
+                dirty = true;
+            }
+            Some(report) = console.background.recv() => {
+                app.on_sandbox_report(report);
                 dirty = true;
             }
             event = input.next() => match event {

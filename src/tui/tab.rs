@@ -8,6 +8,7 @@ use crate::client::request::PreparedRequest;
 use crate::client::{CallId, Response, Target, Values};
 use crate::config::Mode;
 use crate::tui::components::browser::Browser;
+use crate::tui::components::detail::Detail;
 use crate::tui::components::inspector::Inspector;
 
 /// The page shown in the browser and how it was fetched, for `n`, `p` and `r`.
@@ -46,6 +47,8 @@ pub struct Tab {
     pub last_refresh: Option<std::time::Instant>,
     /// Whether the first resource has been loaded (done when the tab is first shown).
     pub started: bool,
+    /// The last table view of a response (a transaction, a rate breakdown), for `b`.
+    pub detail: Option<Detail>,
 }
 
 impl Tab {
@@ -69,6 +72,7 @@ impl Tab {
             auto_refresh: false,
             last_refresh: None,
             started: false,
+            detail: None,
         }
     }
 

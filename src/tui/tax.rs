@@ -237,6 +237,7 @@ pub fn transaction_detail(tx: &Value) -> Detail {
         scroll: 0,
         note,
         transaction: Some(tx.clone()),
+        keys: None,
     }
 }
 

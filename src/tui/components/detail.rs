@@ -78,6 +78,8 @@ pub struct Detail {
     pub note: Option<String>,
     /// The AvaTax transaction shown, which the action keys act on.
     pub transaction: Option<Value>,
+    /// The keys named in the bottom border, when the owner of the view has its own.
+    pub keys: Option<&'static str>,
 }
 
 /// What a key did in the view.
@@ -197,7 +199,9 @@ impl Detail {
 
     pub fn render(&mut self, frame: &mut Frame, area: Rect, theme: &Theme) {
         frame.render_widget(Clear, area);
-        let keys = if self.transaction.is_some() {
+        let keys = if let Some(keys) = self.keys {
+            keys
+        } else if self.transaction.is_some() {
             " j k line · c commit · v void · a adjust · f refund · Esc close "
         } else {
             " PgUp PgDn scroll · Esc close "

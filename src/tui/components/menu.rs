@@ -16,12 +16,52 @@ use crate::tui::theme::Theme;
 pub enum MenuAction {
     None,
     Chosen(&'static Operation),
+    Command(Command),
     Cancel,
+}
+
+/// Console actions the palette offers beside the operations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Command {
+    /// The recent requests and active faults of the tab's simulator.
+    SandboxView,
+}
+
+impl Command {
+    const ALL: [Command; 1] = [Command::SandboxView];
+
+    fn name(self) -> &'static str {
+        match self {
+            Command::SandboxView => "sandbox view",
+        }
+    }
+
+    fn summary(self) -> &'static str {
+        match self {
+            Command::SandboxView => "recent requests and active faults of this tab's simulator (S)",
+        }
+    }
+}
+
+/// One line of the menu: an operation or a console action.
+#[derive(Clone, Copy, Debug)]
+enum Entry {
+    Op(&'static Operation),
+    Command(Command),
+}
+
+impl Entry {
+    fn search_text(self) -> String {
+        match self {
+            Entry::Op(op) => format!("{} {}", op.service.name(), op.name),
+            Entry::Command(command) => format!("opsdeck {}", command.name()),
+        }
+    }
 }
 
 pub struct Menu {
     title: String,
-    ops: Vec<&'static Operation>,
+    ops: Vec<Entry>,
     /// Indices into `ops` matching the query, best first.
     shown: Vec<usize>,
     query: String,
@@ -32,8 +72,17 @@ pub struct Menu {
 
 impl Menu {
     pub fn new(title: impl Into<String>, ops: Vec<&'static Operation>, show_service: bool) -> Menu {
+        let ops: Vec<Entry> = ops.into_iter().map(Entry::Op).collect();
         let shown = (0..ops.len()).collect();
         Menu { title: title.into(), ops, shown, query: String::new(), selected: 0, show_service }
+    }
+
+    /// The command palette: every operation, and the console's own actions after them.
+    pub fn palette(ops: Vec<&'static Operation>) -> Menu {
+        let mut menu = Menu::new("all operations", ops, true);
+        menu.ops.extend(Command::ALL.map(Entry::Command));
+        menu.shown = (0..menu.ops.len()).collect();
+        menu
     }
 
     fn refilter(&mut self) {
@@ -42,7 +91,7 @@ impl Menu {
             .ops
             .iter()
             .enumerate()
-            .filter_map(|(i, op)| fuzzy_score(&query, &format!("{} {}", op.service.name(), op.name)).map(|s| (s, i)))
+            .filter_map(|(i, entry)| fuzzy_score(&query, &entry.search_text()).map(|s| (s, i)))
             .collect();
         scored.sort_by_key(|(score, i)| (*score, *i));
         self.shown = scored.into_iter().map(|(_, i)| i).collect();
@@ -53,7 +102,11 @@ impl Menu {
         match key.code {
             KeyCode::Esc => return MenuAction::Cancel,
             KeyCode::Enter => {
-                return self.shown.get(self.selected).map_or(MenuAction::None, |i| MenuAction::Chosen(self.ops[*i]));
+                return match self.shown.get(self.selected).map(|i| self.ops[*i]) {
+                    Some(Entry::Op(op)) => MenuAction::Chosen(op),
+                    Some(Entry::Command(command)) => MenuAction::Command(command),
+                    None => MenuAction::None,
+                };
             }
             KeyCode::Down => self.selected = (self.selected + 1).min(self.shown.len().saturating_sub(1)),
             KeyCode::Up => self.selected = self.selected.saturating_sub(1),
@@ -102,7 +155,16 @@ impl Menu {
             .shown
             .iter()
             .map(|i| {
-                let op = self.ops[*i];
+                let op = match self.ops[*i] {
+                    Entry::Op(op) => op,
+                    Entry::Command(command) => {
+                        return ListItem::new(Line::from(vec![
+                            Span::styled(format!("{:<9}", "opsdeck"), theme.muted),
+                            Span::styled(format!("{:<35}", command.name()), theme.accent),
+                            Span::styled(command.summary(), theme.muted),
+                        ]));
+                    }
+                };
                 let mut spans = Vec::new();
                 if self.show_service {
                     spans.push(Span::styled(format!("{:<9}", op.service.name()), theme.muted));

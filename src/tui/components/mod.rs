@@ -6,3 +6,4 @@ pub mod detail;
 pub mod form;
 pub mod inspector;
 pub mod menu;
+pub mod sandbox_view;
