@@ -626,6 +626,11 @@ impl App {
             return;
         };
         let values = tab.browse_values(op);
+        // A company's records say whose they are (AvaTax scopes most lists by company).
+        let company = values.get("companyCode").or_else(|| tab.context.get("companyCode")).cloned();
+        if let Some(company) = company.filter(|_| op.params.iter().any(|p| p.name.starts_with("company"))) {
+            tab.browser.title = format!("{} of {company}", op.resource);
+        }
         let missing = op.params.iter().any(|p| p.required && !values.contains_key(p.name));
         if missing {
             tab.browser.clear();
@@ -833,9 +838,15 @@ impl App {
                     let body: Option<Value> = serde_json::from_slice(&response.body).ok();
                     if let Some(detail) = body.and_then(|body| tax::detail_for(op, &body)) {
                         tab_state.detail = Some(detail.clone());
-                        // Shown at once unless the user has moved on to something else.
-                        if tab == self.active && self.popup.is_none() {
-                            self.popup = Some(Popup::Detail(detail));
+                        // Shown at once unless the user has moved on to something else; the
+                        // fuller answer for a view already open replaces it, keeping its place.
+                        match self.popup.as_mut() {
+                            None if tab == self.active => self.popup = Some(Popup::Detail(detail)),
+                            Some(Popup::Detail(open)) if tab == self.active && open.title == detail.title => {
+                                let (selected, scroll) = (open.selected, open.scroll);
+                                *open = Detail { selected, scroll, ..detail };
+                            }
+                            _ => {}
                         }
                     }
                     if op.is_list() {
@@ -850,7 +861,8 @@ impl App {
                             self.refresh();
                         }
                     }
-                    if tab == self.active && !op.is_list() {
+                    // Under a table view, focus stays where the user was, for when it closes.
+                    if tab == self.active && !op.is_list() && !matches!(self.popup, Some(Popup::Detail(_))) {
                         self.focus = Focus::Inspector;
                     }
                     self.info(summary);

@@ -16,6 +16,8 @@ use crate::tui::theme::Theme;
 
 /// Columns shown at most; the inspector shows everything.
 const MAX_COLUMNS: usize = 8;
+/// Columns considered before the best [`MAX_COLUMNS`] are kept.
+const CANDIDATE_COLUMNS: usize = 32;
 /// Terminal columns of a cell kept; the inspector shows the whole value.
 const MAX_CELL: usize = 60;
 
@@ -59,6 +61,13 @@ pub struct Browser {
 impl Browser {
     /// Replaces the rows with the records of a page. `id_field` names the column shown first.
     pub fn set_records(&mut self, records: Vec<Value>, id_field: Option<&str>) {
+        // A reload keeps the cursor on the same record (by id), so an action on it and the
+        // refresh that follows do not move the user to another row.
+        let id_of = |record: &Value| match (record, id_field) {
+            (Value::Object(map), Some(field)) => map.get(field).cloned(),
+            (other, _) => Some(other.clone()),
+        };
+        let kept = self.selected_record().and_then(id_of);
         self.columns = columns_of(&records, id_field);
         self.cells = records.iter().map(|r| self.columns.iter().map(|c| cell_text(r, c, id_field)).collect()).collect();
         let status = self.columns.iter().position(|c| c.header() == "status");
@@ -70,7 +79,10 @@ impl Browser {
         self.records = records;
         self.notice = None;
         self.apply_filter();
-        self.selected = 0;
+        let records = &self.records;
+        self.selected = kept
+            .and_then(|id| self.visible.iter().position(|i| id_of(&records[*i]).as_ref() == Some(&id)))
+            .unwrap_or(0);
         self.offset = 0;
     }
 
@@ -330,7 +342,7 @@ fn columns_of(records: &[Value], id_field: Option<&str>) -> Vec<Column> {
     fn walk(value: &Value, path: &mut Vec<String>, columns: &mut Vec<Column>) {
         let Value::Object(map) = value else { return };
         for (key, child) in map {
-            if columns.len() >= MAX_COLUMNS {
+            if columns.len() >= CANDIDATE_COLUMNS {
                 return;
             }
             path.push(key.clone());
@@ -355,11 +367,32 @@ fn columns_of(records: &[Value], id_field: Option<&str>) -> Vec<Column> {
     for column in &mut columns {
         column.qualified = headers.iter().filter(|h| *h == column.header()).count() > 1;
     }
-    // When is usually the second question after which: time columns come right after the id.
+    // When is usually the second question after which: time columns come right after the id,
+    // then a document's status and its main amounts; other records' ids come last.
     let first = usize::from(id_field.is_some()).min(columns.len());
-    columns[first..].sort_by_key(|c| !is_time_column(c.header()));
+    columns[first..].sort_by_key(|c| column_rank(c.header()));
+    columns.truncate(MAX_COLUMNS);
     columns
 }
+
+/// Where a column goes among the others (lower first); equal ranks keep the records' order.
+fn column_rank(header: &str) -> u8 {
+    if is_time_column(header) {
+        0
+    } else if header == "status" {
+        1
+    } else if PRIMARY_AMOUNTS.contains(&header) {
+        2
+    } else if header == "id" || header.ends_with("Id") {
+        4
+    } else {
+        3
+    }
+}
+
+/// The amounts a row of orders or transactions is read for.
+const PRIMARY_AMOUNTS: &[&str] =
+    &["totalAmount", "totalTax", "amount", "sales_tax", "order_total_amount", "amount_to_collect"];
 
 fn cell_text(record: &Value, column: &Column, id_field: Option<&str>) -> String {
     let value = match record {
