@@ -176,7 +176,11 @@ impl Detail {
             out.push(Line::from(line));
         }
         if let Some(note) = &self.note {
-            out.push(Line::from(Span::styled(inert(note).into_owned(), theme.warning)));
+            for part in note.lines() {
+                for piece in wrap(&inert(part), width.max(1)) {
+                    out.push(Line::from(Span::styled(piece, theme.warning)));
+                }
+            }
         }
         for (index, table) in self.tables.iter().enumerate() {
             out.push(Line::default());
@@ -221,6 +225,45 @@ impl Detail {
         self.scroll = self.scroll.min(most);
         frame.render_widget(Paragraph::new(lines).scroll((self.scroll, 0)), inner);
     }
+}
+
+/// `text` cut into pieces of at most `width` columns, at spaces where it can be.
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut pieces = Vec::new();
+    let mut line = String::new();
+    for word in text.split(' ') {
+        let mut word = word.to_owned();
+        if !line.is_empty() && line.width() + 1 + word.width() > width {
+            pieces.push(std::mem::take(&mut line));
+        }
+        // A word longer than the line is cut wherever it must be.
+        while word.width() > width {
+            let mut head = String::new();
+            let mut rest = word.chars();
+            for c in rest.by_ref() {
+                if !head.is_empty() && head.width() + unicode_width::UnicodeWidthChar::width(c).unwrap_or(0) > width {
+                    pieces.push(std::mem::take(&mut head));
+                    head.push(c);
+                    break;
+                }
+                head.push(c);
+            }
+            let rest = rest.as_str();
+            if rest.is_empty() && head.width() > width {
+                // One character wider than the whole line: it goes on a line of its own.
+                pieces.push(std::mem::take(&mut head));
+            }
+            word = format!("{head}{rest}");
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(&word);
+    }
+    if !line.is_empty() {
+        pieces.push(line);
+    }
+    pieces
 }
 
 /// A table as text lines: its title, a header, and rows padded to column widths.
@@ -275,6 +318,14 @@ mod tests {
     use super::*;
     use ratatui::backend::TestBackend;
     use ratatui::Terminal;
+
+    #[test]
+    fn notes_wrap_at_spaces_and_long_words_are_cut() {
+        assert_eq!(wrap("one two three", 7), vec!["one two", "three"]);
+        assert_eq!(wrap("abcdefghij", 4), vec!["abcd", "efgh", "ij"]);
+        assert_eq!(wrap("注注", 1), vec!["注", "注"]);
+        assert_eq!(wrap("", 5), Vec::<String>::new());
+    }
 
     #[test]
     fn tables_align_and_never_draw_control_characters() {

@@ -93,7 +93,7 @@ impl SandboxView {
             Err(e) => problems.push(format!("requests: {e}")),
         }
         self.detail.tables = tables;
-        self.detail.note = (!problems.is_empty()).then(|| problems.join("; "));
+        self.detail.note = (!problems.is_empty()).then(|| problems.join("\n"));
     }
 
     pub fn handle_key(&mut self, key: KeyEvent) -> SandboxAction {
