@@ -60,8 +60,17 @@ async fn s_lists_the_tabs_recent_requests_and_the_active_faults() {
     assert!(h.screen().contains("loading"), "the view opens before the read is back");
     h.settle().await;
     let screen = h.screen();
-    for text in ["recent requests to Ably (2, newest first)", "/channels/orders/messages", "201", "250",
-        "active faults (1)", "/channels/*", "status 503", "2 left", &control] {
+    for text in [
+        "recent requests to Ably (2, newest first)",
+        "/channels/orders/messages",
+        "201",
+        "250",
+        "active faults (1)",
+        "/channels/*",
+        "status 503",
+        "2 left",
+        &control,
+    ] {
         assert!(screen.contains(text), "{text} in:\n{screen}");
     }
     assert!(screen.contains("␛[31mred"), "a hostile path is shown, not run:\n{screen}");

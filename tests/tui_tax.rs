@@ -22,7 +22,10 @@ fn no_args() -> GlobalArgs {
 
 async fn harness_with(vars: Vec<(&'static str, String)>) -> Harness {
     Harness::with_env(no_args(), &move |name| {
-        vars.iter().find(|(k, _)| *k == name).map(|(_, v)| v.clone()).or_else(|| (name == "COLORTERM").then(|| "truecolor".into()))
+        vars.iter()
+            .find(|(k, _)| *k == name)
+            .map(|(_, v)| v.clone())
+            .or_else(|| (name == "COLORTERM").then(|| "truecolor".into()))
     })
     .await
 }
@@ -39,9 +42,7 @@ type Shared = Arc<Mutex<Books>>;
 /// The documented Irvine transaction ([JS test/fixtures/transaction_response.js]), with its
 /// four jurisdictions, under `code` and `status`.
 fn transaction(code: &str, status: &str, with_lines: bool) -> Value {
-    let detail = |name: &str, kind: &str, tax_name: &str, rate: f64, tax: f64| {
-        json!({"jurisName": name, "jurisType": kind, "taxName": tax_name, "rate": rate, "taxableAmount": 100, "tax": tax})
-    };
+    let detail = |name: &str, kind: &str, tax_name: &str, rate: f64, tax: f64| json!({"jurisName": name, "jurisType": kind, "taxName": tax_name, "rate": rate, "taxableAmount": 100, "tax": tax});
     let mut tx = json!({
         "id": 289450369, "code": code, "companyId": 265543, "date": "2017-04-12", "status": status,
         "type": "SalesInvoice", "customerCode": "ABC", "totalAmount": 1234.5, "totalExempt": 0,
@@ -169,8 +170,9 @@ async fn companies_lead_to_their_transactions_with_money_and_status() {
     let theme = h.console.app.theme.clone();
     let buffer = h.buffer_after_draw().clone();
     let fg_of = |word: &str| {
-        let lines: Vec<String> =
-            (0..buffer.area.height).map(|y| (0..buffer.area.width).map(|x| buffer[(x, y)].symbol()).collect()).collect();
+        let lines: Vec<String> = (0..buffer.area.height)
+            .map(|y| (0..buffer.area.width).map(|x| buffer[(x, y)].symbol()).collect())
+            .collect();
         let (y, line) = lines.iter().enumerate().find(|(_, l)| l.contains(word)).unwrap();
         let x = line[..line.find(word).unwrap()].chars().count();
         buffer[(u16::try_from(x).unwrap(), u16::try_from(y).unwrap())].fg
@@ -189,7 +191,9 @@ async fn a_transaction_opens_with_its_lines_and_tax_by_jurisdiction() {
     h.settle().await;
     let screen = h.screen();
     assert!(screen.contains("transaction INV-1002"), "{screen}");
-    for text in ["tax of line 1 by jurisdiction", "CALIFORNIA", "ORANGE CO LOCAL TAX SL", "6.00 %", "0.25 %", "7.75", "Yarn"] {
+    for text in
+        ["tax of line 1 by jurisdiction", "CALIFORNIA", "ORANGE CO LOCAL TAX SL", "6.00 %", "0.25 %", "7.75", "Yarn"]
+    {
         assert!(screen.contains(text), "{text} in:\n{screen}");
     }
     let calls = books.lock().unwrap().calls.clone();
@@ -320,6 +324,19 @@ fn fake_taxjar() -> Router {
             }),
         )
         .route("/v2/transactions/orders", get(|| async { Json(json!({"orders": ["123", "456"]})) }))
+        .route(
+            "/v2/transactions/orders/{id}",
+            get(|Path(id): Path<String>| async move {
+                // The documented order fixture [RUBY spec/fixtures/order.json]: money as strings.
+                Json(json!({"order": {"transaction_id": id, "user_id": 10649, "transaction_date": "2015-05-14T00:00:00Z",
+                    "provider": "api", "exemption_type": "non_exempt", "from_country": "US", "from_zip": "93107",
+                    "from_state": "CA", "from_city": "SANTA BARBARA", "from_street": "1281 State St", "to_country": "US",
+                    "to_zip": "90002", "to_state": "CA", "to_city": "LOS ANGELES", "to_street": "123 Palm Grove Ln",
+                    "amount": "1017.45", "shipping": "1.5", "sales_tax": "0.95",
+                    "line_items": [{"id": "1", "quantity": 1, "product_identifier": "12-34243-9", "description": "Fuzzy Widget",
+                        "product_tax_code": "20010", "unit_price": "15.0", "discount": "0.0", "sales_tax": "0.95"}]}}))
+            }),
+        )
 }
 
 async fn taxjar_console() -> Harness {
@@ -339,11 +356,16 @@ async fn taxjar_calculation_shows_its_breakdown_by_jurisdiction_and_line() {
     form.set_value("to_zip", "90002");
     form.set_value("to_state", "CA");
     form.set_value("shipping", "1.5");
-    form.set_value("line_items", r#"[{"id":"1","quantity":1,"product_tax_code":"20010","unit_price":15,"discount":0}]"#);
+    form.set_value(
+        "line_items",
+        r#"[{"id":"1","quantity":1,"product_tax_code":"20010","unit_price":15,"discount":0}]"#,
+    );
     h.keys("<C-s>");
     h.settle().await;
     let screen = h.screen();
-    for text in ["breakdown by jurisdiction", "special district", "2.50 %", "0.38", "to collect 1.35", "line items", "9.00 %"] {
+    for text in
+        ["breakdown by jurisdiction", "special district", "2.50 %", "0.38", "to collect 1.35", "line items", "9.00 %"]
+    {
         assert!(screen.contains(text), "{text} in:\n{screen}");
     }
 }
@@ -358,6 +380,47 @@ async fn taxjar_rate_of_a_location_is_a_table() {
     h.settle().await;
     let screen = h.screen();
     for text in ["rates by jurisdiction", "SANTA MONICA", "6.25 %", "special districts", "9.75 %"] {
+        assert!(screen.contains(text), "{text} in:\n{screen}");
+    }
+}
+
+#[tokio::test]
+async fn the_calculate_form_edits_line_items_as_a_table() {
+    let mut h = taxjar_console().await;
+    h.keys(":taxjar taxes_calculate<Enter>");
+    let Some(Popup::Form(form)) = h.console.app.popup.as_mut() else { panic!("form") };
+    form.set_value("to_country", "US");
+    form.set_value("to_zip", "90002");
+    form.set_value("to_state", "CA");
+    form.set_value("shipping", "1.5");
+    // line_items is the last field: S-Tab from the first reaches it.
+    h.keys("<S-Tab>");
+    assert!(h.screen().contains("Ctrl-e: edit as a table"), "{}", h.screen());
+    h.keys("<C-e>");
+    let screen = h.screen();
+    assert!(screen.contains("quantity*") && screen.contains("product_tax_code"), "{screen}");
+    // Row 1: quantity 1 (pre-set), price 15, tax code 20010; row 2 added, then deleted.
+    h.keys("<Tab>15<Tab><Tab>20010<C-n><Tab>abc<Enter>");
+    assert!(h.screen().contains("row 2 unit_price"), "a bad cell is named:\n{}", h.screen());
+    h.keys("<C-d><Enter>");
+    let Some(Popup::Form(form)) = h.console.app.popup.as_ref() else { panic!("back in the form") };
+    assert!(!form.editing_line_items());
+    let items: Value = serde_json::from_str(&form.values()["line_items"]).unwrap();
+    assert_eq!(items, json!([{"id": "1", "quantity": 1, "unit_price": 15, "product_tax_code": "20010"}]));
+    h.keys("<C-s>");
+    h.settle().await;
+    assert!(h.screen().contains("breakdown by jurisdiction"), "{}", h.screen());
+}
+
+#[tokio::test]
+async fn a_taxjar_order_opens_from_its_id_with_money_in_money_format() {
+    let mut h = taxjar_console().await;
+    let screen = h.screen();
+    assert!(screen.contains("orders page 1 · 2 rows") && screen.contains("456"), "{screen}");
+    h.keys("j<Enter>");
+    h.settle().await;
+    let screen = h.screen();
+    for text in ["order 456", "amount 1,017.45", "sales tax 0.95", "Fuzzy Widget", "15.00", "LOS ANGELES"] {
         assert!(screen.contains(text), "{text} in:\n{screen}");
     }
 }

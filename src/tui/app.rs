@@ -15,12 +15,12 @@ use crate::config::Mode;
 use crate::tui::components::browser::BrowserAction;
 use crate::tui::components::confirm::{Confirm, ConfirmAction};
 use crate::tui::components::detail::{Detail, DetailAction, TransactionAction};
-use crate::tui::components::sandbox_view::{self, SandboxAction, SandboxReport, SandboxView};
-use crate::tui::tax;
 use crate::tui::components::form::{Form, FormAction};
 use crate::tui::components::inspector::ResponseView;
 use crate::tui::components::menu::{Command, Menu, MenuAction};
+use crate::tui::components::sandbox_view::{self, SandboxAction, SandboxReport, SandboxView};
 use crate::tui::tab::{PageState, Tab};
+use crate::tui::tax;
 use crate::tui::theme::Theme;
 
 /// The pane that receives keys.
@@ -294,6 +294,7 @@ impl App {
                         match self.tab().page.as_ref().map(|p| (p.op.service, p.op.name)) {
                             Some((Service::Avatax, "companies_list")) => self.drill_into("transactions"),
                             Some((Service::Avatax, "transactions_list")) => self.open_transaction(),
+                            _ if self.fetch_selected_record() => {}
                             _ => self.focus = Focus::Inspector,
                         }
                     }
@@ -412,6 +413,35 @@ impl App {
             form.message = Some("--read-only is on: this operation changes state and will not be sent".into());
         }
         self.popup = Some(Popup::Form(form));
+    }
+
+    /// A list of bare ids (TaxJar's orders, refunds and customers) says nothing about a record
+    /// but its id: Enter fetches the record with its resource's GET. False when the row is a
+    /// whole record already, or its resource has no such GET.
+    fn fetch_selected_record(&mut self) -> bool {
+        let tab = self.tab();
+        let Some(page) = tab.page.as_ref() else { return false };
+        if tab.browser.selected_record().is_none_or(Value::is_object) {
+            return false;
+        }
+        let resource = page.op.resource;
+        let get = tab.service.operations().iter().find(|op| {
+            op.resource == resource
+                && op.method == crate::catalog::Method::Get
+                && !op.is_list()
+                && !op.path_params().is_empty()
+        });
+        let Some(op) = get else { return false };
+        let values: Values = tab
+            .suggested_values(op, None)
+            .into_iter()
+            .filter(|(name, _)| op.path_params().contains(&name.as_str()))
+            .collect();
+        if op.path_params().iter().any(|name| !values.contains_key(*name)) {
+            return false;
+        }
+        self.send_operation(op, values);
+        true
     }
 
     /// Lists `resource` for the record selected in the browser (a company's transactions).
@@ -907,7 +937,11 @@ impl App {
             return;
         }
         let parsed: Option<Value> = serde_json::from_slice(&response.body).ok();
-        let records = parsed.and_then(pagination::into_records);
+        let records = parsed.and_then(|page| match single_list(&page) {
+            // TaxJar answers lists of ids under one key (`{"orders": ["123", "456"]}`).
+            Some(key) => page.get(key).and_then(Value::as_array).cloned(),
+            None => pagination::into_records(page),
+        });
         match records {
             Some(rows) => {
                 let count = rows.len();
@@ -928,6 +962,15 @@ impl App {
         tab_state.inspector.show(response_view(op.name, &response));
         tab_state.page = Some(PageState { op, values, filters, request, response, previous });
         tab_state.remember_selection();
+    }
+}
+
+/// The key of a body that is one list of bare values and nothing else, if it is that.
+fn single_list(page: &Value) -> Option<&str> {
+    let Value::Object(map) = page else { return None };
+    match map.iter().next() {
+        Some((key, Value::Array(rows))) if map.len() == 1 && !rows.iter().any(Value::is_object) => Some(key),
+        _ => None,
     }
 }
 

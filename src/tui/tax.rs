@@ -118,12 +118,22 @@ pub fn detail_for(op: &Operation, body: &Value) -> Option<Detail> {
     match (op.service, op.name) {
         (
             Service::Avatax,
-            "transactions_create" | "transactions_get" | "transactions_adjust" | "transactions_commit"
-            | "transactions_void" | "transactions_refund",
+            "transactions_create"
+            | "transactions_get"
+            | "transactions_adjust"
+            | "transactions_commit"
+            | "transactions_void"
+            | "transactions_refund",
         ) => body.get("lines").is_some().then(|| transaction_detail(body)),
         (Service::Avatax, "tax_rates_by_address" | "tax_rates_by_postal_code") => Some(avatax_rates(op.name, body)),
-        (Service::Taxjar, "rates_get") => body.get("rate").map(|rate| taxjar_rate(rate)),
-        (Service::Taxjar, "taxes_calculate") => body.get("tax").map(|tax| taxjar_tax(tax)),
+        (Service::Taxjar, "rates_get") => body.get("rate").map(taxjar_rate),
+        (Service::Taxjar, "taxes_calculate") => body.get("tax").map(taxjar_tax),
+        (Service::Taxjar, "orders_get" | "orders_create" | "orders_update") => {
+            body.get("order").map(|order| taxjar_transaction("order", order))
+        }
+        (Service::Taxjar, "refunds_get" | "refunds_create" | "refunds_update") => {
+            body.get("refund").map(|refund| taxjar_transaction("refund", refund))
+        }
         _ => None,
     }
 }
@@ -402,7 +412,12 @@ fn taxjar_tax(tax: &Value) -> Detail {
         ("rate", Align::Right),
         ("tax", Align::Right),
     ]);
-    detail.tables.push(Table { title: "breakdown by jurisdiction".into(), columns: level_columns.clone(), rows, tones });
+    detail.tables.push(Table {
+        title: "breakdown by jurisdiction".into(),
+        columns: level_columns.clone(),
+        rows,
+        tones,
+    });
     if let Some(Value::Object(shipping)) = breakdown.get("shipping") {
         let mut rows = level_rows(shipping, TAXJAR_ITEM_LEVELS);
         let mut tones = vec![None; rows.len()];
@@ -448,6 +463,68 @@ fn taxjar_tax(tax: &Value) -> Detail {
         });
     }
     detail
+}
+
+/// A TaxJar order or refund: who, where, the amounts, and its line items with money in money
+/// format (TaxJar answers amounts as strings, `"17.45"`).
+fn taxjar_transaction(kind: &str, record: &Value) -> Detail {
+    let field = |name: &str| record.get(name);
+    let place = |prefix: &str| {
+        ["street", "city", "state", "zip", "country"]
+            .iter()
+            .map(|part| text(field(&format!("{prefix}_{part}"))))
+            .filter(|s| !s.is_empty())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut facts = vec![
+        fact("id", text(field("transaction_id"))),
+        fact("refunds order", text(field("transaction_reference_id"))),
+        fact("date", text(field("transaction_date"))),
+        fact("provider", text(field("provider"))),
+        fact("customer", text(field("customer_id"))),
+        fact("exemption", text(field("exemption_type"))),
+        fact("from", place("from")),
+        fact("to", place("to")),
+        fact("amount", money_cell(field("amount"))),
+        fact("shipping", money_cell(field("shipping"))),
+        fact("sales tax", money_cell(field("sales_tax"))),
+    ];
+    facts.retain(|(_, value, _)| !value.is_empty());
+    let items: &[Value] = field("line_items").and_then(Value::as_array).map_or(&[], Vec::as_slice);
+    let table = Table {
+        title: format!("line items ({})", items.len()),
+        columns: columns(&[
+            ("id", Align::Left),
+            ("description", Align::Left),
+            ("qty", Align::Right),
+            ("unit price", Align::Right),
+            ("discount", Align::Right),
+            ("sales tax", Align::Right),
+            ("tax code", Align::Left),
+        ]),
+        rows: items
+            .iter()
+            .map(|item| {
+                vec![
+                    text(item.get("id")),
+                    text(item.get("description").or_else(|| item.get("product_identifier"))),
+                    text(item.get("quantity")),
+                    money_cell(item.get("unit_price")),
+                    money_cell(item.get("discount")),
+                    money_cell(item.get("sales_tax")),
+                    text(item.get("product_tax_code")),
+                ]
+            })
+            .collect(),
+        tones: Vec::new(),
+    };
+    Detail {
+        title: format!("{kind} {}", text(field("transaction_id"))),
+        facts,
+        tables: vec![table],
+        ..Detail::default()
+    }
 }
 
 /// One row per jurisdiction level present in `map`.

@@ -241,7 +241,11 @@ impl Browser {
                 let style = if self.offset + i == self.selected { theme.selected(focused) } else { theme.text };
                 let tone = self.tones.get(*row).copied().flatten();
                 let cells = self.cells[*row].iter().zip(&self.columns).map(|(text, column)| {
-                    let line = if column.money { Line::from(text.as_str()).right_aligned() } else { Line::from(text.as_str()) };
+                    let line = if column.money {
+                        Line::from(text.as_str()).right_aligned()
+                    } else {
+                        Line::from(text.as_str())
+                    };
                     match tone.filter(|_| column.header() == "status") {
                         Some(tone) => Cell::from(line).style(tone.style(theme)),
                         None => Cell::from(line),

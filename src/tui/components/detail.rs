@@ -272,13 +272,17 @@ fn table_lines(table: &Table, theme: &Theme, selected: Option<usize>, out: &mut 
     let cells: Vec<Vec<String>> = table
         .rows
         .iter()
-        .map(|row| row.iter().map(|c| truncate_to_width(&inert(&c.replace(['\n', '\r', '\t'], " ")), MAX_COLUMN)).collect())
+        .map(|row| {
+            row.iter().map(|c| truncate_to_width(&inert(&c.replace(['\n', '\r', '\t'], " ")), MAX_COLUMN)).collect()
+        })
         .collect();
     let widths: Vec<usize> = table
         .columns
         .iter()
         .enumerate()
-        .map(|(i, (name, _))| cells.iter().filter_map(|r| r.get(i)).map(|c| c.width()).chain([name.width()]).max().unwrap_or(0))
+        .map(|(i, (name, _))| {
+            cells.iter().filter_map(|r| r.get(i)).map(|c| c.width()).chain([name.width()]).max().unwrap_or(0)
+        })
         .collect();
     let pad = |text: &str, width: usize, align: Align| {
         let room = width.saturating_sub(text.width());
@@ -343,8 +347,7 @@ mod tests {
         let mut terminal = Terminal::new(TestBackend::new(60, 12)).unwrap();
         terminal.draw(|f| detail.render(f, f.area(), &Theme::dark())).unwrap();
         let buffer = terminal.backend().buffer();
-        let text: Vec<String> =
-            (0..12).map(|y| (0..60).map(|x| buffer[(x, y)].symbol()).collect::<String>()).collect();
+        let text: Vec<String> = (0..12).map(|y| (0..60).map(|x| buffer[(x, y)].symbol()).collect::<String>()).collect();
         let all = text.join("\n");
         assert!(!all.contains('\x1b') && !all.contains('\x07'), "{all}");
         let first = text.iter().find(|l| l.contains("STATE")).unwrap();

@@ -12,7 +12,11 @@ use tui_textarea::{CursorMove, TextArea};
 use crate::catalog::{validate, Kind, Location, Operation, Param};
 use crate::client::Values;
 use crate::inert::{inert, inert_lines};
+use crate::tui::components::line_items::{LineItemsAction, LineItemsEditor};
 use crate::tui::theme::Theme;
+
+/// The field TaxJar's item lists travel in, which Ctrl-e edits as a table.
+const LINE_ITEMS: &str = "line_items";
 
 /// What a key did in the form.
 #[derive(Debug, PartialEq, Eq)]
@@ -69,6 +73,8 @@ pub struct Form {
     target_label: String,
     /// Set after a failed submit, so the user sees why nothing was sent.
     pub message: Option<String>,
+    /// The table editor of a `line_items` field, while open.
+    line_items: Option<LineItemsEditor>,
 }
 
 impl Form {
@@ -98,7 +104,7 @@ impl Form {
                 Field { param, input, error: None, prefilled }
             })
             .collect();
-        Form { op, fields, focused: 0, target_label, message: None }
+        Form { op, fields, focused: 0, target_label, message: None, line_items: None }
     }
 
     /// The values typed so far, non-empty ones only.
@@ -134,6 +140,9 @@ impl Form {
     /// Pasted text goes into the focused field at the cursor; a one-line field gets it on one
     /// line. The caller has already taken out what a terminal would act on.
     pub fn paste(&mut self, text: &str) {
+        if let Some(editor) = self.line_items.as_mut() {
+            return editor.paste(&text.replace('\n', " "));
+        }
         let Some(field) = self.fields.get_mut(self.focused) else { return };
         if matches!(field.param.kind, Kind::Json | Kind::Data) {
             field.input.insert_str(text);
@@ -149,7 +158,22 @@ impl Form {
 
     pub fn handle_key(&mut self, key: KeyEvent) -> FormAction {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        if let Some(editor) = self.line_items.as_mut() {
+            match editor.handle_key(key) {
+                LineItemsAction::Done(json) => {
+                    self.line_items = None;
+                    self.set_value(LINE_ITEMS, &json);
+                    if let Some(field) = self.fields.iter_mut().find(|f| f.param.name == LINE_ITEMS) {
+                        field.error = None;
+                    }
+                }
+                LineItemsAction::Cancel => self.line_items = None,
+                LineItemsAction::None => {}
+            }
+            return FormAction::None;
+        }
         match key.code {
+            KeyCode::Char('e') if ctrl && self.focused_is_line_items() => self.open_line_items(),
             KeyCode::Char('s') if ctrl => {
                 if self.validate() {
                     return FormAction::Submit(self.values());
@@ -176,6 +200,26 @@ impl Form {
         FormAction::None
     }
 
+    /// Whether the table editor is open.
+    pub fn editing_line_items(&self) -> bool {
+        self.line_items.is_some()
+    }
+
+    fn focused_is_line_items(&self) -> bool {
+        self.fields.get(self.focused).is_some_and(|f| f.param.name == LINE_ITEMS && f.param.kind == Kind::Json)
+    }
+
+    /// Opens the table editor over the `line_items` field; a field that is no list of items
+    /// stays as it is, with a message saying why.
+    fn open_line_items(&mut self) {
+        let Some(field) = self.fields.get(self.focused) else { return };
+        let with_sales_tax = self.op.param("sales_tax").is_some();
+        match LineItemsEditor::open(&field.value(), with_sales_tax) {
+            Ok(editor) => self.line_items = Some(editor),
+            Err(e) => self.message = Some(e),
+        }
+    }
+
     fn move_focus(&mut self, delta: isize) {
         if self.fields.is_empty() {
             return;
@@ -195,11 +239,19 @@ impl Form {
             ("Tab ↓ / S-Tab ↑", "next / previous field"),
             ("Enter", "next field (a new line in JSON fields)"),
             ("Ctrl-s", "check every field and send"),
+            ("Ctrl-e", "line_items: edit as a table (Ctrl-n/d add/delete rows)"),
             ("Esc", "close without sending"),
         ]
     }
 
     pub fn render(&mut self, frame: &mut Frame, area: Rect, theme: &Theme) {
+        self.render_fields(frame, area, theme);
+        if let Some(editor) = &self.line_items {
+            editor.render(frame, area, theme);
+        }
+    }
+
+    fn render_fields(&mut self, frame: &mut Frame, area: Rect, theme: &Theme) {
         let width = area.width.saturating_sub(4).clamp(20, 100).min(area.width);
         let wanted: u16 = self.fields.iter().map(|f| 1 + f.input_height()).sum::<u16>() + 4;
         let height = wanted.max(5).min(area.height);
@@ -253,6 +305,9 @@ impl Form {
                 Span::styled(format!("{} · {}  ", location_label(param), param.kind.label()), theme.muted),
                 Span::styled(param.help, theme.muted),
             ];
+            if param.name == LINE_ITEMS && param.kind == Kind::Json {
+                label.insert(3, Span::styled("Ctrl-e: edit as a table  ", theme.accent));
+            }
             if let Some(error) = &field.error {
                 label
                     .insert(3, Span::styled(format!("✗ {}  ", inert(error)), theme.error.add_modifier(Modifier::BOLD)));

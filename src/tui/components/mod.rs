@@ -5,5 +5,6 @@ pub mod confirm;
 pub mod detail;
 pub mod form;
 pub mod inspector;
+pub mod line_items;
 pub mod menu;
 pub mod sandbox_view;

@@ -107,7 +107,8 @@ impl SandboxView {
     }
 
     pub fn render(&mut self, frame: &mut Frame, area: Rect, theme: &Theme) {
-        self.detail.keys = Some(if self.control.is_ok() { " r refresh · PgUp PgDn scroll · Esc close " } else { " Esc close " });
+        self.detail.keys =
+            Some(if self.control.is_ok() { " r refresh · PgUp PgDn scroll · Esc close " } else { " Esc close " });
         self.detail.render(frame, area, theme);
     }
 
