@@ -5,6 +5,7 @@ pub mod ably;
 pub mod credentials;
 pub mod rng;
 pub mod serve;
+pub mod tax;
 
 pub use self::serve::ServeLimits;
 
