@@ -214,17 +214,18 @@ async fn list_faults(State(state): State<Arc<ControlState>>) -> Json<serde_json:
 }
 
 async fn add_fault(State(state): State<Arc<ControlState>>, body: Bytes) -> Response {
-    let spec: FaultSpec =
-        match serde_json::from_slice(&body) {
-            Ok(spec) => spec,
-            Err(e) => return sandbox_error(
+    let spec: FaultSpec = match serde_json::from_slice(&body) {
+        Ok(spec) => spec,
+        Err(e) => {
+            return sandbox_error(
                 StatusCode::BAD_REQUEST,
                 "invalid_fault",
                 format!(
                     "the body must be a JSON fault (service, path, and status, latency_ms, drop or retry_after): {e}"
                 ),
-            ),
-        };
+            )
+        }
+    };
     match state.faults.add(spec, |service| state.simulator(service).is_some()) {
         Ok(fault) => (StatusCode::CREATED, Json(fault.to_json())).into_response(),
         Err(message) => sandbox_error(StatusCode::BAD_REQUEST, "invalid_fault", message),
