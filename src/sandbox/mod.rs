@@ -1,22 +1,39 @@
 //! The simulators: one stateful axum service per vendor, each on its own loopback port, plus a
 //! control port that lists them and resets their state.
+//!
+//! The platform every simulator stands on lives beside them: [`clock`] (one sandbox clock,
+//! `--speed`), [`request`] (query, bodies, credentials), [`errors`] (the per-vendor error
+//! renderer), [`ids`], [`paging`] (each vendor's style), [`retention`] (age and count caps), and
+//! the request log and fault injection applied to every simulator's router from outside.
 
 pub mod ably;
+pub mod clock;
+pub mod control;
 pub mod credentials;
+pub mod errors;
+pub mod faults;
+pub mod ids;
+pub mod paging;
+pub mod request;
+pub mod request_log;
+pub mod retention;
 pub mod rng;
 pub mod serve;
+pub mod tax;
 
+pub use self::clock::SandboxClock;
 pub use self::serve::ServeLimits;
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 
-use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::json;
+
+use self::faults::FaultBook;
+use self::request_log::RequestLog;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
@@ -27,13 +44,38 @@ pub const DEFAULT_SEED: u64 = 42;
 /// The control port; each service listens at `port_base + offset` (see [`port_offset`]).
 pub const DEFAULT_PORT_BASE: u16 = 7700;
 
+/// What every simulator is built from: the seed of its demo data and the sandbox clock it
+/// reads for every time-driven behaviour. Cheap to clone; a simulator keeps what it needs.
+#[derive(Clone, Debug)]
+pub struct Platform {
+    pub seed: u64,
+    pub clock: SandboxClock,
+}
+
+impl Platform {
+    pub fn new(seed: u64, clock: SandboxClock) -> Platform {
+        Platform { seed, clock }
+    }
+
+    /// Real time (speed 1): for a simulator built on its own, in unit tests.
+    pub fn real_time(seed: u64) -> Platform {
+        Platform { seed, clock: SandboxClock::real_time() }
+    }
+}
+
 /// One vendor's simulator: a router serving the vendor's real paths, over state it can reset.
+/// Constructors take a [`Platform`]: `XSimulator::new(&platform)`.
 pub trait Simulator: Send + Sync {
     fn service(&self) -> Service;
-    /// The routes, served at the root of the service's port.
+    /// The routes, served at the root of the service's port. The platform wraps them in the
+    /// request log and fault injection; a simulator does neither itself.
     fn router(&self) -> Router;
     /// Restores the seeded state.
     fn reset(&self);
+    /// The vendor's own error answer for a bare `status`, so an injected fault looks to a
+    /// client exactly like the real service failing. Usually
+    /// `errors::render_status::<VendorError>(status, message)`.
+    fn error_response(&self, status: StatusCode, message: &str) -> Response;
 }
 
 /// A service's listener. Mailgun has two: the US and the EU region.
@@ -75,9 +117,9 @@ pub fn port_offset(service: Service, region: Option<&str>) -> u16 {
     }
 }
 
-/// Every simulator that exists so far.
-fn simulators(seed: u64) -> Vec<Arc<dyn Simulator>> {
-    vec![Arc::new(ably::AblySimulator::new(seed))]
+/// Every simulator that exists so far: one line each.
+fn simulators(platform: &Platform) -> Vec<Arc<dyn Simulator>> {
+    vec![Arc::new(ably::AblySimulator::new(platform))]
 }
 
 /// The running sandbox. Dropping it does not stop it; call [`Sandbox::shutdown`].
@@ -85,6 +127,7 @@ pub struct Sandbox {
     pub control: SocketAddr,
     pub endpoints: Vec<Endpoint>,
     simulators: Vec<Arc<dyn Simulator>>,
+    clock: SandboxClock,
     stop: CancellationToken,
 }
 
@@ -92,6 +135,11 @@ impl Sandbox {
     /// The listener of a service (the US one for Mailgun).
     pub fn endpoint(&self, service: Service) -> &Endpoint {
         self.endpoints.iter().find(|e| e.service == service && e.region.is_none()).unwrap_or(&self.endpoints[0])
+    }
+
+    /// The control port's base URL (`GET /requests`, `POST /reset`, `/faults`).
+    pub fn control_url(&self) -> String {
+        format!("http://{}", self.control)
     }
 
     pub fn base_url(&self, service: Service) -> String {
@@ -103,6 +151,11 @@ impl Sandbox {
         for sim in &self.simulators {
             sim.reset();
         }
+    }
+
+    /// The clock every simulator of this sandbox reads.
+    pub fn clock(&self) -> &SandboxClock {
+        &self.clock
     }
 
     pub fn shutdown(&self) {
@@ -121,15 +174,41 @@ pub async fn serve_loopback(router: Router) -> std::io::Result<String> {
     Ok(format!("http://{address}"))
 }
 
+/// How to start a sandbox: what `opsdeck sandbox`'s flags set.
+#[derive(Clone, Debug)]
+pub struct SandboxOptions {
+    /// The control port; each service at `port_base + offset`. 0 picks free ports.
+    pub port_base: u16,
+    pub seed: u64,
+    /// The sandbox clock (its speed); a fresh real-time clock by default.
+    pub clock: SandboxClock,
+    pub limits: ServeLimits,
+}
+
+impl SandboxOptions {
+    pub fn new(port_base: u16, seed: u64) -> SandboxOptions {
+        SandboxOptions { port_base, seed, clock: SandboxClock::real_time(), limits: ServeLimits::DEFAULT }
+    }
+}
+
 /// Starts every listener on loopback with the default [`ServeLimits`]. `port_base` 0 picks free
 /// ports.
 pub async fn start(port_base: u16, seed: u64) -> std::io::Result<Sandbox> {
-    start_with(port_base, seed, ServeLimits::DEFAULT).await
+    start_options(SandboxOptions::new(port_base, seed)).await
 }
 
 /// [`start`] with other limits, so tests can run into the timeouts quickly.
 pub async fn start_with(port_base: u16, seed: u64, limits: ServeLimits) -> std::io::Result<Sandbox> {
-    let simulators = simulators(seed);
+    start_options(SandboxOptions { limits, ..SandboxOptions::new(port_base, seed) }).await
+}
+
+/// Starts a sandbox as `options` say.
+pub async fn start_options(options: SandboxOptions) -> std::io::Result<Sandbox> {
+    let SandboxOptions { port_base, seed, clock, limits } = options;
+    let platform = Platform::new(seed, clock);
+    let simulators = simulators(&platform);
+    let log = Arc::new(RequestLog::default());
+    let faults = Arc::new(FaultBook::new(seed));
     let stop = CancellationToken::new();
     let bind = |offset: u16| {
         let port = if port_base == 0 { 0 } else { port_base.saturating_add(offset) };
@@ -145,53 +224,35 @@ pub async fn start_with(port_base: u16, seed: u64, limits: ServeLimits) -> std::
                 .map_err(|e| std::io::Error::new(e.kind(), format!("cannot listen for {service}: {e}")))?;
             let simulator = simulators.iter().find(|s| s.service() == service).cloned();
             endpoints.push(Endpoint { service, region, addr: listener.local_addr()?, simulated: simulator.is_some() });
-            let router = match simulator {
+            let router = match &simulator {
                 Some(sim) => sim.router(),
                 None => not_simulated_router(service),
             };
-            listeners.push((listener, router));
+            let observer = Arc::new(control::Observer {
+                service,
+                simulator,
+                log: Arc::clone(&log),
+                faults: Arc::clone(&faults),
+                clock: platform.clock.clone(),
+            });
+            listeners.push((listener, control::observed(router, observer)));
         }
     }
     let control_listener =
         bind(0).await.map_err(|e| std::io::Error::new(e.kind(), format!("cannot listen for the control port: {e}")))?;
     let control = control_listener.local_addr()?;
-    let shared = Arc::new(ControlState { endpoints: endpoints.clone(), simulators: simulators.clone() });
-    listeners.push((control_listener, control_router(shared)));
+    let shared = Arc::new(control::ControlState {
+        endpoints: endpoints.clone(),
+        simulators: simulators.clone(),
+        log,
+        faults,
+        clock: platform.clock.clone(),
+    });
+    listeners.push((control_listener, control::router(shared)));
     for (listener, router) in listeners {
         tokio::spawn(serve::serve(listener, router, limits, stop.clone()));
     }
-    Ok(Sandbox { control, endpoints, simulators, stop })
-}
-
-struct ControlState {
-    endpoints: Vec<Endpoint>,
-    simulators: Vec<Arc<dyn Simulator>>,
-}
-
-fn control_router(state: Arc<ControlState>) -> Router {
-    Router::new().route("/", get(control_index)).route("/reset", post(control_reset)).with_state(state)
-}
-
-async fn control_index(State(state): State<Arc<ControlState>>) -> Json<serde_json::Value> {
-    let services: Vec<_> = state
-        .endpoints
-        .iter()
-        .map(|e| {
-            let name = match e.region {
-                Some(region) => format!("{}-{region}", e.service),
-                None => e.service.name().to_owned(),
-            };
-            json!({"service": name, "base_url": e.sdk_base_url(), "simulated": e.simulated})
-        })
-        .collect();
-    Json(json!({ "services": services }))
-}
-
-async fn control_reset(State(state): State<Arc<ControlState>>) -> Json<serde_json::Value> {
-    for sim in &state.simulators {
-        sim.reset();
-    }
-    Json(json!({"reset": true}))
+    Ok(Sandbox { control, endpoints, simulators, clock: platform.clock, stop })
 }
 
 /// Every path of a service without a simulator yet answers 501 with a plain explanation.

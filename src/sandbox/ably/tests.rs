@@ -106,7 +106,7 @@ impl Req<'_> {
 }
 
 fn setup() -> (AblySimulator, Router) {
-    let sim = AblySimulator::new(7);
+    let sim = AblySimulator::new(&crate::sandbox::Platform::real_time(7));
     let router = sim.router();
     (sim, router)
 }
@@ -383,7 +383,7 @@ fn token_request(timestamp: i64, nonce: &str, client: Option<&str>) -> Value {
 #[tokio::test]
 async fn signed_token_requests_are_verified_and_tokens_accepted() {
     let (_, router) = setup();
-    let now = super::state::now_ms();
+    let now = crate::sandbox::clock::wall_ms();
     let path = format!("/keys/{ABLY_KEY_NAME}/requestToken");
     let resp = req("POST", path.clone())
         .no_auth()
@@ -457,7 +457,7 @@ async fn signed_token_requests_are_verified_and_tokens_accepted() {
 #[tokio::test]
 async fn signed_token_request_in_msgpack() {
     let (_, router) = setup();
-    let now = super::state::now_ms();
+    let now = crate::sandbox::clock::wall_ms();
     let mac = sign_request(None, None, None, now, "msgpacknonce-000001");
     // ably-js omits absent keys.
     let body = Val::map([
@@ -769,9 +769,9 @@ async fn fingerprint(router: &Router) -> Vec<Value> {
 
 #[tokio::test]
 async fn same_seed_same_data_and_reset_restores_it() {
-    let a = AblySimulator::new(11);
-    let b = AblySimulator::new(11);
-    let c = AblySimulator::new(12);
+    let a = AblySimulator::new(&crate::sandbox::Platform::real_time(11));
+    let b = AblySimulator::new(&crate::sandbox::Platform::real_time(11));
+    let c = AblySimulator::new(&crate::sandbox::Platform::real_time(12));
     let (ra, rb, rc) = (a.router(), b.router(), c.router());
     let seeded = fingerprint(&ra).await;
     assert_eq!(seeded, fingerprint(&rb).await);
@@ -793,7 +793,7 @@ async fn same_seed_same_data_and_reset_restores_it() {
 #[test]
 fn seeding_is_fast_and_histories_fill_on_demand() {
     let start = std::time::Instant::now();
-    let mut state = super::seed::seeded_state(42, super::state::now_ms());
+    let mut state = super::seed::seeded_state(42, crate::sandbox::clock::wall_ms());
     let elapsed = start.elapsed();
     assert_eq!(state.channels.len(), 12);
     assert_eq!(state.devices.len(), 8);
@@ -801,7 +801,7 @@ fn seeding_is_fast_and_histories_fill_on_demand() {
     assert!(elapsed.as_millis() < 40, "seeding took {elapsed:?}");
     let mut total = 0;
     for channel in state.channels.values_mut() {
-        let count = channel.ready().messages.len();
+        let count = channel.ready(crate::sandbox::clock::wall_ms()).messages.len();
         assert!((20..=300).contains(&count), "{count}");
         total += count;
     }
@@ -1090,7 +1090,7 @@ async fn token_capability_is_signed_canonical_and_validated() {
     }
 
     // A signed request carries the capability into the token too.
-    let now = super::state::now_ms();
+    let now = crate::sandbox::clock::wall_ms();
     let cap = r#"{"cap-demo":["subscribe"]}"#;
     let nonce = "capabilitynonce-0001";
     let body = json!({"keyName": ABLY_KEY_NAME, "capability": cap, "timestamp": now, "nonce": nonce,
@@ -1209,7 +1209,7 @@ async fn concurrent_publishes_on_several_channels_get_ordered_unique_serials() {
 /// take the state lock, so they can reach it out of clock order, on different channels.
 #[test]
 fn serials_stay_unique_when_publishes_reach_the_lock_out_of_clock_order() {
-    let sim = AblySimulator::new(7);
+    let sim = AblySimulator::new(&crate::sandbox::Platform::real_time(7));
     let key = super::auth::Caller { client_id: None, capability: super::capability::Capability::all(), expires: None };
     let one = super::routes::parse_messages(&Val::map([("data", Val::str("x"))])).expect("message");
     let mut state = sim.shared.lock();
@@ -1284,7 +1284,7 @@ async fn invalid_utf8_in_a_name_or_form_field_is_400_not_replaced() {
 async fn token_request_timestamps_outside_the_window_are_40104() {
     let (_, router) = setup();
     let path = format!("/keys/{ABLY_KEY_NAME}/requestToken");
-    let now = super::state::now_ms();
+    let now = crate::sandbox::clock::wall_ms();
     // Signed, at the extremes of an i64 (the arithmetic must not overflow).
     for (timestamp, nonce) in [(i64::MIN, "minimumminimum12345"), (i64::MAX, "maximummaximum12345")] {
         let resp = req("POST", path.clone()).no_auth().json(&token_request(timestamp, nonce, None)).send(&router).await;
@@ -1319,4 +1319,58 @@ async fn unknown_capability_operations_are_refused() {
         "subscribe"],"y":["*"]}"#;
     let resp = req("POST", path).json(&json!({"capability": every_known})).send(&router).await;
     assert_eq!(resp.status, StatusCode::OK, "{}", String::from_utf8_lossy(&resp.body));
+}
+
+#[tokio::test]
+async fn history_stays_at_the_cap_under_load_and_ages_out_on_the_sandbox_clock() {
+    use super::state::{HISTORY_HOURS, MAX_HISTORY_PER_CHANNEL};
+    let platform = crate::sandbox::Platform::real_time(7);
+    let sim = AblySimulator::new(&platform);
+    let router = sim.router();
+    let batch = 1000;
+    let rounds = MAX_HISTORY_PER_CHANNEL / batch + 3;
+    for round in 0..rounds {
+        let messages: Vec<Value> =
+            (0..batch).map(|i| json!({"id": format!("m{round}-{i}"), "name": "load", "data": "x"})).collect();
+        let resp = req("POST", "/channels/load/messages").json(&Value::Array(messages)).send(&router).await;
+        assert_eq!(resp.status, StatusCode::CREATED);
+    }
+    let stored = |sim: &AblySimulator| {
+        let state = sim.shared.lock();
+        let channel = state.channels.get("load").expect("channel exists");
+        (channel.messages.len(), channel.ids.len())
+    };
+    assert_eq!(stored(&sim), (MAX_HISTORY_PER_CHANNEL, MAX_HISTORY_PER_CHANNEL), "memory stays bounded");
+    // The newest message is still there; the first ones went, so their ids publish afresh.
+    let newest = req("GET", "/channels/load/messages?limit=1").send(&router).await.json();
+    assert_eq!(newest[0]["id"], format!("m{}-{}", rounds - 1, batch - 1));
+    let again =
+        req("POST", "/channels/load/messages").json(&json!({"id": "m0-0", "name": "again"})).send(&router).await;
+    assert_eq!(again.status, StatusCode::CREATED);
+    assert_eq!(req("GET", "/channels/load/messages?limit=1").send(&router).await.json()[0]["name"], "again");
+
+    // Seeded history is there until the sandbox clock passes the retention.
+    assert!(!all_pages(&router, "/channels/chat%3Alobby/messages", "limit=1000").await.is_empty());
+    platform.clock.advance((HISTORY_HOURS + 1) * 3_600_000);
+    assert!(all_pages(&router, "/channels/load/messages", "limit=1000").await.is_empty());
+    assert!(all_pages(&router, "/channels/chat%3Alobby/messages", "limit=1000").await.is_empty());
+    assert!(all_pages(&router, "/channels/chat%3Alobby/presence/history", "limit=1000").await.is_empty());
+    assert_eq!(stored(&sim), (0, 0), "expired records are dropped, not only hidden");
+    // What is published now is kept again.
+    req("POST", "/channels/load/messages").json(&json!({"name": "fresh"})).send(&router).await;
+    assert_eq!(all_pages(&router, "/channels/load/messages", "limit=1000").await.len(), 1);
+}
+
+#[test]
+fn channel_count_is_capped_by_dropping_the_idlest() {
+    use super::state::MAX_CHANNELS;
+    let now = crate::sandbox::clock::wall_ms();
+    let mut state = super::seed::seeded_state(3, now);
+    for i in 0..(MAX_CHANNELS + 50) {
+        state.channel(&format!("c{i}"), now);
+    }
+    assert_eq!(state.channels.len(), MAX_CHANNELS);
+    // Seeded channels with members present are kept.
+    assert!(state.channels.contains_key("chat:lobby"));
+    assert!(state.channels.contains_key(&format!("c{}", MAX_CHANNELS + 49)));
 }
