@@ -123,13 +123,28 @@ async fn a_live_tab_has_no_sandbox_to_show() {
 }
 
 #[tokio::test]
-async fn the_embedded_sandbox_is_read_by_default() {
+async fn the_embedded_sandbox_shows_the_consoles_own_requests_and_an_injected_fault() {
     let mut h = Harness::new().await;
     let control = h.console.app.embedded_control.clone().unwrap();
-    assert_eq!(control, format!("http://{}", h.console.sandbox.control));
+    assert_eq!(control, h.console.sandbox.control_url());
+    let fault = json!({"service": "ably", "path": "/time", "status": 503, "count": 100});
+    let added = reqwest::Client::new()
+        .post(format!("{control}/faults"))
+        .header("content-type", "application/json")
+        .body(fault.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(added.status().as_u16(), 201);
+    // The time is asked for through the fault: the console shows Ably's error, the log a 503.
+    h.keys(":ably time_get<Enter><C-s>");
+    h.settle().await;
     h.keys("S");
     h.settle().await;
     let screen = h.screen();
-    assert!(screen.contains(&format!("control {control}")), "{screen}");
-    assert!(!screen.contains("loading"), "the read came back, whatever it said:\n{screen}");
+    for text in
+        [&format!("control {control}"), "GET", "/channels", "/time", "503", "active faults (1)", "status 503", " left"]
+    {
+        assert!(screen.contains(text), "{text} in:\n{screen}");
+    }
 }

@@ -87,7 +87,7 @@ pub async fn start_with(
     }
     let (background_sender, background) = mpsc::unbounded_channel();
     app.background = Some(background_sender);
-    app.embedded_control = Some(format!("http://{}", sandbox.control));
+    app.embedded_control = Some(sandbox.control_url());
     Ok(Console { app, events, background, sandbox })
 }
 

@@ -131,6 +131,8 @@ fn text(value: Option<&Value>) -> String {
 
 fn status_tone(status: Option<&Value>) -> Option<Tone> {
     match status.and_then(Value::as_u64)? {
+        // The log's status of a connection the sandbox dropped on purpose.
+        0 => Some(Tone::Bad),
         200..=299 => Some(Tone::Good),
         400..=499 => Some(Tone::Changed),
         500..=599 => Some(Tone::Bad),
@@ -156,7 +158,10 @@ fn requests_table(service: Service, body: &Value) -> Table {
                     text(r.get("at")),
                     text(r.get("method")),
                     text(r.get("path")),
-                    text(r.get("status")),
+                    match r.get("status").and_then(Value::as_u64) {
+                        Some(0) => "dropped".into(),
+                        _ => text(r.get("status")),
+                    },
                     text(r.get("latency_ms")),
                 ]
             })
