@@ -185,7 +185,7 @@ impl Browser {
             ("j k ↑ ↓", "move"),
             ("PgUp PgDn ^u ^d", "page through rows"),
             ("g G", "first / last row"),
-            ("Enter", "open the record in the inspector"),
+            ("Enter", "open the record (AvaTax: a company's transactions, a transaction's view)"),
             ("/", "filter rows (Esc clears)"),
             ("c", "list again without the filters in the title"),
             ("n p", "next / previous page from the API"),

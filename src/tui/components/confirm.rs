@@ -32,13 +32,14 @@ pub struct Confirm {
 
 impl Confirm {
     pub fn new(op: &'static Operation, values: Values, live: bool, profile: String) -> Confirm {
-        // The target is the first path parameter's value, else the first value given.
+        // The target is the most specific path parameter's value (the last in the path: the
+        // transaction, not its company), else the first value given.
         let expected = op
-            .params
+            .path_params()
             .iter()
-            .filter(|p| p.location == crate::catalog::Location::Path)
-            .chain(op.params.iter())
-            .find_map(|p| values.get(p.name).cloned());
+            .rev()
+            .find_map(|name| values.get(*name).cloned())
+            .or_else(|| op.params.iter().find_map(|p| values.get(p.name).cloned()));
         Confirm { op, values, live, profile, expected, typed: String::new() }
     }
 
@@ -129,6 +130,27 @@ mod tests {
 
     fn key(code: KeyCode) -> KeyEvent {
         KeyEvent::new(code, KeyModifiers::NONE)
+    }
+
+    #[test]
+    fn voiding_on_live_asks_for_the_transaction_code_not_the_company() {
+        let op = Service::Avatax.operation("transactions_void").unwrap();
+        let values: Values = [
+            ("companyCode".to_owned(), "DEFAULT".to_owned()),
+            ("transactionCode".to_owned(), "INV-7".to_owned()),
+            ("code".to_owned(), "DocVoided".to_owned()),
+        ]
+        .into();
+        let mut live = Confirm::new(op, values, true, "work".into());
+        for c in "DEFAULT".chars() {
+            live.handle_key(key(KeyCode::Char(c)));
+        }
+        assert_eq!(live.handle_key(key(KeyCode::Enter)), ConfirmAction::None);
+        let mut live = Confirm { typed: String::new(), ..live };
+        for c in "INV-7".chars() {
+            live.handle_key(key(KeyCode::Char(c)));
+        }
+        assert_eq!(live.handle_key(key(KeyCode::Enter)), ConfirmAction::Confirmed);
     }
 
     #[test]
