@@ -424,3 +424,35 @@ async fn a_taxjar_order_opens_from_its_id_with_money_in_money_format() {
         assert!(screen.contains(text), "{text} in:\n{screen}");
     }
 }
+
+/// The same views against the embedded TaxJar simulator rather than a fake.
+#[tokio::test]
+async fn taxjar_views_against_the_embedded_simulator() {
+    let mut h = Harness::new().await;
+    h.keys("4");
+    h.settle().await;
+    let screen = h.screen();
+    assert!(screen.contains("4 TaxJar SANDBOX"), "{screen}");
+    assert!(h.console.app.tab().browser.row_count() > 0, "seeded orders:\n{screen}");
+    h.keys("<Enter>");
+    h.settle().await;
+    let screen = h.screen();
+    assert!(screen.contains("line items") && screen.contains("sales tax"), "{screen}");
+    h.keys("<Esc>:taxjar taxes_calculate<Enter>");
+    let Some(Popup::Form(form)) = h.console.app.popup.as_mut() else { panic!("form") };
+    for (name, value) in [
+        ("from_country", "US"),
+        ("from_zip", "92093"),
+        ("from_state", "CA"),
+        ("to_country", "US"),
+        ("to_zip", "90002"),
+        ("to_state", "CA"),
+        ("shipping", "1.5"),
+    ] {
+        form.set_value(name, value);
+    }
+    h.keys("<S-Tab><C-e><Tab>15<Tab><Tab>20010<Enter><C-s>");
+    h.settle().await;
+    let screen = h.screen();
+    assert!(screen.contains("breakdown by jurisdiction") && screen.contains("to collect"), "{screen}");
+}
