@@ -112,6 +112,8 @@ impl TransactionAction {
 
 /// Widest a column gets; the inspector has the whole value.
 const MAX_COLUMN: usize = 34;
+/// Widest a fact at the top gets.
+const MAX_FACT: usize = 60;
 
 impl Detail {
     pub fn handle_key(&mut self, key: KeyEvent) -> DetailAction {
@@ -161,7 +163,7 @@ impl Detail {
         let mut line: Vec<Span<'static>> = Vec::new();
         let mut used = 0;
         for (label, value, tone) in &self.facts {
-            let value = truncate_to_width(&inert(value), MAX_COLUMN);
+            let value = truncate_to_width(&inert(value), MAX_FACT);
             let cost = label.width() + value.width() + 4;
             if used > 0 && used + cost > width {
                 out.push(Line::from(std::mem::take(&mut line)));

@@ -173,7 +173,16 @@ impl Form {
             return FormAction::None;
         }
         match key.code {
-            KeyCode::Char('e') if ctrl && self.focused_is_line_items() => self.open_line_items(),
+            KeyCode::Char('e') if ctrl => {
+                // From anywhere in the form: the editor is for its one line_items field.
+                match self.fields.iter().position(|f| f.param.name == LINE_ITEMS && f.param.kind == Kind::Json) {
+                    Some(index) => {
+                        self.focused = index;
+                        self.open_line_items();
+                    }
+                    None => self.message = Some("Ctrl-e edits line_items as a table; this form has none".into()),
+                }
+            }
             KeyCode::Char('s') if ctrl => {
                 if self.validate() {
                     return FormAction::Submit(self.values());
@@ -203,10 +212,6 @@ impl Form {
     /// Whether the table editor is open.
     pub fn editing_line_items(&self) -> bool {
         self.line_items.is_some()
-    }
-
-    fn focused_is_line_items(&self) -> bool {
-        self.fields.get(self.focused).is_some_and(|f| f.param.name == LINE_ITEMS && f.param.kind == Kind::Json)
     }
 
     /// Opens the table editor over the `line_items` field; a field that is no list of items
@@ -239,7 +244,7 @@ impl Form {
             ("Tab ↓ / S-Tab ↑", "next / previous field"),
             ("Enter", "next field (a new line in JSON fields)"),
             ("Ctrl-s", "check every field and send"),
-            ("Ctrl-e", "line_items: edit as a table (Ctrl-n/d add/delete rows)"),
+            ("Ctrl-e", "edit line_items as a table (Ctrl-n/d add/delete rows)"),
             ("Esc", "close without sending"),
         ]
     }

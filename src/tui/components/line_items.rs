@@ -250,7 +250,10 @@ impl LineItemsEditor {
             .columns
             .iter()
             .enumerate()
-            .map(|(i, c)| self.rows.iter().map(|r| r[i].width() + 1).chain([c.key.width(), 6]).max().unwrap_or(6))
+            .map(|(i, c)| {
+                let header = c.key.width() + usize::from(c.required);
+                self.rows.iter().map(|r| r[i].width() + 1).chain([header, 6]).max().unwrap_or(6)
+            })
             .collect();
         let mut lines = vec![Line::from(
             self.columns
