@@ -39,5 +39,33 @@ async fn main() -> std::io::Result<()> {
     h.browse("messages").await;
     h.keys("<Enter>");
     save(&mut h, "inspector")?;
+
+    // TaxJar: a calculation whose line items are edited as a table, then its breakdown.
+    h.keys("<Esc>4");
+    h.settle().await;
+    h.keys(":taxjar taxes_calculate<Enter>");
+    if let Some(Popup::Form(form)) = h.console.app.popup.as_mut() {
+        for (name, value) in [
+            ("from_country", "US"),
+            ("from_zip", "92093"),
+            ("from_state", "CA"),
+            ("to_country", "US"),
+            ("to_zip", "90002"),
+            ("to_state", "CA"),
+            ("shipping", "1.5"),
+        ] {
+            form.set_value(name, value);
+        }
+    }
+    h.keys("<C-e><Tab>15<Tab><Tab>20010<C-n><Tab>9.99");
+    save(&mut h, "taxjar-line-items")?;
+    h.keys("<Enter><C-s>");
+    h.settle().await;
+    save(&mut h, "taxjar-calculation")?;
+
+    // The sandbox view of that tab: the requests just made.
+    h.keys("<Esc>S");
+    h.settle().await;
+    save(&mut h, "sandbox-view")?;
     Ok(())
 }
