@@ -506,6 +506,8 @@ impl App {
     fn open_transaction_action(&mut self, action: TransactionAction, transaction: &Value) {
         let Some(op) = Service::Avatax.operation(action.operation()) else { return };
         let mut values = self.transaction_values(transaction);
+        // The answer then carries the lines and jurisdictions, so the view can show it again.
+        values.insert("$include".into(), "Summary,Addresses".into());
         match action {
             TransactionAction::Commit => {
                 values.insert("commit".into(), "true".into());
