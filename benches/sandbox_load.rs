@@ -7,8 +7,8 @@
 //! (default 16).
 //!
 //! Adding a case: one `Case` value in `CASES` with the request a client sends (`request`) and
-//! how to count what the simulator stored (`stored`). AvaTax `transactions_create` and TaxJar
-//! `taxes_calculate` come next, when those simulators land.
+//! how to count what the simulator stored (`stored`; `None` for an operation that stores nothing,
+//! such as a tax calculation).
 
 #![allow(clippy::unwrap_used, reason = "a benchmark panics on failure")]
 
@@ -39,11 +39,72 @@ struct Case {
     request: fn(client: usize, index: usize) -> Call,
     /// Records the simulator holds after the run for `clients` clients: compared with the
     /// number of successful requests.
-    stored: for<'a> fn(&'a Sandbox, &'a reqwest::Client, usize) -> Counted<'a>,
+    stored: Option<for<'a> fn(&'a Sandbox, &'a reqwest::Client, usize) -> Counted<'a>>,
 }
 
-const CASES: &[Case] =
-    &[Case { name: "ably messages_publish", service: Service::Ably, request: ably_publish, stored: ably_stored }];
+const CASES: &[Case] = &[
+    Case { name: "ably messages_publish", service: Service::Ably, request: ably_publish, stored: Some(ably_stored) },
+    Case { name: "taxjar taxes_calculate", service: Service::Taxjar, request: taxjar_calculate, stored: None },
+    Case {
+        name: "taxjar transactions_create_order",
+        service: Service::Taxjar,
+        request: taxjar_order,
+        stored: Some(taxjar_orders_stored),
+    },
+];
+
+fn taxjar_auth() -> String {
+    format!("Bearer {}", credentials::TAXJAR_TOKEN)
+}
+
+/// The calculation of TaxJar's documentation (Los Angeles), with the quantity varied per request.
+fn taxjar_calculate(client: usize, index: usize) -> Call {
+    let quantity = 1 + (client + index) % 5;
+    Call {
+        method: reqwest::Method::POST,
+        path: "/v2/taxes".into(),
+        body: Some(json!({
+            "from_country": "US", "from_zip": "92093", "from_state": "CA",
+            "to_country": "US", "to_zip": "90002", "to_state": "CA",
+            "amount": 15 * quantity, "shipping": 1.5,
+            "nexus_addresses": [{"country": "US", "state": "CA"}],
+            "line_items": [{"id": "1", "quantity": quantity, "product_tax_code": "20010", "unit_price": 15}],
+        })),
+        authorization: taxjar_auth(),
+    }
+}
+
+/// An order per request, each with its own `transaction_id`, so a lost or duplicated one shows.
+fn taxjar_order(client: usize, index: usize) -> Call {
+    Call {
+        method: reqwest::Method::POST,
+        path: "/v2/transactions/orders".into(),
+        body: Some(json!({
+            "transaction_id": format!("load-{client}-{index}"), "transaction_date": "2026-11-01",
+            "to_country": "US", "to_zip": "90002", "to_state": "CA",
+            "amount": 16.5, "shipping": 1.5, "sales_tax": 1.35,
+            "line_items": [{"id": "1", "quantity": 1, "product_tax_code": "20010", "unit_price": 15, "sales_tax": 1.35}],
+        })),
+        authorization: taxjar_auth(),
+    }
+}
+
+fn taxjar_orders_stored<'a>(sandbox: &'a Sandbox, http: &'a reqwest::Client, _clients: usize) -> Counted<'a> {
+    Box::pin(async move {
+        let url = format!("{}/v2/transactions/orders", sandbox.base_url(Service::Taxjar));
+        let response = http.get(&url).header("authorization", taxjar_auth()).send().await.map_err(|e| e.to_string())?;
+        let page: Value =
+            serde_json::from_slice(&response.bytes().await.map_err(|e| e.to_string())?).map_err(|e| e.to_string())?;
+        let ids = page["orders"].as_array().ok_or("the order list has no `orders` array")?;
+        let mut seen = HashSet::new();
+        for id in ids.iter().filter_map(Value::as_str).filter(|id| id.starts_with("load-")) {
+            if !seen.insert(id) {
+                return Err(format!("order {id} is listed twice"));
+            }
+        }
+        Ok(seen.len())
+    })
+}
 
 fn ably_auth() -> String {
     use base64::Engine;
@@ -157,9 +218,12 @@ async fn run(case: &Case, requests: usize, clients: usize) {
     let elapsed = started.elapsed();
     latencies.sort_unstable();
     let ok = latencies.len();
-    let stored = (case.stored)(&sandbox, &http, clients).await.unwrap();
+    let stored = match case.stored {
+        Some(count) => count(&sandbox, &http, clients).await.unwrap(),
+        None => ok,
+    };
     println!(
-        "{:<26} {requests} requests, {clients} clients: {:>8.0} req/s  p50 {:>7.2} ms  p99 {:>7.2} ms  ok {ok}  failed {}  stored {stored}",
+        "{:<32} {requests} requests, {clients} clients: {:>8.0} req/s  p50 {:>7.2} ms  p99 {:>7.2} ms  ok {ok}  failed {}  stored {stored}",
         case.name,
         ok as f64 / elapsed.as_secs_f64(),
         percentile(&latencies, 0.50).as_secs_f64() * 1000.0,
