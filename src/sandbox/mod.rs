@@ -2,6 +2,7 @@
 //! control port that lists them and resets their state.
 
 pub mod ably;
+pub mod avatax;
 pub mod credentials;
 pub mod rng;
 pub mod serve;
@@ -77,7 +78,7 @@ pub fn port_offset(service: Service, region: Option<&str>) -> u16 {
 
 /// Every simulator that exists so far.
 fn simulators(seed: u64) -> Vec<Arc<dyn Simulator>> {
-    vec![Arc::new(ably::AblySimulator::new(seed))]
+    vec![Arc::new(ably::AblySimulator::new(seed)), Arc::new(avatax::AvataxSimulator::new(seed))]
 }
 
 /// The running sandbox. Dropping it does not stop it; call [`Sandbox::shutdown`].
