@@ -547,7 +547,7 @@ async fn odata_filters_order_and_paging() {
         )
         .await;
     let next = page["@nextLink"].as_str().unwrap();
-    assert!(next.starts_with("/api/v2/companies/") && next.contains("%24filter=country%20eq%20%27US%27"), "{next}");
+    assert!(next.starts_with("/api/v2/companies/") && next.contains("%24filter=country+eq+%27US%27"), "{next}");
     let (status, second) = ava.raw(reqwest::Method::GET, next, None, true).await;
     assert_eq!(status, 200);
     assert_ne!(second["value"][0]["customerCode"], page["value"][0]["customerCode"]);

@@ -1,12 +1,24 @@
 //! The simulators: one stateful axum service per vendor, each on its own loopback port, plus a
 //! control port that lists them and resets their state.
+//!
+//! The platform every simulator stands on lives beside them: [`clock`] (one sandbox clock,
+//! `--speed`), [`request`] (query, bodies, credentials), [`errors`] (the per-vendor error
+//! renderer), [`ids`], [`paging`] (each vendor's style), [`retention`] (age and count caps), and
+//! the request log and fault injection applied to every simulator's router from outside.
 
 pub mod ably;
 pub mod avatax;
+pub mod clock;
 pub mod credentials;
+pub mod errors;
+pub mod ids;
+pub mod paging;
+pub mod request;
+pub mod retention;
 pub mod rng;
 pub mod serve;
 
+pub use self::clock::SandboxClock;
 pub use self::serve::ServeLimits;
 
 use std::net::{Ipv4Addr, SocketAddr};
@@ -28,13 +40,38 @@ pub const DEFAULT_SEED: u64 = 42;
 /// The control port; each service listens at `port_base + offset` (see [`port_offset`]).
 pub const DEFAULT_PORT_BASE: u16 = 7700;
 
+/// What every simulator is built from: the seed of its demo data and the sandbox clock it
+/// reads for every time-driven behaviour. Cheap to clone; a simulator keeps what it needs.
+#[derive(Clone, Debug)]
+pub struct Platform {
+    pub seed: u64,
+    pub clock: SandboxClock,
+}
+
+impl Platform {
+    pub fn new(seed: u64, clock: SandboxClock) -> Platform {
+        Platform { seed, clock }
+    }
+
+    /// Real time (speed 1): for a simulator built on its own, in unit tests.
+    pub fn real_time(seed: u64) -> Platform {
+        Platform { seed, clock: SandboxClock::real_time() }
+    }
+}
+
 /// One vendor's simulator: a router serving the vendor's real paths, over state it can reset.
+/// Constructors take a [`Platform`]: `XSimulator::new(&platform)`.
 pub trait Simulator: Send + Sync {
     fn service(&self) -> Service;
-    /// The routes, served at the root of the service's port.
+    /// The routes, served at the root of the service's port. The platform wraps them in the
+    /// request log and fault injection; a simulator does neither itself.
     fn router(&self) -> Router;
     /// Restores the seeded state.
     fn reset(&self);
+    /// The vendor's own error answer for a bare `status`, so an injected fault looks to a
+    /// client exactly like the real service failing. Usually
+    /// `errors::render_status::<VendorError>(status, message)`.
+    fn error_response(&self, status: StatusCode, message: &str) -> Response;
 }
 
 /// A service's listener. Mailgun has two: the US and the EU region.
@@ -76,9 +113,9 @@ pub fn port_offset(service: Service, region: Option<&str>) -> u16 {
     }
 }
 
-/// Every simulator that exists so far.
-fn simulators(seed: u64) -> Vec<Arc<dyn Simulator>> {
-    vec![Arc::new(ably::AblySimulator::new(seed)), Arc::new(avatax::AvataxSimulator::new(seed))]
+/// Every simulator that exists so far: one line each.
+fn simulators(platform: &Platform) -> Vec<Arc<dyn Simulator>> {
+    vec![Arc::new(ably::AblySimulator::new(platform)), Arc::new(avatax::AvataxSimulator::new(platform))]
 }
 
 /// The running sandbox. Dropping it does not stop it; call [`Sandbox::shutdown`].
@@ -86,6 +123,7 @@ pub struct Sandbox {
     pub control: SocketAddr,
     pub endpoints: Vec<Endpoint>,
     simulators: Vec<Arc<dyn Simulator>>,
+    clock: SandboxClock,
     stop: CancellationToken,
 }
 
@@ -106,6 +144,11 @@ impl Sandbox {
         }
     }
 
+    /// The clock every simulator of this sandbox reads.
+    pub fn clock(&self) -> &SandboxClock {
+        &self.clock
+    }
+
     pub fn shutdown(&self) {
         self.stop.cancel();
     }
@@ -122,15 +165,39 @@ pub async fn serve_loopback(router: Router) -> std::io::Result<String> {
     Ok(format!("http://{address}"))
 }
 
+/// How to start a sandbox: what `opsdeck sandbox`'s flags set.
+#[derive(Clone, Debug)]
+pub struct SandboxOptions {
+    /// The control port; each service at `port_base + offset`. 0 picks free ports.
+    pub port_base: u16,
+    pub seed: u64,
+    /// The sandbox clock (its speed); a fresh real-time clock by default.
+    pub clock: SandboxClock,
+    pub limits: ServeLimits,
+}
+
+impl SandboxOptions {
+    pub fn new(port_base: u16, seed: u64) -> SandboxOptions {
+        SandboxOptions { port_base, seed, clock: SandboxClock::real_time(), limits: ServeLimits::DEFAULT }
+    }
+}
+
 /// Starts every listener on loopback with the default [`ServeLimits`]. `port_base` 0 picks free
 /// ports.
 pub async fn start(port_base: u16, seed: u64) -> std::io::Result<Sandbox> {
-    start_with(port_base, seed, ServeLimits::DEFAULT).await
+    start_options(SandboxOptions::new(port_base, seed)).await
 }
 
 /// [`start`] with other limits, so tests can run into the timeouts quickly.
 pub async fn start_with(port_base: u16, seed: u64, limits: ServeLimits) -> std::io::Result<Sandbox> {
-    let simulators = simulators(seed);
+    start_options(SandboxOptions { limits, ..SandboxOptions::new(port_base, seed) }).await
+}
+
+/// Starts a sandbox as `options` say.
+pub async fn start_options(options: SandboxOptions) -> std::io::Result<Sandbox> {
+    let SandboxOptions { port_base, seed, clock, limits } = options;
+    let platform = Platform::new(seed, clock);
+    let simulators = simulators(&platform);
     let stop = CancellationToken::new();
     let bind = |offset: u16| {
         let port = if port_base == 0 { 0 } else { port_base.saturating_add(offset) };
@@ -161,7 +228,7 @@ pub async fn start_with(port_base: u16, seed: u64, limits: ServeLimits) -> std::
     for (listener, router) in listeners {
         tokio::spawn(serve::serve(listener, router, limits, stop.clone()));
     }
-    Ok(Sandbox { control, endpoints, simulators, stop })
+    Ok(Sandbox { control, endpoints, simulators, clock: platform.clock, stop })
 }
 
 struct ControlState {

@@ -31,10 +31,10 @@ use axum::Router;
 
 use self::auth::NonceBook;
 pub use self::state::PushDelivery;
-use self::state::{now_ms, State};
+use self::state::State;
 use self::stats::m;
 use self::wire::{body_response, decode_component, AblyError, Format, Query, Val};
-use super::Simulator;
+use super::{errors, Platform, SandboxClock, Simulator};
 use crate::catalog::Service;
 
 /// Request bodies above this are refused (Ably's batch limit is 2 MiB).
@@ -47,13 +47,17 @@ pub struct AblySimulator {
 
 impl AblySimulator {
     /// Seeds the demo data; the same seed gives the same channels, messages, members and
-    /// devices. Timestamps are anchored to the moment of construction so the history is recent.
-    pub fn new(seed: u64) -> AblySimulator {
-        let anchor = now_ms();
+    /// devices. Timestamps are anchored to the moment of construction (on the sandbox clock) so
+    /// the history is recent.
+    pub fn new(platform: &Platform) -> AblySimulator {
+        let seed = platform.seed;
+        let clock = platform.clock.clone();
+        let anchor = clock.now_ms();
         AblySimulator {
             shared: Arc::new(Shared {
                 seed,
                 anchor,
+                clock,
                 state: Mutex::new(seed::seeded_state(seed, anchor)),
                 nonces: Mutex::new(NonceBook::default()),
             }),
@@ -84,12 +88,19 @@ impl Simulator for AblySimulator {
         let fresh = seed::seeded_state(self.shared.seed, self.shared.anchor);
         *self.shared.lock() = fresh;
     }
+
+    fn error_response(&self, status: StatusCode, message: &str) -> Response {
+        let mut response = errors::render_status::<AblyError>(status, message);
+        common_headers(response.headers_mut());
+        response
+    }
 }
 
 /// State shared by every request of one simulator.
 struct Shared {
     seed: u64,
     anchor: i64,
+    clock: SandboxClock,
     state: Mutex<State>,
     nonces: Mutex<NonceBook>,
 }
@@ -274,7 +285,7 @@ async fn entry(shared: Arc<Shared>, op: Op, request: Request) -> Response {
     if parts.method == Method::OPTIONS {
         return preflight();
     }
-    let now = now_ms();
+    let now = shared.clock.now_ms();
     let query = Query::parse_request(parts.uri.query().unwrap_or(""));
     // A query that cannot be read still leaves `Accept` to choose the error's format.
     let format = Format::negotiate(&parts.headers, query.as_ref().unwrap_or(&Query::default()));

@@ -3,16 +3,10 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::seed::{fill_history, PendingHistory};
 use super::stats::StatsBook;
 use super::wire::Val;
-
-/// Milliseconds since the Unix epoch, the unit of every Ably timestamp.
-pub(super) fn now_ms() -> i64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-}
 
 /// Tag used in message serials where Ably puts the id of the server that accepted the message.
 const SERVER_TAG: &str = "opsdecksim";

@@ -106,7 +106,7 @@ impl Req<'_> {
 }
 
 fn setup() -> (AblySimulator, Router) {
-    let sim = AblySimulator::new(7);
+    let sim = AblySimulator::new(&crate::sandbox::Platform::real_time(7));
     let router = sim.router();
     (sim, router)
 }
@@ -383,7 +383,7 @@ fn token_request(timestamp: i64, nonce: &str, client: Option<&str>) -> Value {
 #[tokio::test]
 async fn signed_token_requests_are_verified_and_tokens_accepted() {
     let (_, router) = setup();
-    let now = super::state::now_ms();
+    let now = crate::sandbox::clock::wall_ms();
     let path = format!("/keys/{ABLY_KEY_NAME}/requestToken");
     let resp = req("POST", path.clone())
         .no_auth()
@@ -457,7 +457,7 @@ async fn signed_token_requests_are_verified_and_tokens_accepted() {
 #[tokio::test]
 async fn signed_token_request_in_msgpack() {
     let (_, router) = setup();
-    let now = super::state::now_ms();
+    let now = crate::sandbox::clock::wall_ms();
     let mac = sign_request(None, None, None, now, "msgpacknonce-000001");
     // ably-js omits absent keys.
     let body = Val::map([
@@ -769,9 +769,9 @@ async fn fingerprint(router: &Router) -> Vec<Value> {
 
 #[tokio::test]
 async fn same_seed_same_data_and_reset_restores_it() {
-    let a = AblySimulator::new(11);
-    let b = AblySimulator::new(11);
-    let c = AblySimulator::new(12);
+    let a = AblySimulator::new(&crate::sandbox::Platform::real_time(11));
+    let b = AblySimulator::new(&crate::sandbox::Platform::real_time(11));
+    let c = AblySimulator::new(&crate::sandbox::Platform::real_time(12));
     let (ra, rb, rc) = (a.router(), b.router(), c.router());
     let seeded = fingerprint(&ra).await;
     assert_eq!(seeded, fingerprint(&rb).await);
@@ -793,7 +793,7 @@ async fn same_seed_same_data_and_reset_restores_it() {
 #[test]
 fn seeding_is_fast_and_histories_fill_on_demand() {
     let start = std::time::Instant::now();
-    let mut state = super::seed::seeded_state(42, super::state::now_ms());
+    let mut state = super::seed::seeded_state(42, crate::sandbox::clock::wall_ms());
     let elapsed = start.elapsed();
     assert_eq!(state.channels.len(), 12);
     assert_eq!(state.devices.len(), 8);
@@ -1090,7 +1090,7 @@ async fn token_capability_is_signed_canonical_and_validated() {
     }
 
     // A signed request carries the capability into the token too.
-    let now = super::state::now_ms();
+    let now = crate::sandbox::clock::wall_ms();
     let cap = r#"{"cap-demo":["subscribe"]}"#;
     let nonce = "capabilitynonce-0001";
     let body = json!({"keyName": ABLY_KEY_NAME, "capability": cap, "timestamp": now, "nonce": nonce,
@@ -1209,7 +1209,7 @@ async fn concurrent_publishes_on_several_channels_get_ordered_unique_serials() {
 /// take the state lock, so they can reach it out of clock order, on different channels.
 #[test]
 fn serials_stay_unique_when_publishes_reach_the_lock_out_of_clock_order() {
-    let sim = AblySimulator::new(7);
+    let sim = AblySimulator::new(&crate::sandbox::Platform::real_time(7));
     let key = super::auth::Caller { client_id: None, capability: super::capability::Capability::all(), expires: None };
     let one = super::routes::parse_messages(&Val::map([("data", Val::str("x"))])).expect("message");
     let mut state = sim.shared.lock();
@@ -1284,7 +1284,7 @@ async fn invalid_utf8_in_a_name_or_form_field_is_400_not_replaced() {
 async fn token_request_timestamps_outside_the_window_are_40104() {
     let (_, router) = setup();
     let path = format!("/keys/{ABLY_KEY_NAME}/requestToken");
-    let now = super::state::now_ms();
+    let now = crate::sandbox::clock::wall_ms();
     // Signed, at the extremes of an i64 (the arithmetic must not overflow).
     for (timestamp, nonce) in [(i64::MIN, "minimumminimum12345"), (i64::MAX, "maximummaximum12345")] {
         let resp = req("POST", path.clone()).no_auth().json(&token_request(timestamp, nonce, None)).send(&router).await;

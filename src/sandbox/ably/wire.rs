@@ -410,6 +410,31 @@ impl AblyError {
     }
 }
 
+/// Ably's shape for the platform: faults and refusals answer like Ably does.
+impl crate::sandbox::errors::VendorError for AblyError {
+    fn status(&self) -> StatusCode {
+        StatusCode::from_u16(self.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
+    }
+
+    fn body(&self) -> serde_json::Value {
+        serde_json::to_value(AblyError::body(self)).unwrap_or(serde_json::Value::Null)
+    }
+
+    fn add_headers(&self, headers: &mut HeaderMap) {
+        AblyError::add_headers(self, headers);
+    }
+
+    /// Ably's codes are the status times 100 plus a detail; the bare status gets detail 0,
+    /// except 429, which Ably always answers as 42910 (rate limit exceeded).
+    fn for_status(status: StatusCode, message: &str) -> AblyError {
+        let code = match status.as_u16() {
+            429 => 42910,
+            other => u32::from(other) * 100,
+        };
+        AblyError::new(status.as_u16(), code, message)
+    }
+}
+
 /// A finished response body in the negotiated format.
 pub(super) fn body_response(status: StatusCode, format: Format, value: &Val) -> Response {
     let mut response = (status, format.encode(value)).into_response();

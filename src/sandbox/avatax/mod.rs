@@ -22,17 +22,16 @@ mod tests;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
+
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use axum::body::{to_bytes, Bytes};
 use axum::extract::{Request, State as AxumState};
-use axum::http::header::{self, HeaderMap, HeaderName, HeaderValue};
+use axum::http::header::{HeaderMap, HeaderName, HeaderValue};
 use axum::http::{Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
-use base64::engine::general_purpose::STANDARD;
-use base64::Engine;
 use percent_encoding::percent_decode_str;
 use serde_json::Value;
 use subtle::ConstantTimeEq;
@@ -41,7 +40,8 @@ use time::OffsetDateTime;
 pub use self::errors::AvaError;
 use self::models::State;
 use super::credentials::{AVATAX_ACCOUNT_ID, AVATAX_LICENSE_KEY};
-use super::Simulator;
+use super::request::{self, Credentials, Query};
+use super::{errors as platform_errors, Platform, SandboxClock, Simulator};
 use crate::catalog::Service;
 
 /// Request bodies above this are refused (`RequestTooLarge`).
@@ -56,12 +56,15 @@ impl AvataxSimulator {
     /// Seeds companies, nexus, customers, certificates and a transaction history; the same seed
     /// gives the same data. Dates are anchored to the moment of construction so the history is
     /// recent (transaction lists search the last 30 days by default).
-    pub fn new(seed: u64) -> AvataxSimulator {
-        let anchor = now();
+    pub fn new(platform: &Platform) -> AvataxSimulator {
+        let clock = platform.clock.clone();
+        let anchor = clock.now();
+        let seed = platform.seed;
         AvataxSimulator {
             shared: Arc::new(Shared {
                 seed,
                 anchor,
+                clock,
                 state: Mutex::new(seed::seeded_state(seed, anchor)),
                 correlation: AtomicU64::new(seed),
             }),
@@ -82,16 +85,19 @@ impl Simulator for AvataxSimulator {
         let fresh = seed::seeded_state(self.shared.seed, self.shared.anchor);
         *self.shared.lock() = fresh;
     }
-}
 
-/// The sandbox's time. One place, so the move to the platform clock touches only this.
-fn now() -> OffsetDateTime {
-    OffsetDateTime::now_utc()
+    fn error_response(&self, status: StatusCode, message: &str) -> Response {
+        let mut response = platform_errors::render_status::<AvaError>(status, message);
+        let correlation = self.shared.correlation.fetch_add(1, Ordering::Relaxed);
+        common_headers(response.headers_mut(), correlation);
+        response
+    }
 }
 
 struct Shared {
     seed: u64,
     anchor: OffsetDateTime,
+    clock: SandboxClock,
     state: Mutex<State>,
     /// Numbers the `x-correlation-id` of each response.
     correlation: AtomicU64,
@@ -142,8 +148,11 @@ struct Call {
     path: String,
     /// Decoded path segments after `/api/v2/`, with AvaTax's `_-ava2f-_` escapes reversed.
     segments: Vec<String>,
-    /// Query parameters by lower-case name; repeated keys joined with commas.
+    /// Query parameters by lower-case name (AvaTax matches names in any case); a repeated
+    /// key's values joined with commas, which is how opsdeck sends `$include=Lines&$include=Details`.
     query: HashMap<String, String>,
+    /// The query as sent, for `@nextLink`.
+    raw_query: Query,
     body: Bytes,
     authenticated: bool,
     now: OffsetDateTime,
@@ -221,7 +230,7 @@ fn router(shared: Arc<Shared>) -> Router {
 
 async fn entry(shared: Arc<Shared>, op: Op, request: Request) -> Response {
     let (parts, body) = request.into_parts();
-    let result = match read_call(&parts, body).await {
+    let result = match read_call(&parts, body, shared.clock.now()).await {
         Ok(call) => {
             // ForceTimeout makes the service wait 30 s and fail, so clients can test timeouts;
             // the wait happens before the state lock is taken.
@@ -243,9 +252,23 @@ async fn entry(shared: Arc<Shared>, op: Op, request: Request) -> Response {
     render(result, correlation)
 }
 
-async fn read_call(parts: &axum::http::request::Parts, body: axum::body::Body) -> Result<Call, AvaError> {
+async fn read_call(
+    parts: &axum::http::request::Parts,
+    body: axum::body::Body,
+    now: OffsetDateTime,
+) -> Result<Call, AvaError> {
     let path = parts.uri.path().to_owned();
-    let query = parse_query(parts.uri.query().unwrap_or(""))?;
+    let query = Query::parse(parts.uri.query().unwrap_or("")).map_err(|e| {
+        AvaError::new(
+            400,
+            "InvalidParameterValue",
+            306,
+            format!("The query parameter {} is not UTF-8 once percent-decoded.", e.field),
+        )
+        .target("HttpRequest")
+    })?;
+    let raw_query = query;
+    let query = by_lower_case_name(&raw_query);
     let segments = path
         .strip_prefix("/api/v2/")
         .unwrap_or("")
@@ -262,42 +285,35 @@ async fn read_call(parts: &axum::http::request::Parts, body: axum::body::Body) -
             .target("HttpRequest")
     })?;
     let authenticated = authenticate(&parts.headers);
+    // Ping answers whoever asks, saying whether the credentials authenticate.
+    if let Err(e) = &authenticated {
+        if path != "/api/v2/utilities/ping" {
+            return Err(e.clone());
+        }
+    }
     Ok(Call {
         method: parts.method.clone(),
         path,
         segments,
         query,
+        raw_query,
         body,
         authenticated: authenticated.is_ok(),
-        now: now(),
-    })
-    .and_then(|call| match (authenticated, call.path.as_str()) {
-        (Ok(()), _) | (Err(_), "/api/v2/utilities/ping") => Ok(call),
-        (Err(e), _) => Err(e),
+        now,
     })
 }
 
-/// Query parameters (`%24top` is `$top`), keys lower-cased; a repeated key's values are joined
-/// with commas, which is how opsdeck sends `$include=Lines&$include=Details`.
-fn parse_query(raw: &str) -> Result<HashMap<String, String>, AvaError> {
+fn by_lower_case_name(query: &Query) -> HashMap<String, String> {
     let mut out: HashMap<String, String> = HashMap::new();
-    for pair in raw.split('&').filter(|p| !p.is_empty()) {
-        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
-        let decode = |s: &str| {
-            percent_decode_str(&s.replace('+', " ")).decode_utf8().map(|d| d.into_owned()).map_err(|_| {
-                AvaError::new(400, "InvalidParameterValue", 306, "A query parameter is not UTF-8 once percent-decoded.")
-                    .target("HttpRequest")
-            })
-        };
-        let (key, value) = (decode(key)?.to_ascii_lowercase(), decode(value)?);
-        out.entry(key)
+    for (key, value) in &query.pairs {
+        out.entry(key.to_ascii_lowercase())
             .and_modify(|v| {
                 v.push(',');
-                v.push_str(&value);
+                v.push_str(value);
             })
-            .or_insert(value);
+            .or_insert_with(|| value.clone());
     }
-    Ok(out)
+    out
 }
 
 /// Codes with `/`, `+`, `?`, `%`, `#` travel escaped in paths (api/avatax.md §3).
@@ -313,37 +329,71 @@ fn unescape_code(segment: &str) -> String {
 /// Basic `accountId:licenseKey` with the sandbox credentials; anything else is refused the way
 /// the service refuses it.
 fn authenticate(headers: &HeaderMap) -> Result<(), AvaError> {
-    let Some(value) = headers.get(header::AUTHORIZATION) else {
-        return Err(AvaError::authentication_incomplete());
-    };
-    let value = value.to_str().map_err(|_| AvaError::authentication_failed())?.trim();
-    let (scheme, credentials) = value.split_once(' ').unwrap_or((value, ""));
-    if !scheme.eq_ignore_ascii_case("basic") {
-        return Err(AvaError::authentication_failed());
-    }
-    let decoded = STANDARD.decode(credentials.trim()).map_err(|_| AvaError::authentication_failed())?;
-    let expected = format!("{AVATAX_ACCOUNT_ID}:{AVATAX_LICENSE_KEY}");
-    if bool::from(decoded.as_slice().ct_eq(expected.as_bytes())) {
-        Ok(())
-    } else {
-        Err(AvaError::authentication_failed())
+    match request::credentials(headers) {
+        Ok(None) => Err(AvaError::authentication_incomplete()),
+        Ok(Some(Credentials::Basic { user, password })) => {
+            let user_ok = user.as_bytes().ct_eq(AVATAX_ACCOUNT_ID.as_bytes());
+            let key_ok = password.as_bytes().ct_eq(AVATAX_LICENSE_KEY.as_bytes());
+            if bool::from(user_ok & key_ok) {
+                Ok(())
+            } else {
+                Err(AvaError::authentication_failed())
+            }
+        }
+        Ok(Some(Credentials::Bearer(_) | Credentials::Token(_))) | Err(_) => Err(AvaError::authentication_failed()),
     }
 }
 
-fn render(result: Result<Reply, AvaError>, correlation: u64) -> Response {
-    let (status, body) = match result {
-        Ok(reply) => (reply.status, reply.body),
-        Err(e) => (StatusCode::from_u16(e.status).unwrap_or(StatusCode::BAD_REQUEST), e.body()),
-    };
-    let bytes = serde_json::to_vec(&body).unwrap_or_default();
-    let mut response = (status, bytes).into_response();
-    let headers = response.headers_mut();
-    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json; charset=utf-8"));
-    // The Python SDK reads this header on every response and fails without it.
+impl platform_errors::VendorError for AvaError {
+    fn status(&self) -> StatusCode {
+        StatusCode::from_u16(self.status).unwrap_or(StatusCode::BAD_REQUEST)
+    }
+
+    fn body(&self) -> Value {
+        AvaError::body(self)
+    }
+
+    /// What AvaTax answers for a bare status, for injected faults.
+    fn for_status(status: StatusCode, message: &str) -> AvaError {
+        let server = |code, number| AvaError {
+            fault: "Server",
+            ..AvaError::new(status.as_u16(), code, number, message).target("AvaTaxApiServer")
+        };
+        match status.as_u16() {
+            401 => AvaError { status: 401, ..AvaError::authentication_failed() },
+            403 => AvaError::new(403, "AuthorizationException", 31, "Authorization failed.")
+                .describe(message)
+                .target("HttpRequestHeaders"),
+            404 => AvaError::new(404, "EntityNotFoundError", 4, message).target("HttpRequest"),
+            429 => AvaError::new(429, "RateLimitExceeded", 4011, message).target("HttpRequest"),
+            503 => server("ServiceNotReady", 1718),
+            500..=599 => server("InternalServerError", 209),
+            _ => AvaError::new(status.as_u16(), "InvalidParameterValue", 306, message).target("HttpRequest"),
+        }
+    }
+}
+
+impl IntoResponse for AvaError {
+    fn into_response(self) -> Response {
+        platform_errors::render(&self)
+    }
+}
+
+/// `x-correlation-id` on every answer, errors and injected faults included: the Python SDK
+/// reads it on every response and fails without it.
+fn common_headers(headers: &mut HeaderMap, correlation: u64) {
     let id = format!("{:08x}-0000-4000-a000-{:012x}", correlation >> 32, correlation & 0xFFFF_FFFF_FFFF);
     if let Ok(value) = HeaderValue::from_str(&id) {
         headers.insert(HeaderName::from_static("x-correlation-id"), value);
     }
     headers.insert(HeaderName::from_static("serverduration"), HeaderValue::from_static("00:00:00.0010000"));
+}
+
+fn render(result: Result<Reply, AvaError>, correlation: u64) -> Response {
+    let mut response = match result {
+        Ok(reply) => (reply.status, axum::Json(reply.body)).into_response(),
+        Err(e) => e.into_response(),
+    };
+    common_headers(response.headers_mut(), correlation);
     response
 }

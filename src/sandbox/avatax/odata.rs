@@ -8,10 +8,11 @@
 
 use std::cmp::Ordering;
 
-use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use super::errors::AvaError;
+use crate::sandbox::paging::{OData, PagingError};
+use crate::sandbox::request::Query;
 
 /// The service's hard limit of rows per call.
 pub const MAX_TOP: usize = 1000;
@@ -586,59 +587,57 @@ fn order_values(a: &Value, b: &Value) -> Ordering {
     }
 }
 
-/// The list parameters of one request.
+/// The filter and sort of one list request.
 #[derive(Clone, Debug, Default)]
 pub struct ListQuery {
     pub filter: Option<String>,
     pub order_by: Option<String>,
-    pub top: Option<String>,
-    pub skip: Option<String>,
-    /// Other parameters to carry into `@nextLink` (`$include`, `dataSourceId`).
-    pub carry: Vec<(String, String)>,
 }
 
-fn count_param(name: &str, raw: Option<&str>) -> Result<usize, AvaError> {
-    match raw.map(str::trim) {
-        None | Some("") => Ok(0),
-        Some(text) => match text.parse::<i64>() {
-            Ok(n) if n < 0 => Err(AvaError::new(
-                400,
-                "QueryParameterOutOfRange",
-                199,
-                format!("The query parameter {name} must be 0 or more; it is {n}."),
-            )
-            .refers_to(name)),
-            Ok(n) => Ok(usize::try_from(n).unwrap_or(usize::MAX)),
-            Err(_) => Err(AvaError::invalid_value(name, format!("'{text}' is not a whole number.")).refers_to(name)),
-        },
-    }
+fn paging_error(e: &PagingError) -> AvaError {
+    AvaError::new(
+        400,
+        "QueryParameterOutOfRange",
+        199,
+        format!("The query parameter {} is out of range: '{}'.", e.param, e.value),
+    )
+    .describe(format!("Expected {}.", e.expected))
+    .refers_to(e.param)
 }
 
-/// Characters left as they are in `@nextLink` query values.
-const QUERY_VALUE: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'_').remove(b'.').remove(b'~');
-
-/// Filters, sorts and pages `records` (each a serialized model, `template` a full record of the
-/// kind for field checks) into a FetchResult for the list at `path`.
-pub fn fetch_result(path: &str, records: Vec<Value>, template: &Value, query: &ListQuery) -> Result<Value, AvaError> {
+/// Filters, sorts and pages `records` (each a serialized model; `template` a full record of
+/// the kind, for checking field names) into a FetchResult for the list at `path`. `query` is
+/// the request's own, which `@nextLink` repeats with `$skip` moved on.
+pub fn fetch_result(
+    path: &str,
+    records: Vec<Value>,
+    template: &Value,
+    list: &ListQuery,
+    query: &Query,
+) -> Result<Value, AvaError> {
     // No record of the kind exists anywhere to check names against: nothing can match anyway.
     let template = template.as_object();
-    let filter = query.filter.as_deref().map(parse_filter).transpose()?.flatten();
-    let order = query.order_by.as_deref().map(parse_order_by).transpose()?.unwrap_or_default();
-    let top = count_param("$top", query.top.as_deref())?;
-    let skip = count_param("$skip", query.skip.as_deref())?;
-    if let Some(filter) = &filter {
+    let filter = list.filter.as_deref().map(parse_filter).transpose()?.flatten();
+    let order = list.order_by.as_deref().map(parse_order_by).transpose()?.unwrap_or_default();
+    let paging = OData::parse(query, MAX_TOP).map_err(|e| paging_error(&e))?;
+    if let (Some(filter), Some(template)) = (&filter, template) {
         let mut fields = Vec::new();
         fields_of(filter, &mut fields);
-        if let Some(template) = template {
-            validate_fields(&fields, template)?;
-        }
+        validate_fields(&fields, template)?;
     }
-    for key in order.iter().filter(|_| template.is_some()) {
-        field_value(template.unwrap_or(&Map::new()), &key.field, true).map_err(|_| {
-            AvaError::new(400, "FieldNotOrderableError", 1411, format!("The field {} cannot be sorted on.", key.field))
+    if let Some(template) = template {
+        for key in &order {
+            field_value(template, &key.field, true).map_err(|_| {
+                AvaError::new(
+                    400,
+                    "FieldNotOrderableError",
+                    1411,
+                    format!("The field {} cannot be sorted on.", key.field),
+                )
                 .describe("Sort on a top-level field shown in the list's records.")
                 .refers_to("$orderBy")
-        })?;
+            })?;
+        }
     }
     let mut kept = Vec::new();
     for record in records {
@@ -669,31 +668,10 @@ pub fn fetch_result(path: &str, records: Vec<Value>, template: &Value, query: &L
             Ordering::Equal
         });
     }
-    let count = kept.len();
-    let page_size = if top == 0 { MAX_TOP } else { top.min(MAX_TOP) };
-    let page: Vec<Value> = kept.into_iter().skip(skip).take(page_size).collect();
-    let next_skip = skip.saturating_add(page.len());
-    let mut result = json!({"@recordsetCount": count, "value": page});
-    if next_skip < count {
-        let mut params: Vec<(String, String)> = Vec::new();
-        if let Some(filter) = &query.filter {
-            params.push(("$filter".to_owned(), filter.clone()));
-        }
-        if let Some(order) = &query.order_by {
-            params.push(("$orderBy".to_owned(), order.clone()));
-        }
-        params.extend(query.carry.iter().cloned());
-        params.push(("$top".to_owned(), page_size.to_string()));
-        params.push(("$skip".to_owned(), next_skip.to_string()));
-        let encoded: Vec<String> = params
-            .iter()
-            .map(|(k, v)| format!("{}={}", utf8_percent_encode(k, QUERY_VALUE), utf8_percent_encode(v, QUERY_VALUE)))
-            .collect();
-        if let Some(map) = result.as_object_mut() {
-            map.insert("@nextLink".to_owned(), Value::String(format!("{path}?{}", encoded.join("&"))));
-        }
-    }
-    Ok(result)
+    let total = kept.len();
+    let range = paging.range(total);
+    let page: Vec<Value> = kept.into_iter().skip(range.start).take(range.len()).collect();
+    Ok(paging.envelope(page, total, paging.next_link(path, query, total)))
 }
 
 /// Whether a filter names `field` anywhere (transactions_list searches 30 days unless the

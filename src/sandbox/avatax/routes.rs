@@ -67,14 +67,13 @@ fn document_type(call: &Call) -> Result<Option<DocType>, AvaError> {
     }
 }
 
-fn list_query(call: &Call, carry: &[&str]) -> ListQuery {
-    ListQuery {
-        filter: call.query("$filter").map(str::to_owned),
-        order_by: call.query("$orderBy").map(str::to_owned),
-        top: call.query("$top").map(str::to_owned),
-        skip: call.query("$skip").map(str::to_owned),
-        carry: carry.iter().filter_map(|k| call.query(k).map(|v| ((*k).to_owned(), v.to_owned()))).collect(),
-    }
+fn list_query(call: &Call) -> ListQuery {
+    ListQuery { filter: call.query("$filter").map(str::to_owned), order_by: call.query("$orderBy").map(str::to_owned) }
+}
+
+/// The FetchResult of a list call.
+fn fetch(call: &Call, records: Vec<Value>, template: &Value) -> Result<Reply, AvaError> {
+    Reply::ok(odata::fetch_result(&call.path, records, template, &list_query(call), &call.raw_query)?)
 }
 
 /// The numeric company id of a company-scoped path.
@@ -121,7 +120,7 @@ fn company_value(state: &State, call: &Call, company: &models::Company) -> Value
 fn companies_list(state: &State, call: &Call) -> Result<Reply, AvaError> {
     let records: Vec<Value> = state.companies.iter().map(|c| company_value(state, call, c)).collect();
     let template = state.companies.first().map(render::company).unwrap_or(Value::Null);
-    Reply::ok(odata::fetch_result(&call.path, records, &template, &list_query(call, &["$include"]))?)
+    fetch(call, records, &template)
 }
 
 fn companies_get(state: &State, call: &Call) -> Result<Reply, AvaError> {
@@ -158,7 +157,7 @@ fn customers_list(state: &State, call: &Call) -> Result<Reply, AvaError> {
     let records =
         state.customers.iter().filter(|c| c.company_id == id).map(|c| customer_value(state, call, c)).collect();
     let template = render::customer(&models::Customer::default(), None);
-    Reply::ok(odata::fetch_result(&call.path, records, &template, &list_query(call, &["$include"]))?)
+    fetch(call, records, &template)
 }
 
 fn customers_create(state: &mut State, call: &Call) -> Result<Reply, AvaError> {
@@ -185,7 +184,7 @@ fn certificates_list(state: &State, call: &Call) -> Result<Reply, AvaError> {
     let records =
         state.certificates.iter().filter(|c| c.company_id == id).map(|c| certificate_value(state, call, c)).collect();
     let template = state.certificates.first().map(|c| render::certificate(c, None)).unwrap_or(Value::Null);
-    Reply::ok(odata::fetch_result(&call.path, records, &template, &list_query(call, &["$include"]))?)
+    fetch(call, records, &template)
 }
 
 fn certificates_create(state: &mut State, call: &Call) -> Result<Reply, AvaError> {
@@ -199,7 +198,7 @@ fn nexus_list(state: &State, call: &Call) -> Result<Reply, AvaError> {
     let id = company_id(state, call)?;
     let records = state.nexus.iter().filter(|n| n.company_id == id).map(render::nexus).collect();
     let template = state.nexus.first().map(render::nexus).unwrap_or(Value::Null);
-    Reply::ok(odata::fetch_result(&call.path, records, &template, &list_query(call, &["$include"]))?)
+    fetch(call, records, &template)
 }
 
 fn nexus_create(state: &mut State, call: &Call) -> Result<Reply, AvaError> {
@@ -244,7 +243,7 @@ fn transactions_list(state: &State, call: &Call) -> Result<Reply, AvaError> {
         .map(|t| render::transaction(t, shape))
         .collect();
     let template = state.transactions.first().map(|t| render::transaction(t, Include::FULL)).unwrap_or(Value::Null);
-    Reply::ok(odata::fetch_result(&call.path, records, &template, &list_query(call, &["$include", "dataSourceId"]))?)
+    fetch(call, records, &template)
 }
 
 fn transactions_get(state: &State, call: &Call, type_segment: Option<&str>) -> Result<Reply, AvaError> {
@@ -574,5 +573,5 @@ fn tax_rates_by_postal_code(call: &Call) -> Result<Reply, AvaError> {
 fn tax_codes_list(call: &Call) -> Result<Reply, AvaError> {
     let records: Vec<Value> = reference::TAX_CODES.iter().map(render::tax_code).collect();
     let template = records.first().cloned().unwrap_or(Value::Null);
-    Reply::ok(odata::fetch_result(&call.path, records, &template, &list_query(call, &[]))?)
+    fetch(call, records, &template)
 }
