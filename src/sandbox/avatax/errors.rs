@@ -14,9 +14,10 @@ pub struct AvaError {
     pub description: String,
     pub target: &'static str,
     pub refers_to: Option<String>,
-    /// `Client` for the caller's mistakes, `Server` otherwise.
-    pub fault: &'static str,
-    pub severity: &'static str,
+    /// `faultCode` `Server` rather than `Client` (the caller's mistakes).
+    pub server_fault: bool,
+    /// `severity` `Exception` rather than `Error`.
+    pub exception: bool,
 }
 
 impl AvaError {
@@ -31,8 +32,8 @@ impl AvaError {
             message,
             target: "IncorrectData",
             refers_to: None,
-            fault: "Client",
-            severity: "Error",
+            server_fault: false,
+            exception: false,
         }
     }
 
@@ -116,7 +117,7 @@ impl AvaError {
     /// `AuthenticationException` (30): wrong credentials.
     pub fn authentication_failed() -> AvaError {
         AvaError {
-            severity: "Exception",
+            exception: true,
             ..AvaError::new(401, "AuthenticationException", 30, "Authentication failed.")
                 .describe("Unable to authenticate the user or the account.")
                 .target("HttpRequestHeaders")
@@ -126,7 +127,7 @@ impl AvaError {
     /// `AuthenticationIncomplete` (34): no `Authorization` header.
     pub fn authentication_incomplete() -> AvaError {
         AvaError {
-            severity: "Exception",
+            exception: true,
             ..AvaError::new(401, "AuthenticationIncomplete", 34, "Authentication Incomplete.")
                 .describe(
                     "You must provide an Authorization header of the type Basic or Bearer to authenticate correctly.",
@@ -156,14 +157,14 @@ impl AvaError {
             "number": self.number,
             "message": self.message,
             "description": self.description,
-            "faultCode": self.fault,
+            "faultCode": if self.server_fault { "Server" } else { "Client" },
             "helpLink": format!("http://developer.avalara.com/avatax/errors/{}", self.code),
         });
         if let (Some(field), Some(map)) = (&self.refers_to, detail.as_object_mut()) {
             map.insert("refersTo".to_owned(), Value::String(field.clone()));
         }
         if let Some(map) = detail.as_object_mut() {
-            map.insert("severity".to_owned(), Value::String(self.severity.to_owned()));
+            map.insert("severity".to_owned(), Value::from(if self.exception { "Exception" } else { "Error" }));
         }
         json!({"error": {"code": self.code, "message": self.message, "target": self.target, "details": [detail]}})
     }

@@ -356,7 +356,7 @@ impl platform_errors::VendorError for AvaError {
     /// What AvaTax answers for a bare status, for injected faults.
     fn for_status(status: StatusCode, message: &str) -> AvaError {
         let server = |code, number| AvaError {
-            fault: "Server",
+            server_fault: true,
             ..AvaError::new(status.as_u16(), code, number, message).target("AvaTaxApiServer")
         };
         match status.as_u16() {

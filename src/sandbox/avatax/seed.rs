@@ -167,7 +167,6 @@ fn money(rng: &mut Rng, lo: i64, hi: i64) -> Value {
     render::money(rust_decimal::Decimal::new(cents, 2))
 }
 
-#[expect(clippy::too_many_arguments, reason = "the seeding context, each needed")]
 fn seed_transactions(
     state: &mut State,
     rng: &mut Rng,
