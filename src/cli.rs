@@ -52,6 +52,11 @@ pub enum Command {
         /// Seed of the demo data: the same seed gives the same data.
         #[arg(long, default_value_t = sandbox::DEFAULT_SEED, value_name = "N")]
         seed: u64,
+        /// Sandbox clock speed: every time-driven behaviour (history retention, and trackers,
+        /// verifications and markets as they come) runs N times as fast. Greater than 0, at most
+        /// 10000.
+        #[arg(long, default_value_t = 1.0, value_name = "N", allow_negative_numbers = true)]
+        speed: f64,
     },
     /// List the operations of the catalog: service, operation, method and path.
     Ops {
@@ -586,16 +591,23 @@ fn check_port_base(port_base: u16) -> Result<(), Failure> {
 }
 
 /// `opsdeck sandbox`: serves until Ctrl-C or SIGTERM.
-pub async fn sandbox(port_base: u16, seed: u64, out: &mut dyn Write) -> Result<(), Failure> {
+pub async fn sandbox(port_base: u16, seed: u64, speed: f64, out: &mut dyn Write) -> Result<(), Failure> {
     check_port_base(port_base)?;
-    let sandbox = sandbox::start(port_base, seed).await.map_err(|e| {
+    let clock = sandbox::SandboxClock::new(speed).map_err(|e| Failure::usage(format!("--speed {speed}: {e}")))?;
+    let options = sandbox::SandboxOptions { clock, ..sandbox::SandboxOptions::new(port_base, seed) };
+    let sandbox = sandbox::start_options(options).await.map_err(|e| {
         Failure::runtime(format!(
             "{e}; is another opsdeck sandbox running? pick other ports with --port-base N (0 = any free)"
         ))
     })?;
+    let control = sandbox.control_url();
     let mut table = format!(
-        "opsdeck sandbox (seed {seed}); control http://{} (GET / lists services, POST /reset restores the data)\n\n{:<12} {:<26} {:<10} {}\n",
-        sandbox.control, "SERVICE", "BASE URL", "STATE", "CREDENTIALS"
+        "opsdeck sandbox (seed {seed}, speed {speed}x); control {control}\n\
+         \x20 GET    {control}/requests?service=NAME&limit=N   recent requests, secrets redacted\n\
+         \x20 POST   {control}/reset?service=NAME              restore the seeded data (all without service)\n\
+         \x20 POST   {control}/faults                          inject a fault: {{\"service\",\"path\",\"status\"|\"latency_ms\"|\"drop\"|\"retry_after\",\"count\"|\"probability\"}}; GET lists, DELETE removes\n\
+         \n{:<12} {:<26} {:<10} {}\n",
+        "SERVICE", "BASE URL", "STATE", "CREDENTIALS"
     );
     for endpoint in &sandbox.endpoints {
         let name = match endpoint.region {

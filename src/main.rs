@@ -29,7 +29,9 @@ fn main() -> ExitCode {
             Some(Command::Ops { service, operation, json }) => {
                 cli::ops(service.as_deref(), operation.as_deref(), *json, &mut stdout)
             }
-            Some(Command::Sandbox { port_base, seed }) => cli::sandbox(*port_base, *seed, &mut stdout).await,
+            Some(Command::Sandbox { port_base, seed, speed }) => {
+                cli::sandbox(*port_base, *seed, *speed, &mut stdout).await
+            }
             Some(Command::Call(args)) => {
                 // Locked here only: the console reads the terminal its own way.
                 let mut stdin = stdin.lock();

@@ -92,6 +92,10 @@ fn usage_errors_exit_2_with_a_message() {
         (&["call", "ably", "messages_list", "channelId=a", "--all-pages", "--page-cap", "0"], "at least 1"),
         (&["call", "ably", "messages_list", "channelId=a", "--page-cap", "5"], "--all-pages"),
         (&["sandbox", "--port-base", "65530"], "give at most 65527"),
+        (&["sandbox", "--speed", "0"], "--speed 0: the sandbox speed must be greater than 0 and at most 10000"),
+        (&["sandbox", "--speed", "10001"], "at most 10000, not 10001"),
+        (&["sandbox", "--speed", "-2"], "--speed"),
+        (&["sandbox", "--speed", "fast"], "--speed"),
     ];
     for (args, expected) in cases {
         let out = opsdeck(args, &[]);
@@ -357,4 +361,37 @@ fn a_port_base_that_overflows_is_a_usage_error_not_address_in_use() {
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains("--port-base 65530 is too high"), "{}", stderr(&out));
     assert!(!stderr(&out).contains("in use"), "{}", stderr(&out));
+}
+
+#[test]
+fn sandbox_banner_names_the_speed_and_the_control_endpoints() {
+    use std::io::Read;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_opsdeck"))
+        .args(["sandbox", "--port-base", "0", "--speed", "60"])
+        .env_clear()
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut banner = String::new();
+    let mut chunk = [0u8; 4096];
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !banner.contains("Ctrl-C stops.") && Instant::now() < deadline {
+        match stdout.read(&mut chunk) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => banner.push_str(&String::from_utf8_lossy(&chunk[..n])),
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let first = banner.lines().next().unwrap_or("");
+    assert!(first.starts_with("opsdeck sandbox (seed 42, speed 60x); control http://127.0.0.1:"), "{banner}");
+    for endpoint in ["GET    http://127.0.0.1:", "/requests?service=NAME&limit=N", "/reset?service=NAME", "/faults "] {
+        assert!(banner.contains(endpoint), "{endpoint} missing from:\n{banner}");
+    }
+    assert_eq!(
+        banner.lines().filter(|l| l.contains("/requests") || l.contains("/reset") || l.contains("/faults")).count(),
+        3
+    );
 }

@@ -9,14 +9,18 @@
 pub mod ably;
 pub mod avatax;
 pub mod clock;
+pub mod control;
 pub mod credentials;
 pub mod errors;
+pub mod faults;
 pub mod ids;
 pub mod paging;
 pub mod request;
+pub mod request_log;
 pub mod retention;
 pub mod rng;
 pub mod serve;
+pub mod tax;
 
 pub use self::clock::SandboxClock;
 pub use self::serve::ServeLimits;
@@ -24,12 +28,13 @@ pub use self::serve::ServeLimits;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 
-use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::json;
+
+use self::faults::FaultBook;
+use self::request_log::RequestLog;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
@@ -133,6 +138,11 @@ impl Sandbox {
         self.endpoints.iter().find(|e| e.service == service && e.region.is_none()).unwrap_or(&self.endpoints[0])
     }
 
+    /// The control port's base URL (`GET /requests`, `POST /reset`, `/faults`).
+    pub fn control_url(&self) -> String {
+        format!("http://{}", self.control)
+    }
+
     pub fn base_url(&self, service: Service) -> String {
         self.endpoint(service).base_url()
     }
@@ -198,6 +208,8 @@ pub async fn start_options(options: SandboxOptions) -> std::io::Result<Sandbox> 
     let SandboxOptions { port_base, seed, clock, limits } = options;
     let platform = Platform::new(seed, clock);
     let simulators = simulators(&platform);
+    let log = Arc::new(RequestLog::default());
+    let faults = Arc::new(FaultBook::new(seed));
     let stop = CancellationToken::new();
     let bind = |offset: u16| {
         let port = if port_base == 0 { 0 } else { port_base.saturating_add(offset) };
@@ -213,53 +225,35 @@ pub async fn start_options(options: SandboxOptions) -> std::io::Result<Sandbox> 
                 .map_err(|e| std::io::Error::new(e.kind(), format!("cannot listen for {service}: {e}")))?;
             let simulator = simulators.iter().find(|s| s.service() == service).cloned();
             endpoints.push(Endpoint { service, region, addr: listener.local_addr()?, simulated: simulator.is_some() });
-            let router = match simulator {
+            let router = match &simulator {
                 Some(sim) => sim.router(),
                 None => not_simulated_router(service),
             };
-            listeners.push((listener, router));
+            let observer = Arc::new(control::Observer {
+                service,
+                simulator,
+                log: Arc::clone(&log),
+                faults: Arc::clone(&faults),
+                clock: platform.clock.clone(),
+            });
+            listeners.push((listener, control::observed(router, observer)));
         }
     }
     let control_listener =
         bind(0).await.map_err(|e| std::io::Error::new(e.kind(), format!("cannot listen for the control port: {e}")))?;
     let control = control_listener.local_addr()?;
-    let shared = Arc::new(ControlState { endpoints: endpoints.clone(), simulators: simulators.clone() });
-    listeners.push((control_listener, control_router(shared)));
+    let shared = Arc::new(control::ControlState {
+        endpoints: endpoints.clone(),
+        simulators: simulators.clone(),
+        log,
+        faults,
+        clock: platform.clock.clone(),
+    });
+    listeners.push((control_listener, control::router(shared)));
     for (listener, router) in listeners {
         tokio::spawn(serve::serve(listener, router, limits, stop.clone()));
     }
     Ok(Sandbox { control, endpoints, simulators, clock: platform.clock, stop })
-}
-
-struct ControlState {
-    endpoints: Vec<Endpoint>,
-    simulators: Vec<Arc<dyn Simulator>>,
-}
-
-fn control_router(state: Arc<ControlState>) -> Router {
-    Router::new().route("/", get(control_index)).route("/reset", post(control_reset)).with_state(state)
-}
-
-async fn control_index(State(state): State<Arc<ControlState>>) -> Json<serde_json::Value> {
-    let services: Vec<_> = state
-        .endpoints
-        .iter()
-        .map(|e| {
-            let name = match e.region {
-                Some(region) => format!("{}-{region}", e.service),
-                None => e.service.name().to_owned(),
-            };
-            json!({"service": name, "base_url": e.sdk_base_url(), "simulated": e.simulated})
-        })
-        .collect();
-    Json(json!({ "services": services }))
-}
-
-async fn control_reset(State(state): State<Arc<ControlState>>) -> Json<serde_json::Value> {
-    for sim in &state.simulators {
-        sim.reset();
-    }
-    Json(json!({"reset": true}))
 }
 
 /// Every path of a service without a simulator yet answers 501 with a plain explanation.

@@ -2,7 +2,6 @@
 //! hold the sandbox: a client has a bounded time to send a request's head and then its body, and
 //! each listener serves a bounded number of connections at once.
 
-use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -21,6 +20,13 @@ use serde_json::json;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
+
+use super::faults::DropConnection;
+
+/// The error that makes hyper drop a connection on purpose (see [`DropConnection`]).
+#[derive(Debug, thiserror::Error)]
+#[error("connection dropped by an injected fault")]
+struct Dropped;
 
 /// How long and how many: the limits every listener of the sandbox applies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -112,7 +118,12 @@ async fn serve_connection(
                 },
                 Err(refusal) => refusal,
             };
-            Ok::<_, Infallible>(response)
+            // An injected fault asked for the connection to go: an error from the service makes
+            // hyper close it without writing a response, as a crashed upstream would.
+            if response.extensions().get::<DropConnection>().is_some() {
+                return Err(Dropped);
+            }
+            Ok(response)
         }
     });
     // HTTP/1 only, as before: a client opening with the HTTP/2 preface gets an error and the

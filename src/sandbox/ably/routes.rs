@@ -15,6 +15,7 @@ use super::state::{Channel, Message, Presence, PushDelivery, State};
 use super::stats::{self, m, Unit};
 use super::wire::{passes, AblyError, Format, Val, LENIENT_B64};
 use super::{Call, Reply, Shared};
+use crate::sandbox::retention::Retained;
 
 /// Ably's default maximum message size.
 const MAX_MESSAGE_SIZE: usize = 65_536;
@@ -47,11 +48,11 @@ fn channel_name(call: &Call) -> Result<String, AblyError> {
     Ok(name)
 }
 
-fn opt_cursor_index(call: &Call) -> Result<Option<usize>, AblyError> {
+fn opt_cursor_index(call: &Call) -> Result<Option<u64>, AblyError> {
     call.query
         .get("cursor")
         .map(|c| {
-            c.parse::<usize>().map_err(|_| AblyError::bad_param(format!("Invalid value for parameter 'cursor': {c:?}")))
+            c.parse::<u64>().map_err(|_| AblyError::bad_param(format!("Invalid value for parameter 'cursor': {c:?}")))
         })
         .transpose()
 }
@@ -140,7 +141,7 @@ pub(super) fn channels_list(shared: &Shared, call: &Call) -> Result<Reply, AblyE
 pub(super) fn channels_get(shared: &Shared, call: &Call) -> Result<Reply, AblyError> {
     let name = channel_name(call)?;
     let mut state = shared.lock();
-    let channel = state.channels.entry(name.clone()).or_default();
+    let channel = state.channel(&name, call.now);
     Ok(Reply::ok(channel_details(&name, channel)))
 }
 
@@ -212,7 +213,8 @@ struct HistoryQuery {
     end: i64,
     direction: Direction,
     limit: usize,
-    cursor: Option<usize>,
+    /// A sequence number in the history ([`Retained`]).
+    cursor: Option<u64>,
 }
 
 impl HistoryQuery {
@@ -227,19 +229,21 @@ impl HistoryQuery {
         })
     }
 
-    /// One page of `items` (ordered by time) by binary search; the cursor is an index, which
-    /// stays valid because histories only grow at the end.
-    fn page<T>(&self, items: &[Arc<T>], time: impl Fn(&T) -> i64) -> (Vec<Arc<T>>, Option<usize>) {
-        let lo = items.partition_point(|x| time(x) < self.start);
-        let hi = items.partition_point(|x| time(x) <= self.end).max(lo);
+    /// One page of `items` (ordered by time) by binary search; the cursor is a sequence
+    /// number, which stays valid while older records age out (a cursor to a record that has
+    /// gone simply starts at the oldest one kept).
+    fn page<T>(&self, items: &Retained<Arc<T>>) -> (Vec<Arc<T>>, Option<u64>) {
+        let lo = items.partition_seq(|at, _| at < self.start);
+        let hi = items.partition_seq(|at, _| at <= self.end).max(lo);
+        let limit = self.limit as u64;
         match self.direction {
             Direction::Backwards => {
                 let top = self.cursor.map_or(hi, |c| c.saturating_add(1).min(hi));
                 if top <= lo {
                     return (Vec::new(), None);
                 }
-                let from = top.saturating_sub(self.limit).max(lo);
-                let page = items[from..top].iter().rev().cloned().collect();
+                let from = top.saturating_sub(limit).max(lo);
+                let page = items.range(from, top).rev().cloned().collect();
                 (page, (from > lo).then(|| from - 1))
             }
             Direction::Forwards => {
@@ -247,13 +251,13 @@ impl HistoryQuery {
                 if from >= hi {
                     return (Vec::new(), None);
                 }
-                let to = from.saturating_add(self.limit).min(hi);
-                (items[from..to].to_vec(), (to < hi).then_some(to))
+                let to = from.saturating_add(limit).min(hi);
+                (items.range(from, to).cloned().collect(), (to < hi).then_some(to))
             }
         }
     }
 
-    fn link(&self, call: &Call, next: Option<usize>) -> String {
+    fn link(&self, call: &Call, next: Option<u64>) -> String {
         let base = vec![
             ("start", self.start.to_string()),
             ("end", self.end.to_string()),
@@ -272,7 +276,7 @@ pub(super) fn history(shared: &Shared, call: &Call) -> Result<Reply, AblyError> 
     let (page, next) = {
         let mut state = shared.lock();
         match state.channels.get_mut(&name) {
-            Some(channel) => query.page(&channel.ready().messages, |m| m.timestamp),
+            Some(channel) => query.page(&channel.ready(call.now).messages),
             None => (Vec::new(), None),
         }
     };
@@ -285,9 +289,9 @@ pub(super) fn presence_history(shared: &Shared, call: &Call) -> Result<Reply, Ab
     let name = channel_name(call)?;
     let query = HistoryQuery::parse(call)?;
     let (page, next) = {
-        let state = shared.lock();
-        match state.channels.get(&name) {
-            Some(channel) => query.page(&channel.presence_history, |p| p.timestamp),
+        let mut state = shared.lock();
+        match state.channels.get_mut(&name) {
+            Some(channel) => query.page(&channel.ready(call.now).presence_history),
             None => (Vec::new(), None),
         }
     };
@@ -512,8 +516,11 @@ pub(super) fn publish_locked(
     let base = format!("{}:{}", state.rest_connection, state.publish_serial);
     state.publish_serial = state.publish_serial.wrapping_add(1);
     let created = !state.channels.contains_key(name);
+    state.channel(name, now);
     let State { channels, stats, .. } = state;
-    let channel = channels.entry(name.to_owned()).or_default().ready();
+    let channel = channels
+        .get_mut(name)
+        .ok_or_else(|| AblyError::new(500, 50000, "Internal error: the channel vanished while publishing"))?;
     let timestamp = channel.messages.last().map_or(now, |m| m.timestamp.max(now));
     let fanout = u64::try_from(channel.occupancy.subscribers).unwrap_or(0);
     let minute = stats.minute(now);
@@ -524,7 +531,7 @@ pub(super) fn publish_locked(
     let mut pushes = Vec::new();
     for (index, (msg, client_id)) in messages.iter().zip(clients).enumerate() {
         if let Some(id) = &msg.id {
-            if let Some(existing) = channel.ids.get(id).and_then(|&i| channel.messages.get(i)) {
+            if let Some(existing) = channel.by_id(id) {
                 // Idempotent publish: the first message with this id stands.
                 serial_list.push(Val::str(existing.serial.clone()));
                 continue;
@@ -537,8 +544,7 @@ pub(super) fn publish_locked(
                 push.field("notification").and_then(|n| n.field("title")).and_then(Val::as_str).map(str::to_owned);
             pushes.push(title);
         }
-        channel.ids.insert(id.clone(), channel.messages.len());
-        channel.messages.push(Arc::new(Message {
+        channel.append(Arc::new(Message {
             id,
             name: msg.name.clone(),
             client_id,

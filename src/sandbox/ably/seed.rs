@@ -35,7 +35,7 @@ const CHANNELS: [(&str, Kind, i64, usize); 12] = [
     ("prices:btc-usd", Kind::Ticker, 2, 0),
     ("alerts:ops", Kind::Alerts, 72, 2),
     ("game:room-7", Kind::Game, 3, 4),
-    ("deploys:prod", Kind::Deploys, 168, 0),
+    ("deploys:prod", Kind::Deploys, 72, 0),
     ("iot:thermostat-3", Kind::Iot, 24, 0),
     ("docs:design-review", Kind::Docs, 8, 4),
 ];
@@ -369,8 +369,10 @@ pub(super) fn fill_history(channel: &mut Channel, pending: PendingHistory) {
         Kind::Orders(_) => [rng.range(0, 400) as f64, 0.0, 0.0],
         _ => [0.0; 3],
     };
-    let published = std::mem::take(&mut channel.messages);
-    channel.messages.reserve(count + published.len());
+    // Anything published before the history was generated goes after it, as it came later.
+    let published: Vec<Arc<Message>> = channel.messages.iter().map(|(_, _, m)| Arc::clone(m)).collect();
+    channel.messages.clear();
+    channel.ids.clear();
     for offset in offsets {
         let timestamp = pending.anchor - offset;
         let index = usize::try_from(rng.below(pubs.len() as u64)).unwrap_or(0);
@@ -380,7 +382,10 @@ pub(super) fn fill_history(channel: &mut Channel, pending: PendingHistory) {
         };
         let id = format!("{}:{}:0", publisher.connection_id, publisher.serial);
         publisher.serial += 1;
-        channel.messages.push(Arc::new(Message {
+        // `ready()` fills the history before anything is published, so the channel's own
+        // generator numbers the seeded messages first and every later publish after them.
+        let serial = channel.serials.next(timestamp, 0);
+        channel.append(Arc::new(Message {
             id,
             name: Some(name),
             client_id: Some(publisher.client_id.clone()),
@@ -389,13 +394,12 @@ pub(super) fn fill_history(channel: &mut Channel, pending: PendingHistory) {
             encoding: None,
             extras,
             timestamp,
-            // `ready()` fills the history before anything is published, so the channel's own
-            // generator numbers the seeded messages first and every later publish after them.
-            serial: channel.serials.next(timestamp, 0),
+            serial,
         }));
     }
-    channel.messages.extend(published);
-    channel.ids = channel.messages.iter().enumerate().map(|(i, m)| (m.id.clone(), i)).collect();
+    for message in published {
+        channel.append(message);
+    }
 }
 
 fn seed_presence(channel: &mut Channel, rng: &mut Rng, kind: Kind, members: usize, span: i64, anchor: i64) {
@@ -458,7 +462,9 @@ fn seed_presence(channel: &mut Channel, rng: &mut Rng, kind: Kind, members: usiz
         }
     }
     history.sort_by_key(|p| p.timestamp);
-    channel.presence_history = history.into_iter().map(Arc::new).collect();
+    for event in history {
+        channel.presence_history.push(event.timestamp, Arc::new(event));
+    }
 }
 
 fn seed_devices(state: &mut State, rng: &mut Rng) {

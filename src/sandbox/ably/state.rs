@@ -7,6 +7,7 @@ use std::sync::Arc;
 use super::seed::{fill_history, PendingHistory};
 use super::stats::StatsBook;
 use super::wire::Val;
+use crate::sandbox::retention::{Retained, RetentionPolicy};
 
 /// Tag used in message serials where Ably puts the id of the server that accepted the message.
 const SERVER_TAG: &str = "opsdecksim";
@@ -65,16 +66,29 @@ pub(super) struct Occupancy {
     pub(super) presence_subscribers: i64,
 }
 
-#[derive(Debug, Default)]
+/// How long history lives: Ably keeps persisted history 24 to 72 hours by plan; the sandbox
+/// account is on the longer one, so every seeded history is still there at start.
+pub(super) const HISTORY_HOURS: i64 = 72;
+/// Messages (and presence events) kept per channel, so a sandbox under load stays bounded; far
+/// above what a page or a demo needs.
+pub(super) const MAX_HISTORY_PER_CHANNEL: usize = 10_000;
+/// Channels kept; beyond it the channel idle longest (without present members) goes.
+pub(super) const MAX_CHANNELS: usize = 2_000;
+
+pub(super) const HISTORY_RETENTION: RetentionPolicy =
+    RetentionPolicy::new(Some(HISTORY_HOURS * RetentionPolicy::HOUR_MS), MAX_HISTORY_PER_CHANNEL);
+
+#[derive(Debug)]
 pub(super) struct Channel {
-    /// Ordered by timestamp (non-decreasing), so time ranges are found by binary search.
-    pub(super) messages: Vec<Arc<Message>>,
-    /// Message id → index in `messages`, for idempotent publishing.
-    pub(super) ids: HashMap<String, usize>,
+    /// Ordered by timestamp (non-decreasing), so time ranges are found by binary search; history
+    /// cursors are its sequence numbers, which survive older messages ageing out.
+    pub(super) messages: Retained<Arc<Message>>,
+    /// Message id → sequence number in `messages`, for idempotent publishing.
+    pub(super) ids: HashMap<String, u64>,
     /// Current presence set by member key.
     pub(super) members: BTreeMap<String, Arc<Presence>>,
     /// Ordered by timestamp like `messages`.
-    pub(super) presence_history: Vec<Arc<Presence>>,
+    pub(super) presence_history: Retained<Arc<Presence>>,
     pub(super) occupancy: Occupancy,
     /// Seeded history not generated yet; see [`Channel::ready`].
     pub(super) pending: Option<PendingHistory>,
@@ -83,13 +97,59 @@ pub(super) struct Channel {
     pub(super) serials: SerialGen,
 }
 
+impl Default for Channel {
+    fn default() -> Channel {
+        Channel {
+            messages: Retained::new(HISTORY_RETENTION),
+            ids: HashMap::new(),
+            members: BTreeMap::new(),
+            presence_history: Retained::new(HISTORY_RETENTION),
+            occupancy: Occupancy::default(),
+            pending: None,
+            serials: SerialGen::default(),
+        }
+    }
+}
+
 impl Channel {
-    /// The channel with its seeded history in place: call before reading or appending messages.
-    pub(super) fn ready(&mut self) -> &mut Channel {
+    /// The channel with its seeded history in place and what is older than retention at `now`
+    /// gone: call before reading or appending messages.
+    pub(super) fn ready(&mut self, now: i64) -> &mut Channel {
         if let Some(pending) = self.pending.take() {
             fill_history(self, pending);
         }
+        let expired = self.messages.expire(now);
+        self.forget_ids(expired);
+        self.presence_history.expire(now);
         self
+    }
+
+    /// Appends a message; drops the ids of messages the count cap pushed out.
+    pub(super) fn append(&mut self, message: Arc<Message>) {
+        let id = message.id.clone();
+        let (seq, evicted) = self.messages.push(message.timestamp, message);
+        self.ids.insert(id, seq);
+        self.forget_ids(evicted);
+    }
+
+    fn forget_ids(&mut self, gone: Vec<(u64, Arc<Message>)>) {
+        for (seq, message) in gone {
+            if self.ids.get(&message.id) == Some(&seq) {
+                self.ids.remove(&message.id);
+            }
+        }
+    }
+
+    /// The stored message with this id, if it is still kept.
+    pub(super) fn by_id(&self, id: &str) -> Option<&Arc<Message>> {
+        self.ids.get(id).and_then(|&seq| self.messages.get(seq))
+    }
+
+    /// Last activity: the newest message or presence event, for choosing which channel to drop.
+    fn last_active(&self) -> i64 {
+        let message = self.messages.last().map_or(i64::MIN, |m| m.timestamp);
+        let presence = self.presence_history.last().map_or(i64::MIN, |p| p.timestamp);
+        message.max(presence)
     }
 }
 
@@ -182,6 +242,24 @@ impl SerialGen {
 }
 
 impl State {
+    /// The channel `name`, created (activated) when new, with history ready at `now`. Creating
+    /// one beyond [`MAX_CHANNELS`] first drops the channel idle longest that has no members
+    /// present (seeded or REST-created alike: the real service forgets idle channels too).
+    pub(super) fn channel(&mut self, name: &str, now: i64) -> &mut Channel {
+        if !self.channels.contains_key(name) && self.channels.len() >= MAX_CHANNELS {
+            let idle = self
+                .channels
+                .iter()
+                .filter(|(_, c)| c.members.is_empty() && c.pending.is_none())
+                .min_by_key(|(_, c)| c.last_active())
+                .map(|(n, _)| n.clone());
+            if let Some(idle) = idle {
+                self.channels.remove(&idle);
+            }
+        }
+        self.channels.entry(name.to_owned()).or_default().ready(now)
+    }
+
     /// A fresh device update token.
     pub(super) fn next_update_token(&mut self) -> String {
         self.token_counter = self.token_counter.wrapping_add(1);

@@ -801,7 +801,7 @@ fn seeding_is_fast_and_histories_fill_on_demand() {
     assert!(elapsed.as_millis() < 40, "seeding took {elapsed:?}");
     let mut total = 0;
     for channel in state.channels.values_mut() {
-        let count = channel.ready().messages.len();
+        let count = channel.ready(crate::sandbox::clock::wall_ms()).messages.len();
         assert!((20..=300).contains(&count), "{count}");
         total += count;
     }
@@ -1319,4 +1319,58 @@ async fn unknown_capability_operations_are_refused() {
         "subscribe"],"y":["*"]}"#;
     let resp = req("POST", path).json(&json!({"capability": every_known})).send(&router).await;
     assert_eq!(resp.status, StatusCode::OK, "{}", String::from_utf8_lossy(&resp.body));
+}
+
+#[tokio::test]
+async fn history_stays_at_the_cap_under_load_and_ages_out_on_the_sandbox_clock() {
+    use super::state::{HISTORY_HOURS, MAX_HISTORY_PER_CHANNEL};
+    let platform = crate::sandbox::Platform::real_time(7);
+    let sim = AblySimulator::new(&platform);
+    let router = sim.router();
+    let batch = 1000;
+    let rounds = MAX_HISTORY_PER_CHANNEL / batch + 3;
+    for round in 0..rounds {
+        let messages: Vec<Value> =
+            (0..batch).map(|i| json!({"id": format!("m{round}-{i}"), "name": "load", "data": "x"})).collect();
+        let resp = req("POST", "/channels/load/messages").json(&Value::Array(messages)).send(&router).await;
+        assert_eq!(resp.status, StatusCode::CREATED);
+    }
+    let stored = |sim: &AblySimulator| {
+        let state = sim.shared.lock();
+        let channel = state.channels.get("load").expect("channel exists");
+        (channel.messages.len(), channel.ids.len())
+    };
+    assert_eq!(stored(&sim), (MAX_HISTORY_PER_CHANNEL, MAX_HISTORY_PER_CHANNEL), "memory stays bounded");
+    // The newest message is still there; the first ones went, so their ids publish afresh.
+    let newest = req("GET", "/channels/load/messages?limit=1").send(&router).await.json();
+    assert_eq!(newest[0]["id"], format!("m{}-{}", rounds - 1, batch - 1));
+    let again =
+        req("POST", "/channels/load/messages").json(&json!({"id": "m0-0", "name": "again"})).send(&router).await;
+    assert_eq!(again.status, StatusCode::CREATED);
+    assert_eq!(req("GET", "/channels/load/messages?limit=1").send(&router).await.json()[0]["name"], "again");
+
+    // Seeded history is there until the sandbox clock passes the retention.
+    assert!(!all_pages(&router, "/channels/chat%3Alobby/messages", "limit=1000").await.is_empty());
+    platform.clock.advance((HISTORY_HOURS + 1) * 3_600_000);
+    assert!(all_pages(&router, "/channels/load/messages", "limit=1000").await.is_empty());
+    assert!(all_pages(&router, "/channels/chat%3Alobby/messages", "limit=1000").await.is_empty());
+    assert!(all_pages(&router, "/channels/chat%3Alobby/presence/history", "limit=1000").await.is_empty());
+    assert_eq!(stored(&sim), (0, 0), "expired records are dropped, not only hidden");
+    // What is published now is kept again.
+    req("POST", "/channels/load/messages").json(&json!({"name": "fresh"})).send(&router).await;
+    assert_eq!(all_pages(&router, "/channels/load/messages", "limit=1000").await.len(), 1);
+}
+
+#[test]
+fn channel_count_is_capped_by_dropping_the_idlest() {
+    use super::state::MAX_CHANNELS;
+    let now = crate::sandbox::clock::wall_ms();
+    let mut state = super::seed::seeded_state(3, now);
+    for i in 0..(MAX_CHANNELS + 50) {
+        state.channel(&format!("c{i}"), now);
+    }
+    assert_eq!(state.channels.len(), MAX_CHANNELS);
+    // Seeded channels with members present are kept.
+    assert!(state.channels.contains_key("chat:lobby"));
+    assert!(state.channels.contains_key(&format!("c{}", MAX_CHANNELS + 49)));
 }
