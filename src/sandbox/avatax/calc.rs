@@ -1,15 +1,16 @@
-//! The tax arithmetic behind transactions and rate lookups: jurisdictions of an address, then
-//! per line the taxable, exempt and non-taxable parts and the tax of each jurisdiction, rounded
-//! per jurisdiction to the cent (AvaTax's `roundingLevelId` `Line`).
+//! The tax arithmetic behind transactions and rate lookups, from the shared engine
+//! (`crate::sandbox::tax`): jurisdictions of an address, then per line the taxable, exempt and
+//! non-taxable parts and the tax of each jurisdiction, rounded per jurisdiction to the cent
+//! (AvaTax's `roundingLevelId` `Line`), in AvaTax's names and identifiers.
 
-use rust_decimal::{Decimal, RoundingStrategy};
+use rust_decimal::Decimal;
 
 use super::errors::AvaError;
 use super::reference::{self, TaxCode};
+use crate::sandbox::tax;
 
 /// AvaTax's jurisdiction levels: `jurisType` codes in line details, names in summaries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[expect(dead_code, reason = "country and city levels come with the shared engine's rate table")]
 pub enum JurisLevel {
     Country,
     State,
@@ -75,33 +76,129 @@ impl Rates {
     }
 }
 
-/// Jurisdictions and rates of a place.
+/// Jurisdictions and rates of a place, from the shared engine's table.
 pub fn rates_for(place: &Place) -> Result<Rates, AvaError> {
-    interim_rates::lookup(place)
+    let rates = tax::rates(&engine_address(place)).map_err(|e| engine_error(&e, "address"))?;
+    Ok(Rates {
+        jurisdictions: rates.jurisdictions.iter().map(|j| avatax_jurisdiction(&rates, j)).collect(),
+        fallback: rates.state_fallback,
+    })
 }
 
-/// Why a line is not (fully) taxed.
+fn engine_address(place: &Place) -> tax::Address {
+    tax::Address {
+        country: place.country.clone(),
+        region: place.region.clone(),
+        postal_code: place.postal_code.clone(),
+        city: place.city.clone(),
+        line1: String::new(),
+    }
+}
+
+/// The engine's refusal in AvaTax's words; `field` is where the address sits in the request.
+fn engine_error(error: &tax::TaxError, field: &str) -> AvaError {
+    let text = error.to_string();
+    match error {
+        tax::TaxError::MissingCountry | tax::TaxError::Missing { .. } | tax::TaxError::PostalCodeRegionMismatch { .. } => {
+            AvaError::new(400, "InvalidAddress", 309, "The address value was incomplete.").describe(text).refers_to(field)
+        }
+        tax::TaxError::UnknownCountry(_) => {
+            AvaError::new(400, "InvalidCountry", 125, "The country is not supported.").describe(text).refers_to(field)
+        }
+        tax::TaxError::UnknownRegion { .. } => {
+            AvaError::new(400, "InvalidCountryRegion", 126, "The region is not valid for the country.")
+                .describe(text)
+                .refers_to(format!("{field}.region"))
+        }
+        tax::TaxError::InvalidPostalCode { .. } => {
+            AvaError::new(400, "InvalidPostalCode", 317, "The postal code is not valid.")
+                .describe(text)
+                .refers_to(format!("{field}.postalCode"))
+        }
+        tax::TaxError::NegativeQuantity { .. } | tax::TaxError::NegativeDiscount { .. } | tax::TaxError::DiscountExceedsAmount { .. } | tax::TaxError::NegativeFreight(_) => {
+            AvaError::new(400, "RangeError", 6, "A line value is out of range.").describe(text).refers_to("lines")
+        }
+        tax::TaxError::UnknownTaxCode { code, .. } => AvaError::unknown_reference("TaxCode", code, "lines"),
+        tax::TaxError::UnknownEntityUseCode(code) => AvaError::unknown_reference("EntityUseCode", code, "entityUseCode"),
+        tax::TaxError::Table(_) => AvaError {
+            server_fault: true,
+            ..AvaError::new(500, "InternalServerError", 209, "The tax table could not be read.").describe(text).target("AvaTaxApiServer")
+        },
+    }
+}
+
+/// The AvaTax identifiers of the jurisdictions quoted in api/avatax.md (Irvine, CA), so the
+/// worked example comes back as the SDK fixtures show it: (name, jurisCode, signature, id,
+/// state-assigned number).
+const KNOWN_JURISDICTIONS: &[(&str, &str, &str, i64, &str)] = &[
+    ("CALIFORNIA", "06", "AGAM", 5_000_531, ""),
+    ("ORANGE", "059", "AHXU", 267, ""),
+    ("ORANGE COUNTY DISTRICT TAX SP", "EMAZ0", "EMAZ", 2_001_061_425, "037"),
+    ("ORANGE CO LOCAL TAX SL", "EMTN0", "EMTN", 2_001_061_784, "30"),
+];
+
+/// A stable number from a name (FNV-1a), for the ids and codes of other jurisdictions.
+fn stable_hash(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
+}
+
+fn avatax_jurisdiction(rates: &tax::Rates, j: &tax::Jurisdiction) -> Jurisdiction {
+    let level = match j.level {
+        tax::Level::Country => JurisLevel::Country,
+        tax::Level::State => JurisLevel::State,
+        tax::Level::County => JurisLevel::County,
+        tax::Level::City => JurisLevel::City,
+        tax::Level::Special => JurisLevel::Special,
+    };
+    let kind = match j.kind {
+        tax::TaxKind::Sales => "TAX",
+        tax::TaxKind::Gst => "GST",
+        tax::TaxKind::Pst => "PST",
+        tax::TaxKind::Qst => "QST",
+        tax::TaxKind::Vat => "VAT",
+    };
+    let prefix = if rates.region.is_empty() { rates.country.clone() } else { rates.region.clone() };
+    let tax_name = match (rates.country.as_str(), level) {
+        ("US", _) => format!("{prefix} {} TAX", level.name().to_ascii_uppercase()),
+        (_, JurisLevel::Country) => format!("{} {kind}", j.name),
+        _ => format!("{prefix} {kind}"),
+    };
+    let hash = stable_hash(&format!("{}|{}|{}", rates.country, level.name(), j.name));
+    let (code, signature, id, assigned) = match KNOWN_JURISDICTIONS.iter().find(|k| k.0 == j.name) {
+        Some(&(_, code, signature, id, assigned)) => (code.to_owned(), signature.to_owned(), id, assigned.to_owned()),
+        None => {
+            let code = match level {
+                JurisLevel::State => reference::us_state(&rates.region).map_or_else(|| rates.region.clone(), |s| s.2.to_owned()),
+                JurisLevel::Country => rates.country.clone(),
+                JurisLevel::County => format!("{:03}", hash % 1000),
+                _ => format!("{:05X}", hash % 0xF_FFFF),
+            };
+            let letters: String = (0..4).map(|i| char::from(b'A' + u8::try_from((hash >> (i * 5)) % 26).unwrap_or(0))).collect();
+            (code, letters, i64::try_from(hash % 9_000_000_000).unwrap_or(0) + 1_000_000, String::new())
+        }
+    };
+    Jurisdiction { level, code, name: j.name.clone(), tax_name, rate: j.rate, signature, state_assigned_no: assigned, id }
+}
+
+/// Why a line is not (fully) taxed, as far as the document says: an exemption the simulator
+/// decided (entity use code, exemption number or certificate, with its id).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Relief {
-    /// Taxed in full.
     None,
-    /// An exemption: entity use code, exemption number or certificate (`exempt_cert_id`).
-    Exempt { cert_id: i64 },
-    /// The company has no nexus in the state: not collected.
-    NoNexus,
-    /// The product is not taxable (tax code `NT`, or a product the state does not tax).
-    NonTaxable,
+    Exempt { cert_id: i64, label: String },
 }
 
 /// One jurisdiction's part of a line.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DetailTax {
     pub jurisdiction: Jurisdiction,
+    /// The rate applied (a reduced grocery rate rather than the base rate).
+    pub rate: Decimal,
     pub taxable: Decimal,
     pub exempt: Decimal,
     pub non_taxable: Decimal,
     pub tax: Decimal,
-    /// `RateRule`, `NexusRule`, `BaseRule` or empty: why part of the amount was not taxed.
+    /// `RateRule`, `NexusRule` or `BaseRule`: why part of the amount was not taxed.
     pub non_taxable_type: &'static str,
 }
 
@@ -116,176 +213,74 @@ pub struct LineTax {
 }
 
 pub fn cents(amount: Decimal) -> Decimal {
-    amount.round_dp_with_strategy(2, RoundingStrategy::MidpointAwayFromZero)
+    tax::cents(amount)
 }
 
-/// The tax of one line of `amount` (already net of discount; negative on returns).
-pub fn tax_line(amount: Decimal, tax_code: &TaxCode, rates: &Rates, relief: &Relief) -> LineTax {
-    let relief = if tax_code.code == "NT" { &Relief::NonTaxable } else { relief };
-    let (taxable, exempt, non_taxable, kind) = match relief {
-        Relief::None => (amount, Decimal::ZERO, Decimal::ZERO, ""),
-        Relief::Exempt { .. } => (Decimal::ZERO, amount, Decimal::ZERO, ""),
-        Relief::NoNexus => (Decimal::ZERO, Decimal::ZERO, amount, "NexusRule"),
-        Relief::NonTaxable => (Decimal::ZERO, Decimal::ZERO, amount, "BaseRule"),
+/// What one line needs to be taxed.
+pub struct LineCalc<'a> {
+    pub number: &'a str,
+    pub quantity: Decimal,
+    /// Net of the document discount; negative on returns.
+    pub amount: Decimal,
+    pub tax_code: &'a TaxCode,
+    pub origin: &'a Place,
+    pub destination: &'a Place,
+    /// Where the company collects (its nexus on the document date).
+    pub nexus: Vec<tax::Region>,
+    pub relief: &'a Relief,
+}
+
+/// Taxes one line with the shared engine, each jurisdiction rounded to the cent (AvaTax's
+/// `roundingLevelId` Line).
+pub fn tax_line(line: &LineCalc<'_>) -> Result<LineTax, AvaError> {
+    let rates = rates_for(line.destination)?;
+    let exemption = match line.relief {
+        Relief::None => tax::Exemption::default(),
+        Relief::Exempt { label, .. } => tax::Exemption::everywhere(tax::ExemptionKind::Certificate(label.clone())),
     };
-    let details: Vec<DetailTax> = rates
-        .jurisdictions
+    let request = tax::Request {
+        from: Some(engine_address(line.origin)),
+        to: engine_address(line.destination),
+        lines: vec![tax::Line::new(line.number, line.quantity, line.amount).with_code(line.tax_code.code)],
+        freight: Decimal::ZERO,
+        nexus: line.nexus.clone(),
+        exemption,
+        rounding: tax::Rounding::EachJurisdiction,
+    };
+    let calculation = tax::calculate(&request).map_err(|e| engine_error(&e, "addresses"))?;
+    let Some(result) = calculation.lines.first() else {
+        return Err(AvaError::new(500, "InternalServerError", 209, "The tax engine returned no line.").target("AvaTaxApiServer"));
+    };
+    let mut details: Vec<DetailTax> = result
+        .details
         .iter()
-        .map(|j| DetailTax {
-            jurisdiction: j.clone(),
-            taxable,
-            exempt,
-            non_taxable,
-            tax: cents(taxable * j.rate),
-            non_taxable_type: kind,
+        .map(|d| DetailTax {
+            jurisdiction: avatax_jurisdiction(&calculation.rates, &d.jurisdiction),
+            rate: d.rate,
+            taxable: d.taxable,
+            exempt: d.exempt,
+            non_taxable: d.non_taxable,
+            tax: d.tax,
+            non_taxable_type: if d.non_taxable.is_zero() { "RateRule" } else { "BaseRule" },
         })
         .collect();
-    let tax = details.iter().map(|d| d.tax).sum();
-    LineTax { taxable, exempt, non_taxable, tax, details }
-}
-
-/// Until the shared engine (`crate::sandbox::tax`) is on main: the rate breakdowns quoted in
-/// api/avatax.md §7 and, elsewhere in the US, the state rate alone. Replaced by the engine.
-mod interim_rates {
-    use rust_decimal::Decimal;
-    use rust_decimal_macros::dec;
-
-    use super::{JurisLevel, Jurisdiction, Place, Rates};
-    use crate::sandbox::avatax::errors::AvaError;
-    use crate::sandbox::avatax::reference;
-
-    fn juris(
-        level: JurisLevel,
-        code: &str,
-        name: &str,
-        tax_name: &str,
-        rate: Decimal,
-        sig: &str,
-        id: i64,
-    ) -> Jurisdiction {
-        Jurisdiction {
-            level,
-            code: code.to_owned(),
-            name: name.to_owned(),
-            tax_name: tax_name.to_owned(),
-            rate,
-            signature: sig.to_owned(),
-            state_assigned_no: String::new(),
-            id,
-        }
+    if details.is_empty() && !calculation.has_nexus {
+        // Without nexus nothing is collected; AvaTax still lists the jurisdictions, untaxed.
+        details = rates
+            .jurisdictions
+            .iter()
+            .map(|j| DetailTax {
+                jurisdiction: j.clone(),
+                rate: j.rate,
+                taxable: Decimal::ZERO,
+                exempt: Decimal::ZERO,
+                non_taxable: result.amount,
+                tax: Decimal::ZERO,
+                non_taxable_type: "NexusRule",
+            })
+            .collect();
     }
-
-    /// State base rates (2024, state level only).
-    const STATE_RATES: &[(&str, Decimal)] = &[
-        ("AL", dec!(0.04)),
-        ("AK", dec!(0)),
-        ("AZ", dec!(0.056)),
-        ("AR", dec!(0.065)),
-        ("CA", dec!(0.0725)),
-        ("CO", dec!(0.029)),
-        ("CT", dec!(0.0635)),
-        ("DE", dec!(0)),
-        ("DC", dec!(0.06)),
-        ("FL", dec!(0.06)),
-        ("GA", dec!(0.04)),
-        ("HI", dec!(0.04)),
-        ("ID", dec!(0.06)),
-        ("IL", dec!(0.0625)),
-        ("IN", dec!(0.07)),
-        ("IA", dec!(0.06)),
-        ("KS", dec!(0.065)),
-        ("KY", dec!(0.06)),
-        ("LA", dec!(0.0445)),
-        ("ME", dec!(0.055)),
-        ("MD", dec!(0.06)),
-        ("MA", dec!(0.0625)),
-        ("MI", dec!(0.06)),
-        ("MN", dec!(0.06875)),
-        ("MS", dec!(0.07)),
-        ("MO", dec!(0.04225)),
-        ("MT", dec!(0)),
-        ("NE", dec!(0.055)),
-        ("NV", dec!(0.0685)),
-        ("NH", dec!(0)),
-        ("NJ", dec!(0.06625)),
-        ("NM", dec!(0.04875)),
-        ("NY", dec!(0.04)),
-        ("NC", dec!(0.0475)),
-        ("ND", dec!(0.05)),
-        ("OH", dec!(0.0575)),
-        ("OK", dec!(0.045)),
-        ("OR", dec!(0)),
-        ("PA", dec!(0.06)),
-        ("RI", dec!(0.07)),
-        ("SC", dec!(0.06)),
-        ("SD", dec!(0.042)),
-        ("TN", dec!(0.07)),
-        ("TX", dec!(0.0625)),
-        ("UT", dec!(0.0485)),
-        ("VT", dec!(0.06)),
-        ("VA", dec!(0.043)),
-        ("WA", dec!(0.065)),
-        ("WV", dec!(0.06)),
-        ("WI", dec!(0.05)),
-        ("WY", dec!(0.04)),
-        ("PR", dec!(0.105)),
-    ];
-
-    pub(super) fn lookup(place: &Place) -> Result<Rates, AvaError> {
-        if !place.country.eq_ignore_ascii_case("US") {
-            return Err(AvaError::new(400, "InvalidAddress", 309, "The address value was incomplete.")
-                .describe(format!("The simulator has no rates for country '{}' yet.", place.country))
-                .refers_to("country"));
-        }
-        let Some((code, name, fips)) = reference::us_state(&place.region) else {
-            return Err(AvaError::new(
-                400,
-                "InvalidCountryRegion",
-                126,
-                format!("'{}' is not a US state.", place.region),
-            )
-            .refers_to("region"));
-        };
-        let zip5 = place.postal_code.get(..5).unwrap_or(&place.postal_code);
-        if matches!(zip5, "92614" | "92615") {
-            return Ok(Rates {
-                jurisdictions: vec![
-                    juris(JurisLevel::State, "06", "CALIFORNIA", "CA STATE TAX", dec!(0.06), "AGAM", 5_000_531),
-                    juris(JurisLevel::County, "059", "ORANGE", "CA COUNTY TAX", dec!(0.0025), "AHXU", 267),
-                    Jurisdiction {
-                        state_assigned_no: "037".to_owned(),
-                        ..juris(
-                            JurisLevel::Special,
-                            "EMAZ0",
-                            "ORANGE COUNTY DISTRICT TAX SP",
-                            "CA SPECIAL TAX",
-                            dec!(0.005),
-                            "EMAZ",
-                            2_001_061_425,
-                        )
-                    },
-                    Jurisdiction {
-                        state_assigned_no: "30".to_owned(),
-                        ..juris(
-                            JurisLevel::Special,
-                            "EMTN0",
-                            "ORANGE CO LOCAL TAX SL",
-                            "CA SPECIAL TAX",
-                            dec!(0.01),
-                            "EMTN",
-                            2_001_061_784,
-                        )
-                    },
-                ],
-                fallback: false,
-            });
-        }
-        let rate = STATE_RATES.iter().find(|(c, _)| *c == code).map_or(Decimal::ZERO, |(_, r)| *r);
-        Ok(Rates {
-            jurisdictions: vec![juris(JurisLevel::State, fips, name, &format!("{code} STATE TAX"), rate, "", 0)],
-            fallback: true,
-        })
-    }
+    Ok(LineTax { taxable: result.taxable, exempt: result.exempt, non_taxable: result.non_taxable, tax: result.tax, details })
 }
 
 /// The tax code of a line: empty means general tangible personal property.

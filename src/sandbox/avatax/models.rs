@@ -801,16 +801,6 @@ impl State {
         Ok(created)
     }
 
-    fn has_nexus(&self, company_id: i64, country: &str, region: &str, date: Date) -> bool {
-        self.nexus.iter().any(|n| {
-            n.company_id == company_id
-                && n.country.eq_ignore_ascii_case(country)
-                && n.region.eq_ignore_ascii_case(region)
-                && n.effective_date <= date
-                && n.end_date.is_none_or(|end| date < end)
-        })
-    }
-
     /// The certificate that exempts `customer` in `region` on `date`, if any.
     fn certificate_for(&self, company_id: i64, customer: &str, region: &str, date: Date) -> Option<&Certificate> {
         self.certificates.iter().find(|c| {
@@ -890,46 +880,44 @@ impl State {
             Some(TaxOverride::TaxDate { date, .. }) => *date,
             _ => input.date,
         };
+        let nexus: Vec<crate::sandbox::tax::Region> = self
+            .nexus
+            .iter()
+            .filter(|n| n.company_id == company_id && n.effective_date <= date && n.end_date.is_none_or(|end| date < end))
+            .map(|n| crate::sandbox::tax::Region::new(&n.country, &n.region))
+            .collect();
         let mut lines = Vec::new();
         for (i, (line, tax_code, destination, origin)) in prepared.into_iter().enumerate() {
-            let place = Place {
-                country: destination.country.clone(),
-                region: destination.region.clone(),
-                postal_code: destination.postal_code.clone(),
-                city: destination.city.clone(),
+            let place = |a: &Address| Place {
+                country: a.country.clone(),
+                region: a.region.clone(),
+                postal_code: a.postal_code.clone(),
+                city: a.city.clone(),
             };
-            let rates = calc::rates_for(&place)?;
+            let (to, from) = (place(&destination), place(&origin));
+            let rates = calc::rates_for(&to)?;
             if rates.fallback {
                 let note = format!(
                     "No local rates are known for postal code {}; the {} state rate was used.",
-                    place.postal_code, place.region
+                    to.postal_code, to.region
                 );
                 if !messages.contains(&note) {
                     messages.push(note);
                 }
             }
-            let entity_use_code = if line.entity_use_code.trim().is_empty() {
-                input.entity_use_code.trim()
-            } else {
-                line.entity_use_code.trim()
-            };
-            let exempt_no = if line.exemption_code.trim().is_empty() {
-                input.exemption_no.trim()
-            } else {
-                line.exemption_code.trim()
-            };
-            let certificate = self
-                .certificate_for(company_id, &input.customer_code, &place.region, date)
-                .map(|c| (c.id, c.exemption_number.clone()));
-            let relief = if matches!(input.tax_override, Some(TaxOverride::Exemption { .. }))
-                || !entity_use_code.is_empty()
-                || !exempt_no.is_empty()
-            {
-                Relief::Exempt { cert_id: 0 }
-            } else if let Some((id, _)) = &certificate {
-                Relief::Exempt { cert_id: *id }
-            } else if !self.has_nexus(company_id, &place.country, &place.region, date) {
-                Relief::NoNexus
+            let entity_use_code =
+                if line.entity_use_code.trim().is_empty() { input.entity_use_code.trim() } else { line.entity_use_code.trim() };
+            let exempt_no = if line.exemption_code.trim().is_empty() { input.exemption_no.trim() } else { line.exemption_code.trim() };
+            let certificate =
+                self.certificate_for(company_id, &input.customer_code, &to.region, date).map(|c| (c.id, c.exemption_number.clone()));
+            let relief = if matches!(input.tax_override, Some(TaxOverride::Exemption { .. })) {
+                Relief::Exempt { cert_id: 0, label: "tax override".to_owned() }
+            } else if !entity_use_code.is_empty() {
+                Relief::Exempt { cert_id: 0, label: format!("entity use code {entity_use_code}") }
+            } else if !exempt_no.is_empty() {
+                Relief::Exempt { cert_id: 0, label: exempt_no.to_owned() }
+            } else if let Some((id, number)) = &certificate {
+                Relief::Exempt { cert_id: *id, label: if number.is_empty() { id.to_string() } else { number.clone() } }
             } else {
                 Relief::None
             };
@@ -943,21 +931,28 @@ impl State {
                 // The amount holds the tax: the net is what, taxed, gives the amount back.
                 amount = calc::cents(amount / (Decimal::ONE + rates.total()));
             }
-            let tax = calc::tax_line(amount, tax_code, &rates, &relief);
-            let exempt_cert_id = match relief {
-                Relief::Exempt { cert_id } => cert_id,
-                _ => 0,
-            };
-            let exempt_no = match (&relief, &certificate) {
-                (Relief::Exempt { cert_id }, Some((_, number))) if *cert_id != 0 => number.clone(),
-                _ => exempt_no.to_owned(),
-            };
             let number = if line.number.trim().is_empty() { (i + 1).to_string() } else { line.number.clone() };
+            let tax = calc::tax_line(&calc::LineCalc {
+                number: &number,
+                quantity: line.quantity,
+                amount,
+                tax_code,
+                origin: &from,
+                destination: &to,
+                nexus: nexus.clone(),
+                relief: &relief,
+            })?;
+            let (exempt_cert_id, exempt_no) = match &relief {
+                Relief::Exempt { cert_id, .. } if *cert_id != 0 => {
+                    (*cert_id, certificate.map(|(_, number)| number).unwrap_or_default())
+                }
+                _ => (0, exempt_no.to_owned()),
+            };
             lines.push(Line {
                 id: self.id(),
                 input: LineInput { number, ..line.clone() },
                 tax_code,
-                line_amount: line.amount - discount,
+                line_amount: amount,
                 discount_amount: discount,
                 tax_calculated: tax.tax,
                 tax,
@@ -1643,9 +1638,11 @@ pub fn complete_address(mut address: Address, field: &str) -> Result<Address, Av
             .describe("A US postal code is 5 digits, or ZIP+4 written 12345-6789.")
             .refers_to(format!("{field}.postalCode")));
     }
-    if address.region.trim().is_empty() {
-        if let Some((_, _, state, _, _)) = reference::postal_place(&postal) {
-            address.region = state.to_owned();
+    if address.region.trim().is_empty() && !postal.is_empty() {
+        // The engine's table knows the state of a ZIP.
+        let lookup = crate::sandbox::tax::Address::us("", &postal);
+        if let Ok(rates) = crate::sandbox::tax::rates(&lookup) {
+            address.region = rates.region;
         }
     }
     if address.region.trim().is_empty()
@@ -1666,10 +1663,12 @@ pub fn complete_address(mut address: Address, field: &str) -> Result<Address, Av
         .refers_to(format!("{field}.region")));
     };
     address.region = code.to_owned();
-    if let Some((_, _, state, _, _)) = reference::postal_place(&postal) {
-        if state != code {
+    if !postal.is_empty() {
+        if let Err(crate::sandbox::tax::TaxError::PostalCodeRegionMismatch { actual, .. }) =
+            crate::sandbox::tax::rates(&crate::sandbox::tax::Address::us(code, &postal))
+        {
             return Err(AvaError::new(400, "InvalidAddress", 309, format!("Postal code {postal} is not in {code}."))
-                .describe(format!("{postal} is a {state} postal code."))
+                .describe(format!("{postal} is a {actual} postal code."))
                 .refers_to(format!("{field}.postalCode")));
         }
     }
