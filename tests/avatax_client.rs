@@ -682,3 +682,41 @@ async fn addresses_rates_and_tax_codes() {
     assert_eq!(codes["@recordsetCount"], 1);
     assert_eq!(codes["value"][0]["taxCodeTypeId"], "N");
 }
+
+#[tokio::test]
+async fn product_rules_and_the_state_fallback_come_from_the_shared_engine() {
+    let ava = Ava::start().await;
+    let philadelphia = r#"{"shipFrom":{"region":"OR","postalCode":"97201","country":"US"},"shipTo":{"line1":"1 Market St","city":"Philadelphia","region":"PA","postalCode":"19103","country":"US"}}"#;
+    let lines =
+        r#"[{"number":"1","amount":100,"taxCode":"PC040100"},{"number":"2","amount":100,"taxCode":"P0000000"}]"#;
+    let quote = ava
+        .json(
+            "transactions_create",
+            &[
+                ("companyCode", "ACME"),
+                ("date", &today()),
+                ("customerCode", "C"),
+                ("addresses", philadelphia),
+                ("lines", lines),
+            ],
+        )
+        .await;
+    // Pennsylvania does not tax clothing; the camp stove pays state and Philadelphia tax.
+    assert_eq!(quote["lines"][0]["tax"], 0);
+    assert_eq!(quote["lines"][0]["details"][0]["nonTaxableType"], "BaseRule");
+    assert_eq!(quote["lines"][1]["tax"], 8);
+    assert_eq!(quote["totalTax"], 8);
+
+    // A ZIP the table does not list: the state rate, and a message saying so.
+    let elsewhere = r#"{"singleLocation":{"region":"TX","postalCode":"75001","country":"US"}}"#;
+    let fallback = ava
+        .json(
+            "transactions_create",
+            &[("date", &today()), ("customerCode", "C"), ("addresses", elsewhere), ("lines", r#"[{"amount":100}]"#)],
+        )
+        .await;
+    assert_eq!(fallback["totalTax"], 6.25);
+    assert!(fallback["messages"][0]["summary"].as_str().unwrap().contains("state rate"), "{fallback}");
+    let rates = ava.json("tax_rates_by_postal_code", &[("country", "US"), ("postalCode", "19103")]).await;
+    assert_eq!(rates["totalRate"], 0.08);
+}

@@ -99,8 +99,12 @@ fn engine_address(place: &Place) -> tax::Address {
 fn engine_error(error: &tax::TaxError, field: &str) -> AvaError {
     let text = error.to_string();
     match error {
-        tax::TaxError::MissingCountry | tax::TaxError::Missing { .. } | tax::TaxError::PostalCodeRegionMismatch { .. } => {
-            AvaError::new(400, "InvalidAddress", 309, "The address value was incomplete.").describe(text).refers_to(field)
+        tax::TaxError::MissingCountry
+        | tax::TaxError::Missing { .. }
+        | tax::TaxError::PostalCodeRegionMismatch { .. } => {
+            AvaError::new(400, "InvalidAddress", 309, "The address value was incomplete.")
+                .describe(text)
+                .refers_to(field)
         }
         tax::TaxError::UnknownCountry(_) => {
             AvaError::new(400, "InvalidCountry", 125, "The country is not supported.").describe(text).refers_to(field)
@@ -115,14 +119,21 @@ fn engine_error(error: &tax::TaxError, field: &str) -> AvaError {
                 .describe(text)
                 .refers_to(format!("{field}.postalCode"))
         }
-        tax::TaxError::NegativeQuantity { .. } | tax::TaxError::NegativeDiscount { .. } | tax::TaxError::DiscountExceedsAmount { .. } | tax::TaxError::NegativeFreight(_) => {
+        tax::TaxError::NegativeQuantity { .. }
+        | tax::TaxError::NegativeDiscount { .. }
+        | tax::TaxError::DiscountExceedsAmount { .. }
+        | tax::TaxError::NegativeFreight(_) => {
             AvaError::new(400, "RangeError", 6, "A line value is out of range.").describe(text).refers_to("lines")
         }
         tax::TaxError::UnknownTaxCode { code, .. } => AvaError::unknown_reference("TaxCode", code, "lines"),
-        tax::TaxError::UnknownEntityUseCode(code) => AvaError::unknown_reference("EntityUseCode", code, "entityUseCode"),
+        tax::TaxError::UnknownEntityUseCode(code) => {
+            AvaError::unknown_reference("EntityUseCode", code, "entityUseCode")
+        }
         tax::TaxError::Table(_) => AvaError {
             server_fault: true,
-            ..AvaError::new(500, "InternalServerError", 209, "The tax table could not be read.").describe(text).target("AvaTaxApiServer")
+            ..AvaError::new(500, "InternalServerError", 209, "The tax table could not be read.")
+                .describe(text)
+                .target("AvaTaxApiServer")
         },
     }
 }
@@ -168,16 +179,28 @@ fn avatax_jurisdiction(rates: &tax::Rates, j: &tax::Jurisdiction) -> Jurisdictio
         Some(&(_, code, signature, id, assigned)) => (code.to_owned(), signature.to_owned(), id, assigned.to_owned()),
         None => {
             let code = match level {
-                JurisLevel::State => reference::us_state(&rates.region).map_or_else(|| rates.region.clone(), |s| s.2.to_owned()),
+                JurisLevel::State => {
+                    reference::us_state(&rates.region).map_or_else(|| rates.region.clone(), |s| s.2.to_owned())
+                }
                 JurisLevel::Country => rates.country.clone(),
                 JurisLevel::County => format!("{:03}", hash % 1000),
                 _ => format!("{:05X}", hash % 0xF_FFFF),
             };
-            let letters: String = (0..4).map(|i| char::from(b'A' + u8::try_from((hash >> (i * 5)) % 26).unwrap_or(0))).collect();
+            let letters: String =
+                (0..4).map(|i| char::from(b'A' + u8::try_from((hash >> (i * 5)) % 26).unwrap_or(0))).collect();
             (code, letters, i64::try_from(hash % 9_000_000_000).unwrap_or(0) + 1_000_000, String::new())
         }
     };
-    Jurisdiction { level, code, name: j.name.clone(), tax_name, rate: j.rate, signature, state_assigned_no: assigned, id }
+    Jurisdiction {
+        level,
+        code,
+        name: j.name.clone(),
+        tax_name,
+        rate: j.rate,
+        signature,
+        state_assigned_no: assigned,
+        id,
+    }
 }
 
 /// Why a line is not (fully) taxed, as far as the document says: an exemption the simulator
@@ -249,7 +272,8 @@ pub fn tax_line(line: &LineCalc<'_>) -> Result<LineTax, AvaError> {
     };
     let calculation = tax::calculate(&request).map_err(|e| engine_error(&e, "addresses"))?;
     let Some(result) = calculation.lines.first() else {
-        return Err(AvaError::new(500, "InternalServerError", 209, "The tax engine returned no line.").target("AvaTaxApiServer"));
+        return Err(AvaError::new(500, "InternalServerError", 209, "The tax engine returned no line.")
+            .target("AvaTaxApiServer"));
     };
     let mut details: Vec<DetailTax> = result
         .details
@@ -280,7 +304,13 @@ pub fn tax_line(line: &LineCalc<'_>) -> Result<LineTax, AvaError> {
             })
             .collect();
     }
-    Ok(LineTax { taxable: result.taxable, exempt: result.exempt, non_taxable: result.non_taxable, tax: result.tax, details })
+    Ok(LineTax {
+        taxable: result.taxable,
+        exempt: result.exempt,
+        non_taxable: result.non_taxable,
+        tax: result.tax,
+        details,
+    })
 }
 
 /// The tax code of a line: empty means general tangible personal property.

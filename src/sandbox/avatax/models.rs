@@ -883,7 +883,9 @@ impl State {
         let nexus: Vec<crate::sandbox::tax::Region> = self
             .nexus
             .iter()
-            .filter(|n| n.company_id == company_id && n.effective_date <= date && n.end_date.is_none_or(|end| date < end))
+            .filter(|n| {
+                n.company_id == company_id && n.effective_date <= date && n.end_date.is_none_or(|end| date < end)
+            })
             .map(|n| crate::sandbox::tax::Region::new(&n.country, &n.region))
             .collect();
         let mut lines = Vec::new();
@@ -905,11 +907,19 @@ impl State {
                     messages.push(note);
                 }
             }
-            let entity_use_code =
-                if line.entity_use_code.trim().is_empty() { input.entity_use_code.trim() } else { line.entity_use_code.trim() };
-            let exempt_no = if line.exemption_code.trim().is_empty() { input.exemption_no.trim() } else { line.exemption_code.trim() };
-            let certificate =
-                self.certificate_for(company_id, &input.customer_code, &to.region, date).map(|c| (c.id, c.exemption_number.clone()));
+            let entity_use_code = if line.entity_use_code.trim().is_empty() {
+                input.entity_use_code.trim()
+            } else {
+                line.entity_use_code.trim()
+            };
+            let exempt_no = if line.exemption_code.trim().is_empty() {
+                input.exemption_no.trim()
+            } else {
+                line.exemption_code.trim()
+            };
+            let certificate = self
+                .certificate_for(company_id, &input.customer_code, &to.region, date)
+                .map(|c| (c.id, c.exemption_number.clone()));
             let relief = if matches!(input.tax_override, Some(TaxOverride::Exemption { .. })) {
                 Relief::Exempt { cert_id: 0, label: "tax override".to_owned() }
             } else if !entity_use_code.is_empty() {

@@ -443,6 +443,7 @@ fn addresses_resolve(call: &Call) -> Result<Reply, AvaError> {
             .copied()
             .find(|p| p.1.eq_ignore_ascii_case(address.city.trim()) && p.2 == address.region)
     });
+    // The resolver places only the postal codes it has coordinates for.
     let Some((zip, city, region, latitude, longitude)) = place else {
         return Reply::ok(json!({
             "address": echo,
@@ -561,12 +562,8 @@ fn tax_rates_by_postal_code(call: &Call) -> Result<Reply, AvaError> {
             .describe("A US postal code is 5 digits, or ZIP+4 written 12345-6789.")
             .refers_to("postalCode"));
     }
-    let (_, city, region, _, _) = reference::postal_place(&postal).ok_or_else(|| {
-        AvaError::not_found("PostalCode", &postal)
-            .describe(format!("The simulator has no record of postal code {postal}."))
-    })?;
-    let rates =
-        calc::rates_for(&Place { country, region: region.to_owned(), postal_code: postal, city: city.to_owned() })?;
+    // The state comes from the ZIP; rates_for falls back to the state rate for unlisted ZIPs.
+    let rates = calc::rates_for(&Place { country, region: String::new(), postal_code: postal, city: String::new() })?;
     Reply::ok(rates_body(&rates))
 }
 
