@@ -21,6 +21,7 @@ pub mod retention;
 pub mod rng;
 pub mod serve;
 pub mod tax;
+pub mod taxjar;
 
 pub use self::clock::SandboxClock;
 pub use self::serve::ServeLimits;
@@ -120,7 +121,11 @@ pub fn port_offset(service: Service, region: Option<&str>) -> u16 {
 
 /// Every simulator that exists so far: one line each.
 fn simulators(platform: &Platform) -> Vec<Arc<dyn Simulator>> {
-    vec![Arc::new(ably::AblySimulator::new(platform)), Arc::new(avatax::AvataxSimulator::new(platform))]
+    vec![
+        Arc::new(ably::AblySimulator::new(platform)),
+        Arc::new(avatax::AvataxSimulator::new(platform)),
+        Arc::new(taxjar::TaxjarSimulator::new(platform)),
+    ]
 }
 
 /// The running sandbox. Dropping it does not stop it; call [`Sandbox::shutdown`].

@@ -385,7 +385,7 @@ pub struct Calculation {
 
 impl Calculation {
     /// Lines, then freight.
-    pub fn all_lines(&self) -> impl Iterator<Item = &LineTax> {
+    pub fn all_lines(&self) -> impl Iterator<Item = &LineTax> + Clone {
         self.lines.iter().chain(self.freight.as_ref())
     }
 }

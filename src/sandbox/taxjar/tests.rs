@@ -1,0 +1,34 @@
+#![allow(clippy::unwrap_used, reason = "a test panics on failure")]
+
+use time::macros::datetime;
+
+use super::models::parse_datetime;
+use super::seed::seeded_state;
+
+#[test]
+fn transaction_dates_in_every_documented_form() {
+    assert_eq!(parse_datetime("2015-05-25"), Some(datetime!(2015-05-25 0:00 UTC)));
+    assert_eq!(parse_datetime("2015/05/14"), Some(datetime!(2015-05-14 0:00 UTC)));
+    assert_eq!(parse_datetime("2015-05-25T13:05:45"), Some(datetime!(2015-05-25 13:05:45 UTC)));
+    assert_eq!(parse_datetime("2015-05-25T13:05:45-05:00"), Some(datetime!(2015-05-25 18:05:45 UTC)));
+    assert_eq!(parse_datetime("2015-05-25T13:05:45Z"), Some(datetime!(2015-05-25 13:05:45 UTC)));
+    for bad in ["2015-13-01", "yesterday", "2015-05-25T25:00:00", "2015-05-25X"] {
+        assert_eq!(parse_datetime(bad), None, "{bad}");
+    }
+}
+
+#[test]
+fn seeding_is_deterministic_and_consistent() {
+    let now = datetime!(2024-06-01 12:00 UTC);
+    let a = seeded_state(7, now);
+    let b = seeded_state(7, now);
+    assert_eq!(a.transactions, b.transactions);
+    assert_eq!(a.nexus, b.nexus);
+    assert!(a.transactions.len() >= 12);
+    // Every refund refers to a seeded order.
+    for t in a.transactions.values().filter(|t| t.reference_id.is_some()) {
+        let reference = t.reference_id.clone().unwrap();
+        assert!(a.transactions.keys().any(|(_, id, _)| *id == reference));
+    }
+    assert!(a.customers.contains_key("123"));
+}
