@@ -720,3 +720,85 @@ async fn product_rules_and_the_state_fallback_come_from_the_shared_engine() {
     let rates = ava.json("tax_rates_by_postal_code", &[("country", "US"), ("postalCode", "19103")]).await;
     assert_eq!(rates["totalRate"], 0.08);
 }
+
+#[tokio::test]
+async fn concurrent_creates_lose_nothing_and_never_duplicate_a_document() {
+    let ava = std::sync::Arc::new(Ava::start().await);
+    let before = ava.count().await;
+    let mut tasks = Vec::new();
+    for i in 0..40 {
+        let ava = std::sync::Arc::clone(&ava);
+        tasks.push(tokio::spawn(async move {
+            // Half race for one code; the other half each have their own.
+            let code = if i % 2 == 0 { "RACE-SHARED".to_owned() } else { format!("RACE-{i}") };
+            let lines = r#"[{"amount":10}]"#;
+            ava.call(
+                "transactions_create",
+                &[
+                    ("type", "SalesInvoice"),
+                    ("code", &code),
+                    ("date", &today()),
+                    ("customerCode", "C"),
+                    ("addresses", IRVINE),
+                    ("lines", lines),
+                    ("commit", "true"),
+                ],
+            )
+            .await
+        }));
+    }
+    let mut created = 0;
+    let mut refused = 0;
+    for task in tasks {
+        match task.await.unwrap() {
+            Ok(response) => {
+                assert_eq!(response.status, 201);
+                created += 1;
+            }
+            Err(CallError::Api(e)) => {
+                assert_eq!(e.code.as_deref(), Some("TransactionAlreadyExists"));
+                refused += 1;
+            }
+            Err(other) => panic!("{other}"),
+        }
+    }
+    assert_eq!((created, refused), (21, 19));
+    assert_eq!(ava.count().await, before + 21);
+    let shared = ava
+        .json(
+            "transactions_list",
+            &[("companyCode", "DEFAULT"), ("$filter", "code eq 'RACE-SHARED' and date ge '2000-01-01'")],
+        )
+        .await;
+    assert_eq!(shared["@recordsetCount"], 1);
+}
+
+#[tokio::test]
+async fn injected_faults_answer_in_avataxs_shape_and_reset_restores_the_seed() {
+    let ava = Ava::start().await;
+    let http = reqwest::Client::new();
+    let control = format!("http://{}", ava.sandbox.control);
+    // A POST, which the client does not retry.
+    let fault = json!({"service": "avatax", "path": "/api/v2/companies", "method": "POST", "status": 503, "count": 1});
+    let added = http
+        .post(format!("{control}/faults"))
+        .header("content-type", "application/json")
+        .body(fault.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(added.status(), 201);
+    let body = r#"[{"companyCode":"FAULTY","name":"Faulty","defaultCountry":"US"}]"#;
+    let error = ava.error("companies_create", &[("companies", body)]).await;
+    assert_eq!(error.status, 503);
+    assert_eq!(error.code.as_deref(), Some("ServiceNotReady"));
+    assert_eq!(ava.json("companies_list", &[]).await["@recordsetCount"], 3, "the failed call created nothing");
+    assert_eq!(ava.call("companies_create", &[("companies", body)]).await.unwrap().status, 201, "one call only");
+
+    let before = ava.count().await;
+    ava.create("RESET-1", "SalesInvoice", "10", false).await;
+    assert_eq!(ava.count().await, before + 1);
+    let reset = http.post(format!("{control}/reset?service=avatax")).send().await.unwrap();
+    assert_eq!(reset.status(), 200);
+    assert_eq!(ava.count().await, before);
+}
