@@ -44,6 +44,12 @@ struct Case {
 
 const CASES: &[Case] = &[
     Case { name: "ably messages_publish", service: Service::Ably, request: ably_publish, stored: Some(ably_stored) },
+    Case {
+        name: "avatax transactions_create",
+        service: Service::Avatax,
+        request: avatax_create,
+        stored: Some(avatax_stored),
+    },
     Case { name: "taxjar taxes_calculate", service: Service::Taxjar, request: taxjar_calculate, stored: None },
     Case {
         name: "taxjar transactions_create_order",
@@ -52,6 +58,55 @@ const CASES: &[Case] = &[
         stored: Some(taxjar_orders_stored),
     },
 ];
+
+fn avatax_auth() -> String {
+    use base64::Engine;
+    let pair = format!("{}:{}", credentials::AVATAX_ACCOUNT_ID, credentials::AVATAX_LICENSE_KEY);
+    format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(pair))
+}
+
+/// A saved invoice per request, each with its own code, so a lost or duplicated document shows.
+fn avatax_create(client: usize, index: usize) -> Call {
+    Call {
+        method: reqwest::Method::POST,
+        path: "/api/v2/transactions/create".into(),
+        body: Some(json!({
+            "type": "SalesInvoice", "companyCode": "DEFAULT", "code": format!("LOAD-{client}-{index}"),
+            "date": "2026-11-20", "customerCode": "LOAD",
+            "addresses": {"singleLocation": {"line1": "123 Main Street", "city": "Irvine", "region": "CA",
+                "country": "US", "postalCode": "92615"}},
+            "lines": [{"number": "1", "amount": 100, "taxCode": "P0000000"}],
+        })),
+        authorization: avatax_auth(),
+    }
+}
+
+fn avatax_stored<'a>(sandbox: &'a Sandbox, http: &'a reqwest::Client, _clients: usize) -> Counted<'a> {
+    Box::pin(async move {
+        let base = sandbox.base_url(Service::Avatax);
+        let mut url =
+            format!("{base}/api/v2/companies/DEFAULT/transactions?$filter=code%20startswith%20%27LOAD-%27&$top=1000");
+        let mut seen = HashSet::new();
+        loop {
+            let response =
+                http.get(&url).header("authorization", avatax_auth()).send().await.map_err(|e| e.to_string())?;
+            let page: Value = serde_json::from_slice(&response.bytes().await.map_err(|e| e.to_string())?)
+                .map_err(|e| e.to_string())?;
+            let rows = page["value"].as_array().ok_or_else(|| format!("no `value` array: {page}"))?;
+            for code in rows.iter().filter_map(|t| t["code"].as_str()) {
+                if !seen.insert(code.to_owned()) {
+                    return Err(format!("document {code} is listed twice"));
+                }
+            }
+            match page["@nextLink"].as_str() {
+                Some(next) if next.starts_with("http") => url = next.to_owned(),
+                Some(next) => url = format!("{base}{next}"),
+                None => break,
+            }
+        }
+        Ok(seen.len())
+    })
+}
 
 fn taxjar_auth() -> String {
     format!("Bearer {}", credentials::TAXJAR_TOKEN)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Smoke tests of the official SDKs against `opsdeck sandbox`: Ably (PyPI `ably` 3.x, npm `ably` 2.x,
-# in MessagePack and JSON modes) and TaxJar (PyPI `taxjar` 2.x, npm `taxjar` 5.x).
+# in MessagePack and JSON modes), AvaTax (PyPI `avalara`, npm `avatax`) and TaxJar (PyPI `taxjar` 2.x,
+# npm `taxjar` 5.x).
 #
 #   bash tests/sdk/run.sh [path/to/opsdeck]     (default target/debug/opsdeck; builds nothing)
 #
@@ -129,7 +130,8 @@ service_url() {
     sed -nE "s/^[[:space:]]*$1[[:space:]]+(https?:\/\/[^[:space:]]+).*/\1/p" "$tmp/sandbox.out" | head -n 1
 }
 taxjar_url="$(service_url taxjar)"
-echo "opsdeck sandbox (pid $sandbox_pid): ably at $ably_url, taxjar at $taxjar_url, control at ${control_url:-?}"
+avatax_url="$(service_url avatax)"
+echo "opsdeck sandbox (pid $sandbox_pid): ably at $ably_url, avatax at $avatax_url, taxjar at $taxjar_url, control at ${control_url:-?}"
 
 failed=0
 skipped=0
@@ -189,6 +191,7 @@ run_python() {
     fi
     # msgpack comes with ably as a dependency.
     python_check Ably 'ably>=3,<4' ably_python.py "$ably_url"
+    python_check AvaTax 'avalara>=26,<27' avatax_python.py "$avatax_url"
     python_check TaxJar 'taxjar>=2,<3' taxjar_python.py "$taxjar_url"
 }
 
@@ -200,6 +203,7 @@ run_node() {
     mkdir -p "$tmp/node"
     echo '{"name":"opsdeck-sdk-smoke","private":true}' >"$tmp/node/package.json"
     node_check Ably ably@2 ably_node.mjs "$ably_url" ABLY_JS_DIR
+    node_check AvaTax avatax@26 avatax_node.mjs "$avatax_url" AVATAX_JS_DIR
     node_check TaxJar taxjar@5 taxjar_node.mjs "$taxjar_url" TAXJAR_JS_DIR
 }
 
