@@ -126,18 +126,26 @@ async fn method_not_allowed(uri: Uri) -> Response {
     )
 }
 
-fn query_of(uri: &Uri) -> Result<Query, Response> {
-    Query::parse(uri.query().unwrap_or(""))
-        .map_err(|e| sandbox_error(StatusCode::BAD_REQUEST, "bad_request", e.to_string()))
+/// A refusal of the control port, in the sandbox's error shape (small, unlike a `Response`).
+struct Refusal(StatusCode, &'static str, String);
+
+impl IntoResponse for Refusal {
+    fn into_response(self) -> Response {
+        sandbox_error(self.0, self.1, self.2)
+    }
+}
+
+fn query_of(uri: &Uri) -> Result<Query, Refusal> {
+    Query::parse(uri.query().unwrap_or("")).map_err(|e| Refusal(StatusCode::BAD_REQUEST, "bad_request", e.to_string()))
 }
 
 /// The `service` parameter: absent, or a known service name (else 404).
-fn service_param(query: &Query) -> Result<Option<Service>, Response> {
+fn service_param(query: &Query) -> Result<Option<Service>, Refusal> {
     match query.get("service") {
         None => Ok(None),
         Some(name) => Service::parse(name).map(Some).ok_or_else(|| {
             let names: Vec<&str> = Service::ALL.iter().map(|s| s.name()).collect();
-            sandbox_error(
+            Refusal(
                 StatusCode::NOT_FOUND,
                 "unknown_service",
                 format!("no service {name:?}; the services are {}", names.join(", ")),
@@ -167,25 +175,25 @@ async fn index(State(state): State<Arc<ControlState>>) -> Json<serde_json::Value
 }
 
 async fn requests(State(state): State<Arc<ControlState>>, uri: Uri) -> Response {
-    let answer = || -> Result<Response, Response> {
+    let answer = || -> Result<Response, Refusal> {
         let query = query_of(&uri)?;
         let service = service_param(&query)?;
         let most = (LOG_PER_SERVICE * Service::ALL.len()) as u64;
         let limit = super::paging::bounded(&query, "limit", 50, 1, most)
-            .map_err(|e| sandbox_error(StatusCode::BAD_REQUEST, "bad_request", e.to_string()))?;
+            .map_err(|e| Refusal(StatusCode::BAD_REQUEST, "bad_request", e.to_string()))?;
         let recent = state.log.recent(service, usize::try_from(limit).unwrap_or(usize::MAX));
         Ok(Json(json!({ "requests": recent })).into_response())
     };
-    answer().unwrap_or_else(|refusal| refusal)
+    answer().unwrap_or_else(IntoResponse::into_response)
 }
 
 async fn reset(State(state): State<Arc<ControlState>>, uri: Uri) -> Response {
-    let answer = || -> Result<Response, Response> {
+    let answer = || -> Result<Response, Refusal> {
         let query = query_of(&uri)?;
         let names: Vec<&str> = match service_param(&query)? {
             Some(service) => {
                 let simulator = state.simulator(service).ok_or_else(|| {
-                    sandbox_error(
+                    Refusal(
                         StatusCode::NOT_FOUND,
                         "not_simulated",
                         format!("{} is not simulated yet, so there is nothing to reset", service.name()),
@@ -205,7 +213,7 @@ async fn reset(State(state): State<Arc<ControlState>>, uri: Uri) -> Response {
         };
         Ok(Json(json!({ "reset": names })).into_response())
     };
-    answer().unwrap_or_else(|refusal| refusal)
+    answer().unwrap_or_else(IntoResponse::into_response)
 }
 
 async fn list_faults(State(state): State<Arc<ControlState>>) -> Json<serde_json::Value> {
@@ -233,12 +241,12 @@ async fn add_fault(State(state): State<Arc<ControlState>>, body: Bytes) -> Respo
 }
 
 async fn delete_faults(State(state): State<Arc<ControlState>>, uri: Uri) -> Response {
-    let answer = || -> Result<Response, Response> {
+    let answer = || -> Result<Response, Refusal> {
         let query = query_of(&uri)?;
         let service = service_param(&query)?;
         Ok(Json(json!({ "deleted": state.faults.delete_all(service) })).into_response())
     };
-    answer().unwrap_or_else(|refusal| refusal)
+    answer().unwrap_or_else(IntoResponse::into_response)
 }
 
 async fn delete_fault(State(state): State<Arc<ControlState>>, Path(id): Path<String>) -> Response {

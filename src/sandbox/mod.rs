@@ -7,6 +7,7 @@
 //! the request log and fault injection applied to every simulator's router from outside.
 
 pub mod ably;
+pub mod avatax;
 pub mod clock;
 pub mod control;
 pub mod credentials;
@@ -120,7 +121,11 @@ pub fn port_offset(service: Service, region: Option<&str>) -> u16 {
 
 /// Every simulator that exists so far: one line each.
 fn simulators(platform: &Platform) -> Vec<Arc<dyn Simulator>> {
-    vec![Arc::new(ably::AblySimulator::new(platform)), Arc::new(taxjar::TaxjarSimulator::new(platform))]
+    vec![
+        Arc::new(ably::AblySimulator::new(platform)),
+        Arc::new(avatax::AvataxSimulator::new(platform)),
+        Arc::new(taxjar::TaxjarSimulator::new(platform)),
+    ]
 }
 
 /// The running sandbox. Dropping it does not stop it; call [`Sandbox::shutdown`].

@@ -79,7 +79,7 @@ impl RequestLog {
             .filter(|(s, _)| service.is_none_or(|wanted| **s == wanted))
             .flat_map(|(_, entries)| entries.iter().rev().take(limit).cloned())
             .collect();
-        all.sort_by(|a, b| b.sequence.cmp(&a.sequence));
+        all.sort_by_key(|r| std::cmp::Reverse(r.sequence));
         all.truncate(limit);
         all
     }

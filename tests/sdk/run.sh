@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Smoke tests of the official Ably SDKs (PyPI `ably` 3.x, npm `ably` 2.x) against `opsdeck sandbox`,
-# in MessagePack and JSON modes.
+# Smoke tests of the official SDKs against `opsdeck sandbox`: Ably (PyPI `ably` 3.x, npm `ably` 2.x,
+# in MessagePack and JSON modes), AvaTax (PyPI `avalara`, npm `avatax`) and TaxJar (PyPI `taxjar` 2.x,
+# npm `taxjar` 5.x).
 #
 #   bash tests/sdk/run.sh [path/to/opsdeck]     (default target/debug/opsdeck; builds nothing)
 #
 # Starts `opsdeck sandbox --port-base 0`, finds the Ably URL, installs each SDK into a temporary
-# directory and runs tests/sdk/ably_python.py and tests/sdk/ably_node.mjs against it.
+# directory and runs tests/sdk/<service>_python.py and tests/sdk/<service>_node.mjs against it.
 # Exit status: 0 when every SDK that could be installed passed; 1 when a check failed or the
 # sandbox did not start. An SDK that cannot be installed (no python3/node, registry unreachable)
 # prints "SKIPPED: could not install the <x> SDK" and does not fail the run, unless
@@ -124,7 +125,13 @@ PY
         exit 1
     fi
 fi
-echo "opsdeck sandbox (pid $sandbox_pid): ably at $ably_url, control at ${control_url:-?}"
+# The other simulated services, from the same table.
+service_url() {
+    sed -nE "s/^[[:space:]]*$1[[:space:]]+(https?:\/\/[^[:space:]]+).*/\1/p" "$tmp/sandbox.out" | head -n 1
+}
+taxjar_url="$(service_url taxjar)"
+avatax_url="$(service_url avatax)"
+echo "opsdeck sandbox (pid $sandbox_pid): ably at $ably_url, avatax at $avatax_url, taxjar at $taxjar_url, control at ${control_url:-?}"
 
 failed=0
 skipped=0
@@ -134,10 +141,45 @@ skip() {
     skipped=1
 }
 
-# --- Python: ably 3.x --------------------------------------------------------------------------
+# One official SDK's checks: installs it (skipped with a note when its registry is unreachable),
+# then runs its script against its service's URL.
+python_check() { # label, pip requirement, script, service URL
+    local t0=$SECONDS
+    if ! bounded "$INSTALL_TIMEOUT" "$tmp/venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+        --no-input --timeout 20 --retries 2 "$2" >>"$tmp/pip.log" 2>&1; then
+        tail -n 5 "$tmp/pip.log"
+        skip "$1 Python" "pip install '$2' failed"
+        return
+    fi
+    echo "installed $2 (Python) in $(elapsed "$t0")"
+    t0=$SECONDS
+    if bounded "$TEST_TIMEOUT" "$tmp/venv/bin/python" "$here/$3" "$4"; then
+        echo "PASSED: $1 Python SDK ($(elapsed "$t0"))"
+    else
+        echo "FAILED: $1 Python SDK (see the FAIL line above)" >&2
+        failed=1
+    fi
+}
+
+node_check() { # label, npm package@range, script, service URL, variable naming the install dir
+    local t0=$SECONDS
+    if ! (cd "$tmp/node" && bounded "$INSTALL_TIMEOUT" npm install --no-audit --no-fund --no-update-notifier \
+        --fetch-retries=1 --fetch-timeout=30000 --loglevel=error "$2" >>"$tmp/npm.log" 2>&1); then
+        tail -n 5 "$tmp/npm.log"
+        skip "$1 Node" "npm install $2 failed"
+        return
+    fi
+    echo "installed $2 (Node) in $(elapsed "$t0")"
+    t0=$SECONDS
+    if bounded "$TEST_TIMEOUT" env "$5=$tmp/node" node "$here/$3" "$4"; then
+        echo "PASSED: $1 Node SDK ($(elapsed "$t0"))"
+    else
+        echo "FAILED: $1 Node SDK (see the FAIL line above)" >&2
+        failed=1
+    fi
+}
 
 run_python() {
-    local t0=$SECONDS
     if ! command -v python3 >/dev/null 2>&1; then
         skip Python "no python3"
         return
@@ -147,47 +189,22 @@ run_python() {
         skip Python "python3 -m venv failed"
         return
     fi
-    # msgpack comes with ably as a dependency. Fail fast when the index is unreachable.
-    if ! bounded "$INSTALL_TIMEOUT" "$tmp/venv/bin/python" -m pip install --quiet --disable-pip-version-check \
-        --no-input --timeout 20 --retries 2 'ably>=3,<4' >"$tmp/pip.log" 2>&1; then
-        tail -n 5 "$tmp/pip.log"
-        skip Python "pip install 'ably>=3,<4' failed"
-        return
-    fi
-    echo "installed ably-python in $(elapsed "$t0")"
-    t0=$SECONDS
-    if bounded "$TEST_TIMEOUT" "$tmp/venv/bin/python" "$here/ably_python.py" "$ably_url"; then
-        echo "PASSED: Python SDK ($(elapsed "$t0"))"
-    else
-        echo "FAILED: Python SDK (see the FAIL line above)" >&2
-        failed=1
-    fi
+    # msgpack comes with ably as a dependency.
+    python_check Ably 'ably>=3,<4' ably_python.py "$ably_url"
+    python_check AvaTax 'avalara>=26,<27' avatax_python.py "$avatax_url"
+    python_check TaxJar 'taxjar>=2,<3' taxjar_python.py "$taxjar_url"
 }
 
-# --- Node: ably 2.x ----------------------------------------------------------------------------
-
 run_node() {
-    local t0=$SECONDS
     if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
         skip Node "no node/npm"
         return
     fi
     mkdir -p "$tmp/node"
     echo '{"name":"opsdeck-sdk-smoke","private":true}' >"$tmp/node/package.json"
-    if ! (cd "$tmp/node" && bounded "$INSTALL_TIMEOUT" npm install --no-audit --no-fund --no-update-notifier \
-        --fetch-retries=1 --fetch-timeout=30000 --loglevel=error ably@2 >"$tmp/npm.log" 2>&1); then
-        tail -n 5 "$tmp/npm.log"
-        skip Node "npm install ably@2 failed"
-        return
-    fi
-    echo "installed ably-js in $(elapsed "$t0")"
-    t0=$SECONDS
-    if ABLY_JS_DIR="$tmp/node" bounded "$TEST_TIMEOUT" node "$here/ably_node.mjs" "$ably_url"; then
-        echo "PASSED: Node SDK ($(elapsed "$t0"))"
-    else
-        echo "FAILED: Node SDK (see the FAIL line above)" >&2
-        failed=1
-    fi
+    node_check Ably ably@2 ably_node.mjs "$ably_url" ABLY_JS_DIR
+    node_check AvaTax avatax@26 avatax_node.mjs "$avatax_url" AVATAX_JS_DIR
+    node_check TaxJar taxjar@5 taxjar_node.mjs "$taxjar_url" TAXJAR_JS_DIR
 }
 
 run_python

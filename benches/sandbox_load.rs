@@ -1,0 +1,306 @@
+//! Load benchmark of the simulators: C concurrent clients over loopback send N requests of one
+//! operation in total; prints throughput and p50/p99 latency, then checks that every accepted
+//! request left exactly one stored record (nothing lost, nothing duplicated).
+//!
+//! `cargo bench --bench sandbox_load` (plain `main`, `harness = false`). Knobs, by environment:
+//! `LOAD_CASE` (a case name, or `all`), `LOAD_REQUESTS` (default 20000), `LOAD_CLIENTS`
+//! (default 16).
+//!
+//! Adding a case: one `Case` value in `CASES` with the request a client sends (`request`) and
+//! how to count what the simulator stored (`stored`; `None` for an operation that stores nothing,
+//! such as a tax calculation).
+
+#![allow(clippy::unwrap_used, reason = "a benchmark panics on failure")]
+
+use std::collections::HashSet;
+use std::future::Future;
+use std::pin::Pin;
+use std::time::{Duration, Instant};
+
+use opsdeck::catalog::Service;
+use opsdeck::sandbox::{self, credentials, Sandbox};
+use serde_json::{json, Value};
+
+/// One request to send: method, path (after the service's base URL), body and auth header.
+struct Call {
+    method: reqwest::Method,
+    path: String,
+    body: Option<Value>,
+    authorization: String,
+}
+
+type Counted<'a> = Pin<Box<dyn Future<Output = Result<usize, String>> + Send + 'a>>;
+
+/// A benchmarked operation.
+struct Case {
+    name: &'static str,
+    service: Service,
+    /// The request client `client` sends as its `index`-th.
+    request: fn(client: usize, index: usize) -> Call,
+    /// Records the simulator holds after the run for `clients` clients: compared with the
+    /// number of successful requests.
+    stored: Option<for<'a> fn(&'a Sandbox, &'a reqwest::Client, usize) -> Counted<'a>>,
+}
+
+const CASES: &[Case] = &[
+    Case { name: "ably messages_publish", service: Service::Ably, request: ably_publish, stored: Some(ably_stored) },
+    Case {
+        name: "avatax transactions_create",
+        service: Service::Avatax,
+        request: avatax_create,
+        stored: Some(avatax_stored),
+    },
+    Case { name: "taxjar taxes_calculate", service: Service::Taxjar, request: taxjar_calculate, stored: None },
+    Case {
+        name: "taxjar transactions_create_order",
+        service: Service::Taxjar,
+        request: taxjar_order,
+        stored: Some(taxjar_orders_stored),
+    },
+];
+
+fn avatax_auth() -> String {
+    use base64::Engine;
+    let pair = format!("{}:{}", credentials::AVATAX_ACCOUNT_ID, credentials::AVATAX_LICENSE_KEY);
+    format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(pair))
+}
+
+/// A saved invoice per request, each with its own code, so a lost or duplicated document shows.
+fn avatax_create(client: usize, index: usize) -> Call {
+    Call {
+        method: reqwest::Method::POST,
+        path: "/api/v2/transactions/create".into(),
+        body: Some(json!({
+            "type": "SalesInvoice", "companyCode": "DEFAULT", "code": format!("LOAD-{client}-{index}"),
+            "date": "2026-11-20", "customerCode": "LOAD",
+            "addresses": {"singleLocation": {"line1": "123 Main Street", "city": "Irvine", "region": "CA",
+                "country": "US", "postalCode": "92615"}},
+            "lines": [{"number": "1", "amount": 100, "taxCode": "P0000000"}],
+        })),
+        authorization: avatax_auth(),
+    }
+}
+
+fn avatax_stored<'a>(sandbox: &'a Sandbox, http: &'a reqwest::Client, _clients: usize) -> Counted<'a> {
+    Box::pin(async move {
+        let base = sandbox.base_url(Service::Avatax);
+        let mut url =
+            format!("{base}/api/v2/companies/DEFAULT/transactions?$filter=code%20startswith%20%27LOAD-%27&$top=1000");
+        let mut seen = HashSet::new();
+        loop {
+            let response =
+                http.get(&url).header("authorization", avatax_auth()).send().await.map_err(|e| e.to_string())?;
+            let page: Value = serde_json::from_slice(&response.bytes().await.map_err(|e| e.to_string())?)
+                .map_err(|e| e.to_string())?;
+            let rows = page["value"].as_array().ok_or_else(|| format!("no `value` array: {page}"))?;
+            for code in rows.iter().filter_map(|t| t["code"].as_str()) {
+                if !seen.insert(code.to_owned()) {
+                    return Err(format!("document {code} is listed twice"));
+                }
+            }
+            match page["@nextLink"].as_str() {
+                Some(next) if next.starts_with("http") => url = next.to_owned(),
+                Some(next) => url = format!("{base}{next}"),
+                None => break,
+            }
+        }
+        Ok(seen.len())
+    })
+}
+
+fn taxjar_auth() -> String {
+    format!("Bearer {}", credentials::TAXJAR_TOKEN)
+}
+
+/// The calculation of TaxJar's documentation (Los Angeles), with the quantity varied per request.
+fn taxjar_calculate(client: usize, index: usize) -> Call {
+    let quantity = 1 + (client + index) % 5;
+    Call {
+        method: reqwest::Method::POST,
+        path: "/v2/taxes".into(),
+        body: Some(json!({
+            "from_country": "US", "from_zip": "92093", "from_state": "CA",
+            "to_country": "US", "to_zip": "90002", "to_state": "CA",
+            "amount": 15 * quantity, "shipping": 1.5,
+            "nexus_addresses": [{"country": "US", "state": "CA"}],
+            "line_items": [{"id": "1", "quantity": quantity, "product_tax_code": "20010", "unit_price": 15}],
+        })),
+        authorization: taxjar_auth(),
+    }
+}
+
+/// An order per request, each with its own `transaction_id`, so a lost or duplicated one shows.
+fn taxjar_order(client: usize, index: usize) -> Call {
+    Call {
+        method: reqwest::Method::POST,
+        path: "/v2/transactions/orders".into(),
+        body: Some(json!({
+            "transaction_id": format!("load-{client}-{index}"), "transaction_date": "2026-11-01",
+            "to_country": "US", "to_zip": "90002", "to_state": "CA",
+            "amount": 16.5, "shipping": 1.5, "sales_tax": 1.35,
+            "line_items": [{"id": "1", "quantity": 1, "product_tax_code": "20010", "unit_price": 15, "sales_tax": 1.35}],
+        })),
+        authorization: taxjar_auth(),
+    }
+}
+
+fn taxjar_orders_stored<'a>(sandbox: &'a Sandbox, http: &'a reqwest::Client, _clients: usize) -> Counted<'a> {
+    Box::pin(async move {
+        let url = format!("{}/v2/transactions/orders", sandbox.base_url(Service::Taxjar));
+        let response = http.get(&url).header("authorization", taxjar_auth()).send().await.map_err(|e| e.to_string())?;
+        let page: Value =
+            serde_json::from_slice(&response.bytes().await.map_err(|e| e.to_string())?).map_err(|e| e.to_string())?;
+        let ids = page["orders"].as_array().ok_or("the order list has no `orders` array")?;
+        let mut seen = HashSet::new();
+        for id in ids.iter().filter_map(Value::as_str).filter(|id| id.starts_with("load-")) {
+            if !seen.insert(id) {
+                return Err(format!("order {id} is listed twice"));
+            }
+        }
+        Ok(seen.len())
+    })
+}
+
+fn ably_auth() -> String {
+    use base64::Engine;
+    format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(credentials::ABLY_KEY))
+}
+
+/// Each client publishes to its own channel, so its messages can be counted apart and stay
+/// under the per-channel history cap.
+fn ably_publish(client: usize, index: usize) -> Call {
+    Call {
+        method: reqwest::Method::POST,
+        path: format!("/channels/load-{client}/messages"),
+        body: Some(json!({"name": "load", "data": {"client": client, "index": index}})),
+        authorization: ably_auth(),
+    }
+}
+
+fn ably_stored<'a>(sandbox: &'a Sandbox, http: &'a reqwest::Client, clients: usize) -> Counted<'a> {
+    Box::pin(async move {
+        let base = sandbox.base_url(Service::Ably);
+        let mut seen = HashSet::new();
+        for client in 0..clients {
+            let mut url = format!("{base}/channels/load-{client}/messages?limit=1000&direction=forwards");
+            loop {
+                let response =
+                    http.get(&url).header("authorization", ably_auth()).send().await.map_err(|e| e.to_string())?;
+                let next = response
+                    .headers()
+                    .get("link")
+                    .and_then(|l| l.to_str().ok())
+                    .and_then(|l| l.split(", ").find(|p| p.ends_with("rel=\"next\"")))
+                    .and_then(|p| {
+                        p.split_once('?')
+                            .map(|(_, q)| q.trim_end_matches("; rel=\"next\"").trim_end_matches('>').to_owned())
+                    });
+                let page: Value = serde_json::from_slice(&response.bytes().await.map_err(|e| e.to_string())?)
+                    .map_err(|e| e.to_string())?;
+                let items = page.as_array().ok_or("history is not an array")?;
+                // Each message carries (client, index): a duplicate is an error, not a count.
+                for item in items {
+                    let key = (item["data"]["client"].as_u64(), item["data"]["index"].as_u64());
+                    if !seen.insert(key) {
+                        return Err(format!("message {key:?} is stored twice"));
+                    }
+                }
+                match next {
+                    Some(query) => url = format!("{base}/channels/load-{client}/messages?{query}"),
+                    None => break,
+                }
+            }
+        }
+        Ok(seen.len())
+    })
+}
+
+fn env_number(name: &str, default: usize) -> usize {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).filter(|n| *n > 0).unwrap_or(default)
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    if sorted.is_empty() {
+        return Duration::ZERO;
+    }
+    #[expect(clippy::cast_possible_truncation, clippy::cast_sign_loss, reason = "an index into a slice")]
+    let index = ((sorted.len() - 1) as f64 * p).round() as usize;
+    sorted[index.min(sorted.len() - 1)]
+}
+
+async fn run(case: &Case, requests: usize, clients: usize) {
+    let sandbox = sandbox::start(0, 42).await.expect("sandbox starts");
+    let base = sandbox.base_url(case.service);
+    let http = reqwest::Client::builder().pool_max_idle_per_host(clients).build().unwrap();
+    let per_client = requests.div_ceil(clients);
+    let started = Instant::now();
+    let mut tasks = Vec::new();
+    for client in 0..clients {
+        let http = http.clone();
+        let base = base.clone();
+        let request = case.request;
+        let count = per_client.min(requests.saturating_sub(client * per_client));
+        tasks.push(tokio::spawn(async move {
+            let mut latencies = Vec::with_capacity(count);
+            let mut failures = Vec::new();
+            for index in 0..count {
+                let call = request(client, index);
+                let mut builder = http.request(call.method, format!("{base}{}", call.path));
+                builder = builder.header("authorization", call.authorization);
+                if let Some(body) = call.body {
+                    builder = builder.header("content-type", "application/json").body(body.to_string());
+                }
+                let sent = Instant::now();
+                match builder.send().await {
+                    Ok(response) if response.status().is_success() => {
+                        let _ = response.bytes().await;
+                        latencies.push(sent.elapsed());
+                    }
+                    Ok(response) => failures.push(format!("status {}", response.status())),
+                    Err(e) => failures.push(e.to_string()),
+                }
+            }
+            (latencies, failures)
+        }));
+    }
+    let mut latencies = Vec::with_capacity(requests);
+    let mut failures = Vec::new();
+    for task in tasks {
+        let (l, f) = task.await.unwrap();
+        latencies.extend(l);
+        failures.extend(f);
+    }
+    let elapsed = started.elapsed();
+    latencies.sort_unstable();
+    let ok = latencies.len();
+    let stored = match case.stored {
+        Some(count) => count(&sandbox, &http, clients).await.unwrap(),
+        None => ok,
+    };
+    println!(
+        "{:<32} {requests} requests, {clients} clients: {:>8.0} req/s  p50 {:>7.2} ms  p99 {:>7.2} ms  ok {ok}  failed {}  stored {stored}",
+        case.name,
+        ok as f64 / elapsed.as_secs_f64(),
+        percentile(&latencies, 0.50).as_secs_f64() * 1000.0,
+        percentile(&latencies, 0.99).as_secs_f64() * 1000.0,
+        failures.len(),
+    );
+    if let Some(first) = failures.first() {
+        println!("  first failure: {first}");
+    }
+    assert_eq!(stored, ok, "{}: every accepted request is stored exactly once", case.name);
+    assert!(failures.is_empty(), "{}: {} requests failed", case.name, failures.len());
+    sandbox.shutdown();
+}
+
+fn main() {
+    let requests = env_number("LOAD_REQUESTS", 20_000);
+    let clients = env_number("LOAD_CLIENTS", 16);
+    let wanted = std::env::var("LOAD_CASE").unwrap_or_else(|_| "all".to_owned());
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    let selected: Vec<&Case> = CASES.iter().filter(|c| wanted == "all" || c.name.contains(wanted.as_str())).collect();
+    assert!(!selected.is_empty(), "no case matches LOAD_CASE={wanted}");
+    for case in selected {
+        runtime.block_on(run(case, requests, clients));
+    }
+}

@@ -1,0 +1,512 @@
+//! The models as the service writes them: TransactionModel, CompanyModel, CustomerModel,
+//! CertificateModel, NexusModel, TaxCodeModel (api/avatax.md §3.6, §3.11). Enums as strings,
+//! money as JSON numbers from decimals, dates `yyyy-MM-dd`, timestamps without a zone.
+
+use std::str::FromStr;
+
+use rust_decimal::Decimal;
+use serde_json::{json, Map, Number, Value};
+use time::{Date, OffsetDateTime};
+
+use super::calc::DetailTax;
+use super::models::{Certificate, Company, Customer, Line, Nexus, Transaction};
+use super::reference::TaxCode;
+
+/// A decimal amount as a JSON number (the wire's type), without binary rounding on our side.
+pub fn money(amount: Decimal) -> Value {
+    Number::from_str(&amount.normalize().to_string()).map(Value::Number).unwrap_or(Value::Null)
+}
+
+pub fn date(day: Date) -> String {
+    format!("{:04}-{:02}-{:02}", day.year(), u8::from(day.month()), day.day())
+}
+
+pub fn timestamp(at: OffsetDateTime) -> String {
+    let at = at.to_offset(time::UtcOffset::UTC);
+    format!("{}T{:02}:{:02}:{:02}.{:03}", date(at.date()), at.hour(), at.minute(), at.second(), at.millisecond())
+}
+
+fn insert(value: &mut Value, key: &str, item: Value) {
+    if let Some(map) = value.as_object_mut() {
+        map.insert(key.to_owned(), item);
+    }
+}
+
+pub fn company(c: &Company) -> Value {
+    json!({
+        "id": c.id,
+        "accountId": c.account_id,
+        "sstPid": "",
+        "companyCode": c.code,
+        "name": c.name,
+        "isDefault": c.is_default,
+        "defaultLocationId": 0,
+        "isActive": c.is_active,
+        "taxpayerIdNumber": c.taxpayer_id_number,
+        "isFein": false,
+        "hasProfile": true,
+        "isReportingEntity": true,
+        "defaultCountry": c.default_country,
+        "baseCurrencyCode": c.base_currency_code,
+        "roundingLevelId": "Line",
+        "warningsEnabled": false,
+        "isTest": c.is_test,
+        "taxDependencyLevelId": "Document",
+        "inProgress": false,
+        "businessIdentificationNo": "",
+        "createdDate": timestamp(c.created),
+        "createdUserId": 54057,
+        "modifiedDate": timestamp(c.modified),
+        "modifiedUserId": 54057,
+    })
+}
+
+pub fn company_with_nexus(c: &Company, nexus: Vec<Value>) -> Value {
+    let mut value = company(c);
+    insert(&mut value, "nexus", Value::Array(nexus));
+    value
+}
+
+pub fn customer(c: &Customer, certificates: Option<Vec<Value>>) -> Value {
+    let mut value = json!({
+        "id": c.id,
+        "companyId": c.company_id,
+        "customerCode": c.customer_code,
+        "alternateId": c.alternate_id,
+        "name": c.name,
+        "attnName": c.attn_name,
+        "line1": c.line1,
+        "line2": c.line2,
+        "city": c.city,
+        "postalCode": c.postal_code,
+        "phoneNumber": c.phone_number,
+        "emailAddress": c.email_address,
+        "createdDate": c.created.map(timestamp),
+        "modifiedDate": c.created.map(timestamp),
+        "country": c.country,
+        "region": c.region,
+        "isBill": c.is_bill,
+        "isShip": c.is_ship,
+    });
+    if let Some(certificates) = certificates {
+        insert(&mut value, "certificates", Value::Array(certificates));
+    }
+    value
+}
+
+pub fn certificate(c: &Certificate, customers: Option<Vec<Value>>) -> Value {
+    let mut value = json!({
+        "id": c.id,
+        "companyId": c.company_id,
+        "signedDate": date(c.signed_date),
+        "expirationDate": date(c.expiration_date),
+        "filename": "",
+        "documentExists": false,
+        "valid": c.valid,
+        "verified": true,
+        "exemptPercentage": money(c.exempt_percentage),
+        "isSingleCertificate": true,
+        "exemptionNumber": c.exemption_number,
+        "exemptionReason": {"name": c.exemption_reason},
+        "status": c.status,
+        "createdDate": timestamp(c.created),
+        "modifiedDate": timestamp(c.created),
+        "pageCount": 0,
+        "exposureZone": {"name": c.zone_name, "region": c.region, "country": "US"},
+        "exposureZoneName": c.zone_name,
+        "region": c.region,
+    });
+    if let Some(customers) = customers {
+        insert(&mut value, "customers", Value::Array(customers));
+    }
+    value
+}
+
+pub fn nexus(n: &Nexus) -> Value {
+    json!({
+        "id": n.id,
+        "companyId": n.company_id,
+        "country": n.country,
+        "region": n.region,
+        "jurisTypeId": "STA",
+        "jurisdictionTypeId": "State",
+        "jurisCode": n.juris_code,
+        "jurisName": n.juris_name,
+        "effectiveDate": date(n.effective_date),
+        "endDate": n.end_date.map(date),
+        "shortName": n.region,
+        "signatureCode": "",
+        "stateAssignedNo": "",
+        "nexusTypeId": n.nexus_type_id,
+        "sourcing": "Destination",
+        "hasLocalNexus": n.has_local_nexus,
+        "localNexusTypeId": if n.has_local_nexus { "All" } else { "Selected" },
+        "hasPermanentEstablishment": true,
+        "streamlinedSalesTax": false,
+        "isSSTActive": false,
+        "createdDate": timestamp(n.created),
+        "modifiedDate": timestamp(n.created),
+        "taxTypeGroup": "SalesAndUse",
+        "taxName": format!("{} STATE TAX", n.region),
+    })
+}
+
+pub fn tax_code(t: &TaxCode) -> Value {
+    json!({
+        "id": t.id,
+        "companyId": 0,
+        "taxCode": t.code,
+        "taxCodeTypeId": t.type_id,
+        "description": t.description,
+        "parentTaxCode": t.parent,
+        "isPhysical": t.physical,
+        "goodsServiceCode": 0,
+        "entityUseCode": "",
+        "isActive": true,
+        "isSSTCertified": true,
+    })
+}
+
+/// Which parts of a TransactionModel to write (`$include`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Include {
+    pub lines: bool,
+    pub details: bool,
+    pub summary: bool,
+    pub addresses: bool,
+}
+
+impl Include {
+    /// What create, get and refund return when `$include` is absent: everything.
+    pub const FULL: Include = Include { lines: true, details: true, summary: true, addresses: true };
+    /// What lists return when `$include` is absent: the document headers.
+    pub const HEADER: Include = Include { lines: false, details: false, summary: false, addresses: false };
+
+    /// Reads `$include`; unknown words are ignored as the service does with expansions it
+    /// does not offer.
+    pub fn parse(text: Option<&str>, default: Include) -> Include {
+        let Some(text) = text.filter(|t| !t.trim().is_empty()) else { return default };
+        let words: Vec<String> = text.split(',').map(|w| w.trim().to_ascii_lowercase()).collect();
+        let has = |w: &str| words.iter().any(|x| x == w);
+        if has("summaryonly") {
+            return Include { lines: false, details: false, summary: true, addresses: has("addresses") };
+        }
+        let summary = has("summary");
+        let details = (has("details") || summary) && !has("linesonly");
+        Include { lines: has("lines") || details || has("linesonly"), details, summary, addresses: has("addresses") }
+    }
+}
+
+fn detail(d: &DetailTax, t: &Transaction, line: &Line, id: i64) -> Value {
+    let j = &d.jurisdiction;
+    json!({
+        "id": id,
+        "transactionLineId": line.id,
+        "transactionId": t.id,
+        "addressId": t.destination_address_id,
+        "country": line.destination.country,
+        "region": line.destination.region,
+        "stateFIPS": if j.level == super::calc::JurisLevel::State { j.code.clone() } else { String::new() },
+        "exemptAmount": money(d.exempt),
+        "exemptReasonId": if d.exempt.is_zero() { 4 } else { 19 },
+        "inState": line.origin.region == line.destination.region,
+        "jurisCode": j.code,
+        "jurisName": j.name,
+        "jurisdictionId": j.id,
+        "signatureCode": j.signature,
+        "stateAssignedNo": j.state_assigned_no,
+        "jurisType": j.level.type_id(),
+        "jurisdictionType": j.level.name(),
+        "nonTaxableAmount": money(d.non_taxable),
+        "nonTaxableRuleId": 0,
+        "nonTaxableType": if d.non_taxable_type.is_empty() { "RateRule" } else { d.non_taxable_type },
+        "rate": money(j.rate),
+        "rateRuleId": 0,
+        "rateSourceId": 3,
+        "serCode": " ",
+        "sourcing": "Destination",
+        "tax": money(d.tax),
+        "taxableAmount": money(d.taxable),
+        "taxType": "Sales",
+        "taxName": j.tax_name,
+        "taxAuthorityTypeId": 45,
+        "taxCalculated": money(d.tax),
+        "taxOverride": 0,
+        "rateType": "General",
+        "rateTypeCode": "G",
+        "taxableUnits": money(d.taxable),
+        "nonTaxableUnits": money(d.non_taxable),
+        "exemptUnits": money(d.exempt),
+        "unitOfBasis": "PerCurrencyUnit",
+    })
+}
+
+fn line(l: &Line, t: &Transaction, include: Include) -> Value {
+    let mut value = json!({
+        "id": l.id,
+        "transactionId": t.id,
+        "lineNumber": l.input.number,
+        "boundaryOverrideId": 0,
+        "customerUsageType": l.entity_use_code,
+        "entityUseCode": l.entity_use_code,
+        "description": l.input.description,
+        "destinationAddressId": t.destination_address_id,
+        "originAddressId": t.origin_address_id,
+        "discountAmount": money(l.discount_amount),
+        "exemptAmount": money(l.tax.exempt),
+        "exemptCertId": l.exempt_cert_id,
+        "exemptNo": l.exempt_no,
+        "isItemTaxable": !l.tax.taxable.is_zero(),
+        "isSSTP": false,
+        "itemCode": l.input.item_code,
+        "lineAmount": money(l.line_amount),
+        "quantity": money(l.input.quantity),
+        "ref1": l.input.ref1,
+        "ref2": l.input.ref2,
+        "reportingDate": date(t.input.date),
+        "revAccount": "",
+        "sourcing": "Destination",
+        "tax": money(l.tax.tax),
+        "taxableAmount": money(l.tax.taxable),
+        "taxCalculated": money(l.tax_calculated),
+        "taxCode": l.tax_code.code,
+        "taxCodeId": l.tax_code.id,
+        "taxDate": date(t.tax_date),
+        "taxEngine": "",
+        "taxOverrideType": t.input.tax_override.as_ref().map_or("None", |o| o.kind()),
+        "taxOverrideAmount": 0,
+        "taxOverrideReason": t.input.tax_override.as_ref().map_or("", |o| o.reason()),
+        "taxIncluded": l.input.tax_included,
+    });
+    if include.details {
+        let details: Vec<Value> = l
+            .tax
+            .details
+            .iter()
+            .enumerate()
+            .map(|(i, d)| detail(d, t, l, l.id * 10 + i64::try_from(i).unwrap_or(0)))
+            .collect();
+        insert(&mut value, "details", Value::Array(details));
+    }
+    insert(&mut value, "parameters", json!({}));
+    value
+}
+
+fn address_value(t: &Transaction, id: i64, a: &super::models::Address) -> Value {
+    json!({
+        "id": id,
+        "transactionId": t.id,
+        "boundaryLevel": if a.line1.is_empty() { "Zip5" } else { "Address" },
+        "line1": a.line1,
+        "line2": a.line2,
+        "line3": a.line3,
+        "city": a.city,
+        "region": a.region,
+        "postalCode": a.postal_code,
+        "country": a.country,
+        "taxRegionId": 0,
+        "latitude": a.latitude.map(|l| l.to_string()).unwrap_or_default(),
+        "longitude": a.longitude.map(|l| l.to_string()).unwrap_or_default(),
+    })
+}
+
+/// The per-jurisdiction summary: details of every line added up by jurisdiction.
+fn summary(t: &Transaction) -> Vec<Value> {
+    struct Row {
+        key: (String, &'static str, String),
+        value: Value,
+        taxable: Decimal,
+        tax: Decimal,
+        non_taxable: Decimal,
+        exempt: Decimal,
+    }
+    let mut rows: Vec<Row> = Vec::new();
+    for line in &t.lines {
+        for d in &line.tax.details {
+            let j = &d.jurisdiction;
+            let key = (j.code.clone(), j.level.name(), j.tax_name.clone());
+            let index = match rows.iter().position(|r| r.key == key) {
+                Some(i) => i,
+                None => {
+                    rows.push(Row {
+                        key,
+                        value: json!({
+                            "country": line.destination.country,
+                            "region": line.destination.region,
+                            "jurisType": j.level.name(),
+                            "jurisCode": j.code,
+                            "jurisName": j.name,
+                            "taxAuthorityType": 45,
+                            "stateAssignedNo": j.state_assigned_no,
+                            "taxType": "Sales",
+                            "taxName": j.tax_name,
+                            "rateType": "General",
+                            "rate": money(j.rate),
+                        }),
+                        taxable: Decimal::ZERO,
+                        tax: Decimal::ZERO,
+                        non_taxable: Decimal::ZERO,
+                        exempt: Decimal::ZERO,
+                    });
+                    rows.len() - 1
+                }
+            };
+            let row = &mut rows[index];
+            row.taxable += d.taxable;
+            row.tax += d.tax;
+            row.non_taxable += d.non_taxable;
+            row.exempt += d.exempt;
+        }
+    }
+    rows.into_iter()
+        .map(|mut r| {
+            insert(&mut r.value, "taxable", money(r.taxable));
+            insert(&mut r.value, "tax", money(r.tax));
+            insert(&mut r.value, "taxCalculated", money(r.tax));
+            insert(&mut r.value, "nonTaxable", money(r.non_taxable));
+            insert(&mut r.value, "exemption", money(r.exempt));
+            r.value
+        })
+        .collect()
+}
+
+pub fn transaction(t: &Transaction, include: Include) -> Value {
+    let input = &t.input;
+    let destination = t.destination();
+    let mut value = json!({
+        "id": t.id,
+        "code": t.code,
+        "companyId": t.company_id,
+        "date": date(input.date),
+        "paymentDate": "1900-01-01",
+        "status": t.status.name(),
+        "type": t.doc_type.name(),
+        "batchCode": input.batch_code,
+        "currencyCode": input.currency_code,
+        "exchangeRateCurrencyCode": input.currency_code,
+        "customerUsageType": input.entity_use_code,
+        "entityUseCode": input.entity_use_code,
+        "customerVendorCode": input.customer_code,
+        "customerCode": input.customer_code,
+        "exemptNo": input.exemption_no,
+        "reconciled": false,
+        "locationCode": "",
+        "reportingLocationCode": input.reporting_location_code,
+        "purchaseOrderNo": input.purchase_order_no,
+        "referenceCode": input.reference_code,
+        "salespersonCode": input.salesperson_code,
+        "taxOverrideType": input.tax_override.as_ref().map_or("None", |o| o.kind()),
+        "taxOverrideAmount": 0,
+        "taxOverrideReason": input.tax_override.as_ref().map_or("", |o| o.reason()),
+    });
+    let rest = json!({
+        "totalAmount": money(t.total_amount()),
+        "totalExempt": money(t.total_exempt()),
+        "totalDiscount": money(t.total_discount()),
+        "totalTax": money(t.total_tax()),
+        "totalTaxable": money(t.total_taxable()),
+        "totalTaxCalculated": money(t.total_tax_calculated()),
+        "adjustmentReason": t.adjustment_reason,
+        "adjustmentDescription": t.adjustment_description,
+        "locked": t.locked,
+        "region": destination.map(|a| a.region.clone()).unwrap_or_default(),
+        "country": destination.map(|a| a.country.clone()).unwrap_or_default(),
+        "version": t.version,
+        "softwareVersion": "opsdeck-sandbox",
+        "originAddressId": t.origin_address_id,
+        "destinationAddressId": t.destination_address_id,
+        "exchangeRateEffectiveDate": date(input.date),
+        "exchangeRate": 1,
+        "isSellerImporterOfRecord": false,
+        "description": input.description,
+        "email": input.email,
+        "businessIdentificationNo": input.business_identification_no,
+        "modifiedDate": timestamp(t.modified),
+        "modifiedUserId": 54057,
+        "taxDate": format!("{}T00:00:00", date(t.tax_date)),
+    });
+    if let (Some(map), Value::Object(rest)) = (value.as_object_mut(), rest) {
+        map.extend(rest);
+    }
+    if include.lines {
+        insert(&mut value, "lines", Value::Array(t.lines.iter().map(|l| line(l, t, include)).collect()));
+    }
+    if include.addresses {
+        let mut addresses = Vec::new();
+        if let Some(first) = t.lines.first() {
+            addresses.push(address_value(t, t.destination_address_id, &first.destination));
+            if first.origin != first.destination {
+                addresses.push(address_value(t, t.origin_address_id, &first.origin));
+            }
+        }
+        insert(&mut value, "addresses", Value::Array(addresses));
+    }
+    if include.summary {
+        insert(&mut value, "summary", Value::Array(summary(t)));
+    }
+    if !t.messages.is_empty() {
+        let messages: Vec<Value> = t
+            .messages
+            .iter()
+            .map(|m| json!({"summary": m, "details": m, "refersTo": "Addresses", "severity": "Warning", "source": "Avalara.AvaTax.Services.Tax"}))
+            .collect();
+        insert(&mut value, "messages", Value::Array(messages));
+    }
+    insert(&mut value, "parameters", Value::Object(Map::new()));
+    value
+}
+
+fn address_request(a: &super::models::Address) -> Value {
+    let mut value = json!({
+        "line1": a.line1, "line2": a.line2, "line3": a.line3, "city": a.city,
+        "region": a.region, "country": a.country, "postalCode": a.postal_code,
+    });
+    if let (Some(lat), Some(long)) = (a.latitude, a.longitude) {
+        insert(&mut value, "latitude", json!(lat));
+        insert(&mut value, "longitude", json!(long));
+    }
+    value
+}
+
+/// The CreateTransactionModel that would recreate a stored document (audit's `reconstructed`).
+pub fn reconstructed_request(t: &Transaction) -> Value {
+    let input = &t.input;
+    let mut addresses = Map::new();
+    for (role, address) in &input.addresses.0 {
+        let key = role.get(..1).map_or_else(String::new, str::to_lowercase) + role.get(1..).unwrap_or("");
+        addresses.insert(key, address_request(address));
+    }
+    let lines: Vec<Value> = t
+        .lines
+        .iter()
+        .map(|l| {
+            json!({
+                "number": l.input.number,
+                "quantity": money(l.input.quantity),
+                "amount": money(l.line_amount + l.discount_amount),
+                "taxCode": l.tax_code.code,
+                "itemCode": l.input.item_code,
+                "description": l.input.description,
+                "discounted": l.input.discounted,
+                "taxIncluded": l.input.tax_included,
+            })
+        })
+        .collect();
+    json!({
+        "code": t.code,
+        "type": t.doc_type.name(),
+        "companyCode": input.company_code,
+        "date": date(input.date),
+        "customerCode": input.customer_code,
+        "entityUseCode": input.entity_use_code,
+        "exemptionNo": input.exemption_no,
+        "discount": money(input.discount),
+        "purchaseOrderNo": input.purchase_order_no,
+        "referenceCode": input.reference_code,
+        "description": input.description,
+        "currencyCode": input.currency_code,
+        "commit": t.status == super::models::DocStatus::Committed,
+        "addresses": addresses,
+        "lines": lines,
+    })
+}

@@ -1,0 +1,574 @@
+//! The handlers: read the call, ask the models, write the answer. Each runs under the state
+//! lock, so a call sees and leaves a consistent state.
+
+use serde_json::{json, Value};
+
+use super::calc::{self, Place};
+use super::errors::AvaError;
+use super::input::{self, Fields};
+use super::models::{self, DocType, State, VoidReason};
+use super::odata::{self, ListQuery};
+use super::reference;
+use super::render::{self, Include};
+use super::{Call, Op, Reply, Shared};
+use crate::sandbox::credentials::AVATAX_ACCOUNT_ID;
+
+pub(super) fn handle(shared: &Shared, op: Op, call: &Call) -> Result<Reply, AvaError> {
+    let mut state = shared.lock();
+    let state = &mut *state;
+    match op {
+        Op::Ping => ping(state, call),
+        Op::CompaniesList => companies_list(state, call),
+        Op::CompaniesCreate => companies_create(state, call),
+        Op::CompaniesGet => companies_get(state, call),
+        Op::CustomersList => customers_list(state, call),
+        Op::CustomersCreate => customers_create(state, call),
+        Op::CertificatesList => certificates_list(state, call),
+        Op::CertificatesCreate => certificates_create(state, call),
+        Op::NexusList => nexus_list(state, call),
+        Op::NexusCreate => nexus_create(state, call),
+        Op::TransactionsCreate => transactions_create(state, call),
+        Op::TransactionsList => transactions_list(state, call),
+        Op::TransactionsGet => transactions_get(state, call, None),
+        Op::TransactionsGetByType => transactions_get(state, call, Some(call.segment(5))),
+        Op::TransactionsGetById => transactions_get_by_id(state, call),
+        Op::TransactionsAdjust => transactions_adjust(state, call),
+        Op::TransactionsCommit => transactions_commit(state, call),
+        Op::TransactionsUncommit => {
+            let t = state.uncommit(call.segment(1), call.segment(3), document_type(call)?, call.now)?;
+            Reply::ok(render::transaction(&t, include(call, Include::FULL)))
+        }
+        Op::TransactionsVerify => {
+            let t = state.verify(call.segment(1), call.segment(3), document_type(call)?, call.now)?;
+            Reply::ok(render::transaction(&t, include(call, Include::FULL)))
+        }
+        Op::TransactionsVoid => transactions_void(state, call),
+        Op::TransactionsRefund => transactions_refund(state, call),
+        Op::TransactionsAudit => transactions_audit(state, call),
+        Op::TransactionsAuditByType => transactions_audit(state, call),
+        Op::AddressesResolve => addresses_resolve(call),
+        Op::TaxRatesByAddress => tax_rates_by_address(call),
+        Op::TaxRatesByPostalCode => tax_rates_by_postal_code(call),
+        Op::TaxCodesList => tax_codes_list(call),
+        Op::NotFound => Err(AvaError::no_such_path(call.method.as_str(), &call.path)),
+    }
+}
+
+fn include(call: &Call, default: Include) -> Include {
+    Include::parse(call.query("$include"), default)
+}
+
+fn document_type(call: &Call) -> Result<Option<DocType>, AvaError> {
+    match call.query("documentType").map(str::trim).filter(|t| !t.is_empty()) {
+        None => Ok(None),
+        Some(text) => {
+            DocType::parse(text).map(Some).ok_or_else(|| AvaError::invalid_enum("documentType", text, &DocType::NAMES))
+        }
+    }
+}
+
+fn list_query(call: &Call) -> ListQuery {
+    ListQuery { filter: call.query("$filter").map(str::to_owned), order_by: call.query("$orderBy").map(str::to_owned) }
+}
+
+/// The FetchResult of a list call.
+fn fetch(call: &Call, records: Vec<Value>, template: &Value) -> Result<Reply, AvaError> {
+    Reply::ok(odata::fetch_result(&call.path, records, template, &list_query(call), &call.raw_query)?)
+}
+
+/// The numeric company id of a company-scoped path.
+fn company_id(state: &State, call: &Call) -> Result<i64, AvaError> {
+    let raw = call.segment(1);
+    let id: i64 = raw.trim().parse().map_err(|_| {
+        AvaError::invalid_value("companyId", format!("'{raw}' is not a company id; company ids are whole numbers."))
+            .target("HttpRequest")
+    })?;
+    Ok(state.company(id)?.id)
+}
+
+fn ping(state: &State, call: &Call) -> Result<Reply, AvaError> {
+    if !call.authenticated {
+        return Reply::ok(json!({"version": "24.12.0", "authenticated": false, "authenticationType": "None"}));
+    }
+    let account: i64 = AVATAX_ACCOUNT_ID.parse().unwrap_or(0);
+    let company = state.companies.iter().find(|c| c.is_default).map(|c| c.id);
+    Reply::ok(json!({
+        "version": "24.12.0",
+        "authenticated": true,
+        "authenticationType": "AccountIdLicenseKey",
+        "authenticatedUserName": AVATAX_ACCOUNT_ID,
+        "authenticatedUserId": 0,
+        "authenticatedAccountId": account,
+        "authenticatedCompanyId": company,
+        "crmid": "",
+    }))
+}
+
+fn wants(call: &Call, what: &str) -> bool {
+    call.query("$include").is_some_and(|i| i.split(',').any(|w| w.trim().eq_ignore_ascii_case(what)))
+}
+
+fn company_value(state: &State, call: &Call, company: &models::Company) -> Value {
+    if wants(call, "Nexus") {
+        let nexus = state.nexus.iter().filter(|n| n.company_id == company.id).map(render::nexus).collect();
+        render::company_with_nexus(company, nexus)
+    } else {
+        render::company(company)
+    }
+}
+
+fn companies_list(state: &State, call: &Call) -> Result<Reply, AvaError> {
+    let records: Vec<Value> = state.companies.iter().map(|c| company_value(state, call, c)).collect();
+    let template = state.companies.first().map(render::company).unwrap_or(Value::Null);
+    fetch(call, records, &template)
+}
+
+fn companies_get(state: &State, call: &Call) -> Result<Reply, AvaError> {
+    let id = company_id(state, call)?;
+    let company = state.company(id)?;
+    Reply::ok(company_value(state, call, company))
+}
+
+fn items<T>(call: &Call, what: &str, parse: impl Fn(&Value, &str) -> Result<T, AvaError>) -> Result<Vec<T>, AvaError> {
+    let body = call.json()?;
+    input::array_body(&body, what)?.iter().enumerate().map(|(i, v)| parse(v, &format!("[{i}]"))).collect()
+}
+
+fn companies_create(state: &mut State, call: &Call) -> Result<Reply, AvaError> {
+    let inputs = items(call, "companies", input::company)?;
+    let created = state.create_companies(inputs, call.now)?;
+    Reply::created(Value::Array(created.iter().map(render::company).collect()))
+}
+
+fn customer_value(state: &State, call: &Call, c: &models::Customer) -> Value {
+    let certificates = wants(call, "certificates").then(|| {
+        state
+            .certificates
+            .iter()
+            .filter(|x| x.company_id == c.company_id && x.customer_codes.contains(&c.customer_code))
+            .map(|x| render::certificate(x, None))
+            .collect()
+    });
+    render::customer(c, certificates)
+}
+
+fn customers_list(state: &State, call: &Call) -> Result<Reply, AvaError> {
+    let id = company_id(state, call)?;
+    let records =
+        state.customers.iter().filter(|c| c.company_id == id).map(|c| customer_value(state, call, c)).collect();
+    let template = render::customer(&models::Customer::default(), None);
+    fetch(call, records, &template)
+}
+
+fn customers_create(state: &mut State, call: &Call) -> Result<Reply, AvaError> {
+    let id = company_id(state, call)?;
+    let inputs = items(call, "customers", input::customer)?;
+    let created = state.create_customers(id, inputs, call.now)?;
+    Reply::created(Value::Array(created.iter().map(|c| render::customer(c, None)).collect()))
+}
+
+fn certificate_value(state: &State, call: &Call, c: &models::Certificate) -> Value {
+    let customers = wants(call, "customers").then(|| {
+        state
+            .customers
+            .iter()
+            .filter(|x| x.company_id == c.company_id && c.customer_codes.contains(&x.customer_code))
+            .map(|x| render::customer(x, None))
+            .collect()
+    });
+    render::certificate(c, customers)
+}
+
+fn certificates_list(state: &State, call: &Call) -> Result<Reply, AvaError> {
+    let id = company_id(state, call)?;
+    let records =
+        state.certificates.iter().filter(|c| c.company_id == id).map(|c| certificate_value(state, call, c)).collect();
+    let template = state.certificates.first().map(|c| render::certificate(c, None)).unwrap_or(Value::Null);
+    fetch(call, records, &template)
+}
+
+fn certificates_create(state: &mut State, call: &Call) -> Result<Reply, AvaError> {
+    let id = company_id(state, call)?;
+    let inputs = items(call, "certificates", input::certificate)?;
+    let created = state.create_certificates(id, inputs, call.now)?;
+    Reply::created(Value::Array(created.iter().map(|c| render::certificate(c, None)).collect()))
+}
+
+fn nexus_list(state: &State, call: &Call) -> Result<Reply, AvaError> {
+    let id = company_id(state, call)?;
+    let records = state.nexus.iter().filter(|n| n.company_id == id).map(render::nexus).collect();
+    let template = state.nexus.first().map(render::nexus).unwrap_or(Value::Null);
+    fetch(call, records, &template)
+}
+
+fn nexus_create(state: &mut State, call: &Call) -> Result<Reply, AvaError> {
+    let id = company_id(state, call)?;
+    let inputs = items(call, "nexus declarations", input::nexus)?;
+    let created = state.create_nexus(id, inputs, call.now)?;
+    Reply::created(Value::Array(created.iter().map(render::nexus).collect()))
+}
+
+fn transactions_create(state: &mut State, call: &Call) -> Result<Reply, AvaError> {
+    let body = call.json()?;
+    let parsed = input::transaction(&body, "")?;
+    let transaction = state.create_transaction(parsed, body, call.now)?;
+    let response = render::transaction(&transaction, include(call, Include::FULL));
+    if transaction.doc_type.is_recorded() {
+        state.record_response(transaction.id, render::transaction(&transaction, Include::FULL));
+    }
+    Reply::created(response)
+}
+
+fn transactions_list(state: &State, call: &Call) -> Result<Reply, AvaError> {
+    let company = state.company_by_code(call.segment(1))?;
+    let data_source = match call.query("dataSourceId").map(str::trim).filter(|s| !s.is_empty()) {
+        None => None,
+        Some(raw) => Some(
+            raw.parse::<i64>()
+                .map_err(|_| AvaError::invalid_value("dataSourceId", format!("'{raw}' is not a whole number.")))?,
+        ),
+    };
+    let filter_text = call.query("$filter").unwrap_or("");
+    // Without a date criterion the service searches the last 30 days only.
+    let mentions_date = odata::parse_filter(filter_text)?.is_some_and(|f| odata::mentions(&f, "date"));
+    let since = call.now.date() - time::Duration::days(30);
+    let shape = include(call, Include::HEADER);
+    let records: Vec<Value> = state
+        .transactions
+        .iter()
+        .filter(|t| t.company_id == company.id)
+        // Documents recorded through the API carry no data source id.
+        .filter(|_| data_source.is_none())
+        .filter(|t| mentions_date || t.input.date >= since)
+        .map(|t| render::transaction(t, shape))
+        .collect();
+    let template = state.transactions.first().map(|t| render::transaction(t, Include::FULL)).unwrap_or(Value::Null);
+    fetch(call, records, &template)
+}
+
+fn transactions_get(state: &State, call: &Call, type_segment: Option<&str>) -> Result<Reply, AvaError> {
+    let doc_type = match type_segment {
+        Some(text) => {
+            Some(DocType::parse(text).ok_or_else(|| AvaError::invalid_enum("documentType", text, &DocType::NAMES))?)
+        }
+        None => document_type(call)?,
+    };
+    let t = state.transaction(call.segment(1), call.segment(3), doc_type)?;
+    Reply::ok(render::transaction(t, include(call, Include::FULL)))
+}
+
+fn transactions_get_by_id(state: &State, call: &Call) -> Result<Reply, AvaError> {
+    let raw = call.segment(1);
+    let id: i64 =
+        raw.parse().map_err(|_| AvaError::invalid_value("id", format!("'{raw}' is not a transaction id.")))?;
+    let t = state.transactions.iter().find(|t| t.id == id).ok_or_else(|| {
+        AvaError::not_found("Document", raw).describe(format!("The Document with id '{raw}' was not found."))
+    })?;
+    Reply::ok(render::transaction(t, include(call, Include::FULL)))
+}
+
+fn transactions_adjust(state: &mut State, call: &Call) -> Result<Reply, AvaError> {
+    let body = call.json()?;
+    let fields = Fields::of(&body, "")?;
+    let reason = fields.required_text("adjustmentReason")?;
+    let description = fields.text("adjustmentDescription")?;
+    let new_body = fields.get("newTransaction").ok_or_else(|| AvaError::required("newTransaction"))?;
+    let parsed = input::transaction(new_body, "newTransaction")?;
+    let t = state.adjust(
+        call.segment(1),
+        call.segment(3),
+        document_type(call)?,
+        &reason,
+        &description,
+        parsed,
+        body.clone(),
+        call.now,
+    )?;
+    state.record_response(t.id, render::transaction(&t, Include::FULL));
+    Reply::ok(render::transaction(&t, include(call, Include::FULL)))
+}
+
+fn transactions_commit(state: &mut State, call: &Call) -> Result<Reply, AvaError> {
+    let body = call.json()?;
+    let commit = Fields::of(&body, "")?.flag("commit")?.ok_or_else(|| AvaError::required("commit"))?;
+    let t = state.commit(call.segment(1), call.segment(3), document_type(call)?, commit, call.now)?;
+    Reply::ok(render::transaction(&t, include(call, Include::FULL)))
+}
+
+fn transactions_void(state: &mut State, call: &Call) -> Result<Reply, AvaError> {
+    let body = call.json()?;
+    let code = Fields::of(&body, "")?.required_text("code")?;
+    let reason = VoidReason::parse(&code).ok_or_else(|| AvaError::invalid_enum("code", &code, &VoidReason::NAMES))?;
+    let t = state.void(call.segment(1), call.segment(3), document_type(call)?, reason, call.now)?;
+    Reply::ok(render::transaction(&t, include(call, Include::FULL)))
+}
+
+fn transactions_refund(state: &mut State, call: &Call) -> Result<Reply, AvaError> {
+    let body = call.json()?;
+    let use_tax_date = match call.query("useTaxDateOverride").map(str::trim) {
+        None | Some("") => false,
+        Some(v) if v.eq_ignore_ascii_case("true") => true,
+        Some(v) if v.eq_ignore_ascii_case("false") => false,
+        Some(v) => return Err(AvaError::invalid_value("useTaxDateOverride", format!("'{v}' is not true or false."))),
+    };
+    let refund = input::refund(&body, use_tax_date)?;
+    let t = state.refund(call.segment(1), call.segment(3), document_type(call)?, refund, body, call.now)?;
+    state.record_response(t.id, render::transaction(&t, Include::FULL));
+    Reply::ok(render::transaction(&t, include(call, Include::FULL)))
+}
+
+fn transactions_audit(state: &State, call: &Call) -> Result<Reply, AvaError> {
+    let (t, audit) = match call.segments.get(5) {
+        Some(text) if call.segment(4) == "types" => {
+            let doc_type =
+                DocType::parse(text).ok_or_else(|| AvaError::invalid_enum("documentType", text, &DocType::NAMES))?;
+            let t = state.transaction(call.segment(1), call.segment(3), Some(doc_type))?;
+            state.audit(call.segment(1), &t.code)?
+        }
+        _ => state.audit(call.segment(1), call.segment(3))?,
+    };
+    Reply::ok(json!({
+        "companyId": t.company_id,
+        "serverTimestamp": render::timestamp(audit.timestamp),
+        "serverDuration": "00:00:00.0010000",
+        "apiCallStatus": "OriginalApiCallAvailable",
+        "original": {"request": audit.request, "response": audit.response},
+        "reconstructed": {"request": render::reconstructed_request(t)},
+    }))
+}
+
+/// The address fields of a resolve or rates call: query parameters, or a JSON body on POST.
+fn address_fields(call: &Call) -> Result<models::Address, AvaError> {
+    if call.method == axum::http::Method::POST {
+        let body = call.json()?;
+        let f = Fields::of(&body, "")?;
+        return Ok(models::Address {
+            line1: f.text("line1")?,
+            line2: f.text("line2")?,
+            line3: f.text("line3")?,
+            city: f.text("city")?,
+            region: f.text("region")?,
+            country: f.text("country")?,
+            postal_code: f.text("postalCode")?,
+            ..models::Address::default()
+        });
+    }
+    let q = |name: &str| call.query(name).unwrap_or("").to_owned();
+    Ok(models::Address {
+        line1: q("line1"),
+        line2: q("line2"),
+        line3: q("line3"),
+        city: q("city"),
+        region: q("region"),
+        country: q("country"),
+        postal_code: q("postalCode"),
+        ..models::Address::default()
+    })
+}
+
+/// USPS-style street abbreviations for the resolved line.
+fn standardize_line(line: &str) -> String {
+    const ABBREVIATIONS: &[(&str, &str)] = &[
+        ("STREET", "ST"),
+        ("AVENUE", "AVE"),
+        ("BOULEVARD", "BLVD"),
+        ("ROAD", "RD"),
+        ("DRIVE", "DR"),
+        ("LANE", "LN"),
+        ("CIRCLE", "CIR"),
+        ("COURT", "CT"),
+        ("PLACE", "PL"),
+        ("SUITE", "STE"),
+        ("NORTHEAST", "NE"),
+        ("NORTHWEST", "NW"),
+        ("SOUTHEAST", "SE"),
+        ("SOUTHWEST", "SW"),
+    ];
+    line.split_whitespace()
+        .map(|w| {
+            let upper = w.trim_end_matches('.').to_uppercase();
+            ABBREVIATIONS.iter().find(|(long, _)| *long == upper).map_or(upper, |(_, short)| (*short).to_owned())
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn mixed_case(text: &str) -> String {
+    text.split(' ')
+        .map(|w| {
+            let lower = w.to_lowercase();
+            let mut chars = lower.chars();
+            chars.next().map(|c| c.to_uppercase().collect::<String>() + chars.as_str()).unwrap_or_default()
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn addresses_resolve(call: &Call) -> Result<Reply, AvaError> {
+    let given = address_fields(call)?;
+    let text_case = call.query("textCase").unwrap_or("Default").trim().to_owned();
+    let mixed = match text_case.to_ascii_lowercase().as_str() {
+        "" | "default" | "upper" => false,
+        "mixed" => true,
+        _ => {
+            return Err(AvaError::new(400, "InvalidAddressTextCase", 312, format!("'{text_case}' is not a text case."))
+                .describe("Use Default, Upper or Mixed.")
+                .refers_to("textCase"))
+        }
+    };
+    let echo = json!({
+        "line1": given.line1, "line2": given.line2, "line3": given.line3, "city": given.city,
+        "region": given.region, "country": given.country, "postalCode": given.postal_code,
+    });
+    let country =
+        if given.country.trim().is_empty() { "US".to_owned() } else { given.country.trim().to_ascii_uppercase() };
+    if country != "US" && country != "CA" {
+        return Err(AvaError::new(400, "InvalidCountry", 125, format!("Addresses in '{country}' cannot be resolved."))
+            .describe("Address resolution covers the United States and Canada.")
+            .refers_to("country"));
+    }
+    if country == "CA" {
+        return Reply::ok(json!({
+            "address": echo,
+            "validatedAddresses": [],
+            "resolutionQuality": "NotCoded",
+            "messages": [{"summary": "The address could not be located.", "details": "The simulator has no Canadian street data.",
+                          "refersTo": "Address", "severity": "Error", "source": "Avalara.AvaTax.Services.Address"}],
+        }));
+    }
+    let address = models::complete_address(given.clone(), "address")?;
+    let place = reference::postal_place(&address.postal_code).or_else(|| {
+        reference::POSTAL_PLACES
+            .iter()
+            .copied()
+            .find(|p| p.1.eq_ignore_ascii_case(address.city.trim()) && p.2 == address.region)
+    });
+    // The resolver places only the postal codes it has coordinates for.
+    let Some((zip, city, region, latitude, longitude)) = place else {
+        return Reply::ok(json!({
+            "address": echo,
+            "validatedAddresses": [],
+            "resolutionQuality": "NotCoded",
+            "messages": [{"summary": "The address is not deliverable.",
+                          "details": "The address could not be found in the simulator's postal data.",
+                          "refersTo": "Address", "severity": "Error", "source": "Avalara.AvaTax.Services.Address"}],
+        }));
+    };
+    let rates = calc::rates_for(&Place {
+        country: "US".to_owned(),
+        region: region.to_owned(),
+        postal_code: zip.to_owned(),
+        city: city.to_owned(),
+    })?;
+    let authorities: Vec<Value> = rates
+        .jurisdictions
+        .iter()
+        .map(|j| {
+            json!({"avalaraId": j.id.to_string(), "jurisdictionName": j.name, "jurisdictionType": j.level.name(),
+                   "signatureCode": j.signature})
+        })
+        .collect();
+    let coordinates = json!({"latitude": latitude, "longitude": longitude});
+    if address.line1.trim().is_empty() {
+        return Reply::ok(json!({
+            "address": echo, "coordinates": coordinates, "resolutionQuality": "NotCoded", "taxAuthorities": authorities,
+        }));
+    }
+    let case = |s: &str| if mixed { mixed_case(s) } else { s.to_uppercase() };
+    let postal =
+        if address.postal_code.trim().is_empty() { zip.to_owned() } else { address.postal_code.trim().to_owned() };
+    let validated = json!({
+        "addressType": "StreetOrResidentialAddress",
+        "line1": case(&standardize_line(&address.line1)),
+        "line2": case(&address.line2),
+        "line3": case(&address.line3),
+        "city": case(city),
+        "region": region,
+        "country": "US",
+        "postalCode": postal,
+        "latitude": latitude,
+        "longitude": longitude,
+    });
+    Reply::ok(json!({
+        "address": echo,
+        "validatedAddresses": [validated],
+        "coordinates": coordinates,
+        "resolutionQuality": "Intersection",
+        "taxAuthorities": authorities,
+    }))
+}
+
+fn rates_body(rates: &calc::Rates) -> Value {
+    let list: Vec<Value> = rates
+        .jurisdictions
+        .iter()
+        .map(|j| json!({"rate": render::money(j.rate), "name": j.tax_name, "type": j.level.name()}))
+        .collect();
+    let mut body = json!({"totalRate": render::money(rates.total()), "rates": list});
+    if rates.fallback {
+        if let Some(map) = body.as_object_mut() {
+            map.insert(
+                "messages".to_owned(),
+                json!([{"summary": "Only the state rate is known for this postal code.", "refersTo": "postalCode",
+                        "severity": "Warning", "source": "opsdeck sandbox"}]),
+            );
+        }
+    }
+    body
+}
+
+fn tax_rates_by_address(call: &Call) -> Result<Reply, AvaError> {
+    let given = address_fields(call)?;
+    for (name, value) in [
+        ("line1", &given.line1),
+        ("region", &given.region),
+        ("postalCode", &given.postal_code),
+        ("country", &given.country),
+    ] {
+        if value.trim().is_empty() {
+            return Err(AvaError::required(name));
+        }
+    }
+    let address = models::complete_address(given, "address")?;
+    let rates = calc::rates_for(&Place {
+        country: address.country,
+        region: address.region,
+        postal_code: address.postal_code,
+        city: address.city,
+    })?;
+    Reply::ok(rates_body(&rates))
+}
+
+fn tax_rates_by_postal_code(call: &Call) -> Result<Reply, AvaError> {
+    let country = call.query("country").unwrap_or("").trim().to_ascii_uppercase();
+    let postal = call.query("postalCode").unwrap_or("").trim().to_owned();
+    if country.is_empty() {
+        return Err(AvaError::required("country"));
+    }
+    if postal.is_empty() {
+        return Err(AvaError::required("postalCode"));
+    }
+    if country != "US" {
+        return Err(AvaError::new(
+            400,
+            "InvalidCountry",
+            125,
+            format!("Rates by postal code are for US postal codes; '{country}' was given."),
+        )
+        .refers_to("country"));
+    }
+    if !models::us_postal_code_ok(&postal) {
+        return Err(AvaError::new(400, "InvalidPostalCode", 317, format!("'{postal}' is not a valid US postal code."))
+            .describe("A US postal code is 5 digits, or ZIP+4 written 12345-6789.")
+            .refers_to("postalCode"));
+    }
+    // The state comes from the ZIP; rates_for falls back to the state rate for unlisted ZIPs.
+    let rates = calc::rates_for(&Place { country, region: String::new(), postal_code: postal, city: String::new() })?;
+    Reply::ok(rates_body(&rates))
+}
+
+fn tax_codes_list(call: &Call) -> Result<Reply, AvaError> {
+    let records: Vec<Value> = reference::TAX_CODES.iter().map(render::tax_code).collect();
+    let template = records.first().cloned().unwrap_or(Value::Null);
+    fetch(call, records, &template)
+}

@@ -1,0 +1,182 @@
+//! The AvaTax simulator's rules without HTTP: the filter parser, the transaction state machine
+//! and the arithmetic, against the state directly.
+
+#![allow(clippy::unwrap_used, reason = "a test panics on failure")]
+
+use rust_decimal_macros::dec;
+use serde_json::{json, Value};
+use time::macros::datetime;
+use time::OffsetDateTime;
+
+use super::errors::AvaError;
+use super::input;
+use super::models::{DocStatus, DocType, RefundInput, RefundType, State, VoidReason};
+use super::odata::{self, CompareOp, Filter, ListQuery, Literal};
+use super::seed::seeded_state;
+use crate::sandbox::request::Query;
+
+const NOW: OffsetDateTime = datetime!(2024-06-15 12:00 UTC);
+
+fn state() -> State {
+    seeded_state(7, NOW)
+}
+
+fn sale(code: &str, amount: f64, commit: bool) -> Value {
+    json!({
+        "type": "SalesInvoice", "code": code, "companyCode": "DEFAULT", "date": "2024-06-14", "customerCode": "ABC",
+        "addresses": {"SingleLocation": {"line1": "123 Main Street", "city": "Irvine", "region": "CA", "country": "US", "postalCode": "92615"}},
+        "lines": [{"number": "1", "quantity": 1, "amount": amount, "taxCode": "PS081282"}],
+        "commit": commit,
+    })
+}
+
+fn create(state: &mut State, body: &Value) -> Result<super::models::Transaction, AvaError> {
+    let parsed = input::transaction(body, "")?;
+    state.create_transaction(parsed, body.clone(), NOW)
+}
+
+#[test]
+fn the_worked_example_of_api_avatax_md() {
+    let mut state = state();
+    let t = create(&mut state, &sale("YARN-1", 100.0, true)).unwrap();
+    assert_eq!(t.status, DocStatus::Committed);
+    assert_eq!(t.total_tax(), dec!(7.75));
+    let rates: Vec<_> = t.lines[0].tax.details.iter().map(|d| (d.jurisdiction.tax_name.as_str(), d.tax)).collect();
+    assert_eq!(
+        rates,
+        [
+            ("CA STATE TAX", dec!(6)),
+            ("CA COUNTY TAX", dec!(0.25)),
+            ("CA SPECIAL TAX", dec!(0.5)),
+            ("CA SPECIAL TAX", dec!(1))
+        ]
+    );
+    // 90 in the adjust fixture gives 6.98: each jurisdiction rounds to the cent.
+    let t = create(&mut state, &sale("YARN-2", 90.0, false)).unwrap();
+    assert_eq!(t.total_tax(), dec!(6.98));
+}
+
+#[test]
+fn lenient_names_enums_and_booleans_as_the_service_reads_them() {
+    let mut state = state();
+    let body = json!({"TYPE": 1, "Code": "LENIENT", "date": "2024-06-14T00:00:00", "CustomerCode": "ABC", "commit": "true",
+                      "exemptionno": "GTX1080",
+                      "addresses": {"shipto": {"postalCode": "92615", "country": "US"}},
+                      "lines": [{"amount": "110"}]});
+    let t = create(&mut state, &body).unwrap();
+    assert_eq!((t.doc_type, t.status), (DocType::SALES_INVOICE, DocStatus::Committed));
+    // The exemption blog's case: all exempt, no tax.
+    assert_eq!((t.total_exempt(), t.total_tax()), (dec!(110), dec!(0)));
+    assert_eq!(t.lines[0].destination.region, "CA", "the region of a known ZIP is filled in");
+}
+
+#[test]
+fn void_codes_follow_the_table_of_the_voiding_guide() {
+    let mut state = state();
+    create(&mut state, &sale("V-1", 10.0, false)).unwrap();
+    // Unspecified changes nothing; PostFailed needs a Posted document.
+    assert_eq!(state.void("DEFAULT", "V-1", None, VoidReason::Unspecified, NOW).unwrap().status, DocStatus::Saved);
+    assert_eq!(state.void("DEFAULT", "V-1", None, VoidReason::PostFailed, NOW).unwrap_err().code, "GetTaxError");
+    state.verify("DEFAULT", "V-1", None, NOW).unwrap();
+    assert_eq!(state.void("DEFAULT", "V-1", None, VoidReason::PostFailed, NOW).unwrap().status, DocStatus::Saved);
+    assert_eq!(
+        state.void("DEFAULT", "V-1", None, VoidReason::AdjustmentCancelled, NOW).unwrap_err().code,
+        "GetTaxError"
+    );
+    // DocDeleted on a committed document voids it; on a voided one removes it.
+    state.commit("DEFAULT", "V-1", None, true, NOW).unwrap();
+    assert_eq!(state.void("DEFAULT", "V-1", None, VoidReason::DocDeleted, NOW).unwrap().status, DocStatus::Cancelled);
+    state.void("DEFAULT", "V-1", None, VoidReason::DocDeleted, NOW).unwrap();
+    assert_eq!(state.transaction("DEFAULT", "V-1", None).unwrap_err().code, "EntityNotFoundError");
+}
+
+#[test]
+fn a_refused_call_leaves_the_state_as_it_was() {
+    let mut state = state();
+    create(&mut state, &sale("KEEP-1", 10.0, true)).unwrap();
+    let before = format!("{:?}", state.transactions);
+    let mut bad = sale("KEEP-2", 10.0, false);
+    bad["lines"][0]["taxCode"] = json!("NOPE");
+    assert_eq!(create(&mut state, &bad).unwrap_err().code, "EntityNotFoundError");
+    assert_eq!(state.commit("DEFAULT", "KEEP-1", None, true, NOW).unwrap_err().code, "TransactionIsCommitted");
+    let refund = RefundInput {
+        code: "R".into(),
+        date: NOW.date(),
+        kind: RefundType::Percentage,
+        percentage: Some(dec!(150)),
+        lines: Vec::new(),
+        reference_code: String::new(),
+        use_tax_date_override: false,
+    };
+    assert_eq!(
+        state.refund("DEFAULT", "KEEP-1", None, refund, json!({}), NOW).unwrap_err().code,
+        "RefundPercentageOutOfRange"
+    );
+    let adjust = input::transaction(&sale("KEEP-1", 5.0, false), "").unwrap();
+    assert_eq!(
+        state.adjust("DEFAULT", "KEEP-1", None, "NotAdjusted", "", adjust, json!({}), NOW).unwrap_err().code,
+        "InvalidAdjustmentType"
+    );
+    assert_eq!(format!("{:?}", state.transactions), before);
+}
+
+#[test]
+fn tax_amount_override_spreads_over_the_lines_and_keeps_the_calculation() {
+    let mut state = state();
+    let mut body = sale("OVR-1", 100.0, false);
+    body["lines"] = json!([{"amount": 100}, {"amount": 300}]);
+    body["taxOverride"] = json!({"type": "TaxAmount", "taxAmount": 20, "reason": "Collected at the register"});
+    let t = create(&mut state, &body).unwrap();
+    assert_eq!(t.total_tax(), dec!(20));
+    assert_eq!(t.total_tax_calculated(), dec!(31));
+    assert_eq!((t.lines[0].tax.tax, t.lines[1].tax.tax), (dec!(5), dec!(15)));
+    assert_eq!(t.lines[1].tax.details.iter().map(|d| d.tax).sum::<rust_decimal::Decimal>(), dec!(15));
+}
+
+#[test]
+fn filters_parse_with_precedence_and_refuse_what_is_malformed() {
+    let parsed = odata::parse_filter("a eq 1 or b eq 'x' and (c gt 2)").unwrap().unwrap();
+    match parsed {
+        Filter::Or(left, right) => {
+            assert_eq!(
+                *left,
+                Filter::Compare { field: "a".into(), op: CompareOp::Eq, value: Literal::Number("1".into()) }
+            );
+            assert!(matches!(*right, Filter::And(_, _)));
+        }
+        other => panic!("or binds loosest: {other:?}"),
+    }
+    assert_eq!(odata::parse_filter("  ").unwrap(), None);
+    assert!(
+        matches!(odata::parse_filter("name eq 'O''Brien'").unwrap(), Some(Filter::Compare { value: Literal::Text(t), .. }) if t == "O'Brien")
+    );
+    for (text, code) in [
+        ("a eq", "SyntaxError"),
+        ("a eq 'x", "UnterminatedValueError"),
+        ("a eq 1)", "SyntaxError"),
+        ("a eq 1 b eq 2", "UnknownConjunctionError"),
+        ("a matches 1", "MalformedFilterException"),
+        ("a eq 1 2", "ExpectedConjunctionError"),
+        ("a # 1", "SyntaxError"),
+    ] {
+        assert_eq!(odata::parse_filter(text).unwrap_err().code, code, "{text}");
+    }
+}
+
+#[test]
+fn fetch_result_filters_sorts_and_links_the_next_page() {
+    let records: Vec<Value> = (1..=5)
+        .map(|i| json!({"id": i, "name": format!("n{i}"), "region": if i % 2 == 0 { "CA" } else { "WA" }}))
+        .collect();
+    let list = ListQuery { filter: Some("region eq 'ca' or id ge 5".into()), order_by: Some("id desc".into()) };
+    let query = Query::parse("$top=2").unwrap();
+    let result = odata::fetch_result("/x", records.clone(), &records[0], &list, &query).unwrap();
+    assert_eq!(result["@recordsetCount"], 3);
+    assert_eq!(result["value"], json!([records[4], records[3]]));
+    assert_eq!(result["@nextLink"], "/x?%24top=2&%24skip=2");
+    let over = Query::parse("$top=5000").unwrap();
+    assert_eq!(
+        odata::fetch_result("/x", records, &json!({"id": 1}), &ListQuery::default(), &over).unwrap_err().code,
+        "QueryParameterOutOfRange"
+    );
+}
