@@ -67,5 +67,15 @@ async fn main() -> std::io::Result<()> {
     h.keys("<Esc>S");
     h.settle().await;
     save(&mut h, "sandbox-view")?;
+
+    // AvaTax: a company's transactions, status coloured, then one with its tax by jurisdiction.
+    h.keys("<Esc>3");
+    h.settle().await;
+    h.keys("<Enter>");
+    h.settle().await;
+    save(&mut h, "avatax-transactions")?;
+    h.keys("jjjjj<Enter>");
+    h.settle().await;
+    save(&mut h, "avatax-transaction")?;
     Ok(())
 }

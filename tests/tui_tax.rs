@@ -456,3 +456,48 @@ async fn taxjar_views_against_the_embedded_simulator() {
     let screen = h.screen();
     assert!(screen.contains("breakdown by jurisdiction") && screen.contains("to collect"), "{screen}");
 }
+
+/// Commit and void on a selected transaction of the embedded AvaTax simulator, and its real
+/// error for an illegal transition.
+#[tokio::test]
+async fn avatax_commit_and_void_against_the_embedded_simulator() {
+    let mut h = Harness::new().await;
+    h.keys("3");
+    h.settle().await;
+    assert!(h.screen().contains("3 AvaTax SANDBOX"), "{}", h.screen());
+    h.keys("<Enter>");
+    h.settle().await;
+    // The first Saved document of the default company.
+    let records = h.console.app.tab().browser.records().to_vec();
+    let saved = records.iter().position(|r| r["status"] == "Saved").expect("a seeded Saved document");
+    let code = records[saved]["code"].as_str().unwrap().to_owned();
+    h.keys(&"j".repeat(saved));
+    h.keys("<Enter>");
+    h.settle().await;
+    let screen = h.screen();
+    assert!(screen.contains(&format!("transaction {code}")) && screen.contains("by jurisdiction"), "{screen}");
+    h.keys("c<C-s>");
+    h.settle().await;
+    h.settle().await;
+    let (status, _) = h.console.app.status.clone().unwrap();
+    assert!(status.starts_with("avatax transactions_commit: 200"), "{status}");
+    assert!(h.screen().contains("status Committed"), "{}", h.screen());
+    // Committing again is illegal: AvaTax's error, and the document stays committed.
+    h.keys("c<C-s>");
+    h.settle().await;
+    let (status, _) = h.console.app.status.clone().unwrap();
+    assert!(status.contains("HTTP 400"), "{status}");
+    h.keys("b");
+    h.keys("v<C-s>y");
+    h.settle().await;
+    h.settle().await;
+    let (status, _) = h.console.app.status.clone().unwrap();
+    assert!(status.starts_with("avatax transactions_void: 200"), "{status}");
+    h.keys("<Esc>");
+    let row = h.console.app.tab().browser.selected_record().cloned().unwrap();
+    assert_eq!(
+        (row["code"].as_str(), row["status"].as_str()),
+        (Some(code.as_str()), Some("Cancelled")),
+        "list refreshed"
+    );
+}

@@ -371,26 +371,25 @@ fn columns_of(records: &[Value], id_field: Option<&str>) -> Vec<Column> {
     for column in &mut columns {
         column.qualified = headers.iter().filter(|h| *h == column.header()).count() > 1;
     }
-    // When is usually the second question after which: time columns come right after the id,
-    // then a document's status and its main amounts; other records' ids come last.
+    // Which columns make the cut: a document's status and main amounts before other fields,
+    // other records' ids after them; otherwise the records' own order.
     let first = usize::from(id_field.is_some()).min(columns.len());
     columns[first..].sort_by_key(|c| column_rank(c.header()));
     columns.truncate(MAX_COLUMNS);
+    // When is usually the second question after which: time columns come right after the id.
+    columns[first..].sort_by_key(|c| !is_time_column(c.header()));
     columns
 }
 
-/// Where a column goes among the others (lower first); equal ranks keep the records' order.
+/// Whether a column is kept before others when not all fit (lower first); equal ranks keep
+/// the records' order.
 fn column_rank(header: &str) -> u8 {
-    if is_time_column(header) {
+    if header == "status" || PRIMARY_AMOUNTS.contains(&header) {
         0
-    } else if header == "status" {
-        1
-    } else if PRIMARY_AMOUNTS.contains(&header) {
-        2
     } else if header == "id" || header.ends_with("Id") {
-        4
+        2
     } else {
-        3
+        1
     }
 }
 

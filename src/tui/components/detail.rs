@@ -111,7 +111,7 @@ impl TransactionAction {
 }
 
 /// Widest a column gets; the inspector has the whole value.
-const MAX_COLUMN: usize = 34;
+const MAX_COLUMN: usize = 40;
 /// Widest a fact at the top gets.
 const MAX_FACT: usize = 60;
 
@@ -148,11 +148,11 @@ impl Detail {
     /// The keys of this view, for `?` and its footer.
     pub fn help() -> &'static [(&'static str, &'static str)] {
         &[
-            ("j k ↑ ↓", "select a line (its tax by jurisdiction shows below it)"),
+            ("j k ↑ ↓", "select a line: its tax by jurisdiction"),
             ("PgUp PgDn ^u ^d", "scroll"),
-            ("c v a f", "transaction: commit / void / adjust / refund (a pre-filled form)"),
-            ("b", "reopen the last table view of this tab"),
-            ("Esc q", "close (the JSON stays in the inspector)"),
+            ("c v a f", "commit / void / adjust / refund it"),
+            ("b", "reopen the last table view"),
+            ("Esc q", "close (the JSON is in the inspector)"),
         ]
     }
 

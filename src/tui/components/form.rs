@@ -244,7 +244,7 @@ impl Form {
             ("Tab ↓ / S-Tab ↑", "next / previous field"),
             ("Enter", "next field (a new line in JSON fields)"),
             ("Ctrl-s", "check every field and send"),
-            ("Ctrl-e", "edit line_items as a table (Ctrl-n/d add/delete rows)"),
+            ("Ctrl-e", "line_items as a table (^n ^d rows)"),
             ("Esc", "close without sending"),
         ]
     }
