@@ -186,10 +186,16 @@ pub fn records(page: &Value) -> Option<(Option<&str>, &Vec<Value>)> {
                     return Some((Some(key), rows));
                 }
             }
-            map.iter().find_map(|(k, v)| match v {
-                Value::Array(rows) if rows.iter().all(Value::is_object) => Some((Some(k.as_str()), rows)),
-                _ => None,
-            })
+            map.iter()
+                .find_map(|(k, v)| match v {
+                    Value::Array(rows) if rows.iter().all(Value::is_object) => Some((Some(k.as_str()), rows)),
+                    _ => None,
+                })
+                // A list of bare ids (TaxJar's `{"orders": ["123", ...]}`) when it is all there is.
+                .or_else(|| match map.iter().collect::<Vec<_>>().as_slice() {
+                    [(k, Value::Array(rows))] => Some((Some(k.as_str()), rows)),
+                    _ => None,
+                })
         }
         _ => None,
     }
@@ -335,6 +341,14 @@ mod tests {
         trail.advance(&request("http://h/x?page=3")).unwrap();
         let err = trail.advance(&request("http://h/x?page=4")).unwrap_err();
         assert!(err.to_string().contains("page cap: 3 pages read"), "{err}");
+    }
+
+    #[test]
+    fn a_list_of_bare_ids_is_the_records_when_it_is_all_there_is() {
+        let page = json!({"orders": ["123", "124"]});
+        assert_eq!(records(&page).map(|(k, r)| (k, r.len())), Some((Some("orders"), 2)));
+        assert!(records(&json!({"ids": ["1"], "total": 1})).is_none(), "not when other fields say otherwise");
+        assert_eq!(merge_pages(&[page.clone(), json!({"orders": ["125"]})])["orders"], json!(["123", "124", "125"]));
     }
 
     #[test]

@@ -939,11 +939,7 @@ impl App {
             return;
         }
         let parsed: Option<Value> = serde_json::from_slice(&response.body).ok();
-        let records = parsed.and_then(|page| match single_list(&page) {
-            // TaxJar answers lists of ids under one key (`{"orders": ["123", "456"]}`).
-            Some(key) => page.get(key).and_then(Value::as_array).cloned(),
-            None => pagination::into_records(page),
-        });
+        let records = parsed.and_then(pagination::into_records);
         match records {
             Some(rows) => {
                 let count = rows.len();
@@ -964,15 +960,6 @@ impl App {
         tab_state.inspector.show(response_view(op.name, &response));
         tab_state.page = Some(PageState { op, values, filters, request, response, previous });
         tab_state.remember_selection();
-    }
-}
-
-/// The key of a body that is one list of bare values and nothing else, if it is that.
-fn single_list(page: &Value) -> Option<&str> {
-    let Value::Object(map) = page else { return None };
-    match map.iter().next() {
-        Some((key, Value::Array(rows))) if map.len() == 1 && !rows.iter().any(Value::is_object) => Some(key),
-        _ => None,
     }
 }
 

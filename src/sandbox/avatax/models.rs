@@ -475,9 +475,29 @@ pub struct State {
     pub customers: Vec<Customer>,
     pub certificates: Vec<Certificate>,
     pub nexus: Vec<Nexus>,
-    /// Every version of every recorded document.
+    /// Every version of every recorded document, oldest first.
     pub transactions: Vec<Transaction>,
     audits: HashMap<i64, Audit>,
+    /// Versions kept at most ([`MAX_DOCUMENTS`]; lower in tests).
+    pub max_documents: usize,
+}
+
+/// Document versions a sandbox keeps: past it the oldest are forgotten, so a sandbox left
+/// running under load keeps bounded memory (the real service keeps documents for years).
+pub const MAX_DOCUMENTS: usize = 100_000;
+
+impl State {
+    /// Forgets the oldest versions once past the cap, a tenth of it at a time, so the cost of
+    /// shifting the list is paid rarely.
+    fn forget_beyond_cap(&mut self) {
+        if self.transactions.len() <= self.max_documents {
+            return;
+        }
+        let excess = self.transactions.len() - self.max_documents + self.max_documents / 10;
+        for forgotten in self.transactions.drain(..excess) {
+            self.audits.remove(&forgotten.id);
+        }
+    }
 }
 
 fn company_not_found(key: &str) -> AvaError {
@@ -500,6 +520,7 @@ impl State {
             nexus: Vec::new(),
             transactions: Vec::new(),
             audits: HashMap::new(),
+            max_documents: MAX_DOCUMENTS,
         }
     }
 
@@ -1119,6 +1140,7 @@ impl State {
                 None => self.transactions.push(transaction.clone()),
             }
             self.audits.insert(transaction.id, Audit { request, response: Value::Null, timestamp: now });
+            self.forget_beyond_cap();
         }
         Ok(transaction)
     }
@@ -1203,6 +1225,7 @@ impl State {
         previous.modified = now;
         self.transactions.push(new.clone());
         self.audits.insert(new.id, Audit { request, response: Value::Null, timestamp: now });
+        self.forget_beyond_cap();
         Ok(new)
     }
 
@@ -1521,6 +1544,7 @@ impl State {
         };
         self.transactions.push(transaction.clone());
         self.audits.insert(transaction.id, Audit { request, response: Value::Null, timestamp: now });
+        self.forget_beyond_cap();
         Ok(transaction)
     }
 

@@ -180,3 +180,17 @@ fn fetch_result_filters_sorts_and_links_the_next_page() {
         "QueryParameterOutOfRange"
     );
 }
+
+#[test]
+fn documents_past_the_cap_forget_the_oldest_first() {
+    let mut state = state();
+    let seeded = state.transactions.len();
+    state.max_documents = seeded + 20;
+    for i in 0..200 {
+        create(&mut state, &sale(&format!("CAP-{i}"), 10.0, false)).unwrap();
+        assert!(state.transactions.len() <= state.max_documents, "{} kept", state.transactions.len());
+    }
+    let codes: Vec<&str> = state.transactions.iter().map(|t| t.code.as_str()).collect();
+    assert!(codes.contains(&"CAP-199"), "the newest is kept");
+    assert!(!codes.contains(&"CAP-0"), "the oldest is forgotten");
+}

@@ -2,7 +2,7 @@
 //! `provider`), customers with exemptions, the account's nexus regions, and the checks every
 //! create and update passes before anything is stored (a refused call changes nothing).
 
-use std::collections::{btree_map, BTreeMap};
+use std::collections::{btree_map, BTreeMap, VecDeque};
 use std::str::FromStr;
 
 use rust_decimal::Decimal;
@@ -92,15 +92,37 @@ impl Customer {
     }
 }
 
+/// Orders and refunds a sandbox keeps: past it the oldest created are forgotten, so a sandbox
+/// left running under load keeps bounded memory.
+pub const MAX_TRANSACTIONS: usize = 100_000;
+
 /// Everything the simulator stores.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct State {
     pub transactions: BTreeMap<(Kind, String, String), Transaction>,
+    /// Keys of the transactions created through the API, oldest first (a deleted one stays until
+    /// its turn comes, and is then skipped).
+    created: VecDeque<(Kind, String, String)>,
+    /// Transactions kept at most ([`MAX_TRANSACTIONS`]; lower in tests).
+    pub max_transactions: usize,
     pub customers: BTreeMap<String, Customer>,
     /// Regions where the account collects, sorted as TaxJar lists them.
     pub nexus: Vec<Region>,
     /// The business address on file: the origin when a calculation gives none.
     pub address_on_file: Place,
+}
+
+impl Default for State {
+    fn default() -> State {
+        State {
+            transactions: BTreeMap::new(),
+            created: VecDeque::new(),
+            max_transactions: MAX_TRANSACTIONS,
+            customers: BTreeMap::new(),
+            nexus: Vec::new(),
+            address_on_file: Place::default(),
+        }
+    }
 }
 
 /// Reads typed fields out of a JSON object, with TaxJar's errors for missing and malformed ones.
@@ -320,6 +342,16 @@ impl State {
                 transaction.transaction_id,
                 transaction.provider
             )));
+        }
+        self.created.push_back(key.clone());
+        while self.transactions.len() >= self.max_transactions {
+            let Some(oldest) = self.created.pop_front() else { break };
+            self.transactions.remove(&oldest);
+        }
+        // Deleted keys linger in `created` until their turn: keep it from outgrowing the map.
+        if self.created.len() > 2 * self.max_transactions.max(1) {
+            let transactions = &self.transactions;
+            self.created.retain(|key| transactions.contains_key(key));
         }
         Ok(self.transactions.entry(key).or_insert(transaction))
     }

@@ -32,3 +32,29 @@ fn seeding_is_deterministic_and_consistent() {
     }
     assert!(a.customers.contains_key("123"));
 }
+
+#[test]
+fn orders_past_the_cap_forget_the_oldest_created_first() {
+    use super::models::{ApiVersion, Fields, Kind};
+    let mut state = seeded_state(7, datetime!(2024-06-01 12:00 UTC));
+    let seeded = state.transactions.len();
+    state.max_transactions = seeded + 10;
+    for i in 0..50 {
+        let body = serde_json::json!({"transaction_id": format!("cap-{i}"), "transaction_date": "2024-05-01",
+            "to_country": "US", "to_zip": "90002", "to_state": "CA", "amount": 10, "shipping": 0, "sales_tax": 0.95});
+        let map = body.as_object().unwrap();
+        state.create(Kind::Order, &Fields::new(map), ApiVersion::V2012).unwrap();
+        assert!(state.transactions.len() <= state.max_transactions, "{} kept", state.transactions.len());
+        if i == 3 {
+            // A deleted order does not count, and is skipped when its turn to be forgotten comes.
+            state.delete(Kind::Order, "cap-1", "api").unwrap();
+        }
+    }
+    let kept: Vec<&str> = state.transactions.keys().map(|(_, id, _)| id.as_str()).collect();
+    assert!(kept.contains(&"cap-49") && !kept.contains(&"cap-0"), "{kept:?}");
+    assert_eq!(
+        state.transactions.len(),
+        state.max_transactions,
+        "seeded orders stay; the newest API ones fill the rest"
+    );
+}
