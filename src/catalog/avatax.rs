@@ -45,11 +45,11 @@ const TRANSACTION_INCLUDES: &[&str] = &[
 ];
 const TRANSACTION_INCLUDE: Param =
     Param::query("$include", "extra parts, comma-separated: Lines, Details, Summary, Addresses, SummaryOnly...")
-        .list()
+        .comma_joined()
         .one_of(TRANSACTION_INCLUDES);
 const COMPANY_INCLUDE: Param =
     Param::query("$include", "nested records to add, comma-separated: Contacts, Locations, Nexus, Settings...")
-        .list()
+        .comma_joined()
         .one_of(&["Contacts", "Items", "Locations", "Nexus", "Settings", "TaxCodes", "TaxRules", "UPC", "Parameters"]);
 
 const fn op(
@@ -90,7 +90,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
                 "$include",
                 "nested records to add, comma-separated: Contacts, Locations, Nexus, Settings...",
             )
-            .list()
+            .comma_joined()
             .one_of(&[
                 "Contacts",
                 "Items",
@@ -168,7 +168,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
                 "$include",
                 "extra parts, comma-separated: Lines, Details, Summary, Addresses, ForceTimeout...",
             )
-            .list()
+            .comma_joined()
             .one_of(&[
                 "Lines",
                 "Details",
@@ -362,7 +362,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
                 "$include",
                 "nested records to add, comma-separated: certificates, billTos, shipTos...",
             )
-            .list()
+            .comma_joined()
             .one_of(&[
                 "certificates",
                 "attributes",
@@ -416,7 +416,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
                 "$include",
                 "nested records to add, comma-separated: customers, po_numbers...",
             )
-            .list()
+            .comma_joined()
             .one_of(&[
                 "customers",
                 "po_numbers",
@@ -471,7 +471,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
             SKIP,
             ORDER_BY,
             Param::query("$include", "Parameters: add nexus parameters")
-                .list()
+                .comma_joined()
                 .one_of(&["Parameters"]),
         ],
         paging: Paging::ODataNextLink,

@@ -214,6 +214,9 @@ pub struct Param {
     pub allowed: &'static [&'static str],
     /// One line of help shown beside the field.
     pub help: &'static str,
+    /// For a `List` in the query: sent as one comma-separated value (`$include=Lines,Summary`, as
+    /// AvaTax reads it) rather than as the key repeated.
+    pub comma_joined: bool,
 }
 
 impl Param {
@@ -229,6 +232,7 @@ impl Param {
             max: None,
             allowed: &[],
             help,
+            comma_joined: false,
         }
     }
     pub const fn path(name: &'static str, help: &'static str) -> Param {
@@ -268,6 +272,12 @@ impl Param {
     }
     pub const fn list(self) -> Param {
         self.kind(Kind::List)
+    }
+    /// A list sent as one comma-separated query value.
+    pub const fn comma_joined(mut self) -> Param {
+        self.kind = Kind::List;
+        self.comma_joined = true;
+        self
     }
     pub const fn file(self) -> Param {
         self.kind(Kind::File)

@@ -102,7 +102,10 @@ pub fn build(
         let Some(value) = given(param) else { continue };
         match param.location {
             Location::Query => {
-                for v in split_list(param, value) {
+                let items = split_list(param, value);
+                let joined = items.join(",");
+                let values = if param.comma_joined { vec![joined.as_str()] } else { items };
+                for v in values {
                     query.push(format!(
                         "{}={}",
                         utf8_percent_encode(param.name, COMPONENT),
@@ -583,5 +586,17 @@ mod tests {
             "{waits:?}"
         );
         assert!(waits.iter().any(|w| *w != waits[0]), "40 waits all equal: no jitter");
+    }
+
+    #[test]
+    fn avatax_include_goes_as_one_comma_separated_value() {
+        let op = Service::Avatax.operation("transactions_get").expect("in the catalog");
+        let values: Values = [("companyCode", "DEFAULT"), ("transactionCode", "INV-1"), ("$include", "Lines, Summary")]
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+            .collect();
+        let target = crate::config::sandbox_target(Service::Avatax, "http://127.0.0.1:7703".into());
+        let request = build(op, &values, None, &target).expect("valid");
+        assert!(request.url.ends_with("/transactions/INV-1?%24include=Lines%2CSummary"), "{}", request.url);
     }
 }
