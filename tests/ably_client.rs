@@ -5,23 +5,24 @@
 
 use opsdeck::catalog::Service;
 use opsdeck::client::{self, pagination, CallError, Credentials, HttpSettings, Response, Secret, Target, Values};
-use opsdeck::config::sandbox_target;
-use opsdeck::sandbox::{self, Sandbox};
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
-struct Ably {
-    sandbox: Sandbox,
-    http: reqwest::Client,
-    target: Target,
+mod common;
+
+/// The Ably simulator and a client for it; `Deref` gives its sandbox, http and target.
+struct Ably(common::Simulated);
+
+impl std::ops::Deref for Ably {
+    type Target = common::Simulated;
+    fn deref(&self) -> &common::Simulated {
+        &self.0
+    }
 }
 
 impl Ably {
     async fn start() -> Ably {
-        let sandbox = sandbox::start(0, 7).await.expect("sandbox starts");
-        let target = sandbox_target(Service::Ably, sandbox.base_url(Service::Ably));
-        let http = client::http_client(&HttpSettings::default()).unwrap();
-        Ably { sandbox, http, target }
+        Ably(common::Simulated::start(Service::Ably).await)
     }
 
     async fn call_as(
@@ -31,17 +32,7 @@ impl Ably {
         params: &[(&str, &str)],
         body: Option<Value>,
     ) -> Result<Response, CallError> {
-        let op = Service::Ably.operation(op).expect("operation exists");
-        let values: Values = params.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
-        let request = client::build(op, &values, body.as_ref(), target)?;
-        client::request::execute(
-            &self.http,
-            &request,
-            &target.credentials,
-            &HttpSettings::default(),
-            &CancellationToken::new(),
-        )
-        .await
+        self.0.send(target, op, params, body).await
     }
 
     async fn call(&self, op: &str, params: &[(&str, &str)]) -> Result<Response, CallError> {

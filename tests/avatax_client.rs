@@ -5,38 +5,28 @@
 #![allow(clippy::unwrap_used, reason = "a test panics on failure")]
 
 use opsdeck::catalog::Service;
-use opsdeck::client::{self, CallError, Credentials, HttpSettings, Response, Secret, Target, Values};
-use opsdeck::config::sandbox_target;
-use opsdeck::sandbox::{self, Sandbox};
+use opsdeck::client::{self, CallError, Credentials, Response, Secret, Target};
 use serde_json::{json, Value};
-use tokio_util::sync::CancellationToken;
 
-struct Ava {
-    sandbox: Sandbox,
-    http: reqwest::Client,
-    target: Target,
+mod common;
+
+/// The Ava simulator and a client for it; `Deref` gives its sandbox, http and target.
+struct Ava(common::Simulated);
+
+impl std::ops::Deref for Ava {
+    type Target = common::Simulated;
+    fn deref(&self) -> &common::Simulated {
+        &self.0
+    }
 }
 
 impl Ava {
     async fn start() -> Ava {
-        let sandbox = sandbox::start(0, 7).await.expect("sandbox starts");
-        let target = sandbox_target(Service::Avatax, sandbox.base_url(Service::Avatax));
-        let http = client::http_client(&HttpSettings::default()).unwrap();
-        Ava { sandbox, http, target }
+        Ava(common::Simulated::start(Service::Avatax).await)
     }
 
     async fn call_as(&self, target: &Target, op: &str, params: &[(&str, &str)]) -> Result<Response, CallError> {
-        let op = Service::Avatax.operation(op).expect("operation exists");
-        let values: Values = params.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
-        let request = client::build(op, &values, None, target)?;
-        client::request::execute(
-            &self.http,
-            &request,
-            &target.credentials,
-            &HttpSettings::default(),
-            &CancellationToken::new(),
-        )
-        .await
+        self.0.send(target, op, params, None).await
     }
 
     async fn call(&self, op: &str, params: &[(&str, &str)]) -> Result<Response, CallError> {

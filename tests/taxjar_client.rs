@@ -5,24 +5,24 @@
 #![allow(clippy::unwrap_used, reason = "a test panics on failure")]
 
 use opsdeck::catalog::Service;
-use opsdeck::client::{self, CallError, Credentials, HttpSettings, Response, Secret, Target, Values};
-use opsdeck::config::sandbox_target;
-use opsdeck::sandbox::{self, Sandbox};
+use opsdeck::client::{self, CallError, Credentials, Response, Secret, Target};
 use serde_json::{json, Value};
-use tokio_util::sync::CancellationToken;
 
-struct Taxjar {
-    sandbox: Sandbox,
-    http: reqwest::Client,
-    target: Target,
+mod common;
+
+/// The Taxjar simulator and a client for it; `Deref` gives its sandbox, http and target.
+struct Taxjar(common::Simulated);
+
+impl std::ops::Deref for Taxjar {
+    type Target = common::Simulated;
+    fn deref(&self) -> &common::Simulated {
+        &self.0
+    }
 }
 
 impl Taxjar {
     async fn start() -> Taxjar {
-        let sandbox = sandbox::start(0, 7).await.expect("sandbox starts");
-        let target = sandbox_target(Service::Taxjar, sandbox.base_url(Service::Taxjar));
-        let http = client::http_client(&HttpSettings::default()).unwrap();
-        Taxjar { sandbox, http, target }
+        Taxjar(common::Simulated::start(Service::Taxjar).await)
     }
 
     async fn call_as(
@@ -32,17 +32,7 @@ impl Taxjar {
         params: &[(&str, &str)],
         body: Option<Value>,
     ) -> Result<Response, CallError> {
-        let op = Service::Taxjar.operation(op).expect("operation exists");
-        let values: Values = params.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
-        let request = client::build(op, &values, body.as_ref(), target)?;
-        client::request::execute(
-            &self.http,
-            &request,
-            &target.credentials,
-            &HttpSettings::default(),
-            &CancellationToken::new(),
-        )
-        .await
+        self.0.send(target, op, params, body).await
     }
 
     async fn call(&self, op: &str, params: &[(&str, &str)], body: Option<Value>) -> Result<Response, CallError> {
