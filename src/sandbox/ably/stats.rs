@@ -237,10 +237,32 @@ pub(super) struct StatsBook {
     pub(super) hours: BTreeMap<i64, Counters>,
 }
 
+/// Minutes kept as minutes (a week): older ones are rolled into their hour, so stats keep their
+/// totals while memory stays bounded under any traffic or `--speed`.
+pub(super) const MAX_MINUTES: usize = 7 * 24 * 60;
+/// Hours kept (two years); older ones are dropped.
+pub(super) const MAX_HOURS: usize = 2 * 366 * 24;
+
 impl StatsBook {
     /// The counters of the minute holding `now`, created on first use.
     pub(super) fn minute(&mut self, now: i64) -> &mut Counters {
-        self.minutes.entry(Unit::Minute.floor(now)).or_default()
+        let key = Unit::Minute.floor(now);
+        if !self.minutes.contains_key(&key) {
+            self.roll_up_beyond_caps();
+        }
+        self.minutes.entry(key).or_default()
+    }
+
+    /// Rolls the oldest minutes into their hours, and drops the oldest hours, until both fit.
+    /// An hour bucket never follows a minute of a later hour, which `page` relies on.
+    fn roll_up_beyond_caps(&mut self) {
+        while self.minutes.len() >= MAX_MINUTES {
+            let Some((minute, counters)) = self.minutes.pop_first() else { break };
+            self.hours.entry(Unit::Hour.floor(minute)).or_default().merge(&counters);
+        }
+        while self.hours.len() > MAX_HOURS {
+            self.hours.pop_first();
+        }
     }
 
     /// Up to `want` intervals of `unit` starting in `[floor(start), end]`, in the order of
@@ -349,5 +371,21 @@ mod tests {
         assert_eq!(*start, base);
         assert_eq!(c.0[m::ALL_COUNT], 7);
         assert_eq!(c.0[m::CONNECTIONS_PEAK], 7);
+    }
+
+    #[test]
+    fn old_minutes_roll_into_their_hours_and_the_totals_stay() {
+        let mut book = StatsBook::default();
+        let base = 1_737_385_200_000; // 15:00
+        let minutes = MAX_MINUTES + 180;
+        for i in 0..minutes {
+            book.minute(base + i64::try_from(i).unwrap() * 60_000).add(m::ALL_COUNT, 1);
+        }
+        assert!(book.minutes.len() <= MAX_MINUTES, "{} minutes kept", book.minutes.len());
+        assert_eq!(book.hours.len(), 3, "the first three hours are now hours");
+        let query =
+            StatsQuery { unit: Unit::Day, start: 0, end: base + 30 * 24 * HOUR_MS, forwards: true, cursor: None };
+        let total: u64 = book.page(&query, 100).iter().map(|(_, c)| c.0[m::ALL_COUNT]).sum();
+        assert_eq!(total, u64::try_from(minutes).unwrap(), "nothing counted is lost");
     }
 }
