@@ -14,7 +14,8 @@ const TOP: Param = Param::query("$top", "maximum rows per page (0: no explicit l
 const SKIP: Param = Param::query("$skip", "rows to skip").int().min(0.0);
 const ORDER_BY: Param = Param::query("$orderBy", "sort, e.g. id ASC or name DESC, comma-separated");
 
-const DOCUMENT_TYPES: &[&str] = &[
+/// AvaTax's document types, in the order of its numeric enum (the simulator reads both forms).
+pub const DOCUMENT_TYPES: &[&str] = &[
     "SalesOrder",
     "SalesInvoice",
     "PurchaseOrder",

@@ -12,6 +12,8 @@ mod mailgun;
 mod taxjar;
 pub mod validate;
 
+pub use avatax::DOCUMENT_TYPES as AVATAX_DOCUMENT_TYPES;
+
 use std::fmt;
 
 /// The seven services, in tab order.

@@ -33,9 +33,10 @@ use self::auth::NonceBook;
 pub use self::state::PushDelivery;
 use self::state::State;
 use self::stats::m;
-use self::wire::{body_response, decode_component, AblyError, Format, Query, Val};
+use self::wire::{body_response, parse_query, AblyError, Format, Val};
 use super::{errors, Platform, SandboxClock, Simulator};
 use crate::catalog::Service;
+use crate::sandbox::request::{decode_component, Query};
 
 /// Request bodies above this are refused (Ably's batch limit is 2 MiB).
 const MAX_BODY: usize = 4 * 1024 * 1024;
@@ -286,7 +287,7 @@ async fn entry(shared: Arc<Shared>, op: Op, request: Request) -> Response {
         return preflight();
     }
     let now = shared.clock.now_ms();
-    let query = Query::parse_request(parts.uri.query().unwrap_or(""));
+    let query = parse_query(parts.uri.query().unwrap_or(""));
     // A query that cannot be read still leaves `Accept` to choose the error's format.
     let format = Format::negotiate(&parts.headers, query.as_ref().unwrap_or(&Query::default()));
     let envelope = query.as_ref().is_ok_and(|q| q.get("envelope").is_some());

@@ -5,7 +5,9 @@ use time::format_description::well_known::Rfc3339;
 use time::macros::format_description;
 use time::{Date, OffsetDateTime, PrimitiveDateTime};
 
-use super::wire::{encode_query, AblyError, Query};
+use super::wire::AblyError;
+use crate::sandbox::paging::encode_query;
+use crate::sandbox::request::Query;
 
 /// Default and maximum page size on every paginated route.
 pub(super) const DEFAULT_LIMIT: usize = 100;

@@ -11,9 +11,10 @@ use axum::response::{IntoResponse, Response};
 use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig, STANDARD};
 use base64::engine::DecodePaddingMode;
 use base64::Engine;
-use percent_encoding::{percent_decode_str, utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
+
+use crate::sandbox::request::Query;
 
 /// Base64 that accepts input with or without padding: clients differ in what they send.
 pub(super) const LENIENT_B64: GeneralPurpose = GeneralPurpose::new(
@@ -281,84 +282,17 @@ pub(super) fn decode_body(headers: &HeaderMap, body: &[u8]) -> Result<Val, AblyE
     }
 }
 
-/// Decoded query parameters in order; the first occurrence of a name wins.
-#[derive(Clone, Debug, Default)]
-pub(super) struct Query {
-    pub(super) pairs: Vec<(String, String)>,
-}
-
-/// A query or form field whose percent-decoded name or value is not UTF-8. Refused rather than
-/// decoded with replacement characters, which would quietly turn it into another value.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(super) struct NotUtf8 {
-    /// The field's name, with replacement characters if the name itself is the bad part.
-    pub(super) field: String,
-}
-
-impl Query {
-    pub(super) fn parse(raw: &str) -> Result<Query, NotUtf8> {
-        let pairs = raw
-            .split('&')
-            .filter(|p| !p.is_empty())
-            .map(|p| {
-                let (k, v) = p.split_once('=').unwrap_or((p, ""));
-                let bad = || NotUtf8 { field: decode_component_lossy(k, true) };
-                Ok((decode_component(k, true).map_err(|_| bad())?, decode_component(v, true).map_err(|_| bad())?))
-            })
-            .collect::<Result<_, _>>()?;
-        Ok(Query { pairs })
-    }
-
-    /// The query of a request, or the error answering it: a parameter that is not UTF-8 is an
-    /// invalid parameter value (40003).
-    pub(super) fn parse_request(raw: &str) -> Result<Query, AblyError> {
-        Query::parse(raw).map_err(|e| {
-            AblyError::bad_param(format!("Invalid value for parameter '{}': not UTF-8 once percent-decoded", e.field))
-        })
-    }
-
-    /// A parameter's value; empty values count as absent, as SDKs send `param=` for unset ones.
-    pub(super) fn get(&self, name: &str) -> Option<&str> {
-        self.pairs.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str()).filter(|v| !v.is_empty())
-    }
+/// The query of a request, or the error answering it: a parameter that is not UTF-8 is an
+/// invalid parameter value (40003).
+pub(super) fn parse_query(raw: &str) -> Result<Query, AblyError> {
+    Query::parse(raw).map_err(|e| {
+        AblyError::bad_param(format!("Invalid value for parameter '{}': not UTF-8 once percent-decoded", e.field))
+    })
 }
 
 /// A query filter: an absent filter lets everything through.
 pub(super) fn passes(filter: Option<&str>, value: Option<&str>) -> bool {
     filter.is_none() || filter == value
-}
-
-/// Percent-decodes one URL component; `plus` turns `+` into a space (query strings only).
-pub(super) fn decode_component(raw: &str, plus: bool) -> Result<String, std::str::Utf8Error> {
-    let decoded = if plus && raw.contains('+') {
-        percent_decode_str(&raw.replace('+', " ")).decode_utf8()?.into_owned()
-    } else {
-        percent_decode_str(raw).decode_utf8()?.into_owned()
-    };
-    Ok(decoded)
-}
-
-/// [`decode_component`] with replacement characters, only for naming a bad field in a message.
-fn decode_component_lossy(raw: &str, plus: bool) -> String {
-    percent_decode_str(&if plus { raw.replace('+', " ") } else { raw.to_owned() }).decode_utf8_lossy().into_owned()
-}
-
-/// Everything but RFC 3986 unreserved characters, so link URLs never contain commas (ably-js
-/// splits `Link` on them).
-const LINK_SET: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'_').remove(b'.').remove(b'~');
-
-/// Builds a query string from already-decoded pairs.
-pub(super) fn encode_query(pairs: &[(&str, String)]) -> String {
-    let mut out = String::new();
-    for (k, v) in pairs {
-        if !out.is_empty() {
-            out.push('&');
-        }
-        out.extend(utf8_percent_encode(k, LINK_SET));
-        out.push('=');
-        out.extend(utf8_percent_encode(v, LINK_SET));
-    }
-    out
 }
 
 /// An Ably error: HTTP status, Ably code and message, rendered as `{"error": {...}}`.
@@ -445,6 +379,8 @@ pub(super) fn body_response(status: StatusCode, format: Format, value: &Val) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sandbox::paging::encode_query;
+    use crate::sandbox::request::NotUtf8;
 
     #[test]
     fn binary_survives_msgpack_and_becomes_base64_in_json() {

@@ -220,8 +220,7 @@ pub fn transaction(value: &Value, at: &str) -> Result<TransactionInput, AvaError
     let doc_type = if type_text.trim().is_empty() {
         DocType::SALES_ORDER
     } else {
-        DocType::parse(&type_text)
-            .ok_or_else(|| AvaError::invalid_enum(&f.path("type"), &type_text, &DocType::NAMES))?
+        DocType::parse(&type_text).ok_or_else(|| AvaError::invalid_enum(&f.path("type"), &type_text, DocType::NAMES))?
     };
     let lines_at = f.path("lines");
     let lines = f

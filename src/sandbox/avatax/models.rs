@@ -30,28 +30,13 @@ pub fn enum_index(names: &[&str], text: &str) -> Option<usize> {
 pub struct DocType(usize);
 
 impl DocType {
-    pub const NAMES: [&'static str; 14] = [
-        "SalesOrder",
-        "SalesInvoice",
-        "PurchaseOrder",
-        "PurchaseInvoice",
-        "ReturnOrder",
-        "ReturnInvoice",
-        "InventoryTransferOrder",
-        "InventoryTransferInvoice",
-        "ReverseChargeOrder",
-        "ReverseChargeInvoice",
-        "CustomsInvoice",
-        "CustomsOrder",
-        "InventoryTransferOutboundInvoice",
-        "InventoryTransferOutboundOrder",
-    ];
+    pub const NAMES: &'static [&'static str] = crate::catalog::AVATAX_DOCUMENT_TYPES;
     pub const SALES_ORDER: DocType = DocType(0);
     pub const SALES_INVOICE: DocType = DocType(1);
     pub const RETURN_INVOICE: DocType = DocType(5);
 
     pub fn parse(text: &str) -> Option<DocType> {
-        enum_index(&Self::NAMES, text).map(DocType)
+        enum_index(Self::NAMES, text).map(DocType)
     }
 
     pub fn name(self) -> &'static str {
@@ -879,9 +864,7 @@ impl State {
             let tax_code = calc::line_tax_code(&line.tax_code)
                 .ok_or_else(|| AvaError::unknown_reference("TaxCode", &line.tax_code, &at("taxCode")))?;
             for (field, code) in [("entityUseCode", &line.entity_use_code), ("", &input.entity_use_code)] {
-                if !code.trim().is_empty()
-                    && !reference::ENTITY_USE_CODES.iter().any(|(c, _)| c.eq_ignore_ascii_case(code.trim()))
-                {
+                if !code.trim().is_empty() && crate::sandbox::tax::entity_use_code_description(code).is_none() {
                     let field = if field.is_empty() { "entityUseCode".to_owned() } else { at(field) };
                     return Err(AvaError::unknown_reference("EntityUseCode", code, &field));
                 }

@@ -188,27 +188,6 @@ pub fn tax_code(code: &str) -> Option<&'static TaxCode> {
     TAX_CODES.iter().find(|t| t.code.eq_ignore_ascii_case(code.trim()))
 }
 
-/// AvaTax's system entity use codes (customer usage types): any of them exempts a sale.
-pub const ENTITY_USE_CODES: &[(&str, &str)] = &[
-    ("A", "Federal government"),
-    ("B", "State government"),
-    ("C", "Tribe / Status Indian / Indian Band"),
-    ("D", "Foreign diplomat"),
-    ("E", "Charitable or benevolent organization"),
-    ("F", "Religious organization"),
-    ("G", "Resale"),
-    ("H", "Commercial agricultural production"),
-    ("I", "Industrial production / manufacturer"),
-    ("J", "Direct pay permit"),
-    ("K", "Direct mail"),
-    ("L", "Other"),
-    ("M", "Educational organization"),
-    ("N", "Local government"),
-    ("P", "Commercial aquaculture"),
-    ("Q", "Commercial fishery"),
-    ("R", "Non-resident"),
-];
-
 /// Where the address resolver can place a postal code: (ZIP, city, state, latitude,
 /// longitude). The first rows are the coordinates quoted in api/avatax.md; the others are the
 /// approximate centroids of the ZIPs the seeded data uses.

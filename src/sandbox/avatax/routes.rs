@@ -62,7 +62,7 @@ fn document_type(call: &Call) -> Result<Option<DocType>, AvaError> {
     match call.query("documentType").map(str::trim).filter(|t| !t.is_empty()) {
         None => Ok(None),
         Some(text) => {
-            DocType::parse(text).map(Some).ok_or_else(|| AvaError::invalid_enum("documentType", text, &DocType::NAMES))
+            DocType::parse(text).map(Some).ok_or_else(|| AvaError::invalid_enum("documentType", text, DocType::NAMES))
         }
     }
 }
@@ -249,7 +249,7 @@ fn transactions_list(state: &State, call: &Call) -> Result<Reply, AvaError> {
 fn transactions_get(state: &State, call: &Call, type_segment: Option<&str>) -> Result<Reply, AvaError> {
     let doc_type = match type_segment {
         Some(text) => {
-            Some(DocType::parse(text).ok_or_else(|| AvaError::invalid_enum("documentType", text, &DocType::NAMES))?)
+            Some(DocType::parse(text).ok_or_else(|| AvaError::invalid_enum("documentType", text, DocType::NAMES))?)
         }
         None => document_type(call)?,
     };
@@ -321,7 +321,7 @@ fn transactions_audit(state: &State, call: &Call) -> Result<Reply, AvaError> {
     let (t, audit) = match call.segments.get(5) {
         Some(text) if call.segment(4) == "types" => {
             let doc_type =
-                DocType::parse(text).ok_or_else(|| AvaError::invalid_enum("documentType", text, &DocType::NAMES))?;
+                DocType::parse(text).ok_or_else(|| AvaError::invalid_enum("documentType", text, DocType::NAMES))?;
             let t = state.transaction(call.segment(1), call.segment(3), Some(doc_type))?;
             state.audit(call.segment(1), &t.code)?
         }

@@ -92,10 +92,10 @@ fn avatax_category(code: &str) -> Option<Category> {
 pub const ENTITY_USE_CODES: &[(&str, &str)] = &[
     ("A", "Federal government"),
     ("B", "State government"),
-    ("C", "Tribe / status Indian / Indian band"),
+    ("C", "Tribe / Status Indian / Indian Band"),
     ("D", "Foreign diplomat"),
     ("E", "Charitable or benevolent organization"),
-    ("F", "Religious or educational organization"),
+    ("F", "Religious organization"),
     ("G", "Resale"),
     ("H", "Commercial agricultural production"),
     ("I", "Industrial production / manufacturer"),
