@@ -9,5 +9,7 @@ pub mod cli;
 pub mod client;
 pub mod config;
 pub mod inert;
+pub mod jq;
+pub mod paths;
 pub mod sandbox;
 pub mod tui;

@@ -42,6 +42,16 @@ pub struct Config {
     pub auto_refresh_secs: Option<u64>,
     /// Seconds before a call times out (default 30).
     pub request_timeout_secs: Option<u64>,
+    /// Mouse clicks and the wheel in the console (default off, so the terminal keeps selection).
+    pub mouse: Option<bool>,
+    /// A command that takes copied text on stdin (`wl-copy`, `xclip -selection clipboard`), tried
+    /// when the terminal cannot take OSC 52.
+    pub clipboard_cmd: Option<String>,
+    #[serde(default)]
+    pub history: HistorySettings,
+    /// Console actions rebound: `quit = "Q"` or `down = ["j", "down"]`.
+    #[serde(default)]
+    pub keys: BTreeMap<String, KeyList>,
     #[serde(default)]
     pub profiles: BTreeMap<String, Profile>,
     /// The file this was read from, so errors can say where to fix a value.
@@ -53,10 +63,41 @@ pub struct Config {
     pub warnings: Vec<String>,
 }
 
+/// `[history]`: what the local call history keeps.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HistorySettings {
+    /// Record calls at all (default true).
+    pub enabled: Option<bool>,
+    /// Days a call is kept (default 90).
+    pub retention_days: Option<u32>,
+    /// Response bytes kept per call (default 256 KiB); longer bodies are cut and marked.
+    pub max_body_bytes: Option<usize>,
+}
+
+/// One key or several for an action in `[keys]`.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[serde(untagged)]
+pub enum KeyList {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl KeyList {
+    pub fn keys(&self) -> Vec<&str> {
+        match self {
+            KeyList::One(key) => vec![key.as_str()],
+            KeyList::Many(keys) => keys.iter().map(String::as_str).collect(),
+        }
+    }
+}
+
 /// One profile: per service, where and as whom.
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Profile {
+    /// Refuse every operation that changes something, as `--read-only` does.
+    pub read_only: Option<bool>,
     pub ably: Option<ServiceProfile>,
     pub deepgram: Option<ServiceProfile>,
     pub avatax: Option<ServiceProfile>,
@@ -143,11 +184,6 @@ pub struct ResolvedService {
     pub warnings: Vec<String>,
 }
 
-/// The platform config dir (`~/.config/opsdeck` on Linux).
-pub fn config_dir() -> Option<PathBuf> {
-    directories::ProjectDirs::from("", "", "opsdeck").map(|d| d.config_dir().to_owned())
-}
-
 /// Every warning about the config file and the resolved services, each once, for the console's
 /// status line at start.
 pub fn startup_warnings(config: &Config, resolved: &[ResolvedService]) -> Vec<String> {
@@ -166,8 +202,8 @@ impl Config {
     pub fn load(path: Option<&Path>) -> anyhow::Result<Config> {
         let (path, explicit) = match path {
             Some(p) => (p.to_owned(), true),
-            None => match config_dir() {
-                Some(dir) => (dir.join("config.toml"), false),
+            None => match crate::paths::Paths::current(None).config_file {
+                Some(file) => (file, false),
                 None => return Ok(Config::default()),
             },
         };

@@ -61,7 +61,7 @@ pub async fn start_with(
     let resolved = config.resolve(global.profile.as_deref(), env, &|s| sandbox.base_url(s))?;
     let config_warnings = config::startup_warnings(&config, &resolved);
     let theme_name = global.theme.clone().or_else(|| config.theme.clone()).unwrap_or_else(|| "dark".into());
-    let user_themes = config::config_dir().map(|d| d.join("themes"));
+    let user_themes = crate::paths::Paths::current(global.config.as_deref()).themes_dir;
     let (theme, warning) = theme::Theme::for_terminal(&theme_name, user_themes.as_deref(), env);
     let settings = config.http_settings();
     let http = client::http_client(&settings)?;
