@@ -13,32 +13,95 @@ use crate::config::{self, Config, Mode, ResolvedService};
 use crate::inert::{inert, inert_json, inert_lines};
 use crate::sandbox;
 
+pub mod complete;
+pub mod docs;
+pub mod output;
+mod suggest;
+
 /// A terminal operations console for Ably, Deepgram, AvaTax, TaxJar, Coinbase Exchange, Mailgun
 /// and EasyPost, with a stateful simulator of each.
 #[derive(Debug, Parser)]
-#[command(name = "opsdeck", version, about, long_about = None)]
+#[command(name = "opsdeck", version, about, long_about = None, disable_help_subcommand = true,
+          after_help = TOP_EXAMPLES)]
 pub struct Cli {
+    /// The console's options; `opsdeck call` takes them after `call` too (`--theme` only acts on the console).
     #[command(flatten)]
     pub global: GlobalArgs,
     #[command(subcommand)]
     pub command: Option<Command>,
 }
 
-/// Options shared by every command.
-#[derive(Debug, Args)]
+const TOP_EXAMPLES: &str = "\
+Examples:
+  opsdeck                                   the console, every service on its simulator
+  opsdeck --profile work --read-only        the console on live credentials, nothing can change
+  opsdeck ops ably                          the operations of a service
+  opsdeck call ably messages_list channelId=orders:eu --jq '.[].name'
+  opsdeck sandbox --port-base 7700          the simulators for your own apps and SDKs
+  opsdeck help environment                  every environment variable opsdeck reads
+  source <(opsdeck completions bash)        tab completion of services, operations and NAME=";
+
+/// The console's options. `opsdeck call` takes `--profile`, `--read-only` and `--config` after
+/// `call` as well ([`TargetArgs`]); given before a subcommand that does not use them they are
+/// an error rather than silently ignored (see [`check_global_flags`]).
+#[derive(Clone, Debug, Default, Args)]
 pub struct GlobalArgs {
     /// Profile from config.toml; `local` = every service at the `opsdeck sandbox` default ports.
-    #[arg(long, global = true, value_name = "NAME")]
+    #[arg(long, value_name = "NAME")]
     pub profile: Option<String>,
     /// Refuse to send any operation that changes something.
-    #[arg(long, global = true)]
+    #[arg(long)]
     pub read_only: bool,
     /// Theme: `dark`, `light`, `plain` (no colour), or a file NAME.toml in the config dir's themes folder.
-    #[arg(long, global = true, value_name = "NAME")]
+    #[arg(long, value_name = "NAME")]
     pub theme: Option<String>,
     /// Config file to use instead of config.toml in the platform config dir.
-    #[arg(long, global = true, value_name = "PATH")]
+    #[arg(long, value_name = "PATH")]
     pub config: Option<PathBuf>,
+}
+
+/// Where and as whom `opsdeck call` sends: the console's options without the theme.
+#[derive(Clone, Debug, Default, Args)]
+pub struct TargetArgs {
+    /// Profile from config.toml; `local` = every service at the `opsdeck sandbox` default ports.
+    #[arg(long, value_name = "NAME")]
+    pub profile: Option<String>,
+    /// Refuse to send an operation that changes something.
+    #[arg(long)]
+    pub read_only: bool,
+    /// Config file to use instead of config.toml in the platform config dir.
+    #[arg(long, value_name = "PATH")]
+    pub config: Option<PathBuf>,
+}
+
+impl GlobalArgs {
+    /// These options with the ones given after the subcommand: those win, `--read-only` adds up.
+    pub fn with(&self, target: &TargetArgs) -> GlobalArgs {
+        GlobalArgs {
+            profile: target.profile.clone().or_else(|| self.profile.clone()),
+            read_only: self.read_only || target.read_only,
+            config: target.config.clone().or_else(|| self.config.clone()),
+            ..self.clone()
+        }
+    }
+
+    /// The flags given, as typed, for messages.
+    fn given(&self) -> Vec<&'static str> {
+        let mut given = Vec::new();
+        if self.profile.is_some() {
+            given.push("--profile");
+        }
+        if self.read_only {
+            given.push("--read-only");
+        }
+        if self.theme.is_some() {
+            given.push("--theme");
+        }
+        if self.config.is_some() {
+            given.push("--config");
+        }
+        given
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -69,8 +132,57 @@ pub enum Command {
         json: bool,
     },
     /// Call one operation and print the response body as JSON.
+    #[command(after_help = CALL_EXAMPLES)]
     Call(CallArgs),
+    /// Print a shell completion script: services, operations, NAME= parameters and their values,
+    /// profiles and themes complete from the catalog and your config.
+    #[command(after_help = COMPLETION_EXAMPLES)]
+    Completions {
+        /// The shell to complete in.
+        shell: complete::Shell,
+    },
+    /// Print the manual page opsdeck(1), or write it and one page per subcommand into a folder.
+    Man {
+        /// Write opsdeck.1, opsdeck-call.1, ... into this folder instead of printing opsdeck.1.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
+    /// Help on a subcommand (`opsdeck help call`), or on a topic: `opsdeck help environment`.
+    Help {
+        /// A subcommand, or `environment` for every environment variable opsdeck reads.
+        #[arg(value_name = "TOPIC")]
+        topic: Vec<String>,
+    },
+    /// Completion candidates for the words of a command line, one per line (used by the scripts
+    /// of `opsdeck completions`).
+    #[command(name = "__complete", hide = true)]
+    Complete {
+        /// The words after `opsdeck`, the last one being the word under the cursor (maybe empty).
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        words: Vec<String>,
+    },
 }
+
+const CALL_EXAMPLES: &str = "\
+Examples:
+  opsdeck call ably messages_list channelId=orders:eu limit=5
+  opsdeck call ably messages_list channelId=orders:eu --all-pages --jq '.[].id'
+  opsdeck call ably messages_list channelId=orders:eu --all-pages --ndjson | head -3
+  opsdeck call avatax companies_list -o table
+  opsdeck call ably channels_list --jq '.[] | select(.status.isActive) | .channelId' --raw
+  opsdeck call ably time_get --include
+  opsdeck call ably messages_publish channelId=orders:eu name=shipped data=hello --dry-run
+  opsdeck call taxjar taxes_calculate --body @order.json --compact
+
+Exit status: 0 success; 1 an API, network or paging error (the vendor's error body on stdout);
+2 a usage error (nothing was sent).";
+
+const COMPLETION_EXAMPLES: &str = "\
+Examples:
+  source <(opsdeck completions bash)                      bash, this shell only
+  opsdeck completions bash > ~/.local/share/bash-completion/completions/opsdeck
+  opsdeck completions zsh > \"${fpath[1]}/_opsdeck\"       zsh (then restart it)
+  opsdeck completions fish > ~/.config/fish/completions/opsdeck.fish";
 
 /// `opsdeck call`'s arguments.
 #[derive(Debug, Args)]
@@ -98,6 +210,27 @@ pub struct CallArgs {
     /// Send a destructive operation to a LIVE service without asking to type the target's id.
     #[arg(long)]
     pub yes: bool,
+    /// A jq filter over the response body; each result on its own line. With --all-pages it runs
+    /// over the array of all records, with --ndjson over each record.
+    #[arg(long, value_name = "EXPR")]
+    pub jq: Option<String>,
+    /// JSON on one line instead of pretty-printed.
+    #[arg(long)]
+    pub compact: bool,
+    /// A string result printed as it is, without quotes (like jq -r); anything else as JSON.
+    #[arg(long, short = 'r')]
+    pub raw: bool,
+    /// The HTTP status line and response headers before the body (secrets redacted).
+    #[arg(long, short = 'i')]
+    pub include: bool,
+    /// `json` (default), or `table`: the records as the console's columns in aligned text.
+    #[arg(long, short = 'o', value_name = "FORMAT", value_enum, default_value_t = output::Format::Json)]
+    pub output: output::Format,
+    /// One compact record per line; with --all-pages each page is printed as it arrives.
+    #[arg(long)]
+    pub ndjson: bool,
+    #[command(flatten)]
+    pub target: TargetArgs,
 }
 
 /// `--page-cap N`: a whole number of pages, at least one.
@@ -238,25 +371,20 @@ fn describe(op: &Operation) -> Value {
 fn parse_service(name: &str) -> Result<Service, Failure> {
     Service::parse(name).ok_or_else(|| {
         let names: Vec<&str> = Service::ALL.iter().map(|s| s.name()).collect();
-        Failure::usage(format!("unknown service '{name}'; services: {}", names.join(", ")))
+        let close = suggest::close_names(name, names.iter().copied());
+        let hint = suggest::did_you_mean(&close).map(|q| format!("{q} ")).unwrap_or_default();
+        Failure::usage(format!("unknown service '{}'; {hint}(services: {})", inert(name), names.join(", ")))
     })
 }
 
 fn parse_operation(service: Service, name: &str) -> Result<&'static Operation, Failure> {
     service.operation(name).ok_or_else(|| {
-        let mut close: Vec<&str> = service
-            .operations()
-            .iter()
-            .map(|op| op.name)
-            .filter(|n| n.split('_').any(|w| name.contains(w)) || name.split('_').any(|w| n.contains(w)))
-            .collect();
-        close.truncate(6);
-        let hint = if close.is_empty() {
-            format!("see `opsdeck ops {service}`")
-        } else {
-            format!("did you mean {}? (all: `opsdeck ops {service}`)", close.join(", "))
+        let close = suggest::close_names(name, service.operations().iter().map(|op| op.name));
+        let hint = match suggest::did_you_mean(&close) {
+            Some(question) => format!("{question} (all: `opsdeck ops {service}`)"),
+            None => format!("see `opsdeck ops {service}`"),
         };
-        Failure::usage(format!("unknown operation '{name}' of {service}; {hint}"))
+        Failure::usage(format!("unknown operation '{}' of {service}; {hint}", inert(name)))
     })
 }
 
@@ -346,9 +474,36 @@ fn warn(err: &mut dyn Write, warnings: &[String]) {
     }
 }
 
+/// Which top-level flags `command` acts on; the others, given before it, are a usage error rather
+/// than silently ignored (`opsdeck --theme light ops` would otherwise look like it did something).
+pub fn check_global_flags(global: &GlobalArgs, command: Option<&Command>) -> Result<(), Failure> {
+    let (name, acts_on): (&str, &[&str]) = match command {
+        None => return Ok(()),
+        Some(Command::Call(_)) => ("call", &["--profile", "--read-only", "--config"]),
+        Some(Command::Sandbox { .. }) => ("sandbox", &[]),
+        Some(Command::Ops { .. }) => ("ops", &[]),
+        Some(Command::Completions { .. }) => ("completions", &[]),
+        Some(Command::Man { .. }) => ("man", &[]),
+        Some(Command::Help { .. }) => ("help", &[]),
+        Some(Command::Complete { .. }) => ("__complete", &[]),
+    };
+    let ignored: Vec<&str> = global.given().into_iter().filter(|flag| !acts_on.contains(flag)).collect();
+    if ignored.is_empty() {
+        return Ok(());
+    }
+    let what = if ignored.len() == 1 { "acts" } else { "act" };
+    Err(Failure::usage(format!(
+        "{} {what} on the console, not on `opsdeck {name}`; drop {}",
+        ignored.join(", "),
+        if ignored.len() == 1 { "it" } else { "them" }
+    )))
+}
+
 /// `opsdeck call`: prints the body (or the vendor's error body) on `io.out`; the returned
-/// failure is the one line for stderr.
+/// failure is the one line for stderr. `global` are the flags given before `call`; those after
+/// it (`args.target`) win.
 pub async fn call(global: &GlobalArgs, args: &CallArgs, io: &mut CallIo<'_>) -> Result<(), Failure> {
+    let global = &global.with(&args.target);
     let CallArgs { all_pages, dry_run, yes, page_cap, .. } = *args;
     let service = parse_service(&args.service)?;
     let op = parse_operation(service, &args.operation)?;
@@ -360,6 +515,7 @@ pub async fn call(global: &GlobalArgs, args: &CallArgs, io: &mut CallIo<'_>) -> 
     if all_pages && op.paging == crate::catalog::Paging::None {
         return Err(Failure::usage(format!("{} is not a paged list; drop --all-pages", op.full_name())));
     }
+    let output = output::Output::new(args, op, io.out_is_terminal)?;
     let config = Config::load(global.config.as_deref())?;
     warn(io.err, &config.warnings);
     let (resolved, sandbox) = resolve_target(&config, global, service).await?;
@@ -404,51 +560,86 @@ pub async fn call(global: &GlobalArgs, args: &CallArgs, io: &mut CallIo<'_>) -> 
     };
     let response = match send(request.clone()).await {
         Ok(response) => response,
-        Err(error) if error.api_error().is_some() => return Err(api_failure(op, &error, io)),
-        Err(error) => return Err(call_failure(op, &error)),
+        Err(error) => {
+            if let Some(api) = error.api_error() {
+                write_out(io.out, &output.error_head(api.status))?;
+                return Err(api_failure(op, &error, io));
+            }
+            return Err(call_failure(op, &error));
+        }
     };
-    let bytes = if all_pages {
-        let mut pages = vec![json_of(&response)?];
-        let mut trail = pagination::PageTrail::new(&request, page_cap);
-        let (mut request, mut response) = (request, response);
-        loop {
-            let step = match pagination::next_page(op.paging, &request, &response) {
-                Ok(None) => break,
-                Ok(Some(next)) => match trail.advance(&next) {
-                    Ok(()) => send(next.clone()).await.map(|response| (next, response)),
-                    Err(error) => Err(error),
-                },
+    if !all_pages {
+        write_out(io.out, &output.head(response.status, &response.headers, &target.credentials))?;
+        let bytes = output.one(&response)?;
+        drop(sandbox);
+        return write_out(io.out, &bytes);
+    }
+    // --all-pages: with --ndjson each page goes out as it arrives, else all of them at the end.
+    let streams = output.streams();
+    let mut pages = Vec::new();
+    let mut read = 1;
+    let first = json_of(&response)?;
+    if streams {
+        write_out(io.out, &output.page_lines(first)?)?;
+    } else {
+        pages.push(first);
+    }
+    let mut trail = pagination::PageTrail::new(&request, page_cap);
+    let (mut request, mut response) = (request, response);
+    loop {
+        let step = match pagination::next_page(op.paging, &request, &response) {
+            Ok(None) => break,
+            Ok(Some(next)) => match trail.advance(&next) {
+                Ok(()) => send(next.clone()).await.map(|response| (next, response)),
                 Err(error) => Err(error),
-            };
-            match step.map_err(|e| call_failure(op, &e)).and_then(|(next, page)| Ok((next, json_of(&page)?, page))) {
-                Ok((next, json, page)) => {
+            },
+            Err(error) => Err(error),
+        };
+        match step.map_err(|e| call_failure(op, &e)).and_then(|(next, page)| Ok((next, json_of(&page)?, page))) {
+            Ok((next, json, page)) => {
+                read += 1;
+                if streams {
+                    write_out(io.out, &output.page_lines(json)?)?;
+                } else {
                     pages.push(json);
-                    (request, response) = (next, page);
                 }
-                Err(failure) => {
-                    // Nothing read is lost: the records so far go out before the error.
-                    let read = pages.len();
-                    write_out(io.out, &pretty(&pagination::merge_pages(&pages)))?;
-                    let records =
-                        if read == 1 { "the page read is".to_owned() } else { format!("the {read} pages read are") };
-                    return Err(Failure {
-                        code: failure.code,
-                        message: format!("{}; {records} on stdout", failure.message),
-                    });
+                (request, response) = (next, page);
+            }
+            Err(failure) => {
+                // Nothing read is lost: the records so far go out before the error.
+                if !streams {
+                    write_out(io.out, &output.all(&pages)?)?;
                 }
+                let records = match (streams, read) {
+                    (false, 1) => "the page read is".to_owned(),
+                    (false, _) => format!("the {read} pages read are"),
+                    (true, 1) => "the records of the page read are".to_owned(),
+                    (true, _) => format!("the records of the {read} pages read are"),
+                };
+                return Err(Failure {
+                    code: failure.code,
+                    message: format!("{}; {records} on stdout", failure.message),
+                });
             }
         }
-        pretty(&pagination::merge_pages(&pages))
-    } else {
-        printable_body(&response.body, response.content_type(), io.out_is_terminal)
-            .map_err(|reason| Failure::runtime(format!("{}: {reason}", op.full_name())))?
-    };
+    }
     drop(sandbox);
-    write_out(io.out, &bytes)
+    if streams {
+        return Ok(());
+    }
+    write_out(io.out, &output.all(&pages)?)
 }
 
+/// Writes and flushes (a streamed page is out before the next is asked for). A reader that went
+/// away (`| head -1`) ends the call quietly: there is no one left to tell.
 fn write_out(out: &mut dyn Write, bytes: &[u8]) -> Result<(), Failure> {
-    out.write_all(bytes).and_then(|()| out.flush()).map_err(|e| Failure::runtime(format!("cannot write output: {e}")))
+    if bytes.is_empty() {
+        return Ok(());
+    }
+    out.write_all(bytes).and_then(|()| out.flush()).map_err(|e| match e.kind() {
+        std::io::ErrorKind::BrokenPipe => Failure { code: 1, message: String::new() },
+        _ => Failure::runtime(format!("cannot write output: {e}")),
+    })
 }
 
 /// A body as it may be printed: JSON pretty and inert (still the same JSON); anything else raw
@@ -698,11 +889,58 @@ mod tests {
     fn unknown_operation_suggests_close_names() {
         let err = parse_operation(Service::Ably, "messages_lst").unwrap_err();
         assert_eq!(err.code, 2);
+        assert!(err.message.contains("did you mean messages_list"), "{}", err.message);
+        assert!(err.message.ends_with("(all: `opsdeck ops ably`)"), "{}", err.message);
+        let err = parse_operation(Service::Ably, "list_messages").unwrap_err();
+        assert!(err.message.contains("did you mean messages_list"), "{}", err.message);
+        let err = parse_operation(Service::Ably, "xyzzy").unwrap_err();
+        assert!(err.message.ends_with("unknown operation 'xyzzy' of ably; see `opsdeck ops ably`"), "{}", err.message);
+        let err = parse_service("abyl").unwrap_err();
+        assert_eq!(err.code, 2);
         assert!(
-            err.message.contains("did you mean messages_publish, messages_batch_publish, messages_list"),
+            err.message.starts_with("unknown service 'abyl'; did you mean ably? (services: ably, "),
             "{}",
             err.message
         );
+    }
+
+    #[test]
+    fn top_level_flags_are_refused_where_they_do_not_act() {
+        let theme = GlobalArgs { theme: Some("light".into()), ..GlobalArgs::default() };
+        let ops = Command::Ops { service: None, operation: None, json: false };
+        let err = check_global_flags(&theme, Some(&ops)).unwrap_err();
+        assert_eq!(err.code, 2);
+        assert_eq!(err.message, "--theme acts on the console, not on `opsdeck ops`; drop it");
+        assert!(check_global_flags(&theme, None).is_ok(), "the console takes it");
+        let profile = GlobalArgs { profile: Some("work".into()), read_only: true, ..GlobalArgs::default() };
+        let call = Cli::try_parse_from(["opsdeck", "call", "ably", "time_get"]).unwrap().command.unwrap();
+        assert!(check_global_flags(&profile, Some(&call)).is_ok(), "call takes --profile and --read-only");
+        let err = check_global_flags(&profile, Some(&ops)).unwrap_err();
+        assert!(err.message.starts_with("--profile, --read-only act on the console"), "{}", err.message);
+    }
+
+    #[test]
+    fn flags_after_call_win_over_those_before_it() {
+        let cli = Cli::try_parse_from([
+            "opsdeck",
+            "--profile",
+            "a",
+            "call",
+            "--profile",
+            "b",
+            "--read-only",
+            "ably",
+            "time_get",
+        ])
+        .unwrap();
+        let Some(Command::Call(args)) = &cli.command else { panic!("call") };
+        let merged = cli.global.with(&args.target);
+        assert_eq!((merged.profile.as_deref(), merged.read_only), (Some("b"), true));
+        assert!(
+            Cli::try_parse_from(["opsdeck", "call", "--theme", "x", "ably", "time_get"]).is_err(),
+            "no --theme on call"
+        );
+        assert!(Cli::try_parse_from(["opsdeck", "ops", "--profile", "x"]).is_err(), "no --profile on ops");
     }
     fn live_ably(base_url: &str) -> client::Target {
         client::Target {

@@ -12,4 +12,5 @@ pub mod inert;
 pub mod jq;
 pub mod paths;
 pub mod sandbox;
+pub mod table;
 pub mod tui;

@@ -1,6 +1,6 @@
 //! `opsdeck`: parses the command line and runs the console or a command.
 
-use std::io::{BufRead, IsTerminal};
+use std::io::{BufRead, IsTerminal, Write};
 use std::process::ExitCode;
 
 use clap::Parser;
@@ -24,6 +24,7 @@ fn main() -> ExitCode {
     // A question needs someone to read it (stderr) and to answer it (stdin).
     let can_ask = stdin.is_terminal() && stderr.is_terminal();
     let result = runtime.block_on(async {
+        cli::check_global_flags(&cli.global, cli.command.as_ref())?;
         match &cli.command {
             None => opsdeck::tui::run(&cli.global).await.map_err(|e| Failure { code: 1, message: format!("{e:#}") }),
             Some(Command::Ops { service, operation, json }) => {
@@ -43,6 +44,13 @@ fn main() -> ExitCode {
                 };
                 cli::call(&cli.global, args, &mut io).await
             }
+            Some(Command::Completions { shell }) => write_all(&mut stdout, cli::complete::script(*shell).as_bytes()),
+            Some(Command::Complete { words }) => {
+                let lines: String = cli::complete::candidates(words).into_iter().map(|c| c + "\n").collect();
+                write_all(&mut stdout, lines.as_bytes())
+            }
+            Some(Command::Man { dir }) => cli::docs::man(dir.as_deref(), &mut stdout),
+            Some(Command::Help { topic }) => cli::docs::help(topic, &mut stdout),
         }
     });
     // Background tasks (an embedded simulator, idle connections) must not delay the exit.
@@ -51,8 +59,17 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(failure) => {
             // Failures quote servers and config values: shown, never acted on by the terminal.
-            eprintln!("opsdeck: {}", inert_lines(&failure.message));
+            // No message: nothing to say (the reader of stdout went away).
+            if !failure.message.is_empty() {
+                eprintln!("opsdeck: {}", inert_lines(&failure.message));
+            }
             ExitCode::from(u8::try_from(failure.code).unwrap_or(1))
         }
     }
+}
+
+fn write_all(out: &mut dyn Write, bytes: &[u8]) -> Result<(), Failure> {
+    out.write_all(bytes)
+        .and_then(|()| out.flush())
+        .map_err(|e| Failure { code: 1, message: format!("cannot write output: {e}") })
 }

@@ -395,3 +395,275 @@ fn sandbox_banner_names_the_speed_and_the_control_endpoints() {
         3
     );
 }
+
+/// An Ably-style list whose page N holds records `m{N}a` and `m{N}b` and links to page N+1 up to
+/// `last`; the response carries a cookie and echoes the request's Authorization header back.
+async fn records_upstream(last: u64) -> (String, Arc<AtomicUsize>) {
+    let hits = Arc::new(AtomicUsize::new(0));
+    let counter = hits.clone();
+    let router = axum::Router::new().fallback(move |uri: axum::http::Uri, headers: axum::http::HeaderMap| {
+        let counter = counter.clone();
+        async move {
+            counter.fetch_add(1, Ordering::SeqCst);
+            let page: u64 = uri
+                .query()
+                .and_then(|q| q.split('&').find_map(|kv| kv.strip_prefix("page=")))
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(1);
+            let body = serde_json::json!([
+                {"clientId": format!("m{page}a"), "name": format!("first of {page}"), "timestamp": 1_700_000_000_000_i64},
+                {"clientId": format!("m{page}b"), "name": "evil \u{1b}[2J", "timestamp": 1_700_000_060_000_i64},
+            ]);
+            let link = if page < last { format!("<{}?page={}>; rel=\"next\"", uri.path(), page + 1) } else { String::new() };
+            let echo = headers.get("authorization").and_then(|v| v.to_str().ok()).unwrap_or("none").to_owned();
+            (
+                [
+                    ("content-type", "application/json".to_owned()),
+                    ("link", link),
+                    ("set-cookie", "session=abc".to_owned()),
+                    ("x-request-id", "req-1".to_owned()),
+                    ("x-echo", echo),
+                ],
+                body.to_string(),
+            )
+                .into_response()
+        }
+    });
+    (serve(router).await, hits)
+}
+
+fn lines(out: &Output) -> Vec<String> {
+    stdout(out).lines().map(str::to_owned).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jq_compact_and_raw_shape_the_output() {
+    let (url, hits) = records_upstream(1).await;
+    let env = [("OPSDECK_ABLY_URL", url.as_str())];
+    let call = |extra: &[&str]| {
+        let mut args = vec!["call", "ably", "messages_list", "channelId=a"];
+        args.extend_from_slice(extra);
+        args.into_iter().map(str::to_owned).collect::<Vec<_>>()
+    };
+    let run = |args: Vec<String>| async move {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        opsdeck_async(&args, &env).await
+    };
+    let out = run(call(&["--jq", ".[].clientId"])).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(lines(&out), ["\"m1a\"", "\"m1b\""]);
+    let out = run(call(&["--jq", ".[].clientId", "--raw"])).await;
+    assert_eq!(lines(&out), ["m1a", "m1b"]);
+    let out = run(call(&["--jq", ".[1]"])).await;
+    assert!(stdout(&out).starts_with("{\n  \"clientId\": \"m1b\""), "pretty by default: {}", stdout(&out));
+    let out = run(call(&["--jq", ".[1]", "--compact"])).await;
+    assert_eq!(lines(&out).len(), 1, "{}", stdout(&out));
+    let record: Value = serde_json::from_str(&lines(&out)[0]).unwrap();
+    assert_eq!(record["name"], "evil \u{1b}[2J", "still the same JSON");
+    let out = run(call(&["--compact"])).await;
+    assert_eq!(lines(&out).len(), 1);
+    assert_eq!(serde_json::from_slice::<Value>(&out.stdout).unwrap().as_array().unwrap().len(), 2);
+    let out = run(call(&["--jq", ".[] | .name", "--raw"])).await;
+    assert_eq!(out.stdout, "first of 1\nevil \u{1b}[2J\n".as_bytes(), "raw into a pipe is the string itself");
+    let sent = hits.load(Ordering::SeqCst);
+
+    // A bad filter is a usage error before anything is sent.
+    let out = run(call(&["--jq", "lenght"])).await;
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--jq: undefined filter `lenght`"), "{}", stderr(&out));
+    let out = run(call(&["--jq", ".[] |"])).await;
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(hits.load(Ordering::SeqCst), sent, "nothing was sent");
+    // A filter that fails on the body is a runtime error.
+    let out = run(call(&["--jq", ".foo"])).await;
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("ably messages_list: --jq: jq: "), "{}", stderr(&out));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn include_shows_status_and_headers_with_secrets_redacted() {
+    let (url, _) = records_upstream(1).await;
+    let env = [("OPSDECK_ABLY_URL", url.as_str()), ("ABLY_API_KEY", "app.key:s3cr3t-value")];
+    let out = opsdeck_async(&["call", "ably", "messages_list", "channelId=a", "-i", "--jq", "length"], &env).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.starts_with("HTTP 200 OK\n"), "{text}");
+    assert!(text.contains("\nx-request-id: req-1\n"), "{text}");
+    assert!(text.contains("\nset-cookie: [redacted]\n"), "{text}");
+    assert!(text.contains("\nx-echo: [redacted]\n"), "a header carrying the credential: {text}");
+    assert!(text.ends_with("\n\n2\n"), "an empty line, then the body: {text}");
+    assert!(!text.contains("s3cr3t") && !text.contains("YXBwLmtleTpzM2NyM3Qtdm"), "{text}");
+
+    // An API error: its status line, then the vendor's body.
+    let out = opsdeck(&["call", "ably", "push_device_get", "deviceId=no-such", "--include"], &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stdout(&out).starts_with("HTTP 404 Not Found\n\n{"), "{}", stdout(&out));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn all_pages_with_jq_and_table_see_every_record() {
+    let (url, _) = records_upstream(3).await;
+    let env = [("OPSDECK_ABLY_URL", url.as_str())];
+    let base = ["call", "ably", "messages_list", "channelId=a", "--all-pages"];
+    let out = opsdeck_async(&[&base[..], &["--jq", ".[].clientId", "-r"]].concat(), &env).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(lines(&out), ["m1a", "m1b", "m2a", "m2b", "m3a", "m3b"]);
+
+    let out = opsdeck_async(&[&base[..], &["-o", "table"]].concat(), &env).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let table = lines(&out);
+    assert_eq!(table.len(), 7, "a header and six rows: {}", stdout(&out));
+    // The console's columns: the list's id first, then times, then the rest.
+    let records: Vec<Value> =
+        (0..1).map(|_| serde_json::json!({"clientId": "x", "name": "y", "timestamp": 1_700_000_000_000_i64})).collect();
+    let labels: Vec<String> =
+        opsdeck::table::columns_of(&records, Some("clientId")).iter().map(|c| c.label()).collect();
+    assert_eq!(table[0].split_whitespace().collect::<Vec<_>>(), labels);
+    assert_eq!(labels, ["clientId", "timestamp", "name"]);
+    assert!(table[1].starts_with("m1a       2023-11-14 22:13:20  first of 1"), "{}", stdout(&out));
+    assert!(table[2].contains("evil ␛[2J"), "cells are inert: {}", stdout(&out));
+    assert!(!stdout(&out).contains('\u{1b}'));
+    let name_at = table[0].find("name").unwrap();
+    assert!(table[1..].iter().all(|row| row.get(name_at - 2..name_at) == Some("  ")), "aligned:\n{}", stdout(&out));
+
+    let out = opsdeck_async(
+        &[&base[..], &["-o", "table", "--jq", "map(select(.clientId | endswith(\"a\")))"]].concat(),
+        &env,
+    )
+    .await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(lines(&out).len(), 4, "the filter picks the rows: {}", stdout(&out));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ndjson_prints_one_record_per_line() {
+    let (url, _) = records_upstream(2).await;
+    let env = [("OPSDECK_ABLY_URL", url.as_str())];
+    let out = opsdeck_async(&["call", "ably", "messages_list", "channelId=a", "--ndjson"], &env).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let records: Vec<Value> = lines(&out).iter().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(records.len(), 2, "one page without --all-pages");
+    assert_eq!(records[1]["clientId"], "m1b");
+    let args = ["call", "ably", "messages_list", "channelId=a", "--ndjson", "--all-pages", "--jq", "{id: .clientId}"];
+    let out = opsdeck_async(&args, &env).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(lines(&out), [r#"{"id":"m1a"}"#, r#"{"id":"m1b"}"#, r#"{"id":"m2a"}"#, r#"{"id":"m2b"}"#]);
+
+    // The page cap still stops the walk; what was read is already out.
+    let (url, _) = records_upstream(10).await;
+    let args = ["call", "ably", "messages_list", "channelId=a", "--ndjson", "--all-pages", "--page-cap", "2"];
+    let out = opsdeck_async(&args, &[("OPSDECK_ABLY_URL", url.as_str())]).await;
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(lines(&out).len(), 4, "{}", stdout(&out));
+    assert!(stderr(&out).contains("stopped at the page cap: 2 pages read"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("the records of the 2 pages read are on stdout"), "{}", stderr(&out));
+}
+
+/// `--all-pages --ndjson` streams: the first record is on stdout while the server still holds
+/// the second page back, and the server lets it go only once the test has read that line.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ndjson_streams_each_page_as_it_arrives() {
+    use std::io::BufRead;
+    let gate = Arc::new(tokio::sync::Semaphore::new(0));
+    let served = Arc::new(AtomicUsize::new(0));
+    let (router_gate, router_served) = (gate.clone(), served.clone());
+    let router = axum::Router::new().fallback(move |uri: axum::http::Uri| {
+        let (gate, served) = (router_gate.clone(), router_served.clone());
+        async move {
+            let second = uri.query().is_some_and(|q| q.contains("page=2"));
+            if second {
+                // Held until the test has seen the first page's line.
+                if let Ok(permit) = gate.acquire().await {
+                    permit.forget();
+                }
+            }
+            served.fetch_add(1, Ordering::SeqCst);
+            let (body, link) = if second {
+                (r#"[{"id":"late"}]"#, String::new())
+            } else {
+                (r#"[{"id":"early"}]"#, format!("<{}?page=2>; rel=\"next\"", uri.path()))
+            };
+            ([("content-type", "application/json".to_owned()), ("link", link)], body).into_response()
+        }
+    });
+    let url = serve(router).await;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_opsdeck"))
+        .args(["call", "ably", "messages_list", "channelId=a", "--all-pages", "--ndjson"])
+        .env_clear()
+        .env("OPSDECK_ABLY_URL", &url)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines() {
+            if tx.send(line.unwrap_or_default()).is_err() {
+                break;
+            }
+        }
+    });
+    let first = tokio::time::timeout(Duration::from_secs(30), rx.recv()).await.expect("a line in time");
+    assert_eq!(first.as_deref(), Some(r#"{"id":"early"}"#));
+    assert_eq!(served.load(Ordering::SeqCst), 1, "the last page is not served yet");
+    gate.add_permits(1);
+    let second = tokio::time::timeout(Duration::from_secs(30), rx.recv()).await.expect("a line in time");
+    assert_eq!(second.as_deref(), Some(r#"{"id":"late"}"#));
+    assert_eq!(tokio::time::timeout(Duration::from_secs(30), rx.recv()).await.expect("the end"), None);
+    let status = tokio::task::spawn_blocking(move || child.wait()).await.unwrap().unwrap();
+    assert!(status.success());
+    assert_eq!(served.load(Ordering::SeqCst), 2);
+}
+
+#[test]
+fn output_flags_that_contradict_are_usage_errors() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["-o", "table", "--ndjson"], "-o table and --ndjson are two output formats; pick one"),
+        (&["-o", "table", "--compact"], "--compact shapes JSON output and -o table prints text"),
+        (&["--raw", "--output", "table"], "--raw shapes JSON output"),
+        (&["--include", "--all-pages"], "--include shows the status and headers of one response"),
+        (&["-o", "csv"], "invalid value 'csv'"),
+    ];
+    for (extra, expected) in cases {
+        let args = [&["call", "ably", "messages_list", "channelId=a"][..], extra].concat();
+        let out = opsdeck(&args, &[]);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(expected), "{args:?}: {}", stderr(&out));
+        assert!(out.stdout.is_empty());
+    }
+    for flag in [&["--jq", "."][..], &["-o", "table"], &["--ndjson"]] {
+        let args = [&["call", "deepgram", "speech_speak", "text=hello"][..], flag].concat();
+        let out = opsdeck(&args, &[]);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains("answers with binary data (audio), not JSON"), "{}", stderr(&out));
+    }
+}
+
+#[test]
+fn top_level_flags_act_only_where_they_apply() {
+    let out = opsdeck(&["--theme", "light", "ops"], &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--theme acts on the console, not on `opsdeck ops`"), "{}", stderr(&out));
+    let out = opsdeck(&["--theme", "light", "call", "ably", "time_get"], &[]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = opsdeck(&["call", "--read-only", "ably", "messages_publish", "channelId=a", "name=x"], &[]);
+    assert_eq!(out.status.code(), Some(2), "after `call` too");
+    assert!(stderr(&out).contains("--read-only is on"), "{}", stderr(&out));
+    let help = stdout(&opsdeck(&["call", "--help"], &[]));
+    assert!(help.contains("--profile") && !help.contains("--theme"), "{help}");
+    assert!(help.contains("Examples:") && help.contains("--jq '.[].id'"), "{help}");
+    let help = stdout(&opsdeck(&["ops", "--help"], &[]));
+    assert!(!help.contains("--profile") && !help.contains("--theme"), "{help}");
+    let help = stdout(&opsdeck(&["--help"], &[]));
+    assert!(help.contains("--theme") && help.contains("Examples:"), "{help}");
+}
+
+#[test]
+fn unknown_names_get_close_suggestions() {
+    let out = opsdeck(&["call", "abyl", "time_get"], &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("unknown service 'abyl'; did you mean ably?"), "{}", stderr(&out));
+    let out = opsdeck(&["ops", "ably", "chanels_list"], &[]);
+    assert!(stderr(&out).contains("did you mean channels_list"), "{}", stderr(&out));
+}

@@ -7,19 +7,14 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table, Wrap};
 use ratatui::Frame;
 use serde_json::Value;
-use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+use unicode_width::UnicodeWidthStr;
 
 use crate::inert::inert;
+pub use crate::table::truncate_to_width;
+use crate::table::{cell_text, columns_of, is_time_column, Column};
 use crate::tui::components::detail::Tone;
 use crate::tui::tax;
 use crate::tui::theme::Theme;
-
-/// Columns shown at most; the inspector shows everything.
-const MAX_COLUMNS: usize = 8;
-/// Columns considered before the best [`MAX_COLUMNS`] are kept.
-const CANDIDATE_COLUMNS: usize = 32;
-/// Terminal columns of a cell kept; the inspector shows the whole value.
-const MAX_CELL: usize = 60;
 
 /// What a key did in the browser, for the app to act on.
 #[derive(Debug, PartialEq, Eq)]
@@ -300,162 +295,6 @@ impl Browser {
         }
         widths.into_iter().map(Constraint::Length).collect()
     }
-}
-
-/// A column: the path of keys to a value in each record, and the header shown (the last key).
-#[derive(Clone, Debug, PartialEq, Eq)]
-struct Column {
-    path: Vec<String>,
-    /// Amounts are shown in money format and right-aligned.
-    money: bool,
-    /// The last two keys when the last alone would name two columns alike
-    /// (`minimum_rate.rate`, `average_rate.rate`).
-    qualified: bool,
-}
-
-impl Column {
-    fn new(path: Vec<String>) -> Column {
-        let money = path.last().is_some_and(|name| tax::is_money_field(name));
-        Column { path, money, qualified: false }
-    }
-
-    /// The field name: what decides how its values are shown.
-    fn header(&self) -> &str {
-        self.path.last().map_or("value", String::as_str)
-    }
-
-    /// What the header says.
-    fn label(&self) -> String {
-        match self.path.as_slice() {
-            [.., parent, last] if self.qualified => format!("{parent}.{last}"),
-            _ => self.header().to_owned(),
-        }
-    }
-}
-
-/// How deep nested objects are flattened into columns (`status.occupancy.metrics.connections`).
-const MAX_DEPTH: usize = 4;
-
-/// The columns of a page: `id_field` first, then the scalar leaves of the first records in
-/// order of appearance, nested objects flattened.
-fn columns_of(records: &[Value], id_field: Option<&str>) -> Vec<Column> {
-    let mut columns: Vec<Column> = Vec::new();
-    if let Some(id) = id_field {
-        columns.push(Column::new(vec![id.to_owned()]));
-    }
-    fn walk(value: &Value, path: &mut Vec<String>, columns: &mut Vec<Column>) {
-        let Value::Object(map) = value else { return };
-        for (key, child) in map {
-            if columns.len() >= CANDIDATE_COLUMNS {
-                return;
-            }
-            path.push(key.clone());
-            match child {
-                Value::Object(_) if path.len() < MAX_DEPTH => walk(child, path, columns),
-                _ => {
-                    if !columns.iter().any(|c| c.path == *path) {
-                        columns.push(Column::new(path.clone()));
-                    }
-                }
-            }
-            path.pop();
-        }
-    }
-    for record in records.iter().take(50) {
-        walk(record, &mut Vec::new(), &mut columns);
-    }
-    if columns.is_empty() {
-        columns.push(Column::new(vec!["value".into()]));
-    }
-    let headers: Vec<String> = columns.iter().map(|c| c.header().to_owned()).collect();
-    for column in &mut columns {
-        column.qualified = headers.iter().filter(|h| *h == column.header()).count() > 1;
-    }
-    // Which columns make the cut: a document's status and main amounts before other fields,
-    // other records' ids after them; otherwise the records' own order.
-    let first = usize::from(id_field.is_some()).min(columns.len());
-    columns[first..].sort_by_key(|c| column_rank(c.header()));
-    columns.truncate(MAX_COLUMNS);
-    // When is usually the second question after which: time columns come right after the id.
-    columns[first..].sort_by_key(|c| !is_time_column(c.header()));
-    columns
-}
-
-/// Whether a column is kept before others when not all fit (lower first); equal ranks keep
-/// the records' order.
-fn column_rank(header: &str) -> u8 {
-    if header == "status" || PRIMARY_AMOUNTS.contains(&header) {
-        0
-    } else if header == "id" || header.ends_with("Id") {
-        2
-    } else {
-        1
-    }
-}
-
-/// The amounts a row of orders or transactions is read for.
-const PRIMARY_AMOUNTS: &[&str] =
-    &["totalAmount", "totalTax", "amount", "sales_tax", "order_total_amount", "amount_to_collect"];
-
-fn cell_text(record: &Value, column: &Column, id_field: Option<&str>) -> String {
-    let value = match record {
-        Value::Object(_) => column.path.iter().try_fold(record, |v, key| v.get(key)),
-        // A list of bare values (channel names): the value is the id column.
-        other if Some(column.header()) == id_field || column.header() == "value" => Some(other),
-        _ => None,
-    };
-    let text = match value {
-        Some(amount @ (Value::Number(_) | Value::String(_))) if column.money && tax::money(amount).is_some() => {
-            tax::money(amount).unwrap_or_default()
-        }
-        None | Some(Value::Null) => String::new(),
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Object(map)) => format!("{{…{}}}", map.len()),
-        Some(Value::Array(items)) => format!("[…{}]", items.len()),
-        Some(Value::Number(n)) if is_time_column(column.header()) => {
-            n.as_i64().and_then(epoch_ms_text).unwrap_or_else(|| n.to_string())
-        }
-        Some(other) => other.to_string(),
-    };
-    let text = text.replace(['\n', '\r', '\t'], " ");
-    truncate_to_width(&inert(&text), MAX_CELL)
-}
-
-/// `text` in at most `max` terminal columns, cut with `…` between characters, so a wide
-/// character (`注`, two columns) is shown whole or not at all.
-pub fn truncate_to_width(text: &str, max: usize) -> String {
-    if text.width() <= max {
-        return text.to_owned();
-    }
-    let mut cut = String::new();
-    let mut used = 0;
-    for c in text.chars() {
-        let w = c.width().unwrap_or(0);
-        if used + w > max.saturating_sub(1) {
-            break;
-        }
-        cut.push(c);
-        used += w;
-    }
-    cut.push('…');
-    cut
-}
-
-/// Columns whose numbers are millisecond timestamps (Ably's `timestamp`, `issued`, `expires`).
-fn is_time_column(name: &str) -> bool {
-    let name = name.to_ascii_lowercase();
-    ["time", "issued", "expires", "created", "updated", "modified"].iter().any(|w| name.contains(w))
-}
-
-/// A millisecond epoch as `2026-11-22 05:12:40` UTC; `None` outside 2001..2286, where a number is
-/// unlikely to be one.
-fn epoch_ms_text(ms: i64) -> Option<String> {
-    if !(1_000_000_000_000..10_000_000_000_000).contains(&ms) {
-        return None;
-    }
-    let at = time::OffsetDateTime::from_unix_timestamp(ms / 1000).ok()?;
-    let format = time::macros::format_description!("[year]-[month]-[day] [hour]:[minute]:[second]");
-    at.format(&format).ok()
 }
 
 #[cfg(test)]

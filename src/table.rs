@@ -1,0 +1,244 @@
+//! Records as a table: which columns a list of JSON records shows and what each cell says. The
+//! console's browser and `opsdeck call -o table` share it, so both show the same columns. No
+//! terminal code here; every cell is already [inert](crate::inert::inert).
+
+use serde_json::Value;
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+
+use crate::inert::inert;
+// Money fields and their format are the tax views' rules, pure functions over JSON.
+use crate::tui::tax as money;
+
+/// Columns shown at most; the inspector shows everything.
+pub const MAX_COLUMNS: usize = 8;
+/// Columns considered before the best [`MAX_COLUMNS`] are kept.
+const CANDIDATE_COLUMNS: usize = 32;
+/// Terminal columns of a cell kept; the inspector shows the whole value.
+pub const MAX_CELL: usize = 60;
+
+/// A column: the path of keys to a value in each record, and the header shown (the last key).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Column {
+    pub path: Vec<String>,
+    /// Amounts are shown in money format and right-aligned.
+    pub money: bool,
+    /// The last two keys when the last alone would name two columns alike
+    /// (`minimum_rate.rate`, `average_rate.rate`).
+    pub qualified: bool,
+}
+
+impl Column {
+    pub fn new(path: Vec<String>) -> Column {
+        let money = path.last().is_some_and(|name| money::is_money_field(name));
+        Column { path, money, qualified: false }
+    }
+
+    /// The field name: what decides how its values are shown.
+    pub fn header(&self) -> &str {
+        self.path.last().map_or("value", String::as_str)
+    }
+
+    /// What the header says.
+    pub fn label(&self) -> String {
+        match self.path.as_slice() {
+            [.., parent, last] if self.qualified => format!("{parent}.{last}"),
+            _ => self.header().to_owned(),
+        }
+    }
+}
+
+/// How deep nested objects are flattened into columns (`status.occupancy.metrics.connections`).
+const MAX_DEPTH: usize = 4;
+
+/// The columns of a page: `id_field` first, then the scalar leaves of the first records in
+/// order of appearance, nested objects flattened.
+pub fn columns_of(records: &[Value], id_field: Option<&str>) -> Vec<Column> {
+    let mut columns: Vec<Column> = Vec::new();
+    if let Some(id) = id_field {
+        columns.push(Column::new(vec![id.to_owned()]));
+    }
+    fn walk(value: &Value, path: &mut Vec<String>, columns: &mut Vec<Column>) {
+        let Value::Object(map) = value else { return };
+        for (key, child) in map {
+            if columns.len() >= CANDIDATE_COLUMNS {
+                return;
+            }
+            path.push(key.clone());
+            match child {
+                Value::Object(_) if path.len() < MAX_DEPTH => walk(child, path, columns),
+                _ => {
+                    if !columns.iter().any(|c| c.path == *path) {
+                        columns.push(Column::new(path.clone()));
+                    }
+                }
+            }
+            path.pop();
+        }
+    }
+    for record in records.iter().take(50) {
+        walk(record, &mut Vec::new(), &mut columns);
+    }
+    if columns.is_empty() {
+        columns.push(Column::new(vec!["value".into()]));
+    }
+    let headers: Vec<String> = columns.iter().map(|c| c.header().to_owned()).collect();
+    for column in &mut columns {
+        column.qualified = headers.iter().filter(|h| *h == column.header()).count() > 1;
+    }
+    // Which columns make the cut: a document's status and main amounts before other fields,
+    // other records' ids after them; otherwise the records' own order.
+    let first = usize::from(id_field.is_some()).min(columns.len());
+    columns[first..].sort_by_key(|c| column_rank(c.header()));
+    columns.truncate(MAX_COLUMNS);
+    // When is usually the second question after which: time columns come right after the id.
+    columns[first..].sort_by_key(|c| !is_time_column(c.header()));
+    columns
+}
+
+/// Whether a column is kept before others when not all fit (lower first); equal ranks keep
+/// the records' order.
+pub fn column_rank(header: &str) -> u8 {
+    if header == "status" || PRIMARY_AMOUNTS.contains(&header) {
+        0
+    } else if header == "id" || header.ends_with("Id") {
+        2
+    } else {
+        1
+    }
+}
+
+/// The amounts a row of orders or transactions is read for.
+const PRIMARY_AMOUNTS: &[&str] =
+    &["totalAmount", "totalTax", "amount", "sales_tax", "order_total_amount", "amount_to_collect"];
+
+pub fn cell_text(record: &Value, column: &Column, id_field: Option<&str>) -> String {
+    let value = match record {
+        Value::Object(_) => column.path.iter().try_fold(record, |v, key| v.get(key)),
+        // A list of bare values (channel names): the value is the id column.
+        other if Some(column.header()) == id_field || column.header() == "value" => Some(other),
+        _ => None,
+    };
+    let text = match value {
+        Some(amount @ (Value::Number(_) | Value::String(_))) if column.money && money::money(amount).is_some() => {
+            money::money(amount).unwrap_or_default()
+        }
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Object(map)) => format!("{{…{}}}", map.len()),
+        Some(Value::Array(items)) => format!("[…{}]", items.len()),
+        Some(Value::Number(n)) if is_time_column(column.header()) => {
+            n.as_i64().and_then(epoch_ms_text).unwrap_or_else(|| n.to_string())
+        }
+        Some(other) => other.to_string(),
+    };
+    let text = text.replace(['\n', '\r', '\t'], " ");
+    truncate_to_width(&inert(&text), MAX_CELL)
+}
+
+/// `text` in at most `max` terminal columns, cut with `…` between characters, so a wide
+/// character (`注`, two columns) is shown whole or not at all.
+pub fn truncate_to_width(text: &str, max: usize) -> String {
+    if text.width() <= max {
+        return text.to_owned();
+    }
+    let mut cut = String::new();
+    let mut used = 0;
+    for c in text.chars() {
+        let w = c.width().unwrap_or(0);
+        if used + w > max.saturating_sub(1) {
+            break;
+        }
+        cut.push(c);
+        used += w;
+    }
+    cut.push('…');
+    cut
+}
+
+/// Columns whose numbers are millisecond timestamps (Ably's `timestamp`, `issued`, `expires`).
+pub fn is_time_column(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    ["time", "issued", "expires", "created", "updated", "modified"].iter().any(|w| name.contains(w))
+}
+
+/// A millisecond epoch as `2026-11-22 05:12:40` UTC; `None` outside 2001..2286, where a number is
+/// unlikely to be one.
+pub fn epoch_ms_text(ms: i64) -> Option<String> {
+    if !(1_000_000_000_000..10_000_000_000_000).contains(&ms) {
+        return None;
+    }
+    let at = time::OffsetDateTime::from_unix_timestamp(ms / 1000).ok()?;
+    let format = time::macros::format_description!("[year]-[month]-[day] [hour]:[minute]:[second]");
+    at.format(&format).ok()
+}
+
+/// Records as plain aligned text, one line per record under a header line, with the columns the
+/// console's browser shows (`id_field` first). Money is right-aligned; a trailing newline ends
+/// every line. Every cell is inert, so the text is safe on a terminal.
+pub fn render_text(records: &[Value], id_field: Option<&str>) -> String {
+    let columns = columns_of(records, id_field);
+    let header: Vec<String> = columns.iter().map(|c| inert(&c.label()).into_owned()).collect();
+    let rows: Vec<Vec<String>> =
+        records.iter().map(|r| columns.iter().map(|c| cell_text(r, c, id_field)).collect()).collect();
+    let widths: Vec<usize> = (0..columns.len())
+        .map(|i| rows.iter().map(|row| row[i].width()).chain([header[i].width()]).max().unwrap_or(0))
+        .collect();
+    let mut text = String::new();
+    for row in std::iter::once(&header).chain(&rows) {
+        let mut line = String::new();
+        for (i, (cell, column)) in row.iter().zip(&columns).enumerate() {
+            let pad = " ".repeat(widths[i].saturating_sub(cell.width()));
+            let last = i + 1 == columns.len();
+            if i > 0 {
+                line.push_str("  ");
+            }
+            if column.money {
+                line.push_str(&pad);
+                line.push_str(cell);
+            } else {
+                line.push_str(cell);
+                if !last {
+                    line.push_str(&pad);
+                }
+            }
+        }
+        text.push_str(line.trim_end());
+        text.push('\n');
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_plain_table_has_the_browser_columns_aligned() {
+        let records = vec![
+            json!({"code": "INV-1", "status": "Committed", "totalAmount": 1234.5, "note": "a\u{1b}[2Jb"}),
+            json!({"code": "INV-22", "status": "Saved", "totalAmount": 7, "note": "x"}),
+        ];
+        let text = render_text(&records, Some("code"));
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 3, "{text}");
+        assert!(lines[0].starts_with("code    status"), "{text}");
+        assert!(lines[1].contains("1,234.50") && lines[2].contains("7.00"), "{text}");
+        let end = |line: &str, needle: &str| line.find(needle).map(|i| i + needle.len());
+        assert_eq!(end(lines[1], "1,234.50"), end(lines[2], "7.00"), "money is right-aligned:\n{text}");
+        assert!(text.contains("a␛[2Jb") && !text.contains('\u{1b}'), "cells are inert: {text}");
+    }
+
+    #[test]
+    fn bare_values_are_one_column() {
+        let text = render_text(&[json!("a"), json!("b")], Some("channelId"));
+        assert_eq!(text, "channelId\na\nb\n");
+        assert_eq!(render_text(&[], None), "value\n");
+    }
+
+    #[test]
+    fn cells_are_cut_to_a_width_whole_characters_only() {
+        assert_eq!(truncate_to_width("注文注文", 5), "注文…");
+        assert_eq!(truncate_to_width("short", 60), "short");
+    }
+}
