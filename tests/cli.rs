@@ -411,8 +411,8 @@ async fn records_upstream(last: u64) -> (String, Arc<AtomicUsize>) {
                 .and_then(|n| n.parse().ok())
                 .unwrap_or(1);
             let body = serde_json::json!([
-                {"clientId": format!("m{page}a"), "name": format!("first of {page}"), "timestamp": 1_700_000_000_000_i64},
-                {"clientId": format!("m{page}b"), "name": "evil \u{1b}[2J", "timestamp": 1_700_000_060_000_i64},
+                {"id": format!("m{page}a"), "name": format!("first of {page}"), "timestamp": 1_700_000_000_000_i64, "clientId": "c1"},
+                {"id": format!("m{page}b"), "name": "evil \u{1b}[2J", "timestamp": 1_700_000_060_000_i64, "clientId": "c2"},
             ]);
             let link = if page < last { format!("<{}?page={}>; rel=\"next\"", uri.path(), page + 1) } else { String::new() };
             let echo = headers.get("authorization").and_then(|v| v.to_str().ok()).unwrap_or("none").to_owned();
@@ -449,13 +449,13 @@ async fn jq_compact_and_raw_shape_the_output() {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         opsdeck_async(&args, &env).await
     };
-    let out = run(call(&["--jq", ".[].clientId"])).await;
+    let out = run(call(&["--jq", ".[].id"])).await;
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(lines(&out), ["\"m1a\"", "\"m1b\""]);
-    let out = run(call(&["--jq", ".[].clientId", "--raw"])).await;
+    let out = run(call(&["--jq", ".[].id", "--raw"])).await;
     assert_eq!(lines(&out), ["m1a", "m1b"]);
     let out = run(call(&["--jq", ".[1]"])).await;
-    assert!(stdout(&out).starts_with("{\n  \"clientId\": \"m1b\""), "pretty by default: {}", stdout(&out));
+    assert!(stdout(&out).starts_with("{\n  \"id\": \"m1b\""), "pretty by default: {}", stdout(&out));
     let out = run(call(&["--jq", ".[1]", "--compact"])).await;
     assert_eq!(lines(&out).len(), 1, "{}", stdout(&out));
     let record: Value = serde_json::from_str(&lines(&out)[0]).unwrap();
@@ -505,7 +505,7 @@ async fn all_pages_with_jq_and_table_see_every_record() {
     let (url, _) = records_upstream(3).await;
     let env = [("OPSDECK_ABLY_URL", url.as_str())];
     let base = ["call", "ably", "messages_list", "channelId=a", "--all-pages"];
-    let out = opsdeck_async(&[&base[..], &["--jq", ".[].clientId", "-r"]].concat(), &env).await;
+    let out = opsdeck_async(&[&base[..], &["--jq", ".[].id", "-r"]].concat(), &env).await;
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(lines(&out), ["m1a", "m1b", "m2a", "m2b", "m3a", "m3b"]);
 
@@ -515,22 +515,19 @@ async fn all_pages_with_jq_and_table_see_every_record() {
     assert_eq!(table.len(), 7, "a header and six rows: {}", stdout(&out));
     // The console's columns: the list's id first, then times, then the rest.
     let records: Vec<Value> =
-        (0..1).map(|_| serde_json::json!({"clientId": "x", "name": "y", "timestamp": 1_700_000_000_000_i64})).collect();
-    let labels: Vec<String> =
-        opsdeck::table::columns_of(&records, Some("clientId")).iter().map(|c| c.label()).collect();
+        (0..1).map(|_| serde_json::json!({"id": "x", "name": "y", "timestamp": 1, "clientId": "c"})).collect();
+    let labels: Vec<String> = opsdeck::table::columns_of(&records, Some("id")).iter().map(|c| c.label()).collect();
     assert_eq!(table[0].split_whitespace().collect::<Vec<_>>(), labels);
-    assert_eq!(labels, ["clientId", "timestamp", "name"]);
-    assert!(table[1].starts_with("m1a       2023-11-14 22:13:20  first of 1"), "{}", stdout(&out));
+    assert_eq!(labels, ["id", "timestamp", "name", "clientId"]);
+    assert!(table[1].starts_with("m1a  2023-11-14 22:13:20  first of 1  c1"), "{}", stdout(&out));
     assert!(table[2].contains("evil ␛[2J"), "cells are inert: {}", stdout(&out));
     assert!(!stdout(&out).contains('\u{1b}'));
     let name_at = table[0].find("name").unwrap();
     assert!(table[1..].iter().all(|row| row.get(name_at - 2..name_at) == Some("  ")), "aligned:\n{}", stdout(&out));
 
-    let out = opsdeck_async(
-        &[&base[..], &["-o", "table", "--jq", "map(select(.clientId | endswith(\"a\")))"]].concat(),
-        &env,
-    )
-    .await;
+    let out =
+        opsdeck_async(&[&base[..], &["-o", "table", "--jq", "map(select(.id | endswith(\"a\")))"]].concat(), &env)
+            .await;
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(lines(&out).len(), 4, "the filter picks the rows: {}", stdout(&out));
 }
@@ -543,8 +540,8 @@ async fn ndjson_prints_one_record_per_line() {
     assert!(out.status.success(), "{}", stderr(&out));
     let records: Vec<Value> = lines(&out).iter().map(|l| serde_json::from_str(l).unwrap()).collect();
     assert_eq!(records.len(), 2, "one page without --all-pages");
-    assert_eq!(records[1]["clientId"], "m1b");
-    let args = ["call", "ably", "messages_list", "channelId=a", "--ndjson", "--all-pages", "--jq", "{id: .clientId}"];
+    assert_eq!(records[1]["id"], "m1b");
+    let args = ["call", "ably", "messages_list", "channelId=a", "--ndjson", "--all-pages", "--jq", "{id}"];
     let out = opsdeck_async(&args, &env).await;
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(lines(&out), [r#"{"id":"m1a"}"#, r#"{"id":"m1b"}"#, r#"{"id":"m2a"}"#, r#"{"id":"m2b"}"#]);

@@ -189,8 +189,9 @@ impl Output {
                 },
                 Err(many) => many,
             };
-            let id_field = self.id_field.filter(|field| match rows.first() {
-                Some(Value::Object(map)) => map.contains_key(*field),
+            // The list's id column, as the console shows it; rows a filter made may not have it.
+            let id_field = self.id_field.filter(|field| match (&self.filter, rows.first()) {
+                (Some(_), Some(Value::Object(map))) => map.contains_key(*field),
                 _ => true,
             });
             return Ok(crate::table::render_text(&rows, id_field).into_bytes());
