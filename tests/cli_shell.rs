@@ -34,21 +34,20 @@ fn has_bash() -> bool {
 /// COMPREPLY after bash runs the generated completion function on `line` (cursor at its end), as
 /// bash itself would: COMP_WORDS split at blanks and at the `=` and `:` of COMP_WORDBREAKS.
 fn bash_complete(script: &Path, config_dir: &Path, line: &str) -> Vec<String> {
-    let program = format!(
-        r#"source "$1"
+    let program = r#"source "$1"
 line="$2"
-COMP_LINE="$line"; COMP_POINT=${{#line}}
-read -ra COMP_WORDS <<< "$(sed -e 's/\([=:]\)/ \1 /g' <<< "$line")"
+COMP_LINE="$line"; COMP_POINT=${#line}
 # The pieces of NAME=VALUE as bash splits them: "=" and ":" are words of their own.
+split="${line//=/ = }"
+read -ra COMP_WORDS <<< "${split//:/ : }"
 [[ $line == *" " ]] && COMP_WORDS+=("")
-COMP_CWORD=$((${{#COMP_WORDS[@]}} - 1))
+COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
 COMP_WORDS[0]="$3"
 _opsdeck_complete
-printf '%s\n' "${{COMPREPLY[@]}}"
-"#
-    );
+printf '%s\n' "${COMPREPLY[@]}"
+"#;
     let out = Command::new("bash")
-        .args(["--norc", "--noprofile", "-c", &program, "bash", script.to_str().unwrap(), line, BIN])
+        .args(["--norc", "--noprofile", "-c", program, "bash", script.to_str().unwrap(), line, BIN])
         .env_clear()
         .env("OPSDECK_CONFIG_DIR", config_dir)
         .output()
@@ -79,6 +78,8 @@ fn bash_completes_operations_parameters_values_and_profiles_from_the_catalog() {
     assert!(ops.iter().all(|o| o.starts_with("mes")), "{ops:?}");
     assert_eq!(bash_complete(&script, &config_dir, "opsdeck call ably messages_list chan"), ["channelId="]);
     assert_eq!(bash_complete(&script, &config_dir, "opsdeck ca"), ["call"]);
+    let after_a_value = bash_complete(&script, &config_dir, "opsdeck call ably messages_list channelId=orders:eu li");
+    assert_eq!(after_a_value, ["limit="], "a value with ':' is one word");
     let services = bash_complete(&script, &config_dir, "opsdeck call ");
     assert_eq!(services, ["ably", "deepgram", "avatax", "taxjar", "coinbase", "mailgun", "easypost"]);
     // After NAME= bash replaces only the piece after "=": the candidates say what follows it.
