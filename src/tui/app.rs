@@ -451,7 +451,8 @@ impl App {
                 }
             }
         }
-        self.info("paste ignored: nothing here takes text (/ filters, o opens a form)");
+        let o = self.key_hint(Action::Operations);
+        self.info(format!("paste ignored: nothing here takes text (/ filters, {o} opens a form)"));
     }
 
     fn handle_pane_key(&mut self, key: KeyEvent) {
@@ -855,6 +856,11 @@ impl App {
         self.setup.as_ref().is_some_and(|s| s.read_only_flag)
     }
 
+    /// The key that runs `action`, for hints in messages (`press o`), or its palette name.
+    fn key_hint(&self, action: Action) -> String {
+        self.keymap.hint(action).unwrap_or_else(|| format!(": {}", action.name().replace('_', " ")))
+    }
+
     /// Why nothing that changes state is sent: the flag, the profile, or the palette's toggle.
     fn read_only_reason(&self) -> String {
         let setup = self.setup.as_ref();
@@ -871,12 +877,14 @@ impl App {
     fn open_resource(&mut self) {
         if let Some(reason) = self.unavailable_reason() {
             let count = self.tab().service.operations().len();
+            let o = self.key_hint(Action::Operations);
             let tab = self.tab_mut();
             tab.browser.title = tab.resource_name().to_owned();
             tab.browser.clear();
-            tab.browser.notice = Some((format!("{reason}\n\nPress o to see its {count} operations."), false));
+            tab.browser.notice = Some((format!("{reason}\n\nPress {o} to see its {count} operations."), false));
             return;
         }
+        let o = self.key_hint(Action::Operations);
         let tab = self.tab_mut();
         tab.browser.title = tab.resource_name().to_owned();
         tab.page = None;
@@ -885,7 +893,7 @@ impl App {
             let ops: Vec<&'static Operation> =
                 tab.service.operations().iter().filter(|op| op.resource == resource).collect();
             tab.browser.clear();
-            tab.browser.notice = Some((format!("{resource} has no list; press o for its operations"), false));
+            tab.browser.notice = Some((format!("{resource} has no list; press {o} for its operations"), false));
             // A resource with one parameterless GET (server time) is simply fetched.
             if let [single] = ops.as_slice() {
                 if single.method == crate::catalog::Method::Get && single.params.iter().all(|p| !p.required) {
@@ -1144,7 +1152,8 @@ impl App {
                 }
                 Err(error) => {
                     self.tabs[tab].inspector.show(error_view(op, &error));
-                    self.error(format!("{}: {error} (o reopens the form with your values)", op.full_name()));
+                    let o = self.key_hint(Action::Operations);
+                    self.error(format!("{}: {error} ({o} reopens the form with your values)", op.full_name()));
                 }
             },
         }
@@ -1159,12 +1168,13 @@ impl App {
         previous: Vec<client::PreparedRequest>,
         response: client::Response,
     ) {
+        let (c, n) = (self.key_hint(Action::ClearFilters), self.key_hint(Action::NextPage));
         let tab_state = &mut self.tabs[tab];
         let page_number = previous.len() + 1;
         let filters = list_filters(op, &values);
         tab_state.browser.filter_note = (!filters.is_empty()).then(|| {
             let shown: Vec<String> = filters.iter().map(|(name, value)| format!("{name}={value}")).collect();
-            format!("only {} (c clears)", shown.join(" "))
+            format!("only {} ({c} clears)", shown.join(" "))
         });
         if response.body.len() > MAX_TABLE_BODY {
             // A table of a huge page would need a full DOM (~14x the body); the inspector's
@@ -1188,9 +1198,9 @@ impl App {
                 let count = rows.len();
                 tab_state.browser.set_records(rows, op.id_field);
                 let more = if matches!(pagination::next_page(op.paging, &request, &response), Ok(Some(_))) {
-                    " · n: next"
+                    format!(" · {n}: next")
                 } else {
-                    ""
+                    String::new()
                 };
                 tab_state.browser.page_label = format!("page {page_number} · {count} rows{more}");
             }
