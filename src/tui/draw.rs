@@ -99,14 +99,26 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
     }
 }
 
-/// How much of the tab bar fits: every tab with its badge, short badges, or only the active
-/// tab named (the others by number), so the active tab, its badge and the profile always show.
+/// How much of the tab bar fits, from the most to the least: every tab named with its badge,
+/// then shorter badges, then only the active tab named (the others by number, with their badge
+/// and then without), so the active tab, its badge and the profile always show.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum TabBar {
-    Full,
-    ShortBadges,
-    ActiveOnly,
-    ActiveOnlyNoTitle,
+struct TabBar {
+    all_named: bool,
+    short_badges: bool,
+    other_badges: bool,
+    title: bool,
+}
+
+impl TabBar {
+    const WIDEST_FIRST: [TabBar; 6] = [
+        TabBar { all_named: true, short_badges: false, other_badges: true, title: true },
+        TabBar { all_named: true, short_badges: true, other_badges: true, title: true },
+        TabBar { all_named: false, short_badges: true, other_badges: true, title: true },
+        TabBar { all_named: false, short_badges: true, other_badges: true, title: false },
+        TabBar { all_named: false, short_badges: true, other_badges: false, title: true },
+        TabBar { all_named: false, short_badges: true, other_badges: false, title: false },
+    ];
 }
 
 /// Draws the tab bar and the profile; returns where each tab's label is, for clicks.
@@ -119,41 +131,40 @@ fn draw_header(frame: &mut Frame, area: Rect, app: &App) -> Vec<(Rect, usize)> {
     // Each piece with the tab it belongs to, if any.
     let pieces = |bar: TabBar| {
         let mut pieces: Vec<(Span, Option<usize>)> = Vec::new();
-        if bar != TabBar::ActiveOnlyNoTitle {
+        if bar.title {
             pieces.push((Span::styled(" opsdeck ", theme.title), None));
         }
-        let short = bar != TabBar::Full;
         for (index, tab) in app.tabs.iter().enumerate() {
             let active = index == app.active;
             let live = mode_label(tab) == "LIVE";
-            if !active && matches!(bar, TabBar::ActiveOnly | TabBar::ActiveOnlyNoTitle) {
-                // A LIVE tab stays marked even as a bare number.
-                let style = if live { theme.live_badge } else { theme.muted };
-                pieces.push((Span::raw(" "), Some(index)));
-                pieces.push((Span::styled(format!("{}", index + 1), style), Some(index)));
+            let (badge, badge_style) = match (live, bar.short_badges) {
+                (true, _) => ("LIVE", theme.live_badge),
+                _ if !tab.available => (if bar.short_badges { "—" } else { "no sim" }, theme.muted),
+                (false, false) => ("SANDBOX", theme.sandbox_badge),
+                (false, true) => ("SBX", theme.sandbox_badge),
+            };
+            if !active && !bar.all_named {
+                pieces.push((Span::styled(format!(" {}", index + 1), theme.muted), Some(index)));
+                if bar.other_badges {
+                    pieces.push((Span::raw(" "), Some(index)));
+                    pieces.push((Span::styled(badge, badge_style), Some(index)));
+                } else if live {
+                    // A LIVE tab stays marked even as a bare number.
+                    pieces.push((Span::styled("!", theme.live_badge), Some(index)));
+                }
                 continue;
             }
             let name_style =
                 if active { theme.accent.add_modifier(ratatui::style::Modifier::UNDERLINED) } else { theme.muted };
             pieces.push((Span::styled(format!(" {} {} ", index + 1, tab.service.title()), name_style), Some(index)));
-            let (badge, style) = match (live, short) {
-                (true, _) => ("LIVE", theme.live_badge),
-                _ if !tab.available => (if short { "—" } else { "no sim" }, theme.muted),
-                (false, false) => ("SANDBOX", theme.sandbox_badge),
-                (false, true) => ("SBX", theme.sandbox_badge),
-            };
-            pieces.push((Span::styled(badge, style), Some(index)));
-        }
-        if matches!(bar, TabBar::ActiveOnly | TabBar::ActiveOnlyNoTitle) {
-            pieces.push((Span::raw(" "), None));
+            pieces.push((Span::styled(badge, badge_style), Some(index)));
         }
         pieces
     };
     let width = |pieces: &[(Span, Option<usize>)]| pieces.iter().map(|(s, _)| s.content.width()).sum::<usize>();
     let room = usize::from(area.width);
-    let bars = [TabBar::Full, TabBar::ShortBadges, TabBar::ActiveOnly, TabBar::ActiveOnlyNoTitle];
-    let mut chosen = pieces(TabBar::ActiveOnlyNoTitle);
-    for bar in bars {
+    let mut chosen = pieces(TabBar::WIDEST_FIRST[5]);
+    for bar in TabBar::WIDEST_FIRST {
         let candidate = pieces(bar);
         if width(&candidate) + right.width() <= room {
             chosen = candidate;
