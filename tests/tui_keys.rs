@@ -42,6 +42,7 @@ async fn keys_from_config_replace_the_defaults_and_help_and_footer_show_them() {
     let help = h.screen();
     assert!(help.contains("F1 ?"), "help lists both help keys:\n{help}");
     assert!(help.contains("Ctrl-z") && help.contains("maximise the focused pane"), "{help}");
+    assert!(help.contains(": read only"), "an action without a key says where to find it:\n{help}");
     let quit_line = help.lines().find(|l| l.contains("quit (Ctrl-c always quits)")).unwrap();
     assert!(quit_line.contains(" Q "), "{quit_line}");
     h.keys("<Esc><C-z>");

@@ -274,7 +274,11 @@ fn draw_help(frame: &mut Frame, area: Rect, app: &App) -> u16 {
             Scope::Global => info.description.to_owned(),
             Scope::Browser => format!("{} (browser)", info.description),
         };
-        global.push((keymap.label(info.action), description));
+        let keys = match keymap.hint(info.action) {
+            None if info.in_palette => format!(": {}", info.name.replace('_', " ")),
+            _ => keymap.label(info.action),
+        };
+        global.push((keys, description));
     }
     let global: Vec<(&str, &str)> = global.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
     let (title, pane): (&str, &[(&str, &str)]) = match app.focus {
