@@ -509,14 +509,14 @@ pub async fn call(global: &GlobalArgs, args: &CallArgs, io: &mut CallIo<'_>) -> 
     let op = parse_operation(service, &args.operation)?;
     let values = parse_params(op, &args.params)?;
     let body = args.body.as_deref().map(parse_body).transpose()?;
-    if global.read_only && op.mutates {
-        return Err(Failure::usage(CallError::ReadOnly(op.full_name()).to_string()));
-    }
     if all_pages && op.paging == crate::catalog::Paging::None {
         return Err(Failure::usage(format!("{} is not a paged list; drop --all-pages", op.full_name())));
     }
     let output = output::Output::new(args, op, io.out_is_terminal)?;
     let config = Config::load(global.config.as_deref())?;
+    if (global.read_only || config.profile_read_only(global.profile.as_deref())) && op.mutates {
+        return Err(Failure::usage(CallError::ReadOnly(op.full_name()).to_string()));
+    }
     warn(io.err, &config.warnings);
     let (resolved, sandbox) = resolve_target(&config, global, service).await?;
     warn(io.err, &resolved.warnings);

@@ -232,6 +232,13 @@ impl Config {
         Ok(config)
     }
 
+    /// Whether the profile in effect (`profile`, else `default_profile`) says `read_only = true`,
+    /// which acts as `--read-only` does.
+    pub fn profile_read_only(&self, profile: Option<&str>) -> bool {
+        let name = profile.or(self.default_profile.as_deref());
+        name.and_then(|name| self.profiles.get(name)).and_then(|p| p.read_only).unwrap_or(false)
+    }
+
     pub fn max_concurrent_calls(&self) -> usize {
         self.max_concurrent_calls.unwrap_or(8).clamp(1, 256)
     }

@@ -4,7 +4,8 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
+use ratatui::layout::{Position, Rect};
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
@@ -17,8 +18,11 @@ use crate::tui::components::confirm::{Confirm, ConfirmAction};
 use crate::tui::components::detail::{Detail, DetailAction, TransactionAction};
 use crate::tui::components::form::{Form, FormAction};
 use crate::tui::components::inspector::ResponseView;
-use crate::tui::components::menu::{Command, Menu, MenuAction};
+use crate::tui::components::menu::{Command, Menu, MenuAction, PaletteItem};
 use crate::tui::components::sandbox_view::{self, SandboxAction, SandboxReport, SandboxView};
+use crate::tui::draw::Areas;
+use crate::tui::keymap::{Action, Keymap, ACTIONS};
+use crate::tui::setup::Setup;
 use crate::tui::tab::{PageState, Tab};
 use crate::tui::tax;
 use crate::tui::theme::Theme;
@@ -96,6 +100,18 @@ pub struct App {
     /// Reads of the sandbox view still running.
     pub background_pending: usize,
     control_client: Option<reqwest::Client>,
+    /// The keys of app-level actions: the defaults with `[keys]` over them.
+    pub keymap: Keymap,
+    /// Clicks and the wheel act (`mouse = true`); the event loop captures the mouse only then.
+    pub mouse: bool,
+    /// The focused pane fills the body (`z`).
+    pub zoomed: bool,
+    /// How far the help popup is scrolled (it is taller than a small terminal).
+    pub help_scroll: u16,
+    /// Where the last frame drew the tabs and panes, so a click finds what it is on.
+    pub areas: Areas,
+    /// The config and environment the console started with, for switching profile or theme.
+    pub setup: Option<Setup>,
 }
 
 impl App {
@@ -119,6 +135,12 @@ impl App {
             background: None,
             background_pending: 0,
             control_client: None,
+            keymap: Keymap::default(),
+            mouse: false,
+            zoomed: false,
+            help_scroll: 0,
+            areas: Areas::default(),
+            setup: None,
         }
     }
 
@@ -197,31 +219,211 @@ impl App {
             self.handle_pane_key(key);
             return;
         }
-        match key.code {
-            KeyCode::Char('q') => self.quit = true,
-            KeyCode::Char('?') => self.popup = Some(Popup::Help),
-            KeyCode::Char(c @ '1'..='7') => self.switch_tab(usize::from(c as u8 - b'1')),
-            KeyCode::Tab => self.switch_tab((self.active + 1) % self.tabs.len()),
-            KeyCode::BackTab => self.switch_tab((self.active + self.tabs.len() - 1) % self.tabs.len()),
-            KeyCode::Char('o') => {
-                let title = format!("{} operations", self.tab().service.title());
-                self.popup = Some(Popup::Menu(Menu::new(title, self.tab().operations_for_menu(), false)));
+        match self.keymap.action_for(&key, self.focus == Focus::Browser) {
+            Some(action) => self.run_action(action),
+            None => self.handle_pane_key(key),
+        }
+    }
+
+    /// Does what an app-level key or palette entry asks.
+    pub fn run_action(&mut self, action: Action) {
+        match action {
+            Action::Quit => self.quit = true,
+            Action::Help => {
+                self.help_scroll = 0;
+                self.popup = Some(Popup::Help);
             }
-            KeyCode::Char(':') => self.popup = Some(Popup::Menu(Menu::palette(all_operations().collect()))),
-            KeyCode::Char('S') => self.open_sandbox_view(),
-            KeyCode::Char('b') => match self.tab().detail.clone() {
+            Action::Tab(index) => self.switch_tab(index),
+            Action::NextTab => self.switch_tab((self.active + 1) % self.tabs.len()),
+            Action::PrevTab => self.switch_tab((self.active + self.tabs.len() - 1) % self.tabs.len()),
+            Action::Operations => self.open_operations_menu(),
+            Action::Palette => self.open_palette(),
+            Action::SandboxView => self.open_sandbox_view(),
+            Action::TableView => match self.tab().detail.clone() {
                 Some(detail) => self.popup = Some(Popup::Detail(detail)),
                 None => self.info("no table view yet: open a transaction, or look up a rate or a calculation"),
             },
-            KeyCode::Char('r') => self.refresh(),
-            KeyCode::Char('a') => self.toggle_auto_refresh(),
-            KeyCode::Char('x') if key.modifiers.contains(KeyModifiers::CONTROL) => {
+            Action::Refresh => self.refresh(),
+            Action::AutoRefresh => self.toggle_auto_refresh(),
+            Action::Cancel => {
                 let n = self.executor.cancel_all();
                 self.tabs.iter_mut().for_each(Tab::stop_loading);
                 self.purposes.clear();
                 self.info(format!("cancelled {n} call(s)"));
             }
-            _ => self.handle_pane_key(key),
+            Action::NextPage => self.next_page(),
+            Action::PrevPage => self.previous_page(),
+            Action::ClearFilters => self.clear_filters(),
+            Action::Zoom => self.zoomed = !self.zoomed,
+            Action::ReadOnly => self.toggle_read_only(),
+        }
+    }
+
+    /// `o`: the tab's operations, those of the selected resource first.
+    fn open_operations_menu(&mut self) {
+        let tab = self.tab();
+        let title = format!("{} operations", tab.service.title());
+        let (first, rest) = tab.operations_for_menu();
+        self.popup = Some(Popup::Menu(Menu::grouped(title, tab.resource_name(), first, rest)));
+    }
+
+    /// `:`: every operation of every service, then the console's own actions.
+    fn open_palette(&mut self) {
+        let items = self.palette_items();
+        self.popup = Some(Popup::Menu(Menu::palette(all_operations().collect(), items)));
+    }
+
+    /// The console actions of the palette: every action marked for it in [`ACTIONS`], then a
+    /// line per profile and per theme.
+    fn palette_items(&self) -> Vec<PaletteItem> {
+        let mut items: Vec<PaletteItem> = ACTIONS
+            .iter()
+            .filter(|info| info.in_palette)
+            .map(|info| PaletteItem {
+                label: info.name.replace('_', " "),
+                summary: match self.keymap.hint(info.action) {
+                    Some(_) => format!("{} ({})", info.description, self.keymap.label(info.action)),
+                    None => info.description.to_owned(),
+                },
+                command: Command::Action(info.action),
+            })
+            .collect();
+        if let Some(setup) = &self.setup {
+            items.extend(setup.profiles().into_iter().map(|name| PaletteItem {
+                label: format!("profile {name}"),
+                summary: if name == self.profile {
+                    "the profile in use".into()
+                } else {
+                    "switch to this profile".into()
+                },
+                command: Command::Profile(name),
+            }));
+            items.extend(setup.themes().into_iter().map(|name| PaletteItem {
+                label: format!("theme {name}"),
+                summary: "draw with this theme".into(),
+                command: Command::Theme(name),
+            }));
+        }
+        items
+    }
+
+    /// Makes `name` the profile in use: every tab is built again for its targets (lists and
+    /// calls of the old ones are dropped); nothing changes when it cannot be resolved.
+    fn switch_profile(&mut self, name: &str) {
+        let Some(setup) = self.setup.as_ref() else {
+            return self.error("this console was started without a config: no profile to switch to");
+        };
+        match setup.tabs(name) {
+            Ok((tabs, warnings)) => {
+                let read_only = setup.read_only(name);
+                self.executor.cancel_all();
+                self.purposes.clear();
+                self.tabs = tabs;
+                self.profile = name.to_owned();
+                self.read_only = read_only;
+                self.focus = Focus::Browser;
+                self.start_tab();
+                let live = self.tabs.iter().filter(|t| t.target.live).count();
+                let mut message = format!("profile {name}: {live} LIVE, {} SANDBOX", self.tabs.len() - live);
+                if read_only {
+                    message.push_str(", read-only");
+                }
+                match warnings.is_empty() {
+                    true => self.info(message),
+                    false => self.error(format!("{message}; {}", warnings.join("; "))),
+                }
+            }
+            Err(e) => self.error(format!("profile {name} not switched to: {e}")),
+        }
+    }
+
+    fn switch_theme(&mut self, name: &str) {
+        let Some(setup) = self.setup.as_ref() else { return };
+        let (theme, warning) = setup.theme(name);
+        self.theme = theme;
+        match warning {
+            Some(warning) => self.error(warning),
+            None => self.info(format!("theme {name}")),
+        }
+    }
+
+    fn toggle_read_only(&mut self) {
+        if self.started_read_only() {
+            return self.error("started with --read-only, which holds until you quit");
+        }
+        self.read_only = !self.read_only;
+        if self.read_only {
+            self.info("read-only: operations that change state will not be sent");
+        } else {
+            self.info("read-only off: operations that change state can be sent");
+        }
+    }
+
+    /// A click or a turn of the wheel (only with `mouse = true`): a tab in the header switches
+    /// to it; in a pane it focuses the pane and selects what is under the pointer (a second
+    /// click on the selected row opens it); the wheel moves the pane under the pointer.
+    pub fn handle_mouse(&mut self, event: MouseEvent) {
+        if !self.mouse {
+            return;
+        }
+        let at = Position::new(event.column, event.row);
+        let wheel = match event.kind {
+            MouseEventKind::ScrollDown => Some(KeyCode::Down),
+            MouseEventKind::ScrollUp => Some(KeyCode::Up),
+            MouseEventKind::Down(MouseButton::Left) => None,
+            _ => return,
+        };
+        if self.popup.is_some() {
+            // A popup takes the wheel as arrows; clicks outside it do nothing.
+            if let Some(code) = wheel {
+                self.handle_popup_key(KeyEvent::new(code, KeyModifiers::NONE));
+            }
+            return;
+        }
+        if let Some(code) = wheel {
+            return self.scroll_pane_at(at, code);
+        }
+        if let Some(index) = self.areas.tabs.iter().find(|(area, _)| area.contains(at)).map(|(_, index)| *index) {
+            return self.switch_tab(index);
+        }
+        let row_in = |area: Rect| area.contains(at).then(|| at.y - area.y);
+        if let Some(row) = row_in(self.areas.resources) {
+            let index = (usize::from(row) + self.areas.resources_offset).checked_sub(1);
+            if let Some(index) = index.filter(|i| *i < self.tab().resources.len() && row > 0) {
+                self.tab_mut().resource = index;
+                self.focus = Focus::Browser;
+                self.open_resource();
+            } else {
+                self.focus = Focus::Resources;
+            }
+        } else if let Some(row) = row_in(self.areas.browser) {
+            self.focus = Focus::Browser;
+            let action = self.tab_mut().browser.click(row);
+            self.on_browser_action(action);
+        } else if let Some(row) = row_in(self.areas.inspector) {
+            self.focus = Focus::Inspector;
+            self.tab_mut().inspector.select_at(row);
+        }
+    }
+
+    /// The wheel over a pane: three lines down or up, without moving the focus.
+    fn scroll_pane_at(&mut self, at: Position, code: KeyCode) {
+        let key = KeyEvent::new(code, KeyModifiers::NONE);
+        for _ in 0..3 {
+            if self.areas.browser.contains(at) {
+                let action = self.tab_mut().browser.handle_key(key);
+                if let BrowserAction::Selected(_) = action {
+                    self.tab_mut().remember_selection();
+                }
+            } else if self.areas.inspector.contains(at) {
+                self.tab_mut().inspector.handle_key(key);
+            } else if self.areas.resources.contains(at) {
+                let tab = self.tab_mut();
+                tab.resource = match code {
+                    KeyCode::Down => (tab.resource + 1).min(tab.resources.len().saturating_sub(1)),
+                    _ => tab.resource.saturating_sub(1),
+                };
+            }
         }
     }
 
@@ -249,7 +451,8 @@ impl App {
                 }
             }
         }
-        self.info("paste ignored: nothing here takes text (/ filters, o opens a form)");
+        let o = self.key_hint(Action::Operations);
+        self.info(format!("paste ignored: nothing here takes text (/ filters, {o} opens a form)"));
     }
 
     fn handle_pane_key(&mut self, key: KeyEvent) {
@@ -282,25 +485,10 @@ impl App {
                 }
                 KeyCode::Left | KeyCode::Char('h') => self.focus = Focus::Resources,
                 KeyCode::Right | KeyCode::Char('l') => self.focus = Focus::Inspector,
-                KeyCode::Char('n') => self.next_page(),
-                KeyCode::Char('p') => self.previous_page(),
-                KeyCode::Char('c') if self.tab().page.as_ref().is_some_and(|p| !p.filters.is_empty()) => {
-                    self.clear_filters();
+                _ => {
+                    let action = self.tab_mut().browser.handle_key(key);
+                    self.on_browser_action(action);
                 }
-                _ => match self.tab_mut().browser.handle_key(key) {
-                    BrowserAction::Open(_) => {
-                        self.tab_mut().remember_selection();
-                        self.show_selected_record();
-                        match self.tab().page.as_ref().map(|p| (p.op.service, p.op.name)) {
-                            Some((Service::Avatax, "companies_list")) => self.drill_into("transactions"),
-                            Some((Service::Avatax, "transactions_list")) => self.open_transaction(),
-                            _ if self.fetch_selected_record() => {}
-                            _ => self.focus = Focus::Inspector,
-                        }
-                    }
-                    BrowserAction::Selected(_) => self.tab_mut().remember_selection(),
-                    BrowserAction::None => {}
-                },
             },
             Focus::Inspector => {
                 if key.code == KeyCode::Char('y') && key.modifiers.is_empty() {
@@ -323,12 +511,37 @@ impl App {
         }
     }
 
+    /// What the browser said a key or a click did: open the record, or remember the selection.
+    fn on_browser_action(&mut self, action: BrowserAction) {
+        match action {
+            BrowserAction::Open(_) => {
+                self.tab_mut().remember_selection();
+                self.show_selected_record();
+                match self.tab().page.as_ref().map(|p| (p.op.service, p.op.name)) {
+                    Some((Service::Avatax, "companies_list")) => self.drill_into("transactions"),
+                    Some((Service::Avatax, "transactions_list")) => self.open_transaction(),
+                    _ if self.fetch_selected_record() => {}
+                    _ => self.focus = Focus::Inspector,
+                }
+            }
+            BrowserAction::Selected(_) => self.tab_mut().remember_selection(),
+            BrowserAction::None => {}
+        }
+    }
+
     fn handle_popup_key(&mut self, key: KeyEvent) {
         let Some(popup) = self.popup.as_mut() else { return };
         match popup {
             Popup::Help => {
-                if matches!(key.code, KeyCode::Esc | KeyCode::Char('?' | 'q') | KeyCode::Enter) {
-                    self.popup = None;
+                let closes = self.keymap.is(Action::Help, &key) || self.keymap.is(Action::Quit, &key);
+                match key.code {
+                    _ if closes => self.popup = None,
+                    KeyCode::Esc | KeyCode::Char('?' | 'q') | KeyCode::Enter => self.popup = None,
+                    KeyCode::Down | KeyCode::Char('j') => self.help_scroll = self.help_scroll.saturating_add(1),
+                    KeyCode::Up | KeyCode::Char('k') => self.help_scroll = self.help_scroll.saturating_sub(1),
+                    KeyCode::PageDown | KeyCode::Char(' ') => self.help_scroll = self.help_scroll.saturating_add(10),
+                    KeyCode::PageUp => self.help_scroll = self.help_scroll.saturating_sub(10),
+                    _ => {}
                 }
             }
             Popup::Menu(menu) => match menu.handle_key(key) {
@@ -341,9 +554,13 @@ impl App {
                     }
                     self.open_form(op);
                 }
-                MenuAction::Command(Command::SandboxView) => {
+                MenuAction::Command(command) => {
                     self.popup = None;
-                    self.open_sandbox_view();
+                    match command {
+                        Command::Action(action) => self.run_action(action),
+                        Command::Profile(name) => self.switch_profile(&name),
+                        Command::Theme(name) => self.switch_theme(&name),
+                    }
                 }
                 MenuAction::Cancel => self.popup = None,
                 MenuAction::None => {}
@@ -410,7 +627,8 @@ impl App {
         let label = format!("{} {}", mode_label(tab), tab.target.base_url);
         let mut form = Form::new(op, values, label);
         if self.read_only && op.mutates {
-            form.message = Some("--read-only is on: this operation changes state and will not be sent".into());
+            form.message =
+                Some(format!("{}: this operation changes state and will not be sent", self.read_only_reason()));
         }
         self.popup = Some(Popup::Form(form));
     }
@@ -608,7 +826,13 @@ impl App {
             return;
         }
         if self.read_only && op.mutates {
-            self.error(CallError::ReadOnly(op.full_name()).to_string());
+            let reason = self.read_only_reason();
+            let fix = if self.started_read_only() {
+                "restart without --read-only to send it"
+            } else {
+                "`read only` in the palette (:) turns it off"
+            };
+            self.error(format!("{} changes state and {reason}; {fix}", op.full_name()));
             return;
         }
         let tab_index = self.active;
@@ -627,16 +851,40 @@ impl App {
         }
     }
 
+    /// `--read-only` was given: it holds for the whole session, whatever the profile.
+    fn started_read_only(&self) -> bool {
+        self.setup.as_ref().is_some_and(|s| s.read_only_flag)
+    }
+
+    /// The key that runs `action`, for hints in messages (`press o`), or its palette name.
+    fn key_hint(&self, action: Action) -> String {
+        self.keymap.hint(action).unwrap_or_else(|| format!(": {}", action.name().replace('_', " ")))
+    }
+
+    /// Why nothing that changes state is sent: the flag, the profile, or the palette's toggle.
+    fn read_only_reason(&self) -> String {
+        let setup = self.setup.as_ref();
+        if self.started_read_only() {
+            "--read-only is on".to_owned()
+        } else if setup.is_some_and(|s| s.config.profile_read_only(Some(&self.profile))) {
+            format!("profile {} is read-only", self.profile)
+        } else {
+            "read-only is on".to_owned()
+        }
+    }
+
     /// Loads the selected resource into the browser; asks for missing parameters with a form.
     fn open_resource(&mut self) {
         if let Some(reason) = self.unavailable_reason() {
             let count = self.tab().service.operations().len();
+            let o = self.key_hint(Action::Operations);
             let tab = self.tab_mut();
             tab.browser.title = tab.resource_name().to_owned();
             tab.browser.clear();
-            tab.browser.notice = Some((format!("{reason}\n\nPress o to see its {count} operations."), false));
+            tab.browser.notice = Some((format!("{reason}\n\nPress {o} to see its {count} operations."), false));
             return;
         }
+        let o = self.key_hint(Action::Operations);
         let tab = self.tab_mut();
         tab.browser.title = tab.resource_name().to_owned();
         tab.page = None;
@@ -645,7 +893,7 @@ impl App {
             let ops: Vec<&'static Operation> =
                 tab.service.operations().iter().filter(|op| op.resource == resource).collect();
             tab.browser.clear();
-            tab.browser.notice = Some((format!("{resource} has no list; press o for its operations"), false));
+            tab.browser.notice = Some((format!("{resource} has no list; press {o} for its operations"), false));
             // A resource with one parameterless GET (server time) is simply fetched.
             if let [single] = ops.as_slice() {
                 if single.method == crate::catalog::Method::Get && single.params.iter().all(|p| !p.required) {
@@ -727,6 +975,9 @@ impl App {
     /// Loads the first page of the list in view again without its filters.
     fn clear_filters(&mut self) {
         let Some(page) = self.tab().page.as_ref() else { return };
+        if page.filters.is_empty() {
+            return self.info("no filters to clear");
+        }
         let op = page.op;
         let mut values = page.values.clone();
         let cleared: Vec<String> = page.filters.iter().map(|(name, value)| format!("{name}={value}")).collect();
@@ -901,7 +1152,8 @@ impl App {
                 }
                 Err(error) => {
                     self.tabs[tab].inspector.show(error_view(op, &error));
-                    self.error(format!("{}: {error} (o reopens the form with your values)", op.full_name()));
+                    let o = self.key_hint(Action::Operations);
+                    self.error(format!("{}: {error} ({o} reopens the form with your values)", op.full_name()));
                 }
             },
         }
@@ -916,12 +1168,13 @@ impl App {
         previous: Vec<client::PreparedRequest>,
         response: client::Response,
     ) {
+        let (c, n) = (self.key_hint(Action::ClearFilters), self.key_hint(Action::NextPage));
         let tab_state = &mut self.tabs[tab];
         let page_number = previous.len() + 1;
         let filters = list_filters(op, &values);
         tab_state.browser.filter_note = (!filters.is_empty()).then(|| {
             let shown: Vec<String> = filters.iter().map(|(name, value)| format!("{name}={value}")).collect();
-            format!("only {} (c clears)", shown.join(" "))
+            format!("only {} ({c} clears)", shown.join(" "))
         });
         if response.body.len() > MAX_TABLE_BODY {
             // A table of a huge page would need a full DOM (~14x the body); the inspector's
@@ -945,9 +1198,9 @@ impl App {
                 let count = rows.len();
                 tab_state.browser.set_records(rows, op.id_field);
                 let more = if matches!(pagination::next_page(op.paging, &request, &response), Ok(Some(_))) {
-                    " · n: next"
+                    format!(" · {n}: next")
                 } else {
-                    ""
+                    String::new()
                 };
                 tab_state.browser.page_label = format!("page {page_number} · {count} rows{more}");
             }

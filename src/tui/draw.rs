@@ -12,6 +12,22 @@ use crate::tui::components::detail::Detail;
 use crate::tui::components::form::Form;
 use crate::tui::components::inspector::Inspector;
 use crate::tui::components::menu::Menu;
+use crate::tui::keymap::Scope;
+use crate::tui::keymap::{Action, ACTIONS};
+use unicode_width::UnicodeWidthStr;
+
+/// Where the last frame put what a click can land on.
+#[derive(Clone, Debug, Default)]
+pub struct Areas {
+    /// Each tab's label in the header, with the tab's index.
+    pub tabs: Vec<(Rect, usize)>,
+    /// The panes, borders included; empty when not drawn (zoomed, or too small a terminal).
+    pub resources: Rect,
+    /// The first resource in view (the list scrolls when longer than its pane).
+    pub resources_offset: usize,
+    pub browser: Rect,
+    pub inspector: Rect,
+}
 
 /// Below this the layout cannot show the three panes; a message says so instead.
 pub const MIN_WIDTH: u16 = 60;
@@ -21,6 +37,7 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
     let area = frame.area();
     let theme = &app.theme;
     frame.render_widget(Block::default().style(theme.text), area);
+    app.areas = Areas::default();
     if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
         let text = format!(
             "Terminal too small: {}x{}.\nopsdeck needs at least {MIN_WIDTH}x{MIN_HEIGHT}; enlarge the window (q quits).",
@@ -31,21 +48,42 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
     }
     let [header, body, status] =
         Layout::vertical([Constraint::Length(1), Constraint::Min(1), Constraint::Length(1)]).areas(area);
-    draw_header(frame, header, app);
+    app.areas.tabs = draw_header(frame, header, app);
     draw_status(frame, status, app);
-    let resources_width = (body.width / 6).clamp(14, 24);
-    let [resources, browser, inspector] =
-        Layout::horizontal([Constraint::Length(resources_width), Constraint::Percentage(45), Constraint::Min(10)])
-            .areas(body);
     let focus = app.focus;
+    let (resources, browser, inspector) = if app.zoomed {
+        // The focused pane takes the whole body; the others are not drawn.
+        let mut panes = (Rect::default(), Rect::default(), Rect::default());
+        match focus {
+            Focus::Resources => panes.0 = body,
+            Focus::Browser => panes.1 = body,
+            Focus::Inspector => panes.2 = body,
+        }
+        panes
+    } else {
+        let resources_width = (body.width / 6).clamp(14, 24);
+        let [resources, browser, inspector] =
+            Layout::horizontal([Constraint::Length(resources_width), Constraint::Percentage(45), Constraint::Min(10)])
+                .areas(body);
+        (resources, browser, inspector)
+    };
+    app.areas.resources = resources;
+    app.areas.browser = browser;
+    app.areas.inspector = inspector;
     let popup_open = app.popup.is_some();
-    draw_resources(frame, resources, app, focus == Focus::Resources && !popup_open);
+    if !resources.is_empty() {
+        app.areas.resources_offset = draw_resources(frame, resources, app, focus == Focus::Resources && !popup_open);
+    }
     {
         // Borrowed field by field, so the panes can take the theme without a copy per frame.
         let App { tabs, active, popup, theme, .. } = &mut *app;
         let tab = &mut tabs[*active];
-        tab.browser.render(frame, browser, theme, focus == Focus::Browser && !popup_open);
-        tab.inspector.render(frame, inspector, theme, focus == Focus::Inspector && !popup_open);
+        if !browser.is_empty() {
+            tab.browser.render(frame, browser, theme, focus == Focus::Browser && !popup_open);
+        }
+        if !inspector.is_empty() {
+            tab.inspector.render(frame, inspector, theme, focus == Focus::Inspector && !popup_open);
+        }
         match popup {
             Some(Popup::Form(form)) => form.render(frame, body, theme),
             Some(Popup::Menu(menu)) => menu.render(frame, body, theme),
@@ -56,44 +94,106 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
         }
     }
     if matches!(app.popup, Some(Popup::Help)) {
-        draw_help(frame, body, app);
+        let most = draw_help(frame, body, app);
+        app.help_scroll = app.help_scroll.min(most);
     }
 }
 
-fn draw_header(frame: &mut Frame, area: Rect, app: &App) {
+/// How much of the tab bar fits, from the most to the least: every tab named with its badge,
+/// then shorter badges, then only the active tab named (the others by number, with their badge
+/// and then without), so the active tab, its badge and the profile always show.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct TabBar {
+    all_named: bool,
+    short_badges: bool,
+    other_badges: bool,
+    title: bool,
+}
+
+impl TabBar {
+    const WIDEST_FIRST: [TabBar; 6] = [
+        TabBar { all_named: true, short_badges: false, other_badges: true, title: true },
+        TabBar { all_named: true, short_badges: true, other_badges: true, title: true },
+        TabBar { all_named: false, short_badges: true, other_badges: true, title: true },
+        TabBar { all_named: false, short_badges: true, other_badges: true, title: false },
+        TabBar { all_named: false, short_badges: true, other_badges: false, title: true },
+        TabBar { all_named: false, short_badges: true, other_badges: false, title: false },
+    ];
+}
+
+/// Draws the tab bar and the profile; returns where each tab's label is, for clicks.
+fn draw_header(frame: &mut Frame, area: Rect, app: &App) -> Vec<(Rect, usize)> {
     let theme = &app.theme;
     let mut right = format!(" profile {} ", inert(&app.profile));
     if app.read_only {
         right.push_str("· read-only ");
     }
-    // Full badges when they fit, short ones on narrower terminals.
-    let badges = |short: bool| {
-        let mut spans = vec![Span::styled(" opsdeck ", theme.title)];
+    // Each piece with the tab it belongs to, if any.
+    let pieces = |bar: TabBar| {
+        let mut pieces: Vec<(Span, Option<usize>)> = Vec::new();
+        if bar.title {
+            pieces.push((Span::styled(" opsdeck ", theme.title), None));
+        }
         for (index, tab) in app.tabs.iter().enumerate() {
             let active = index == app.active;
+            let live = mode_label(tab) == "LIVE";
+            let (badge, badge_style) = match (live, bar.short_badges) {
+                (true, _) => ("LIVE", theme.live_badge),
+                _ if !tab.available => (if bar.short_badges { "—" } else { "no sim" }, theme.muted),
+                (false, false) => ("SANDBOX", theme.sandbox_badge),
+                (false, true) => ("SBX", theme.sandbox_badge),
+            };
+            if !active && !bar.all_named {
+                pieces.push((Span::styled(format!(" {}", index + 1), theme.muted), Some(index)));
+                if bar.other_badges {
+                    pieces.push((Span::raw(" "), Some(index)));
+                    pieces.push((Span::styled(badge, badge_style), Some(index)));
+                } else if live {
+                    // A LIVE tab stays marked even as a bare number.
+                    pieces.push((Span::styled("!", theme.live_badge), Some(index)));
+                }
+                continue;
+            }
             let name_style =
                 if active { theme.accent.add_modifier(ratatui::style::Modifier::UNDERLINED) } else { theme.muted };
-            spans.push(Span::styled(format!(" {} {} ", index + 1, tab.service.title()), name_style));
-            let (badge, style) = match (mode_label(tab), short) {
-                ("LIVE", _) => ("LIVE", theme.live_badge),
-                _ if !tab.available => (if short { "—" } else { "no sim" }, theme.muted),
-                (_, false) => ("SANDBOX", theme.sandbox_badge),
-                (_, true) => ("SBX", theme.sandbox_badge),
-            };
-            spans.push(Span::styled(badge, style));
+            pieces.push((Span::styled(format!(" {} {} ", index + 1, tab.service.title()), name_style), Some(index)));
+            pieces.push((Span::styled(badge, badge_style), Some(index)));
         }
-        spans
+        pieces
     };
-    let width = |spans: &[Span]| spans.iter().map(|s| s.content.chars().count()).sum::<usize>();
-    let mut spans = badges(false);
-    if width(&spans) + right.chars().count() > usize::from(area.width) {
-        spans = badges(true);
+    let width = |pieces: &[(Span, Option<usize>)]| pieces.iter().map(|(s, _)| s.content.width()).sum::<usize>();
+    let room = usize::from(area.width);
+    let mut chosen = pieces(TabBar::WIDEST_FIRST[5]);
+    for bar in TabBar::WIDEST_FIRST {
+        let candidate = pieces(bar);
+        if width(&candidate) + right.width() <= room {
+            chosen = candidate;
+            break;
+        }
     }
-    let used: usize = spans.iter().map(|s| s.content.chars().count()).sum();
-    let room = usize::from(area.width).saturating_sub(used + right.chars().count());
-    spans.push(Span::raw(" ".repeat(room)));
+    let used = width(&chosen);
+    if used + right.width() > room {
+        // Only a very long profile name gets here: it is cut, the tab stays whole.
+        let keep = room.saturating_sub(used + 1);
+        right = crate::tui::components::browser::truncate_to_width(&right, keep);
+    }
+    let mut targets: Vec<(Rect, usize)> = Vec::new();
+    let mut x = area.x;
+    for (span, tab) in &chosen {
+        let w = u16::try_from(span.content.width()).unwrap_or(u16::MAX);
+        if let Some(index) = tab {
+            match targets.last_mut() {
+                Some((rect, last)) if last == index => rect.width += w,
+                _ => targets.push((Rect::new(x, area.y, w, 1), *index)),
+            }
+        }
+        x = x.saturating_add(w);
+    }
+    let mut spans: Vec<Span> = chosen.into_iter().map(|(span, _)| span).collect();
+    spans.push(Span::raw(" ".repeat(room.saturating_sub(used + right.width()))));
     spans.push(Span::styled(right, theme.muted));
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
+    targets
 }
 
 fn draw_status(frame: &mut Frame, area: Rect, app: &App) {
@@ -112,6 +212,10 @@ fn draw_status(frame: &mut Frame, area: Rect, app: &App) {
     if tab.auto_refresh {
         spans.push(Span::styled(format!(" auto {}s ", app.auto_refresh_every.as_secs()), theme.success));
     }
+    if app.zoomed {
+        let restore = app.keymap.hint(Action::Zoom).map(|key| format!(" ({key} restores)")).unwrap_or_default();
+        spans.push(Span::styled(format!(" zoomed{restore} "), theme.accent));
+    }
     let (badge, style) =
         if tab.target.live { (" LIVE ", theme.live_badge) } else { (" SANDBOX ", theme.sandbox_badge) };
     spans.push(Span::styled(badge, style));
@@ -120,12 +224,25 @@ fn draw_status(frame: &mut Frame, area: Rect, app: &App) {
     match &app.status {
         Some((message, Severity::Error)) => spans.push(Span::styled(format!(" ✗ {}", inert(message)), theme.error)),
         Some((message, Severity::Info)) => spans.push(Span::styled(format!(" {}", inert(message)), theme.text)),
-        None => spans.push(Span::styled(" ? help · o operations · : all operations · q quit", theme.muted)),
+        None => {
+            let hints = [
+                (Action::Help, "help"),
+                (Action::Operations, "operations"),
+                (Action::Palette, "all operations"),
+                (Action::Quit, "quit"),
+            ];
+            let shown: Vec<String> = hints
+                .iter()
+                .filter_map(|(action, what)| Some(format!("{} {what}", app.keymap.hint(*action)?)))
+                .collect();
+            spans.push(Span::styled(format!(" {}", shown.join(" · ")), theme.muted));
+        }
     }
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
 }
 
-fn draw_resources(frame: &mut Frame, area: Rect, app: &App, focused: bool) {
+/// Draws the resource list; returns the first resource in view.
+fn draw_resources(frame: &mut Frame, area: Rect, app: &App, focused: bool) -> usize {
     let theme = &app.theme;
     let tab = app.tab();
     let items: Vec<ListItem> = tab.resources.iter().map(|r| ListItem::new(*r)).collect();
@@ -136,30 +253,43 @@ fn draw_resources(frame: &mut Frame, area: Rect, app: &App, focused: bool) {
     let list = List::new(items).block(block).style(theme.text).highlight_style(theme.selected(focused));
     let mut state = ListState::default().with_selected(Some(tab.resource));
     frame.render_stateful_widget(list, area, &mut state);
+    state.offset()
 }
 
-fn draw_help(frame: &mut Frame, area: Rect, app: &App) {
+/// Draws the help popup scrolled by `app.help_scroll`; returns the most it can scroll.
+fn draw_help(frame: &mut Frame, area: Rect, app: &App) -> u16 {
     let theme = &app.theme;
-    let global: &[(&str, &str)] = &[
-        ("1-7 Tab S-Tab", "switch service tab"),
-        ("h l ← →", "move between panes"),
-        ("o", "operations of the selected resource"),
-        (":", "any operation of any service"),
-        ("r", "refresh the view"),
-        ("a", "auto-refresh on/off"),
-        ("b", "last table view (transaction, rates, tax)"),
-        ("S", "sandbox view: requests and faults"),
-        ("Ctrl-x", "cancel every call in flight"),
-        ("?", "this help"),
-        ("q Ctrl-c", "quit"),
-    ];
+    let keymap = &app.keymap;
+    // The seven tab keys on one line: `1-7` while they are the defaults.
+    let tab_keys: Vec<String> = (0..7).map(|i| keymap.label(Action::Tab(i))).collect();
+    let tab_label = if tab_keys.iter().enumerate().all(|(i, k)| *k == (i + 1).to_string()) {
+        "1-7".to_owned()
+    } else {
+        tab_keys.join(" ")
+    };
+    let mut global: Vec<(String, String)> =
+        vec![(tab_label, "go to tab 1-7".into()), ("h l ← →".into(), "move between panes".into())];
+    for info in ACTIONS.iter().filter(|info| !matches!(info.action, Action::Tab(_))) {
+        let description = match info.scope {
+            Scope::Global => info.description.to_owned(),
+            Scope::Browser => format!("{} (browser)", info.description),
+        };
+        let keys = match keymap.hint(info.action) {
+            None if info.in_palette => format!(": {}", info.name.replace('_', " ")),
+            _ => keymap.label(info.action),
+        };
+        global.push((keys, description));
+    }
+    let global: Vec<(&str, &str)> = global.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
     let (title, pane): (&str, &[(&str, &str)]) = match app.focus {
         Focus::Resources => ("resources", &[("j k ↑ ↓", "move"), ("Enter l →", "browse the resource")]),
         Focus::Browser => ("browser", Browser::help()),
         Focus::Inspector => ("inspector", Inspector::help()),
     };
+    // App-level keys the browser's own list names are listed under "Everywhere", as bound.
+    let pane = pane.iter().filter(|(k, _)| !BROWSER_HELP_APP_KEYS.contains(k));
     let mut left = vec![Line::from(Span::styled(format!("Keys of the {title}"), theme.title))];
-    left.extend(pane.iter().map(|(k, v)| help_line(k, v, app)));
+    left.extend(pane.map(|(k, v)| help_line(k, v, app)));
     let mut right = vec![Line::from(Span::styled("Everywhere", theme.title))];
     right.extend(global.iter().map(|(k, v)| help_line(k, v, app)));
     right.push(Line::default());
@@ -182,17 +312,27 @@ fn draw_help(frame: &mut Frame, area: Rect, app: &App) {
         .border_style(theme.border_focused)
         .title(Span::styled(" help · Esc closes ", theme.title));
     let inner = block.inner(popup);
+    let most = u16::try_from(rows).unwrap_or(u16::MAX).saturating_sub(inner.height);
+    let block = match most {
+        0 => block,
+        _ => block.title_bottom(Span::styled(" ↑ ↓ scroll ", theme.muted)),
+    };
+    let scroll = (app.help_scroll.min(most), 0);
     frame.render_widget(block, popup);
     if two_columns {
         let [first, second] = Layout::horizontal([Constraint::Length(COLUMN), Constraint::Min(1)]).areas(inner);
-        frame.render_widget(Paragraph::new(left), first);
-        frame.render_widget(Paragraph::new(right), second);
+        frame.render_widget(Paragraph::new(left).scroll(scroll), first);
+        frame.render_widget(Paragraph::new(right).scroll(scroll), second);
     } else {
         left.push(Line::default());
         left.extend(right);
-        frame.render_widget(Paragraph::new(left), inner);
+        frame.render_widget(Paragraph::new(left).scroll(scroll), inner);
     }
+    most
 }
+
+/// The lines of [`Browser::help`] that are app-level actions with keys of their own.
+const BROWSER_HELP_APP_KEYS: &[&str] = &["c", "n p", "r", "a", "o"];
 
 fn help_line<'a>(key: &'a str, what: &'a str, app: &App) -> Line<'a> {
     Line::from(vec![Span::styled(format!("  {key:<18}"), app.theme.accent), Span::styled(what, app.theme.text)])

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
 use ratatui::Terminal;
@@ -31,7 +31,13 @@ impl Harness {
 
     /// A console that sees `env` as its environment (live credentials, URL overrides).
     pub async fn with_env(global: GlobalArgs, env: &dyn Fn(&str) -> Option<String>) -> Harness {
-        let mut console = start_with(Config::default(), env, &global).await.expect("console starts");
+        Harness::with_config(Config::default(), global, env).await
+    }
+
+    /// A console started with `config`, as if read from config.toml (`[keys]`, `mouse`,
+    /// profiles), seeing `env` as its environment.
+    pub async fn with_config(config: Config, global: GlobalArgs, env: &dyn Fn(&str) -> Option<String>) -> Harness {
+        let mut console = start_with(config, env, &global).await.expect("console starts");
         console.app.start_tab();
         let mut harness = Harness { console, terminal: Terminal::new(TestBackend::new(160, 40)).expect("terminal") };
         harness.settle().await;
@@ -54,6 +60,11 @@ impl Harness {
                     "Down" => KeyEvent::new(KeyCode::Down, KeyModifiers::NONE),
                     "Up" => KeyEvent::new(KeyCode::Up, KeyModifiers::NONE),
                     "BS" => KeyEvent::new(KeyCode::Backspace, KeyModifiers::NONE),
+                    "Left" => KeyEvent::new(KeyCode::Left, KeyModifiers::NONE),
+                    "Right" => KeyEvent::new(KeyCode::Right, KeyModifiers::NONE),
+                    function if function.starts_with('F') => {
+                        KeyEvent::new(KeyCode::F(function[1..].parse().expect("F1-F24")), KeyModifiers::NONE)
+                    }
                     ctrl if ctrl.starts_with("C-") => {
                         KeyEvent::new(KeyCode::Char(ctrl.chars().nth(2).expect("letter")), KeyModifiers::CONTROL)
                     }
@@ -66,6 +77,30 @@ impl Harness {
             self.console.app.handle_key(key);
             rest = &rest[len..];
         }
+    }
+
+    /// A left click at column `x`, row `y` of the screen as last drawn.
+    pub fn click(&mut self, x: u16, y: u16) {
+        self.mouse(MouseEventKind::Down(MouseButton::Left), x, y);
+    }
+
+    /// Turns the wheel once down (or up) with the pointer at `x`, `y`.
+    pub fn wheel(&mut self, down: bool, x: u16, y: u16) {
+        self.mouse(if down { MouseEventKind::ScrollDown } else { MouseEventKind::ScrollUp }, x, y);
+    }
+
+    fn mouse(&mut self, kind: MouseEventKind, column: u16, row: u16) {
+        self.console.app.handle_mouse(MouseEvent { kind, column, row, modifiers: KeyModifiers::NONE });
+    }
+
+    /// Where `text` is on the screen (column, row of its first character), drawing a frame first.
+    pub fn find(&mut self, text: &str) -> Option<(u16, u16)> {
+        let screen = self.screen();
+        screen.lines().enumerate().find_map(|(y, line)| {
+            let at = line.find(text)?;
+            let x = line[..at].chars().count();
+            Some((u16::try_from(x).ok()?, u16::try_from(y).ok()?))
+        })
     }
 
     /// Pastes `text` as a terminal with bracketed paste would deliver it.

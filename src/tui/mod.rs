@@ -10,6 +10,8 @@ pub mod components;
 pub mod draw;
 pub mod harness;
 pub mod json_tree;
+pub mod keymap;
+pub mod setup;
 pub mod svg;
 pub mod tab;
 pub mod tax;
@@ -19,7 +21,10 @@ pub mod theme;
 
 use std::io::{self, IsTerminal as _, Stdout};
 
-use crossterm::event::{DisableBracketedPaste, EnableBracketedPaste, Event, EventStream, KeyEventKind};
+use crossterm::event::{
+    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture, Event, EventStream,
+    KeyEventKind,
+};
 use crossterm::execute;
 use crossterm::terminal::{disable_raw_mode, enable_raw_mode, EnterAlternateScreen, LeaveAlternateScreen};
 use futures_util::StreamExt;
@@ -33,6 +38,7 @@ use crate::client::{self, CallEvent, Executor};
 use crate::config::{self, Config, Mode};
 use crate::sandbox::{self, Sandbox};
 use app::App;
+use setup::Setup;
 use tab::Tab;
 
 /// Everything the console needs, built without a terminal (so tests and benchmarks can too).
@@ -58,11 +64,16 @@ pub async fn start_with(
     global: &GlobalArgs,
 ) -> anyhow::Result<Console> {
     let sandbox = sandbox::start(0, sandbox::DEFAULT_SEED).await?;
-    let resolved = config.resolve(global.profile.as_deref(), env, &|s| sandbox.base_url(s))?;
-    let config_warnings = config::startup_warnings(&config, &resolved);
-    let theme_name = global.theme.clone().or_else(|| config.theme.clone()).unwrap_or_else(|| "dark".into());
     let user_themes = crate::paths::Paths::current(global.config.as_deref()).themes_dir;
-    let (theme, warning) = theme::Theme::for_terminal(&theme_name, user_themes.as_deref(), env);
+    let mut setup = Setup::new(config, env, &sandbox, global.read_only, user_themes);
+    // What start reads is kept, so a profile chosen later resolves against the same environment.
+    let seen = std::cell::RefCell::new(std::collections::HashMap::new());
+    let env = Setup::recording(env, &seen);
+    let config = &setup.config;
+    let resolved = config.resolve(global.profile.as_deref(), &env, &|s| sandbox.base_url(s))?;
+    let config_warnings = config::startup_warnings(config, &resolved);
+    let theme_name = global.theme.clone().or_else(|| config.theme.clone()).unwrap_or_else(|| "dark".into());
+    let (theme, warning) = theme::Theme::for_terminal(&theme_name, setup.themes_dir.as_deref(), &env);
     let settings = config.http_settings();
     let http = client::http_client(&settings)?;
     let (sender, events) = mpsc::unbounded_channel();
@@ -74,17 +85,26 @@ pub async fn start_with(
             Tab::new(r.target.service, r.target, r.mode, available)
         })
         .collect();
-    let profile = global.profile.clone().or(config.default_profile).unwrap_or_else(|| "default".into());
-    let mut app = App::new(tabs, executor, theme, profile, global.read_only);
-    if let Some(seconds) = config.auto_refresh_secs {
+    let profile = setup.profile_name(global.profile.as_deref());
+    let read_only = setup.read_only(&profile);
+    let (keymap, key_problems) = keymap::Keymap::new(&config.keys);
+    let auto_refresh_secs = config.auto_refresh_secs;
+    let mouse = config.mouse.unwrap_or(false);
+    let mut app = App::new(tabs, executor, theme, profile, read_only);
+    if let Some(seconds) = auto_refresh_secs {
         app.auto_refresh_every = std::time::Duration::from_secs(seconds.max(1));
     }
+    app.keymap = keymap;
+    app.mouse = mouse;
     debug_assert_eq!(app.tabs.len(), Service::ALL.len());
-    // A bad theme or a risky config never blocks start: the status bar says what is wrong.
-    let warnings: Vec<String> = warning.into_iter().chain(config_warnings).collect();
+    // A bad theme, a bad key or a risky config never blocks start: the status bar says what is wrong.
+    let warnings: Vec<String> = warning.into_iter().chain(config_warnings).chain(key_problems).collect();
     if !warnings.is_empty() {
         app.status = Some((warnings.join("; "), app::Severity::Error));
     }
+    drop(env);
+    setup.remember(seen.into_inner());
+    app.setup = Some(setup);
     let (background_sender, background) = mpsc::unbounded_channel();
     app.background = Some(background_sender);
     app.embedded_control = Some(sandbox.control_url());
@@ -103,7 +123,7 @@ pub async fn run(global: &GlobalArgs) -> anyhow::Result<()> {
     }
     let mut console = start(global).await?;
     install_panic_hook();
-    let mut terminal = enter_terminal()?;
+    let mut terminal = enter_terminal(console.app.mouse)?;
     let result = event_loop(&mut terminal, &mut console).await;
     leave_terminal();
     if let Ok(Some(drawn)) = result {
@@ -113,10 +133,16 @@ pub async fn run(global: &GlobalArgs) -> anyhow::Result<()> {
     result.map(|_| ())
 }
 
-fn enter_terminal() -> anyhow::Result<Terminal<CrosstermBackend<Stdout>>> {
+/// `mouse`: capture clicks and the wheel (`mouse = true`); off by default, so the terminal's
+/// own text selection keeps working.
+fn enter_terminal(mouse: bool) -> anyhow::Result<Terminal<CrosstermBackend<Stdout>>> {
     enable_raw_mode()?;
     // Bracketed paste: a pasted `orders:eu` arrives as one text, not as the keys `o`, `r`, ….
-    if let Err(e) = execute!(io::stdout(), EnterAlternateScreen, EnableBracketedPaste) {
+    let mut entered = execute!(io::stdout(), EnterAlternateScreen, EnableBracketedPaste);
+    if mouse && entered.is_ok() {
+        entered = execute!(io::stdout(), EnableMouseCapture);
+    }
+    if let Err(e) = entered {
         leave_terminal();
         return Err(e.into());
     }
@@ -126,7 +152,13 @@ fn enter_terminal() -> anyhow::Result<Terminal<CrosstermBackend<Stdout>>> {
 /// Restores the terminal; safe to call more than once.
 fn leave_terminal() {
     let _ = disable_raw_mode();
-    let _ = execute!(io::stdout(), DisableBracketedPaste, LeaveAlternateScreen, crossterm::cursor::Show);
+    let _ = execute!(
+        io::stdout(),
+        DisableMouseCapture,
+        DisableBracketedPaste,
+        LeaveAlternateScreen,
+        crossterm::cursor::Show
+    );
 }
 
 /// Restores the terminal before the default hook prints the panic, so the message is readable.
@@ -185,6 +217,10 @@ async fn event_loop(
                 }
                 Some(Ok(Event::Paste(text))) => {
                     app.handle_paste(&text);
+                    dirty = true;
+                }
+                Some(Ok(Event::Mouse(mouse))) if app.mouse => {
+                    app.handle_mouse(mouse);
                     dirty = true;
                 }
                 Some(Ok(Event::Resize(..))) => dirty = true,

@@ -98,11 +98,10 @@ impl Tab {
         self.service.operations().iter().find(|op| op.resource == resource && op.is_list())
     }
 
-    /// The tab's operations, those of the selected resource first.
-    pub fn operations_for_menu(&self) -> Vec<&'static Operation> {
+    /// The tab's operations in two groups: those of the selected resource, then the rest.
+    pub fn operations_for_menu(&self) -> (Vec<&'static Operation>, Vec<&'static Operation>) {
         let resource = self.resource_name();
-        let ops = self.service.operations();
-        ops.iter().filter(|op| op.resource == resource).chain(ops.iter().filter(|op| op.resource != resource)).collect()
+        self.service.operations().iter().partition(|op| op.resource == resource)
     }
 
     /// The selected record, seen as an object (a bare value becomes `{id_field: value}`).

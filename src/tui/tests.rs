@@ -18,7 +18,9 @@ async fn starts_on_ably_with_channels_and_seven_tabs() {
     assert!(screen.contains("2 Deepgram no sim"), "{screen}");
     h.resize(100, 30);
     let narrow = h.screen();
-    assert!(narrow.contains("1 Ably SBX") && narrow.contains("2 Deepgram —"), "short badges when narrow:\n{narrow}");
+    let header = narrow.lines().next().unwrap();
+    assert!(header.contains("1 Ably SBX") && header.contains(" 2 — 3 SBX"), "short badges when narrow:\n{narrow}");
+    assert!(header.ends_with("profile default"), "the profile stays in view: {header}");
     h.resize(160, 40);
     let screen = h.screen();
     assert!(screen.contains("channels"));

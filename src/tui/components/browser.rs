@@ -163,6 +163,22 @@ impl Browser {
         }
     }
 
+    /// A click `row` lines below the pane's top edge: selects the row drawn there, or opens it
+    /// when it was already selected (as Enter would).
+    pub fn click(&mut self, row: u16) -> BrowserAction {
+        // The border and the header line come first.
+        let Some(line) = usize::from(row).checked_sub(2) else { return BrowserAction::None };
+        let index = self.offset + line;
+        if self.notice.is_some() || line >= self.height || index >= self.visible.len() {
+            return BrowserAction::None;
+        }
+        if index == self.selected {
+            return self.selected_index().map_or(BrowserAction::None, BrowserAction::Open);
+        }
+        self.selected = index;
+        self.selection_action()
+    }
+
     /// Pasted text goes into the row filter, which opens if it was closed.
     pub fn paste(&mut self, text: &str) {
         self.filter_editing = true;

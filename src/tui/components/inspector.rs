@@ -227,6 +227,21 @@ impl Inspector {
         ]
     }
 
+    /// A click `row` lines below the pane's top edge: selects the tree node drawn there.
+    /// False when that row holds none (a border, the summary, raw text).
+    pub fn select_at(&mut self, row: u16) -> bool {
+        let heading = 1 + self.view.as_ref().map_or(0, |v| 1 + usize::from(!v.request_line.is_empty()));
+        let Some(line) = usize::from(row).checked_sub(heading) else { return false };
+        let Body::Json(tree) = &mut self.body else { return false };
+        if self.mode != InspectorMode::Tree || line >= self.page {
+            return false;
+        }
+        // The lines of the last draw (same height, so nothing scrolls).
+        let Some(node) = tree.lines(self.page).get(line).map(|l| l.node) else { return false };
+        tree.select(node);
+        true
+    }
+
     fn has_text(&self) -> bool {
         matches!(self.body, Body::Json(_) | Body::Text { .. })
     }

@@ -9,6 +9,7 @@ use ratatui::Frame;
 
 use crate::catalog::Operation;
 use crate::inert::inert;
+use crate::tui::keymap::Action;
 use crate::tui::theme::Theme;
 
 /// What a key did in the menu.
@@ -21,40 +22,39 @@ pub enum MenuAction {
 }
 
 /// Console actions the palette offers beside the operations.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Command {
-    /// The recent requests and active faults of the tab's simulator.
-    SandboxView,
+    /// An app action (sandbox view, zoom, read-only on/off, ...), as its key would run it.
+    Action(Action),
+    /// Switch to this profile without restarting.
+    Profile(String),
+    /// Draw with this theme from now on.
+    Theme(String),
 }
 
-impl Command {
-    const ALL: [Command; 1] = [Command::SandboxView];
-
-    fn name(self) -> &'static str {
-        match self {
-            Command::SandboxView => "sandbox view",
-        }
-    }
-
-    fn summary(self) -> &'static str {
-        match self {
-            Command::SandboxView => "recent requests and active faults of this tab's simulator (S)",
-        }
-    }
+/// One console action in the palette: what it is called there, what it does, what it runs.
+#[derive(Clone, Debug)]
+pub struct PaletteItem {
+    pub label: String,
+    pub summary: String,
+    pub command: Command,
 }
 
-/// One line of the menu: an operation or a console action.
-#[derive(Clone, Copy, Debug)]
+/// One line of the menu: an operation, a console action, or the heading of a group.
+#[derive(Clone, Debug)]
 enum Entry {
     Op(&'static Operation),
-    Command(Command),
+    Item(PaletteItem),
+    /// Not selectable; shown only while nothing is typed.
+    Heading(String),
 }
 
 impl Entry {
-    fn search_text(self) -> String {
+    fn search_text(&self) -> Option<String> {
         match self {
-            Entry::Op(op) => format!("{} {}", op.service.name(), op.name),
-            Entry::Command(command) => format!("opsdeck {}", command.name()),
+            Entry::Op(op) => Some(format!("{} {}", op.service.name(), op.name)),
+            Entry::Item(item) => Some(format!("opsdeck {}", item.label)),
+            Entry::Heading(_) => None,
         }
     }
 }
@@ -65,6 +65,7 @@ pub struct Menu {
     /// Indices into `ops` matching the query, best first.
     shown: Vec<usize>,
     query: String,
+    /// Index into `shown`; never a heading.
     selected: usize,
     /// Whether to show the service name (the palette spans services).
     show_service: bool,
@@ -72,50 +73,99 @@ pub struct Menu {
 
 impl Menu {
     pub fn new(title: impl Into<String>, ops: Vec<&'static Operation>, show_service: bool) -> Menu {
-        let ops: Vec<Entry> = ops.into_iter().map(Entry::Op).collect();
-        let shown = (0..ops.len()).collect();
-        Menu { title: title.into(), ops, shown, query: String::new(), selected: 0, show_service }
+        Menu::from_entries(title.into(), ops.into_iter().map(Entry::Op).collect(), show_service)
+    }
+
+    fn from_entries(title: String, ops: Vec<Entry>, show_service: bool) -> Menu {
+        let mut menu = Menu { title, ops, shown: Vec::new(), query: String::new(), selected: 0, show_service };
+        menu.refilter();
+        menu
+    }
+
+    /// A service's operations in two groups under headings: those of `resource` first, then
+    /// the rest. Typing searches both.
+    pub fn grouped(
+        title: impl Into<String>,
+        resource: &str,
+        first: Vec<&'static Operation>,
+        rest: Vec<&'static Operation>,
+    ) -> Menu {
+        let mut entries = Vec::new();
+        if !first.is_empty() && !rest.is_empty() {
+            entries.push(Entry::Heading(inert(resource).into_owned()));
+        }
+        entries.extend(first.into_iter().map(Entry::Op));
+        if !rest.is_empty() && !entries.is_empty() {
+            entries.push(Entry::Heading("other operations".into()));
+        }
+        entries.extend(rest.into_iter().map(Entry::Op));
+        Menu::from_entries(title.into(), entries, false)
     }
 
     /// The command palette: every operation, and the console's own actions after them.
-    pub fn palette(ops: Vec<&'static Operation>) -> Menu {
-        let mut menu = Menu::new("all operations", ops, true);
-        menu.ops.extend(Command::ALL.map(Entry::Command));
-        menu.shown = (0..menu.ops.len()).collect();
-        menu
+    pub fn palette(ops: Vec<&'static Operation>, items: Vec<PaletteItem>) -> Menu {
+        let entries = ops.into_iter().map(Entry::Op).chain(items.into_iter().map(Entry::Item)).collect();
+        Menu::from_entries("all operations".into(), entries, true)
     }
 
     fn refilter(&mut self) {
         let query = self.query.to_lowercase();
-        let mut scored: Vec<(usize, usize)> = self
-            .ops
-            .iter()
-            .enumerate()
-            .filter_map(|(i, entry)| fuzzy_score(&query, &entry.search_text()).map(|s| (s, i)))
-            .collect();
-        scored.sort_by_key(|(score, i)| (*score, *i));
-        self.shown = scored.into_iter().map(|(_, i)| i).collect();
+        if query.is_empty() {
+            // Everything in order, headings included.
+            self.shown = (0..self.ops.len()).collect();
+        } else {
+            let mut scored: Vec<(usize, usize)> = self
+                .ops
+                .iter()
+                .enumerate()
+                .filter_map(|(i, entry)| fuzzy_score(&query, &entry.search_text()?).map(|s| (s, i)))
+                .collect();
+            scored.sort_by_key(|(score, i)| (*score, *i));
+            self.shown = scored.into_iter().map(|(_, i)| i).collect();
+        }
         self.selected = 0;
+        self.step(0, true);
+    }
+
+    fn is_heading(&self, shown: usize) -> bool {
+        self.shown.get(shown).is_some_and(|i| matches!(self.ops[*i], Entry::Heading(_)))
+    }
+
+    /// Moves the selection `by` lines (0: stay), down or up, past headings.
+    fn step(&mut self, by: usize, down: bool) {
+        let last = self.shown.len().saturating_sub(1);
+        let mut at = if down { (self.selected + by).min(last) } else { self.selected.saturating_sub(by) };
+        while self.is_heading(at) {
+            match (down, at) {
+                (true, a) if a < last => at += 1,
+                (false, a) if a > 0 => at -= 1,
+                // Nothing selectable that way: back to where it was, or onwards the other way.
+                _ => {
+                    at = self.selected;
+                    while self.is_heading(at) && at < last {
+                        at += 1;
+                    }
+                    break;
+                }
+            }
+        }
+        self.selected = at;
     }
 
     pub fn handle_key(&mut self, key: KeyEvent) -> MenuAction {
         match key.code {
             KeyCode::Esc => return MenuAction::Cancel,
             KeyCode::Enter => {
-                return match self.shown.get(self.selected).map(|i| self.ops[*i]) {
+                return match self.shown.get(self.selected).map(|i| &self.ops[*i]) {
                     Some(Entry::Op(op)) => MenuAction::Chosen(op),
-                    Some(Entry::Command(command)) => MenuAction::Command(command),
-                    None => MenuAction::None,
+                    Some(Entry::Item(item)) => MenuAction::Command(item.command.clone()),
+                    Some(Entry::Heading(_)) | None => MenuAction::None,
                 };
             }
-            KeyCode::Down => self.selected = (self.selected + 1).min(self.shown.len().saturating_sub(1)),
-            KeyCode::Up => self.selected = self.selected.saturating_sub(1),
-            KeyCode::Char('n') if key.modifiers.contains(KeyModifiers::CONTROL) => {
-                self.selected = (self.selected + 1).min(self.shown.len().saturating_sub(1));
-            }
-            KeyCode::Char('p') if key.modifiers.contains(KeyModifiers::CONTROL) => {
-                self.selected = self.selected.saturating_sub(1);
-            }
+            KeyCode::Down => self.step(1, true),
+            KeyCode::Up => self.step(1, false),
+            KeyCode::Char('n') if key.modifiers.contains(KeyModifiers::CONTROL) => self.step(1, true),
+            KeyCode::Char('p') if key.modifiers.contains(KeyModifiers::CONTROL) => self.step(1, false),
             KeyCode::Backspace => {
                 self.query.pop();
                 self.refilter();
@@ -155,14 +205,17 @@ impl Menu {
             .shown
             .iter()
             .map(|i| {
-                let op = match self.ops[*i] {
+                let op = match &self.ops[*i] {
                     Entry::Op(op) => op,
-                    Entry::Command(command) => {
+                    Entry::Item(item) => {
                         return ListItem::new(Line::from(vec![
                             Span::styled(format!("{:<9}", "opsdeck"), theme.muted),
-                            Span::styled(format!("{:<35}", command.name()), theme.accent),
-                            Span::styled(command.summary(), theme.muted),
+                            Span::styled(format!("{:<35}", inert(&item.label)), theme.accent),
+                            Span::styled(inert(&item.summary).into_owned(), theme.muted),
                         ]));
+                    }
+                    Entry::Heading(text) => {
+                        return ListItem::new(Line::from(Span::styled(format!("── {text} "), theme.title)));
                     }
                 };
                 let mut spans = Vec::new();

@@ -1,0 +1,260 @@
+//! Console conventions as the user meets them: `[keys]` rebinding (and what a bad one says),
+//! help and footer showing the keys in effect, the tab bar at 80x24, zoom, the mouse, the
+//! operations menu, the palette's profiles, themes and read-only, and read-only profiles.
+#![allow(clippy::unwrap_used, reason = "tests")]
+
+use std::path::Path;
+
+use opsdeck::cli::GlobalArgs;
+use opsdeck::config::Config;
+use opsdeck::tui::app::{Focus, Popup};
+use opsdeck::tui::harness::Harness;
+
+fn args(profile: Option<&str>) -> GlobalArgs {
+    GlobalArgs { profile: profile.map(str::to_owned), read_only: false, theme: None, config: None }
+}
+
+fn truecolor(name: &str) -> Option<String> {
+    (name == "COLORTERM").then(|| "truecolor".to_owned())
+}
+
+async fn console(config: &str, profile: Option<&str>) -> Harness {
+    let config = Config::parse(config, Path::new("/tmp/opsdeck-test/config.toml")).expect("config parses");
+    Harness::with_config(config, args(profile), &truecolor).await
+}
+
+const PROFILES: &str = r#"
+[profiles.prod]
+read_only = true
+
+[profiles.staging]
+"#;
+
+#[tokio::test]
+async fn keys_from_config_replace_the_defaults_and_help_and_footer_show_them() {
+    let mut h = console("[keys]\nquit = \"Q\"\nhelp = [\"f1\", \"?\"]\nzoom = \"ctrl-z\"\n", None).await;
+    let screen = h.screen();
+    let footer = screen.lines().last().unwrap();
+    assert!(footer.contains("F1 help") && footer.contains("Q quit"), "footer shows the keys in effect: {footer}");
+    h.keys("q");
+    assert!(!h.console.app.quit, "q no longer quits");
+    h.keys("<F1>");
+    let help = h.screen();
+    assert!(help.contains("F1 ?"), "help lists both help keys:\n{help}");
+    assert!(help.contains("Ctrl-z") && help.contains("maximise the focused pane"), "{help}");
+    assert!(help.contains(": read only"), "an action without a key says where to find it:\n{help}");
+    let quit_line = help.lines().find(|l| l.contains("quit (Ctrl-c always quits)")).unwrap();
+    assert!(quit_line.contains(" Q "), "{quit_line}");
+    h.keys("<Esc><C-z>");
+    assert!(h.console.app.zoomed, "ctrl-z zooms");
+    h.keys("Q");
+    assert!(h.console.app.quit, "Q quits");
+}
+
+#[tokio::test]
+async fn a_bad_key_config_is_reported_on_the_status_line_and_the_rest_works() {
+    let mut h = console("[keys]\nqiut = \"x\"\nrefresh = [\"ctrl-\", \"R\"]\nzoom = \"o\"\n", None).await;
+    let status = h.screen().lines().last().unwrap().to_owned();
+    assert!(status.contains("no action named 'qiut'"), "{status}");
+    h.resize(240, 40);
+    let status = h.screen().lines().last().unwrap().to_owned();
+    assert!(status.contains("[keys] refresh: 'ctrl-' is not a key"), "{status}");
+    assert!(status.contains("zoom takes o from operations, which now has no key"), "{status}");
+    h.keys("o");
+    assert!(h.console.app.zoomed && h.console.app.popup.is_none(), "o zooms now");
+    h.keys("R");
+    assert!(h.console.app.executor.active_count() > 0, "R refreshes");
+    h.settle().await;
+}
+
+#[tokio::test]
+async fn a_rebinding_is_not_shadowed_by_the_browser() {
+    let mut h = console("[keys]\nzoom = \"j\"\nnext_page = \"ctrl-n\"\n", None).await;
+    assert_eq!(h.console.app.focus, Focus::Browser);
+    let before = h.console.app.tab().browser.selected_index();
+    h.keys("j");
+    assert!(h.console.app.zoomed, "j zooms instead of moving down");
+    assert_eq!(h.console.app.tab().browser.selected_index(), before);
+    h.keys("<Down>");
+    assert_ne!(h.console.app.tab().browser.selected_index(), before, "the arrow still moves");
+    h.keys("n");
+    assert!(!h.screen().contains("this is the last page"), "n is no longer next page");
+    h.keys("<C-n>");
+    let screen = h.screen();
+    assert!(screen.contains("this is the last page") || h.console.app.executor.active_count() > 0, "{screen}");
+    h.settle().await;
+}
+
+#[tokio::test]
+async fn the_tab_bar_at_80x24_keeps_the_active_tab_its_badge_and_the_profile() {
+    let mut h = console(PROFILES, Some("prod")).await;
+    h.resize(80, 24);
+    let titles = ["Ably", "Deepgram", "AvaTax", "TaxJar", "Coinbase", "Mailgun", "EasyPost"];
+    for (index, title) in titles.iter().enumerate() {
+        h.keys(&(index + 1).to_string());
+        let screen = h.screen();
+        let header = screen.lines().next().unwrap();
+        let badge = if h.console.app.tab().available { "SBX" } else { "—" };
+        assert!(header.contains(&format!("{} {title} {badge}", index + 1)), "tab {title}: {header}");
+        assert!(header.contains("profile prod · read-only"), "{header}");
+        for other in 1..=7 {
+            assert!(header.contains(&other.to_string()), "every tab's number stays: {header}");
+        }
+    }
+    h.settle().await;
+    // Wide enough, every tab is named.
+    h.resize(160, 40);
+    let screen = h.screen();
+    let header = screen.lines().next().unwrap();
+    assert!(header.contains("1 Ably SANDBOX") && header.contains("7 EasyPost no sim"), "{header}");
+}
+
+#[tokio::test]
+async fn zoom_maximises_the_focused_pane_and_restores_it() {
+    let mut h = console("", None).await;
+    h.resize(80, 24);
+    let normal = h.screen();
+    assert!(normal.contains("┌ Ably"), "the resources pane:\n{normal}");
+    h.keys("z");
+    let zoomed = h.screen();
+    assert!(!zoomed.contains("┌ Ably"), "only the browser is drawn:\n{zoomed}");
+    assert!(zoomed.lines().nth(1).unwrap().starts_with("┌ channels"), "{zoomed}");
+    assert!(zoomed.contains("zoomed (z restores)"), "{zoomed}");
+    h.keys("l");
+    let inspector = h.screen();
+    assert!(
+        inspector.lines().nth(1).unwrap().starts_with("┌ channels_list"),
+        "focus moves, zoom follows:\n{inspector}"
+    );
+    h.keys("z");
+    assert_eq!(h.screen(), normal, "restored (the same text; the inspector keeps the focus)");
+}
+
+#[tokio::test]
+async fn mouse_clicks_switch_tabs_select_resources_rows_and_nodes() {
+    let mut h = console("mouse = true\n", None).await;
+    let (x, y) = h.find("3 AvaTax").unwrap();
+    h.click(x + 2, y);
+    assert_eq!(h.console.app.active, 2, "the tab under the pointer");
+    h.settle().await;
+    let (x, y) = h.find("1 Ably").unwrap();
+    h.click(x, y);
+    assert_eq!(h.console.app.active, 0);
+    // A resource: selected and opened.
+    let (x, y) = h.find("│presence").or_else(|| h.find("presence")).unwrap();
+    h.click(x + 1, y);
+    assert_eq!(h.console.app.tab().resource_name(), "presence");
+    assert_eq!(h.console.app.focus, Focus::Browser);
+    h.settle().await;
+    let (x, y) = h.find("│channels").unwrap();
+    h.click(x + 1, y);
+    h.settle().await;
+    // A row: the first click selects it, a second opens it.
+    let third = h.console.app.tab().browser.records()[2].clone();
+    let id = third["channelId"].as_str().unwrap().to_owned();
+    let (x, y) = h.find(&id).unwrap();
+    h.click(x, y);
+    assert_eq!(h.console.app.tab().browser.selected_index(), Some(2));
+    assert_eq!(h.console.app.focus, Focus::Browser);
+    h.click(x, y);
+    h.settle().await;
+    assert_eq!(h.console.app.focus, Focus::Inspector, "the second click opened the record");
+    // A node of the inspector's tree.
+    let inspector = h.console.app.areas.inspector;
+    let screen = h.screen();
+    let (x, y) = screen
+        .lines()
+        .enumerate()
+        .find_map(|(y, line)| {
+            let cells: Vec<char> = line.chars().collect();
+            let from = usize::from(inspector.x);
+            let text: String = cells.get(from..).unwrap_or_default().iter().collect();
+            text.find("channelId").map(|at| (inspector.x + u16::try_from(at).unwrap(), u16::try_from(y).unwrap()))
+        })
+        .unwrap();
+    h.click(x, y);
+    assert_eq!(h.console.app.tab().inspector.selected_json(), Some(serde_json::json!(id)));
+    // The wheel moves the pane under the pointer, whatever has the focus.
+    let browser = h.console.app.areas.browser;
+    let rows = h.console.app.tab().browser.row_count();
+    h.wheel(true, browser.x + 2, browser.y + 3);
+    assert_eq!(h.console.app.tab().browser.selected_index(), Some(5.min(rows - 1)));
+    assert_eq!(h.console.app.focus, Focus::Inspector);
+}
+
+#[tokio::test]
+async fn without_mouse_in_the_config_clicks_do_nothing() {
+    let mut h = console("", None).await;
+    let (x, y) = h.find("3 AvaTax").unwrap();
+    h.click(x + 2, y);
+    assert_eq!(h.console.app.active, 0);
+}
+
+#[tokio::test]
+async fn o_lists_the_selected_resources_operations_first() {
+    let mut h = console("", None).await;
+    h.keys("o");
+    let screen = h.screen();
+    let lines: Vec<&str> = screen.lines().collect();
+    let heading = lines.iter().position(|l| l.contains("── channels")).expect("a heading for the resource");
+    let others = lines.iter().position(|l| l.contains("── other operations")).expect("then the rest");
+    let get = lines.iter().position(|l| l.contains("channels_get")).unwrap();
+    let publish = lines.iter().position(|l| l.contains("messages_publish")).unwrap();
+    assert!(heading < get && get < others && others < publish, "{screen}");
+    // The first line selectable is the resource's first operation, not the heading.
+    let Some(Popup::Menu(_)) = &h.console.app.popup else { panic!("menu") };
+    h.keys("<Up><Enter>");
+    let Some(Popup::Form(form)) = &h.console.app.popup else { panic!("a form opened:\n{}", h.screen()) };
+    assert_eq!(form.op.resource, "channels");
+}
+
+#[tokio::test]
+async fn the_palette_switches_profile_theme_and_read_only_without_a_restart() {
+    let mut h = console(PROFILES, None).await;
+    assert!(h.screen().lines().next().unwrap().contains("profile default"));
+    h.keys(":profile prod<Enter>");
+    h.settle().await;
+    let screen = h.screen();
+    assert!(screen.lines().next().unwrap().contains("profile prod · read-only"), "{screen}");
+    assert!(screen.contains("profile prod: 0 LIVE, 7 SANDBOX, read-only"), "{screen}");
+    assert!(h.console.app.tab().browser.row_count() > 0, "the tab loaded again");
+    h.keys(":messages_publish<Enter>");
+    let Some(Popup::Form(form)) = h.console.app.popup.as_mut() else { panic!("form") };
+    form.set_value("channelId", "x");
+    h.keys("<C-s>");
+    assert!(h.screen().contains("profile prod is read-only"), "{}", h.screen());
+    assert_eq!(h.console.app.executor.active_count(), 0, "nothing sent");
+    // Read-only off from the palette.
+    h.keys(":read only<Enter>");
+    assert!(!h.console.app.read_only);
+    assert!(!h.screen().lines().next().unwrap().contains("read-only"));
+    h.keys(":profile staging<Enter>");
+    h.settle().await;
+    assert!(h.screen().lines().next().unwrap().contains("profile staging"));
+    assert!(!h.console.app.read_only);
+    h.keys(":theme light<Enter>");
+    assert_eq!(h.console.app.theme.name, "light");
+    h.keys(":profile nosuch");
+    assert!(h.screen().contains("> profile nosuch"));
+}
+
+#[tokio::test]
+async fn a_read_only_profile_refuses_changes_in_call() {
+    let dir = std::env::temp_dir().join(format!("opsdeck-keys-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("config.toml");
+    std::fs::write(&file, PROFILES).unwrap();
+    let run = |profile: &str| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_opsdeck"))
+            .args(["--config", file.to_str().unwrap(), "--profile", profile, "call", "ably", "messages_publish"])
+            .args(["channelId=a", "name=x", "--dry-run"])
+            .output()
+            .unwrap()
+    };
+    let refused = run("prod");
+    assert_eq!(refused.status.code(), Some(2), "{}", String::from_utf8_lossy(&refused.stderr));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("read-only"));
+    let sent = run("staging");
+    assert_eq!(sent.status.code(), Some(0), "{}", String::from_utf8_lossy(&sent.stderr));
+    std::fs::remove_dir_all(&dir).ok();
+}
