@@ -25,7 +25,7 @@ pub struct Cli {
 }
 
 /// Options shared by every command.
-#[derive(Debug, Args)]
+#[derive(Debug, Default, Args)]
 pub struct GlobalArgs {
     /// Profile from config.toml; `local` = every service at the `opsdeck sandbox` default ports.
     #[arg(long, global = true, value_name = "NAME")]
@@ -39,6 +39,9 @@ pub struct GlobalArgs {
     /// Config file to use instead of config.toml in the platform config dir.
     #[arg(long, global = true, value_name = "PATH")]
     pub config: Option<PathBuf>,
+    /// Write a debug log (`opsdeck paths` says where); `OPSDECK_LOG=FILTER` chooses what is logged.
+    #[arg(long, global = true)]
+    pub debug: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -70,6 +73,45 @@ pub enum Command {
     },
     /// Call one operation and print the response body as JSON.
     Call(CallArgs),
+    /// Past calls, newest first: `opsdeck history [SERVICE]`, `opsdeck history show ID`.
+    History(HistoryArgs),
+    /// Where opsdeck keeps its config, themes, history and log.
+    Paths {
+        /// As a JSON object.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// `opsdeck history`'s arguments.
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct HistoryArgs {
+    #[command(subcommand)]
+    pub action: Option<HistoryAction>,
+    /// Only this service's calls.
+    pub service: Option<String>,
+    /// As JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Calls listed at most.
+    #[arg(long, value_name = "N", default_value_t = 50)]
+    pub limit: usize,
+}
+
+/// What `opsdeck history` does besides listing.
+#[derive(Debug, Subcommand)]
+pub enum HistoryAction {
+    /// One call in full: parameters, status and the stored response body.
+    Show {
+        /// The call's id (the first column of `opsdeck history`).
+        id: i64,
+        /// As JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Delete every recorded call.
+    Clear,
 }
 
 /// `opsdeck call`'s arguments.
@@ -119,6 +161,8 @@ pub struct CallIo<'a> {
     /// Where the answer to that question is read when a person can give one (stdin and stderr
     /// are terminals); without it such a call needs `--yes`.
     pub answers: Option<&'a mut dyn BufRead>,
+    /// The history file the call is recorded in (`None`: not recorded); see `crate::history`.
+    pub history: Option<PathBuf>,
 }
 
 /// A failure of a command, with the exit code it maps to.
@@ -395,6 +439,8 @@ pub async fn call(global: &GlobalArgs, args: &CallArgs, io: &mut CallIo<'_>) -> 
             }
         }
     }
+    let (history, warning) = crate::history::open_for_call(io.history.as_deref(), &config.history);
+    warn(io.err, &Vec::from_iter(warning));
     let settings = config.http_settings();
     let http = client::http_client(&settings).map_err(|e| call_failure(op, &e))?;
     let cancel = CancellationToken::new();
@@ -402,7 +448,26 @@ pub async fn call(global: &GlobalArgs, args: &CallArgs, io: &mut CallIo<'_>) -> 
         let (http, settings, cancel, credentials) = (&http, &settings, &cancel, &target.credentials);
         async move { client::request::execute(http, &request, credentials, settings, cancel).await }
     };
-    let response = match send(request.clone()).await {
+    let (sent, first) = (std::time::Instant::now(), send(request.clone()).await);
+    if let Some(history) = &history {
+        let profile = global.profile.as_deref().or(config.default_profile.as_deref()).unwrap_or("default");
+        let (source, mode) = (crate::history::Source::Cli, &resolved.mode);
+        let entry = crate::history::Entry::new(
+            source,
+            profile,
+            op,
+            &values,
+            body.as_ref(),
+            target,
+            mode,
+            first.as_ref(),
+            sent.elapsed(),
+        );
+        if let Err(e) = history.record(&entry) {
+            warn(io.err, &[format!("{e}; this call is not recorded in the history")]);
+        }
+    }
+    let response = match first {
         Ok(response) => response,
         Err(error) if error.api_error().is_some() => return Err(api_failure(op, &error, io)),
         Err(error) => return Err(call_failure(op, &error)),
