@@ -85,7 +85,6 @@ pub enum Command {
 
 /// `opsdeck history`'s arguments.
 #[derive(Debug, Args)]
-#[command(args_conflicts_with_subcommands = true)]
 pub struct HistoryArgs {
     #[command(subcommand)]
     pub action: Option<HistoryAction>,

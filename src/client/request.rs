@@ -333,7 +333,7 @@ pub async fn execute(
             ),
             Err(error) => tracing::warn!(
                 service, method = %request.method, url = %redactor().url(&request.url),
-                error = %redactor().text(&error.to_string()), elapsed_ms, attempt, "no response"
+                error = %crate::inert::inert(&redactor().text(&error.to_string())), elapsed_ms, attempt, "no response"
             ),
         }
         let asked_wait = match &outcome {
