@@ -314,9 +314,13 @@ async fn the_console_history_view_inspects_edits_and_resends() {
     assert_eq!(h.console.app.tab().service, Service::Taxjar);
     assert!(screen.contains("90002"), "{screen}");
 
-    h.keys("H/rates<Enter>e");
+    // In the inspector H is its headers view: Esc goes back to the browser first.
+    h.keys("H");
+    assert!(!h.screen().contains("history ·"), "H in the inspector is its headers view");
+    h.keys("<Esc>H/rates<Enter>e");
     let screen = h.screen();
-    assert!(screen.contains("rates_get") && screen.contains("90002"), "the form holds the stored zip: {screen}");
+    assert!(screen.contains("taxjar rates_get GET /v2/rates/{zip}"), "the form is open: {screen}");
+    assert!(screen.contains("› 90002"), "the form holds the stored zip: {screen}");
     h.keys("<Esc>");
 
     h.keys("H/rates<Enter>s");

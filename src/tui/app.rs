@@ -232,7 +232,8 @@ impl App {
             }
             KeyCode::Char(':') => self.popup = Some(Popup::Menu(Menu::palette(all_operations().collect()))),
             KeyCode::Char('S') => self.open_sandbox_view(),
-            KeyCode::Char('H') => self.open_history(),
+            // In the inspector `H` is its headers view.
+            KeyCode::Char('H') if self.focus != Focus::Inspector => self.open_history(),
             KeyCode::Char('b') => match self.tab().detail.clone() {
                 Some(detail) => self.popup = Some(Popup::Detail(detail)),
                 None => self.info("no table view yet: open a transaction, or look up a rate or a calculation"),
@@ -1030,21 +1031,27 @@ impl App {
         self.popup = Some(Popup::History(HistoryView::new(store)));
     }
 
-    /// Switches to the tab of a recorded call's service.
-    fn switch_to_service(&mut self, service: &str) -> bool {
-        match self.tabs.iter().position(|t| t.service.name() == service) {
-            Some(index) => {
-                self.switch_tab(index);
-                true
-            }
-            None => false,
+    /// Switches to the tab of a recorded call's service; `load`: loading its first list if it
+    /// has not been shown yet (not when a stored response is about to fill its inspector, which
+    /// that first list would replace).
+    fn switch_to_service(&mut self, service: &str, load: bool) {
+        let Some(index) = self.tabs.iter().position(|t| t.service.name() == service) else { return };
+        if load {
+            self.switch_tab(index);
+            return;
+        }
+        self.active = index;
+        let tab = self.tab_mut();
+        if !tab.started && tab.page.is_none() {
+            let resource = tab.resource_name().to_owned();
+            tab.browser.notice = Some((format!("r loads {resource}"), false));
         }
     }
 
     /// Shows a recorded call's stored response in its service's inspector.
     fn inspect_recorded(&mut self, record: &Record) {
         self.popup = None;
-        self.switch_to_service(&record.service);
+        self.switch_to_service(&record.service, false);
         let body = match (&record.response, &record.error) {
             (Some(body), _) if !body.is_empty() => body.clone(),
             (_, Some(error)) => serde_json::to_vec_pretty(&json!({ "error": error })).unwrap_or_default(),
@@ -1061,7 +1068,8 @@ impl App {
             content_type: record.content_type.clone(),
         });
         self.focus = Focus::Inspector;
-        self.info(format!("recorded call #{} of {} ({} UTC)", record.id, record.operation, record.time));
+        let when = crate::history::short_time(record.at_ms);
+        self.info(format!("recorded call #{} of {} ({when} UTC), as stored", record.id, record.operation));
     }
 
     /// Opens a recorded call's form with its values (`send`: sends it at once when it can go as it
@@ -1072,7 +1080,7 @@ impl App {
             return;
         };
         self.popup = None;
-        self.switch_to_service(&record.service);
+        self.switch_to_service(&record.service, true);
         let values = record.values();
         // Anything that could send it somewhere else, or differently, than it went: the user
         // checks the form and presses Ctrl-s.

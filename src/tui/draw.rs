@@ -151,7 +151,7 @@ fn draw_help(frame: &mut Frame, area: Rect, app: &App) {
         ("a", "auto-refresh on/off"),
         ("b", "last table view (transaction, rates, tax)"),
         ("S", "sandbox view: requests and faults"),
-        ("H", "history of calls: inspect, edit, send again"),
+        ("H", "history of calls (in the inspector: headers)"),
         ("Ctrl-x", "cancel every call in flight"),
         ("?", "this help"),
         ("q Ctrl-c", "quit"),

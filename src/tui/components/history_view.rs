@@ -175,7 +175,7 @@ impl HistoryView {
 
     pub fn help() -> &'static [(&'static str, &'static str)] {
         &[
-            ("H", "history of calls (newest first)"),
+            ("H", "history of calls, newest first (not in the inspector, where H is headers)"),
             ("  / (in it)", "filter by text: service, operation, status, values"),
             ("  Enter", "the stored response in the inspector"),
             ("  e", "the operation's form with the stored values"),
@@ -224,33 +224,55 @@ impl HistoryView {
                 note_area,
             );
         }
+        let widths = Widths::of(&self.records);
+        let Widths { id, operation, status } = widths;
         frame.render_widget(
             Paragraph::new(format!(
-                "  {:<6} {:<19}  {:<8} {:<8} {:<30} {:<9} {:>8} {:>9}  {}",
+                "  {:<id$} {:<19}  {:<8} {:<8} {:<operation$} {:<status$} {:>8} {:>9}  {}",
                 "ID", "TIME (UTC)", "TARGET", "SERVICE", "OPERATION", "STATUS", "TIME", "SIZE", "VALUES"
             ))
             .style(theme.title),
             header_area,
         );
         self.page = usize::from(list_area.height);
-        let items: Vec<ListItem> = self.shown().map(|r| ListItem::new(row(r, theme))).collect();
+        let items: Vec<ListItem> = self.shown().map(|r| ListItem::new(row(r, widths, theme))).collect();
         let list = List::new(items).highlight_style(theme.selection).highlight_symbol("▶ ");
         let mut state = ListState::default().with_selected((!self.shown.is_empty()).then_some(self.selected));
         frame.render_stateful_widget(list, list_area, &mut state);
     }
 }
 
-fn row<'a>(record: &Record, theme: &Theme) -> Line<'a> {
+/// Column widths that fit every loaded call, so they stay put while the filter changes.
+#[derive(Clone, Copy)]
+struct Widths {
+    id: usize,
+    operation: usize,
+    status: usize,
+}
+
+impl Widths {
+    fn of(records: &[Record]) -> Widths {
+        let max = |f: &dyn Fn(&Record) -> usize, title: &str| records.iter().map(f).max().unwrap_or(0).max(title.len());
+        Widths {
+            id: max(&|r| r.id.to_string().len(), "ID"),
+            operation: max(&|r| r.operation.chars().count(), "OPERATION"),
+            status: max(&|r| r.status_label().len(), "STATUS"),
+        }
+    }
+}
+
+fn row<'a>(record: &Record, widths: Widths, theme: &Theme) -> Line<'a> {
+    let Widths { id, operation, status } = widths;
     let status_style = if record.is_success() { theme.success } else { theme.error };
     let target_style = if record.target == "LIVE" { theme.live_badge } else { theme.muted };
     Line::from(vec![
-        Span::styled(format!("{:<6} ", record.id), theme.muted),
+        Span::styled(format!("{:<id$} ", record.id), theme.muted),
         Span::styled(format!("{:<19}  ", short_time(record.at_ms)), theme.muted),
         Span::styled(format!("{:<8}", inert(&record.target)), target_style),
         Span::raw(" "),
         Span::styled(format!("{:<8} ", inert(&record.service)), theme.text),
-        Span::styled(format!("{:<30} ", inert(&record.operation)), theme.text),
-        Span::styled(format!("{:<9} ", record.status_label()), status_style),
+        Span::styled(format!("{:<operation$} ", inert(&record.operation)), theme.text),
+        Span::styled(format!("{:<status$} ", record.status_label()), status_style),
         Span::styled(format!("{:>6} ms ", record.duration_ms), theme.muted),
         Span::styled(format!("{:>9}  ", human_size(record.size)), theme.muted),
         Span::styled(inert(&record.params_line()).into_owned(), theme.muted),
