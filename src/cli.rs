@@ -58,6 +58,9 @@ pub struct GlobalArgs {
     /// Config file to use instead of config.toml in the platform config dir.
     #[arg(long, value_name = "PATH")]
     pub config: Option<PathBuf>,
+    /// Write a debug log (`opsdeck paths` says where); `OPSDECK_LOG=FILTER` chooses what is logged.
+    #[arg(long, global = true)]
+    pub debug: bool,
 }
 
 /// Where and as whom `opsdeck call` sends: the console's options without the theme.
@@ -161,6 +164,44 @@ pub enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         words: Vec<String>,
     },
+    /// Past calls, newest first: `opsdeck history [SERVICE]`, `opsdeck history show ID`.
+    History(HistoryArgs),
+    /// Where opsdeck keeps its config, themes, history and log.
+    Paths {
+        /// As a JSON object.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// `opsdeck history`'s arguments.
+#[derive(Debug, Args)]
+pub struct HistoryArgs {
+    #[command(subcommand)]
+    pub action: Option<HistoryAction>,
+    /// Only this service's calls.
+    pub service: Option<String>,
+    /// As JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Calls listed at most.
+    #[arg(long, value_name = "N", default_value_t = 50)]
+    pub limit: usize,
+}
+
+/// What `opsdeck history` does besides listing.
+#[derive(Debug, Subcommand)]
+pub enum HistoryAction {
+    /// One call in full: parameters, status and the stored response body.
+    Show {
+        /// The call's id (the first column of `opsdeck history`).
+        id: i64,
+        /// As JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Delete every recorded call.
+    Clear,
 }
 
 const CALL_EXAMPLES: &str = "\
@@ -252,6 +293,8 @@ pub struct CallIo<'a> {
     /// Where the answer to that question is read when a person can give one (stdin and stderr
     /// are terminals); without it such a call needs `--yes`.
     pub answers: Option<&'a mut dyn BufRead>,
+    /// The history file the call is recorded in (`None`: not recorded); see `crate::history`.
+    pub history: Option<PathBuf>,
 }
 
 /// A failure of a command, with the exit code it maps to.
@@ -486,6 +529,8 @@ pub fn check_global_flags(global: &GlobalArgs, command: Option<&Command>) -> Res
         Some(Command::Man { .. }) => ("man", &[]),
         Some(Command::Help { .. }) => ("help", &[]),
         Some(Command::Complete { .. }) => ("__complete", &[]),
+        Some(Command::History(_)) => ("history", &["--config"]),
+        Some(Command::Paths { .. }) => ("paths", &["--config"]),
     };
     let ignored: Vec<&str> = global.given().into_iter().filter(|flag| !acts_on.contains(flag)).collect();
     if ignored.is_empty() {
@@ -551,6 +596,8 @@ pub async fn call(global: &GlobalArgs, args: &CallArgs, io: &mut CallIo<'_>) -> 
             }
         }
     }
+    let (history, warning) = crate::history::open_for_call(io.history.as_deref(), &config.history);
+    warn(io.err, &Vec::from_iter(warning));
     let settings = config.http_settings();
     let http = client::http_client(&settings).map_err(|e| call_failure(op, &e))?;
     let cancel = CancellationToken::new();
@@ -558,7 +605,26 @@ pub async fn call(global: &GlobalArgs, args: &CallArgs, io: &mut CallIo<'_>) -> 
         let (http, settings, cancel, credentials) = (&http, &settings, &cancel, &target.credentials);
         async move { client::request::execute(http, &request, credentials, settings, cancel).await }
     };
-    let response = match send(request.clone()).await {
+    let (sent, first) = (std::time::Instant::now(), send(request.clone()).await);
+    if let Some(history) = &history {
+        let profile = global.profile.as_deref().or(config.default_profile.as_deref()).unwrap_or("default");
+        let (source, mode) = (crate::history::Source::Cli, &resolved.mode);
+        let entry = crate::history::Entry::new(
+            source,
+            profile,
+            op,
+            &values,
+            body.as_ref(),
+            target,
+            mode,
+            first.as_ref(),
+            sent.elapsed(),
+        );
+        if let Err(e) = history.record(&entry) {
+            warn(io.err, &[format!("{e}; this call is not recorded in the history")]);
+        }
+    }
+    let response = match first {
         Ok(response) => response,
         Err(error) => {
             if let Some(api) = error.api_error() {

@@ -7,9 +7,12 @@
 pub mod catalog;
 pub mod cli;
 pub mod client;
+pub mod commands;
 pub mod config;
+pub mod history;
 pub mod inert;
 pub mod jq;
+pub mod log;
 pub mod paths;
 pub mod sandbox;
 pub mod table;

@@ -9,6 +9,13 @@ use opsdeck::inert::inert_lines;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    let paths = opsdeck::paths::Paths::current(cli.global.config.as_deref());
+    // Before anything runs, so every call is logged; a log that cannot be written only warns (the
+    // console says so in its status line too, since this line is behind its screen).
+    let log_warning = opsdeck::log::init(cli.global.debug, paths.log_file.as_deref()).err();
+    if let Some(warning) = &log_warning {
+        eprintln!("opsdeck: warning: {}", inert_lines(warning));
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(e) => {
@@ -26,7 +33,9 @@ fn main() -> ExitCode {
     let result = runtime.block_on(async {
         cli::check_global_flags(&cli.global, cli.command.as_ref())?;
         match &cli.command {
-            None => opsdeck::tui::run(&cli.global).await.map_err(|e| Failure { code: 1, message: format!("{e:#}") }),
+            None => opsdeck::tui::run(&cli.global, log_warning)
+                .await
+                .map_err(|e| Failure { code: 1, message: format!("{e:#}") }),
             Some(Command::Ops { service, operation, json }) => {
                 cli::ops(service.as_deref(), operation.as_deref(), *json, &mut stdout)
             }
@@ -41,6 +50,7 @@ fn main() -> ExitCode {
                     out_is_terminal,
                     err: &mut stderr,
                     answers: if can_ask { Some(&mut stdin as &mut dyn BufRead) } else { None },
+                    history: paths.history_file.clone(),
                 };
                 cli::call(&cli.global, args, &mut io).await
             }
@@ -51,6 +61,10 @@ fn main() -> ExitCode {
             }
             Some(Command::Man { dir }) => cli::docs::man(dir.as_deref(), &mut stdout),
             Some(Command::Help { topic }) => cli::docs::help(topic, &mut stdout),
+            Some(Command::History(args)) => {
+                opsdeck::commands::history(&cli.global, args, &mut stdout, out_is_terminal, &mut stderr)
+            }
+            Some(Command::Paths { json }) => opsdeck::commands::paths(&cli.global, *json, &mut stdout),
         }
     });
     // Background tasks (an embedded simulator, idle connections) must not delay the exit.

@@ -13,10 +13,12 @@ use opsdeck::catalog::Service;
 use opsdeck::sandbox;
 use serde_json::Value;
 
-/// Runs the binary with a clean environment (no live credentials, no user config).
+/// Runs the binary with a clean environment (no live credentials, no user config, history and
+/// log in a temporary folder, never the user's).
 fn opsdeck(args: &[&str], env: &[(&str, &str)]) -> Output {
     let mut command = Command::new(env!("CARGO_BIN_EXE_opsdeck"));
-    command.args(args).env_clear();
+    let scratch = std::env::temp_dir().join(format!("opsdeck-cli-tests-{}", std::process::id()));
+    command.args(args).env_clear().env("OPSDECK_DATA_DIR", &scratch).env("OPSDECK_STATE_DIR", &scratch);
     for (k, v) in env {
         command.env(k, v);
     }

@@ -93,6 +93,7 @@ fn opsdeck(args: &[&str], base_url: &str) -> Output {
     Command::new(env!("CARGO_BIN_EXE_opsdeck"))
         .args(args)
         .env_clear()
+        .env("OPSDECK_DATA_DIR", std::env::temp_dir().join(format!("opsdeck-fuzz-tests-{}", std::process::id())))
         .env("OPSDECK_ABLY_URL", base_url)
         .output()
         .expect("opsdeck runs")

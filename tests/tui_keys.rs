@@ -11,7 +11,7 @@ use opsdeck::tui::app::{Focus, Popup};
 use opsdeck::tui::harness::Harness;
 
 fn args(profile: Option<&str>) -> GlobalArgs {
-    GlobalArgs { profile: profile.map(str::to_owned), read_only: false, theme: None, config: None }
+    GlobalArgs { profile: profile.map(str::to_owned), ..GlobalArgs::default() }
 }
 
 fn truecolor(name: &str) -> Option<String> {

@@ -18,7 +18,7 @@ use opsdeck::tui::app::Popup;
 use opsdeck::tui::harness::Harness;
 
 fn no_args() -> GlobalArgs {
-    GlobalArgs { profile: None, read_only: false, theme: None, config: None }
+    GlobalArgs::default()
 }
 
 #[derive(serde::Deserialize)]

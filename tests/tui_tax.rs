@@ -17,7 +17,7 @@ use opsdeck::tui::app::Popup;
 use opsdeck::tui::harness::Harness;
 
 fn no_args() -> GlobalArgs {
-    GlobalArgs { profile: None, read_only: false, theme: None, config: None }
+    GlobalArgs::default()
 }
 
 async fn harness_with(vars: Vec<(&'static str, String)>) -> Harness {

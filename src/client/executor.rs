@@ -113,7 +113,9 @@ impl Executor {
             self.cancel(previous);
         }
         let cancel = CancellationToken::new();
-        self.calls.insert(id, Call { state: CallState::Queued, cancel: cancel.clone(), label: label.into(), slot });
+        let label = label.into();
+        tracing::debug!(call = %id, label = %label, slot = slot.as_deref().unwrap_or(""), "queued");
+        self.calls.insert(id, Call { state: CallState::Queued, cancel: cancel.clone(), label, slot });
         let (http, settings, permits, events) =
             (self.http.clone(), self.settings, self.permits.clone(), self.events.clone());
         tokio::spawn(async move {
@@ -140,6 +142,7 @@ impl Executor {
     pub fn cancel(&mut self, id: CallId) -> bool {
         match self.calls.get_mut(&id) {
             Some(call) if call.state.is_active() => {
+                tracing::debug!(call = %id, label = %call.label, "cancelling");
                 call.state = CallState::Cancelled;
                 call.cancel.cancel();
                 true

@@ -305,15 +305,37 @@ pub async fn execute(
     let deadline = started + settings.total_timeout;
     let attempts = if request.method.is_idempotent() { settings.attempts.max(1) } else { 1 };
     let mut attempt = 0;
+    // Computed only when an event is logged: the fields of a disabled event are never evaluated.
+    let redactor = || crate::history::Redactor::for_credentials(credentials);
+    let service = request.service.name();
     loop {
         attempt += 1;
         let left = deadline.saturating_duration_since(Instant::now());
         let per_attempt = settings.request_timeout.min(left);
+        tracing::debug!(
+            service, method = %request.method, url = %redactor().url(&request.url), attempt, of = attempts,
+            timeout_ms = per_attempt.as_millis() as u64, "sending"
+        );
+        let sent = Instant::now();
         let outcome = tokio::select! {
             biased;
-            () = cancel.cancelled() => return Err(CallError::Cancelled),
+            () = cancel.cancelled() => {
+                tracing::debug!(service, method = %request.method, url = %redactor().url(&request.url), attempt, "cancelled");
+                return Err(CallError::Cancelled);
+            }
             outcome = send_once(http, request, credentials, settings, per_attempt) => outcome,
         };
+        let elapsed_ms = sent.elapsed().as_millis() as u64;
+        match &outcome {
+            Ok(response) => tracing::info!(
+                service, method = %request.method, url = %redactor().url(&request.url), status = response.status,
+                elapsed_ms, bytes = response.body.len(), attempt, "response"
+            ),
+            Err(error) => tracing::warn!(
+                service, method = %request.method, url = %redactor().url(&request.url),
+                error = %crate::inert::inert(&redactor().text(&error.to_string())), elapsed_ms, attempt, "no response"
+            ),
+        }
         let asked_wait = match &outcome {
             Ok(response) if matches!(response.status, 429 | 502 | 503 | 504) => {
                 Some(retry_after(response, SystemTime::now()))
@@ -325,6 +347,11 @@ pub async fn execute(
             let left = deadline.saturating_duration_since(Instant::now());
             let wait = asked.unwrap_or_else(|| backoff(attempt));
             if wait < left {
+                tracing::info!(
+                    service, method = %request.method, url = %redactor().url(&request.url), attempt,
+                    reason = %retry_reason(&outcome), wait_ms = wait.as_millis() as u64,
+                    wait_from = if asked.is_some() { "Retry-After" } else { "backoff" }, "retrying"
+                );
                 tokio::select! {
                     () = cancel.cancelled() => return Err(CallError::Cancelled),
                     () = tokio::time::sleep(wait) => {}
@@ -334,11 +361,26 @@ pub async fn execute(
             // A wait the service asked for that the budget cannot afford: say so now rather than
             // sleep and fail anyway.
             if let (Some(wait), Ok(response)) = (asked, &outcome) {
+                tracing::warn!(
+                    service, url = %redactor().url(&request.url), attempt, status = response.status,
+                    retry_after_ms = wait.as_millis() as u64, budget_left_ms = left.as_millis() as u64,
+                    "giving up: the service asks to wait longer than the call's time budget allows"
+                );
                 let error = service_errors::parse_error(request.service, response.status, &response.body);
                 return Err(CallError::RetryAfter { error, wait, left });
             }
         }
         return finish(request, outcome, attempt, started.elapsed());
+    }
+}
+
+/// Why an attempt is retried, for the log.
+fn retry_reason(outcome: &Result<Response, CallError>) -> String {
+    match outcome {
+        Ok(response) => format!("HTTP {}", response.status),
+        Err(CallError::Connect { .. }) => "cannot connect".to_owned(),
+        Err(CallError::Timeout { .. }) => "timeout".to_owned(),
+        Err(_) => "error".to_owned(),
     }
 }
 

@@ -2,6 +2,7 @@
 //! the task pool and come back as [`CallEvent`]s.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
@@ -13,10 +14,12 @@ use crate::catalog::{all_operations, Operation, Service};
 use crate::client::pagination;
 use crate::client::{self, CallError, CallEvent, CallId, Executor, Values};
 use crate::config::Mode;
+use crate::history::{Entry, Record};
 use crate::tui::components::browser::BrowserAction;
 use crate::tui::components::confirm::{Confirm, ConfirmAction};
 use crate::tui::components::detail::{Detail, DetailAction, TransactionAction};
 use crate::tui::components::form::{Form, FormAction};
+use crate::tui::components::history_view::{HistoryAction, HistoryView};
 use crate::tui::components::inspector::ResponseView;
 use crate::tui::components::menu::{Command, Menu, MenuAction, PaletteItem};
 use crate::tui::components::sandbox_view::{self, SandboxAction, SandboxReport, SandboxView};
@@ -44,6 +47,8 @@ pub enum Popup {
     /// A response as tables: a transaction with its lines and jurisdictions, a rate breakdown.
     Detail(Detail),
     Sandbox(SandboxView),
+    /// Past calls (`H`).
+    History(HistoryView),
 }
 
 /// Pages larger than this go to the inspector only.
@@ -62,6 +67,9 @@ enum Purpose {
         values: Values,
         request: client::PreparedRequest,
         previous: Vec<client::PreparedRequest>,
+        /// Whether it goes in the history: an auto-refresh repeating the same list every few
+        /// seconds would bury every call the user made.
+        recorded: bool,
     },
     /// An operation sent from a form; a list op's result also fills the browser.
     Operation { tab: usize, op: &'static Operation, values: Values, request: client::PreparedRequest },
@@ -112,6 +120,10 @@ pub struct App {
     pub areas: Areas,
     /// The config and environment the console started with, for switching profile or theme.
     pub setup: Option<Setup>,
+    /// Where calls are recorded (`None`: history off, or a console in a test).
+    pub history: Option<crate::history::Recorder>,
+    /// Set while `on_tick` reloads lists, so their calls are not recorded.
+    auto_refreshing: bool,
 }
 
 impl App {
@@ -141,6 +153,8 @@ impl App {
             help_scroll: 0,
             areas: Areas::default(),
             setup: None,
+            history: None,
+            auto_refreshing: false,
         }
     }
 
@@ -160,6 +174,15 @@ impl App {
     fn error(&mut self, message: impl Into<String>) {
         self.status = Some((message.into(), Severity::Error));
         self.status_view = None;
+    }
+
+    /// Adds a warning to the status line, after any already there (start-up problems).
+    pub fn warn(&mut self, message: impl Into<String>) {
+        let message = match self.status.take() {
+            Some((earlier, Severity::Error)) => format!("{earlier}; {}", message.into()),
+            _ => message.into(),
+        };
+        self.error(message);
     }
 
     /// How long the oldest call still queued or in flight has been going, if any.
@@ -219,7 +242,7 @@ impl App {
             self.handle_pane_key(key);
             return;
         }
-        match self.keymap.action_for(&key, self.focus == Focus::Browser) {
+        match self.keymap.action_for(&key, self.focus) {
             Some(action) => self.run_action(action),
             None => self.handle_pane_key(key),
         }
@@ -239,6 +262,7 @@ impl App {
             Action::Operations => self.open_operations_menu(),
             Action::Palette => self.open_palette(),
             Action::SandboxView => self.open_sandbox_view(),
+            Action::History => self.open_history(),
             Action::TableView => match self.tab().detail.clone() {
                 Some(detail) => self.popup = Some(Popup::Detail(detail)),
                 None => self.info("no table view yet: open a transaction, or look up a rate or a calculation"),
@@ -440,6 +464,7 @@ impl App {
             Some(Popup::Form(form)) => return form.paste(&text),
             Some(Popup::Menu(menu)) => return menu.paste(&text),
             Some(Popup::Confirm(confirm)) => return confirm.paste(&text),
+            Some(Popup::History(view)) => return view.paste(&text),
             Some(Popup::Help | Popup::Detail(_) | Popup::Sandbox(_)) => {}
             None => {
                 let focus = self.focus;
@@ -574,6 +599,13 @@ impl App {
                     }
                 }
                 DetailAction::None => {}
+            },
+            Popup::History(view) => match view.handle_key(key) {
+                HistoryAction::Close => self.popup = None,
+                HistoryAction::Inspect(record) => self.inspect_recorded(&record),
+                HistoryAction::Edit(record) => self.reopen_recorded(&record, false),
+                HistoryAction::Send(record) => self.reopen_recorded(&record, true),
+                HistoryAction::None => {}
             },
             Popup::Sandbox(view) => match view.handle_key(key) {
                 SandboxAction::Refresh => self.refresh_sandbox_view(),
@@ -958,7 +990,9 @@ impl App {
             tab.browser.filter_note = None;
             tab.browser.notice = Some((format!("loading {}…  (Esc cancels)", op.name), false));
         }
-        self.purposes.insert(id, (Purpose::List { tab: tab_index, op, values, request, previous }, Instant::now()));
+        let recorded = !self.auto_refreshing;
+        self.purposes
+            .insert(id, (Purpose::List { tab: tab_index, op, values, request, previous, recorded }, Instant::now()));
     }
 
     /// Reloads the page in view (or loads the selected resource when nothing is in view yet).
@@ -1061,7 +1095,9 @@ impl App {
                 && tab.last_refresh.is_none_or(|at| at + self.auto_refresh_every <= now);
             if due {
                 self.active = index;
+                self.auto_refreshing = true;
                 self.refresh();
+                self.auto_refreshing = false;
             }
         }
         self.active = active;
@@ -1087,9 +1123,10 @@ impl App {
     /// A call reported back.
     pub fn on_call_event(&mut self, event: CallEvent) {
         let Some(delivered) = self.executor.accept(event) else { return };
-        let Some((purpose, _)) = self.purposes.remove(&delivered.id) else { return };
+        let Some((purpose, sent)) = self.purposes.remove(&delivered.id) else { return };
+        self.record_call(&purpose, &delivered.result, sent.elapsed());
         match purpose {
-            Purpose::List { tab, op, values, request, previous } => {
+            Purpose::List { tab, op, values, request, previous, .. } => {
                 let tab_state = &mut self.tabs[tab];
                 if tab_state.loading == Some(delivered.id) {
                     tab_state.loading = None;
@@ -1157,6 +1194,9 @@ impl App {
                 }
             },
         }
+        if let Some(failure) = self.history.as_ref().and_then(crate::history::Recorder::take_failure) {
+            self.error(format!("{failure}; calls are not recorded in the history"));
+        }
     }
 
     fn show_page(
@@ -1213,6 +1253,120 @@ impl App {
         tab_state.inspector.show(response_view(op.name, &response));
         tab_state.page = Some(PageState { op, values, filters, request, response, previous });
         tab_state.remember_selection();
+    }
+}
+
+/// The history: recording calls, and the history view (`H`).
+impl App {
+    /// Queues a finished call for the history (off the UI thread: see [`crate::history::Recorder`]).
+    fn record_call(&self, purpose: &Purpose, result: &Result<client::Response, Arc<CallError>>, elapsed: Duration) {
+        let Some(recorder) = &self.history else { return };
+        let (tab, op, values) = match purpose {
+            Purpose::List { recorded: false, .. } => return,
+            Purpose::List { tab, op, values, .. } | Purpose::Operation { tab, op, values, .. } => (*tab, *op, values),
+        };
+        let tab = &self.tabs[tab];
+        let result = result.as_ref().map_err(Arc::as_ref);
+        let source = crate::history::Source::Console;
+        let entry = Entry::new(source, &self.profile, op, values, None, &tab.target, &tab.mode, result, elapsed);
+        recorder.record(entry);
+    }
+
+    /// Opens the history view: past calls, newest first.
+    pub fn open_history(&mut self) {
+        let store = match &self.history {
+            Some(recorder) => recorder.reader(),
+            None => Err("the history is off: `[history] enabled = false` in config.toml, or its file could not be \
+                         opened (the status line said why at start)"
+                .to_owned()),
+        };
+        self.popup = Some(Popup::History(HistoryView::new(store)));
+    }
+
+    /// Switches to the tab of a recorded call's service; `load`: loading its first list if it
+    /// has not been shown yet (not when a stored response is about to fill its inspector, which
+    /// that first list would replace).
+    fn switch_to_service(&mut self, service: &str, load: bool) {
+        let Some(index) = self.tabs.iter().position(|t| t.service.name() == service) else { return };
+        if load {
+            self.switch_tab(index);
+            return;
+        }
+        self.active = index;
+        let tab = self.tab_mut();
+        if !tab.started && tab.page.is_none() {
+            let resource = tab.resource_name().to_owned();
+            tab.browser.notice = Some((format!("r loads {resource}"), false));
+        }
+    }
+
+    /// Shows a recorded call's stored response in its service's inspector.
+    fn inspect_recorded(&mut self, record: &Record) {
+        self.popup = None;
+        self.switch_to_service(&record.service, false);
+        let body = match (&record.response, &record.error) {
+            (Some(body), _) if !body.is_empty() => body.clone(),
+            (_, Some(error)) => serde_json::to_vec_pretty(&json!({ "error": error })).unwrap_or_default(),
+            _ => Vec::new(),
+        };
+        let cut = if record.truncated { ", cut at [history] max_body_bytes" } else { "" };
+        self.tab_mut().inspector.show(ResponseView {
+            title: format!("history #{} {}", record.id, record.operation),
+            status: record.status,
+            duration: Duration::from_millis(record.duration_ms),
+            request_line: format!("{} {} · {}{cut}", record.target, record.base_url, record.time),
+            headers: Vec::new(),
+            body: body.into(),
+            content_type: record.content_type.clone(),
+        });
+        self.focus = Focus::Inspector;
+        let when = crate::history::short_time(record.at_ms);
+        self.info(format!("recorded call #{} of {} ({when} UTC), as stored", record.id, record.operation));
+    }
+
+    /// Opens a recorded call's form with its values (`send`: sends it at once when it can go as it
+    /// was, with the usual confirmation of destructive operations).
+    fn reopen_recorded(&mut self, record: &Record, send: bool) {
+        let Some(op) = record.operation() else {
+            self.error(format!("{} {} is not an operation of this opsdeck", record.service, record.operation));
+            return;
+        };
+        self.popup = None;
+        self.switch_to_service(&record.service, true);
+        let values = record.values();
+        // Anything that could send it somewhere else, or differently, than it went: the user
+        // checks the form and presses Ctrl-s.
+        let tab = self.tab();
+        let here = crate::history::target_label(&tab.mode);
+        let mut notes = Vec::new();
+        if record.target != here || (here != "SANDBOX" && record.base_url != tab.target.base_url) {
+            notes.push(format!(
+                "recorded on {} {}; this tab sends to {here} {}",
+                record.target, record.base_url, tab.target.base_url
+            ));
+        }
+        if record.profile != self.profile {
+            notes.push(format!("recorded with profile {}; this is {}", record.profile, self.profile));
+        }
+        if record.has_redacted_values() {
+            notes.push("a secret value was not kept: fill in each [redacted] field".into());
+        }
+        if record.body.is_some() {
+            notes.push("recorded with a whole --body document, which forms do not take".into());
+        }
+        if send && notes.is_empty() {
+            self.request_operation(op, values);
+            return;
+        }
+        self.open_form_with(op, &values);
+        if let Some(Popup::Form(form)) = self.popup.as_mut() {
+            if send {
+                notes.push("check it and press Ctrl-s to send".into());
+            }
+            let mut message: Vec<String> = form.message.take().into_iter().collect();
+            message.extend(notes);
+            form.message = (!message.is_empty()).then(|| message.join("; "));
+        }
     }
 }
 

@@ -26,7 +26,7 @@ use crate::inert::is_unsafe;
 use crate::sandbox::rng::Rng;
 
 fn no_args() -> GlobalArgs {
-    GlobalArgs { profile: None, read_only: false, theme: None, config: None }
+    GlobalArgs::default()
 }
 
 async fn fake_upstream(router: Router) -> String {

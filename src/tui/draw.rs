@@ -10,6 +10,7 @@ use crate::tui::app::{mode_label, App, Focus, Popup, Severity};
 use crate::tui::components::browser::Browser;
 use crate::tui::components::detail::Detail;
 use crate::tui::components::form::Form;
+use crate::tui::components::history_view::HistoryView;
 use crate::tui::components::inspector::Inspector;
 use crate::tui::components::menu::Menu;
 use crate::tui::keymap::Scope;
@@ -90,6 +91,7 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
             Some(Popup::Confirm(confirm)) => confirm.render(frame, body, theme),
             Some(Popup::Detail(detail)) => detail.render(frame, body, theme),
             Some(Popup::Sandbox(view)) => view.render(frame, body, theme),
+            Some(Popup::History(view)) => view.render(frame, body, theme),
             Some(Popup::Help) | None => {}
         }
     }
@@ -273,6 +275,7 @@ fn draw_help(frame: &mut Frame, area: Rect, app: &App) -> u16 {
         let description = match info.scope {
             Scope::Global => info.description.to_owned(),
             Scope::Browser => format!("{} (browser)", info.description),
+            Scope::OutsideInspector => format!("{} (not in the inspector)", info.description),
         };
         let keys = match keymap.hint(info.action) {
             None if info.in_palette => format!(": {}", info.name.replace('_', " ")),
@@ -298,6 +301,9 @@ fn draw_help(frame: &mut Frame, area: Rect, app: &App) -> u16 {
     right.push(Line::default());
     right.push(Line::from(Span::styled("In table views (transaction, rates, sandbox)", theme.title)));
     right.extend(Detail::help().iter().map(|(k, v)| help_line(k, v, app)));
+    right.push(Line::default());
+    right.push(Line::from(Span::styled("In the history (H)", theme.title)));
+    right.extend(HistoryView::help().iter().skip(1).map(|(k, v)| help_line(k.trim_start(), v, app)));
     // Two columns when the terminal is wide enough, so everything fits on 30 rows.
     const COLUMN: u16 = 62;
     let two_columns = area.width >= 2 * COLUMN + 2;

@@ -21,7 +21,7 @@ pub struct Harness {
 
 impl Harness {
     pub async fn new() -> Harness {
-        Harness::with_args(GlobalArgs { profile: None, read_only: false, theme: None, config: None }).await
+        Harness::with_args(GlobalArgs::default()).await
     }
 
     /// A console on a truecolor terminal, seeing no other environment.

@@ -10,6 +10,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use crate::config::KeyList;
 use crate::inert::inert;
+use crate::tui::app::Focus;
 
 /// Something the user asks of the console by key, or from the palette.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -32,14 +33,17 @@ pub enum Action {
     ClearFilters,
     Zoom,
     ReadOnly,
+    History,
 }
 
-/// Where an action's keys work: everywhere, or only while the browser has the focus (the
-/// inspector uses `n` and `c` for its own search and folding).
+/// Where an action's keys work: everywhere, only while the browser has the focus (the
+/// inspector uses `n` and `c` for its own search and folding), or everywhere but the inspector
+/// (whose `H` is its headers view).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Scope {
     Global,
     Browser,
+    OutsideInspector,
 }
 
 /// An action as the user meets it: its `[keys]` name, what it does, its default keys.
@@ -65,6 +69,10 @@ const fn global(
 impl ActionInfo {
     const fn in_browser(self) -> ActionInfo {
         ActionInfo { scope: Scope::Browser, ..self }
+    }
+
+    const fn outside_inspector(self) -> ActionInfo {
+        ActionInfo { scope: Scope::OutsideInspector, ..self }
     }
 
     const fn in_palette(self) -> ActionInfo {
@@ -95,6 +103,9 @@ pub const ACTIONS: &[ActionInfo] = &[
     global(Action::Zoom, "zoom", "maximise the focused pane, or restore it", &["z"]).in_palette(),
     global(Action::TableView, "table_view", "last table view (transaction, rates, tax)", &["b"]).in_palette(),
     global(Action::SandboxView, "sandbox_view", "sandbox view: requests and faults", &["S"]).in_palette(),
+    global(Action::History, "history", "history of calls: inspect, edit, send again", &["H"])
+        .outside_inspector()
+        .in_palette(),
     global(Action::ReadOnly, "read_only", "read-only on/off: refuse operations that change state", &[]).in_palette(),
     global(Action::Cancel, "cancel", "cancel every call in flight", &["ctrl-x"]).in_palette(),
     global(Action::Help, "help", "this help", &["?"]).in_palette(),
@@ -324,10 +335,16 @@ impl Keymap {
         self.keys.entry(action).or_default().push(key);
     }
 
-    /// The action `event` runs, if any: global ones anywhere, the browser's only there.
-    pub fn action_for(&self, event: &KeyEvent, in_browser: bool) -> Option<Action> {
+    /// The action `event` runs where `focus` is, if any: global ones anywhere, the browser's
+    /// only there, the rest outside the inspector.
+    pub fn action_for(&self, event: &KeyEvent, focus: Focus) -> Option<Action> {
         let action = *self.actions.get(&Key::from_event(event))?;
-        (action.info().scope == Scope::Global || in_browser).then_some(action)
+        let acts = match action.info().scope {
+            Scope::Global => true,
+            Scope::Browser => focus == Focus::Browser,
+            Scope::OutsideInspector => focus != Focus::Inspector,
+        };
+        acts.then_some(action)
     }
 
     /// Whether `event` is one of `action`'s keys.
@@ -423,8 +440,11 @@ mod tests {
         let (map, problems) = Keymap::new(&config(&[("quit", &["Q", "f10"]), ("zoom", &["ctrl-z"])]));
         assert!(problems.is_empty(), "{problems:?}");
         let q = event(KeyCode::Char('q'), KeyModifiers::NONE);
-        assert_eq!(map.action_for(&q, true), None, "q no longer quits");
-        assert_eq!(map.action_for(&event(KeyCode::Char('Q'), KeyModifiers::SHIFT), false), Some(Action::Quit));
+        assert_eq!(map.action_for(&q, Focus::Browser), None, "q no longer quits");
+        assert_eq!(
+            map.action_for(&event(KeyCode::Char('Q'), KeyModifiers::SHIFT), Focus::Inspector),
+            Some(Action::Quit)
+        );
         assert_eq!(map.label(Action::Quit), "Q F10");
         assert_eq!(map.label(Action::Zoom), "Ctrl-z");
 
@@ -442,7 +462,10 @@ mod tests {
         assert!(all.contains("x is bound to both refresh and auto_refresh; refresh keeps it"), "{all}");
         assert!(all.contains("zoom takes o from operations, which now has no key"), "{all}");
         assert!(all.contains("Ctrl-c always quits"), "{all}");
-        assert_eq!(map.action_for(&event(KeyCode::Char('x'), KeyModifiers::NONE), false), Some(Action::Refresh));
+        assert_eq!(
+            map.action_for(&event(KeyCode::Char('x'), KeyModifiers::NONE), Focus::Inspector),
+            Some(Action::Refresh)
+        );
         assert_eq!(map.label(Action::Operations), "—");
         assert_eq!(map.label(Action::Help), "—", "a bound action with only bad keys has none");
     }
@@ -451,7 +474,7 @@ mod tests {
     fn browser_actions_only_act_in_the_browser() {
         let map = Keymap::default();
         let n = event(KeyCode::Char('n'), KeyModifiers::NONE);
-        assert_eq!(map.action_for(&n, true), Some(Action::NextPage));
-        assert_eq!(map.action_for(&n, false), None, "the inspector's n steps through matches");
+        assert_eq!(map.action_for(&n, Focus::Browser), Some(Action::NextPage));
+        assert_eq!(map.action_for(&n, Focus::Inspector), None, "the inspector's n steps through matches");
     }
 }

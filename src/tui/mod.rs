@@ -51,10 +51,19 @@ pub struct Console {
     pub sandbox: Sandbox,
 }
 
-/// Loads config and theme, starts the embedded simulators and builds the app.
+/// Loads config and theme, starts the embedded simulators and builds the app, recording calls
+/// in the history file of [`crate::paths::Paths`] (a history that cannot be opened is a warning
+/// in the status line; the console works without it).
 pub async fn start(global: &GlobalArgs) -> anyhow::Result<Console> {
     let config = Config::load(global.config.as_deref())?;
-    start_with(config, &|name| std::env::var(name).ok(), global).await
+    let history = config.history.clone();
+    let mut console = start_with(config, &|name| std::env::var(name).ok(), global).await?;
+    let file = crate::paths::Paths::current(global.config.as_deref()).history_file;
+    match crate::history::Recorder::start(file.as_deref(), &history) {
+        Ok(recorder) => console.app.history = recorder,
+        Err(e) => console.app.warn(format!("{e}; calls are not recorded in the history")),
+    }
+    Ok(console)
 }
 
 /// [`start`] with the config and environment given, for tests.
@@ -116,12 +125,16 @@ pub const NEEDS_A_TERMINAL: &str = "the console needs a terminal; use `opsdeck c
 
 /// Runs the console until the user quits, Ctrl-C, SIGINT, SIGHUP or SIGTERM; the terminal is
 /// restored on every way out, panics included.
-pub async fn run(global: &GlobalArgs) -> anyhow::Result<()> {
+/// `log_warning` says why a debug log that was asked for is not written.
+pub async fn run(global: &GlobalArgs, log_warning: Option<String>) -> anyhow::Result<()> {
     let started = std::time::Instant::now();
     if !(io::stdin().is_terminal() && io::stdout().is_terminal()) {
         anyhow::bail!(NEEDS_A_TERMINAL);
     }
     let mut console = start(global).await?;
+    if let Some(warning) = log_warning {
+        console.app.warn(warning);
+    }
     install_panic_hook();
     let mut terminal = enter_terminal(console.app.mouse)?;
     let result = event_loop(&mut terminal, &mut console).await;

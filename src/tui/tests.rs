@@ -238,7 +238,7 @@ async fn on_a_live_service_the_target_id_must_be_typed() {
         "OPSDECK_ABLY_URL" => Some(url.clone()),
         _ => None,
     };
-    let global = GlobalArgs { profile: None, read_only: false, theme: None, config: None };
+    let global = GlobalArgs::default();
     let mut h = Harness::with_env(global, &env).await;
     assert!(h.screen().contains("1 Ably LIVE"), "{}", h.screen());
     h.browse("push devices").await;
@@ -354,22 +354,19 @@ async fn any_size_down_to_tiny_never_panics() {
 
 #[tokio::test]
 async fn themes_by_name_and_a_missing_one_falls_back_with_a_warning() {
-    let light =
-        Harness::with_args(GlobalArgs { profile: None, read_only: false, theme: Some("light".into()), config: None });
+    let light = Harness::with_args(GlobalArgs { theme: Some("light".into()), ..GlobalArgs::default() });
     let mut light = light.await;
     assert_eq!(light.console.app.theme.name, "light");
     assert!(light.console.app.status.is_none());
     light.screen();
-    let mut missing =
-        Harness::with_args(GlobalArgs { profile: None, read_only: false, theme: Some("neon".into()), config: None })
-            .await;
+    let mut missing = Harness::with_args(GlobalArgs { theme: Some("neon".into()), ..GlobalArgs::default() }).await;
     assert_eq!(missing.console.app.theme.name, "dark");
     assert!(missing.screen().contains("no theme named 'neon'"), "{}", missing.screen());
 }
 
 #[tokio::test]
 async fn read_only_refuses_changes() {
-    let mut h = Harness::with_args(GlobalArgs { profile: None, read_only: true, theme: None, config: None }).await;
+    let mut h = Harness::with_args(GlobalArgs { read_only: true, ..GlobalArgs::default() }).await;
     h.keys(":messages_publish<Enter>");
     assert!(h.screen().contains("will not be sent"), "the form warns before anything is typed");
     let Some(Popup::Form(form)) = h.console.app.popup.as_mut() else { panic!("form") };

@@ -4,6 +4,7 @@ pub mod browser;
 pub mod confirm;
 pub mod detail;
 pub mod form;
+pub mod history_view;
 pub mod inspector;
 pub mod line_items;
 pub mod menu;

@@ -1,0 +1,681 @@
+//! The local call history: every call sent from the console or `opsdeck call`, kept in a SQLite
+//! file (`history.sqlite` in the data folder, see [`crate::paths`]) so it can be listed, read
+//! again, and sent again.
+//!
+//! What is kept: when, profile, service, operation, the parameter values, the `--body` document,
+//! the target (LIVE, SANDBOX, or an EXTERNAL sandbox) and its base URL, the status (or the error),
+//! the duration, the response size and the response body up to `[history] max_body_bytes`. What is
+//! never kept: credentials. Headers are not stored at all; every value, body and message goes
+//! through a [`Redactor`] of the target's credentials (raw and Basic-encoded forms) and the values
+//! of secret-named parameters and JSON fields (`mac`, `smtp_password`, `token`) are replaced.
+//!
+//! Several processes may write at once (the console and any number of `opsdeck call`): the file
+//! is in WAL mode with a busy timeout. A history that cannot be opened (read-only or missing data
+//! folder) is a warning; the call goes on.
+
+pub mod redact;
+
+use std::path::{Path, PathBuf};
+use std::sync::{mpsc, Arc, Mutex, PoisonError};
+use std::thread::JoinHandle;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use bytes::Bytes;
+use rusqlite::{params, Connection, OptionalExtension, Row};
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::catalog::{Operation, Service};
+use crate::client::{CallError, Response, Target, Values};
+use crate::config::{HistorySettings, Mode};
+pub use redact::{Redactor, REDACTED};
+
+/// Days a call is kept when `[history] retention_days` is not set.
+pub const DEFAULT_RETENTION_DAYS: u32 = 90;
+/// Response bytes kept per call when `[history] max_body_bytes` is not set.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 256 * 1024;
+/// How long a write waits for another process holding the file before it gives up.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// `[history]` with its defaults applied.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Settings {
+    pub enabled: bool,
+    /// Calls older than this many days are deleted when the history is opened; 0 keeps them all.
+    pub retention_days: u32,
+    pub max_body_bytes: usize,
+}
+
+impl From<&HistorySettings> for Settings {
+    fn from(settings: &HistorySettings) -> Settings {
+        Settings {
+            enabled: settings.enabled.unwrap_or(true),
+            retention_days: settings.retention_days.unwrap_or(DEFAULT_RETENTION_DAYS),
+            max_body_bytes: settings.max_body_bytes.unwrap_or(DEFAULT_MAX_BODY_BYTES),
+        }
+    }
+}
+
+impl Default for Settings {
+    fn default() -> Settings {
+        Settings::from(&HistorySettings::default())
+    }
+}
+
+/// Which front end sent a call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    Console,
+    Cli,
+}
+
+impl Source {
+    fn name(self) -> &'static str {
+        match self {
+            Source::Console => "console",
+            Source::Cli => "cli",
+        }
+    }
+}
+
+/// How a call ended, as it is to be recorded.
+#[derive(Clone, Debug)]
+pub enum Outcome {
+    /// The service answered with a success.
+    Response { status: u16, content_type: Option<String>, body: Bytes },
+    /// An error status (with the vendor's error body) or no answer at all.
+    Failed { status: Option<u16>, message: String, body: Bytes },
+}
+
+/// One call to record, as it happened. It still holds the credentials' [`Redactor`]: the
+/// redaction and the cut of the body happen in [`History::record`], off the console's UI thread.
+#[derive(Clone, Debug)]
+pub struct Entry {
+    pub at: SystemTime,
+    pub source: Source,
+    pub profile: String,
+    pub service: Service,
+    pub operation: String,
+    pub values: Values,
+    /// The whole-body document (`opsdeck call --body`), if one was given.
+    pub body: Option<Value>,
+    /// `LIVE`, `SANDBOX` or `EXTERNAL` (a simulator elsewhere: `opsdeck sandbox`, a URL override).
+    pub target: &'static str,
+    pub base_url: String,
+    pub outcome: Outcome,
+    pub duration: Duration,
+    pub redactor: Redactor,
+}
+
+/// The label a target is recorded and shown with.
+pub fn target_label(mode: &Mode) -> &'static str {
+    match mode {
+        Mode::Live => "LIVE",
+        Mode::Embedded => "SANDBOX",
+        Mode::External => "EXTERNAL",
+    }
+}
+
+impl Entry {
+    /// The entry of one call of `op` with `values` to `target`, ended with `result`.
+    #[expect(clippy::too_many_arguments, reason = "one call's facts, each from a different place")]
+    pub fn new(
+        source: Source,
+        profile: &str,
+        op: &Operation,
+        values: &Values,
+        body: Option<&Value>,
+        target: &Target,
+        mode: &Mode,
+        result: Result<&Response, &CallError>,
+        duration: Duration,
+    ) -> Entry {
+        let outcome = match result {
+            Ok(response) => Outcome::Response {
+                status: response.status,
+                content_type: response.content_type().map(str::to_owned),
+                body: response.body.clone(),
+            },
+            Err(error) => Outcome::Failed {
+                status: error.api_error().map(|api| api.status),
+                message: error.to_string(),
+                body: error.api_error().map(|api| api.body.clone()).unwrap_or_default(),
+            },
+        };
+        let duration = match result {
+            Ok(response) => response.duration,
+            Err(_) => duration,
+        };
+        Entry {
+            at: SystemTime::now(),
+            source,
+            profile: profile.to_owned(),
+            service: op.service,
+            operation: op.name.to_owned(),
+            values: values.clone(),
+            body: body.cloned(),
+            target: target_label(mode),
+            base_url: target.base_url.clone(),
+            outcome,
+            duration,
+            redactor: Redactor::for_credentials(&target.credentials),
+        }
+    }
+}
+
+/// One recorded call, as stored (no secret in it).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Record {
+    pub id: i64,
+    /// RFC 3339, UTC.
+    pub time: String,
+    #[serde(skip)]
+    pub at_ms: i64,
+    pub source: String,
+    pub profile: String,
+    pub target: String,
+    pub base_url: String,
+    pub service: String,
+    pub operation: String,
+    /// The parameter values, by name (secret ones as `[redacted]`).
+    pub params: Map<String, Value>,
+    /// The `--body` document, if one was given.
+    pub body: Option<Value>,
+    /// The HTTP status, when the service answered.
+    pub status: Option<u16>,
+    /// Why the call failed, when it did.
+    pub error: Option<String>,
+    pub duration_ms: u64,
+    /// The whole response's size in bytes (what is stored may be cut).
+    pub size: u64,
+    /// Whether the stored response is only the first `max_body_bytes` of it.
+    pub truncated: bool,
+    pub content_type: Option<String>,
+    /// The stored response body; only [`History::get`] reads it.
+    #[serde(skip)]
+    pub response: Option<Vec<u8>>,
+}
+
+impl Record {
+    /// `200`, `HTTP 404`-style status or the error, in one short word for lists.
+    pub fn status_label(&self) -> String {
+        match (self.status, &self.error) {
+            (Some(status), _) => status.to_string(),
+            (None, Some(error)) if error == "cancelled" => "cancelled".into(),
+            (None, Some(_)) => "error".into(),
+            (None, None) => "-".into(),
+        }
+    }
+
+    /// Whether it succeeded (a 2xx answer).
+    pub fn is_success(&self) -> bool {
+        self.error.is_none() && self.status.is_some_and(|s| (200..300).contains(&s))
+    }
+
+    /// The parameter values as the forms and the client take them.
+    pub fn values(&self) -> Values {
+        self.params
+            .iter()
+            .map(|(name, value)| {
+                let text = match value {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                (name.clone(), text)
+            })
+            .collect()
+    }
+
+    /// Whether a value was withheld from the history, so the call cannot be sent again as it is.
+    pub fn has_redacted_values(&self) -> bool {
+        self.params.values().any(|v| v.as_str().is_some_and(|s| s.contains(REDACTED)))
+            || self.body.as_ref().is_some_and(|b| b.to_string().contains(REDACTED))
+    }
+
+    /// The operation in the catalog, if it is still there.
+    pub fn operation(&self) -> Option<&'static Operation> {
+        Service::parse(&self.service)?.operation(&self.operation)
+    }
+
+    /// `name=value` pairs on one line, for lists and filters.
+    pub fn params_line(&self) -> String {
+        self.values().iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
+    }
+}
+
+/// What [`History::list`] returns.
+#[derive(Clone, Debug, Default)]
+pub struct Filter {
+    /// Only this service (`ably`).
+    pub service: Option<String>,
+    /// At most this many, newest first (0: no limit).
+    pub limit: usize,
+}
+
+/// The history file, open.
+pub struct History {
+    conn: Connection,
+    settings: Settings,
+    path: PathBuf,
+}
+
+impl std::fmt::Debug for History {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("History").field("path", &self.path).field("settings", &self.settings).finish()
+    }
+}
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS calls (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    at_ms INTEGER NOT NULL,
+    source TEXT NOT NULL,
+    profile TEXT NOT NULL,
+    service TEXT NOT NULL,
+    operation TEXT NOT NULL,
+    params TEXT NOT NULL,
+    body TEXT,
+    target TEXT NOT NULL,
+    base_url TEXT NOT NULL,
+    status INTEGER,
+    error TEXT,
+    duration_ms INTEGER NOT NULL,
+    response_size INTEGER NOT NULL,
+    response_body BLOB,
+    truncated INTEGER NOT NULL DEFAULT 0,
+    content_type TEXT
+);
+CREATE INDEX IF NOT EXISTS calls_at ON calls (at_ms);
+CREATE INDEX IF NOT EXISTS calls_service ON calls (service, id);
+";
+
+const COLUMNS: &str = "id, at_ms, source, profile, service, operation, params, body, target, base_url, status, \
+                       error, duration_ms, response_size, truncated, content_type";
+
+fn sql_error(path: &Path) -> impl Fn(rusqlite::Error) -> String + '_ {
+    move |e| format!("history {}: {e}", path.display())
+}
+
+impl History {
+    /// Opens (creating it and its folder) the history at `path`, and deletes what is older than
+    /// the retention. The file is readable by its owner only: it holds response bodies.
+    pub fn open(path: &Path, settings: &HistorySettings) -> Result<History, String> {
+        let history = History::open_quiet(path, Settings::from(settings))?;
+        history.prune()?;
+        Ok(history)
+    }
+
+    /// Opens without pruning (a second connection of the same process, for reading).
+    fn open_quiet(path: &Path, settings: Settings) -> Result<History, String> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            create_private_dir(dir).map_err(|e| format!("cannot create the history folder {}: {e}", dir.display()))?;
+        }
+        create_private_file(path).map_err(|e| format!("cannot create the history file {}: {e}", path.display()))?;
+        let error = sql_error(path);
+        let conn = Connection::open(path).map_err(&error)?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(&error)?;
+        conn.query_row("PRAGMA journal_mode = WAL", [], |row| row.get::<_, String>(0)).map_err(&error)?;
+        // Deleted calls (retention, clear) are overwritten, not left in free pages.
+        conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA secure_delete = ON;").map_err(&error)?;
+        conn.execute_batch(SCHEMA).map_err(&error)?;
+        Ok(History { conn, settings, path: path.to_owned() })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn settings(&self) -> Settings {
+        self.settings
+    }
+
+    /// Records one call: secrets redacted, the body cut at `max_body_bytes`. Returns its id.
+    pub fn record(&self, entry: &Entry) -> Result<i64, String> {
+        let stored = StoredEntry::from_entry(entry, self.settings.max_body_bytes);
+        self.conn
+            .execute(
+                "INSERT INTO calls (at_ms, source, profile, service, operation, params, body, target, base_url, \
+                 status, error, duration_ms, response_size, response_body, truncated, content_type) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+                params![
+                    unix_millis(entry.at),
+                    entry.source.name(),
+                    stored.profile,
+                    entry.service.name(),
+                    entry.operation,
+                    stored.params,
+                    stored.body,
+                    entry.target,
+                    stored.base_url,
+                    stored.status,
+                    stored.error,
+                    i64::try_from(entry.duration.as_millis()).unwrap_or(i64::MAX),
+                    i64::try_from(stored.size).unwrap_or(i64::MAX),
+                    stored.response,
+                    stored.truncated,
+                    stored.content_type,
+                ],
+            )
+            .map_err(sql_error(&self.path))?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
+    /// Recorded calls, newest first, without their bodies.
+    pub fn list(&self, filter: &Filter) -> Result<Vec<Record>, String> {
+        let error = sql_error(&self.path);
+        let limit = if filter.limit == 0 { -1 } else { i64::try_from(filter.limit).unwrap_or(i64::MAX) };
+        let mut statement = self
+            .conn
+            .prepare(&format!(
+                "SELECT {COLUMNS} FROM calls WHERE (?1 IS NULL OR service = ?1) ORDER BY id DESC LIMIT ?2"
+            ))
+            .map_err(&error)?;
+        let rows = statement.query_map(params![filter.service, limit], |row| record(row, false)).map_err(&error)?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(&error)
+    }
+
+    /// One recorded call with its stored response body.
+    pub fn get(&self, id: i64) -> Result<Option<Record>, String> {
+        self.conn
+            .query_row(&format!("SELECT {COLUMNS}, response_body FROM calls WHERE id = ?1"), [id], |row| {
+                record(row, true)
+            })
+            .optional()
+            .map_err(sql_error(&self.path))
+    }
+
+    /// Deletes the calls older than the retention; returns how many.
+    pub fn prune(&self) -> Result<usize, String> {
+        if self.settings.retention_days == 0 {
+            return Ok(0);
+        }
+        let keep = Duration::from_secs(u64::from(self.settings.retention_days) * 24 * 60 * 60);
+        let cutoff = unix_millis(SystemTime::now().checked_sub(keep).unwrap_or(UNIX_EPOCH));
+        self.conn.execute("DELETE FROM calls WHERE at_ms < ?1", [cutoff]).map_err(sql_error(&self.path))
+    }
+
+    /// Deletes every recorded call; returns how many there were.
+    pub fn clear(&self) -> Result<usize, String> {
+        let error = sql_error(&self.path);
+        let deleted = self.conn.execute("DELETE FROM calls", []).map_err(&error)?;
+        // Give the pages back and move the WAL's copies into the (now zeroed) file.
+        let _ = self.conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE); VACUUM;");
+        Ok(deleted)
+    }
+}
+
+fn record(row: &Row<'_>, with_body: bool) -> rusqlite::Result<Record> {
+    let at_ms: i64 = row.get(1)?;
+    let params: String = row.get(6)?;
+    let body: Option<String> = row.get(7)?;
+    let status: Option<i64> = row.get(10)?;
+    let duration: i64 = row.get(12)?;
+    let size: i64 = row.get(13)?;
+    Ok(Record {
+        id: row.get(0)?,
+        time: rfc3339(at_ms),
+        at_ms,
+        source: row.get(2)?,
+        profile: row.get(3)?,
+        service: row.get(4)?,
+        operation: row.get(5)?,
+        params: serde_json::from_str(&params).unwrap_or_default(),
+        body: body.and_then(|b| serde_json::from_str(&b).ok()),
+        target: row.get(8)?,
+        base_url: row.get(9)?,
+        status: status.and_then(|s| u16::try_from(s).ok()),
+        error: row.get(11)?,
+        duration_ms: u64::try_from(duration).unwrap_or(0),
+        size: u64::try_from(size).unwrap_or(0),
+        truncated: row.get::<_, i64>(14)? != 0,
+        content_type: row.get(15)?,
+        response: if with_body { row.get::<_, Option<Vec<u8>>>(16)? } else { None },
+    })
+}
+
+/// An entry as it goes into the file: every text redacted, the body cut.
+struct StoredEntry {
+    profile: String,
+    params: String,
+    body: Option<String>,
+    base_url: String,
+    status: Option<u16>,
+    error: Option<String>,
+    size: usize,
+    response: Vec<u8>,
+    truncated: bool,
+    content_type: Option<String>,
+}
+
+impl StoredEntry {
+    fn from_entry(entry: &Entry, max_body_bytes: usize) -> StoredEntry {
+        let redactor = &entry.redactor;
+        let params: Map<String, Value> = entry
+            .values
+            .iter()
+            .map(|(name, value)| (name.clone(), Value::String(redactor.param(name, value))))
+            .collect();
+        let body = entry.body.as_ref().map(|doc| {
+            let text = redact::json_fields(doc.to_string().as_bytes());
+            String::from_utf8_lossy(&redactor.bytes(&text)).into_owned()
+        });
+        let (status, error, content_type, response) = match &entry.outcome {
+            Outcome::Response { status, content_type, body } => (Some(*status), None, content_type.clone(), body),
+            Outcome::Failed { status, message, body } => (*status, Some(redactor.text(message)), None, body),
+        };
+        let (kept, truncated) = kept_body(response, max_body_bytes, redactor);
+        StoredEntry {
+            profile: redactor.text(&entry.profile),
+            params: Value::Object(params).to_string(),
+            body,
+            base_url: redactor.url(&entry.base_url),
+            status,
+            error,
+            size: response.len(),
+            response: kept,
+            truncated,
+            content_type,
+        }
+    }
+}
+
+/// The part of a response body that is kept: at most about `cap` bytes (a secret across the cut
+/// is kept whole so it can be found and removed), secret fields and credentials redacted, and a
+/// character cut in half at the end dropped.
+fn kept_body(body: &[u8], cap: usize, redactor: &Redactor) -> (Vec<u8>, bool) {
+    let cut = redactor.cut_outside_secrets(body, cap.min(body.len()));
+    let truncated = cut < body.len();
+    let mut kept = redactor.bytes(&redact::json_fields(&body[..cut]));
+    if truncated {
+        if let Err(e) = std::str::from_utf8(&kept) {
+            if e.error_len().is_none() {
+                kept.truncate(e.valid_up_to());
+            }
+        }
+    }
+    (kept, truncated)
+}
+
+fn unix_millis(at: SystemTime) -> i64 {
+    at.duration_since(UNIX_EPOCH).map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+fn datetime(at_ms: i64) -> time::OffsetDateTime {
+    let nanos = i128::from(at_ms) * 1_000_000;
+    time::OffsetDateTime::from_unix_timestamp_nanos(nanos).unwrap_or(time::OffsetDateTime::UNIX_EPOCH)
+}
+
+/// `2025-06-01T12:34:56.789Z`.
+pub fn rfc3339(at_ms: i64) -> String {
+    datetime(at_ms).format(&time::format_description::well_known::Rfc3339).unwrap_or_default()
+}
+
+/// `2025-06-01 12:34:56` (UTC), for lists.
+pub fn short_time(at_ms: i64) -> String {
+    let format = time::macros::format_description!("[year]-[month]-[day] [hour]:[minute]:[second]");
+    datetime(at_ms).format(&format).unwrap_or_default()
+}
+
+#[cfg(unix)]
+fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)
+}
+
+#[cfg(not(unix))]
+fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)
+}
+
+/// Creates the file readable by its owner only (SQLite gives its WAL the same mode).
+#[cfg(unix)]
+fn create_private_file(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new().create(true).append(true).mode(0o600).open(path).map(drop)
+}
+
+#[cfg(not(unix))]
+fn create_private_file(path: &Path) -> std::io::Result<()> {
+    std::fs::OpenOptions::new().create(true).append(true).open(path).map(drop)
+}
+
+/// The history of a command-line call: `None` when recording is off; a warning (for stderr)
+/// when it cannot be opened, since the call works without it.
+pub fn open_for_call(path: Option<&Path>, settings: &HistorySettings) -> (Option<History>, Option<String>) {
+    if !Settings::from(settings).enabled {
+        return (None, None);
+    }
+    let Some(path) = path else {
+        return (None, Some("no data folder on this system: calls are not recorded in the history".into()));
+    };
+    match History::open(path, settings) {
+        Ok(history) => (Some(history), None),
+        Err(e) => (None, Some(format!("{e}; this call is not recorded in the history"))),
+    }
+}
+
+/// What the writer thread is asked to do.
+enum Job {
+    Record(Box<Entry>),
+    /// Answer once everything queued before is written.
+    Flush(mpsc::Sender<()>),
+}
+
+/// The console's writer: records on a thread of its own, so a slow disk or another process
+/// holding the file (a write waits up to 5 s for it) never stalls the UI thread. The event handler
+/// only moves the entry (the response body is shared `Bytes`, not copied) into a channel; the
+/// redaction and the cut of the body also happen on that thread.
+pub struct Recorder {
+    sender: Option<mpsc::Sender<Job>>,
+    thread: Option<JoinHandle<()>>,
+    /// The first write that failed, for the status line (later failures are not repeated).
+    failure: Arc<Mutex<Option<String>>>,
+    path: PathBuf,
+    settings: Settings,
+}
+
+impl Recorder {
+    /// Opens the history at `path` (pruning it) and starts the writer. `Ok(None)` when recording
+    /// is off.
+    pub fn start(path: Option<&Path>, settings: &HistorySettings) -> Result<Option<Recorder>, String> {
+        let resolved = Settings::from(settings);
+        if !resolved.enabled {
+            return Ok(None);
+        }
+        let path = path.ok_or("no data folder on this system: calls are not recorded in the history")?;
+        let history = History::open(path, settings)?;
+        let (sender, receiver) = mpsc::channel::<Job>();
+        let failure = Arc::new(Mutex::new(None));
+        let report = failure.clone();
+        let thread = std::thread::Builder::new()
+            .name("opsdeck-history".into())
+            .spawn(move || {
+                let mut failed = false;
+                for job in receiver {
+                    let entry = match job {
+                        Job::Record(entry) => entry,
+                        Job::Flush(done) => {
+                            let _ = done.send(());
+                            continue;
+                        }
+                    };
+                    if let Err(e) = history.record(&entry) {
+                        if !failed {
+                            *report.lock().unwrap_or_else(PoisonError::into_inner) = Some(e);
+                            failed = true;
+                        }
+                    }
+                }
+            })
+            .map_err(|e| format!("cannot start the history writer: {e}"))?;
+        Ok(Some(Recorder {
+            sender: Some(sender),
+            thread: Some(thread),
+            failure,
+            path: path.to_owned(),
+            settings: resolved,
+        }))
+    }
+
+    /// Queues one call; never waits.
+    pub fn record(&self, entry: Entry) {
+        if let Some(sender) = &self.sender {
+            let _ = sender.send(Job::Record(Box::new(entry)));
+        }
+    }
+
+    /// Waits (at most `timeout`) until every call queued so far is written; false on time out.
+    pub fn flush(&self, timeout: Duration) -> bool {
+        let (done, wait) = mpsc::channel();
+        self.sender.as_ref().is_some_and(|s| s.send(Job::Flush(done)).is_ok()) && wait.recv_timeout(timeout).is_ok()
+    }
+
+    /// A write failure not reported yet.
+    pub fn take_failure(&self) -> Option<String> {
+        self.failure.lock().unwrap_or_else(PoisonError::into_inner).take()
+    }
+
+    /// A connection for reading (the history view); writes stay on the writer's thread.
+    pub fn reader(&self) -> Result<History, String> {
+        History::open_quiet(&self.path, self.settings)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for Recorder {
+    /// Writes what is still queued before the console exits.
+    fn drop(&mut self) {
+        drop(self.sender.take());
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_body_is_cut_whole_characters_and_secrets_first() {
+        let redactor =
+            Redactor::for_credentials(&crate::client::Credentials::Taxjar(crate::client::Secret::new("tok-123456")));
+        let body = "ééééé".as_bytes();
+        let (kept, truncated) = kept_body(body, 5, &redactor);
+        assert_eq!((kept.as_slice(), truncated), ("éé".as_bytes(), true));
+        let body = b"0123tok-123456789";
+        let (kept, truncated) = kept_body(body, 6, &redactor);
+        assert_eq!((String::from_utf8(kept).unwrap().as_str(), truncated), ("0123[redacted]", true));
+        let (kept, truncated) = kept_body(b"short", 100, &redactor);
+        assert_eq!((kept.as_slice(), truncated), (b"short".as_slice(), false));
+    }
+
+    #[test]
+    fn times_read_as_utc() {
+        assert_eq!(short_time(1_700_000_000_123), "2023-11-14 22:13:20");
+        assert_eq!(rfc3339(1_700_000_000_123), "2023-11-14T22:13:20.123Z");
+    }
+}
