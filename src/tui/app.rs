@@ -14,6 +14,7 @@ use crate::client::{self, CallError, CallEvent, CallId, Executor, Values};
 use crate::config::Mode;
 use crate::tui::components::browser::BrowserAction;
 use crate::tui::components::confirm::{Confirm, ConfirmAction};
+use crate::tui::components::copy_menu::{CopyFormat, CopyMenu, CopyMenuAction};
 use crate::tui::components::detail::{Detail, DetailAction, TransactionAction};
 use crate::tui::components::form::{Form, FormAction};
 use crate::tui::components::inspector::ResponseView;
@@ -40,6 +41,16 @@ pub enum Popup {
     /// A response as tables: a transaction with its lines and jurisdictions, a rate breakdown.
     Detail(Detail),
     Sandbox(SandboxView),
+    /// `Y`: copy a request as curl or HTTPie; holds the form it was opened from, if any, which
+    /// comes back when it closes.
+    Copy(CopyMenu, Option<Box<Form>>),
+}
+
+/// A copy waiting for the event loop: what it is, for the status line, and whether the text is
+/// shown in the inspector if no clipboard takes it (a command the user can still select).
+struct CopyJob {
+    what: String,
+    show_on_failure: bool,
 }
 
 /// Pages larger than this go to the inspector only.
@@ -81,8 +92,14 @@ pub struct App {
     /// The last message for the status bar.
     pub status: Option<(String, Severity)>,
     pub quit: bool,
-    /// Text for the terminal's clipboard, written (OSC 52) by the event loop before the next draw.
+    /// Text for the clipboard, copied by the event loop before the next draw (see
+    /// [`crate::clipboard`]), which then reports with [`App::on_copied`].
     pub clipboard: Option<String>,
+    /// `clipboard_cmd` from config.toml: the last way to copy, after OSC 52 and the system's.
+    pub clipboard_cmd: Option<String>,
+    copying: Option<CopyJob>,
+    /// The last request sent from each tab (by index), for `Y`.
+    sent: HashMap<usize, client::PreparedRequest>,
     pub auto_refresh_every: Duration,
     /// What each call in flight is for, and when it was sent.
     purposes: HashMap<CallId, (Purpose, Instant)>,
@@ -112,6 +129,9 @@ impl App {
             status: None,
             quit: false,
             clipboard: None,
+            clipboard_cmd: None,
+            copying: None,
+            sent: HashMap::new(),
             auto_refresh_every: Duration::from_secs(2),
             purposes: HashMap::new(),
             status_view: None,
@@ -209,6 +229,7 @@ impl App {
             }
             KeyCode::Char(':') => self.popup = Some(Popup::Menu(Menu::palette(all_operations().collect()))),
             KeyCode::Char('S') => self.open_sandbox_view(),
+            KeyCode::Char('Y') => self.open_copy_menu(None),
             KeyCode::Char('b') => match self.tab().detail.clone() {
                 Some(detail) => self.popup = Some(Popup::Detail(detail)),
                 None => self.info("no table view yet: open a transaction, or look up a rate or a calculation"),
@@ -238,7 +259,7 @@ impl App {
             Some(Popup::Form(form)) => return form.paste(&text),
             Some(Popup::Menu(menu)) => return menu.paste(&text),
             Some(Popup::Confirm(confirm)) => return confirm.paste(&text),
-            Some(Popup::Help | Popup::Detail(_) | Popup::Sandbox(_)) => {}
+            Some(Popup::Help | Popup::Detail(_) | Popup::Sandbox(_) | Popup::Copy(..)) => {}
             None => {
                 let focus = self.focus;
                 let tab = self.tab_mut();
@@ -306,7 +327,9 @@ impl App {
                 if key.code == KeyCode::Char('y') && key.modifiers.is_empty() {
                     match self.tab().inspector.copy_text() {
                         Some(text) => {
-                            self.info(format!("copied {} to the clipboard", human_size(text.len())));
+                            let what = human_size(text.len());
+                            self.info(format!("{what} to be copied to the clipboard…"));
+                            self.copying = Some(CopyJob { what, show_on_failure: false });
                             self.clipboard = Some(text);
                         }
                         None => self.error("nothing to copy here (binary, empty, or over 1 MB)"),
@@ -363,6 +386,19 @@ impl App {
                 SandboxAction::Close => self.popup = None,
                 SandboxAction::None => {}
             },
+            Popup::Copy(menu, _) => match menu.handle_key(key) {
+                CopyMenuAction::Chosen(format) => {
+                    self.copy_request(format);
+                    self.close_copy_menu();
+                }
+                CopyMenuAction::Cancel => self.close_copy_menu(),
+                CopyMenuAction::None => {}
+            },
+            Popup::Form(_) if key.code == KeyCode::Char('y') && key.modifiers == KeyModifiers::ALT => {
+                if let Some(Popup::Form(form)) = self.popup.take() {
+                    self.open_copy_menu(Some(Box::new(form)));
+                }
+            }
             Popup::Form(form) => match form.handle_key(key) {
                 FormAction::Submit(values) => {
                     let op = form.op;
@@ -584,6 +620,85 @@ impl App {
         });
     }
 
+    /// `Y`: asks how to copy the request: the form's (`form`, which comes back afterwards) or the
+    /// last one sent from this tab.
+    fn open_copy_menu(&mut self, form: Option<Box<Form>>) {
+        let subject = match &form {
+            Some(form) => format!("the {} form as filled", form.op.full_name()),
+            None => match self.sent.get(&self.active) {
+                Some(request) => format!("last sent: {}", request.request_line()),
+                None => {
+                    self.info("nothing sent from this tab yet: send something, or press Alt-y in a form");
+                    return;
+                }
+            },
+        };
+        self.popup = Some(Popup::Copy(CopyMenu::new(subject), form));
+    }
+
+    fn close_copy_menu(&mut self) {
+        if let Some(Popup::Copy(_, form)) = self.popup.take() {
+            self.popup = form.map(|form| Popup::Form(*form));
+        }
+    }
+
+    /// Copies the request as a runnable command with `$VARIABLE`s for the secrets: the request
+    /// of the form being filled when the copy menu was opened from one, else the last request
+    /// sent from this tab. The event loop copies it and [`App::on_copied`] says how.
+    pub fn copy_request(&mut self, format: CopyFormat) {
+        let tab = self.tab();
+        let form = match &self.popup {
+            Some(Popup::Copy(_, Some(form))) => Some(&**form),
+            Some(Popup::Form(form)) => Some(form),
+            _ => None,
+        };
+        let request = match form {
+            Some(form) => client::build(form.op, &form.values(), None, &tab.target)
+                .map_err(|e| format!("the form cannot be copied as a request yet: {e}")),
+            None => self.sent.get(&self.active).cloned().ok_or_else(|| "nothing sent from this tab yet".to_owned()),
+        };
+        let command = request.and_then(|request| {
+            let render = match format {
+                CopyFormat::Curl => client::request::to_curl,
+                CopyFormat::Httpie => client::request::to_httpie,
+            };
+            render(&request, &tab.target.credentials).map_err(|e| e.to_string())
+        });
+        match command {
+            Ok(text) => {
+                let what = format!("{} command", format.label());
+                self.info(format!("{what} to be copied…"));
+                self.copying = Some(CopyJob { what: format!("as {}", format.label()), show_on_failure: true });
+                self.clipboard = Some(text);
+            }
+            Err(message) => self.error(message),
+        }
+    }
+
+    /// The event loop tried to copy `text`: say how, or why not; a command that could not be
+    /// copied is shown in the inspector, where it can be selected.
+    pub fn on_copied(&mut self, text: String, result: Result<crate::clipboard::Copied, String>) {
+        let job = self.copying.take().unwrap_or(CopyJob { what: human_size(text.len()), show_on_failure: false });
+        match result {
+            Ok(how) => self.info(format!("copied {} {how}", job.what)),
+            Err(why) if job.show_on_failure => {
+                let tab = self.tab_mut();
+                tab.inspector.show(ResponseView {
+                    title: format!("command {} (select it to copy)", job.what),
+                    status: None,
+                    duration: Duration::ZERO,
+                    request_line: String::new(),
+                    headers: Vec::new(),
+                    body: wrap_command(&text, 44).into(),
+                    content_type: Some("text/plain".into()),
+                });
+                self.focus = Focus::Inspector;
+                self.error(format!("could not copy: {why}; the command is shown in the inspector"));
+            }
+            Err(why) => self.error(format!("could not copy: {why}")),
+        }
+    }
+
     /// A read of the sandbox view came back.
     pub fn on_sandbox_report(&mut self, report: SandboxReport) {
         self.background_pending = self.background_pending.saturating_sub(1);
@@ -617,6 +732,7 @@ impl App {
             Ok(request) => {
                 let credentials = tab.target.credentials.clone();
                 let id = self.executor.submit(op.full_name(), request.clone(), credentials, None);
+                self.sent.insert(tab_index, request.clone());
                 self.purposes.insert(id, (Purpose::Operation { tab: tab_index, op, values, request }, Instant::now()));
                 self.info(format!("sending {} ({id})", op.full_name()));
             }
@@ -703,6 +819,7 @@ impl App {
         let slot = format!("{}/browser", tab.service);
         let credentials = tab.target.credentials.clone();
         let id = self.executor.submit(op.full_name(), request.clone(), credentials, Some(slot));
+        self.sent.insert(tab_index, request.clone());
         tab.loading = Some(id);
         tab.last_refresh = Some(Instant::now());
         if tab.page.is_none() {
@@ -976,6 +1093,50 @@ fn paste_text(text: &str, multi_line: bool) -> String {
             c => Some(c),
         })
         .collect()
+}
+
+/// A shell command spread over lines of about `width` columns, broken only between words (never
+/// inside quotes) with `\` continuations, so it reads well and still runs when pasted.
+fn wrap_command(command: &str, width: usize) -> String {
+    let mut words = Vec::new();
+    let (mut word, mut quote, mut escaped) = (String::new(), None, false);
+    for c in command.chars() {
+        if std::mem::take(&mut escaped) {
+            word.push(c);
+            continue;
+        }
+        match (c, quote) {
+            ('\\', None | Some('"')) => escaped = true,
+            (' ', None) => {
+                if !word.is_empty() {
+                    words.push(std::mem::take(&mut word));
+                }
+                continue;
+            }
+            ('\'' | '"', None) => quote = Some(c),
+            (c, Some(q)) if c == q => quote = None,
+            _ => {}
+        }
+        word.push(c);
+    }
+    if !word.is_empty() {
+        words.push(word);
+    }
+    let mut out = String::new();
+    let mut line = 0;
+    for word in words {
+        if line > 0 && line + 1 + word.chars().count() > width {
+            out.push_str(" \\\n  ");
+            line = 2;
+        } else if line > 0 {
+            out.push(' ');
+            line += 1;
+        }
+        line += word.chars().count();
+        out.push_str(&word);
+    }
+    out.push('\n');
+    out
 }
 
 /// The values that narrow a list to some of its records (a `deviceId` or `clientId` filter),

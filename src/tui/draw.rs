@@ -52,6 +52,12 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
             Some(Popup::Confirm(confirm)) => confirm.render(frame, body, theme),
             Some(Popup::Detail(detail)) => detail.render(frame, body, theme),
             Some(Popup::Sandbox(view)) => view.render(frame, body, theme),
+            Some(Popup::Copy(menu, form)) => {
+                if let Some(form) = form {
+                    form.render(frame, body, theme);
+                }
+                menu.render(frame, body, theme);
+            }
             Some(Popup::Help) | None => {}
         }
     }
