@@ -59,3 +59,57 @@ async fn alt_y_in_a_form_copies_the_request_being_built() {
     // Nothing was sent.
     assert_eq!(h.console.app.executor.active_count(), 0);
 }
+
+#[tokio::test]
+async fn ably_stats_are_charted_beside_the_json() {
+    let mut h = Harness::new().await;
+    let screen = h.screen();
+    assert!(!screen.contains("[ ] series"), "channels are no time series:\n{screen}");
+    h.browse("messages").await;
+    assert!(!h.screen().contains("[ ] series"), "nor messages (their only number is a constant):\n{}", h.screen());
+    h.browse("stats").await;
+    let screen = h.screen();
+    assert!(screen.contains("entries.messages.all.all.count 1/"), "{screen}");
+    assert!(screen.contains("intervalId"), "{screen}");
+    assert!(screen.contains("[ ] series · C hides"), "{screen}");
+    h.keys("]");
+    let screen = h.screen();
+    let second = h.console.app.chart().and_then(|c| c.series()).expect("a series").name.clone();
+    assert!(screen.contains(&format!("{second} 2/")), "{screen}");
+    assert!(screen.contains(&format!("chart: {second}")), "{screen}");
+    // Refreshed, the chosen series stays.
+    h.keys("r");
+    h.settle().await;
+    assert!(h.screen().contains(&format!("{second} 2/")), "{}", h.screen());
+    h.keys("C");
+    let screen = h.screen();
+    assert!(!screen.contains("[ ] series") && screen.contains("charts hidden"), "{screen}");
+    h.keys("C");
+    assert!(h.screen().contains("[ ] series"));
+    h.browse("channels").await;
+    assert!(!h.screen().contains("[ ] series"), "{}", h.screen());
+}
+
+#[tokio::test]
+async fn the_jq_filter_runs_over_an_ably_messages_list_and_stays_with_it() {
+    let mut h = Harness::new().await;
+    h.browse("messages").await;
+    h.keys("l|");
+    assert_eq!(h.console.app.focus, Focus::Inspector);
+    h.keys("[.[] | .name] | unique");
+    assert!(h.screen().contains("| [.[] | .name] | unique▏"), "{}", h.screen());
+    h.keys("<Enter>");
+    let screen = h.screen();
+    assert!(screen.contains("messages_list | [.[] | .name] | unique"), "{screen}");
+    assert!(!screen.contains("results"), "one output is itself: {screen}");
+    // A refresh keeps the filter on this view.
+    h.keys("r");
+    h.settle().await;
+    assert!(h.screen().contains("messages_list | [.[] | .name] | unique"), "{}", h.screen());
+    h.keys("|");
+    h.keys(&"<BS>".repeat(30));
+    h.keys(".[].id<Enter>");
+    let screen = h.screen();
+    assert!(screen.contains("| .[].id · "), "{screen}");
+    assert!(screen.contains(" results"), "{screen}");
+}

@@ -13,6 +13,7 @@ use crate::client::pagination;
 use crate::client::{self, CallError, CallEvent, CallId, Executor, Values};
 use crate::config::Mode;
 use crate::tui::components::browser::BrowserAction;
+use crate::tui::components::chart::{self, ChartView};
 use crate::tui::components::confirm::{Confirm, ConfirmAction};
 use crate::tui::components::copy_menu::{CopyFormat, CopyMenu, CopyMenuAction};
 use crate::tui::components::detail::{Detail, DetailAction, TransactionAction};
@@ -52,6 +53,9 @@ struct CopyJob {
     what: String,
     show_on_failure: bool,
 }
+
+/// What `C`, `[` and `]` say when the page in view has no time series.
+const NO_CHART: &str = "no chart here: a page of records with a time and numbers (Ably stats, candles) gets one";
 
 /// Pages larger than this go to the inspector only.
 const MAX_TABLE_BODY: usize = 32 * 1024 * 1024;
@@ -98,6 +102,10 @@ pub struct App {
     /// `clipboard_cmd` from config.toml: the last way to copy, after OSC 52 and the system's.
     pub clipboard_cmd: Option<String>,
     copying: Option<CopyJob>,
+    /// The chart of each tab (by index) whose page in view is a time series.
+    pub charts: HashMap<usize, ChartView>,
+    /// `C` hides the charts (and shows them again).
+    pub chart_hidden: bool,
     /// The last request sent from each tab (by index), for `Y`.
     sent: HashMap<usize, client::PreparedRequest>,
     pub auto_refresh_every: Duration,
@@ -132,6 +140,8 @@ impl App {
             clipboard_cmd: None,
             copying: None,
             sent: HashMap::new(),
+            charts: HashMap::new(),
+            chart_hidden: false,
             auto_refresh_every: Duration::from_secs(2),
             purposes: HashMap::new(),
             status_view: None,
@@ -230,6 +240,8 @@ impl App {
             KeyCode::Char(':') => self.popup = Some(Popup::Menu(Menu::palette(all_operations().collect()))),
             KeyCode::Char('S') => self.open_sandbox_view(),
             KeyCode::Char('Y') => self.open_copy_menu(None),
+            KeyCode::Char('C') => self.toggle_chart(),
+            KeyCode::Char(c @ ('[' | ']')) => self.cycle_chart(c == ']'),
             KeyCode::Char('b') => match self.tab().detail.clone() {
                 Some(detail) => self.popup = Some(Popup::Detail(detail)),
                 None => self.info("no table view yet: open a transaction, or look up a rate or a calculation"),
@@ -618,6 +630,33 @@ impl App {
             let report = sandbox_view::fetch(client, control, service, generation).await;
             let _ = sender.send(report);
         });
+    }
+
+    /// The chart of the active tab, when its page is a time series and charts are shown.
+    pub fn chart(&self) -> Option<&ChartView> {
+        self.charts.get(&self.active).filter(|_| !self.chart_hidden)
+    }
+
+    fn toggle_chart(&mut self) {
+        self.chart_hidden = !self.chart_hidden;
+        match (self.chart_hidden, self.charts.contains_key(&self.active)) {
+            (true, _) => self.info("charts hidden (C shows them)"),
+            (false, true) => self.info("chart shown: [ and ] choose the series"),
+            (false, false) => self.info(NO_CHART),
+        }
+    }
+
+    fn cycle_chart(&mut self, forward: bool) {
+        let hidden = self.chart_hidden;
+        match self.charts.get_mut(&self.active) {
+            Some(chart) if !hidden => {
+                chart.cycle(forward);
+                let name = chart.series().map(|s| s.name.clone()).unwrap_or_default();
+                self.info(format!("chart: {name}"));
+            }
+            Some(_) => self.info("charts are hidden: C shows them"),
+            None => self.info(NO_CHART),
+        }
     }
 
     /// `Y`: asks how to copy the request: the form's (`form`, which comes back afterwards) or the
@@ -1040,6 +1079,9 @@ impl App {
             let shown: Vec<String> = filters.iter().map(|(name, value)| format!("{name}={value}")).collect();
             format!("only {} (c clears)", shown.join(" "))
         });
+        // A page that is no time series has no chart; one that is keeps the series chosen.
+        let previous_chart = self.charts.remove(&tab);
+        let tab_state = &mut self.tabs[tab];
         if response.body.len() > MAX_TABLE_BODY {
             // A table of a huge page would need a full DOM (~14x the body); the inspector's
             // index shows it at ~2x.
@@ -1057,6 +1099,17 @@ impl App {
         }
         let parsed: Option<Value> = serde_json::from_slice(&response.body).ok();
         let records = parsed.and_then(pagination::into_records);
+        if let Some(series) = records.as_deref().and_then(chart::detect) {
+            let view = match previous_chart {
+                Some(mut view) => {
+                    view.replace(series);
+                    view
+                }
+                None => ChartView::new(series),
+            };
+            self.charts.insert(tab, view);
+        }
+        let tab_state = &mut self.tabs[tab];
         match records {
             Some(rows) => {
                 let count = rows.len();

@@ -42,8 +42,19 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
     draw_resources(frame, resources, app, focus == Focus::Resources && !popup_open);
     {
         // Borrowed field by field, so the panes can take the theme without a copy per frame.
-        let App { tabs, active, popup, theme, .. } = &mut *app;
+        let App { tabs, active, popup, theme, charts, chart_hidden, .. } = &mut *app;
         let tab = &mut tabs[*active];
+        // A time series gets a chart under the browser, beside the JSON, when there is room.
+        let chart = charts.get(active).filter(|_| !*chart_hidden && browser.height >= 16);
+        let browser = match chart {
+            Some(chart) => {
+                let [rows, chart_area] =
+                    Layout::vertical([Constraint::Percentage(45), Constraint::Min(8)]).areas(browser);
+                chart.render(frame, chart_area, theme);
+                rows
+            }
+            None => browser,
+        };
         tab.browser.render(frame, browser, theme, focus == Focus::Browser && !popup_open);
         tab.inspector.render(frame, inspector, theme, focus == Focus::Inspector && !popup_open);
         match popup {
@@ -155,6 +166,8 @@ fn draw_help(frame: &mut Frame, area: Rect, app: &App) {
         ("a", "auto-refresh on/off"),
         ("b", "last table view (transaction, rates, tax)"),
         ("S", "sandbox view: requests and faults"),
+        ("Y", "copy the last request as curl / HTTPie"),
+        ("C  [ ]", "chart of a time series: hide/show, series"),
         ("Ctrl-x", "cancel every call in flight"),
         ("?", "this help"),
         ("q Ctrl-c", "quit"),
