@@ -113,3 +113,22 @@ async fn the_jq_filter_runs_over_an_ably_messages_list_and_stays_with_it() {
     assert!(screen.contains("| .[].id · "), "{screen}");
     assert!(screen.contains(" results"), "{screen}");
 }
+
+#[tokio::test]
+async fn ctrl_e_asks_the_event_loop_for_the_editor_and_the_text_comes_back() {
+    let mut h = Harness::new().await;
+    h.keys(":push_publish<Enter>");
+    h.paste("{\"clientId\": \"a\"}");
+    h.keys("<C-e>");
+    let request = h.console.app.pending_editor.take().expect("an editor request for the loop");
+    assert_eq!(request.field, "recipient");
+    assert_eq!(request.text, "{\"clientId\": \"a\"}");
+    h.console.app.on_edited(&request, Ok("{\"clientId\": \"ops\"}\n".into()));
+    let Some(Popup::Form(form)) = h.console.app.popup.as_ref() else { panic!("the form stays open") };
+    assert_eq!(form.values()["recipient"], "{\"clientId\": \"ops\"}");
+    assert!(h.screen().contains("recipient edited in the editor"), "{}", h.screen());
+    h.console.app.on_edited(&request, Err("the editor `vi` failed (exit status: 1)".into()));
+    let screen = h.screen();
+    assert!(screen.contains("recipient kept its text"), "{screen}");
+    assert!(screen.contains("the editor `vi` failed (exit status: 1); recipient keeps its text"), "{screen}");
+}

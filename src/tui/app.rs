@@ -17,7 +17,7 @@ use crate::tui::components::chart::{self, ChartView};
 use crate::tui::components::confirm::{Confirm, ConfirmAction};
 use crate::tui::components::copy_menu::{CopyFormat, CopyMenu, CopyMenuAction};
 use crate::tui::components::detail::{Detail, DetailAction, TransactionAction};
-use crate::tui::components::form::{Form, FormAction};
+use crate::tui::components::form::{EditRequest, Form, FormAction};
 use crate::tui::components::inspector::ResponseView;
 use crate::tui::components::menu::{Command, Menu, MenuAction};
 use crate::tui::components::sandbox_view::{self, SandboxAction, SandboxReport, SandboxView};
@@ -102,6 +102,9 @@ pub struct App {
     /// `clipboard_cmd` from config.toml: the last way to copy, after OSC 52 and the system's.
     pub clipboard_cmd: Option<String>,
     copying: Option<CopyJob>,
+    /// A form field to edit in `$EDITOR`: the event loop suspends the screen, runs the editor and
+    /// reports with [`App::on_edited`].
+    pub pending_editor: Option<EditRequest>,
     /// The chart of each tab (by index) whose page in view is a time series.
     pub charts: HashMap<usize, ChartView>,
     /// `C` hides the charts (and shows them again).
@@ -141,6 +144,7 @@ impl App {
             copying: None,
             sent: HashMap::new(),
             charts: HashMap::new(),
+            pending_editor: None,
             chart_hidden: false,
             auto_refresh_every: Duration::from_secs(2),
             purposes: HashMap::new(),
@@ -423,6 +427,7 @@ impl App {
                     self.tab_mut().drafts.insert(op.name, values);
                     self.popup = None;
                 }
+                FormAction::Edit(request) => self.pending_editor = Some(request),
                 FormAction::None => {}
             },
             Popup::Confirm(confirm) => match confirm.handle_key(key) {
@@ -656,6 +661,21 @@ impl App {
             }
             Some(_) => self.info("charts are hidden: C shows them"),
             None => self.info(NO_CHART),
+        }
+    }
+
+    /// The editor run for `request` is done: its text goes back into the form's field (or the
+    /// form says why it kept the old text).
+    pub fn on_edited(&mut self, request: &EditRequest, result: Result<String, String>) {
+        let edited = result.is_ok();
+        match self.popup.as_mut() {
+            Some(Popup::Form(form)) => form.apply_edit(request, result),
+            _ => return self.error("the form closed while its field was being edited; nothing changed"),
+        }
+        if edited {
+            self.info(format!("{} edited in the editor", request.field));
+        } else {
+            self.error(format!("{} kept its text: the editor did not finish", request.field));
         }
     }
 

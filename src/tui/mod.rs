@@ -124,6 +124,20 @@ fn enter_terminal() -> anyhow::Result<Terminal<CrosstermBackend<Stdout>>> {
     Ok(Terminal::new(CrosstermBackend::new(io::stdout()))?)
 }
 
+/// Leaves the screen, runs `$VISUAL`/`$EDITOR` on `text`, and takes the screen back.
+fn edit_outside(terminal: &mut Terminal<CrosstermBackend<Stdout>>, text: &str) -> Result<String, String> {
+    leave_terminal();
+    let editor = components::form::editor_command(&|name| std::env::var(name).ok());
+    let result = components::form::run_editor(&editor, text);
+    let back = enable_raw_mode()
+        .and_then(|()| execute!(io::stdout(), EnterAlternateScreen, EnableBracketedPaste))
+        .and_then(|()| terminal.clear());
+    match back {
+        Ok(()) => result,
+        Err(e) => Err(format!("the terminal could not be taken back: {e}")),
+    }
+}
+
 /// Restores the terminal; safe to call more than once.
 fn leave_terminal() {
     let _ = disable_raw_mode();
@@ -157,6 +171,14 @@ async fn event_loop(
         if let Some(text) = app.clipboard.take() {
             let result = clipboard.copy(&text, &mut io::stdout());
             app.on_copied(text, result);
+        }
+        if let Some(request) = app.pending_editor.take() {
+            // The editor gets the terminal: no reader may take its keys meanwhile.
+            drop(input);
+            let result = edit_outside(terminal, &request.text);
+            input = EventStream::new();
+            app.on_edited(&request, result);
+            dirty = true;
         }
         if dirty {
             terminal.draw(|frame| draw::draw(frame, app))?;
