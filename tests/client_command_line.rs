@@ -1,7 +1,7 @@
 //! The request as a command to copy (`Y` in the console, `--dry-run`): curl and HTTPie hold no
 //! secret, and run only where the secrets' environment variables are set.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use opsdeck::catalog::Service;
@@ -34,7 +34,8 @@ fn commands(service: Service, op: &str, pairs: &[(&str, &str)]) -> (String, Stri
 
 #[test]
 fn no_command_holds_a_secret() {
-    let cases: &[(Service, &str, &[(&str, &str)])] = &[
+    type Case<'a> = (Service, &'a str, &'a [(&'a str, &'a str)]);
+    let cases: &[Case] = &[
         (Service::Ably, "messages_publish", &[("channelId", "orders:eu"), ("name", "shipped"), ("data", "hi")]),
         (Service::Ably, "channels_list", &[]),
         (Service::Taxjar, "categories_list", &[]),
@@ -73,7 +74,7 @@ fn fake_tools() -> PathBuf {
     dir
 }
 
-fn run(command: &str, tools: &PathBuf, key: Option<&str>) -> Vec<String> {
+fn run(command: &str, tools: &Path, key: Option<&str>) -> Vec<String> {
     let path = format!("{}:{}", tools.display(), std::env::var("PATH").unwrap_or_default());
     let mut sh = Command::new("sh");
     sh.arg("-c").arg(command).env("PATH", path).env_remove("ABLY_API_KEY");

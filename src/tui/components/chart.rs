@@ -47,7 +47,7 @@ pub fn parse_time(value: &Value, numbers: bool) -> Option<f64> {
         Value::Number(n) if numbers => {
             let n = n.as_f64()?;
             // Milliseconds from 1973 on, seconds from 1973 to 5138: anything else is a count.
-            if n >= 1e11 && n < 1e14 {
+            if (1e11..1e14).contains(&n) {
                 Some(n / 1000.0)
             } else if (1e8..1e11).contains(&n) {
                 Some(n)
@@ -244,9 +244,7 @@ pub fn value_label(value: f64) -> String {
     } else {
         (value, "")
     };
-    if scaled.fract() == 0.0 {
-        format!("{scaled:.0}{suffix}")
-    } else if scaled.abs() >= 100.0 {
+    if scaled.fract() == 0.0 || scaled.abs() >= 100.0 {
         format!("{scaled:.0}{suffix}")
     } else {
         format!("{scaled:.2}{suffix}").replace(".00", "")
