@@ -34,7 +34,7 @@ async fn y_copies_the_last_request_as_httpie_or_curl_without_secrets() {
     h.console.app.on_copied(text, Err("TERM is dumb or unset: no OSC 52; no clipboard_cmd in config.toml".into()));
     let screen = h.screen();
     assert!(screen.contains("could not copy: TERM is dumb"), "{screen}");
-    assert!(screen.contains("command as curl (select it to copy)"), "{screen}");
+    assert!(screen.contains("┐┌ command as curl ─"), "{screen}");
     assert!(screen.contains("│curl -X GET \\"), "{screen}");
     assert!(screen.contains("│  'http://127.0.0.1:"), "{screen}");
     assert!(screen.contains("-u \"$ABLY_API_KEY\""), "{screen}");

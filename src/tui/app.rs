@@ -743,7 +743,7 @@ impl App {
             Err(why) if job.show_on_failure => {
                 let tab = self.tab_mut();
                 tab.inspector.show(ResponseView {
-                    title: format!("command {} (select it to copy)", job.what),
+                    title: format!("command {}", job.what),
                     status: None,
                     duration: Duration::ZERO,
                     request_line: String::new(),

@@ -246,8 +246,10 @@ pub fn value_label(value: f64) -> String {
     };
     if scaled.fract() == 0.0 || scaled.abs() >= 100.0 {
         format!("{scaled:.0}{suffix}")
+    } else if scaled.abs() >= 10.0 {
+        format!("{scaled:.1}{suffix}")
     } else {
-        format!("{scaled:.2}{suffix}").replace(".00", "")
+        format!("{scaled:.2}{suffix}")
     }
 }
 
@@ -318,7 +320,8 @@ impl ChartView {
                     .title(Span::styled(inert(&self.data.time_field).into_owned(), theme.muted))
                     .style(theme.muted)
                     .bounds([span.0, span.1])
-                    .labels(x_labels),
+                    .labels(x_labels)
+                    .labels_alignment(ratatui::layout::Alignment::Right),
             )
             .y_axis(Axis::default().style(theme.muted).bounds([low, high]).labels(y_labels));
         frame.render_widget(chart, area);
@@ -355,7 +358,8 @@ mod tests {
         }
         assert_eq!(time_label(ten_five), "01-01 10:05");
         assert_eq!(value_label(950.0), "950");
-        assert_eq!(value_label(12_500.0), "12.50k");
+        assert_eq!(value_label(12_500.0), "12.5k");
+        assert_eq!(value_label(90.5), "90.5");
         assert_eq!(value_label(3_100_000.0), "3.10M");
         assert_eq!(value_label(0.5), "0.50");
     }
