@@ -7,6 +7,7 @@
 pub mod catalog;
 pub mod cli;
 pub mod client;
+pub mod clipboard;
 pub mod commands;
 pub mod config;
 pub mod history;

@@ -594,6 +594,56 @@ pub fn to_curl(request: &PreparedRequest, credentials: &Credentials) -> Result<S
     Ok(parts.join(" "))
 }
 
+/// The request as an HTTPie command, with the same guarantees as [`to_curl`]: secrets are the
+/// environment variables that hold them (`-a "$ABLY_API_KEY"`), signatures placeholders, so it
+/// runs for the key's owner and replays for nobody else.
+pub fn to_httpie(request: &PreparedRequest, credentials: &Credentials) -> Result<String, CallError> {
+    let mut authorized = request.clone();
+    let auth_args = auth::dry_run_auth(&mut authorized, credentials)?;
+    let quote = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
+    let mut options = Vec::new();
+    let mut items = Vec::new();
+    // curl's `-u X` is HTTPie's `-a X`; a header `-H "Name: value"` is the item `"Name:value"`
+    // (the quoting, and so the shell's expansion of `$VARIABLE`, stays as it was).
+    let mut args = auth_args.into_iter();
+    while let Some(arg) = args.next() {
+        match (arg.as_str(), args.next()) {
+            ("-u", Some(user)) => options.extend(["-a".to_owned(), user]),
+            ("-H", Some(header)) => items.push(header.replacen(": ", ":", 1)),
+            (_, next) => items.extend(std::iter::once(arg.clone()).chain(next)),
+        }
+    }
+    for (name, value) in &authorized.headers {
+        let shown = if auth::is_secret_header(name) { "[redacted]" } else { value.as_str() };
+        items.push(quote(&format!("{name}:{shown}")));
+    }
+    match &authorized.body {
+        RequestBody::Empty => {}
+        RequestBody::Bytes { content_type, bytes } => {
+            items.push(quote(&format!("Content-Type:{content_type}")));
+            match std::str::from_utf8(bytes) {
+                Ok(text) => options.extend(["--raw".to_owned(), quote(text)]),
+                Err(_) => items.push(format!("< body.bin # {} bytes", bytes.len())),
+            }
+        }
+        RequestBody::Multipart(fields) => {
+            options.push("--multipart".to_owned());
+            for field in fields {
+                items.push(match &field.value {
+                    MultipartValue::Text(text) => quote(&format!("{}={text}", field.name)),
+                    MultipartValue::File { file_name, .. } => quote(&format!("{}@{file_name}", field.name)),
+                });
+            }
+        }
+    }
+    let mut parts = vec!["http".to_owned()];
+    parts.extend(options);
+    parts.push(authorized.method.to_string());
+    parts.push(quote(&authorized.url));
+    parts.extend(items);
+    Ok(parts.join(" "))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -16,9 +16,11 @@ use crate::client::{self, CallError, CallEvent, CallId, Executor, Values};
 use crate::config::Mode;
 use crate::history::{Entry, Record};
 use crate::tui::components::browser::BrowserAction;
+use crate::tui::components::chart::{self, ChartView};
 use crate::tui::components::confirm::{Confirm, ConfirmAction};
+use crate::tui::components::copy_menu::{CopyFormat, CopyMenu, CopyMenuAction};
 use crate::tui::components::detail::{Detail, DetailAction, TransactionAction};
-use crate::tui::components::form::{Form, FormAction};
+use crate::tui::components::form::{EditRequest, Form, FormAction};
 use crate::tui::components::history_view::{HistoryAction, HistoryView};
 use crate::tui::components::inspector::ResponseView;
 use crate::tui::components::menu::{Command, Menu, MenuAction, PaletteItem};
@@ -49,7 +51,20 @@ pub enum Popup {
     Sandbox(SandboxView),
     /// Past calls (`H`).
     History(HistoryView),
+    /// `Y`: copy a request as curl or HTTPie; holds the form it was opened from, if any, which
+    /// comes back when it closes.
+    Copy(CopyMenu, Option<Box<Form>>),
 }
+
+/// A copy waiting for the event loop: what it is, for the status line, and whether the text is
+/// shown in the inspector if no clipboard takes it (a command the user can still select).
+struct CopyJob {
+    what: String,
+    show_on_failure: bool,
+}
+
+/// What `C`, `[` and `]` say when the page in view has no time series.
+const NO_CHART: &str = "no chart here: a page of records with a time and numbers (Ably stats, candles) gets one";
 
 /// Pages larger than this go to the inspector only.
 const MAX_TABLE_BODY: usize = 32 * 1024 * 1024;
@@ -93,8 +108,21 @@ pub struct App {
     /// The last message for the status bar.
     pub status: Option<(String, Severity)>,
     pub quit: bool,
-    /// Text for the terminal's clipboard, written (OSC 52) by the event loop before the next draw.
+    /// Text for the clipboard, copied by the event loop before the next draw (see
+    /// [`crate::clipboard`]), which then reports with [`App::on_copied`].
     pub clipboard: Option<String>,
+    /// `clipboard_cmd` from config.toml: the last way to copy, after OSC 52 and the system's.
+    pub clipboard_cmd: Option<String>,
+    copying: Option<CopyJob>,
+    /// A form field to edit in `$EDITOR`: the event loop suspends the screen, runs the editor and
+    /// reports with [`App::on_edited`].
+    pub pending_editor: Option<EditRequest>,
+    /// The chart of each tab (by index) whose page in view is a time series.
+    pub charts: HashMap<usize, ChartView>,
+    /// `C` hides the charts (and shows them again).
+    pub chart_hidden: bool,
+    /// The last request sent from each tab (by index), for `Y`.
+    sent: HashMap<usize, client::PreparedRequest>,
     pub auto_refresh_every: Duration,
     /// What each call in flight is for, and when it was sent.
     purposes: HashMap<CallId, (Purpose, Instant)>,
@@ -140,6 +168,12 @@ impl App {
             status: None,
             quit: false,
             clipboard: None,
+            clipboard_cmd: None,
+            copying: None,
+            sent: HashMap::new(),
+            charts: HashMap::new(),
+            pending_editor: None,
+            chart_hidden: false,
             auto_refresh_every: Duration::from_secs(2),
             purposes: HashMap::new(),
             status_view: None,
@@ -263,6 +297,10 @@ impl App {
             Action::Palette => self.open_palette(),
             Action::SandboxView => self.open_sandbox_view(),
             Action::History => self.open_history(),
+            Action::CopyRequest => self.open_copy_menu(None),
+            Action::Chart => self.toggle_chart(),
+            Action::NextSeries => self.cycle_chart(true),
+            Action::PrevSeries => self.cycle_chart(false),
             Action::TableView => match self.tab().detail.clone() {
                 Some(detail) => self.popup = Some(Popup::Detail(detail)),
                 None => self.info("no table view yet: open a transaction, or look up a rate or a calculation"),
@@ -465,7 +503,7 @@ impl App {
             Some(Popup::Menu(menu)) => return menu.paste(&text),
             Some(Popup::Confirm(confirm)) => return confirm.paste(&text),
             Some(Popup::History(view)) => return view.paste(&text),
-            Some(Popup::Help | Popup::Detail(_) | Popup::Sandbox(_)) => {}
+            Some(Popup::Help | Popup::Detail(_) | Popup::Sandbox(_) | Popup::Copy(..)) => {}
             None => {
                 let focus = self.focus;
                 let tab = self.tab_mut();
@@ -519,7 +557,9 @@ impl App {
                 if key.code == KeyCode::Char('y') && key.modifiers.is_empty() {
                     match self.tab().inspector.copy_text() {
                         Some(text) => {
-                            self.info(format!("copied {} to the clipboard", human_size(text.len())));
+                            let what = human_size(text.len());
+                            self.info(format!("{what} to be copied to the clipboard…"));
+                            self.copying = Some(CopyJob { what, show_on_failure: false });
                             self.clipboard = Some(text);
                         }
                         None => self.error("nothing to copy here (binary, empty, or over 1 MB)"),
@@ -612,6 +652,19 @@ impl App {
                 SandboxAction::Close => self.popup = None,
                 SandboxAction::None => {}
             },
+            Popup::Copy(menu, _) => match menu.handle_key(key) {
+                CopyMenuAction::Chosen(format) => {
+                    self.copy_request(format);
+                    self.close_copy_menu();
+                }
+                CopyMenuAction::Cancel => self.close_copy_menu(),
+                CopyMenuAction::None => {}
+            },
+            Popup::Form(_) if key.code == KeyCode::Char('y') && key.modifiers == KeyModifiers::ALT => {
+                if let Some(Popup::Form(form)) = self.popup.take() {
+                    self.open_copy_menu(Some(Box::new(form)));
+                }
+            }
             Popup::Form(form) => match form.handle_key(key) {
                 FormAction::Submit(values) => {
                     let op = form.op;
@@ -624,6 +677,7 @@ impl App {
                     self.tab_mut().drafts.insert(op.name, values);
                     self.popup = None;
                 }
+                FormAction::Edit(request) => self.pending_editor = Some(request),
                 FormAction::None => {}
             },
             Popup::Confirm(confirm) => match confirm.handle_key(key) {
@@ -834,6 +888,127 @@ impl App {
         });
     }
 
+    /// The chart of the active tab, when its page is a time series and charts are shown.
+    pub fn chart(&self) -> Option<&ChartView> {
+        self.charts.get(&self.active).filter(|_| !self.chart_hidden)
+    }
+
+    fn toggle_chart(&mut self) {
+        self.chart_hidden = !self.chart_hidden;
+        match (self.chart_hidden, self.charts.contains_key(&self.active)) {
+            (true, _) => self.info("charts hidden (C shows them)"),
+            (false, true) => self.info("chart shown: [ and ] choose the series"),
+            (false, false) => self.info(NO_CHART),
+        }
+    }
+
+    fn cycle_chart(&mut self, forward: bool) {
+        let hidden = self.chart_hidden;
+        match self.charts.get_mut(&self.active) {
+            Some(chart) if !hidden => {
+                chart.cycle(forward);
+                let name = chart.series().map(|s| s.name.clone()).unwrap_or_default();
+                self.info(format!("chart: {name}"));
+            }
+            Some(_) => self.info("charts are hidden: C shows them"),
+            None => self.info(NO_CHART),
+        }
+    }
+
+    /// The editor run for `request` is done: its text goes back into the form's field (or the
+    /// form says why it kept the old text).
+    pub fn on_edited(&mut self, request: &EditRequest, result: Result<String, String>) {
+        let edited = result.is_ok();
+        match self.popup.as_mut() {
+            Some(Popup::Form(form)) => form.apply_edit(request, result),
+            _ => return self.error("the form closed while its field was being edited; nothing changed"),
+        }
+        if edited {
+            self.info(format!("{} edited in the editor", request.field));
+        } else {
+            self.error(format!("{} kept its text: the editor did not finish", request.field));
+        }
+    }
+
+    /// `Y`: asks how to copy the request: the form's (`form`, which comes back afterwards) or the
+    /// last one sent from this tab.
+    fn open_copy_menu(&mut self, form: Option<Box<Form>>) {
+        let subject = match &form {
+            Some(form) => format!("the {} form as filled", form.op.full_name()),
+            None => match self.sent.get(&self.active) {
+                Some(request) => format!("last sent: {}", request.request_line()),
+                None => {
+                    self.info("nothing sent from this tab yet: send something, or press Alt-y in a form");
+                    return;
+                }
+            },
+        };
+        self.popup = Some(Popup::Copy(CopyMenu::new(subject), form));
+    }
+
+    fn close_copy_menu(&mut self) {
+        if let Some(Popup::Copy(_, form)) = self.popup.take() {
+            self.popup = form.map(|form| Popup::Form(*form));
+        }
+    }
+
+    /// Copies the request as a runnable command with `$VARIABLE`s for the secrets: the request
+    /// of the form being filled when the copy menu was opened from one, else the last request
+    /// sent from this tab. The event loop copies it and [`App::on_copied`] says how.
+    pub fn copy_request(&mut self, format: CopyFormat) {
+        let tab = self.tab();
+        let form = match &self.popup {
+            Some(Popup::Copy(_, Some(form))) => Some(&**form),
+            Some(Popup::Form(form)) => Some(form),
+            _ => None,
+        };
+        let request = match form {
+            Some(form) => client::build(form.op, &form.values(), None, &tab.target)
+                .map_err(|e| format!("the form cannot be copied as a request yet: {e}")),
+            None => self.sent.get(&self.active).cloned().ok_or_else(|| "nothing sent from this tab yet".to_owned()),
+        };
+        let command = request.and_then(|request| {
+            let render = match format {
+                CopyFormat::Curl => client::request::to_curl,
+                CopyFormat::Httpie => client::request::to_httpie,
+            };
+            render(&request, &tab.target.credentials).map_err(|e| e.to_string())
+        });
+        match command {
+            Ok(text) => {
+                let what = format!("{} command", format.label());
+                self.info(format!("{what} to be copied…"));
+                self.copying = Some(CopyJob { what: format!("as {}", format.label()), show_on_failure: true });
+                self.clipboard = Some(text);
+            }
+            Err(message) => self.error(message),
+        }
+    }
+
+    /// The event loop tried to copy `text`: say how, or why not; a command that could not be
+    /// copied is shown in the inspector, where it can be selected.
+    pub fn on_copied(&mut self, text: String, result: Result<crate::clipboard::Copied, String>) {
+        let job = self.copying.take().unwrap_or(CopyJob { what: human_size(text.len()), show_on_failure: false });
+        match result {
+            Ok(how) => self.info(format!("copied {} {how}", job.what)),
+            Err(why) if job.show_on_failure => {
+                let tab = self.tab_mut();
+                tab.inspector.show(ResponseView {
+                    title: format!("command {}", job.what),
+                    status: None,
+                    duration: Duration::ZERO,
+                    request_line: String::new(),
+                    headers: Vec::new(),
+                    body: wrap_command(&text, 44).into(),
+                    content_type: Some("text/plain".into()),
+                });
+                self.focus = Focus::Inspector;
+                self.error(format!("could not copy: {why}; the command is shown in the inspector"));
+            }
+            Err(why) => self.error(format!("could not copy: {why}")),
+        }
+    }
+
     /// A read of the sandbox view came back.
     pub fn on_sandbox_report(&mut self, report: SandboxReport) {
         self.background_pending = self.background_pending.saturating_sub(1);
@@ -873,6 +1048,7 @@ impl App {
             Ok(request) => {
                 let credentials = tab.target.credentials.clone();
                 let id = self.executor.submit(op.full_name(), request.clone(), credentials, None);
+                self.sent.insert(tab_index, request.clone());
                 self.purposes.insert(id, (Purpose::Operation { tab: tab_index, op, values, request }, Instant::now()));
                 self.info(format!("sending {} ({id})", op.full_name()));
             }
@@ -983,6 +1159,7 @@ impl App {
         let slot = format!("{}/browser", tab.service);
         let credentials = tab.target.credentials.clone();
         let id = self.executor.submit(op.full_name(), request.clone(), credentials, Some(slot));
+        self.sent.insert(tab_index, request.clone());
         tab.loading = Some(id);
         tab.last_refresh = Some(Instant::now());
         if tab.page.is_none() {
@@ -1216,6 +1393,9 @@ impl App {
             let shown: Vec<String> = filters.iter().map(|(name, value)| format!("{name}={value}")).collect();
             format!("only {} ({c} clears)", shown.join(" "))
         });
+        // A page that is no time series has no chart; one that is keeps the series chosen.
+        let previous_chart = self.charts.remove(&tab);
+        let tab_state = &mut self.tabs[tab];
         if response.body.len() > MAX_TABLE_BODY {
             // A table of a huge page would need a full DOM (~14x the body); the inspector's
             // index shows it at ~2x.
@@ -1233,6 +1413,17 @@ impl App {
         }
         let parsed: Option<Value> = serde_json::from_slice(&response.body).ok();
         let records = parsed.and_then(pagination::into_records);
+        if let Some(series) = records.as_deref().and_then(chart::detect) {
+            let view = match previous_chart {
+                Some(mut view) => {
+                    view.replace(series);
+                    view
+                }
+                None => ChartView::new(series),
+            };
+            self.charts.insert(tab, view);
+        }
+        let tab_state = &mut self.tabs[tab];
         match records {
             Some(rows) => {
                 let count = rows.len();
@@ -1383,6 +1574,50 @@ fn paste_text(text: &str, multi_line: bool) -> String {
             c => Some(c),
         })
         .collect()
+}
+
+/// A shell command spread over lines of about `width` columns, broken only between words (never
+/// inside quotes) with `\` continuations, so it reads well and still runs when pasted.
+fn wrap_command(command: &str, width: usize) -> String {
+    let mut words = Vec::new();
+    let (mut word, mut quote, mut escaped) = (String::new(), None, false);
+    for c in command.chars() {
+        if std::mem::take(&mut escaped) {
+            word.push(c);
+            continue;
+        }
+        match (c, quote) {
+            ('\\', None | Some('"')) => escaped = true,
+            (' ', None) => {
+                if !word.is_empty() {
+                    words.push(std::mem::take(&mut word));
+                }
+                continue;
+            }
+            ('\'' | '"', None) => quote = Some(c),
+            (c, Some(q)) if c == q => quote = None,
+            _ => {}
+        }
+        word.push(c);
+    }
+    if !word.is_empty() {
+        words.push(word);
+    }
+    let mut out = String::new();
+    let mut line = 0;
+    for word in words {
+        if line > 0 && line + 1 + word.chars().count() > width {
+            out.push_str(" \\\n  ");
+            line = 2;
+        } else if line > 0 {
+            out.push(' ');
+            line += 1;
+        }
+        line += word.chars().count();
+        out.push_str(&word);
+    }
+    out.push('\n');
+    out
 }
 
 /// The values that narrow a list to some of its records (a `deviceId` or `clientId` filter),

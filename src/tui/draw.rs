@@ -77,9 +77,20 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
     }
     {
         // Borrowed field by field, so the panes can take the theme without a copy per frame.
-        let App { tabs, active, popup, theme, .. } = &mut *app;
+        let App { tabs, active, popup, theme, charts, chart_hidden, .. } = &mut *app;
         let tab = &mut tabs[*active];
         if !browser.is_empty() {
+            // A time series gets a chart under the browser, beside the JSON, when there is room.
+            let chart = charts.get(active).filter(|_| !*chart_hidden && browser.height >= 16);
+            let browser = match chart {
+                Some(chart) => {
+                    let [rows, chart_area] =
+                        Layout::vertical([Constraint::Percentage(45), Constraint::Min(8)]).areas(browser);
+                    chart.render(frame, chart_area, theme);
+                    rows
+                }
+                None => browser,
+            };
             tab.browser.render(frame, browser, theme, focus == Focus::Browser && !popup_open);
         }
         if !inspector.is_empty() {
@@ -92,6 +103,12 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
             Some(Popup::Detail(detail)) => detail.render(frame, body, theme),
             Some(Popup::Sandbox(view)) => view.render(frame, body, theme),
             Some(Popup::History(view)) => view.render(frame, body, theme),
+            Some(Popup::Copy(menu, form)) => {
+                if let Some(form) = form {
+                    form.render(frame, body, theme);
+                }
+                menu.render(frame, body, theme);
+            }
             Some(Popup::Help) | None => {}
         }
     }

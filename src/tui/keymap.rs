@@ -34,6 +34,10 @@ pub enum Action {
     Zoom,
     ReadOnly,
     History,
+    CopyRequest,
+    Chart,
+    NextSeries,
+    PrevSeries,
 }
 
 /// Where an action's keys work: everywhere, only while the browser has the focus (the
@@ -106,6 +110,10 @@ pub const ACTIONS: &[ActionInfo] = &[
     global(Action::History, "history", "history of calls: inspect, edit, send again", &["H"])
         .outside_inspector()
         .in_palette(),
+    global(Action::CopyRequest, "copy_request", "copy the last request as curl / HTTPie", &["Y"]).in_palette(),
+    global(Action::Chart, "chart", "chart of a time series: hide / show", &["C"]).in_palette(),
+    global(Action::NextSeries, "next_series", "chart: next series", &["]"]),
+    global(Action::PrevSeries, "prev_series", "chart: previous series", &["["]),
     global(Action::ReadOnly, "read_only", "read-only on/off: refuse operations that change state", &[]).in_palette(),
     global(Action::Cancel, "cancel", "cancel every call in flight", &["ctrl-x"]).in_palette(),
     global(Action::Help, "help", "this help", &["?"]).in_palette(),

@@ -99,7 +99,9 @@ pub async fn start_with(
     let (keymap, key_problems) = keymap::Keymap::new(&config.keys);
     let auto_refresh_secs = config.auto_refresh_secs;
     let mouse = config.mouse.unwrap_or(false);
+    let clipboard_cmd = config.clipboard_cmd.clone();
     let mut app = App::new(tabs, executor, theme, profile, read_only);
+    app.clipboard_cmd = clipboard_cmd;
     if let Some(seconds) = auto_refresh_secs {
         app.auto_refresh_every = std::time::Duration::from_secs(seconds.max(1));
     }
@@ -162,6 +164,21 @@ fn enter_terminal(mouse: bool) -> anyhow::Result<Terminal<CrosstermBackend<Stdou
     Ok(Terminal::new(CrosstermBackend::new(io::stdout()))?)
 }
 
+/// Leaves the screen, runs `$VISUAL`/`$EDITOR` on `text`, and takes the screen back.
+fn edit_outside(terminal: &mut Terminal<CrosstermBackend<Stdout>>, text: &str, mouse: bool) -> Result<String, String> {
+    leave_terminal();
+    let editor = components::form::editor_command(&|name| std::env::var(name).ok());
+    let result = components::form::run_editor(&editor, text);
+    let back = enable_raw_mode()
+        .and_then(|()| execute!(io::stdout(), EnterAlternateScreen, EnableBracketedPaste))
+        .and_then(|()| if mouse { execute!(io::stdout(), EnableMouseCapture) } else { Ok(()) })
+        .and_then(|()| terminal.clear());
+    match back {
+        Ok(()) => result,
+        Err(e) => Err(format!("the terminal could not be taken back: {e}")),
+    }
+}
+
 /// Restores the terminal; safe to call more than once.
 fn leave_terminal() {
     let _ = disable_raw_mode();
@@ -196,9 +213,19 @@ async fn event_loop(
     let mut dirty = true;
     // For benches/process.sh: stop after the first complete frame (data loaded and drawn).
     let exit_after_first_frame = std::env::var_os("OPSDECK_EXIT_AFTER_FIRST_FRAME").is_some();
+    let mut clipboard = crate::clipboard::Clipboard::new(app.clipboard_cmd.clone());
     loop {
         if let Some(text) = app.clipboard.take() {
-            copy_to_clipboard(&text)?;
+            let result = clipboard.copy(&text, &mut io::stdout());
+            app.on_copied(text, result);
+        }
+        if let Some(request) = app.pending_editor.take() {
+            // The editor gets the terminal: no reader may take its keys meanwhile.
+            drop(input);
+            let result = edit_outside(terminal, &request.text, app.mouse);
+            input = EventStream::new();
+            app.on_edited(&request, result);
+            dirty = true;
         }
         if dirty {
             terminal.draw(|frame| draw::draw(frame, app))?;
@@ -253,22 +280,6 @@ async fn event_loop(
     Ok(None)
 }
 
-/// Puts `text` on the clipboard through the terminal (OSC 52), which works over SSH and tmux
-/// (with `set-clipboard on`) where no local clipboard tool could.
-fn copy_to_clipboard(text: &str) -> io::Result<()> {
-    use std::io::Write as _;
-    let mut out = io::stdout();
-    out.write_all(osc52(text).as_bytes())?;
-    out.flush()
-}
-
-/// The OSC 52 sequence that sets the clipboard to `text`. The text is base64, so whatever it
-/// holds (a BEL, an ESC, a whole other escape from a server) cannot end the sequence early.
-fn osc52(text: &str) -> String {
-    use base64::Engine as _;
-    format!("\x1b]52;c;{}\x07", base64::engine::general_purpose::STANDARD.encode(text))
-}
-
 /// Sleeps until `deadline`, or forever when there is none (nothing to wake up for).
 async fn sleep_until(deadline: Option<std::time::Instant>) {
     match deadline {
@@ -310,20 +321,6 @@ impl Signals {
 
     async fn wait(&mut self) {
         std::future::pending().await
-    }
-}
-
-#[cfg(test)]
-mod clipboard_tests {
-    #[test]
-    fn copied_text_cannot_break_out_of_the_clipboard_escape() {
-        let hostile = "id\x07\x1b]52;c;ZXZpbA==\x07\x1b[2J\u{9c}";
-        let sequence = super::osc52(hostile);
-        let payload = sequence.strip_prefix("\x1b]52;c;").and_then(|s| s.strip_suffix('\x07')).expect("framed");
-        assert!(payload.chars().all(|c| c.is_ascii_alphanumeric() || "+/=".contains(c)), "{payload}");
-        use base64::Engine as _;
-        let decoded = base64::engine::general_purpose::STANDARD.decode(payload).expect("base64");
-        assert_eq!(decoded, hostile.as_bytes());
     }
 }
 

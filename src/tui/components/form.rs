@@ -25,6 +25,61 @@ pub enum FormAction {
     /// Every value is valid: send the operation with these values.
     Submit(Values),
     Cancel,
+    /// Edit a JSON field in `$VISUAL`/`$EDITOR`: the event loop leaves the screen, runs it on
+    /// this text and gives the result back with [`Form::apply_edit`].
+    Edit(EditRequest),
+}
+
+/// A field's text to edit outside the console.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EditRequest {
+    /// The parameter's name, where the edited text goes back.
+    pub field: String,
+    pub text: String,
+}
+
+/// The editor to run: `$VISUAL`, else `$EDITOR`, else `vi` (as git and crontab choose).
+pub fn editor_command(env: &dyn Fn(&str) -> Option<String>) -> String {
+    ["VISUAL", "EDITOR"]
+        .iter()
+        .filter_map(|name| env(name))
+        .find(|value| !value.trim().is_empty())
+        .unwrap_or_else(|| "vi".to_owned())
+}
+
+/// Runs `editor` on a private temporary file holding `text` and returns what the file holds
+/// when it exits 0. The editor may carry arguments (`code --wait`); it gets the terminal. The
+/// file is removed whatever happens. An error says why the old text stays.
+pub fn run_editor(editor: &str, text: &str) -> Result<String, String> {
+    use std::io::Write as _;
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let path = std::env::temp_dir().join(format!("opsdeck-field-{}-{n}.json", std::process::id()));
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        options.mode(0o600);
+    }
+    let written = options.open(&path).and_then(|mut file| file.write_all(text.as_bytes()));
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&path);
+        return Err(format!("could not write a temporary file for the editor: {e}"));
+    }
+    // `sh -c '$EDITOR "$1"'`: the editor's own words split as the shell splits them, the path
+    // passed as one argument whatever it holds.
+    let status =
+        std::process::Command::new("sh").arg("-c").arg(format!("{editor} \"$1\"")).arg("sh").arg(&path).status();
+    let result = match status {
+        Ok(status) if status.success() => {
+            std::fs::read_to_string(&path).map_err(|e| format!("could not read the edited file back: {e}"))
+        }
+        Ok(status) => Err(format!("the editor `{editor}` failed ({status})")),
+        Err(e) => Err(format!("the editor `{editor}` did not start: {e}")),
+    };
+    let _ = std::fs::remove_file(&path);
+    result
 }
 
 struct Field {
@@ -156,8 +211,38 @@ impl Form {
         self.fields.iter().find(|f| f.param.name == name).and_then(|f| f.error.as_deref())
     }
 
+    /// The edited text of `request` comes back: it replaces the field (checked at once, so
+    /// JSON that does not parse is marked as a submit would); a failed editor leaves it as it was.
+    pub fn apply_edit(&mut self, request: &EditRequest, result: Result<String, String>) {
+        let Some(index) = self.fields.iter().position(|f| f.param.name == request.field) else { return };
+        match result {
+            Ok(text) => {
+                let text = text.trim_end_matches(['\n', '\r']);
+                self.set_value(&request.field, text);
+                let field = &mut self.fields[index];
+                let value = field.value();
+                field.error = if value.is_empty() { None } else { validate::check_value(field.param, &value).err() };
+                self.focused = index;
+                self.message =
+                    field.error.as_ref().map(|_| format!("{} was edited; fix the marked JSON", request.field));
+            }
+            Err(why) => self.message = Some(format!("{why}; {} keeps its text", request.field)),
+        }
+    }
+
+    /// The focused field, when it holds JSON (or data that may be JSON).
+    fn focused_json(&self) -> Option<&Field> {
+        self.fields.get(self.focused).filter(|f| matches!(f.param.kind, Kind::Json | Kind::Data))
+    }
+
+    fn edit_request(&self) -> Option<EditRequest> {
+        let field = self.focused_json()?;
+        Some(EditRequest { field: field.param.name.to_owned(), text: field.input.lines().join("\n") })
+    }
+
     pub fn handle_key(&mut self, key: KeyEvent) -> FormAction {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let alt = key.modifiers.contains(KeyModifiers::ALT);
         if let Some(editor) = self.line_items.as_mut() {
             match editor.handle_key(key) {
                 LineItemsAction::Done(json) => {
@@ -172,15 +257,29 @@ impl Form {
             }
             return FormAction::None;
         }
+        let on_line_items = self.focused_json().is_some_and(|f| f.param.name == LINE_ITEMS);
         match key.code {
+            // Alt-e: any JSON field in $EDITOR, line_items included.
+            KeyCode::Char('e') if alt => match self.edit_request() {
+                Some(request) => return FormAction::Edit(request),
+                None => self.message = Some("Alt-e edits a JSON field in $EDITOR; Tab to one first".into()),
+            },
+            // Ctrl-e: a JSON field in $EDITOR, except line_items, which is edited as a table.
+            KeyCode::Char('e') if ctrl && !on_line_items && self.focused_json().is_some() => {
+                if let Some(request) = self.edit_request() {
+                    return FormAction::Edit(request);
+                }
+            }
             KeyCode::Char('e') if ctrl => {
-                // From anywhere in the form: the editor is for its one line_items field.
+                // From any other field: the table editor of the form's line_items field.
                 match self.fields.iter().position(|f| f.param.name == LINE_ITEMS && f.param.kind == Kind::Json) {
                     Some(index) => {
                         self.focused = index;
                         self.open_line_items();
                     }
-                    None => self.message = Some("Ctrl-e edits line_items as a table; this form has none".into()),
+                    None => {
+                        self.message = Some("Ctrl-e edits the focused JSON field in $EDITOR; Tab to one first".into());
+                    }
                 }
             }
             KeyCode::Char('s') if ctrl => {
@@ -192,6 +291,12 @@ impl Form {
                 }
             }
             KeyCode::Esc => return FormAction::Cancel,
+            // In JSON the arrows move in the text; Tab and Shift-Tab still move between fields.
+            KeyCode::Down | KeyCode::Up if self.focused_json().is_some() => {
+                if let Some(field) = self.fields.get_mut(self.focused) {
+                    field.input.input(key);
+                }
+            }
             KeyCode::Tab | KeyCode::Down => self.move_focus(1),
             KeyCode::BackTab | KeyCode::Up => self.move_focus(-1),
             KeyCode::Enter
@@ -241,10 +346,12 @@ impl Form {
 
     pub fn help() -> &'static [(&'static str, &'static str)] {
         &[
-            ("Tab ↓ / S-Tab ↑", "next / previous field"),
+            ("Tab ↓ / S-Tab ↑", "next / previous field (↑↓ move in JSON text)"),
             ("Enter", "next field (a new line in JSON fields)"),
             ("Ctrl-s", "check every field and send"),
-            ("Ctrl-e", "line_items as a table (^n ^d rows)"),
+            ("Ctrl-e", "JSON field in $EDITOR; line_items as a table"),
+            ("Alt-e", "any JSON field in $EDITOR, line_items too"),
+            ("Alt-y", "copy the form's request as curl / HTTPie"),
             ("Esc", "close without sending"),
         ]
     }
@@ -311,7 +418,9 @@ impl Form {
                 Span::styled(param.help, theme.muted),
             ];
             if param.name == LINE_ITEMS && param.kind == Kind::Json {
-                label.insert(3, Span::styled("Ctrl-e: edit as a table  ", theme.accent));
+                label.insert(3, Span::styled("Ctrl-e: edit as a table · Alt-e: $EDITOR  ", theme.accent));
+            } else if focused && matches!(param.kind, Kind::Json | Kind::Data) {
+                label.insert(3, Span::styled("Ctrl-e: $EDITOR  ", theme.accent));
             }
             if let Some(error) = &field.error {
                 label
@@ -393,6 +502,76 @@ mod tests {
         assert_eq!(values["channelId"], "ch1");
         assert_eq!(values["name"], "greeting");
         assert_eq!(form.handle_key(key(KeyCode::Esc)), FormAction::Cancel);
+    }
+
+    fn screen(form: &mut Form) -> String {
+        let mut terminal = Terminal::new(TestBackend::new(100, 24)).unwrap();
+        terminal.draw(|f| form.render(f, f.area(), &Theme::dark())).unwrap();
+        let buffer = terminal.backend().buffer();
+        (0..24).map(|y| (0..100).map(|x| buffer[(x, y)].symbol()).collect::<String>() + "\n").collect()
+    }
+
+    #[test]
+    fn the_editor_is_visual_then_editor_then_vi() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |name: &str| pairs.iter().find(|(k, _)| *k == name).map(|(_, v)| (*v).to_owned())
+        };
+        assert_eq!(editor_command(&env(&[("VISUAL", "code --wait"), ("EDITOR", "nano")])), "code --wait");
+        assert_eq!(editor_command(&env(&[("VISUAL", " "), ("EDITOR", "nano")])), "nano");
+        assert_eq!(editor_command(&env(&[])), "vi");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_field_goes_through_a_temporary_file_and_back() {
+        // A fake editor that appends to the file it is given, and one that fails.
+        let append = r#"f() { printf '%s, "b": 2}' "$(sed 's/}$//' "$1")" > "$1"; }; f"#;
+        assert_eq!(run_editor(append, r#"{"a": 1}"#), Ok(r#"{"a": 1, "b": 2}"#.to_owned()));
+        let failed = run_editor("false", "[]").unwrap_err();
+        assert!(failed.contains("the editor `false` failed"), "{failed}");
+        // The file is private while it exists, and gone afterwards.
+        #[cfg(unix)]
+        {
+            let probe = r#"f() { stat -c %a "$1" > "$1.mode"; cp "$1.mode" /dev/null; printf '%s' "$1" > "$1"; }; f"#;
+            let path = run_editor(probe, "").unwrap();
+            assert!(!std::path::Path::new(&path).exists(), "{path} removed");
+            let mode = std::fs::read_to_string(format!("{path}.mode")).unwrap_or_default();
+            let _ = std::fs::remove_file(format!("{path}.mode"));
+            assert_eq!(mode.trim(), "600");
+        }
+    }
+
+    #[test]
+    fn json_fields_keep_the_arrows_and_go_to_the_editor() {
+        let op = Service::Ably.operation("push_publish").unwrap();
+        let mut form = Form::new(op, &Values::new(), "SANDBOX".into());
+        assert_eq!(form.fields[form.focused].param.name, "recipient");
+        form.paste("{\n  \"clientId\": \"a\"\n}");
+        form.handle_key(key(KeyCode::Up));
+        form.handle_key(key(KeyCode::Char('x')));
+        assert_eq!(form.focused, 0, "↑ moved in the text, not to another field");
+        assert_eq!(form.values()["recipient"], "{\n x \"clientId\": \"a\"\n}");
+        assert!(screen(&mut form).contains("Ctrl-e: $EDITOR"));
+        let ctrl_e = KeyEvent::new(KeyCode::Char('e'), KeyModifiers::CONTROL);
+        let FormAction::Edit(request) = form.handle_key(ctrl_e) else { panic!("an editor request") };
+        assert_eq!(request.field, "recipient");
+        assert_eq!(request.text, "{\n x \"clientId\": \"a\"\n}");
+
+        // Invalid JSON comes back kept, and marked.
+        form.apply_edit(&request, Ok("{\"clientId\": \n".into()));
+        assert_eq!(form.values()["recipient"], "{\"clientId\":");
+        assert!(form.error_of("recipient").is_some());
+        assert!(screen(&mut form).contains("recipient was edited; fix the marked JSON"));
+        form.apply_edit(&request, Ok("{\"clientId\": \"b\"}\n".into()));
+        assert_eq!(form.values()["recipient"], "{\"clientId\": \"b\"}");
+        assert_eq!(form.error_of("recipient"), None);
+        // A failed editor leaves the text as it was and says so.
+        form.apply_edit(&request, Err("the editor `vi` failed (exit status: 1)".into()));
+        assert_eq!(form.values()["recipient"], "{\"clientId\": \"b\"}");
+        assert!(screen(&mut form).contains("the editor `vi` failed (exit status: 1); recipient keeps its text"));
+        // Tab still leaves the field.
+        form.handle_key(key(KeyCode::Tab));
+        assert_eq!(form.focused, 1);
     }
 
     #[test]

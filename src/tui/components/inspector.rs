@@ -4,6 +4,7 @@
 //! Bodies can be tens of megabytes, so the pane keeps the bytes once, indexes JSON with
 //! [`JsonTree`] and formats only the lines that fit on screen.
 
+use std::collections::HashMap;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -25,6 +26,10 @@ const SELECTED_JSON_LIMIT: usize = 1024 * 1024;
 
 /// The most `y` copies: terminals cap OSC 52 clipboard writes, and a bigger paste is no use.
 const COPY_LIMIT: usize = 1024 * 1024;
+
+/// The largest body a `|` filter runs on: jq holds the whole document as values (several times
+/// its size) and a filter may walk all of it, so beyond this the pane says so instead of freezing.
+pub const FILTER_LIMIT: usize = 64 * 1024 * 1024;
 
 /// Columns moved per horizontal scroll step in the raw view.
 const HSCROLL_STEP: usize = 8;
@@ -97,11 +102,29 @@ struct Search {
     note: Option<SearchNote>,
 }
 
+/// The `|` filter: typed on its own line, applied on Enter (never per keystroke: a body may be
+/// tens of megabytes), remembered per view so a refreshed list is filtered the same way.
+#[derive(Debug, Default)]
+struct JqFilter {
+    /// The `|` line's text while it is open.
+    input: Option<String>,
+    /// The filter of each view, by its title (`messages_list`, `channels record`).
+    by_view: HashMap<String, String>,
+    /// The filter whose result is shown, and how many results it gave.
+    applied: Option<(String, usize)>,
+    /// Why the filter of this view gave nothing to show (compile or runtime error, too large).
+    error: Option<String>,
+}
+
 /// The inspector pane: owns the shown response and all of its view state.
 #[derive(Debug)]
 pub struct Inspector {
     view: Option<ResponseView>,
+    /// What is shown: the response's body, or the result of the `|` filter.
     body: Body,
+    /// The response's own body while a filter's result is shown instead.
+    unfiltered: Option<Body>,
+    jq: JqFilter,
     mode: InspectorMode,
     raw: RawScroll,
     headers_top: usize,
@@ -122,6 +145,8 @@ impl Inspector {
         Inspector {
             view: None,
             body: Body::Nothing,
+            unfiltered: None,
+            jq: JqFilter::default(),
             mode: InspectorMode::Tree,
             raw: RawScroll::default(),
             headers_top: 0,
@@ -134,6 +159,10 @@ impl Inspector {
     /// indexed here, once; anything else is shown as text or summarised when binary.
     pub fn show(&mut self, view: ResponseView) {
         self.body = classify(&view);
+        self.unfiltered = None;
+        self.jq.input = None;
+        self.jq.applied = None;
+        self.jq.error = None;
         self.raw = RawScroll::default();
         self.headers_top = 0;
         self.search.input = None;
@@ -144,7 +173,58 @@ impl Inspector {
             (Body::Json(_), _) => InspectorMode::Tree,
             _ => InspectorMode::Raw,
         };
+        let filter = self.jq.by_view.get(&view.title).cloned();
         self.view = Some(view);
+        if let Some(code) = filter {
+            self.apply_filter(&code);
+        }
+    }
+
+    /// Runs `code` over the response and shows its result as the tree; an empty filter shows
+    /// the whole response again. Remembered for this view either way.
+    fn apply_filter(&mut self, code: &str) {
+        let Some(view) = self.view.as_ref() else { return };
+        let title = view.title.clone();
+        if let Some(original) = self.unfiltered.take() {
+            self.body = original;
+        }
+        self.jq.applied = None;
+        self.jq.error = None;
+        let code = code.trim();
+        if code.is_empty() {
+            self.jq.by_view.remove(&title);
+            if self.mode != InspectorMode::Headers {
+                self.mode = self.body_mode();
+            }
+            return;
+        }
+        self.jq.by_view.insert(title, code.to_owned());
+        match filter_result(code, &self.body, &view.body, FILTER_LIMIT) {
+            Ok((tree, count)) => {
+                self.unfiltered = Some(std::mem::replace(&mut self.body, Body::Json(Box::new(tree))));
+                self.jq.applied = Some((code.to_owned(), count));
+                self.raw = RawScroll::default();
+                self.search.last = None;
+                self.search.note = None;
+                if self.mode != InspectorMode::Headers {
+                    self.mode = InspectorMode::Tree;
+                }
+            }
+            Err(error) => self.jq.error = Some(error),
+        }
+    }
+
+    /// The filter of the shown view, if any (applied or failing).
+    pub fn filter(&self) -> Option<&str> {
+        self.jq.by_view.get(&self.view.as_ref()?.title).map(String::as_str)
+    }
+
+    /// The text the search and the raw view read: the filter's result or the response's body.
+    fn shown_bytes(&self) -> Bytes {
+        match &self.body {
+            Body::Json(tree) => tree.doc().body().clone(),
+            _ => self.view.as_ref().map(|v| v.body.clone()).unwrap_or_default(),
+        }
     }
 
     /// Forgets the shown response (e.g. when the tab's target changes).
@@ -165,12 +245,12 @@ impl Inspector {
     /// True while the `/` box is open, so the app sends letters here instead of treating them
     /// as global keys.
     pub fn is_typing(&self) -> bool {
-        self.search.input.is_some()
+        self.search.input.is_some() || self.jq.input.is_some()
     }
 
     /// Pasted text goes into the `/` box when it is open; false when nothing here takes it.
     pub fn paste(&mut self, text: &str) -> bool {
-        match self.search.input.as_mut() {
+        match self.search.input.as_mut().or(self.jq.input.as_mut()) {
             Some(input) => {
                 input.push_str(text);
                 true
@@ -222,6 +302,7 @@ impl Inspector {
             ("e / c", "expand all / collapse all"),
             ("t / w / H", "tree / raw / headers"),
             ("/", "search the body"),
+            ("|", "jq filter: Enter shows its result, empty clears"),
             ("y", "copy the selected value (or the text) to the clipboard"),
             ("n / N", "next / previous match"),
         ]
@@ -256,6 +337,10 @@ impl Inspector {
             self.search_key(key);
             return true;
         }
+        if self.jq.input.is_some() {
+            self.filter_key(key);
+            return true;
+        }
         if key.modifiers.intersects(KeyModifiers::ALT) {
             return false;
         }
@@ -278,6 +363,10 @@ impl Inspector {
                     self.mode = self.body_mode();
                 }
                 self.search.input = Some(String::new());
+                true
+            }
+            KeyCode::Char('|') if !ctrl && self.view.is_some() => {
+                self.jq.input = Some(self.filter().unwrap_or_default().to_owned());
                 true
             }
             // The browser pages with `n`; here they step through matches, and are always ours.
@@ -405,13 +494,32 @@ impl Inspector {
         }
     }
 
+    fn filter_key(&mut self, key: KeyEvent) {
+        let Some(input) = self.jq.input.as_mut() else { return };
+        match key.code {
+            KeyCode::Esc => self.jq.input = None,
+            KeyCode::Enter => {
+                let code = std::mem::take(input);
+                self.jq.input = None;
+                self.apply_filter(&code);
+            }
+            KeyCode::Backspace => {
+                input.pop();
+            }
+            KeyCode::Char(c) if !key.modifiers.intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) => {
+                input.push(c);
+            }
+            _ => {}
+        }
+    }
+
     /// Where a new search starts: just after the selection (or the top raw line), like `/`
     /// in an editor.
     fn search_origin(&mut self) -> usize {
         match (&self.body, self.mode) {
             (Body::Json(tree), InspectorMode::Tree) => tree.doc().start_offset(tree.cursor()) + 1,
             _ => {
-                let body = self.view.as_ref().map(|v| v.body.clone()).unwrap_or_default();
+                let body = self.shown_bytes();
                 let index = self.raw.index.get_or_insert_with(|| LineIndex::new(&body));
                 index.start(self.raw.top.min(index.len().saturating_sub(1)))
             }
@@ -424,7 +532,10 @@ impl Inspector {
         if self.search.needle.is_empty() || !self.has_text() {
             return;
         }
-        let Some(body) = self.view.as_ref().map(|v| v.body.clone()) else { return };
+        if self.view.is_none() {
+            return;
+        }
+        let body = self.shown_bytes();
         let fresh = self.search.last.is_none();
         let origin = match self.search.last {
             Some(last) if forward => last + 1,
@@ -511,13 +622,20 @@ impl Inspector {
                 buf.set_line(rows.x, y, &line, rows.width);
             }
         }
+        self.draw_filter_bar(buf, &mut rows, theme);
         self.page = usize::from(rows.height).max(1);
         let percent = if rows.is_empty() { None } else { self.draw_body(buf, rows, theme, focused) };
 
         let title = self.view.as_ref().map_or("inspector", |v| v.title.as_str());
-        let mut block = Block::bordered()
-            .border_style(theme.border(focused))
-            .title(Line::styled(format!(" {} ", inert(title)), theme.title));
+        let mut title = vec![Span::styled(format!(" {} ", inert(title)), theme.title)];
+        if let Some((code, count)) = &self.jq.applied {
+            let results = match count {
+                1 => String::new(),
+                n => format!(" · {n} results"),
+            };
+            title.push(Span::styled(format!("| {}{results} ", inert(code)), theme.accent));
+        }
+        let mut block = Block::bordered().border_style(theme.border(focused)).title(Line::from(title));
         if self.view.is_some() {
             block = block.title(self.mode_tabs(theme).right_aligned());
         }
@@ -528,6 +646,35 @@ impl Inspector {
             block = block.title_bottom(Line::styled(format!(" {percent}% "), theme.muted).right_aligned());
         }
         frame.render_widget(block, area);
+    }
+
+    /// The `|` line at the bottom while it is typed, and the filter's error under it: both take
+    /// body rows, as what is being typed matters more than one more line of JSON.
+    fn draw_filter_bar(&self, buf: &mut Buffer, rows: &mut Rect, theme: &Theme) {
+        let mut lines = Vec::new();
+        if let Some(input) = &self.jq.input {
+            lines.push(Line::from(vec![
+                Span::styled("| ", theme.accent),
+                Span::styled(inert(input).into_owned(), theme.text),
+                Span::styled("▏", theme.accent),
+            ]));
+        } else if let (Some(code), Some(_)) = (self.filter(), &self.jq.error) {
+            lines.push(Line::from(vec![
+                Span::styled("| ", theme.accent),
+                Span::styled(inert(code).into_owned(), theme.text),
+                Span::styled("  (| edits)", theme.muted),
+            ]));
+        }
+        if let Some(error) = &self.jq.error {
+            lines.push(Line::styled(format!("✗ {}", inert(error)), theme.error));
+        }
+        for line in lines.iter().rev() {
+            if rows.height == 0 {
+                return;
+            }
+            rows.height -= 1;
+            buf.set_line(rows.x, rows.bottom(), line, rows.width);
+        }
     }
 
     fn mode_tabs(&self, theme: &Theme) -> Line<'static> {
@@ -594,7 +741,7 @@ impl Inspector {
                 }
                 Some(tree.percent())
             }
-            Body::Json(_) => Some(draw_raw(buf, area, &view.body, None, &mut self.raw, theme)),
+            Body::Json(tree) => Some(draw_raw(buf, area, tree.doc().body(), None, &mut self.raw, theme)),
             Body::Text { note } => Some(draw_raw(buf, area, &view.body, note.as_deref(), &mut self.raw, theme)),
         }
     }
@@ -735,6 +882,31 @@ fn draw_raw(buf: &mut Buffer, area: Rect, body: &Bytes, note: Option<&str>, raw:
     (offset * 100 / body.len().max(1)).min(100) as u8
 }
 
+/// The filter's outputs as a tree, and how many there were: one output as itself, any other
+/// number as an array of them. Refuses what is not JSON or too big to filter here.
+fn filter_result(code: &str, shown: &Body, body: &Bytes, limit: usize) -> Result<(JsonTree, usize), String> {
+    let filter = crate::jq::Filter::compile(code)?;
+    if !matches!(shown, Body::Json(_)) {
+        return Err("the body is not JSON, so jq cannot filter it".to_owned());
+    }
+    if body.len() > limit {
+        return Err(format!(
+            "the body is {}, over the {} a filter runs on here; ask for fewer records",
+            human_size(body.len()),
+            human_size(limit)
+        ));
+    }
+    let mut outputs = filter.run_bytes(body)?;
+    let count = outputs.len();
+    let result = match outputs.pop() {
+        Some(only) if count == 1 => only,
+        last => serde_json::Value::Array(outputs.into_iter().chain(last).collect()),
+    };
+    let bytes = serde_json::to_vec(&result).map_err(|e| e.to_string())?;
+    let doc = JsonDoc::parse(Bytes::from(bytes)).map_err(|e| format!("the result is too deep to show: {e}"))?;
+    Ok((JsonTree::new(doc), count))
+}
+
 /// Decides once how to show a body: JSON when the content type says so or the text starts
 /// like an object or array; text when it is UTF-8; a summary otherwise.
 fn classify(view: &ResponseView) -> Body {
@@ -810,10 +982,19 @@ mod tests {
             let code = match c {
                 '\n' => KeyCode::Enter,
                 '\x1b' => KeyCode::Esc,
+                '\x08' => KeyCode::Backspace,
                 c => KeyCode::Char(c),
             };
             inspector.handle_key(KeyEvent::new(code, KeyModifiers::NONE));
         }
+    }
+
+    /// Opens the `|` line, clears what it holds, types `code` and applies it.
+    fn filter(inspector: &mut Inspector, code: &str) {
+        key(inspector, "|");
+        key(inspector, &"\x08".repeat(40));
+        key(inspector, code);
+        key(inspector, "\n");
     }
 
     fn contains(screen: &[String], text: &str) -> bool {
@@ -1019,6 +1200,91 @@ mod tests {
         key(&mut inspector, "/x");
         let screen = draw(&mut inspector, 20, 5);
         assert!(screen[3].contains("/x"), "{screen:#?}");
+    }
+
+    #[test]
+    fn a_jq_filter_shows_its_result_as_the_tree_and_is_kept_per_view() {
+        let mut inspector = Inspector::new();
+        inspector.show(view(BODY));
+        key(&mut inspector, "|");
+        assert!(inspector.is_typing());
+        key(&mut inspector, ".items[].id");
+        let screen = draw(&mut inspector, 60, 14);
+        assert!(screen[12].contains("| .items[].id▏"), "{screen:#?}");
+        assert!(contains(&screen, "alerts"), "nothing runs before Enter");
+        key(&mut inspector, "\n");
+        assert!(!inspector.is_typing());
+        let screen = draw(&mut inspector, 60, 14);
+        assert!(screen[0].contains("list channels | .items[].id · 2 results"), "{screen:#?}");
+        assert!(contains(&screen, "\"ch_1\"") && contains(&screen, "\"ch_2\""), "{screen:#?}");
+        assert!(!contains(&screen, "alerts"), "{screen:#?}");
+        assert_eq!(inspector.copy_text().as_deref(), Some("[\n  \"ch_1\",\n  \"ch_2\"\n]"));
+
+        // The view refreshed: filtered again. Another view keeps its own (none).
+        inspector.show(view(r#"{"items":[{"id":"ch_9","name":"new"}]}"#));
+        let screen = draw(&mut inspector, 60, 14);
+        assert!(screen[0].contains("| .items[].id ─"), "one result is itself: {screen:#?}");
+        assert!(contains(&screen, "\"ch_9\"") && !contains(&screen, "new"), "{screen:#?}");
+        let mut record = view(r#"{"id":"ch_9","name":"new"}"#);
+        record.title = "channels record".into();
+        inspector.show(record.clone());
+        let screen = draw(&mut inspector, 60, 14);
+        assert!(!screen[0].contains('|') && contains(&screen, "name: \"new\""), "{screen:#?}");
+        filter(&mut inspector, ".name");
+        assert!(draw(&mut inspector, 60, 14)[0].contains("channels record | .name"));
+        inspector.show(view(BODY));
+        assert_eq!(inspector.filter(), Some(".items[].id"));
+
+        // `|` edits the filter; emptied, it shows the whole response again.
+        key(&mut inspector, "|");
+        key(&mut inspector, &"\x08".repeat(20));
+        key(&mut inspector, "\n");
+        let screen = draw(&mut inspector, 60, 14);
+        assert!(!screen[0].contains('|') && contains(&screen, "alerts"), "{screen:#?}");
+        assert_eq!(inspector.filter(), None);
+    }
+
+    #[test]
+    fn filter_errors_show_under_the_filter_and_are_inert() {
+        let mut inspector = Inspector::new();
+        inspector.show(view(BODY));
+        key(&mut inspector, "|.items[\n");
+        let screen = draw(&mut inspector, 70, 14);
+        assert!(screen[11].contains("| .items[  (| edits)"), "{screen:#?}");
+        assert!(screen[12].contains("✗ expected"), "{screen:#?}");
+        assert!(contains(&screen, "alerts"), "the response stays in view: {screen:#?}");
+        filter(&mut inspector, ".items.name");
+        let screen = draw(&mut inspector, 70, 14);
+        assert!(screen[12].contains("✗ jq: cannot index"), "{screen:#?}");
+        // Server text in a result or an error is shown, never interpreted.
+        inspector.show(view(r#"{"items":[{"id":"\u001b]52;c;ZXZpbA==\u0007"}]}"#));
+        filter(&mut inspector, ".items[0].id");
+        let screen = draw(&mut inspector, 70, 14);
+        assert!(screen.iter().all(|l| !l.contains('\x1b') && !l.contains('\x07')), "{screen:#?}");
+        assert!(contains(&screen, "52;c;ZXZpbA=="), "{screen:#?}");
+        filter(&mut inspector, "error(.)");
+        let screen = draw(&mut inspector, 70, 14);
+        assert!(screen.iter().all(|l| !l.contains('\x1b')), "{screen:#?}");
+        assert!(contains(&screen, "✗ jq:"), "{screen:#?}");
+    }
+
+    #[test]
+    fn filters_refuse_text_and_bodies_too_big_to_filter() {
+        let body = Bytes::from_static(br#"[1,2,3]"#);
+        let shown = Body::Json(Box::new(JsonTree::new(JsonDoc::parse(body.clone()).unwrap())));
+        let error = filter_result(".[]", &shown, &body, 4).err().unwrap();
+        assert!(error.contains("the body is 7 B, over the 4 B a filter runs on here"), "{error}");
+        let (tree, count) = filter_result(".[] | . * 2", &shown, &body, 100).unwrap();
+        assert_eq!((tree.doc().body().as_ref(), count), (&b"[2,4,6]"[..], 3));
+        let (tree, count) = filter_result("empty", &shown, &body, 100).unwrap();
+        assert_eq!((tree.doc().body().as_ref(), count), (&b"[]"[..], 0));
+
+        let mut inspector = Inspector::new();
+        let mut text = view("queued ok");
+        text.content_type = Some("text/plain".into());
+        inspector.show(text);
+        key(&mut inspector, "|.\n");
+        assert!(contains(&draw(&mut inspector, 60, 10), "✗ the body is not JSON"));
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! The panes of a tab and the popups over them, one file each.
 
 pub mod browser;
+pub mod chart;
 pub mod confirm;
+pub mod copy_menu;
 pub mod detail;
 pub mod form;
 pub mod history_view;
