@@ -65,9 +65,14 @@ pub fn environment_variables() -> Vec<(&'static str, Vec<(String, String)>)> {
                 folder(LOG_VAR, "log level for the debug log (e.g. debug)"),
                 folder("NO_COLOR", "set (not empty): the console uses no colour"),
                 folder("COLORTERM", "truecolor or 24bit: the console's theme colours as written"),
-                folder("TERM", "the terminal's colour depth when COLORTERM says nothing (…-256color, linux, dumb)"),
-                folder("VISUAL", "editor for long form fields in the console (before EDITOR)"),
-                folder("EDITOR", "editor for long form fields in the console when VISUAL is not set"),
+                folder(
+                    "TERM",
+                    "the terminal's colour depth when COLORTERM says nothing (…-256color, linux, dumb); \
+                     linux and dumb cannot take OSC 52 copies",
+                ),
+                folder("TMUX", "set inside tmux: copies go through OSC 52 only with `set-clipboard on`"),
+                folder("VISUAL", "editor for JSON form fields in the console (Ctrl-e; before EDITOR)"),
+                folder("EDITOR", "editor for JSON form fields in the console when VISUAL is not set (else vi)"),
             ],
         ),
     ]
