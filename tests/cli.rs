@@ -191,6 +191,14 @@ async fn opsdeck_async(args: &[&str], env: &[(&str, &str)]) -> Output {
     .unwrap()
 }
 
+/// The `page=N` a test upstream was asked for (1 when none).
+fn page_asked(uri: &axum::http::Uri) -> u64 {
+    uri.query()
+        .and_then(|q| q.split('&').find_map(|kv| kv.strip_prefix("page=")))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(1)
+}
+
 /// An Ably-style list whose page N links to page `next(N)` (`None`: last page); counts requests.
 async fn paged_upstream(next: fn(u64) -> Option<u64>) -> (String, Arc<AtomicUsize>) {
     let hits = Arc::new(AtomicUsize::new(0));
@@ -199,11 +207,7 @@ async fn paged_upstream(next: fn(u64) -> Option<u64>) -> (String, Arc<AtomicUsiz
         let counter = counter.clone();
         async move {
             counter.fetch_add(1, Ordering::SeqCst);
-            let page: u64 = uri
-                .query()
-                .and_then(|q| q.split('&').find_map(|kv| kv.strip_prefix("page=")))
-                .and_then(|n| n.parse().ok())
-                .unwrap_or(1);
+            let page = page_asked(&uri);
             let body = format!(r#"[{{"id":"m{page}","name":"page {page}"}}]"#);
             let link = next(page).map(|n| format!("<{}?page={n}>; rel=\"next\"", uri.path())).unwrap_or_default();
             ([("content-type", "application/json"), ("link", link.as_str())], body).into_response()
@@ -407,11 +411,7 @@ async fn records_upstream(last: u64) -> (String, Arc<AtomicUsize>) {
         let counter = counter.clone();
         async move {
             counter.fetch_add(1, Ordering::SeqCst);
-            let page: u64 = uri
-                .query()
-                .and_then(|q| q.split('&').find_map(|kv| kv.strip_prefix("page=")))
-                .and_then(|n| n.parse().ok())
-                .unwrap_or(1);
+            let page = page_asked(&uri);
             let body = serde_json::json!([
                 {"id": format!("m{page}a"), "name": format!("first of {page}"), "timestamp": 1_700_000_000_000_i64, "clientId": "c1"},
                 {"id": format!("m{page}b"), "name": "evil \u{1b}[2J", "timestamp": 1_700_000_060_000_i64, "clientId": "c2"},
