@@ -77,5 +77,17 @@ async fn main() -> std::io::Result<()> {
     h.keys("jjjjj<Enter>");
     h.settle().await;
     save(&mut h, "avatax-transaction")?;
+
+    // Ably stats: a chart of the time series under the table, the inspector filtered with jq.
+    h.keys("<Esc><Esc>1");
+    h.settle().await;
+    h.browse("stats").await;
+    h.keys("l|.[0:3] | map({intervalId, messages: .entries[\"messages.all.all.count\"]})<Enter>");
+    save(&mut h, "ably-stats-chart")?;
+
+    // An 80x24 terminal keeps the active tab, its badge and the profile in the header.
+    h.keys("<Esc>h");
+    h.resize(80, 24);
+    save(&mut h, "small-terminal")?;
     Ok(())
 }
