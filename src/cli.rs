@@ -517,6 +517,14 @@ fn warn(err: &mut dyn Write, warnings: &[String]) {
     }
 }
 
+/// The config file as named in messages.
+fn config_file_name(config: &Config) -> String {
+    config
+        .source
+        .as_ref()
+        .map_or_else(|| "the config".to_owned(), |path| inert(&path.display().to_string()).into_owned())
+}
+
 /// Which top-level flags `command` acts on; the others, given before it, are a usage error rather
 /// than silently ignored (`opsdeck --theme light ops` would otherwise look like it did something).
 pub fn check_global_flags(global: &GlobalArgs, command: Option<&Command>) -> Result<(), Failure> {
@@ -559,8 +567,18 @@ pub async fn call(global: &GlobalArgs, args: &CallArgs, io: &mut CallIo<'_>) -> 
     }
     let output = output::Output::new(args, op, io.out_is_terminal)?;
     let config = Config::load(global.config.as_deref())?;
-    if (global.read_only || config.profile_read_only(global.profile.as_deref())) && op.mutates {
-        return Err(Failure::usage(CallError::ReadOnly(op.full_name()).to_string()));
+    if op.mutates {
+        let why = if global.read_only {
+            Some("--read-only is on (drop it to send)".to_owned())
+        } else if config.profile_read_only(global.profile.as_deref()) {
+            let profile = global.profile.as_deref().or(config.default_profile.as_deref()).unwrap_or("default");
+            Some(format!("profile {} is read-only (read_only = true in {})", inert(profile), config_file_name(&config)))
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            return Err(Failure::usage(CallError::ReadOnly { operation: op.full_name(), why }.to_string()));
+        }
     }
     warn(io.err, &config.warnings);
     let (resolved, sandbox) = resolve_target(&config, global, service).await?;

@@ -253,7 +253,7 @@ async fn a_read_only_profile_refuses_changes_in_call() {
     };
     let refused = run("prod");
     assert_eq!(refused.status.code(), Some(2), "{}", String::from_utf8_lossy(&refused.stderr));
-    assert!(String::from_utf8_lossy(&refused.stderr).contains("read-only"));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("profile prod is read-only (read_only = true in"));
     let sent = run("staging");
     assert_eq!(sent.status.code(), Some(0), "{}", String::from_utf8_lossy(&sent.stderr));
     std::fs::remove_dir_all(&dir).ok();

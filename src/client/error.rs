@@ -51,9 +51,10 @@ pub enum CallError {
     /// A value the user gave cannot make a valid request (caught before anything is sent).
     #[error("invalid input: {0}")]
     Invalid(String),
-    /// `--read-only` is on and the operation changes something.
-    #[error("{0} changes state and --read-only is on; restart without --read-only to send it")]
-    ReadOnly(String),
+    /// `--read-only` or a read-only profile is in force and the operation changes something;
+    /// `why` names which, so the user knows what to change.
+    #[error("{operation} changes state and {why}; nothing was sent")]
+    ReadOnly { operation: String, why: String },
     /// Credentials are missing or unusable for this service.
     #[error("credentials: {0}")]
     Credentials(String),
@@ -100,7 +101,7 @@ impl CallError {
     /// The exit code `opsdeck call` uses: 2 for what the user must fix in the command, 1 otherwise.
     pub fn exit_code(&self) -> i32 {
         match self {
-            CallError::Invalid(_) | CallError::ReadOnly(_) | CallError::Credentials(_) => 2,
+            CallError::Invalid(_) | CallError::ReadOnly { .. } | CallError::Credentials(_) => 2,
             _ => 1,
         }
     }
