@@ -15,6 +15,20 @@ const SKIP: Param = Param::query("$skip", "rows to skip").int().min(0.0);
 const ORDER_BY: Param = Param::query("$orderBy", "sort, e.g. id ASC or name DESC, comma-separated");
 
 /// AvaTax's document types, in the order of its numeric enum (the simulator reads both forms).
+/// The reasons an adjustment may give, in the service's numbering from 1 (0, NotAdjusted, is
+/// what an unadjusted transaction says and no adjustment may give).
+pub const ADJUSTMENT_REASONS: &[&str] = &[
+    "SourcingIssue",
+    "ReconciledWithGeneralLedger",
+    "ExemptCertApplied",
+    "PriceAdjusted",
+    "ProductReturned",
+    "ProductExchanged",
+    "BadDebt",
+    "Other",
+    "Offline",
+];
+
 pub const DOCUMENT_TYPES: &[&str] = &[
     "SalesOrder",
     "SalesInvoice",
@@ -238,17 +252,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
             TRANSACTION_INCLUDE,
             Param::body("adjustmentReason", "why the transaction is adjusted")
                 .required()
-                .one_of(&[
-                    "SourcingIssue",
-                    "ReconciledWithGeneralLedger",
-                    "ExemptCertApplied",
-                    "PriceAdjusted",
-                    "ProductReturned",
-                    "ProductExchanged",
-                    "BadDebt",
-                    "Other",
-                    "Offline",
-                ]),
+                .one_of(ADJUSTMENT_REASONS),
             Param::body("adjustmentDescription", "explanation; required when the reason is Other"),
             Param::body(
                 "newTransaction",

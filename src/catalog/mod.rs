@@ -12,6 +12,7 @@ mod mailgun;
 mod taxjar;
 pub mod validate;
 
+pub use avatax::ADJUSTMENT_REASONS as AVATAX_ADJUSTMENT_REASONS;
 pub use avatax::DOCUMENT_TYPES as AVATAX_DOCUMENT_TYPES;
 
 use std::fmt;

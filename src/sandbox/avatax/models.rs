@@ -73,18 +73,15 @@ impl DocStatus {
     }
 }
 
-pub const ADJUSTMENT_REASONS: [&str; 10] = [
-    "NotAdjusted",
-    "SourcingIssue",
-    "ReconciledWithGeneralLedger",
-    "ExemptCertApplied",
-    "PriceAdjusted",
-    "ProductReturned",
-    "ProductExchanged",
-    "BadDebt",
-    "Other",
-    "Offline",
-];
+/// An AdjustmentReason by name or by its number (from 1; 0, NotAdjusted, is no reason to adjust).
+fn adjustment_reason(text: &str) -> Option<&'static str> {
+    let reasons = crate::catalog::AVATAX_ADJUSTMENT_REASONS;
+    let text = text.trim();
+    match text.parse::<usize>() {
+        Ok(number) => number.checked_sub(1).and_then(|i| reasons.get(i)).copied(),
+        Err(_) => reasons.iter().find(|name| name.eq_ignore_ascii_case(text)).copied(),
+    }
+}
 
 /// VoidReasonCode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -1153,18 +1150,18 @@ impl State {
         request: Value,
         now: OffsetDateTime,
     ) -> Result<Transaction, AvaError> {
-        let reason = match enum_index(&ADJUSTMENT_REASONS, reason) {
-            Some(0) | None => {
+        let reason = match adjustment_reason(reason) {
+            None => {
                 return Err(AvaError::new(
                     400,
                     "InvalidAdjustmentType",
                     99,
                     format!("'{reason}' is not an adjustment reason."),
                 )
-                .describe(format!("Expected one of: {}.", ADJUSTMENT_REASONS[1..].join(", ")))
+                .describe(format!("Expected one of: {}.", crate::catalog::AVATAX_ADJUSTMENT_REASONS.join(", ")))
                 .refers_to("adjustmentReason"))
             }
-            Some(i) => ADJUSTMENT_REASONS[i],
+            Some(reason) => reason,
         };
         if reason == "Other" && description.trim().is_empty() {
             return Err(AvaError::required("adjustmentDescription")
@@ -1696,7 +1693,8 @@ pub fn add_years(date: Date, years: i32) -> Date {
     date.replace_year(date.year() + years).unwrap_or(date)
 }
 
-fn title_case(name: &str) -> String {
+/// `LOS ANGELES` → `Los Angeles`: how AvaTax writes the names of places.
+pub fn title_case(name: &str) -> String {
     name.split(' ')
         .map(|w| {
             let lower = w.to_lowercase();

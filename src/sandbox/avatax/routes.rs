@@ -393,17 +393,6 @@ fn standardize_line(line: &str) -> String {
         .join(" ")
 }
 
-fn mixed_case(text: &str) -> String {
-    text.split(' ')
-        .map(|w| {
-            let lower = w.to_lowercase();
-            let mut chars = lower.chars();
-            chars.next().map(|c| c.to_uppercase().collect::<String>() + chars.as_str()).unwrap_or_default()
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
 fn addresses_resolve(call: &Call) -> Result<Reply, AvaError> {
     let given = address_fields(call)?;
     let text_case = call.query("textCase").unwrap_or("Default").trim().to_owned();
@@ -474,7 +463,7 @@ fn addresses_resolve(call: &Call) -> Result<Reply, AvaError> {
             "address": echo, "coordinates": coordinates, "resolutionQuality": "NotCoded", "taxAuthorities": authorities,
         }));
     }
-    let case = |s: &str| if mixed { mixed_case(s) } else { s.to_uppercase() };
+    let case = |s: &str| if mixed { models::title_case(s) } else { s.to_uppercase() };
     let postal =
         if address.postal_code.trim().is_empty() { zip.to_owned() } else { address.postal_code.trim().to_owned() };
     let validated = json!({

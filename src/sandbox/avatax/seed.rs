@@ -7,7 +7,9 @@ use serde_json::{json, Value};
 use time::{Duration, OffsetDateTime};
 
 use super::input;
-use super::models::{CertificateInput, CompanyInput, Customer, NexusInput, RefundInput, RefundType, State, VoidReason};
+use super::models::{
+    self, CertificateInput, CompanyInput, Customer, NexusInput, RefundInput, RefundType, State, VoidReason,
+};
 use super::reference;
 use super::render::{self, Include};
 use crate::sandbox::credentials::AVATAX_ACCOUNT_ID;
@@ -92,7 +94,7 @@ fn seed_customers(state: &mut State, rng: &mut Rng, company_id: i64, at: OffsetD
                 customer_code: format!("CUST-{:04}", i + 1),
                 name: (*name).to_owned(),
                 line1: format!("{} {}", rng.range(10, 9999), rng.pick(STREETS)),
-                city: mixed(city),
+                city: models::title_case(city),
                 region: region.to_owned(),
                 postal_code: zip.to_owned(),
                 country: "US".to_owned(),
@@ -123,17 +125,6 @@ fn seed_certificates(state: &mut State, rng: &mut Rng, company_id: i64, customer
         })
         .collect();
     let _ = state.create_certificates(company_id, certificates, at);
-}
-
-fn mixed(text: &str) -> String {
-    text.split(' ')
-        .map(|w| {
-            let lower = w.to_lowercase();
-            let mut chars = lower.chars();
-            chars.next().map(|c| c.to_uppercase().collect::<String>() + chars.as_str()).unwrap_or_default()
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 /// What happens to the n-th seeded document after it is created, so every status appears.
@@ -198,7 +189,7 @@ fn seed_transactions(
             "customerCode": customer.customer_code,
             "purchaseOrderNo": format!("PO-{}", rng.range(10_000, 99_999)),
             "addresses": {
-                "shipFrom": {"line1": "100 Warehouse Way", "city": mixed(origin_city), "region": origin_region,
+                "shipFrom": {"line1": "100 Warehouse Way", "city": models::title_case(origin_city), "region": origin_region,
                              "country": "US", "postalCode": origin_zip},
                 "shipTo": {"line1": customer.line1, "city": customer.city, "region": customer.region,
                            "country": "US", "postalCode": customer.postal_code},
