@@ -492,7 +492,7 @@ async fn resolve_target(
     global: &GlobalArgs,
     service: Service,
 ) -> Result<(ResolvedService, Option<sandbox::Sandbox>), Failure> {
-    let placeholder = |_: Service| String::new();
+    let placeholder = |_: Service, _: Option<&'static str>| String::new();
     let env = |name: &str| std::env::var(name).ok();
     let resolved = config.resolve(global.profile.as_deref(), &env, &placeholder)?;
     let mut target = resolved
@@ -505,7 +505,7 @@ async fn resolve_target(
     let sandbox = sandbox::start(0, sandbox::DEFAULT_SEED)
         .await
         .map_err(|e| Failure::runtime(format!("cannot start the embedded simulator: {e}")))?;
-    target.target.base_url = sandbox.base_url(service);
+    target.target.base_url = sandbox.region_base_url(service, target.region);
     Ok((target, Some(sandbox)))
 }
 

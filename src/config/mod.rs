@@ -178,6 +178,9 @@ pub enum Mode {
 pub struct ResolvedService {
     pub target: Target,
     pub mode: Mode,
+    /// Which simulator listener serves it when it is not live: `Some("eu")` for Mailgun's EU
+    /// region.
+    pub region: Option<&'static str>,
     /// What is risky about how this service is set up (a live key over plain `http://`, half of
     /// its environment variables set): shown once, by the CLI when it calls this service and by
     /// the console at start (see [`startup_warnings`]).
@@ -259,28 +262,30 @@ impl Config {
     }
 
     /// Resolves every service: environment, then the profile, else the embedded simulator at
-    /// `embedded_url(service)`.
+    /// `embedded_url(service, region)` (region `Some("eu")` for a Mailgun set to the EU region).
     pub fn resolve(
         &self,
         profile: Option<&str>,
         env: &dyn Fn(&str) -> Option<String>,
-        embedded_url: &dyn Fn(Service) -> String,
+        embedded_url: &dyn Fn(Service, Option<&'static str>) -> String,
     ) -> anyhow::Result<Vec<ResolvedService>> {
         let profile_name = profile.or(self.default_profile.as_deref());
         if profile_name == Some(LOCAL_PROFILE) {
             return Service::ALL
                 .into_iter()
                 .map(|service| {
+                    let region = env("MAILGUN_REGION").and_then(|r| sandbox_region(service, &r));
                     let base_url = match url_override(service, env)? {
                         Some(url) => url,
                         None => format!(
                             "http://127.0.0.1:{}",
-                            sandbox::DEFAULT_PORT_BASE + sandbox::port_offset(service, None)
+                            sandbox::DEFAULT_PORT_BASE + sandbox::port_offset(service, region)
                         ),
                     };
                     Ok(ResolvedService {
                         target: sandbox_target(service, base_url),
                         mode: Mode::External,
+                        region,
                         warnings: vec![],
                     })
                 })
@@ -349,6 +354,12 @@ pub fn sandbox_target(service: Service, base_url: String) -> Target {
         Service::Easypost => Credentials::Easypost(Secret::new(sandbox_creds::EASYPOST_KEY)),
     };
     Target { service, base_url, credentials, live: false }
+}
+
+/// The simulator listener a region setting picks: `Some("eu")` for Mailgun's EU region, else
+/// the one listener (`None`).
+pub fn sandbox_region(service: Service, region: &str) -> Option<&'static str> {
+    (service == Service::Mailgun && region == "eu").then_some("eu")
 }
 
 /// The real service's base URL.
@@ -445,7 +456,7 @@ fn resolve_service(
     service: Service,
     profile: Option<&ProfilePlace<'_>>,
     env: &dyn Fn(&str) -> Option<String>,
-    embedded_url: &dyn Fn(Service) -> String,
+    embedded_url: &dyn Fn(Service, Option<&'static str>) -> String,
 ) -> anyhow::Result<ResolvedService> {
     let mut warnings = Vec::new();
     let url_variable = url_variable(service);
@@ -508,6 +519,7 @@ fn resolve_service(
             inert(&region.value)
         );
     }
+    let listener = region.as_ref().and_then(|r| sandbox_region(service, &r.value));
     match secrets {
         Some(secrets) => {
             let (base_url, url_source) = match url {
@@ -522,16 +534,21 @@ fn resolve_service(
             Ok(ResolvedService {
                 target: Target { service, base_url, credentials, live: true },
                 mode: Mode::Live,
+                region: listener,
                 warnings,
             })
         }
         None => match url {
-            Some(url) => {
-                Ok(ResolvedService { target: sandbox_target(service, url.value), mode: Mode::External, warnings })
-            }
+            Some(url) => Ok(ResolvedService {
+                target: sandbox_target(service, url.value),
+                mode: Mode::External,
+                region: listener,
+                warnings,
+            }),
             None => Ok(ResolvedService {
-                target: sandbox_target(service, embedded_url(service)),
+                target: sandbox_target(service, embedded_url(service, listener)),
                 mode: Mode::Embedded,
+                region: listener,
                 warnings,
             }),
         },
@@ -722,8 +739,11 @@ fn without_quoted_values(message: &str) -> String {
 mod tests {
     use super::*;
 
-    fn embedded(service: Service) -> String {
-        format!("http://embedded/{service}")
+    fn embedded(service: Service, region: Option<&str>) -> String {
+        match region {
+            Some(region) => format!("http://embedded/{service}-{region}"),
+            None => format!("http://embedded/{service}"),
+        }
     }
 
     fn env_of(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
@@ -785,6 +805,21 @@ mod tests {
         let local = config.resolve(Some("local"), &|_| None, &embedded).unwrap();
         assert_eq!(local[0].target.base_url, "http://127.0.0.1:7701");
         assert_eq!(local[6].target.base_url, "http://127.0.0.1:7708");
+    }
+
+    #[test]
+    fn a_mailgun_region_picks_the_simulator_listener_of_that_region() {
+        let eu = Config::default().resolve(None, &env_of(&[("MAILGUN_REGION", "eu")]), &embedded).unwrap();
+        assert_eq!(eu[5].target.base_url, "http://embedded/mailgun-eu");
+        assert_eq!(eu[5].region, Some("eu"));
+        assert_eq!(eu[0].target.base_url, "http://embedded/ably", "only Mailgun has regions");
+        let profile = config("[profiles.work.mailgun]\nregion = \"eu\"\n");
+        let by_profile = profile.resolve(Some("work"), &|_| None, &embedded).unwrap();
+        assert_eq!(by_profile[5].target.base_url, "http://embedded/mailgun-eu");
+        let us = profile.resolve(Some("work"), &env_of(&[("MAILGUN_REGION", "us")]), &embedded).unwrap();
+        assert_eq!(us[5].target.base_url, "http://embedded/mailgun", "the environment wins over the profile");
+        let local = Config::default().resolve(Some("local"), &env_of(&[("MAILGUN_REGION", "eu")]), &embedded).unwrap();
+        assert_eq!(local[5].target.base_url, "http://127.0.0.1:7707");
     }
 
     #[test]

@@ -152,6 +152,15 @@ impl Sandbox {
         self.endpoint(service).base_url()
     }
 
+    /// The base URL of a service's listener in `region` (`Some("eu")`: Mailgun's EU region),
+    /// else of its one listener.
+    pub fn region_base_url(&self, service: Service, region: Option<&str>) -> String {
+        self.endpoints
+            .iter()
+            .find(|e| e.service == service && e.region == region)
+            .map_or_else(|| self.base_url(service), Endpoint::base_url)
+    }
+
     /// Restores every simulator's seeded state.
     pub fn reset(&self) {
         for sim in &self.simulators {

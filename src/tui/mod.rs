@@ -79,7 +79,7 @@ pub async fn start_with(
     let seen = std::cell::RefCell::new(std::collections::HashMap::new());
     let env = Setup::recording(env, &seen);
     let config = &setup.config;
-    let resolved = config.resolve(global.profile.as_deref(), &env, &|s| sandbox.base_url(s))?;
+    let resolved = config.resolve(global.profile.as_deref(), &env, &|s, r| sandbox.region_base_url(s, r))?;
     let config_warnings = config::startup_warnings(config, &resolved);
     let theme_name = global.theme.clone().or_else(|| config.theme.clone()).unwrap_or_else(|| "dark".into());
     let (theme, warning) = theme::Theme::for_terminal(&theme_name, setup.themes_dir.as_deref(), &env);

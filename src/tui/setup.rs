@@ -21,8 +21,9 @@ pub struct Setup {
     pub read_only_flag: bool,
     /// The environment variables the config and themes read, as they were at start.
     env: HashMap<String, String>,
-    /// Each service's embedded simulator: its base URL and whether it is built.
-    embedded: Vec<(Service, String, bool)>,
+    /// Each embedded simulator listener: service, region (Mailgun's EU), base URL and whether
+    /// it is built.
+    embedded: Vec<(Service, Option<&'static str>, String, bool)>,
     pub themes_dir: Option<PathBuf>,
 }
 
@@ -47,10 +48,7 @@ impl Setup {
         themes_dir: Option<PathBuf>,
     ) -> Setup {
         let env = variables().into_iter().filter_map(|name| env(&name).map(|value| (name, value))).collect();
-        let embedded = Service::ALL
-            .into_iter()
-            .map(|service| (service, sandbox.base_url(service), sandbox.endpoint(service).simulated))
-            .collect();
+        let embedded = sandbox.endpoints.iter().map(|e| (e.service, e.region, e.base_url(), e.simulated)).collect();
         Setup { config, read_only_flag, env, embedded, themes_dir }
     }
 
@@ -105,15 +103,19 @@ impl Setup {
     pub fn tabs(&self, profile: &str) -> anyhow::Result<(Vec<Tab>, Vec<String>)> {
         let asked = (profile != NO_PROFILE || self.config.profiles.contains_key(profile)).then_some(profile);
         let env = |name: &str| self.env(name);
-        let embedded_url = |service: Service| {
-            self.embedded.iter().find(|(s, ..)| *s == service).map(|(_, url, _)| url.clone()).unwrap_or_default()
+        let embedded_url = |service: Service, region: Option<&'static str>| {
+            self.embedded
+                .iter()
+                .find(|(s, r, ..)| *s == service && *r == region)
+                .map(|(_, _, url, _)| url.clone())
+                .unwrap_or_default()
         };
         let resolved = self.config.resolve(asked, &env, &embedded_url)?;
         let warnings = config::startup_warnings(&self.config, &resolved);
         let tabs = resolved
             .into_iter()
             .map(|r| {
-                let simulated = self.embedded.iter().any(|(s, _, simulated)| *s == r.target.service && *simulated);
+                let simulated = self.embedded.iter().any(|(s, _, _, simulated)| *s == r.target.service && *simulated);
                 let available = r.mode != Mode::Embedded || simulated;
                 Tab::new(r.target.service, r.target, r.mode, available)
             })
