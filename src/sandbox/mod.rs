@@ -14,6 +14,7 @@ pub mod credentials;
 pub mod errors;
 pub mod faults;
 pub mod ids;
+pub mod mailgun;
 pub mod paging;
 pub mod request;
 pub mod request_log;

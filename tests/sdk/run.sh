@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Smoke tests of the official SDKs against `opsdeck sandbox`: Ably (PyPI `ably` 3.x, npm `ably` 2.x,
-# in MessagePack and JSON modes), AvaTax (PyPI `avalara`, npm `avatax`) and TaxJar (PyPI `taxjar` 2.x,
-# npm `taxjar` 5.x).
+# in MessagePack and JSON modes), AvaTax (PyPI `avalara`, npm `avatax`), TaxJar (PyPI `taxjar` 2.x,
+# npm `taxjar` 5.x) and Mailgun (PyPI `mailgun` 1.x, npm `mailgun.js` 14 with `form-data`; both the
+# US and the EU listener).
 #
 #   bash tests/sdk/run.sh [path/to/opsdeck]     (default target/debug/opsdeck; builds nothing)
 #
@@ -131,7 +132,26 @@ service_url() {
 }
 taxjar_url="$(service_url taxjar)"
 avatax_url="$(service_url avatax)"
-echo "opsdeck sandbox (pid $sandbox_pid): ably at $ably_url, avatax at $avatax_url, taxjar at $taxjar_url, control at ${control_url:-?}"
+# Mailgun has two listeners: "mailgun" (US) and "mailgun-eu" (the EU region's host).
+mailgun_url="$(service_url mailgun)"
+mailgun_eu_url="$(service_url mailgun-eu)"
+mailgun_simulated=0
+if grep -qE '^[[:space:]]*mailgun[[:space:]]+https?://[^[:space:]]+[[:space:]]+simulated' "$tmp/sandbox.out"; then
+    mailgun_simulated=1
+fi
+# The control port names each listener's region too; prefer its answer for the EU URL.
+if [[ -n "$control_url" ]] && command -v python3 >/dev/null 2>&1; then
+    eu_from_control="$(bounded 10 python3 - "$control_url" <<'PY' 2>/dev/null
+import json, sys, urllib.request
+with urllib.request.urlopen(sys.argv[1].rstrip("/") + "/", timeout=5) as r:
+    services = json.load(r)["services"]
+print(next(s["base_url"] for s in services
+           if s["service"] == "mailgun-eu" or (s["service"] == "mailgun" and s.get("region") == "eu")))
+PY
+)"
+    [[ -n "$eu_from_control" ]] && mailgun_eu_url="$eu_from_control"
+fi
+echo "opsdeck sandbox (pid $sandbox_pid): ably at $ably_url, avatax at $avatax_url, taxjar at $taxjar_url, mailgun at ${mailgun_url:-?} (EU ${mailgun_eu_url:-?}), control at ${control_url:-?}"
 
 failed=0
 skipped=0
@@ -143,7 +163,7 @@ skip() {
 
 # One official SDK's checks: installs it (skipped with a note when its registry is unreachable),
 # then runs its script against its service's URL.
-python_check() { # label, pip requirement, script, service URL
+python_check() { # label, pip requirement, script, service URL[, second URL]
     local t0=$SECONDS
     if ! bounded "$INSTALL_TIMEOUT" "$tmp/venv/bin/python" -m pip install --quiet --disable-pip-version-check \
         --no-input --timeout 20 --retries 2 "$2" >>"$tmp/pip.log" 2>&1; then
@@ -153,7 +173,7 @@ python_check() { # label, pip requirement, script, service URL
     fi
     echo "installed $2 (Python) in $(elapsed "$t0")"
     t0=$SECONDS
-    if bounded "$TEST_TIMEOUT" "$tmp/venv/bin/python" "$here/$3" "$4"; then
+    if bounded "$TEST_TIMEOUT" "$tmp/venv/bin/python" "$here/$3" "$4" ${5:+"$5"}; then
         echo "PASSED: $1 Python SDK ($(elapsed "$t0"))"
     else
         echo "FAILED: $1 Python SDK (see the FAIL line above)" >&2
@@ -161,21 +181,36 @@ python_check() { # label, pip requirement, script, service URL
     fi
 }
 
-node_check() { # label, npm package@range, script, service URL, variable naming the install dir
+node_check() { # label, npm package@range(s, space-separated), script, service URL, variable naming the install dir[, second URL]
     local t0=$SECONDS
+    local packages
+    read -r -a packages <<<"$2"
     if ! (cd "$tmp/node" && bounded "$INSTALL_TIMEOUT" npm install --no-audit --no-fund --no-update-notifier \
-        --fetch-retries=1 --fetch-timeout=30000 --loglevel=error "$2" >>"$tmp/npm.log" 2>&1); then
+        --fetch-retries=1 --fetch-timeout=30000 --loglevel=error "${packages[@]}" >>"$tmp/npm.log" 2>&1); then
         tail -n 5 "$tmp/npm.log"
         skip "$1 Node" "npm install $2 failed"
         return
     fi
     echo "installed $2 (Node) in $(elapsed "$t0")"
     t0=$SECONDS
-    if bounded "$TEST_TIMEOUT" env "$5=$tmp/node" node "$here/$3" "$4"; then
+    if bounded "$TEST_TIMEOUT" env "$5=$tmp/node" node "$here/$3" "$4" ${6:+"$6"}; then
         echo "PASSED: $1 Node SDK ($(elapsed "$t0"))"
     else
         echo "FAILED: $1 Node SDK (see the FAIL line above)" >&2
         failed=1
+    fi
+}
+
+# Mailgun's checks need both listeners and a simulator behind them; an opsdeck without the
+# Mailgun simulator answers 501 everywhere, which is a skip, not an SDK failure.
+mailgun_ready() {
+    if [[ -z "$mailgun_url" || -z "$mailgun_eu_url" ]]; then
+        skip Mailgun "the sandbox printed no mailgun / mailgun-eu URL"
+        return 1
+    fi
+    if ((!mailgun_simulated)); then
+        skip Mailgun "this opsdeck does not simulate Mailgun yet"
+        return 1
     fi
 }
 
@@ -193,6 +228,9 @@ run_python() {
     python_check Ably 'ably>=3,<4' ably_python.py "$ably_url"
     python_check AvaTax 'avalara>=26,<27' avatax_python.py "$avatax_url"
     python_check TaxJar 'taxjar>=2,<3' taxjar_python.py "$taxjar_url"
+    if mailgun_ready; then
+        python_check Mailgun 'mailgun>=1,<2' mailgun_python.py "$mailgun_url" "$mailgun_eu_url"
+    fi
 }
 
 run_node() {
@@ -205,6 +243,9 @@ run_node() {
     node_check Ably ably@2 ably_node.mjs "$ably_url" ABLY_JS_DIR
     node_check AvaTax avatax@26 avatax_node.mjs "$avatax_url" AVATAX_JS_DIR
     node_check TaxJar taxjar@5 taxjar_node.mjs "$taxjar_url" TAXJAR_JS_DIR
+    if mailgun_ready; then
+        node_check Mailgun 'mailgun.js@14 form-data@4' mailgun_node.mjs "$mailgun_url" MAILGUN_JS_DIR "$mailgun_eu_url"
+    fi
 }
 
 run_python
