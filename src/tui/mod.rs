@@ -14,6 +14,7 @@ pub mod keymap;
 pub mod setup;
 pub mod svg;
 pub mod tab;
+pub mod mail;
 pub mod tax;
 #[cfg(test)]
 mod tests;
