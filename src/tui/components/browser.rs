@@ -562,6 +562,101 @@ mod tests {
     }
 
     #[test]
+    fn tail_puts_new_rows_on_top_marked_keeping_selection_and_filter() {
+        let mut b = Browser::default();
+        let event = |id: &str, kind: &str, to: &str| json!({"id": id, "event": kind, "recipient": to});
+        b.set_records(
+            vec![event("e2", "accepted", "ops@example.com"), event("e1", "delivered", "dev@example.com")],
+            Some("id"),
+        );
+        b.handle_key(key(KeyCode::Char('j')));
+        assert_eq!(b.selected_record().unwrap()["id"], "e1");
+        b.handle_key(key(KeyCode::Char('/')));
+        for c in "example".chars() {
+            b.handle_key(key(KeyCode::Char(c)));
+        }
+        b.handle_key(key(KeyCode::Enter));
+        // The poll's page overlaps what is shown: only e3 and e4 are new.
+        let page = vec![
+            event("e4", "failed", "gone@example.org"),
+            event("e3", "delivered", "ops@example.com"),
+            event("e2", "accepted", "ops@example.com"),
+        ];
+        assert_eq!(b.merge_new(page.clone(), Some("id"), 100), 2);
+        assert_eq!(b.merge_new(page, Some("id"), 100), 0, "nothing twice");
+        assert_eq!(b.row_count(), 4);
+        assert_eq!(b.selected_record().unwrap()["id"], "e1", "the cursor stays on its record");
+        assert_eq!(b.filter, "example", "the row filter stays");
+        assert_eq!(b.new_count(), 2);
+        let text = screen(&mut b, 70, 8);
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[2].contains("● e4") && lines[3].contains("● e3"), "new rows on top, marked:\n{text}");
+        assert!(lines[4].contains("e2") && !lines[4].contains('●'), "{text}");
+        // The cap drops the oldest.
+        assert_eq!(b.merge_new(vec![event("e5", "opened", "x@example.com")], Some("id"), 3), 1);
+        assert_eq!(b.row_count(), 3);
+        assert_eq!(b.records()[0]["id"], "e5");
+        // A fresh page clears the marks.
+        b.set_records(vec![event("e9", "clicked", "y@example.com")], Some("id"));
+        assert_eq!(b.new_count(), 0);
+        // An empty list takes its columns from what arrives.
+        let mut empty = Browser::default();
+        empty.set_records(Vec::new(), Some("id"));
+        assert_eq!(empty.merge_new(vec![event("e1", "accepted", "a@example.com")], Some("id"), 10), 1);
+        assert!(screen(&mut empty, 60, 5).contains("recipient"));
+    }
+
+    #[test]
+    fn event_types_severities_and_domain_states_are_toned() {
+        let mut b = Browser::default();
+        b.set_records(
+            vec![
+                json!({"id": "1", "event": "delivered", "severity": null, "state": "active"}),
+                json!({"id": "2", "event": "failed", "severity": "permanent", "state": "unverified"}),
+                json!({"id": "3", "event": "opened", "severity": "temporary", "state": "CA"}),
+            ],
+            Some("id"),
+        );
+        let theme = Theme::dark();
+        let mut terminal = Terminal::new(TestBackend::new(60, 6)).unwrap();
+        terminal.draw(|f| b.render(f, f.area(), &theme, false)).unwrap();
+        let buffer = terminal.backend().buffer();
+        let lines: Vec<String> = (0..6).map(|y| (0..60).map(|x| buffer[(x, y)].symbol()).collect()).collect();
+        let style = |needle: &str| {
+            let (y, line) = lines.iter().enumerate().find(|(_, l)| l.contains(needle)).unwrap();
+            let x = u16::try_from(line[..line.find(needle).unwrap()].chars().count()).unwrap();
+            buffer[(x, u16::try_from(y).unwrap())].fg
+        };
+        assert_eq!(Some(style("delivered")), theme.success.fg);
+        assert_eq!(Some(style("failed")), theme.error.fg);
+        assert_eq!(Some(style("permanent")), theme.error.fg);
+        assert_eq!(Some(style("temporary")), theme.warning.fg);
+        assert_eq!(Some(style("opened")), theme.accent.fg);
+        assert_eq!(Some(style("unverified")), theme.accent.fg);
+        for tone in [theme.success, theme.error, theme.accent, theme.warning] {
+            assert_ne!(Some(style("CA")), tone.fg, "a US state is no domain state");
+        }
+    }
+
+    #[test]
+    fn a_layout_chooses_columns_and_cells() {
+        let mut b = Browser::default();
+        let layout = Layout { columns: crate::tui::mail::event_columns(), cell: crate::tui::mail::event_cell };
+        b.set_records_as(
+            vec![json!({"id": "x", "event": "failed", "timestamp": 1_529_692_199.6, "recipient": "a@example.com",
+                "severity": "permanent", "reason": "bounce", "delivery-status": {"code": 550, "description": "No such mailbox"},
+                "envelope": {"sending-ip": "1.2.3.4"}, "flags": {"is-test-mode": false}})],
+            Some("id"),
+            Some(layout),
+        );
+        let text = screen(&mut b, 150, 4);
+        for cell in ["timestamp", "2018-06-22 18:29:59", "failed", "a@example.com", "bounce: No such mailbox", "550"] {
+            assert!(text.contains(cell), "{cell} in {text}");
+        }
+        assert!(!text.contains("sending-ip") && !text.contains("1.2.3.4"), "{text}");
+    }
+
+    #[test]
     fn only_visible_rows_are_drawn() {
         let mut b = Browser::default();
         b.set_records((0..100_000).map(|i| json!({"id": i, "name": format!("row {i}")})).collect(), Some("id"));
