@@ -450,3 +450,21 @@ async fn tail_puts_new_messages_on_top_and_stops_when_leaving_the_list() {
     assert!(h.console.app.tab().tail.is_some(), "channels is a list too");
     h.keys("T");
 }
+
+#[tokio::test]
+async fn compose_from_the_palette_opens_mailguns_send_forms_from_any_tab() {
+    let mut h = Harness::new().await;
+    h.keys(":compose email<Enter>");
+    assert_eq!(h.console.app.tab().service, crate::catalog::Service::Mailgun);
+    let Some(Popup::Form(form)) = h.console.app.popup.as_ref() else { panic!("form:\n{}", h.screen()) };
+    assert_eq!(form.op.name, "messages_send");
+    // What was typed is kept for next time, as every form's draft is.
+    let Some(Popup::Form(form)) = h.console.app.popup.as_mut() else { unreachable!() };
+    form.set_value("domain", "mg.example.com");
+    h.keys("<Esc>1:compose email<Enter>");
+    let Some(Popup::Form(form)) = h.console.app.popup.as_ref() else { panic!("form") };
+    assert_eq!(form.values().get("domain").map(String::as_str), Some("mg.example.com"));
+    h.keys("<Esc>:compose mime<Enter>");
+    let Some(Popup::Form(form)) = h.console.app.popup.as_ref() else { panic!("form") };
+    assert_eq!(form.op.name, "messages_send_mime");
+}

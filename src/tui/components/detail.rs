@@ -413,6 +413,31 @@ mod tests {
     }
 
     #[test]
+    fn a_views_own_keys_run_its_commands_and_texts_are_shown_inert() {
+        let verify = DetailCommand::Send { op: "domains_verify", values: vec![("domain".into(), "x.com".into())] };
+        let mut detail = Detail {
+            title: "domain x.com · unverified".into(),
+            commands: vec![DetailKey { key: 'v', label: "verify", command: verify.clone() }],
+            texts: vec![("text".into(), "Hello\x1b[2J,\n\nbye".into())],
+            ..Detail::default()
+        };
+        let key = |c| KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE);
+        assert_eq!(detail.handle_key(key('v')), DetailAction::Run(verify));
+        assert_eq!(detail.handle_key(key('x')), DetailAction::None);
+        assert_eq!(detail.handle_key(key('q')), DetailAction::Close);
+        let mut terminal = Terminal::new(TestBackend::new(60, 10)).unwrap();
+        terminal.draw(|f| detail.render(f, f.area(), &Theme::dark())).unwrap();
+        let buffer = terminal.backend().buffer();
+        let text: String = (0..10).map(|y| (0..60).map(|x| buffer[(x, y)].symbol()).collect::<String>() + "\n").collect();
+        assert!(text.contains("v verify · PgUp PgDn scroll · Esc close"), "{text}");
+        assert!(text.contains("Hello␛[2J,") && text.contains("bye"), "{text}");
+        let newer = Detail { title: "domain x.com · active".into(), subject: Some("d".into()), ..Detail::default() };
+        assert!(!detail.same_subject(&newer), "a title alone is no subject");
+        detail.subject = Some("d".into());
+        assert!(detail.same_subject(&newer));
+    }
+
+    #[test]
     fn tables_align_and_never_draw_control_characters() {
         let mut detail = Detail {
             title: "t\x1b[2J".into(),
