@@ -552,6 +552,11 @@ impl App {
                 }
                 _ => {}
             },
+            // While the row filter is typed, every key is text (`h` and `l` too).
+            Focus::Browser if self.tab().browser.is_typing() => {
+                let action = self.tab_mut().browser.handle_key(key);
+                self.on_browser_action(action);
+            }
             Focus::Browser => match key.code {
                 KeyCode::Esc => {
                     if let Some(id) = self.tab().loading {
