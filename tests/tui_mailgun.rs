@@ -241,8 +241,12 @@ async fn suppressions_lists_routes_and_webhooks_are_reached_from_their_rows() {
     // Routes list, and webhooks as a table of name → URLs.
     h.browse("routes").await;
     assert!(h.screen().contains("catch_all()"), "{}", h.screen());
-    send(&mut h, "webhooks_create", &[("domain", "mg.example.com"), ("id", "delivered"), ("url", "http://127.0.0.1:9/hook")])
-        .await;
+    send(
+        &mut h,
+        "webhooks_create",
+        &[("domain", "mg.example.com"), ("id", "delivered"), ("url", "http://127.0.0.1:9/hook")],
+    )
+    .await;
     send(&mut h, "webhooks_list", &[("domain", "mg.example.com")]).await;
     assert!(popup_title(&h).starts_with("webhooks ("), "{}", h.screen());
     assert!(h.screen().contains("http://127.0.0.1:9/hook"), "{}", h.screen());
@@ -348,7 +352,8 @@ mod against_a_fake_upstream {
         h.settle().await;
         assert_eq!(popup_title(&h), "domain news.example.com · unverified", "{}", h.screen());
         let screen = h.screen();
-        for text in ["sending DNS records (2)", "receiving DNS records (1)", "? unknown", "mxa.mailgun.org", "priority"] {
+        for text in ["sending DNS records (2)", "receiving DNS records (1)", "? unknown", "mxa.mailgun.org", "priority"]
+        {
             assert!(screen.contains(text), "{text} in:\n{screen}");
         }
         assert!(screen.contains("v verify"), "{screen}");

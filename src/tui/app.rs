@@ -29,8 +29,8 @@ use crate::tui::draw::Areas;
 use crate::tui::keymap::{Action, Keymap, ACTIONS};
 use crate::tui::setup::Setup;
 use crate::tui::tab::{PageState, Tab, TailState};
-use crate::tui::{mail, tax};
 use crate::tui::theme::Theme;
+use crate::tui::{mail, tax};
 
 /// The pane that receives keys.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -1544,7 +1544,8 @@ impl App {
                         }
                     }
                     let tab_state = &mut self.tabs[tab];
-                    let detail = body.and_then(|body| tax::detail_for(op, &body).or_else(|| mail::detail_for(op, &body)));
+                    let detail =
+                        body.and_then(|body| tax::detail_for(op, &body).or_else(|| mail::detail_for(op, &body)));
                     if let Some(detail) = detail {
                         tab_state.detail = Some(detail.clone());
                         // Shown at once unless the user has moved on to something else; the

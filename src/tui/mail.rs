@@ -42,7 +42,7 @@ fn columns(spec: &[(&str, Align)]) -> Vec<(String, Align)> {
     spec.iter().map(|(name, align)| ((*name).to_owned(), *align)).collect()
 }
 
-fn array<'a>(value: Option<&'a Value>) -> &'a [Value] {
+fn array(value: Option<&Value>) -> &[Value] {
     value.and_then(Value::as_array).map_or(&[], Vec::as_slice)
 }
 
@@ -220,12 +220,7 @@ fn stored_message(body: &Value) -> Detail {
         .collect();
     let mut tables = vec![Table {
         title: format!("attachments ({})", attachment_rows.len()),
-        columns: columns(&[
-            ("name", Align::Left),
-            ("type", Align::Left),
-            ("size", Align::Right),
-            ("url", Align::Left),
-        ]),
+        columns: columns(&[("name", Align::Left), ("type", Align::Left), ("size", Align::Right), ("url", Align::Left)]),
         rows: attachment_rows,
         tones: Vec::new(),
     }];
@@ -301,7 +296,8 @@ fn webhooks_detail(webhooks: &Value) -> Detail {
 }
 
 /// The stats kinds in the order a message goes through them.
-const STAT_KINDS: &[&str] = &["accepted", "delivered", "failed", "opened", "clicked", "unsubscribed", "complained", "stored"];
+const STAT_KINDS: &[&str] =
+    &["accepted", "delivered", "failed", "opened", "clicked", "unsubscribed", "complained", "stored"];
 
 /// One bucket's count of a kind: its `total`, or for `failed` (whose total is split into
 /// temporary and permanent) the sum of its parts' totals.
@@ -578,14 +574,14 @@ mod tests {
     #[test]
     fn stats_by_bucket_with_failed_summed_and_a_chart_key() {
         let body = json!({"start": "Tue, 14 Feb 2012 00:00:00 UTC", "end": "Fri, 01 Apr 2012 00:00:00 UTC", "resolution": "month",
-            "stats": [
-                {"time": "Tue, 14 Feb 2012 00:00:00 UTC", "accepted": {"incoming": 5, "outgoing": 10, "total": 15},
-                 "delivered": {"smtp": 15, "http": 5, "optimized": 0, "total": 20},
-                 "failed": {"temporary": {"espblock": 1, "total": 1}, "permanent": {"suppress-bounce": 1, "bounce": 4, "total": 10}},
-                 "opened": {"total": 20, "unique": 1}},
-                {"time": "Thu, 01 Mar 2012 00:00:00 UTC", "accepted": {"total": 3}, "delivered": {"total": 2},
-                 "failed": {"temporary": {"total": 0}, "permanent": {"total": 1}}, "opened": {"total": 0}}
-            ]});
+        "stats": [
+            {"time": "Tue, 14 Feb 2012 00:00:00 UTC", "accepted": {"incoming": 5, "outgoing": 10, "total": 15},
+             "delivered": {"smtp": 15, "http": 5, "optimized": 0, "total": 20},
+             "failed": {"temporary": {"espblock": 1, "total": 1}, "permanent": {"suppress-bounce": 1, "bounce": 4, "total": 10}},
+             "opened": {"total": 20, "unique": 1}},
+            {"time": "Thu, 01 Mar 2012 00:00:00 UTC", "accepted": {"total": 3}, "delivered": {"total": 2},
+             "failed": {"temporary": {"total": 0}, "permanent": {"total": 1}}, "opened": {"total": 0}}
+        ]});
         let detail = detail_for(op("stats_total"), &body).unwrap();
         assert_eq!(detail.title, "stats by month");
         let table = &detail.tables[0];

@@ -11,10 +11,10 @@ pub mod draw;
 pub mod harness;
 pub mod json_tree;
 pub mod keymap;
+pub mod mail;
 pub mod setup;
 pub mod svg;
 pub mod tab;
-pub mod mail;
 pub mod tax;
 #[cfg(test)]
 mod tests;

@@ -152,7 +152,9 @@ impl Browser {
         let mut seen = std::collections::HashSet::new();
         let new: Vec<Value> = fresh
             .into_iter()
-            .filter(|r| id_of(r, id_field).is_some_and(|id| !known.contains(&id.to_string()) && seen.insert(id.to_string())))
+            .filter(|r| {
+                id_of(r, id_field).is_some_and(|id| !known.contains(&id.to_string()) && seen.insert(id.to_string()))
+            })
             .collect();
         let count = new.len();
         if count == 0 {
@@ -374,19 +376,20 @@ impl Browser {
                 let style = if self.offset + i == self.selected { theme.selected(focused) } else { theme.text };
                 let tones = self.tones.get(*row).map_or(&[][..], Vec::as_slice);
                 let marked = self.is_new(*row);
-                let cells = self.cells[*row].iter().zip(&self.columns).enumerate().map(move |(index, (text, column))| {
-                    let line = if column.money {
-                        Line::from(text.as_str()).right_aligned()
-                    } else {
-                        Line::from(text.as_str())
-                    };
-                    let tone = tones.iter().find(|(i, _)| *i == index).map(|(_, tone)| *tone);
-                    match tone {
-                        Some(tone) => Cell::from(line).style(tone.style(theme)),
-                        None if marked && index == 0 => Cell::from(line).style(theme.success),
-                        None => Cell::from(line),
-                    }
-                });
+                let cells =
+                    self.cells[*row].iter().zip(&self.columns).enumerate().map(move |(index, (text, column))| {
+                        let line = if column.money {
+                            Line::from(text.as_str()).right_aligned()
+                        } else {
+                            Line::from(text.as_str())
+                        };
+                        let tone = tones.iter().find(|(i, _)| *i == index).map(|(_, tone)| *tone);
+                        match tone {
+                            Some(tone) => Cell::from(line).style(tone.style(theme)),
+                            None if marked && index == 0 => Cell::from(line).style(theme.success),
+                            None => Cell::from(line),
+                        }
+                    });
                 Row::new(cells).style(style)
             })
             .collect();

@@ -428,7 +428,8 @@ mod tests {
         let mut terminal = Terminal::new(TestBackend::new(60, 10)).unwrap();
         terminal.draw(|f| detail.render(f, f.area(), &Theme::dark())).unwrap();
         let buffer = terminal.backend().buffer();
-        let text: String = (0..10).map(|y| (0..60).map(|x| buffer[(x, y)].symbol()).collect::<String>() + "\n").collect();
+        let text: String =
+            (0..10).map(|y| (0..60).map(|x| buffer[(x, y)].symbol()).collect::<String>() + "\n").collect();
         assert!(text.contains("v verify · PgUp PgDn scroll · Esc close"), "{text}");
         assert!(text.contains("Hello␛[2J,") && text.contains("bye"), "{text}");
         let newer = Detail { title: "domain x.com · active".into(), subject: Some("d".into()), ..Detail::default() };
