@@ -18,6 +18,13 @@ fn save(harness: &mut Harness, name: &str) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Moves the browser's cursor to the first row whose record holds `text` (`g`, then `j`s).
+fn select_row(harness: &mut Harness, text: &str) {
+    let records = harness.console.app.tab().browser.records().to_vec();
+    let index = records.iter().position(|r| r.to_string().contains(text)).unwrap_or(0);
+    harness.keys(&format!("g{}", "j".repeat(index)));
+}
+
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
     let mut h = Harness::new().await;
@@ -89,5 +96,37 @@ async fn main() -> std::io::Result<()> {
     h.keys("<Esc>h");
     h.resize(80, 24);
     save(&mut h, "small-terminal")?;
+
+    // Mailgun: the DNS view of a domain waiting for its records (verify finds them missing),
+    // then the event log tailed, new rows marked on top.
+    h.resize(160, 40);
+    h.keys("6");
+    h.settle().await;
+    h.console.app.focus = opsdeck::tui::app::Focus::Browser;
+    select_row(&mut h, "news.example.com");
+    h.keys("<Enter>");
+    h.settle().await;
+    h.keys("v");
+    h.settle().await;
+    save(&mut h, "mailgun-dns")?;
+    h.keys("<Esc>");
+    select_row(&mut h, "mg.example.com");
+    h.browse("events").await;
+    h.keys("T");
+    h.keys(":compose email<Enter>");
+    if let Some(Popup::Form(form)) = h.console.app.popup.as_mut() {
+        form.set_value("to", "ops@example.com");
+        form.set_value("subject", "Deploy finished");
+        form.set_value("text", "All green.");
+    }
+    h.keys("<C-s>");
+    h.settle().await;
+    h.console.sandbox.clock().advance(10_000);
+    h.console.app.on_tick(std::time::Instant::now() + std::time::Duration::from_secs(3));
+    h.settle().await;
+    h.console.app.focus = opsdeck::tui::app::Focus::Browser;
+    save(&mut h, "mailgun-events-tail")?;
+    h.keys("T");
+
     Ok(())
 }

@@ -15,11 +15,11 @@ use crate::client::pagination;
 use crate::client::{self, CallError, CallEvent, CallId, Executor, Values};
 use crate::config::Mode;
 use crate::history::{Entry, Record};
-use crate::tui::components::browser::BrowserAction;
+use crate::tui::components::browser::{BrowserAction, Layout};
 use crate::tui::components::chart::{self, ChartView};
 use crate::tui::components::confirm::{Confirm, ConfirmAction};
 use crate::tui::components::copy_menu::{CopyFormat, CopyMenu, CopyMenuAction};
-use crate::tui::components::detail::{Detail, DetailAction, TransactionAction};
+use crate::tui::components::detail::{Detail, DetailAction, DetailCommand, TransactionAction};
 use crate::tui::components::form::{EditRequest, Form, FormAction};
 use crate::tui::components::history_view::{HistoryAction, HistoryView};
 use crate::tui::components::inspector::ResponseView;
@@ -28,9 +28,9 @@ use crate::tui::components::sandbox_view::{self, SandboxAction, SandboxReport, S
 use crate::tui::draw::Areas;
 use crate::tui::keymap::{Action, Keymap, ACTIONS};
 use crate::tui::setup::Setup;
-use crate::tui::tab::{PageState, Tab};
-use crate::tui::tax;
+use crate::tui::tab::{PageState, Tab, TailState};
 use crate::tui::theme::Theme;
+use crate::tui::{mail, tax};
 
 /// The pane that receives keys.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -69,6 +69,9 @@ const NO_CHART: &str = "no chart here: a page of records with a time and numbers
 /// Pages larger than this go to the inspector only.
 const MAX_TABLE_BODY: usize = 32 * 1024 * 1024;
 
+/// How many rows a tailed list keeps: the oldest go, so a tail left on for hours stays light.
+const TAIL_CAP: usize = 2000;
+
 /// How often the screen is redrawn while calls are in flight, so their elapsed time moves.
 pub const IN_FLIGHT_REDRAW: Duration = Duration::from_millis(500);
 
@@ -88,6 +91,8 @@ enum Purpose {
     },
     /// An operation sent from a form; a list op's result also fills the browser.
     Operation { tab: usize, op: &'static Operation, values: Values, request: client::PreparedRequest },
+    /// A tail poll of the first page of the list in view: its new rows go on top.
+    Tail { tab: usize, op: &'static Operation },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -124,6 +129,8 @@ pub struct App {
     /// The last request sent from each tab (by index), for `Y`.
     sent: HashMap<usize, client::PreparedRequest>,
     pub auto_refresh_every: Duration,
+    /// How often tail mode polls the list it follows.
+    pub tail_every: Duration,
     /// What each call in flight is for, and when it was sent.
     purposes: HashMap<CallId, (Purpose, Instant)>,
     /// The tab whose browser view the error in the status line is about: a later successful
@@ -175,6 +182,7 @@ impl App {
             pending_editor: None,
             chart_hidden: false,
             auto_refresh_every: Duration::from_secs(2),
+            tail_every: Duration::from_secs(2),
             purposes: HashMap::new(),
             status_view: None,
             embedded_control: None,
@@ -252,6 +260,10 @@ impl App {
 
     fn switch_tab(&mut self, index: usize) {
         if index < self.tabs.len() {
+            // Leaving a tailed list stops its tail: nobody watches it poll.
+            if index != self.active && self.tab_mut().stop_tail() {
+                self.info("tail stopped");
+            }
             self.active = index;
             self.start_tab();
         }
@@ -303,8 +315,13 @@ impl App {
             Action::PrevSeries => self.cycle_chart(false),
             Action::TableView => match self.tab().detail.clone() {
                 Some(detail) => self.popup = Some(Popup::Detail(detail)),
-                None => self.info("no table view yet: open a transaction, or look up a rate or a calculation"),
+                None => self.info(
+                    "no table view yet: open a transaction, look up a rate or a calculation, or open a Mailgun domain",
+                ),
             },
+            Action::Tail => self.toggle_tail(),
+            Action::ComposeEmail => self.compose("messages_send"),
+            Action::ComposeMime => self.compose("messages_send_mime"),
             Action::Refresh => self.refresh(),
             Action::AutoRefresh => self.toggle_auto_refresh(),
             Action::Cancel => {
@@ -535,6 +552,11 @@ impl App {
                 }
                 _ => {}
             },
+            // While the row filter is typed, every key is text (`h` and `l` too).
+            Focus::Browser if self.tab().browser.is_typing() => {
+                let action = self.tab_mut().browser.handle_key(key);
+                self.on_browser_action(action);
+            }
             Focus::Browser => match key.code {
                 KeyCode::Esc => {
                     if let Some(id) = self.tab().loading {
@@ -585,6 +607,8 @@ impl App {
                 match self.tab().page.as_ref().map(|p| (p.op.service, p.op.name)) {
                     Some((Service::Avatax, "companies_list")) => self.drill_into("transactions"),
                     Some((Service::Avatax, "transactions_list")) => self.open_transaction(),
+                    Some((Service::Mailgun, "domains_list")) => self.open_domain(),
+                    Some((Service::Mailgun, "mailing_lists_list")) => self.drill_into("list members"),
                     _ if self.fetch_selected_record() => {}
                     _ => self.focus = Focus::Inspector,
                 }
@@ -638,6 +662,7 @@ impl App {
                         self.open_transaction_action(action, &transaction);
                     }
                 }
+                DetailAction::Run(command) => self.run_detail_command(command),
                 DetailAction::None => {}
             },
             Popup::History(view) => match view.handle_key(key) {
@@ -1094,6 +1119,10 @@ impl App {
         }
         let o = self.key_hint(Action::Operations);
         let tab = self.tab_mut();
+        if tab.stop_tail() {
+            self.info("tail stopped: another list is in view");
+        }
+        let tab = self.tab_mut();
         tab.browser.title = tab.resource_name().to_owned();
         tab.page = None;
         let Some(op) = tab.list_op() else {
@@ -1247,6 +1276,162 @@ impl App {
         self.info(message);
     }
 
+    /// `T`: follows the list in view (its first page, every [`App::tail_every`]), putting new
+    /// rows on top; again stops it. A later page in view goes back to the first, where new
+    /// records arrive.
+    fn toggle_tail(&mut self) {
+        let t = self.key_hint(Action::Tail);
+        if self.tab_mut().stop_tail() {
+            return self.info(format!("tail stopped ({t} starts it again)"));
+        }
+        let Some(page) = self.tab().page.as_ref() else {
+            return self.info("tail follows a list: open one first (events, messages)");
+        };
+        let (op, values, on_later_page) = (page.op, page.values.clone(), !page.previous.is_empty());
+        if !op.is_list() {
+            return self.info(format!("{} is no list: nothing to tail", op.name));
+        }
+        let every = self.tail_every.as_secs();
+        let note = tail_note(self.tail_every, 0);
+        let tab = self.tab_mut();
+        tab.tail = Some(TailState { op: op.name, last_poll: Some(Instant::now()), in_flight: None, arrived: 0 });
+        tab.browser.tail_note = Some(note);
+        if on_later_page {
+            self.load_list(op, values);
+        }
+        let o = self.key_hint(Action::Operations);
+        self.info(format!(
+            "tail: {} every {every} s, new rows on top marked ●; {o} changes its filters; {t} stops",
+            op.name
+        ));
+    }
+
+    /// Asks for the first page of the list tab `index` follows, off the browser's slot, so a
+    /// refresh or a new page the user asks for is never cancelled by a poll.
+    fn poll_tail(&mut self, index: usize, now: Instant) {
+        let tab = &self.tabs[index];
+        let Some(page) = tab.page.as_ref() else { return };
+        let op = page.op;
+        let request = match client::build(op, &page.values, None, &tab.target) {
+            Ok(request) => request,
+            Err(e) => {
+                self.tabs[index].stop_tail();
+                return self.error(format!("tail stopped: {}: {e}", op.full_name()));
+            }
+        };
+        let slot = format!("{}/tail", tab.service);
+        let credentials = tab.target.credentials.clone();
+        let id = self.executor.submit(op.full_name(), request, credentials, Some(slot));
+        if let Some(tail) = self.tabs[index].tail.as_mut() {
+            tail.in_flight = Some(id);
+            tail.last_poll = Some(now);
+        }
+        self.purposes.insert(id, (Purpose::Tail { tab: index, op }, Instant::now()));
+    }
+
+    /// A tail poll came back: its rows not shown yet go on top, marked; the selection, the row
+    /// filter and the list's own filters stay as they were.
+    fn on_tail_page(&mut self, tab: usize, op: &'static Operation, result: Result<client::Response, Arc<CallError>>) {
+        let every = self.tail_every;
+        let tab_state = &mut self.tabs[tab];
+        let Some(tail) = tab_state.tail.as_mut() else { return };
+        tail.in_flight = None;
+        // The user moved on to another list while the poll was out.
+        if tail.op != op.name || tab_state.page.as_ref().is_none_or(|p| p.op.name != op.name) {
+            return;
+        }
+        match result {
+            Ok(response) => {
+                let rows = serde_json::from_slice::<Value>(&response.body).ok().and_then(pagination::into_records);
+                let Some(rows) = rows else { return };
+                let arrived = tab_state.browser.merge_new(rows, op.id_field, TAIL_CAP);
+                let total = {
+                    let Some(tail) = tab_state.tail.as_mut() else { return };
+                    tail.arrived += arrived;
+                    tail.arrived
+                };
+                tab_state.browser.tail_note = Some(tail_note(every, total));
+                if arrived > 0 {
+                    let rows = tab_state.browser.row_count();
+                    tab_state.browser.page_label = format!("{rows} rows");
+                    tab_state.remember_selection();
+                }
+            }
+            Err(error) => {
+                let message = format!("tail: {}: {error} (it keeps polling)", op.full_name());
+                self.error(message);
+            }
+        }
+    }
+
+    /// The compose forms of Mailgun (send, MIME send), from any tab: the domain in view and its
+    /// postmaster as sender filled in, or what was typed last time.
+    fn compose(&mut self, name: &str) {
+        let Some(index) = self.tabs.iter().position(|t| t.service == Service::Mailgun) else {
+            return self.error("this console has no Mailgun tab");
+        };
+        let Some(op) = Service::Mailgun.operation(name) else { return };
+        self.switch_tab(index);
+        let tab = self.tab();
+        let mut values = tab.prefill(op, None);
+        if !values.contains_key("domain") {
+            // The domain of the list in view (events of mg.example.com), when no row gave one.
+            if let Some(domain) = tab.page.as_ref().and_then(|p| p.values.get("domain")).cloned() {
+                values.insert("domain".into(), domain);
+                mail::suggest(op, &serde_json::Map::new(), &mut values);
+            }
+        }
+        self.open_form_with(op, &values);
+    }
+
+    /// Enter on a Mailgun domain: asks for it with its DNS records, which the answer shows as
+    /// the DNS view (`v` there verifies them again).
+    fn open_domain(&mut self) {
+        let Some(name) = self.tab().selected_record().and_then(|r| r.get("name")?.as_str().map(str::to_owned)) else {
+            return;
+        };
+        let Some(op) = Service::Mailgun.operation("domains_get") else { return };
+        let mut values = Values::new();
+        values.insert("domain".into(), name);
+        self.send_operation(op, values);
+    }
+
+    /// A key of a table view: send an operation (asking first when destructive), open a form,
+    /// or show the chart of the response.
+    fn run_detail_command(&mut self, command: DetailCommand) {
+        match command {
+            DetailCommand::Send { op: name, values } => {
+                let Some(op) = self.tab().service.operation(name) else {
+                    return self.error(format!("{name} is no operation of {}", self.tab().service.title()));
+                };
+                let values: Values = values.into_iter().collect();
+                if op.destructive {
+                    self.request_operation(op, values);
+                } else {
+                    // The view stays open; the answer replaces it.
+                    self.send_operation(op, values);
+                }
+            }
+            DetailCommand::Form { op: name, values } => {
+                let Some(op) = self.tab().service.operation(name) else {
+                    return self.error(format!("{name} is no operation of {}", self.tab().service.title()));
+                };
+                let values: Values = values.into_iter().collect();
+                self.open_form_with(op, &values);
+            }
+            DetailCommand::Chart => {
+                self.popup = None;
+                self.chart_hidden = false;
+                if self.charts.contains_key(&self.active) {
+                    self.focus = Focus::Browser;
+                    self.info("chart under the list: [ and ] choose the series, C hides it, b brings the table back");
+                } else {
+                    self.info(NO_CHART);
+                }
+            }
+        }
+    }
+
     /// When the event loop should next wake up by itself, if ever: the next auto-refresh of a
     /// list in view, or the next redraw of the elapsed time of calls in flight. `None` when
     /// idle, so an idle console sleeps.
@@ -1258,8 +1443,14 @@ impl App {
             .filter(|t| t.auto_refresh && t.can_auto_refresh())
             .map(|t| t.last_refresh.map_or(now, |at| (at + self.auto_refresh_every).max(now)))
             .min();
+        let tail = self
+            .tabs
+            .iter()
+            .filter_map(|t| t.tail.as_ref().filter(|tail| tail.in_flight.is_none() && t.can_auto_refresh()))
+            .map(|tail| tail.last_poll.map_or(now, |at| (at + self.tail_every).max(now)))
+            .min();
         let redraw = (self.executor.active_count() > 0).then(|| now + IN_FLIGHT_REDRAW);
-        refresh.into_iter().chain(redraw).min()
+        refresh.into_iter().chain(tail).chain(redraw).min()
     }
 
     /// Time passed: reload the lists whose auto-refresh is due.
@@ -1275,6 +1466,9 @@ impl App {
                 self.auto_refreshing = true;
                 self.refresh();
                 self.auto_refreshing = false;
+            }
+            if self.tabs[index].tail_due(now, self.tail_every) {
+                self.poll_tail(index, now);
             }
         }
         self.active = active;
@@ -1325,6 +1519,7 @@ impl App {
                     }
                 }
             }
+            Purpose::Tail { tab, op } => self.on_tail_page(tab, op, delivered.result),
             Purpose::Operation { tab, op, values, request } => match delivered.result {
                 Ok(response) => {
                     let summary =
@@ -1333,13 +1528,31 @@ impl App {
                     tab_state.inspector.show(response_view(op.name, &response));
                     tab_state.drafts.remove(op.name);
                     let body: Option<Value> = serde_json::from_slice(&response.body).ok();
-                    if let Some(detail) = body.and_then(|body| tax::detail_for(op, &body)) {
+                    // An answer that is a time series but no list (Mailgun's stats) is charted
+                    // under the browser as a list page of one would be.
+                    let series = body
+                        .as_ref()
+                        .filter(|_| op.method == crate::catalog::Method::Get && !op.is_list())
+                        .and_then(pagination::records)
+                        .and_then(|(_, rows)| chart::detect(rows));
+                    if let Some(series) = series {
+                        match self.charts.get_mut(&tab) {
+                            Some(view) => view.replace(series),
+                            None => {
+                                self.charts.insert(tab, ChartView::new(series));
+                            }
+                        }
+                    }
+                    let tab_state = &mut self.tabs[tab];
+                    let detail =
+                        body.and_then(|body| tax::detail_for(op, &body).or_else(|| mail::detail_for(op, &body)));
+                    if let Some(detail) = detail {
                         tab_state.detail = Some(detail.clone());
                         // Shown at once unless the user has moved on to something else; the
                         // fuller answer for a view already open replaces it, keeping its place.
                         match self.popup.as_mut() {
                             None if tab == self.active => self.popup = Some(Popup::Detail(detail)),
-                            Some(Popup::Detail(open)) if tab == self.active && open.title == detail.title => {
+                            Some(Popup::Detail(open)) if tab == self.active && open.same_subject(&detail) => {
                                 let (selected, scroll) = (open.selected, open.scroll);
                                 *open = Detail { selected, scroll, ..detail };
                             }
@@ -1393,6 +1606,17 @@ impl App {
             let shown: Vec<String> = filters.iter().map(|(name, value)| format!("{name}={value}")).collect();
             format!("only {} ({c} clears)", shown.join(" "))
         });
+        // Another list in view ends the tail of the one before; the same list (asked with other
+        // filters from its form) keeps it.
+        let tab_state = &mut self.tabs[tab];
+        if tab_state.tail.as_ref().is_some_and(|t| t.op != op.name) {
+            tab_state.stop_tail();
+        }
+        // A fresh page has no rows marked new, so the count starts again.
+        if let Some(tail) = tab_state.tail.as_mut() {
+            tail.arrived = 0;
+            tab_state.browser.tail_note = Some(tail_note(self.tail_every, 0));
+        }
         // A page that is no time series has no chart; one that is keeps the series chosen.
         let previous_chart = self.charts.remove(&tab);
         let tab_state = &mut self.tabs[tab];
@@ -1427,7 +1651,7 @@ impl App {
         match records {
             Some(rows) => {
                 let count = rows.len();
-                tab_state.browser.set_records(rows, op.id_field);
+                tab_state.browser.set_records_as(rows, op.id_field, layout_for(op));
                 let more = if matches!(pagination::next_page(op.paging, &request, &response), Ok(Some(_))) {
                     format!(" · {n}: next")
                 } else {
@@ -1453,7 +1677,8 @@ impl App {
     fn record_call(&self, purpose: &Purpose, result: &Result<client::Response, Arc<CallError>>, elapsed: Duration) {
         let Some(recorder) = &self.history else { return };
         let (tab, op, values) = match purpose {
-            Purpose::List { recorded: false, .. } => return,
+            // Polls repeat the list every few seconds: they would bury every call the user made.
+            Purpose::List { recorded: false, .. } | Purpose::Tail { .. } => return,
             Purpose::List { tab, op, values, .. } | Purpose::Operation { tab, op, values, .. } => (*tab, *op, values),
         };
         let tab = &self.tabs[tab];
@@ -1628,6 +1853,17 @@ fn list_filters(op: &Operation, values: &Values) -> Vec<(String, String)> {
         .filter(|p| !p.required && p.location == crate::catalog::Location::Query && p.default.is_none())
         .filter_map(|p| values.get(p.name).map(|v| (p.name.to_owned(), v.clone())))
         .collect()
+}
+
+/// The columns a list's records are shown with, when the generic ones would say little.
+fn layout_for(op: &Operation) -> Option<Layout> {
+    (op.service == Service::Mailgun && op.name == "events_list")
+        .then(|| Layout { columns: mail::event_columns(), cell: mail::event_cell })
+}
+
+/// The browser title's note while tailing.
+fn tail_note(every: Duration, arrived: usize) -> String {
+    format!("● tail {} s · {arrived} new", every.as_secs())
 }
 
 /// The control port of an `opsdeck sandbox` serving `service` at `base_url`: every service

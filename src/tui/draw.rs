@@ -231,6 +231,9 @@ fn draw_status(frame: &mut Frame, area: Rect, app: &App) {
     if tab.auto_refresh {
         spans.push(Span::styled(format!(" auto {}s ", app.auto_refresh_every.as_secs()), theme.success));
     }
+    if let Some(tail) = &tab.tail {
+        spans.push(Span::styled(format!(" tail {}s · {} new ", app.tail_every.as_secs(), tail.arrived), theme.success));
+    }
     if app.zoomed {
         let restore = app.keymap.hint(Action::Zoom).map(|key| format!(" ({key} restores)")).unwrap_or_default();
         spans.push(Span::styled(format!(" zoomed{restore} "), theme.accent));
@@ -316,7 +319,7 @@ fn draw_help(frame: &mut Frame, area: Rect, app: &App) -> u16 {
     right.push(Line::from(Span::styled("In forms and menus", theme.title)));
     right.extend(Form::help().iter().chain(Menu::help()).map(|(k, v)| help_line(k, v, app)));
     right.push(Line::default());
-    right.push(Line::from(Span::styled("In table views (transaction, rates, sandbox)", theme.title)));
+    right.push(Line::from(Span::styled("In table views (transaction, rates, Mailgun domain and stats)", theme.title)));
     right.extend(Detail::help().iter().map(|(k, v)| help_line(k, v, app)));
     right.push(Line::default());
     right.push(Line::from(Span::styled("In the history (H)", theme.title)));

@@ -38,6 +38,12 @@ pub enum Action {
     Chart,
     NextSeries,
     PrevSeries,
+    /// Follow the list in view: poll its first page, new rows on top.
+    Tail,
+    /// Mailgun's send form, from the domain in view.
+    ComposeEmail,
+    /// Mailgun's MIME send form (a ready-made message from a file).
+    ComposeMime,
 }
 
 /// Where an action's keys work: everywhere, only while the browser has the focus (the
@@ -101,6 +107,8 @@ pub const ACTIONS: &[ActionInfo] = &[
     global(Action::Palette, "palette", "command palette: any operation, profiles, themes, actions", &[":"]),
     global(Action::Refresh, "refresh", "refresh the view", &["r"]).in_palette(),
     global(Action::AutoRefresh, "auto_refresh", "auto-refresh on/off", &["a"]).in_palette(),
+    global(Action::Tail, "tail", "tail the list: new rows on top every 2 s (events, messages); again stops", &["T"])
+        .in_palette(),
     global(Action::NextPage, "next_page", "next page from the API", &["n"]).in_browser(),
     global(Action::PrevPage, "prev_page", "previous page", &["p"]).in_browser(),
     global(Action::ClearFilters, "clear_filters", "list again without the filters in the title", &["c"]).in_browser(),
@@ -114,6 +122,10 @@ pub const ACTIONS: &[ActionInfo] = &[
     global(Action::Chart, "chart", "chart of a time series: hide / show", &["C"]).in_palette(),
     global(Action::NextSeries, "next_series", "chart: next series", &["]"]),
     global(Action::PrevSeries, "prev_series", "chart: previous series", &["["]),
+    global(Action::ComposeEmail, "compose_email", "Mailgun: compose an email (send form, domain filled in)", &[])
+        .in_palette(),
+    global(Action::ComposeMime, "compose_mime", "Mailgun: send a ready-made MIME message from a file", &[])
+        .in_palette(),
     global(Action::ReadOnly, "read_only", "read-only on/off: refuse operations that change state", &[]).in_palette(),
     global(Action::Cancel, "cancel", "cancel every call in flight", &["ctrl-x"]).in_palette(),
     global(Action::Help, "help", "this help", &["?"]).in_palette(),

@@ -11,6 +11,7 @@ pub mod draw;
 pub mod harness;
 pub mod json_tree;
 pub mod keymap;
+pub mod mail;
 pub mod setup;
 pub mod svg;
 pub mod tab;

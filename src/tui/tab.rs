@@ -49,6 +49,18 @@ pub struct Tab {
     pub started: bool,
     /// The last table view of a response (a transaction, a rate breakdown), for `b`.
     pub detail: Option<Detail>,
+    /// Tail mode of the list in view (`T`), if on.
+    pub tail: Option<TailState>,
+}
+
+/// A list followed by tail mode: which operation it follows (leaving it stops the tail), when it
+/// last asked, the poll in flight, and how many rows arrived since it started.
+#[derive(Clone, Debug)]
+pub struct TailState {
+    pub op: &'static str,
+    pub last_poll: Option<std::time::Instant>,
+    pub in_flight: Option<CallId>,
+    pub arrived: usize,
 }
 
 impl Tab {
@@ -73,6 +85,7 @@ impl Tab {
             last_refresh: None,
             started: false,
             detail: None,
+            tail: None,
         }
     }
 
@@ -85,6 +98,22 @@ impl Tab {
         if self.loading.take().is_some() && self.page.is_none() {
             self.browser.notice = Some(("cancelled; r loads it again".into(), false));
         }
+    }
+
+    /// Ends tail mode (leaving the list, or `T` again); says whether it was on.
+    pub fn stop_tail(&mut self) -> bool {
+        self.browser.tail_note = None;
+        self.tail.take().is_some()
+    }
+
+    /// Whether a tail poll is due at `now`: tailing the list in view, nothing loading or polling.
+    pub fn tail_due(&self, now: std::time::Instant, every: std::time::Duration) -> bool {
+        let Some(tail) = &self.tail else { return false };
+        let following = self.page.as_ref().is_some_and(|p| p.op.name == tail.op);
+        following
+            && self.can_auto_refresh()
+            && tail.in_flight.is_none()
+            && tail.last_poll.is_none_or(|at| at + every <= now)
     }
 
     /// Whether auto-refresh has anything to reload: a list in view from a service that answers.
@@ -131,6 +160,9 @@ impl Tab {
             if let Some(text) = scalar(value).filter(|_| is_path_param(key)) {
                 self.context.insert(key.clone(), text);
             }
+        }
+        for (name, value) in crate::tui::mail::remembered(page_op.name, &record) {
+            self.context.insert(name.to_owned(), value);
         }
         let Some(id) = page_op.id_field.and_then(|f| record.get(f)).and_then(scalar) else { return };
         let listed_with = |name: &str| page_op.params.iter().any(|p| p.location == Location::Path && p.name == name);
@@ -200,6 +232,7 @@ impl Tab {
                 values.insert(param.name.to_owned(), value);
             }
         }
+        crate::tui::mail::suggest(op, &record, &mut values);
         if op.service == Service::Ably && op.name == "tokens_request" {
             if let crate::client::Credentials::AblyKey(key) = &self.target.credentials {
                 let name = key.expose().split(':').next().unwrap_or_default();

@@ -248,6 +248,7 @@ pub fn transaction_detail(tx: &Value) -> Detail {
         note,
         transaction: Some(tx.clone()),
         keys: None,
+        ..Detail::default()
     }
 }
 

@@ -375,3 +375,96 @@ async fn read_only_refuses_changes() {
     assert_eq!(h.console.app.executor.active_count(), 0);
     assert!(h.screen().contains("--read-only is on"));
 }
+
+/// Publishes a message to the embedded Ably straight over HTTP, as another client would: the
+/// console learns of it only by asking.
+async fn publish_elsewhere(h: &Harness, channel: &str, name: &str) {
+    let base = h.console.sandbox.base_url(crate::catalog::Service::Ably);
+    let (user, secret) = crate::sandbox::credentials::ABLY_KEY.split_once(':').unwrap();
+    let answer = reqwest::Client::new()
+        .post(format!("{base}/channels/{channel}/messages"))
+        .basic_auth(user, Some(secret))
+        .header("content-type", "application/json")
+        .body(serde_json::json!({"name": name, "data": "from elsewhere"}).to_string())
+        .send()
+        .await
+        .unwrap();
+    assert!(answer.status().is_success(), "{}", answer.status());
+}
+
+#[tokio::test]
+async fn tail_puts_new_messages_on_top_and_stops_when_leaving_the_list() {
+    let mut h = Harness::new().await;
+    publish_elsewhere(&h, "ui:tail", "first").await;
+    publish_elsewhere(&h, "ui:tail", "second").await;
+    h.keys(":messages_list<Enter>");
+    let Some(Popup::Form(form)) = h.console.app.popup.as_mut() else { panic!("form") };
+    form.set_value("channelId", "ui:tail");
+    h.keys("<C-s>");
+    h.settle().await;
+    assert_eq!(h.console.app.tab().browser.row_count(), 2, "{}", h.screen());
+    // The cursor on the older message, and a row filter typed: both survive the tail.
+    h.console.app.focus = Focus::Browser;
+    h.keys("j");
+    let selected = h.console.app.tab().browser.selected_record().cloned().unwrap();
+    assert_eq!(selected["name"], "first");
+    h.keys("T");
+    let screen = h.screen();
+    assert!(screen.contains("● tail 2 s · 0 new"), "{screen}");
+    assert!(screen.contains("tail 2s · 0 new"), "the status bar says so too:\n{screen}");
+    // Nothing is due before the interval is over.
+    h.console.app.on_tick(std::time::Instant::now());
+    assert_eq!(h.console.app.executor.active_count(), 0);
+
+    publish_elsewhere(&h, "ui:tail", "third").await;
+    let later = std::time::Instant::now() + Duration::from_secs(3);
+    assert!(h.console.app.next_deadline().is_some_and(|at| at <= later), "the loop wakes up for the tail");
+    h.console.app.on_tick(later);
+    assert_eq!(h.console.app.executor.active_count(), 1, "one poll");
+    h.console.app.on_tick(later + Duration::from_secs(3));
+    assert_eq!(h.console.app.executor.active_count(), 1, "never two polls at once");
+    h.settle().await;
+    let browser = &h.console.app.tab().browser;
+    assert_eq!(browser.row_count(), 3);
+    assert_eq!(browser.records()[0]["name"], "third", "new rows on top");
+    assert!(browser.is_new(0) && !browser.is_new(1));
+    assert_eq!(browser.selected_record(), Some(&selected), "the cursor stays on its message");
+    let screen = h.screen();
+    assert!(screen.contains("● tail 2 s · 1 new"), "{screen}");
+    assert!(screen.lines().any(|l| l.contains("● ") && l.contains("third")), "the new row is marked:\n{screen}");
+
+    // T again stops it; the row stays.
+    h.keys("T");
+    assert!(h.console.app.tab().tail.is_none());
+    assert!(!h.screen().contains("● tail"), "{}", h.screen());
+    h.console.app.on_tick(later + Duration::from_secs(10));
+    assert_eq!(h.console.app.executor.active_count(), 0, "no poll after it stopped");
+
+    // Leaving the list stops it too.
+    h.keys("T");
+    assert!(h.console.app.tab().tail.is_some());
+    h.browse("channels").await;
+    assert!(h.console.app.tab().tail.is_none(), "another list in view ends the tail");
+    // And a view that is no list has nothing to tail.
+    h.keys("T");
+    assert!(h.console.app.tab().tail.is_some(), "channels is a list too");
+    h.keys("T");
+}
+
+#[tokio::test]
+async fn compose_from_the_palette_opens_mailguns_send_forms_from_any_tab() {
+    let mut h = Harness::new().await;
+    h.keys(":compose email<Enter>");
+    assert_eq!(h.console.app.tab().service, crate::catalog::Service::Mailgun);
+    let Some(Popup::Form(form)) = h.console.app.popup.as_ref() else { panic!("form:\n{}", h.screen()) };
+    assert_eq!(form.op.name, "messages_send");
+    // What was typed is kept for next time, as every form's draft is.
+    let Some(Popup::Form(form)) = h.console.app.popup.as_mut() else { unreachable!() };
+    form.set_value("domain", "mg.example.com");
+    h.keys("<Esc>1:compose email<Enter>");
+    let Some(Popup::Form(form)) = h.console.app.popup.as_ref() else { panic!("form") };
+    assert_eq!(form.values().get("domain").map(String::as_str), Some("mg.example.com"));
+    h.keys("<Esc>:compose mime<Enter>");
+    let Some(Popup::Form(form)) = h.console.app.popup.as_ref() else { panic!("form") };
+    assert_eq!(form.op.name, "messages_send_mime");
+}

@@ -11,10 +11,34 @@ use unicode_width::UnicodeWidthStr;
 
 use crate::inert::inert;
 pub use crate::table::truncate_to_width;
-use crate::table::{cell_text, columns_of, is_time_column, Column};
+use crate::table::{cell_text, columns_of, is_time_column, Column, MAX_CELL};
 use crate::tui::components::detail::Tone;
-use crate::tui::tax;
 use crate::tui::theme::Theme;
+use crate::tui::{mail, tax};
+
+/// What a row that arrived while tailing starts with.
+pub const NEW_MARK: &str = "● ";
+
+/// Columns chosen for a kind of record whose generic columns say little (Mailgun events, with
+/// forty nested fields), and how their cells read where the generic text would not do.
+#[derive(Clone, Debug)]
+pub struct Layout {
+    pub columns: Vec<Column>,
+    /// A cell's text, or `None` for the generic one ([`cell_text`]).
+    pub cell: fn(&Value, &Column) -> Option<String>,
+}
+
+/// The tone of a cell by its column: a document's status, an email event, a failure's
+/// severity, a domain's state.
+fn cell_tone(header: &str, text: &str) -> Option<Tone> {
+    match header {
+        "status" => tax::status_tone(text),
+        "event" => mail::event_tone(text),
+        "severity" => mail::severity_tone(text),
+        "state" => mail::domain_state_tone(text),
+        _ => None,
+    }
+}
 
 /// What a key did in the browser, for the app to act on.
 #[derive(Debug, PartialEq, Eq)]
@@ -33,8 +57,14 @@ pub struct Browser {
     columns: Vec<Column>,
     records: Vec<Value>,
     cells: Vec<Vec<String>>,
-    /// The tone of each row's status cell (a document's Saved, Committed, Cancelled).
-    tones: Vec<Option<Tone>>,
+    /// The toned cells of each row, by column (a document's status, an email's event).
+    tones: Vec<Vec<(usize, Tone)>>,
+    /// Which rows arrived while tailing (shown with [`NEW_MARK`]).
+    marks: Vec<bool>,
+    /// The columns and cells of this kind of record, when not the generic ones.
+    layout: Option<Layout>,
+    /// Shown in the title while the list is tailed (`tail 2 s · 3 new`).
+    pub tail_note: Option<String>,
     /// Lower-cased row text, for the filter.
     haystacks: Vec<String>,
     /// Indices of the rows that match the filter, in order.
@@ -56,34 +86,125 @@ pub struct Browser {
 impl Browser {
     /// Replaces the rows with the records of a page. `id_field` names the column shown first.
     pub fn set_records(&mut self, records: Vec<Value>, id_field: Option<&str>) {
+        self.set_records_as(records, id_field, None);
+    }
+
+    /// [`Browser::set_records`] with the columns and cells of `layout` (`None`: the generic ones).
+    pub fn set_records_as(&mut self, records: Vec<Value>, id_field: Option<&str>, layout: Option<Layout>) {
         // A reload keeps the cursor on the same record (by id), so an action on it and the
         // refresh that follows do not move the user to another row.
-        let id_of = |record: &Value| match (record, id_field) {
-            (Value::Object(map), Some(field)) => map.get(field).cloned(),
-            (other, _) => Some(other.clone()),
+        let kept = self.selected_record().and_then(|r| id_of(r, id_field));
+        self.layout = layout;
+        self.columns = match &self.layout {
+            Some(layout) => layout.columns.clone(),
+            None => columns_of(&records, id_field),
         };
-        let kept = self.selected_record().and_then(id_of);
-        self.columns = columns_of(&records, id_field);
-        self.cells = records.iter().map(|r| self.columns.iter().map(|c| cell_text(r, c, id_field)).collect()).collect();
-        let status = self.columns.iter().position(|c| c.header() == "status");
-        self.tones = match status {
-            Some(column) => self.cells.iter().map(|row| tax::status_tone(&row[column])).collect(),
-            None => Vec::new(),
-        };
+        self.cells = records.iter().map(|r| self.row_cells(r, id_field)).collect();
+        self.tones = self.cells.iter().map(|row| self.row_tones(row)).collect();
+        self.marks = vec![false; records.len()];
         self.haystacks = self.cells.iter().map(|row| row.join(" ").to_lowercase()).collect();
         self.records = records;
         self.notice = None;
         self.apply_filter();
         let records = &self.records;
         self.selected = kept
-            .and_then(|id| self.visible.iter().position(|i| id_of(&records[*i]).as_ref() == Some(&id)))
+            .and_then(|id| self.visible.iter().position(|i| id_of(&records[*i], id_field).as_ref() == Some(&id)))
             .unwrap_or(0);
         self.offset = 0;
+    }
+
+    fn row_cells(&self, record: &Value, id_field: Option<&str>) -> Vec<String> {
+        self.columns
+            .iter()
+            .map(|column| {
+                let special = self.layout.as_ref().and_then(|layout| (layout.cell)(record, column));
+                match special {
+                    Some(text) => truncate_to_width(&inert(&text.replace(['\n', '\r', '\t'], " ")), MAX_CELL),
+                    None => cell_text(record, column, id_field),
+                }
+            })
+            .collect()
+    }
+
+    fn row_tones(&self, row: &[String]) -> Vec<(usize, Tone)> {
+        self.columns
+            .iter()
+            .enumerate()
+            .filter_map(|(index, column)| Some((index, cell_tone(column.header(), row.get(index)?)?)))
+            .collect()
+    }
+
+    /// Tail mode: puts the records of a fresh first page that are not shown yet on top, marked
+    /// as new, keeping the cursor on the record it was on and the row filter as typed. At most
+    /// `cap` rows are kept (the oldest go). Returns how many arrived.
+    pub fn merge_new(&mut self, fresh: Vec<Value>, id_field: Option<&str>, cap: usize) -> usize {
+        if self.records.is_empty() {
+            // Nothing to keep: the columns come from the records that arrived.
+            let count = fresh.len();
+            let layout = self.layout.clone();
+            self.set_records_as(fresh, id_field, layout);
+            self.marks = vec![true; count];
+            self.mark_cells();
+            return count;
+        }
+        let known: std::collections::HashSet<String> =
+            self.records.iter().filter_map(|r| id_of(r, id_field)).map(|id| id.to_string()).collect();
+        let mut seen = std::collections::HashSet::new();
+        let new: Vec<Value> = fresh
+            .into_iter()
+            .filter(|r| {
+                id_of(r, id_field).is_some_and(|id| !known.contains(&id.to_string()) && seen.insert(id.to_string()))
+            })
+            .collect();
+        let count = new.len();
+        if count == 0 {
+            return 0;
+        }
+        let kept = self.selected_index().map(|i| i + count);
+        let cells: Vec<Vec<String>> = new.iter().map(|r| self.row_cells(r, id_field)).collect();
+        let tones: Vec<Vec<(usize, Tone)>> = cells.iter().map(|row| self.row_tones(row)).collect();
+        let haystacks: Vec<String> = cells.iter().map(|row| row.join(" ").to_lowercase()).collect();
+        self.records.splice(0..0, new);
+        self.cells.splice(0..0, cells);
+        self.tones.splice(0..0, tones);
+        self.haystacks.splice(0..0, haystacks);
+        self.marks.splice(0..0, vec![true; count]);
+        self.mark_cells();
+        if self.records.len() > cap {
+            self.records.truncate(cap);
+            self.cells.truncate(cap);
+            self.tones.truncate(cap);
+            self.haystacks.truncate(cap);
+            self.marks.truncate(cap);
+        }
+        self.apply_filter();
+        self.selected = kept.and_then(|index| self.visible.iter().position(|i| *i == index)).unwrap_or(0);
+        count
+    }
+
+    /// Puts [`NEW_MARK`] before the first cell of each marked row that lacks it.
+    fn mark_cells(&mut self) {
+        for (row, marked) in self.cells.iter_mut().zip(&self.marks) {
+            if let Some(first) = row.first_mut().filter(|cell| *marked && !cell.starts_with(NEW_MARK)) {
+                *first = format!("{NEW_MARK}{first}");
+            }
+        }
+    }
+
+    /// How many rows are marked as arrived while tailing.
+    pub fn new_count(&self) -> usize {
+        self.marks.iter().filter(|m| **m).count()
+    }
+
+    /// Whether the row of `index` (into the records) arrived while tailing.
+    pub fn is_new(&self, index: usize) -> bool {
+        self.marks.get(index).copied().unwrap_or(false)
     }
 
     pub fn clear(&mut self) {
         self.set_records(Vec::new(), None);
         self.filter_note = None;
+        self.tail_note = None;
     }
 
     pub fn records(&self) -> &[Value] {
@@ -215,6 +336,9 @@ impl Browser {
         if let Some(note) = &self.filter_note {
             title.push(Span::styled(format!("{} ", inert(note)), theme.warning));
         }
+        if let Some(note) = &self.tail_note {
+            title.push(Span::styled(format!("{} ", inert(note)), theme.success));
+        }
         if !self.filter.is_empty() || self.filter_editing {
             let cursor = if self.filter_editing { "▏" } else { "" };
             title.push(Span::styled(format!("/{}{cursor} ", inert(&self.filter)), theme.accent));
@@ -250,18 +374,22 @@ impl Browser {
             .enumerate()
             .map(|(i, row)| {
                 let style = if self.offset + i == self.selected { theme.selected(focused) } else { theme.text };
-                let tone = self.tones.get(*row).copied().flatten();
-                let cells = self.cells[*row].iter().zip(&self.columns).map(|(text, column)| {
-                    let line = if column.money {
-                        Line::from(text.as_str()).right_aligned()
-                    } else {
-                        Line::from(text.as_str())
-                    };
-                    match tone.filter(|_| column.header() == "status") {
-                        Some(tone) => Cell::from(line).style(tone.style(theme)),
-                        None => Cell::from(line),
-                    }
-                });
+                let tones = self.tones.get(*row).map_or(&[][..], Vec::as_slice);
+                let marked = self.is_new(*row);
+                let cells =
+                    self.cells[*row].iter().zip(&self.columns).enumerate().map(move |(index, (text, column))| {
+                        let line = if column.money {
+                            Line::from(text.as_str()).right_aligned()
+                        } else {
+                            Line::from(text.as_str())
+                        };
+                        let tone = tones.iter().find(|(i, _)| *i == index).map(|(_, tone)| *tone);
+                        match tone {
+                            Some(tone) => Cell::from(line).style(tone.style(theme)),
+                            None if marked && index == 0 => Cell::from(line).style(theme.success),
+                            None => Cell::from(line),
+                        }
+                    });
                 Row::new(cells).style(style)
             })
             .collect();
@@ -310,6 +438,14 @@ impl Browser {
             }
         }
         widths.into_iter().map(Constraint::Length).collect()
+    }
+}
+
+/// A record's id for keeping the cursor on it: its `id_field`, or a bare value itself.
+fn id_of(record: &Value, id_field: Option<&str>) -> Option<Value> {
+    match (record, id_field) {
+        (Value::Object(map), Some(field)) => map.get(field).cloned(),
+        (other, _) => Some(other.clone()),
     }
 }
 
@@ -426,6 +562,101 @@ mod tests {
         for (w, h) in [(1, 1), (2, 2), (5, 3)] {
             screen(&mut b, w, h);
         }
+    }
+
+    #[test]
+    fn tail_puts_new_rows_on_top_marked_keeping_selection_and_filter() {
+        let mut b = Browser::default();
+        let event = |id: &str, kind: &str, to: &str| json!({"id": id, "event": kind, "recipient": to});
+        b.set_records(
+            vec![event("e2", "accepted", "ops@example.com"), event("e1", "delivered", "dev@example.com")],
+            Some("id"),
+        );
+        b.handle_key(key(KeyCode::Char('j')));
+        assert_eq!(b.selected_record().unwrap()["id"], "e1");
+        b.handle_key(key(KeyCode::Char('/')));
+        for c in "example".chars() {
+            b.handle_key(key(KeyCode::Char(c)));
+        }
+        b.handle_key(key(KeyCode::Enter));
+        // The poll's page overlaps what is shown: only e3 and e4 are new.
+        let page = vec![
+            event("e4", "failed", "gone@example.org"),
+            event("e3", "delivered", "ops@example.com"),
+            event("e2", "accepted", "ops@example.com"),
+        ];
+        assert_eq!(b.merge_new(page.clone(), Some("id"), 100), 2);
+        assert_eq!(b.merge_new(page, Some("id"), 100), 0, "nothing twice");
+        assert_eq!(b.row_count(), 4);
+        assert_eq!(b.selected_record().unwrap()["id"], "e1", "the cursor stays on its record");
+        assert_eq!(b.filter, "example", "the row filter stays");
+        assert_eq!(b.new_count(), 2);
+        let text = screen(&mut b, 70, 8);
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[2].contains("● e4") && lines[3].contains("● e3"), "new rows on top, marked:\n{text}");
+        assert!(lines[4].contains("e2") && !lines[4].contains('●'), "{text}");
+        // The cap drops the oldest.
+        assert_eq!(b.merge_new(vec![event("e5", "opened", "x@example.com")], Some("id"), 3), 1);
+        assert_eq!(b.row_count(), 3);
+        assert_eq!(b.records()[0]["id"], "e5");
+        // A fresh page clears the marks.
+        b.set_records(vec![event("e9", "clicked", "y@example.com")], Some("id"));
+        assert_eq!(b.new_count(), 0);
+        // An empty list takes its columns from what arrives.
+        let mut empty = Browser::default();
+        empty.set_records(Vec::new(), Some("id"));
+        assert_eq!(empty.merge_new(vec![event("e1", "accepted", "a@example.com")], Some("id"), 10), 1);
+        assert!(screen(&mut empty, 60, 5).contains("recipient"));
+    }
+
+    #[test]
+    fn event_types_severities_and_domain_states_are_toned() {
+        let mut b = Browser::default();
+        b.set_records(
+            vec![
+                json!({"id": "1", "event": "delivered", "severity": null, "state": "active"}),
+                json!({"id": "2", "event": "failed", "severity": "permanent", "state": "unverified"}),
+                json!({"id": "3", "event": "opened", "severity": "temporary", "state": "CA"}),
+            ],
+            Some("id"),
+        );
+        let theme = Theme::dark();
+        let mut terminal = Terminal::new(TestBackend::new(60, 6)).unwrap();
+        terminal.draw(|f| b.render(f, f.area(), &theme, false)).unwrap();
+        let buffer = terminal.backend().buffer();
+        let lines: Vec<String> = (0..6).map(|y| (0..60).map(|x| buffer[(x, y)].symbol()).collect()).collect();
+        let style = |needle: &str| {
+            let (y, line) = lines.iter().enumerate().find(|(_, l)| l.contains(needle)).unwrap();
+            let x = u16::try_from(line[..line.find(needle).unwrap()].chars().count()).unwrap();
+            buffer[(x, u16::try_from(y).unwrap())].fg
+        };
+        assert_eq!(Some(style("delivered")), theme.success.fg);
+        assert_eq!(Some(style("failed")), theme.error.fg);
+        assert_eq!(Some(style("permanent")), theme.error.fg);
+        assert_eq!(Some(style("temporary")), theme.warning.fg);
+        assert_eq!(Some(style("opened")), theme.accent.fg);
+        assert_eq!(Some(style("unverified")), theme.accent.fg);
+        for tone in [theme.success, theme.error, theme.accent, theme.warning] {
+            assert_ne!(Some(style("CA")), tone.fg, "a US state is no domain state");
+        }
+    }
+
+    #[test]
+    fn a_layout_chooses_columns_and_cells() {
+        let mut b = Browser::default();
+        let layout = Layout { columns: crate::tui::mail::event_columns(), cell: crate::tui::mail::event_cell };
+        b.set_records_as(
+            vec![json!({"id": "x", "event": "failed", "timestamp": 1_529_692_199.6, "recipient": "a@example.com",
+                "severity": "permanent", "reason": "bounce", "delivery-status": {"code": 550, "description": "No such mailbox"},
+                "envelope": {"sending-ip": "1.2.3.4"}, "flags": {"is-test-mode": false}})],
+            Some("id"),
+            Some(layout),
+        );
+        let text = screen(&mut b, 150, 4);
+        for cell in ["timestamp", "2018-06-22 18:29:59", "failed", "a@example.com", "bounce: No such mailbox", "550"] {
+            assert!(text.contains(cell), "{cell} in {text}");
+        }
+        assert!(!text.contains("sending-ip") && !text.contains("1.2.3.4"), "{text}");
     }
 
     #[test]

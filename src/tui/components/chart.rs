@@ -1,5 +1,6 @@
 //! Time series as a chart beside the JSON: a page of records that each carry a time (ISO 8601,
-//! epoch seconds or milliseconds, Ably's `intervalId`) and numbers (Ably stats, usage reports),
+//! RFC 2822 as Mailgun's stats write it, epoch seconds or milliseconds, Ably's `intervalId`) and
+//! numbers (Ably stats, usage reports),
 //! or Coinbase candles (`[time, low, high, open, close, volume]`), drawn one series at a time.
 //!
 //! Detection is pure and generic, so a new service's stats or candles chart without code here.
@@ -10,7 +11,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Axis, Block, Chart, Dataset, GraphType};
 use ratatui::Frame;
 use serde_json::Value;
-use time::format_description::well_known::{Iso8601, Rfc3339};
+use time::format_description::well_known::{Iso8601, Rfc2822, Rfc3339};
 use time::{Date, Month, OffsetDateTime, PrimitiveDateTime, Time};
 
 use crate::inert::inert;
@@ -69,7 +70,21 @@ fn parse_time_text(text: &str) -> Option<f64> {
     if let Ok(at) = PrimitiveDateTime::parse(text, &Iso8601::DEFAULT) {
         return Some(unix(at.assume_utc()));
     }
-    interval_id(text)
+    rfc2822(text).or_else(|| interval_id(text))
+}
+
+/// RFC 2822 (`Tue, 14 Feb 2012 00:00:00 UTC`, `... GMT`, `... -0000`, `... +0100`), as Mailgun
+/// writes its stats buckets and record dates. The `time` crate reads numeric zones and `GMT`/`UT`;
+/// `UTC`, which Mailgun writes too, is read as `+0000`.
+fn rfc2822(text: &str) -> Option<f64> {
+    if !text.contains(':') || !text.chars().next().is_some_and(|c| c.is_ascii_alphanumeric()) {
+        return None;
+    }
+    let numeric = match text.rsplit_once(' ') {
+        Some((rest, "UTC" | "GMT" | "UT" | "Z")) => format!("{rest} +0000"),
+        _ => text.to_owned(),
+    };
+    OffsetDateTime::parse(&numeric, &Rfc2822).ok().map(unix)
 }
 
 /// Ably's `intervalId`: `yyyy-mm-dd:hh:mm`, `yyyy-mm-dd:hh`, `yyyy-mm-dd` or `yyyy-mm`, in UTC.
@@ -213,6 +228,13 @@ fn flatten(value: &Value, path: &str, depth: usize, out: &mut Vec<(String, f64)>
             }
         }
         Value::Object(map) if depth < 6 => {
+            // A count split into parts that each have a total but with none of its own
+            // (Mailgun's `failed`: temporary and permanent) gets one, the sum of the parts,
+            // placed before them as the whole comes before its parts.
+            let parts: Vec<f64> = map.values().filter_map(|part| part.get("total")?.as_f64()).collect();
+            if !map.contains_key("total") && !parts.is_empty() && parts.len() == map.len() {
+                out.push((format!("{path}.total"), parts.iter().sum()));
+            }
             for (key, inner) in map {
                 flatten(inner, &format!("{path}.{key}"), depth + 1, out);
             }
@@ -387,6 +409,31 @@ mod tests {
             {"intervalId": "2024-01-01:11", "all": {"messages": {"count": 5, "data": 30}}}
         ]);
         assert_eq!(detect(nested.as_array().unwrap()).unwrap().series[0].name, "all.messages.count");
+    }
+
+    #[test]
+    fn mailgun_stats_chart_their_totals_by_rfc_2822_time() {
+        assert_eq!(at("Mon, 01 Jan 2024 10:05:00 UTC"), 1_704_103_500.0);
+        assert_eq!(at("Mon, 01 Jan 2024 10:05:00 GMT"), 1_704_103_500.0);
+        assert_eq!(at("Mon, 01 Jan 2024 11:05:00 +0100"), 1_704_103_500.0);
+        assert_eq!(at("Mon, 01 Jan 2024 10:05:00 -0000"), 1_704_103_500.0);
+        let stats = json!([
+            {"time": "Mon, 01 Jan 2024 00:00:00 UTC", "accepted": {"incoming": 0, "outgoing": 10, "total": 10},
+             "delivered": {"smtp": 9, "http": 0, "total": 9},
+             "failed": {"temporary": {"espblock": 0, "total": 0}, "permanent": {"bounce": 1, "total": 1}},
+             "opened": {"total": 4, "unique": 3}},
+            {"time": "Tue, 02 Jan 2024 00:00:00 UTC", "accepted": {"incoming": 0, "outgoing": 20, "total": 20},
+             "delivered": {"smtp": 17, "http": 0, "total": 17},
+             "failed": {"temporary": {"espblock": 1, "total": 1}, "permanent": {"bounce": 2, "total": 2}},
+             "opened": {"total": 8, "unique": 5}}
+        ]);
+        let found = detect(stats.as_array().unwrap()).expect("a time series");
+        assert_eq!(found.time_field, "time");
+        let names: Vec<&str> = found.series.iter().map(|s| s.name.as_str()).take(4).collect();
+        assert_eq!(names, ["accepted.total", "delivered.total", "failed.total", "failed.temporary.total"]);
+        let failed = found.series.iter().find(|s| s.name == "failed.total").unwrap();
+        assert_eq!(failed.points.iter().map(|p| p.1).collect::<Vec<_>>(), [1.0, 3.0], "temporary + permanent");
+        assert!(found.series.iter().any(|s| s.name == "opened.total"));
     }
 
     #[test]

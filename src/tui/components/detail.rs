@@ -30,6 +30,8 @@ pub enum Tone {
     Quiet,
     /// A total row.
     Total,
+    /// Something happened, neither good nor bad (an email opened, a link clicked).
+    Info,
 }
 
 impl Tone {
@@ -41,6 +43,7 @@ impl Tone {
             Tone::Changed => theme.warning,
             Tone::Quiet => theme.muted,
             Tone::Total => theme.text.add_modifier(Modifier::BOLD),
+            Tone::Info => theme.accent.add_modifier(Modifier::ITALIC),
         }
     }
 }
@@ -80,6 +83,33 @@ pub struct Detail {
     pub transaction: Option<Value>,
     /// The keys named in the bottom border, when the owner of the view has its own.
     pub keys: Option<&'static str>,
+    /// What the view is of (`domain news.example.com`), when its title changes with what it
+    /// shows (the domain's state): a newer answer about the same thing replaces the view open.
+    pub subject: Option<String>,
+    /// Text sections after the tables, each a title and its text (a message's body).
+    pub texts: Vec<(String, String)>,
+    /// The view's own keys (verify a domain, chart the stats), named in its bottom border.
+    pub commands: Vec<DetailKey>,
+}
+
+/// A key of a view and what it runs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DetailKey {
+    pub key: char,
+    /// Said in the bottom border after the key (`verify`).
+    pub label: &'static str,
+    pub command: DetailCommand,
+}
+
+/// What a view's key asks the app for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DetailCommand {
+    /// Send this operation of the tab's service with these values (destructive ones confirm).
+    Send { op: &'static str, values: Vec<(String, String)> },
+    /// Open this operation's form with these values.
+    Form { op: &'static str, values: Vec<(String, String)> },
+    /// Show the chart of the response (its time series), closing the view.
+    Chart,
 }
 
 /// What a key did in the view.
@@ -89,6 +119,8 @@ pub enum DetailAction {
     Close,
     /// An action on the transaction: commit, void, adjust, refund.
     Transaction(TransactionAction),
+    /// One of the view's own keys.
+    Run(DetailCommand),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -130,6 +162,11 @@ impl Detail {
             KeyCode::Char('u') if key.modifiers.contains(KeyModifiers::CONTROL) => {
                 self.scroll = self.scroll.saturating_sub(5);
             }
+            KeyCode::Char(c) if self.transaction.is_none() && key.modifiers.is_empty() => {
+                if let Some(found) = self.commands.iter().find(|k| k.key == c) {
+                    return DetailAction::Run(found.command.clone());
+                }
+            }
             KeyCode::Char(c) if self.transaction.is_some() && key.modifiers.is_empty() => {
                 let action = match c {
                     'c' => TransactionAction::Commit,
@@ -145,12 +182,22 @@ impl Detail {
         DetailAction::None
     }
 
+    /// Whether `other` is a newer answer about what this view shows, so it may replace it.
+    pub fn same_subject(&self, other: &Detail) -> bool {
+        match (&self.subject, &other.subject) {
+            (Some(mine), Some(theirs)) => mine == theirs,
+            _ => self.title == other.title,
+        }
+    }
+
     /// The keys of this view, for `?` and its footer.
     pub fn help() -> &'static [(&'static str, &'static str)] {
         &[
             ("j k ↑ ↓", "select a line: its tax by jurisdiction"),
             ("PgUp PgDn ^u ^d", "scroll"),
             ("c v a f", "commit / void / adjust / refund it"),
+            ("v", "Mailgun domain: verify its DNS records again"),
+            ("c", "Mailgun stats: chart them"),
             ("b", "reopen the last table view"),
             ("Esc q", "close (the JSON is in the inspector)"),
         ]
@@ -184,6 +231,12 @@ impl Detail {
                 }
             }
         }
+        // Sections of text (a message's body) come before the tables when there are few of
+        // them, so what a person reads first is at the top.
+        let texts_first = self.tables.iter().all(|t| t.rows.len() <= 3);
+        if texts_first {
+            self.text_lines(theme, width, &mut out);
+        }
         for (index, table) in self.tables.iter().enumerate() {
             out.push(Line::default());
             let selected = (self.selectable == Some(index)).then_some(self.selected);
@@ -200,18 +253,44 @@ impl Detail {
                 }
             }
         }
+        if !texts_first {
+            self.text_lines(theme, width, &mut out);
+        }
         out
+    }
+
+    /// The text sections, each under its title, wrapped to the width, every line inert.
+    fn text_lines(&self, theme: &Theme, width: usize, out: &mut Vec<Line<'static>>) {
+        for (title, text) in &self.texts {
+            out.push(Line::default());
+            out.push(Line::from(Span::styled(inert(title).into_owned(), theme.title)));
+            for part in text.replace("\r\n", "\n").lines() {
+                let pieces = wrap(&inert(&part.replace('\t', "    ")), width.saturating_sub(2).max(1));
+                if pieces.is_empty() {
+                    out.push(Line::default());
+                }
+                for piece in pieces {
+                    out.push(Line::from(Span::styled(format!("  {piece}"), theme.text)));
+                }
+            }
+        }
+    }
+
+    /// The bottom border's keys: the owner's, a transaction's, or the view's own commands.
+    fn footer(&self) -> String {
+        if let Some(keys) = self.keys {
+            return keys.to_owned();
+        }
+        if self.transaction.is_some() {
+            return " j k line · c commit · v void · a adjust · f refund · Esc close ".to_owned();
+        }
+        let own: String = self.commands.iter().map(|k| format!("{} {} · ", k.key, k.label)).collect();
+        format!(" {own}PgUp PgDn scroll · Esc close ")
     }
 
     pub fn render(&mut self, frame: &mut Frame, area: Rect, theme: &Theme) {
         frame.render_widget(Clear, area);
-        let keys = if let Some(keys) = self.keys {
-            keys
-        } else if self.transaction.is_some() {
-            " j k line · c commit · v void · a adjust · f refund · Esc close "
-        } else {
-            " PgUp PgDn scroll · Esc close "
-        };
+        let keys = self.footer();
         let block = Block::default()
             .borders(Borders::ALL)
             .border_style(theme.border_focused)
@@ -331,6 +410,32 @@ mod tests {
         assert_eq!(wrap("abcdefghij", 4), vec!["abcd", "efgh", "ij"]);
         assert_eq!(wrap("注注", 1), vec!["注", "注"]);
         assert_eq!(wrap("", 5), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_views_own_keys_run_its_commands_and_texts_are_shown_inert() {
+        let verify = DetailCommand::Send { op: "domains_verify", values: vec![("domain".into(), "x.com".into())] };
+        let mut detail = Detail {
+            title: "domain x.com · unverified".into(),
+            commands: vec![DetailKey { key: 'v', label: "verify", command: verify.clone() }],
+            texts: vec![("text".into(), "Hello\x1b[2J,\n\nbye".into())],
+            ..Detail::default()
+        };
+        let key = |c| KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE);
+        assert_eq!(detail.handle_key(key('v')), DetailAction::Run(verify));
+        assert_eq!(detail.handle_key(key('x')), DetailAction::None);
+        assert_eq!(detail.handle_key(key('q')), DetailAction::Close);
+        let mut terminal = Terminal::new(TestBackend::new(60, 10)).unwrap();
+        terminal.draw(|f| detail.render(f, f.area(), &Theme::dark())).unwrap();
+        let buffer = terminal.backend().buffer();
+        let text: String =
+            (0..10).map(|y| (0..60).map(|x| buffer[(x, y)].symbol()).collect::<String>() + "\n").collect();
+        assert!(text.contains("v verify · PgUp PgDn scroll · Esc close"), "{text}");
+        assert!(text.contains("Hello␛[2J,") && text.contains("bye"), "{text}");
+        let newer = Detail { title: "domain x.com · active".into(), subject: Some("d".into()), ..Detail::default() };
+        assert!(!detail.same_subject(&newer), "a title alone is no subject");
+        detail.subject = Some("d".into());
+        assert!(detail.same_subject(&newer));
     }
 
     #[test]
