@@ -317,7 +317,7 @@ pub fn check_values<'a>(
 
 /// Whether the files given for `op` together fit `limit` bytes, read from their sizes on disk
 /// (nothing is read); the problem is reported on the first file parameter.
-fn check_file_total(op: &Operation, given: &[(&str, &str)], limit: u64) -> Option<(String, String)> {
+pub fn check_file_total(op: &Operation, given: &[(&str, &str)], limit: u64) -> Option<(String, String)> {
     let mut total = 0u64;
     let mut first = None;
     for (name, value) in given {
