@@ -327,7 +327,11 @@ pub fn check_file_total(op: &Operation, given: &[(&str, &str)], limit: u64) -> O
             total += std::fs::metadata(file_path(item)).map(|m| m.len()).unwrap_or(0);
         }
     }
-    let mb = |bytes: u64| bytes.div_ceil(1024 * 1024 / 10) as f64 / 10.0;
+    // Megabytes to one decimal, rounded up (so 25 MB and a byte is not shown as 25 MB).
+    let mb = |bytes: u64| {
+        let tenths = bytes.saturating_mul(10).div_ceil(1024 * 1024);
+        if tenths % 10 == 0 { (tenths / 10).to_string() } else { format!("{}.{}", tenths / 10, tenths % 10) }
+    };
     (total > limit).then(|| {
         (
             first.unwrap_or_default().to_owned(),
@@ -460,6 +464,112 @@ mod tests {
         assert_eq!(twice, [("side".to_owned(), "given both as side=VALUE and in --body; give it once".to_owned())]);
         let no_body = problems_of(Service::Ably, "channels_list", &[], Some(&serde_json::json!({})));
         assert!(no_body[0].1.contains("takes no request body"), "{no_body:?}");
+    }
+
+    fn send_problems(values: &[(&str, &str)], body: Option<&Value>) -> Vec<(String, String)> {
+        let base = [("domain", "mg.example.com"), ("from", "a@mg.example.com"), ("to", "b@x.com"), ("subject", "s")];
+        let all: Vec<(&str, &str)> = base.iter().chain(values).copied().collect();
+        problems_of(Service::Mailgun, "messages_send", &all, body)
+    }
+
+    #[test]
+    fn items_split_repeated_values_and_list_commas_and_nothing_else() {
+        let op = Service::Mailgun.operation("messages_send").expect("op");
+        let to = op.param("to").expect("to");
+        assert_eq!(crate::catalog::items(to, "a@x.com\u{1f}b@y.com, c@z.com\u{1f} "), ["a@x.com", "b@y.com", "c@z.com"]);
+        let attachment = op.param("attachment").expect("attachment");
+        let joined = crate::catalog::join_items(["@a, b.pdf", "c.pdf"]).expect("joinable");
+        assert_eq!(crate::catalog::items(attachment, &joined), ["@a, b.pdf", "c.pdf"], "a comma in a path stays");
+        assert_eq!(crate::catalog::file_path("@a, b.pdf"), "a, b.pdf");
+        let subject = op.param("subject").expect("subject");
+        assert_eq!(crate::catalog::items(subject, " hi\u{1f}there "), [" hi\u{1f}there "], "not repeatable: as it is");
+        assert!(crate::catalog::join_items(["a\u{1f}b"]).is_err());
+        let mime = Service::Mailgun.operation("messages_send_mime").expect("op");
+        assert!(!mime.param("message").expect("message").repeatable());
+        assert!(to.repeatable() && attachment.repeatable() && op.param("o:tag").expect("tag").repeatable());
+    }
+
+    #[test]
+    fn family_names_are_found_by_prefix_and_checked() {
+        let op = Service::Mailgun.operation("messages_send").expect("op");
+        assert_eq!(op.param("h:X-Ticket").map(|p| p.name), Some("h:"));
+        assert_eq!(op.param("h:Reply-To").map(|p| p.name), Some("h:Reply-To"), "a listed name is its own");
+        assert_eq!(op.param("v:order-id").map(|p| p.name), Some("v:"));
+        assert!(op.param("x:anything").is_none());
+        let mime = Service::Mailgun.operation("messages_send_mime").expect("op");
+        assert!(mime.param("h:X-Ticket").is_some() && mime.param("v:id").is_some());
+
+        assert!(send_problems(&[("h:X-Ticket", "42"), ("v:order-id", "{\"n\":1}")], None).is_empty());
+        let empty = send_problems(&[("h:", "42")], None);
+        assert_eq!(empty, [("h:".to_owned(), "needs a header name after h:, e.g. h:X-Ticket=VALUE".to_owned())]);
+        let empty = send_problems(&[("v:", "1")], None);
+        assert_eq!(empty[0].1, "needs a variable name after v:, e.g. v:order-id=VALUE");
+        let spaced = send_problems(&[("h:X Ticket", "42")], None);
+        assert_eq!(spaced[0].0, "h:X Ticket");
+        assert!(spaced[0].1.starts_with("'X Ticket' is not a header name: ' ' cannot be in it"), "{spaced:?}");
+        let colon = send_problems(&[("h:X:Y", "1")], None);
+        assert!(colon[0].1.contains("'X:Y' is not a header name"), "{colon:?}");
+        let injected = send_problems(&[("h:X-Ticket", "42\r\nBcc: all@x.com")], None);
+        assert!(injected[0].1.contains("holds a control or invisible character"), "{injected:?}");
+        let var = send_problems(&[("v:order id", "1")], None);
+        assert!(var[0].1.contains("'order id' is not a variable name"), "{var:?}");
+        let unknown = send_problems(&[("x:y", "1")], None);
+        assert!(unknown[0].1.contains("h:NAME, v:NAME"), "{unknown:?}");
+    }
+
+    #[test]
+    fn family_objects_expand_and_collapse_back_to_the_same_values() {
+        let op = Service::Mailgun.operation("messages_send").expect("op");
+        let headers = op.param("h:").expect("family");
+        let object = serde_json::json!({"X-Ticket": 42, "h:X-Team": "ops", "X-Gone": null});
+        let pairs = expand_family(headers, &object).expect("valid");
+        assert_eq!(pairs, [("h:X-Ticket".to_owned(), "42".to_owned()), ("h:X-Team".to_owned(), "ops".to_owned())]);
+        let values = [("h:X-Ticket", "42"), ("h:Reply-To", "r@x.com"), ("h:X-Team", "ops"), ("to", "a@x.com")];
+        let text = family_object(op, headers, values).expect("some");
+        let back: Value = serde_json::from_str(&text).expect("JSON");
+        assert_eq!(back, serde_json::json!({"X-Team": "ops", "X-Ticket": "42"}), "h:Reply-To is not the family's");
+        assert!(family_object(op, headers, [("to", "a@x.com")]).is_none());
+        let bad = expand_family(headers, &serde_json::json!({"X Y": "1"})).unwrap_err();
+        assert!(bad.starts_with("h:X Y: 'X Y' is not a header name"), "{bad}");
+        let not_object = expand_family(headers, &serde_json::json!(["X-Ticket"])).unwrap_err();
+        assert_eq!(not_object, "must be a JSON object of header names and values, e.g. {\"X-Ticket\": \"42\"}");
+        // In a --body document: names checked, and not given twice.
+        let doc = serde_json::json!({"h:": {"X-Ticket": "42"}, "v:bad name": "1"});
+        let problems = send_problems(&[("h:X-Ticket", "43")], Some(&doc));
+        assert!(problems.iter().any(|(n, m)| n == "h:X-Ticket" && m.contains("given both")), "{problems:?}");
+        assert!(problems.iter().any(|(n, m)| n == "--body" && m.contains("'bad name' is not a variable name")));
+    }
+
+    #[test]
+    fn every_file_of_a_repeated_value_is_checked_and_the_missing_one_named() {
+        let dir = std::env::temp_dir().join(format!("opsdeck-validate-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let present = dir.join("invoice.pdf");
+        std::fs::write(&present, b"%PDF").expect("write");
+        let present = present.to_string_lossy().into_owned();
+        let missing = dir.join("terms.pdf").to_string_lossy().into_owned();
+        let value = crate::catalog::join_items([format!("@{present}").as_str(), missing.as_str()]).expect("join");
+        let problems = send_problems(&[("attachment", &value)], None);
+        assert_eq!(problems, [("attachment".to_owned(), format!("no file at {missing}"))]);
+        let folder = send_problems(&[("attachment", &dir.to_string_lossy())], None);
+        assert!(folder[0].1.ends_with("is a folder; give a file"), "{folder:?}");
+        assert!(send_problems(&[("attachment", &format!("@{present}")), ("inline", &present)], None).is_empty());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn files_over_the_message_limit_are_refused_before_reading_them() {
+        let dir = std::env::temp_dir().join(format!("opsdeck-validate-big-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let big = dir.join("big.bin");
+        let file = std::fs::File::create(&big).expect("create");
+        // A sparse file: the size is on disk without the bytes.
+        file.set_len(26 * 1024 * 1024).expect("size");
+        let problems = send_problems(&[("attachment", &big.to_string_lossy())], None);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert_eq!(problems[0].0, "attachment");
+        assert!(problems[0].1.contains("the files hold 26 MB; mailgun messages_send takes at most 25 MB"), "{problems:?}");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

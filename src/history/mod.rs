@@ -237,9 +237,25 @@ impl Record {
         Service::parse(&self.service)?.operation(&self.operation)
     }
 
+    /// The parameter values as the `NAME=VALUE` pairs `opsdeck call` takes: a repeatable one
+    /// (several `to`, several files) once per item, split by the catalog's one rule.
+    pub fn given_pairs(&self) -> Vec<(String, String)> {
+        let op = self.operation();
+        let mut pairs = Vec::new();
+        for (name, value) in self.values() {
+            match op.and_then(|op| op.param(&name)).filter(|p| p.repeatable()) {
+                Some(param) => {
+                    pairs.extend(crate::catalog::items(param, &value).into_iter().map(|i| (name.clone(), i.to_owned())));
+                }
+                None => pairs.push((name, value)),
+            }
+        }
+        pairs
+    }
+
     /// `name=value` pairs on one line, for lists and filters.
     pub fn params_line(&self) -> String {
-        self.values().iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
+        self.given_pairs().iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
     }
 }
 
