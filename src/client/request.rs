@@ -720,6 +720,147 @@ mod tests {
         assert!(waits.iter().any(|w| *w != waits[0]), "40 waits all equal: no jitter");
     }
 
+    /// A folder of files for one test, removed when dropped.
+    struct Files(std::path::PathBuf);
+
+    impl Files {
+        fn new(name: &str, files: &[(&str, &[u8])]) -> Files {
+            let dir = std::env::temp_dir().join(format!("opsdeck-request-{name}-{}", std::process::id()));
+            std::fs::create_dir_all(&dir).expect("dir");
+            for (file, bytes) in files {
+                std::fs::write(dir.join(file), bytes).expect("write");
+            }
+            Files(dir)
+        }
+        fn path(&self, file: &str) -> String {
+            self.0.join(file).to_string_lossy().into_owned()
+        }
+    }
+
+    impl Drop for Files {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn mailgun_send(values: &[(&str, &str)], body: Option<&Value>) -> Result<PreparedRequest, CallError> {
+        let op = Service::Mailgun.operation("messages_send").expect("in the catalog");
+        let mut given = Values::new();
+        for (name, value) in values {
+            let joined = match given.get(*name) {
+                Some(first) => crate::catalog::join_items([first.as_str(), value]).expect("joinable"),
+                None => (*value).to_owned(),
+            };
+            given.insert((*name).to_owned(), joined);
+        }
+        let target = crate::config::sandbox_target(Service::Mailgun, "http://127.0.0.1:7706".into());
+        build(op, &given, body, &target)
+    }
+
+    fn text(name: &str, value: &str) -> MultipartField {
+        MultipartField { name: name.into(), value: MultipartValue::Text(value.into()) }
+    }
+
+    #[test]
+    fn repeated_values_files_and_families_become_exact_multipart_parts() {
+        let files = Files::new("parts", &[("invoice.pdf", b"%PDF-1.7"), ("terms.txt", b"terms"), ("blob.zzq", b"\x00")]);
+        let (invoice, terms, blob) = (files.path("invoice.pdf"), files.path("terms.txt"), files.path("blob.zzq"));
+        let request = mailgun_send(
+            &[
+                ("domain", "mg.example.com"),
+                ("from", "ops@mg.example.com"),
+                ("to", "a@x.com"),
+                ("to", "b@y.com,c@z.com"),
+                ("subject", "Invoice"),
+                ("attachment", &format!("@{invoice}")),
+                ("attachment", &terms),
+                ("inline", &blob),
+                ("o:tag", "billing"),
+                ("o:tag", "june"),
+                ("h:X-Ticket", "42"),
+                ("h:Reply-To", "help@mg.example.com"),
+                ("v:order-id", "{\"n\":7}"),
+            ],
+            None,
+        )
+        .expect("valid");
+        assert_eq!(request.url, "http://127.0.0.1:7706/v3/mg.example.com/messages");
+        let RequestBody::Multipart(parts) = &request.body else { panic!("multipart: {:?}", request.body) };
+        let file = |name: &str, file_name: &str, content_type: &str, path: &str, bytes: &'static [u8]| MultipartField {
+            name: name.into(),
+            value: MultipartValue::File {
+                file_name: file_name.into(),
+                content_type: content_type.into(),
+                path: path.into(),
+                bytes: Bytes::from_static(bytes),
+            },
+        };
+        assert_eq!(
+            parts,
+            &[
+                text("from", "ops@mg.example.com"),
+                text("to", "a@x.com"),
+                text("to", "b@y.com"),
+                text("to", "c@z.com"),
+                text("subject", "Invoice"),
+                file("attachment", "invoice.pdf", "application/pdf", &invoice, b"%PDF-1.7"),
+                file("attachment", "terms.txt", "text/plain", &terms, b"terms"),
+                file("inline", "blob.zzq", "application/octet-stream", &blob, b"\x00"),
+                text("o:tag", "billing"),
+                text("o:tag", "june"),
+                text("h:Reply-To", "help@mg.example.com"),
+                text("h:X-Ticket", "42"),
+                text("v:order-id", "{\"n\":7}"),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_body_document_may_hold_a_family_object() {
+        let doc = serde_json::json!({"h:": {"X-Ticket": 42}, "v:order-id": "7", "o:tag": ["a", "b"]});
+        let base = [("domain", "d.com"), ("from", "f@d.com"), ("to", "t@x.com"), ("subject", "s")];
+        let request = mailgun_send(&base, Some(&doc)).expect("valid");
+        let RequestBody::Multipart(parts) = &request.body else { panic!("multipart") };
+        let names: Vec<(&str, &MultipartValue)> = parts.iter().map(|p| (p.name.as_str(), &p.value)).collect();
+        assert_eq!(names[..4].iter().map(|(n, _)| *n).collect::<Vec<_>>(), ["h:X-Ticket", "v:order-id", "o:tag", "o:tag"]);
+        assert_eq!(parts[0], text("h:X-Ticket", "42"));
+        let bad = mailgun_send(&base, Some(&serde_json::json!({"h:": {"Bad Name": "1"}}))).unwrap_err();
+        assert!(bad.to_string().contains("'Bad Name' is not a header name"), "{bad}");
+    }
+
+    #[test]
+    fn an_unreadable_file_is_refused_before_anything_is_built() {
+        let files = Files::new("missing", &[("a.pdf", b"a")]);
+        let (present, missing) = (files.path("a.pdf"), files.path("gone.pdf"));
+        let base = [("domain", "d.com"), ("from", "f@d.com"), ("to", "t@x.com"), ("subject", "s")];
+        let values: Vec<(&str, &str)> =
+            base.iter().copied().chain([("attachment", present.as_str()), ("attachment", &missing)]).collect();
+        let error = mailgun_send(&values, None).unwrap_err();
+        assert_eq!(error.exit_code(), 2);
+        assert_eq!(error.to_string(), format!("invalid input: attachment: no file at {missing}"));
+    }
+
+    #[test]
+    fn curl_and_httpie_copies_name_files_and_their_types_never_their_bytes() {
+        let files = Files::new("copies", &[("invoice.pdf", b"SECRET-BYTES"), ("a;b.png", b"png")]);
+        let (invoice, odd) = (files.path("invoice.pdf"), files.path("a;b.png"));
+        let base = [("domain", "d.com"), ("from", "f@d.com"), ("to", "a@x.com"), ("to", "b@x.com"), ("subject", "s")];
+        let values: Vec<(&str, &str)> =
+            base.iter().copied().chain([("attachment", invoice.as_str()), ("attachment", &odd), ("h:X-T", "1")]).collect();
+        let request = mailgun_send(&values, None).expect("valid");
+        let credentials = Credentials::Mailgun(super::super::Secret::new("key-1"));
+        let curl = to_curl(&request, &credentials).expect("curl");
+        assert!(curl.contains(&format!("-F 'attachment=@{invoice};type=application/pdf'")), "{curl}");
+        assert!(curl.contains(&format!("-F 'attachment=@\"{odd}\";type=image/png'")), "{curl}");
+        assert!(curl.contains("-F 'to=a@x.com' -F 'to=b@x.com'") && curl.contains("-F 'h:X-T=1'"), "{curl}");
+        let httpie = to_httpie(&request, &credentials).expect("httpie");
+        assert!(httpie.contains(&format!("'attachment@{invoice};type=application/pdf'")), "{httpie}");
+        assert!(httpie.contains("'to=a@x.com' 'to=b@x.com'"), "{httpie}");
+        for copy in [&curl, &httpie] {
+            assert!(!copy.contains("SECRET-BYTES") && !copy.contains("key-1"), "{copy}");
+        }
+    }
+
     #[test]
     fn avatax_include_goes_as_one_comma_separated_value() {
         let op = Service::Avatax.operation("transactions_get").expect("in the catalog");
