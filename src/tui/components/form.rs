@@ -547,6 +547,13 @@ mod tests {
     use ratatui::backend::TestBackend;
     use ratatui::Terminal;
 
+    impl Form {
+        /// The text a field shows.
+        fn fields_value(&self, name: &str) -> String {
+            self.fields.iter().find(|f| f.param.name == name).map(|f| f.input.lines().join("\n")).unwrap_or_default()
+        }
+    }
+
     fn key(code: KeyCode) -> KeyEvent {
         KeyEvent::new(code, KeyModifiers::NONE)
     }
@@ -663,6 +670,86 @@ mod tests {
         // Tab still leaves the field.
         form.handle_key(key(KeyCode::Tab));
         assert_eq!(form.focused, 1);
+    }
+
+    fn mailgun_send_form(prefill: &[(&str, &str)]) -> Form {
+        let op = Service::Mailgun.operation("messages_send").unwrap();
+        let prefill: Values = prefill.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
+        Form::new(op, &prefill, "SANDBOX".into())
+    }
+
+    fn focus(form: &mut Form, name: &str) {
+        form.focused = form.fields.iter().position(|f| f.param.name == name).unwrap();
+    }
+
+    #[test]
+    fn a_family_field_is_one_json_object_expanded_on_submit_and_collapsed_on_reopen() {
+        let base = [("domain", "mg.example.com"), ("from", "a@mg.example.com"), ("to", "b@x.com"), ("subject", "s")];
+        let mut form = mailgun_send_form(&base);
+        form.set_value("h:", "{\"X-Ticket\": \"42\", \"X-Team\": 7}");
+        form.set_value("v:", "{\"order-id\": \"1234\"}");
+        form.set_value("h:Reply-To", "help@mg.example.com");
+        let FormAction::Submit(values) = form.handle_key(ctrl_s()) else { panic!("should submit: {:?}", form.message) };
+        assert_eq!(values.get("h:X-Ticket").map(String::as_str), Some("42"));
+        assert_eq!(values.get("h:X-Team").map(String::as_str), Some("7"));
+        assert_eq!(values.get("v:order-id").map(String::as_str), Some("1234"));
+        assert_eq!(values.get("h:Reply-To").map(String::as_str), Some("help@mg.example.com"));
+        assert!(!values.contains_key("h:") && !values.contains_key("v:"), "{values:?}");
+
+        // Re-opened from the history or a draft: the names go back into the one object.
+        let mut again = Form::new(form.op, &values, "SANDBOX".into());
+        let shown: serde_json::Value = serde_json::from_str(&again.fields_value("h:")).unwrap();
+        assert_eq!(shown, serde_json::json!({"X-Team": "7", "X-Ticket": "42"}));
+        assert_eq!(again.fields_value("h:Reply-To"), "help@mg.example.com", "a listed header keeps its own field");
+        assert_eq!(again.values(), values, "re-opened, it sends what it sent");
+        focus(&mut again, "h:");
+        let screen = screen(&mut again);
+        assert!(screen.contains("h:NAME") && screen.contains("json {header name: value}"), "{screen}");
+
+        // A bad name is marked on the field and nothing is sent; a draft keeps the text.
+        again.set_value("h:", "{\"X Ticket\": \"1\"}");
+        assert_eq!(again.handle_key(ctrl_s()), FormAction::None);
+        assert!(again.error_of("h:").unwrap().contains("'X Ticket' is not a header name"), "{:?}", again.error_of("h:"));
+        let draft = again.values();
+        assert_eq!(draft.get("h:").map(String::as_str), Some("{\"X Ticket\": \"1\"}"));
+        assert_eq!(Form::new(again.op, &draft, String::new()).fields_value("h:"), "{\"X Ticket\": \"1\"}");
+        again.set_value("h:", "[1]");
+        again.handle_key(ctrl_s());
+        assert!(again.error_of("h:").unwrap().starts_with("must be a JSON object of header names"));
+    }
+
+    #[test]
+    fn a_file_field_takes_a_path_per_line_and_marks_the_missing_one() {
+        let dir = std::env::temp_dir().join(format!("opsdeck-form-files-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let invoice = dir.join("invoice.pdf").to_string_lossy().into_owned();
+        std::fs::write(&invoice, b"%PDF").unwrap();
+        let missing = dir.join("terms.pdf").to_string_lossy().into_owned();
+        let base = [("domain", "mg.example.com"), ("from", "a@mg.example.com"), ("to", "b@x.com"), ("subject", "s")];
+        let mut form = mailgun_send_form(&base);
+        focus(&mut form, "attachment");
+        form.paste(&format!("@{invoice}"));
+        form.handle_key(key(KeyCode::Enter));
+        assert_eq!(form.fields[form.focused].param.name, "attachment", "Enter starts another path");
+        form.paste(&missing);
+        assert_eq!(form.handle_key(ctrl_s()), FormAction::None, "nothing is sent");
+        assert_eq!(form.error_of("attachment"), Some(format!("no file at {missing}").as_str()));
+        assert!(screen(&mut form).contains("✗ no file at"), "shown on the field");
+
+        form.set_value("attachment", &format!("@{invoice}\n{invoice}"));
+        form.set_value("to", "b@x.com, c@y.com");
+        let FormAction::Submit(values) = form.handle_key(ctrl_s()) else { panic!("should submit: {:?}", form.message) };
+        let attachment = form.op.param("attachment").unwrap();
+        assert_eq!(crate::catalog::items(attachment, &values["attachment"]), [format!("@{invoice}"), invoice.clone()]);
+
+        // Re-opened: one path per line, two recipients given as two values shown with a comma.
+        let mut recorded = values.clone();
+        recorded.insert("to".into(), crate::catalog::join_items(["b@x.com", "c@y.com"]).unwrap());
+        let again = Form::new(form.op, &recorded, String::new());
+        assert_eq!(again.fields_value("attachment"), format!("@{invoice}\n{invoice}"));
+        assert_eq!(again.fields_value("to"), "b@x.com, c@y.com");
+        assert_eq!(again.values(), recorded, "untouched, the same values go out");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
