@@ -311,7 +311,7 @@ mod tests {
             assert!(params.contains(&word.to_owned()), "{word}: {params:?}");
         }
         assert!(!params.contains(&"h:=".to_owned()) && !params.contains(&"v:=".to_owned()), "{params:?}");
-        assert_eq!(complete("call mailgun messages_send h"), ["h:", "h:Reply-To="]);
+        assert_eq!(complete("call mailgun messages_send h:"), ["h:Reply-To=", "h:"]);
         assert_eq!(complete("call mailgun messages_send subject=x s"), Vec::<String>::new(), "given once is enough");
         assert_eq!(complete("call mailgun messages_send_mime v"), ["v:"]);
         // After the prefix nothing fixed comes (a name is typed); a family value has no choices.
