@@ -848,11 +848,7 @@ pub fn confirm_on_live(
     ask: &mut dyn Write,
 ) -> Result<(), Failure> {
     let expected = target_id(op, values);
-    let given = if values.is_empty() {
-        "(no parameters)".to_owned()
-    } else {
-        given_words(op, values).join("  ")
-    };
+    let given = if values.is_empty() { "(no parameters)".to_owned() } else { given_words(op, values).join("  ") };
     let question = format!(
         "LIVE {} · profile {profile} · {}\n{} — {}. This cannot be undone.\ntarget: {given}\n\
          Type {expected} and press Enter to confirm (anything else cancels): ",

@@ -875,7 +875,10 @@ async fn a_send_with_attachments_arrives_as_repeated_multipart_parts() {
         .collect();
     let text = |name: &str, value: &str| (format!("Content-Disposition: form-data; name=\"{name}\""), value.to_owned());
     let file = |name: &str, file: &str, kind: &str, value: &str| {
-        (format!("Content-Disposition: form-data; name=\"{name}\"; filename=\"{file}\" | Content-Type: {kind}"), value.to_owned())
+        (
+            format!("Content-Disposition: form-data; name=\"{name}\"; filename=\"{file}\" | Content-Type: {kind}"),
+            value.to_owned(),
+        )
     };
     assert_eq!(
         summary,

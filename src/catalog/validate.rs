@@ -42,7 +42,8 @@ pub fn check_value(param: &Param, value: &str) -> Result<(), String> {
             limit / 1024
         ));
     }
-    let header_like = matches!(param.location, Location::Path | Location::Header) || param.family == Some(Family::HeaderName);
+    let header_like =
+        matches!(param.location, Location::Path | Location::Header) || param.family == Some(Family::HeaderName);
     if header_like && value.contains(is_unsafe) {
         return Err(format!(
             "'{}' holds a control or invisible character, which a {} value cannot carry",
@@ -243,7 +244,8 @@ pub fn check_values<'a>(
             match named {
                 Ok(names) => {
                     for name in names.iter().filter(|n| given.iter().any(|(g, _)| g == n)) {
-                        problems.push((name.clone(), format!("given both as {name}=VALUE and in --body; give it once")));
+                        problems
+                            .push((name.clone(), format!("given both as {name}=VALUE and in --body; give it once")));
                     }
                 }
                 Err(e) => problems.push(("--body".to_owned(), e)),
@@ -330,7 +332,11 @@ pub fn check_file_total(op: &Operation, given: &[(&str, &str)], limit: u64) -> O
     // Megabytes to one decimal, rounded up (so 25 MB and a byte is not shown as 25 MB).
     let mb = |bytes: u64| {
         let tenths = bytes.saturating_mul(10).div_ceil(1024 * 1024);
-        if tenths % 10 == 0 { (tenths / 10).to_string() } else { format!("{}.{}", tenths / 10, tenths % 10) }
+        if tenths % 10 == 0 {
+            (tenths / 10).to_string()
+        } else {
+            format!("{}.{}", tenths / 10, tenths % 10)
+        }
     };
     (total > limit).then(|| {
         (
@@ -476,7 +482,10 @@ mod tests {
     fn items_split_repeated_values_and_list_commas_and_nothing_else() {
         let op = Service::Mailgun.operation("messages_send").expect("op");
         let to = op.param("to").expect("to");
-        assert_eq!(crate::catalog::items(to, "a@x.com\u{1f}b@y.com, c@z.com\u{1f} "), ["a@x.com", "b@y.com", "c@z.com"]);
+        assert_eq!(
+            crate::catalog::items(to, "a@x.com\u{1f}b@y.com, c@z.com\u{1f} "),
+            ["a@x.com", "b@y.com", "c@z.com"]
+        );
         let attachment = op.param("attachment").expect("attachment");
         let joined = crate::catalog::join_items(["@a, b.pdf", "c.pdf"]).expect("joinable");
         assert_eq!(crate::catalog::items(attachment, &joined), ["@a, b.pdf", "c.pdf"], "a comma in a path stays");
@@ -568,7 +577,10 @@ mod tests {
         let problems = send_problems(&[("attachment", &big.to_string_lossy())], None);
         assert_eq!(problems.len(), 1, "{problems:?}");
         assert_eq!(problems[0].0, "attachment");
-        assert!(problems[0].1.contains("the files hold 26 MB; mailgun messages_send takes at most 25 MB"), "{problems:?}");
+        assert!(
+            problems[0].1.contains("the files hold 26 MB; mailgun messages_send takes at most 25 MB"),
+            "{problems:?}"
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -50,7 +50,12 @@ pub enum MultipartValue {
     Text(String),
     /// A file read from disk: its name (without folders) and content type go in the part's
     /// headers; `path` is where it was read, as given, for the curl and HTTPie copies.
-    File { file_name: String, content_type: String, path: String, bytes: Bytes },
+    File {
+        file_name: String,
+        content_type: String,
+        path: String,
+        bytes: Bytes,
+    },
 }
 
 impl RequestBody {
@@ -168,9 +173,8 @@ fn json_value(param: &Param, value: &str) -> Result<Value, CallError> {
 /// the bytes, the file's own name, and a content type from its extension.
 fn read_file(name: &str, item: &str) -> Result<MultipartValue, CallError> {
     let path = file_path(item);
-    let bytes = std::fs::read(path).map_err(|e| {
-        CallError::Invalid(format!("{name}: cannot read file {}: {e}", crate::inert::inert(path)))
-    })?;
+    let bytes = std::fs::read(path)
+        .map_err(|e| CallError::Invalid(format!("{name}: cannot read file {}: {e}", crate::inert::inert(path))))?;
     let file_name = std::path::Path::new(path)
         .file_name()
         .map_or_else(|| "upload".to_owned(), |n| n.to_string_lossy().into_owned());
@@ -253,8 +257,11 @@ fn build_body(op: &Operation, values: &Values, document: Option<&Value>) -> Resu
                 // Each item its own part under the same name: repeated keys are how Mailgun
                 // (and multipart forms generally) carry lists and several files.
                 for item in items(p, v) {
-                    let value =
-                        if p.kind == Kind::File { read_file(name, item)? } else { MultipartValue::Text(item.to_owned()) };
+                    let value = if p.kind == Kind::File {
+                        read_file(name, item)?
+                    } else {
+                        MultipartValue::Text(item.to_owned())
+                    };
                     parts.push(MultipartField { name: (*name).to_owned(), value });
                 }
             }
@@ -293,7 +300,9 @@ fn document_pairs(op: &Operation, document: Option<&Value>) -> Result<Vec<(Strin
     let mut pairs = Vec::new();
     for (key, value) in map {
         if let Some(family) = op.param(key).filter(|p| p.family.is_some() && p.name == key && value.is_object()) {
-            pairs.extend(validate::expand_family(family, value).map_err(|e| CallError::Invalid(format!("--body: {e}")))?);
+            pairs.extend(
+                validate::expand_family(family, value).map_err(|e| CallError::Invalid(format!("--body: {e}")))?,
+            );
             continue;
         }
         match value {
@@ -509,7 +518,9 @@ async fn send_once(
                         let part = reqwest::multipart::Part::stream(bytes)
                             .file_name(file_name)
                             .mime_str(&content_type)
-                            .map_err(|e| CallError::Invalid(format!("{}: content type {content_type}: {e}", field.name)))?;
+                            .map_err(|e| {
+                                CallError::Invalid(format!("{}: content type {content_type}: {e}", field.name))
+                            })?;
                         form.part(field.name, part)
                     }
                 };
@@ -763,7 +774,8 @@ mod tests {
 
     #[test]
     fn repeated_values_files_and_families_become_exact_multipart_parts() {
-        let files = Files::new("parts", &[("invoice.pdf", b"%PDF-1.7"), ("terms.txt", b"terms"), ("blob.zzq", b"\x00")]);
+        let files =
+            Files::new("parts", &[("invoice.pdf", b"%PDF-1.7"), ("terms.txt", b"terms"), ("blob.zzq", b"\x00")]);
         let (invoice, terms, blob) = (files.path("invoice.pdf"), files.path("terms.txt"), files.path("blob.zzq"));
         let request = mailgun_send(
             &[
@@ -822,7 +834,10 @@ mod tests {
         let request = mailgun_send(&base, Some(&doc)).expect("valid");
         let RequestBody::Multipart(parts) = &request.body else { panic!("multipart") };
         let names: Vec<(&str, &MultipartValue)> = parts.iter().map(|p| (p.name.as_str(), &p.value)).collect();
-        assert_eq!(names[..4].iter().map(|(n, _)| *n).collect::<Vec<_>>(), ["h:X-Ticket", "v:order-id", "o:tag", "o:tag"]);
+        assert_eq!(
+            names[..4].iter().map(|(n, _)| *n).collect::<Vec<_>>(),
+            ["h:X-Ticket", "v:order-id", "o:tag", "o:tag"]
+        );
         assert_eq!(parts[0], text("h:X-Ticket", "42"));
         let bad = mailgun_send(&base, Some(&serde_json::json!({"h:": {"Bad Name": "1"}}))).unwrap_err();
         assert!(bad.to_string().contains("'Bad Name' is not a header name"), "{bad}");
@@ -845,8 +860,11 @@ mod tests {
         let files = Files::new("copies", &[("invoice.pdf", b"SECRET-BYTES"), ("a;b.png", b"png")]);
         let (invoice, odd) = (files.path("invoice.pdf"), files.path("a;b.png"));
         let base = [("domain", "d.com"), ("from", "f@d.com"), ("to", "a@x.com"), ("to", "b@x.com"), ("subject", "s")];
-        let values: Vec<(&str, &str)> =
-            base.iter().copied().chain([("attachment", invoice.as_str()), ("attachment", &odd), ("h:X-T", "1")]).collect();
+        let values: Vec<(&str, &str)> = base
+            .iter()
+            .copied()
+            .chain([("attachment", invoice.as_str()), ("attachment", &odd), ("h:X-T", "1")])
+            .collect();
         let request = mailgun_send(&values, None).expect("valid");
         let credentials = Credentials::Mailgun(super::super::Secret::new("key-1"));
         let curl = to_curl(&request, &credentials).expect("curl");

@@ -245,7 +245,8 @@ impl Record {
         for (name, value) in self.values() {
             match op.and_then(|op| op.param(&name)).filter(|p| p.repeatable()) {
                 Some(param) => {
-                    pairs.extend(crate::catalog::items(param, &value).into_iter().map(|i| (name.clone(), i.to_owned())));
+                    pairs
+                        .extend(crate::catalog::items(param, &value).into_iter().map(|i| (name.clone(), i.to_owned())));
                 }
                 None => pairs.push((name, value)),
             }

@@ -709,7 +709,11 @@ mod tests {
         // A bad name is marked on the field and nothing is sent; a draft keeps the text.
         again.set_value("h:", "{\"X Ticket\": \"1\"}");
         assert_eq!(again.handle_key(ctrl_s()), FormAction::None);
-        assert!(again.error_of("h:").unwrap().contains("'X Ticket' is not a header name"), "{:?}", again.error_of("h:"));
+        assert!(
+            again.error_of("h:").unwrap().contains("'X Ticket' is not a header name"),
+            "{:?}",
+            again.error_of("h:")
+        );
         let draft = again.values();
         assert_eq!(draft.get("h:").map(String::as_str), Some("{\"X Ticket\": \"1\"}"));
         assert_eq!(Form::new(again.op, &draft, String::new()).fields_value("h:"), "{\"X Ticket\": \"1\"}");
