@@ -826,14 +826,8 @@ fn target_id(op: &Operation, values: &Values) -> String {
 
 /// `values` as the `NAME=VALUE` words that would give them, a repeatable one once per item.
 fn given_words(op: &Operation, values: &Values) -> Vec<String> {
-    let mut words = Vec::new();
-    for (name, value) in values {
-        match op.param(name).filter(|p| p.repeatable()) {
-            Some(param) => words.extend(crate::catalog::items(param, value).iter().map(|i| format!("{name}={i}"))),
-            None => words.push(format!("{name}={value}")),
-        }
-    }
-    words
+    let values = values.iter().map(|(k, v)| (k.as_str(), v.as_str()));
+    crate::catalog::given_pairs(op, values).iter().map(|(name, value)| format!("{name}={value}")).collect()
 }
 
 /// Asks before a destructive operation runs on LIVE, as the console's confirm dialog does:

@@ -295,6 +295,23 @@ pub fn join_items<'a>(items: impl IntoIterator<Item = &'a str>) -> Result<String
     Ok(items.join(&ITEM_SEPARATOR.to_string()))
 }
 
+/// `values` of `op` as the `NAME=VALUE` pairs that give them on the command line: a repeatable
+/// parameter once per item (`to=a to=b`), anything else as it is. For messages, confirmations
+/// and history listings, which show what was given rather than how it is kept.
+pub fn given_pairs<'a>(
+    op: &Operation,
+    values: impl IntoIterator<Item = (&'a str, &'a str)>,
+) -> Vec<(&'a str, &'a str)> {
+    let mut pairs = Vec::new();
+    for (name, value) in values {
+        match op.param(name).filter(|p| p.repeatable()) {
+            Some(param) => pairs.extend(items(param, value).into_iter().map(|item| (name, item))),
+            None => pairs.push((name, value)),
+        }
+    }
+    pairs
+}
+
 /// The path of a file item: `@invoice.pdf` and `invoice.pdf` both name `invoice.pdf` (the `@`
 /// is curl's and HTTPie's way to say "a file"; a file whose name starts with `@` is `./@name`).
 pub fn file_path(item: &str) -> &str {

@@ -240,18 +240,14 @@ impl Record {
     /// The parameter values as the `NAME=VALUE` pairs `opsdeck call` takes: a repeatable one
     /// (several `to`, several files) once per item, split by the catalog's one rule.
     pub fn given_pairs(&self) -> Vec<(String, String)> {
-        let op = self.operation();
-        let mut pairs = Vec::new();
-        for (name, value) in self.values() {
-            match op.and_then(|op| op.param(&name)).filter(|p| p.repeatable()) {
-                Some(param) => {
-                    pairs
-                        .extend(crate::catalog::items(param, &value).into_iter().map(|i| (name.clone(), i.to_owned())));
-                }
-                None => pairs.push((name, value)),
+        let values = self.values();
+        let pairs = values.iter().map(|(k, v)| (k.as_str(), v.as_str()));
+        match self.operation() {
+            Some(op) => {
+                crate::catalog::given_pairs(op, pairs).into_iter().map(|(k, v)| (k.to_owned(), v.to_owned())).collect()
             }
+            None => values.clone().into_iter().collect(),
         }
-        pairs
     }
 
     /// `name=value` pairs on one line, for lists and filters.
