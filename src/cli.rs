@@ -364,7 +364,7 @@ fn explain(op: &Operation) -> String {
     if op.params.is_empty() {
         text.push_str("no parameters\n");
     }
-    let width = op.params.iter().map(|p| p.name.len()).max().unwrap_or(0) + 1;
+    let width = op.params.iter().map(|p| p.display_name().len()).max().unwrap_or(0) + 1;
     for p in op.params {
         let mut rules = Vec::new();
         match (p.min, p.max) {
@@ -379,7 +379,13 @@ fn explain(op: &Operation) -> String {
         if let Some(default) = p.default {
             rules.push(format!("default {default}"));
         }
-        let name = format!("{}{}", p.name, if p.required { "*" } else { "" });
+        if p.repeatable() {
+            rules.push("repeatable".to_owned());
+        }
+        if let Some(family) = p.family {
+            rules.push(format!("any {}", family.label()));
+        }
+        let name = format!("{}{}", p.display_name(), if p.required { "*" } else { "" });
         let rules = if rules.is_empty() { String::new() } else { format!(" [{}]", rules.join(", ")) };
         text.push_str(&format!("  {name:<width$} {:<6} {:<8} {}{rules}\n", p.location.label(), p.kind.label(), p.help));
     }
@@ -400,6 +406,7 @@ fn describe(op: &Operation) -> Value {
             json!({
                 "name": p.name, "in": p.location.label(), "type": p.kind.label(), "required": p.required,
                 "default": p.default, "min": p.min, "max": p.max, "allowed": p.allowed, "help": p.help,
+                "repeatable": p.repeatable(), "family": p.family.map(|f| f.label()),
             })
         })
         .collect();
@@ -431,36 +438,46 @@ fn parse_operation(service: Service, name: &str) -> Result<&'static Operation, F
     })
 }
 
-/// `NAME=VALUE` arguments, each naming a parameter of `op` once: a second value for the same
-/// name, or a name `op` does not have, is an error rather than a silent choice.
+/// `NAME=VALUE` arguments, each naming a parameter of `op` once, except lists and files, which
+/// may be given several times (`to=a to=b attachment=@a.pdf attachment=@b.pdf`): their values
+/// are kept as one, joined by [`crate::catalog::join_items`]. A second value for any other name,
+/// or a name `op` does not have, is an error rather than a silent choice. `h:X-Ticket=42` names
+/// a parameter of the `h:` family; its suffix is checked with the other values.
 fn parse_params(op: &Operation, params: &[String]) -> Result<Values, Failure> {
     let mut values = Values::new();
     for param in params {
         let (name, value) = param.split_once('=').filter(|(name, _)| !name.is_empty()).ok_or_else(|| {
             Failure::usage(format!(
-                "'{param}' is not NAME=VALUE (parameters of {}: {})",
+                "'{}' is not NAME=VALUE (parameters of {}: {})",
+                inert(param),
                 op.full_name(),
                 param_names(op)
             ))
         })?;
-        let Some(known) = op.params.iter().find(|p| p.name == name) else {
+        let Some(known) = op.param(name) else {
             return Err(Failure::usage(format!(
-                "{name}: unknown parameter of {}; its parameters: {} (details: `opsdeck ops {} {}`)",
+                "{}: unknown parameter of {}; its parameters: {} (details: `opsdeck ops {} {}`)",
+                inert(name),
                 op.full_name(),
                 param_names(op),
                 op.service,
                 op.name
             )));
         };
-        if let Some(first) = values.get(name) {
-            let hint = if known.kind == crate::catalog::Kind::List {
-                format!("; a list takes commas: {name}={first},{value}")
-            } else {
-                String::new()
-            };
-            return Err(Failure::usage(format!("{name} is given twice ('{first}' and '{value}'); give it once{hint}")));
-        }
-        values.insert(name.to_owned(), value.to_owned());
+        let joined = match values.get(name) {
+            None => crate::catalog::join_items([value]),
+            Some(first) if known.repeatable() => crate::catalog::join_items([first.as_str(), value]),
+            Some(first) => {
+                let shown = crate::catalog::items(known, first).join(", ");
+                return Err(Failure::usage(format!(
+                    "{name} is given twice ('{}' and '{}'); give it once",
+                    inert(&shown),
+                    inert(value)
+                )));
+            }
+        };
+        let joined = joined.map_err(|e| Failure::usage(format!("{name}: {e}")))?;
+        values.insert(name.to_owned(), joined);
     }
     Ok(values)
 }
@@ -469,7 +486,7 @@ fn param_names(op: &Operation) -> String {
     if op.params.is_empty() {
         return "none".into();
     }
-    op.params.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
+    op.params.iter().map(crate::catalog::Param::display_name).collect::<Vec<_>>().join(", ")
 }
 
 /// `--body JSON|@FILE`, parsed.
@@ -807,6 +824,12 @@ fn target_id(op: &Operation, values: &Values) -> String {
     values.values().find(|v| !v.is_empty()).cloned().unwrap_or_else(|| op.name.to_owned())
 }
 
+/// `values` as the `NAME=VALUE` words that would give them, a repeatable one once per item.
+fn given_words(op: &Operation, values: &Values) -> Vec<String> {
+    let values = values.iter().map(|(k, v)| (k.as_str(), v.as_str()));
+    crate::catalog::given_pairs(op, values).iter().map(|(name, value)| format!("{name}={value}")).collect()
+}
+
 /// Asks before a destructive operation runs on LIVE, as the console's confirm dialog does:
 /// restates the service, profile, base URL and target, and wants the target's id typed back, so
 /// a reflexive Enter cannot delete production data.
@@ -819,11 +842,7 @@ pub fn confirm_on_live(
     ask: &mut dyn Write,
 ) -> Result<(), Failure> {
     let expected = target_id(op, values);
-    let given = if values.is_empty() {
-        "(no parameters)".to_owned()
-    } else {
-        values.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join("  ")
-    };
+    let given = if values.is_empty() { "(no parameters)".to_owned() } else { given_words(op, values).join("  ") };
     let question = format!(
         "LIVE {} · profile {profile} · {}\n{} — {}. This cannot be undone.\ntarget: {given}\n\
          Type {expected} and press Enter to confirm (anything else cancels): ",
@@ -1086,14 +1105,33 @@ mod tests {
             .starts_with("colour: unknown parameter of ably messages_list; its parameters: channelId, "));
         assert!(err.message.ends_with("(details: `opsdeck ops ably messages_list`)"), "{}", err.message);
         assert!(twice(&["=a"]).message.contains("is not NAME=VALUE"));
-        let (op, list) = Service::ALL
-            .iter()
-            .flat_map(|s| s.operations())
-            .find_map(|op| op.params.iter().find(|p| p.kind == crate::catalog::Kind::List).map(|p| (op, p)))
-            .unwrap();
-        let params = vec![format!("{}=a", list.name), format!("{}=b", list.name)];
-        let err = parse_params(op, &params).unwrap_err();
-        assert!(err.message.ends_with(&format!("a list takes commas: {}=a,b", list.name)), "{}", err.message);
+        // A list or a file may be repeated: each value is an item of one value, in order.
+        let send = Service::Mailgun.operation("messages_send").unwrap();
+        let params: Vec<String> =
+            ["to=a@x.com", "to=b@y.com,c@z.com", "o:tag=a", "o:tag=b", "h:X-Ticket=42", "v:order-id=7"]
+                .iter()
+                .map(|p| (*p).to_owned())
+                .collect();
+        let values = parse_params(send, &params).unwrap();
+        let to = crate::catalog::items(send.param("to").unwrap(), &values["to"]);
+        assert_eq!(to, ["a@x.com", "b@y.com", "c@z.com"]);
+        assert_eq!(crate::catalog::items(send.param("o:tag").unwrap(), &values["o:tag"]), ["a", "b"]);
+        assert_eq!((values["h:X-Ticket"].as_str(), values["v:order-id"].as_str()), ("42", "7"));
+        assert_eq!(
+            given_words(send, &values),
+            ["h:X-Ticket=42", "o:tag=a", "o:tag=b", "to=a@x.com", "to=b@y.com", "to=c@z.com", "v:order-id=7"]
+        );
+        // ... but not a family name, a single file, or any other parameter.
+        let twice = |op: &Operation, params: &[&str]| {
+            let params: Vec<String> = params.iter().map(|p| (*p).to_owned()).collect();
+            parse_params(op, &params).unwrap_err().message
+        };
+        assert_eq!(twice(send, &["h:X-A=1", "h:X-A=2"]), "h:X-A is given twice ('1' and '2'); give it once");
+        assert_eq!(twice(send, &["subject=a", "subject=b"]), "subject is given twice ('a' and 'b'); give it once");
+        let mime = Service::Mailgun.operation("messages_send_mime").unwrap();
+        assert!(twice(mime, &["message=@a.eml", "message=@b.eml"]).starts_with("message is given twice"));
+        let err = twice(send, &["to=a\u{1f}b"]);
+        assert!(err.contains("holds a control character (U+001F)"), "{err}");
     }
 
     #[test]

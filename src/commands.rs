@@ -186,7 +186,7 @@ pub fn show_text(record: &Record, to_terminal: bool) -> String {
     if record.params.is_empty() {
         text.push_str("params    (none)\n");
     }
-    for (i, (name, value)) in record.values().iter().enumerate() {
+    for (i, (name, value)) in record.given_pairs().iter().enumerate() {
         let label = if i == 0 { "params" } else { "" };
         text.push_str(&format!("{label:<9} {}={}\n", inert(name), inert(value)));
     }

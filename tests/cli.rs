@@ -666,3 +666,235 @@ fn unknown_names_get_close_suggestions() {
     let out = opsdeck(&["ops", "ably", "chanels_list"], &[]);
     assert!(stderr(&out).contains("did you mean channels_list"), "{}", stderr(&out));
 }
+
+/// A scratch folder for one test's files, removed when dropped.
+struct Scratch(std::path::PathBuf);
+
+impl Scratch {
+    fn new(name: &str, files: &[(&str, &[u8])]) -> Scratch {
+        let dir = std::env::temp_dir().join(format!("opsdeck-cli-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for (file, bytes) in files {
+            std::fs::write(dir.join(file), bytes).unwrap();
+        }
+        Scratch(dir)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The binary run in `dir`, so `attachment=@invoice.pdf` names a file there.
+fn opsdeck_in(dir: &std::path::Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_opsdeck"));
+    command.current_dir(dir).args(args).env_clear().env("OPSDECK_DATA_DIR", dir).env("OPSDECK_STATE_DIR", dir);
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    command.output().expect("opsdeck runs")
+}
+
+const SEND: [&str; 7] = [
+    "call",
+    "mailgun",
+    "messages_send",
+    "domain=mg.example.com",
+    "from=ops@mg.example.com",
+    "subject=Invoice",
+    "text=attached",
+];
+
+#[test]
+fn ops_shows_repeatable_parameters_and_name_families() {
+    let out = opsdeck(&["ops", "mailgun", "messages_send"], &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let line = |start: &str| text.lines().find(|l| l.trim_start().starts_with(start)).unwrap_or_default().to_owned();
+    assert!(line("h:NAME ").contains("[any header name]"), "{text}");
+    assert!(line("v:NAME ").contains("[any variable name]"), "{text}");
+    assert!(line("attachment ").contains("file") && line("attachment ").contains("[repeatable]"), "{text}");
+    assert!(line("to* ").contains("[repeatable]") && line("h:Reply-To ").contains("string"), "{text}");
+    let mime = stdout(&opsdeck(&["ops", "mailgun", "messages_send_mime"], &[]));
+    assert!(mime.contains("h:NAME") && mime.contains("v:NAME"), "{mime}");
+    assert!(!mime.lines().any(|l| l.trim_start().starts_with("message*") && l.contains("repeatable")), "{mime}");
+    let json: Value = serde_json::from_slice(&opsdeck(&["ops", "mailgun", "--json"], &[]).stdout).unwrap();
+    let send = json.as_array().unwrap().iter().find(|op| op["operation"] == "messages_send").unwrap();
+    let family = send["params"].as_array().unwrap().iter().find(|p| p["name"] == "h:").unwrap();
+    assert_eq!(family["family"], "header name");
+}
+
+#[test]
+fn dry_run_shows_each_repeated_value_and_file_part_never_the_bytes() {
+    let scratch = Scratch::new("dryrun", &[("invoice.pdf", b"%PDF-SECRET"), ("terms.pdf", b"terms")]);
+    let mut args = SEND.to_vec();
+    args.extend([
+        "to=a@x.com",
+        "to=b@y.com",
+        "attachment=@invoice.pdf",
+        "attachment=@terms.pdf",
+        "o:tag=a",
+        "o:tag=b",
+        "h:X-Ticket=42",
+        "v:order-id=1234",
+        "--dry-run",
+    ]);
+    let out = opsdeck_in(&scratch.0, &args, &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let curl = stdout(&out);
+    for part in [
+        "-F 'to=a@x.com' -F 'to=b@y.com'",
+        "-F 'attachment=@invoice.pdf;type=application/pdf' -F 'attachment=@terms.pdf;type=application/pdf'",
+        "-F 'o:tag=a' -F 'o:tag=b'",
+        "-F 'h:X-Ticket=42'",
+        "-F 'v:order-id=1234'",
+    ] {
+        assert!(curl.contains(part), "{part}: {curl}");
+    }
+    assert!(curl.contains(r#"-u "api:$MAILGUN_API_KEY""#), "{curl}");
+    assert!(!curl.contains("SECRET"), "{curl}");
+}
+
+/// [`opsdeck_in`] off the runtime, so a server on this runtime can answer it.
+async fn opsdeck_in_async(dir: &std::path::Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let dir = dir.to_owned();
+    let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
+    let env: Vec<(String, String)> = env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
+    tokio::task::spawn_blocking(move || {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        opsdeck_in(&dir, &args, &env)
+    })
+    .await
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_files_names_and_repeats_are_usage_errors_and_nothing_is_sent() {
+    let scratch = Scratch::new("badinput", &[("invoice.pdf", b"%PDF")]);
+    let cases: &[(&[&str], &str)] = &[
+        (&["to=a@x.com", "attachment=@invoice.pdf", "attachment=@missing.pdf"], "attachment: no file at missing.pdf"),
+        (&["to=a@x.com", "attachment=@."], "attachment: . is a folder; give a file"),
+        (&["to=a@x.com", "h:=42"], "h:: needs a header name after h:, e.g. h:X-Ticket=VALUE"),
+        (&["to=a@x.com", "h:X Ticket=42"], "'X Ticket' is not a header name"),
+        (&["to=a@x.com", "v:=1"], "needs a variable name after v:"),
+        (&["to=a@x.com", "subject=again"], "subject is given twice ('Invoice' and 'again'); give it once"),
+        (&["to=a@x.com", "h:X-A=1", "h:X-A=2"], "h:X-A is given twice"),
+        (&["to=a@x.com", "x:y=1"], "x:y: unknown parameter of mailgun messages_send; its parameters: domain,"),
+    ];
+    let (url, hits) = counting_upstream().await;
+    let env = [("OPSDECK_MAILGUN_URL", url.as_str())];
+    for (extra, expected) in cases {
+        let mut args = SEND.to_vec();
+        args.extend(extra.iter());
+        let out = opsdeck_in_async(&scratch.0, &args, &env).await;
+        assert_eq!(out.status.code(), Some(2), "{extra:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(expected), "{extra:?}: {}", stderr(&out));
+        assert!(out.stdout.is_empty(), "{extra:?} printed on stdout");
+    }
+    let mime = ["call", "mailgun", "messages_send_mime", "domain=d.com", "to=a@x.com"];
+    let args = [&mime[..], &["message=@invoice.pdf", "message=@invoice.pdf"]].concat();
+    let out = opsdeck_in_async(&scratch.0, &args, &env).await;
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("message is given twice"), "{}", stderr(&out));
+    assert_eq!(hits.load(Ordering::SeqCst), 0, "nothing was sent");
+}
+
+/// A Mailgun stand-in that keeps the last request's content type and raw body, and answers as
+/// Mailgun answers a send.
+async fn recording_mailgun() -> (String, Arc<std::sync::Mutex<(String, Vec<u8>)>>) {
+    let seen = Arc::new(std::sync::Mutex::new((String::new(), Vec::new())));
+    let keep = seen.clone();
+    let router = axum::Router::new().fallback(move |headers: axum::http::HeaderMap, body: axum::body::Bytes| {
+        let keep = keep.clone();
+        async move {
+            let content_type = headers.get("content-type").and_then(|v| v.to_str().ok()).unwrap_or_default();
+            *keep.lock().unwrap() = (content_type.to_owned(), body.to_vec());
+            let answer = r#"{"id":"<20240601.1@mg.example.com>","message":"Queued. Thank you."}"#;
+            ([("content-type", "application/json")], answer)
+        }
+    });
+    (serve(router).await, seen)
+}
+
+/// The parts of a multipart body: (headers, content) each, split at the boundary.
+fn multipart_parts(content_type: &str, body: &[u8]) -> Vec<(String, Vec<u8>)> {
+    let boundary = content_type.split("boundary=").nth(1).unwrap().trim_matches('"');
+    let text = body.to_vec();
+    let delimiter = format!("--{boundary}");
+    let mut parts = Vec::new();
+    let mut rest: &[u8] = &text;
+    while let Some(start) = find(rest, delimiter.as_bytes()) {
+        rest = &rest[start + delimiter.len()..];
+        if rest.starts_with(b"--") {
+            break;
+        }
+        let end = find(rest, delimiter.as_bytes()).unwrap();
+        let part = &rest[2..end - 2];
+        let split = find(part, b"\r\n\r\n").unwrap();
+        parts.push((String::from_utf8_lossy(&part[..split]).into_owned(), part[split + 4..].to_vec()));
+        rest = &rest[end..];
+    }
+    parts
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_send_with_attachments_arrives_as_repeated_multipart_parts() {
+    let scratch = Scratch::new("send", &[("invoice.pdf", b"%PDF-1.7 bytes"), ("notes.txt", b"plain notes")]);
+    let (url, seen) = recording_mailgun().await;
+    let mut args = SEND.to_vec();
+    args.extend([
+        "to=a@x.com",
+        "to=b@y.com,c@z.com",
+        "attachment=@invoice.pdf",
+        "attachment=notes.txt",
+        "o:tag=billing",
+        "o:tag=june",
+        "h:X-Ticket=42",
+        "v:order-id=1234",
+    ]);
+    let out = opsdeck_in_async(&scratch.0, &args, &[("OPSDECK_MAILGUN_URL", url.as_str())]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(answer["message"], "Queued. Thank you.");
+    let (content_type, body) = seen.lock().unwrap().clone();
+    assert!(content_type.starts_with("multipart/form-data; boundary="), "{content_type}");
+    let parts = multipart_parts(&content_type, &body);
+    let summary: Vec<(String, String)> = parts
+        .iter()
+        .map(|(headers, content)| {
+            let shown: Vec<&str> = headers.lines().collect();
+            (shown.join(" | "), String::from_utf8_lossy(content).into_owned())
+        })
+        .collect();
+    let text = |name: &str, value: &str| (format!("Content-Disposition: form-data; name=\"{name}\""), value.to_owned());
+    let file = |name: &str, file: &str, kind: &str, value: &str| {
+        (
+            format!("Content-Disposition: form-data; name=\"{name}\"; filename=\"{file}\" | Content-Type: {kind}"),
+            value.to_owned(),
+        )
+    };
+    assert_eq!(
+        summary,
+        [
+            text("from", "ops@mg.example.com"),
+            text("to", "a@x.com"),
+            text("to", "b@y.com"),
+            text("to", "c@z.com"),
+            text("subject", "Invoice"),
+            text("text", "attached"),
+            file("attachment", "invoice.pdf", "application/pdf", "%PDF-1.7 bytes"),
+            file("attachment", "notes.txt", "text/plain", "plain notes"),
+            text("o:tag", "billing"),
+            text("o:tag", "june"),
+            text("h:X-Ticket", "42"),
+            text("v:order-id", "1234"),
+        ]
+    );
+}

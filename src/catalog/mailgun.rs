@@ -10,7 +10,7 @@
 //! Every domain-scoped path names its domain `{domain}` (the reference writes `{name}` for the
 //! domain endpoints), so one `domain=...` works across the service.
 
-use super::{BodyEncoding, Method, Operation, Paging, Param, Service};
+use super::{BodyEncoding, Family, Method, Operation, Paging, Param, Service};
 
 const DOMAIN: Param = Param::path("domain", "sending domain, e.g. mg.example.com");
 const ADDRESS: Param = Param::path("address", "email address, e.g. alice@example.com");
@@ -33,7 +33,16 @@ const ACCESS_LEVEL: Param = Param::body("access_level", "who may post to the lis
 const REPLY_PREFERENCE: Param =
     Param::body("reply_preference", "where replies go").one_of(&["list", "sender"]).default("list");
 const YES_NO: &[&str] = &["yes", "no"];
-const TAGS: Param = Param::body("o:tag", "tags for analytics, at most 3 (comma-separated)").list();
+const TAGS: Param = Param::body("o:tag", "tags for analytics, at most 3 (repeat o:tag= or comma-separate)").list();
+const HEADERS: Param =
+    Param::family("h:", Family::HeaderName, "custom MIME header, e.g. h:X-Ticket=42 (any number of them)");
+const VARIABLES: Param = Param::family(
+    "v:",
+    Family::VariableName,
+    "custom variable, e.g. v:order-id=1234: in events as user-variables (any number of them)",
+);
+/// The largest message Mailgun takes (attachments included), in bytes.
+const MAX_MESSAGE_BYTES: u64 = 25 * 1024 * 1024;
 const TESTMODE: Param = Param::body("o:testmode", "yes: accepted but not delivered").one_of(YES_NO);
 const DELIVERYTIME: Param = Param::body("o:deliverytime", "schedule: RFC 2822 time, at most 3 days ahead");
 const TRACKING: Param = Param::body("o:tracking", "track opens and clicks").one_of(YES_NO);
@@ -149,9 +158,9 @@ pub(super) static OPERATIONS: &[Operation] = &[
         params: &[
             DOMAIN,
             Param::body("from", "sender, e.g. Name <a@mg.example.com>").required(),
-            Param::body("to", "recipients, at most 1000 in total (comma-separated)").list().required(),
-            Param::body("cc", "copy recipients (comma-separated)").list(),
-            Param::body("bcc", "blind copy recipients (comma-separated)").list(),
+            Param::body("to", "recipients, at most 1000 in total (repeat to= or comma-separate)").list().required(),
+            Param::body("cc", "copy recipients (repeat cc= or comma-separate)").list(),
+            Param::body("bcc", "blind copy recipients (repeat bcc= or comma-separate)").list(),
             Param::body("subject", "subject line").required(),
             Param::body("text", "plain-text body"),
             Param::body("html", "HTML body (not with template)"),
@@ -160,8 +169,8 @@ pub(super) static OPERATIONS: &[Operation] = &[
             Param::body("t:version", "template version (empty: the active one)"),
             Param::body("t:text", "yes: also render a text part from the template").one_of(YES_NO),
             Param::body("t:variables", "template variables object").json(),
-            Param::body("attachment", "file to attach").file(),
-            Param::body("inline", "inline image file, referenced as cid:<file name>").file(),
+            Param::body("attachment", "file to attach: attachment=@invoice.pdf (repeat for more)").file(),
+            Param::body("inline", "inline image file, referenced as cid:<file name> (repeat for more)").file(),
             TAGS,
             DKIM,
             TESTMODE,
@@ -177,16 +186,19 @@ pub(super) static OPERATIONS: &[Operation] = &[
             Param::body("o:sending-ip-pool", "IP pool id to send from"),
             Param::body("o:archive-to", "URL to POST a copy of the message to"),
             Param::body("h:Reply-To", "Reply-To header"),
+            HEADERS,
+            VARIABLES,
             RECIPIENT_VARIABLES,
         ],
         body: BodyEncoding::Multipart,
+        max_file_bytes: Some(MAX_MESSAGE_BYTES),
         ..op("messages_send", "messages", Method::Post, "/v3/{domain}/messages", "send an email message")
     },
     Operation {
         params: &[
             DOMAIN,
-            Param::body("to", "envelope recipients (comma-separated)").list().required(),
-            Param::body("message", "file holding the full MIME message").file().required(),
+            Param::body("to", "envelope recipients (repeat to= or comma-separate)").list().required(),
+            Param::body("message", "file holding the full MIME message: message=@mail.eml").file().single().required(),
             TEMPLATE,
             TAGS,
             DKIM,
@@ -196,9 +208,12 @@ pub(super) static OPERATIONS: &[Operation] = &[
             TRACKING_OPENS,
             REQUIRE_TLS,
             DELIVERYTIME,
+            HEADERS,
+            VARIABLES,
             RECIPIENT_VARIABLES,
         ],
         body: BodyEncoding::Multipart,
+        max_file_bytes: Some(MAX_MESSAGE_BYTES),
         ..op(
             "messages_send_mime",
             "messages",

@@ -220,6 +220,102 @@ pub struct Param {
     /// For a `List` in the query: sent as one comma-separated value (`$include=Lines,Summary`, as
     /// AvaTax reads it) rather than as the key repeated.
     pub comma_joined: bool,
+    /// Set when `name` is a prefix standing for a family of names (`h:` for any `h:X-Header`),
+    /// with the rule their suffixes follow. See [`Operation::param`].
+    pub family: Option<Family>,
+    /// A `List` or `File` the service takes only once (one MIME message), so giving it several
+    /// times is refused instead of sending what the service would reject or ignore.
+    pub single: bool,
+}
+
+/// The rule the names of a prefixed family follow after the prefix.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Family {
+    /// A MIME header name: an RFC 9110 token (letters, digits and ``!#$%&'*+-.^_`|~``).
+    HeaderName,
+    /// A variable name: anything but spaces, `=` and control characters.
+    VariableName,
+}
+
+impl Family {
+    /// What the suffix is, for help and messages.
+    pub fn label(self) -> &'static str {
+        match self {
+            Family::HeaderName => "header name",
+            Family::VariableName => "variable name",
+        }
+    }
+
+    /// The suffix as written in help: `h:NAME`.
+    pub fn placeholder(self) -> &'static str {
+        "NAME"
+    }
+
+    /// An example suffix, for messages that say what to type.
+    pub fn example(self) -> &'static str {
+        match self {
+            Family::HeaderName => "X-Ticket",
+            Family::VariableName => "order-id",
+        }
+    }
+}
+
+/// Separates the items of one value of a repeatable parameter (`to=a to=b` is kept as
+/// `a\u{1f}b`). It is ASCII's unit separator: a control character no address, tag or file
+/// path a person types holds, and one `opsdeck call` refuses inside an item, so the split
+/// can never cut an item in two. [`items`] is the only place that splits on it.
+pub const ITEM_SEPARATOR: char = '\u{1f}';
+
+/// The items of `value` for `param`: for a repeatable parameter the pieces between
+/// [`ITEM_SEPARATOR`]s, and for a `List` each piece further cut at commas (`to=a,b`), each trimmed,
+/// empty ones dropped. Any other value is its one item. Validation, request building, forms,
+/// history and `--dry-run` all go through this one function, so they agree on what was given.
+pub fn items<'a>(param: &Param, value: &'a str) -> Vec<&'a str> {
+    let pieces: Vec<&str> = if param.repeatable() { value.split(ITEM_SEPARATOR).collect() } else { vec![value] };
+    let mut items = Vec::new();
+    for piece in pieces {
+        if param.kind == Kind::List {
+            items.extend(piece.split(',').map(str::trim).filter(|i| !i.is_empty()));
+        } else if param.repeatable() {
+            items.extend(Some(piece.trim()).filter(|i| !i.is_empty()));
+        } else {
+            items.push(piece);
+        }
+    }
+    items
+}
+
+/// One value holding `items`, the inverse of [`items`] for a repeatable parameter. `Err` names an
+/// item that holds the separator itself, which could not be told apart afterwards.
+pub fn join_items<'a>(items: impl IntoIterator<Item = &'a str>) -> Result<String, String> {
+    let items: Vec<&str> = items.into_iter().collect();
+    if let Some(bad) = items.iter().find(|i| i.contains(ITEM_SEPARATOR)) {
+        return Err(format!("'{}' holds a control character (U+001F) a value cannot carry", crate::inert::inert(bad)));
+    }
+    Ok(items.join(&ITEM_SEPARATOR.to_string()))
+}
+
+/// `values` of `op` as the `NAME=VALUE` pairs that give them on the command line: a repeatable
+/// parameter once per item (`to=a to=b`), anything else as it is. For messages, confirmations
+/// and history listings, which show what was given rather than how it is kept.
+pub fn given_pairs<'a>(
+    op: &Operation,
+    values: impl IntoIterator<Item = (&'a str, &'a str)>,
+) -> Vec<(&'a str, &'a str)> {
+    let mut pairs = Vec::new();
+    for (name, value) in values {
+        match op.param(name).filter(|p| p.repeatable()) {
+            Some(param) => pairs.extend(items(param, value).into_iter().map(|item| (name, item))),
+            None => pairs.push((name, value)),
+        }
+    }
+    pairs
+}
+
+/// The path of a file item: `@invoice.pdf` and `invoice.pdf` both name `invoice.pdf` (the `@`
+/// is curl's and HTTPie's way to say "a file"; a file whose name starts with `@` is `./@name`).
+pub fn file_path(item: &str) -> &str {
+    item.strip_prefix('@').unwrap_or(item)
 }
 
 impl Param {
@@ -236,6 +332,41 @@ impl Param {
             allowed: &[],
             help,
             comma_joined: false,
+            family: None,
+            single: false,
+        }
+    }
+    /// A family of body fields named `prefix` + any suffix following `rule` (`h:` + a header name).
+    pub const fn family(prefix: &'static str, rule: Family, help: &'static str) -> Param {
+        let mut param = Param::new(prefix, Location::Body, help);
+        param.family = Some(rule);
+        param
+    }
+    /// A `List` or `File` the service takes once: giving it twice is an error.
+    pub const fn single(mut self) -> Param {
+        self.single = true;
+        self
+    }
+    /// Whether the parameter may be given several times, each value its own repeated key or
+    /// multipart part: lists and files in the query or the body, unless the service takes one.
+    pub fn repeatable(&self) -> bool {
+        matches!(self.kind, Kind::List | Kind::File)
+            && matches!(self.location, Location::Query | Location::Body)
+            && !self.single
+            && self.family.is_none()
+    }
+    /// Whether `name` is this parameter's: its own name, or for a family any name with its prefix.
+    pub fn names(&self, name: &str) -> bool {
+        match self.family {
+            Some(_) => name.starts_with(self.name),
+            None => name == self.name,
+        }
+    }
+    /// The name as help shows it: `h:NAME` for a family, else the name.
+    pub fn display_name(&self) -> String {
+        match self.family {
+            Some(rule) => format!("{}{}", self.name, rule.placeholder()),
+            None => self.name.to_owned(),
         }
     }
     pub const fn path(name: &'static str, help: &'static str) -> Param {
@@ -380,6 +511,9 @@ pub struct Operation {
     pub browse: &'static [(&'static str, &'static str)],
     /// What its successful responses carry; JSON unless the entry says otherwise.
     pub response: ResponseFormat,
+    /// The most bytes the files of one call may hold together (Mailgun: a 25 MB message), so a
+    /// send the service would refuse is refused before any file is read or sent.
+    pub max_file_bytes: Option<u64>,
 }
 
 impl Operation {
@@ -408,6 +542,7 @@ impl Operation {
             id_field: None,
             browse: &[],
             response: ResponseFormat::Json,
+            max_file_bytes: None,
         }
     }
 
@@ -416,8 +551,13 @@ impl Operation {
         format!("{} {}", self.service.name(), self.name)
     }
 
+    /// The parameter `name` belongs to: the one of that exact name, else the family whose prefix
+    /// it starts with (`h:X-Ticket` is the `h:` family's; `h:Reply-To`, listed itself, is not).
     pub fn param(&self, name: &str) -> Option<&'static Param> {
-        self.params.iter().find(|p| p.name == name)
+        self.params
+            .iter()
+            .find(|p| p.family.is_none() && p.name == name)
+            .or_else(|| self.params.iter().filter(|p| p.family.is_some()).find(|p| p.names(name)))
     }
 
     /// Whether this operation lists the records of its resource (what the browser shows):

@@ -6,7 +6,9 @@ use time::format_description::well_known::{Iso8601, Rfc2822, Rfc3339};
 use time::macros::format_description;
 use time::{Date, OffsetDateTime, PrimitiveDateTime};
 
-use super::{BodyEncoding, Kind, Location, Operation, Param, Service};
+use serde_json::Map;
+
+use super::{file_path, items, BodyEncoding, Family, Kind, Location, Operation, Param, Service};
 use crate::inert::{inert, is_unsafe};
 
 /// Longest value of a path, query or header parameter: servers and proxies refuse URLs and
@@ -40,7 +42,9 @@ pub fn check_value(param: &Param, value: &str) -> Result<(), String> {
             limit / 1024
         ));
     }
-    if matches!(param.location, Location::Path | Location::Header) && value.contains(is_unsafe) {
+    let header_like =
+        matches!(param.location, Location::Path | Location::Header) || param.family == Some(Family::HeaderName);
+    if header_like && value.contains(is_unsafe) {
         return Err(format!(
             "'{}' holds a control or invisible character, which a {} value cannot carry",
             inert(value),
@@ -71,10 +75,8 @@ pub fn check_value(param: &Param, value: &str) -> Result<(), String> {
             serde_json::from_str::<serde_json::Value>(value).map_err(|e| format!("invalid JSON: {e}"))?;
         }
         Kind::File => {
-            for path in value.split(',').map(str::trim) {
-                if !std::path::Path::new(path).is_file() {
-                    return Err(format!("no file at {path}"));
-                }
+            for item in items(param, value) {
+                check_file(file_path(item))?;
             }
         }
         Kind::Str | Kind::List | Kind::Data => {
@@ -90,8 +92,7 @@ pub fn check_value(param: &Param, value: &str) -> Result<(), String> {
         }
     }
     if !param.allowed.is_empty() {
-        let values: Vec<&str> =
-            if param.kind == Kind::List { value.split(',').map(str::trim).collect() } else { vec![value.trim()] };
+        let values: Vec<&str> = if param.kind == Kind::List { items(param, value) } else { vec![value.trim()] };
         for v in values {
             if !param.allowed.contains(&v) {
                 return Err(format!("'{v}' is not one of {}", param.allowed.join(", ")));
@@ -99,6 +100,91 @@ pub fn check_value(param: &Param, value: &str) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// Whether a file can be sent: it exists, is a file, and can be opened for reading. The error
+/// names the path, so of several attachments the one at fault is plain.
+fn check_file(path: &str) -> Result<(), String> {
+    let shown = inert(path);
+    match std::fs::metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(format!("no file at {shown}")),
+        Err(e) => Err(format!("cannot read {shown}: {e}")),
+        Ok(meta) if meta.is_dir() => Err(format!("{shown} is a folder; give a file")),
+        Ok(_) => std::fs::File::open(path).map(drop).map_err(|e| format!("cannot read {shown}: {e}")),
+    }
+}
+
+/// Checks a name given for `param`: for a family (`h:`, `v:`), that a suffix follows the prefix
+/// and follows the family's rule; any other name is the parameter's own and fine.
+pub fn check_name(param: &Param, name: &str) -> Result<(), String> {
+    let Some(rule) = param.family else { return Ok(()) };
+    let prefix = param.name;
+    let suffix = name.strip_prefix(prefix).unwrap_or(name);
+    if suffix.is_empty() {
+        return Err(format!("needs a {} after {prefix}, e.g. {prefix}{}=VALUE", rule.label(), rule.example()));
+    }
+    let bad = match rule {
+        // RFC 9110 §5.1: a field name is a token.
+        Family::HeaderName => suffix.chars().find(|c| !(c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(*c))),
+        Family::VariableName => suffix.chars().find(|c| c.is_whitespace() || *c == '=' || is_unsafe(*c)),
+    };
+    match bad {
+        Some(c) => Err(format!(
+            "'{}' is not a {}: '{}' cannot be in it{}",
+            inert(suffix),
+            rule.label(),
+            inert(&c.to_string()),
+            if rule == Family::HeaderName { " (letters, digits and !#$%&'*+-.^_`|~ only)" } else { "" }
+        )),
+        None => Ok(()),
+    }
+}
+
+/// The values of `family` among `values` as the one JSON object a form edits
+/// (`{"X-Ticket": "42"}` for `h:X-Ticket=42`), pretty-printed; `None` when there are none.
+/// Every value is a JSON string, so expanding it again gives back exactly the text that was sent.
+/// A name listed in the catalog on its own (`h:Reply-To`) is that parameter's, not the family's.
+pub fn family_object<'a>(
+    op: &Operation,
+    family: &Param,
+    values: impl IntoIterator<Item = (&'a str, &'a str)>,
+) -> Option<String> {
+    let mut object = Map::new();
+    for (name, value) in values {
+        let ours = op.param(name).is_some_and(|p| p.family.is_some() && p.name == family.name);
+        if let Some(suffix) = name.strip_prefix(family.name).filter(|s| ours && !s.is_empty()) {
+            object.insert(suffix.to_owned(), Value::String(value.to_owned()));
+        }
+    }
+    (!object.is_empty()).then(|| serde_json::to_string_pretty(&Value::Object(object)).unwrap_or_default())
+}
+
+/// A family's JSON object (as a form holds it, or as `{"h:": {...}}` in a `--body` document)
+/// as the `(name, value)` pairs sent, each name and value checked: `{"X-Ticket": 42}` gives
+/// `("h:X-Ticket", "42")`. Strings are sent as they are, anything else as its JSON text; a key
+/// that already carries the prefix keeps it once.
+pub fn expand_family(family: &Param, object: &Value) -> Result<Vec<(String, String)>, String> {
+    let rule = family.family.unwrap_or(Family::VariableName);
+    let Value::Object(map) = object else {
+        return Err(format!(
+            "must be a JSON object of {}s and values, e.g. {{\"{}\": \"42\"}}",
+            rule.label(),
+            rule.example()
+        ));
+    };
+    let mut pairs = Vec::new();
+    for (key, value) in map {
+        let name = if key.starts_with(family.name) { key.clone() } else { format!("{}{key}", family.name) };
+        let text = match value {
+            Value::String(s) => s.clone(),
+            Value::Null => continue,
+            other => other.to_string(),
+        };
+        check_name(family, &name).map_err(|e| format!("{name}: {e}"))?;
+        check_value(family, &text).map_err(|e| format!("{name}: {e}"))?;
+        pairs.push((name, text));
+    }
+    Ok(pairs)
 }
 
 fn check_bounds(param: &Param, n: f64) -> Result<(), String> {
@@ -125,7 +211,7 @@ pub fn check_values<'a>(
     for (name, value) in values {
         match op.param(name) {
             Some(param) => {
-                if let Err(e) = check_value(param, value) {
+                if let Err(e) = check_name(param, name).and_then(|()| check_value(param, value)) {
                     problems.push((name.to_owned(), e));
                 }
                 if !value.is_empty() {
@@ -133,7 +219,7 @@ pub fn check_values<'a>(
                 }
             }
             None => {
-                let known: Vec<&str> = op.params.iter().map(|p| p.name).collect();
+                let known: Vec<String> = op.params.iter().map(Param::display_name).collect();
                 let known = if known.is_empty() { "none".to_owned() } else { known.join(", ") };
                 problems.push((name.to_owned(), format!("unknown parameter of {}; known: {known}", op.full_name())));
             }
@@ -143,6 +229,27 @@ pub fn check_values<'a>(
     if let Some(document) = document {
         if let Some(problem) = check_document(op, document) {
             problems.push(("--body".to_owned(), problem));
+        }
+    }
+    // Family names in a form body document (`"h:X-Ticket"`, or `"h:": {...}`) follow the same
+    // rules as when given as NAME=VALUE, and may not repeat one.
+    if matches!(op.body, BodyEncoding::Form | BodyEncoding::Multipart) {
+        for (key, value) in fields.into_iter().flatten() {
+            let Some(family) = op.param(key).filter(|p| p.family.is_some()) else { continue };
+            let named = if key == family.name && value.is_object() {
+                expand_family(family, value).map(|pairs| pairs.into_iter().map(|(n, _)| n).collect())
+            } else {
+                check_name(family, key).map(|()| vec![key.clone()]).map_err(|e| format!("{key}: {e}"))
+            };
+            match named {
+                Ok(names) => {
+                    for name in names.iter().filter(|n| given.iter().any(|(g, _)| g == n)) {
+                        problems
+                            .push((name.clone(), format!("given both as {name}=VALUE and in --body; give it once")));
+                    }
+                }
+                Err(e) => problems.push(("--body".to_owned(), e)),
+            }
         }
     }
     for param in op.params {
@@ -166,6 +273,11 @@ pub fn check_values<'a>(
                 "required".to_owned()
             };
             problems.push((param.name.to_owned(), how));
+        }
+    }
+    if let Some(limit) = op.max_file_bytes {
+        if let Some(problem) = check_file_total(op, &given, limit) {
+            problems.push(problem);
         }
     }
     for (from, to) in RANGES {
@@ -203,6 +315,40 @@ pub fn check_values<'a>(
         }
     }
     problems
+}
+
+/// Whether the files given for `op` together fit `limit` bytes, read from their sizes on disk
+/// (nothing is read); the problem is reported on the first file parameter.
+pub fn check_file_total(op: &Operation, given: &[(&str, &str)], limit: u64) -> Option<(String, String)> {
+    let mut total = 0u64;
+    let mut first = None;
+    for (name, value) in given {
+        let Some(param) = op.param(name).filter(|p| p.kind == Kind::File) else { continue };
+        first.get_or_insert(*name);
+        for item in items(param, value) {
+            total += std::fs::metadata(file_path(item)).map(|m| m.len()).unwrap_or(0);
+        }
+    }
+    // Megabytes to one decimal, rounded up (so 25 MB and a byte is not shown as 25 MB).
+    let mb = |bytes: u64| {
+        let tenths = bytes.saturating_mul(10).div_ceil(1024 * 1024);
+        if tenths % 10 == 0 {
+            (tenths / 10).to_string()
+        } else {
+            format!("{}.{}", tenths / 10, tenths % 10)
+        }
+    };
+    (total > limit).then(|| {
+        (
+            first.unwrap_or_default().to_owned(),
+            format!(
+                "the files hold {} MB; {} takes at most {} MB in one call: send fewer or smaller files",
+                mb(total),
+                op.full_name(),
+                mb(limit)
+            ),
+        )
+    })
 }
 
 /// What is wrong with the shape of a `--body` document for `op`, if anything.
@@ -324,6 +470,118 @@ mod tests {
         assert_eq!(twice, [("side".to_owned(), "given both as side=VALUE and in --body; give it once".to_owned())]);
         let no_body = problems_of(Service::Ably, "channels_list", &[], Some(&serde_json::json!({})));
         assert!(no_body[0].1.contains("takes no request body"), "{no_body:?}");
+    }
+
+    fn send_problems(values: &[(&str, &str)], body: Option<&Value>) -> Vec<(String, String)> {
+        let base = [("domain", "mg.example.com"), ("from", "a@mg.example.com"), ("to", "b@x.com"), ("subject", "s")];
+        let all: Vec<(&str, &str)> = base.iter().chain(values).copied().collect();
+        problems_of(Service::Mailgun, "messages_send", &all, body)
+    }
+
+    #[test]
+    fn items_split_repeated_values_and_list_commas_and_nothing_else() {
+        let op = Service::Mailgun.operation("messages_send").expect("op");
+        let to = op.param("to").expect("to");
+        assert_eq!(
+            crate::catalog::items(to, "a@x.com\u{1f}b@y.com, c@z.com\u{1f} "),
+            ["a@x.com", "b@y.com", "c@z.com"]
+        );
+        let attachment = op.param("attachment").expect("attachment");
+        let joined = crate::catalog::join_items(["@a, b.pdf", "c.pdf"]).expect("joinable");
+        assert_eq!(crate::catalog::items(attachment, &joined), ["@a, b.pdf", "c.pdf"], "a comma in a path stays");
+        assert_eq!(crate::catalog::file_path("@a, b.pdf"), "a, b.pdf");
+        let subject = op.param("subject").expect("subject");
+        assert_eq!(crate::catalog::items(subject, " hi\u{1f}there "), [" hi\u{1f}there "], "not repeatable: as it is");
+        assert!(crate::catalog::join_items(["a\u{1f}b"]).is_err());
+        let mime = Service::Mailgun.operation("messages_send_mime").expect("op");
+        assert!(!mime.param("message").expect("message").repeatable());
+        assert!(to.repeatable() && attachment.repeatable() && op.param("o:tag").expect("tag").repeatable());
+    }
+
+    #[test]
+    fn family_names_are_found_by_prefix_and_checked() {
+        let op = Service::Mailgun.operation("messages_send").expect("op");
+        assert_eq!(op.param("h:X-Ticket").map(|p| p.name), Some("h:"));
+        assert_eq!(op.param("h:Reply-To").map(|p| p.name), Some("h:Reply-To"), "a listed name is its own");
+        assert_eq!(op.param("v:order-id").map(|p| p.name), Some("v:"));
+        assert!(op.param("x:anything").is_none());
+        let mime = Service::Mailgun.operation("messages_send_mime").expect("op");
+        assert!(mime.param("h:X-Ticket").is_some() && mime.param("v:id").is_some());
+
+        assert!(send_problems(&[("h:X-Ticket", "42"), ("v:order-id", "{\"n\":1}")], None).is_empty());
+        let empty = send_problems(&[("h:", "42")], None);
+        assert_eq!(empty, [("h:".to_owned(), "needs a header name after h:, e.g. h:X-Ticket=VALUE".to_owned())]);
+        let empty = send_problems(&[("v:", "1")], None);
+        assert_eq!(empty[0].1, "needs a variable name after v:, e.g. v:order-id=VALUE");
+        let spaced = send_problems(&[("h:X Ticket", "42")], None);
+        assert_eq!(spaced[0].0, "h:X Ticket");
+        assert!(spaced[0].1.starts_with("'X Ticket' is not a header name: ' ' cannot be in it"), "{spaced:?}");
+        let colon = send_problems(&[("h:X:Y", "1")], None);
+        assert!(colon[0].1.contains("'X:Y' is not a header name"), "{colon:?}");
+        let injected = send_problems(&[("h:X-Ticket", "42\r\nBcc: all@x.com")], None);
+        assert!(injected[0].1.contains("holds a control or invisible character"), "{injected:?}");
+        let var = send_problems(&[("v:order id", "1")], None);
+        assert!(var[0].1.contains("'order id' is not a variable name"), "{var:?}");
+        let unknown = send_problems(&[("x:y", "1")], None);
+        assert!(unknown[0].1.contains("h:NAME, v:NAME"), "{unknown:?}");
+    }
+
+    #[test]
+    fn family_objects_expand_and_collapse_back_to_the_same_values() {
+        let op = Service::Mailgun.operation("messages_send").expect("op");
+        let headers = op.param("h:").expect("family");
+        let object = serde_json::json!({"X-Ticket": 42, "h:X-Team": "ops", "X-Gone": null});
+        let pairs = expand_family(headers, &object).expect("valid");
+        assert_eq!(pairs, [("h:X-Ticket".to_owned(), "42".to_owned()), ("h:X-Team".to_owned(), "ops".to_owned())]);
+        let values = [("h:X-Ticket", "42"), ("h:Reply-To", "r@x.com"), ("h:X-Team", "ops"), ("to", "a@x.com")];
+        let text = family_object(op, headers, values).expect("some");
+        let back: Value = serde_json::from_str(&text).expect("JSON");
+        assert_eq!(back, serde_json::json!({"X-Team": "ops", "X-Ticket": "42"}), "h:Reply-To is not the family's");
+        assert!(family_object(op, headers, [("to", "a@x.com")]).is_none());
+        let bad = expand_family(headers, &serde_json::json!({"X Y": "1"})).unwrap_err();
+        assert!(bad.starts_with("h:X Y: 'X Y' is not a header name"), "{bad}");
+        let not_object = expand_family(headers, &serde_json::json!(["X-Ticket"])).unwrap_err();
+        assert_eq!(not_object, "must be a JSON object of header names and values, e.g. {\"X-Ticket\": \"42\"}");
+        // In a --body document: names checked, and not given twice.
+        let doc = serde_json::json!({"h:": {"X-Ticket": "42"}, "v:bad name": "1"});
+        let problems = send_problems(&[("h:X-Ticket", "43")], Some(&doc));
+        assert!(problems.iter().any(|(n, m)| n == "h:X-Ticket" && m.contains("given both")), "{problems:?}");
+        assert!(problems.iter().any(|(n, m)| n == "--body" && m.contains("'bad name' is not a variable name")));
+    }
+
+    #[test]
+    fn every_file_of_a_repeated_value_is_checked_and_the_missing_one_named() {
+        let dir = std::env::temp_dir().join(format!("opsdeck-validate-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let present = dir.join("invoice.pdf");
+        std::fs::write(&present, b"%PDF").expect("write");
+        let present = present.to_string_lossy().into_owned();
+        let missing = dir.join("terms.pdf").to_string_lossy().into_owned();
+        let value = crate::catalog::join_items([format!("@{present}").as_str(), missing.as_str()]).expect("join");
+        let problems = send_problems(&[("attachment", &value)], None);
+        assert_eq!(problems, [("attachment".to_owned(), format!("no file at {missing}"))]);
+        let folder = send_problems(&[("attachment", &dir.to_string_lossy())], None);
+        assert!(folder[0].1.ends_with("is a folder; give a file"), "{folder:?}");
+        assert!(send_problems(&[("attachment", &format!("@{present}")), ("inline", &present)], None).is_empty());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn files_over_the_message_limit_are_refused_before_reading_them() {
+        let dir = std::env::temp_dir().join(format!("opsdeck-validate-big-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let big = dir.join("big.bin");
+        let file = std::fs::File::create(&big).expect("create");
+        // A sparse file: the size is on disk without the bytes.
+        file.set_len(26 * 1024 * 1024).expect("size");
+        let problems = send_problems(&[("attachment", &big.to_string_lossy())], None);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert_eq!(problems[0].0, "attachment");
+        assert!(
+            problems[0].1.contains("the files hold 26 MB; mailgun messages_send takes at most 25 MB"),
+            "{problems:?}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -60,7 +60,7 @@ _opsdeck_complete() {
     for word in "${candidates[@]}"; do
         [[ $word == "$cur"* ]] || continue
         COMPREPLY+=("${word#"$prefix"}")
-        [[ $word == *= ]] && compopt -o nospace 2>/dev/null
+        [[ $word == *[=:] ]] && compopt -o nospace 2>/dev/null
     done
     return 0
 }
@@ -80,7 +80,7 @@ _opsdeck() {
         return
     fi
     for candidate in $candidates; do
-        if [[ $candidate == *= ]]; then open+=("$candidate"); else closed+=("$candidate"); fi
+        if [[ $candidate == *[=:] ]]; then open+=("$candidate"); else closed+=("$candidate"); fi
     done
     (( ${#open} )) && compadd -S '' -- $open
     (( ${#closed} )) && compadd -- $closed
@@ -224,7 +224,7 @@ fn catalog_words(positionals: &[&str], current: &str, call: bool) -> Vec<String>
                 return Vec::new();
             };
             if let Some((name, _)) = current.split_once('=') {
-                let Some(param) = op.params.iter().find(|p| p.name == name) else {
+                let Some(param) = op.param(name) else {
                     return Vec::new();
                 };
                 let values: Vec<&str> = match (param.allowed, param.kind) {
@@ -233,8 +233,14 @@ fn catalog_words(positionals: &[&str], current: &str, call: bool) -> Vec<String>
                 };
                 return values.into_iter().map(|v| format!("{name}={v}")).collect();
             }
+            // A repeatable parameter is offered again after it is given; a family (`h:`) is
+            // offered as its prefix, for the name to be typed after it.
             let given: Vec<&str> = positionals[2..].iter().filter_map(|p| p.split_once('=').map(|(n, _)| n)).collect();
-            op.params.iter().filter(|p| !given.contains(&p.name)).map(|p| format!("{}=", p.name)).collect()
+            op.params
+                .iter()
+                .filter(|p| p.family.is_some() || p.repeatable() || !given.contains(&p.name))
+                .map(|p| if p.family.is_some() { p.name.to_owned() } else { format!("{}=", p.name) })
+                .collect()
         }
         _ => Vec::new(),
     }
@@ -296,6 +302,20 @@ mod tests {
         let params = complete("call ably messages_list channelId=a ");
         assert!(!params.contains(&"channelId=".to_owned()) && params.contains(&"limit=".to_owned()), "{params:?}");
         assert!(complete("call nosuch x ").is_empty());
+    }
+
+    #[test]
+    fn families_are_offered_by_prefix_and_lists_again_after_a_value() {
+        let params = complete("call mailgun messages_send to=a@x.com ");
+        for word in ["h:", "v:", "to=", "attachment=", "o:tag=", "h:Reply-To="] {
+            assert!(params.contains(&word.to_owned()), "{word}: {params:?}");
+        }
+        assert!(!params.contains(&"h:=".to_owned()) && !params.contains(&"v:=".to_owned()), "{params:?}");
+        assert_eq!(complete("call mailgun messages_send h:"), ["h:Reply-To=", "h:"]);
+        assert_eq!(complete("call mailgun messages_send subject=x s"), Vec::<String>::new(), "given once is enough");
+        assert_eq!(complete("call mailgun messages_send_mime v"), ["v:"]);
+        // After the prefix nothing fixed comes (a name is typed); a family value has no choices.
+        assert!(complete("call mailgun messages_send h:X-Ticket=").is_empty());
     }
 
     #[test]

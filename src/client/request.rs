@@ -9,7 +9,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::error::CallError;
 use super::{auth, service_errors, Credentials, HttpSettings, Response, Target, Values};
-use crate::catalog::{validate, BodyEncoding, Kind, Location, Method, Operation, Param, ResponseFormat, Service};
+use crate::catalog::{
+    file_path, items, validate, BodyEncoding, Kind, Location, Method, Operation, Param, ResponseFormat, Service,
+};
 
 /// Characters left as they are in a path segment or query component (RFC 3986 unreserved).
 const COMPONENT: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
@@ -37,16 +39,23 @@ pub enum RequestBody {
 }
 
 /// One part of a multipart body: text, or a file's bytes.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MultipartField {
     pub name: String,
     pub value: MultipartValue,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum MultipartValue {
     Text(String),
-    File { file_name: String, bytes: Bytes },
+    /// A file read from disk: its name (without folders) and content type go in the part's
+    /// headers; `path` is where it was read, as given, for the curl and HTTPie copies.
+    File {
+        file_name: String,
+        content_type: String,
+        path: String,
+        bytes: Bytes,
+    },
 }
 
 impl RequestBody {
@@ -102,7 +111,7 @@ pub fn build(
         let Some(value) = given(param) else { continue };
         match param.location {
             Location::Query => {
-                let items = split_list(param, value);
+                let items = items(param, value);
                 let joined = items.join(",");
                 let values = if param.comma_joined { vec![joined.as_str()] } else { items };
                 for v in values {
@@ -116,7 +125,7 @@ pub fn build(
             Location::Header => {
                 // A header parameter replaces the default of the same name (`Accept`), never doubles it.
                 headers.retain(|(k, _): &(String, String)| !k.eq_ignore_ascii_case(param.name));
-                headers.push((param.name.to_owned(), value.to_owned()));
+                headers.push((param.name.to_owned(), items(param, value).join(", ")));
             }
             _ => {}
         }
@@ -141,15 +150,6 @@ pub fn build(
     Ok(PreparedRequest { service: op.service, method: op.method, url, headers, body, expects_json })
 }
 
-/// A list value split on commas; any other value as it is.
-fn split_list<'a>(param: &Param, value: &'a str) -> Vec<&'a str> {
-    if param.kind == Kind::List {
-        value.split(',').map(str::trim).filter(|v| !v.is_empty()).collect()
-    } else {
-        vec![value]
-    }
-}
-
 /// A typed value as JSON, by its parameter's kind (the value is already validated).
 fn json_value(param: &Param, value: &str) -> Result<Value, CallError> {
     let invalid = |e: String| CallError::Invalid(format!("{}: {e}", param.name));
@@ -159,7 +159,7 @@ fn json_value(param: &Param, value: &str) -> Result<Value, CallError> {
         }
         Kind::Bool => Value::Bool(value.trim() == "true"),
         Kind::Json => serde_json::from_str(value).map_err(|e| invalid(format!("invalid JSON: {e}")))?,
-        Kind::List => Value::Array(split_list(param, value).into_iter().map(|v| Value::String(v.to_owned())).collect()),
+        Kind::List => Value::Array(items(param, value).into_iter().map(|v| Value::String(v.to_owned())).collect()),
         Kind::Str => Value::String(value.to_owned()),
         Kind::Data => match serde_json::from_str::<Value>(value) {
             Ok(parsed @ (Value::Object(_) | Value::Array(_))) => parsed,
@@ -169,22 +169,39 @@ fn json_value(param: &Param, value: &str) -> Result<Value, CallError> {
     })
 }
 
-fn read_file(param: &Param, path: &str) -> Result<(String, Bytes), CallError> {
-    let bytes =
-        std::fs::read(path).map_err(|e| CallError::Invalid(format!("{}: cannot read file {path}: {e}", param.name)))?;
+/// A file item (`@invoice.pdf` or `invoice.pdf`) read from disk, as a multipart file part's value:
+/// the bytes, the file's own name, and a content type from its extension.
+fn read_file(name: &str, item: &str) -> Result<MultipartValue, CallError> {
+    let path = file_path(item);
+    let bytes = std::fs::read(path)
+        .map_err(|e| CallError::Invalid(format!("{name}: cannot read file {}: {e}", crate::inert::inert(path))))?;
     let file_name = std::path::Path::new(path)
         .file_name()
         .map_or_else(|| "upload".to_owned(), |n| n.to_string_lossy().into_owned());
-    Ok((file_name, Bytes::from(bytes)))
+    let content_type = mime_guess::from_path(path).first_or_octet_stream().essence_str().to_owned();
+    Ok(MultipartValue::File { file_name, content_type, path: path.to_owned(), bytes: Bytes::from(bytes) })
+}
+
+/// The body values given, in catalog order, each with the name it is sent under: a family
+/// (`h:`) contributes every name of it that was given (`h:X-Ticket`), in name order.
+fn body_fields<'a>(op: &'a Operation, values: &'a Values) -> Vec<(&'static Param, &'a str, &'a str)> {
+    let mut fields = Vec::new();
+    for param in op.params.iter().filter(|p| matches!(p.location, Location::Body | Location::WholeBody)) {
+        for (name, value) in values.iter().filter(|(_, v)| !v.is_empty()) {
+            let ours = match param.family {
+                Some(_) => op.param(name).is_some_and(|p| std::ptr::eq(p, param)),
+                None => name == param.name,
+            };
+            if ours {
+                fields.push((param, name.as_str(), value.as_str()));
+            }
+        }
+    }
+    fields
 }
 
 fn build_body(op: &Operation, values: &Values, document: Option<&Value>) -> Result<RequestBody, CallError> {
-    let fields: Vec<(&Param, &str)> = op
-        .params
-        .iter()
-        .filter(|p| matches!(p.location, Location::Body | Location::WholeBody))
-        .filter_map(|p| values.get(p.name).filter(|v| !v.is_empty()).map(|v| (p, v.as_str())))
-        .collect();
+    let fields = body_fields(op, values);
     match op.body {
         BodyEncoding::None => {
             if document.is_some() {
@@ -193,9 +210,9 @@ fn build_body(op: &Operation, values: &Values, document: Option<&Value>) -> Resu
             Ok(RequestBody::Empty)
         }
         BodyEncoding::Json => {
-            let whole = fields.iter().find(|(p, _)| p.location == Location::WholeBody);
+            let whole = fields.iter().find(|(p, _, _)| p.location == Location::WholeBody);
             let value = match (whole, document) {
-                (Some((p, v)), _) => json_value(p, v)?,
+                (Some((p, _, v)), _) => json_value(p, v)?,
                 (None, doc) => {
                     let mut object = match doc {
                         Some(Value::Object(map)) => map.clone(),
@@ -207,8 +224,8 @@ fn build_body(op: &Operation, values: &Values, document: Option<&Value>) -> Resu
                         }
                         None => Map::new(),
                     };
-                    for (p, v) in &fields {
-                        object.insert(p.name.to_owned(), json_value(p, v)?);
+                    for (p, name, v) in &fields {
+                        object.insert((*name).to_owned(), json_value(p, v)?);
                     }
                     Value::Object(object)
                 }
@@ -216,10 +233,10 @@ fn build_body(op: &Operation, values: &Values, document: Option<&Value>) -> Resu
             Ok(json_body(&value))
         }
         BodyEncoding::Form => {
-            let mut pairs = document_pairs(document)?;
-            for (p, v) in &fields {
-                for item in split_list(p, v) {
-                    pairs.push((p.name.to_owned(), item.to_owned()));
+            let mut pairs = document_pairs(op, document)?;
+            for (p, name, v) in &fields {
+                for item in items(p, v) {
+                    pairs.push(((*name).to_owned(), item.to_owned()));
                 }
             }
             let encoded: Vec<String> = pairs
@@ -232,29 +249,36 @@ fn build_body(op: &Operation, values: &Values, document: Option<&Value>) -> Resu
             })
         }
         BodyEncoding::Multipart => {
-            let mut parts: Vec<MultipartField> = document_pairs(document)?
+            let mut parts: Vec<MultipartField> = document_pairs(op, document)?
                 .into_iter()
                 .map(|(name, v)| MultipartField { name, value: MultipartValue::Text(v) })
                 .collect();
-            for (p, v) in &fields {
-                for item in split_list(p, v) {
+            for (p, name, v) in &fields {
+                // Each item its own part under the same name: repeated keys are how Mailgun
+                // (and multipart forms generally) carry lists and several files.
+                for item in items(p, v) {
                     let value = if p.kind == Kind::File {
-                        let (file_name, bytes) = read_file(p, item)?;
-                        MultipartValue::File { file_name, bytes }
+                        read_file(name, item)?
                     } else {
                         MultipartValue::Text(item.to_owned())
                     };
-                    parts.push(MultipartField { name: p.name.to_owned(), value });
+                    parts.push(MultipartField { name: (*name).to_owned(), value });
                 }
             }
             Ok(RequestBody::Multipart(parts))
         }
         BodyEncoding::Raw(content_type) => {
-            let (p, v) = fields
+            let (p, name, v) = fields
                 .iter()
-                .find(|(p, _)| p.location == Location::WholeBody)
+                .find(|(p, _, _)| p.location == Location::WholeBody)
                 .ok_or_else(|| CallError::Invalid(format!("{} needs a file to upload", op.full_name())))?;
-            let bytes = if p.kind == Kind::File { read_file(p, v)?.1 } else { Bytes::from(v.to_string()) };
+            let bytes = match p.kind {
+                Kind::File => match read_file(name, v)? {
+                    MultipartValue::File { bytes, .. } => bytes,
+                    MultipartValue::Text(text) => Bytes::from(text),
+                },
+                _ => Bytes::from(v.to_string()),
+            };
             Ok(RequestBody::Bytes { content_type: content_type.to_owned(), bytes })
         }
     }
@@ -264,8 +288,9 @@ fn json_body(value: &Value) -> RequestBody {
     RequestBody::Bytes { content_type: "application/json".into(), bytes: Bytes::from(value.to_string()) }
 }
 
-/// A `--body` object as form fields (arrays repeat the key).
-fn document_pairs(document: Option<&Value>) -> Result<Vec<(String, String)>, CallError> {
+/// A `--body` object as form fields (arrays repeat the key; a family's object, `"h:": {...}`,
+/// gives one field per name, as the form's family field does).
+fn document_pairs(op: &Operation, document: Option<&Value>) -> Result<Vec<(String, String)>, CallError> {
     let Some(document) = document else {
         return Ok(Vec::new());
     };
@@ -274,6 +299,12 @@ fn document_pairs(document: Option<&Value>) -> Result<Vec<(String, String)>, Cal
     };
     let mut pairs = Vec::new();
     for (key, value) in map {
+        if let Some(family) = op.param(key).filter(|p| p.family.is_some() && p.name == key && value.is_object()) {
+            pairs.extend(
+                validate::expand_family(family, value).map_err(|e| CallError::Invalid(format!("--body: {e}")))?,
+            );
+            continue;
+        }
         match value {
             Value::Array(items) => pairs.extend(items.iter().map(|i| (key.clone(), scalar_text(i)))),
             other => pairs.push((key.clone(), scalar_text(other))),
@@ -483,8 +514,14 @@ async fn send_once(
             for field in fields {
                 form = match field.value {
                     MultipartValue::Text(text) => form.text(field.name, text),
-                    MultipartValue::File { file_name, bytes } => {
-                        form.part(field.name, reqwest::multipart::Part::stream(bytes).file_name(file_name))
+                    MultipartValue::File { file_name, content_type, bytes, .. } => {
+                        let part = reqwest::multipart::Part::stream(bytes)
+                            .file_name(file_name)
+                            .mime_str(&content_type)
+                            .map_err(|e| {
+                                CallError::Invalid(format!("{}: content type {content_type}: {e}", field.name))
+                            })?;
+                        form.part(field.name, part)
                     }
                 };
             }
@@ -586,12 +623,24 @@ pub fn to_curl(request: &PreparedRequest, credentials: &Credentials) -> Result<S
                 parts.push("-F".into());
                 parts.push(match &field.value {
                     MultipartValue::Text(text) => quote(&format!("{}={text}", field.name)),
-                    MultipartValue::File { file_name, .. } => quote(&format!("{}=@{file_name}", field.name)),
+                    MultipartValue::File { content_type, path, .. } => {
+                        quote(&format!("{}=@{};type={content_type}", field.name, curl_file(path)))
+                    }
                 });
             }
         }
     }
     Ok(parts.join(" "))
+}
+
+/// A file path as curl's `-F name=@PATH;type=...` (and HTTPie's `name@PATH;type=...`) read it: in
+/// double quotes when it holds a character those would take as a separator.
+fn curl_file(path: &str) -> String {
+    if path.contains([';', ',', '"', '\\']) {
+        format!("\"{}\"", path.replace('\\', "\\\\").replace('"', "\\\""))
+    } else {
+        path.to_owned()
+    }
 }
 
 /// The request as an HTTPie command, with the same guarantees as [`to_curl`]: secrets are the
@@ -631,7 +680,9 @@ pub fn to_httpie(request: &PreparedRequest, credentials: &Credentials) -> Result
             for field in fields {
                 items.push(match &field.value {
                     MultipartValue::Text(text) => quote(&format!("{}={text}", field.name)),
-                    MultipartValue::File { file_name, .. } => quote(&format!("{}@{file_name}", field.name)),
+                    MultipartValue::File { content_type, path, .. } => {
+                        quote(&format!("{}@{};type={content_type}", field.name, curl_file(path)))
+                    }
                 });
             }
         }
@@ -678,6 +729,154 @@ mod tests {
             "{waits:?}"
         );
         assert!(waits.iter().any(|w| *w != waits[0]), "40 waits all equal: no jitter");
+    }
+
+    /// A folder of files for one test, removed when dropped.
+    struct Files(std::path::PathBuf);
+
+    impl Files {
+        fn new(name: &str, files: &[(&str, &[u8])]) -> Files {
+            let dir = std::env::temp_dir().join(format!("opsdeck-request-{name}-{}", std::process::id()));
+            std::fs::create_dir_all(&dir).expect("dir");
+            for (file, bytes) in files {
+                std::fs::write(dir.join(file), bytes).expect("write");
+            }
+            Files(dir)
+        }
+        fn path(&self, file: &str) -> String {
+            self.0.join(file).to_string_lossy().into_owned()
+        }
+    }
+
+    impl Drop for Files {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn mailgun_send(values: &[(&str, &str)], body: Option<&Value>) -> Result<PreparedRequest, CallError> {
+        let op = Service::Mailgun.operation("messages_send").expect("in the catalog");
+        let mut given = Values::new();
+        for (name, value) in values {
+            let joined = match given.get(*name) {
+                Some(first) => crate::catalog::join_items([first.as_str(), value]).expect("joinable"),
+                None => (*value).to_owned(),
+            };
+            given.insert((*name).to_owned(), joined);
+        }
+        let target = crate::config::sandbox_target(Service::Mailgun, "http://127.0.0.1:7706".into());
+        build(op, &given, body, &target)
+    }
+
+    fn text(name: &str, value: &str) -> MultipartField {
+        MultipartField { name: name.into(), value: MultipartValue::Text(value.into()) }
+    }
+
+    #[test]
+    fn repeated_values_files_and_families_become_exact_multipart_parts() {
+        let files =
+            Files::new("parts", &[("invoice.pdf", b"%PDF-1.7"), ("terms.txt", b"terms"), ("blob.zzq", b"\x00")]);
+        let (invoice, terms, blob) = (files.path("invoice.pdf"), files.path("terms.txt"), files.path("blob.zzq"));
+        let request = mailgun_send(
+            &[
+                ("domain", "mg.example.com"),
+                ("from", "ops@mg.example.com"),
+                ("to", "a@x.com"),
+                ("to", "b@y.com,c@z.com"),
+                ("subject", "Invoice"),
+                ("attachment", &format!("@{invoice}")),
+                ("attachment", &terms),
+                ("inline", &blob),
+                ("o:tag", "billing"),
+                ("o:tag", "june"),
+                ("h:X-Ticket", "42"),
+                ("h:Reply-To", "help@mg.example.com"),
+                ("v:order-id", "{\"n\":7}"),
+            ],
+            None,
+        )
+        .expect("valid");
+        assert_eq!(request.url, "http://127.0.0.1:7706/v3/mg.example.com/messages");
+        let RequestBody::Multipart(parts) = &request.body else { panic!("multipart: {:?}", request.body) };
+        let file = |name: &str, file_name: &str, content_type: &str, path: &str, bytes: &'static [u8]| MultipartField {
+            name: name.into(),
+            value: MultipartValue::File {
+                file_name: file_name.into(),
+                content_type: content_type.into(),
+                path: path.into(),
+                bytes: Bytes::from_static(bytes),
+            },
+        };
+        assert_eq!(
+            parts,
+            &[
+                text("from", "ops@mg.example.com"),
+                text("to", "a@x.com"),
+                text("to", "b@y.com"),
+                text("to", "c@z.com"),
+                text("subject", "Invoice"),
+                file("attachment", "invoice.pdf", "application/pdf", &invoice, b"%PDF-1.7"),
+                file("attachment", "terms.txt", "text/plain", &terms, b"terms"),
+                file("inline", "blob.zzq", "application/octet-stream", &blob, b"\x00"),
+                text("o:tag", "billing"),
+                text("o:tag", "june"),
+                text("h:Reply-To", "help@mg.example.com"),
+                text("h:X-Ticket", "42"),
+                text("v:order-id", "{\"n\":7}"),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_body_document_may_hold_a_family_object() {
+        let doc = serde_json::json!({"h:": {"X-Ticket": 42}, "v:order-id": "7", "o:tag": ["a", "b"]});
+        let base = [("domain", "d.com"), ("from", "f@d.com"), ("to", "t@x.com"), ("subject", "s")];
+        let request = mailgun_send(&base, Some(&doc)).expect("valid");
+        let RequestBody::Multipart(parts) = &request.body else { panic!("multipart") };
+        let names: Vec<(&str, &MultipartValue)> = parts.iter().map(|p| (p.name.as_str(), &p.value)).collect();
+        assert_eq!(
+            names[..4].iter().map(|(n, _)| *n).collect::<Vec<_>>(),
+            ["h:X-Ticket", "v:order-id", "o:tag", "o:tag"]
+        );
+        assert_eq!(parts[0], text("h:X-Ticket", "42"));
+        let bad = mailgun_send(&base, Some(&serde_json::json!({"h:": {"Bad Name": "1"}}))).unwrap_err();
+        assert!(bad.to_string().contains("'Bad Name' is not a header name"), "{bad}");
+    }
+
+    #[test]
+    fn an_unreadable_file_is_refused_before_anything_is_built() {
+        let files = Files::new("missing", &[("a.pdf", b"a")]);
+        let (present, missing) = (files.path("a.pdf"), files.path("gone.pdf"));
+        let base = [("domain", "d.com"), ("from", "f@d.com"), ("to", "t@x.com"), ("subject", "s")];
+        let values: Vec<(&str, &str)> =
+            base.iter().copied().chain([("attachment", present.as_str()), ("attachment", &missing)]).collect();
+        let error = mailgun_send(&values, None).unwrap_err();
+        assert_eq!(error.exit_code(), 2);
+        assert_eq!(error.to_string(), format!("invalid input: attachment: no file at {missing}"));
+    }
+
+    #[test]
+    fn curl_and_httpie_copies_name_files_and_their_types_never_their_bytes() {
+        let files = Files::new("copies", &[("invoice.pdf", b"SECRET-BYTES"), ("a;b.png", b"png")]);
+        let (invoice, odd) = (files.path("invoice.pdf"), files.path("a;b.png"));
+        let base = [("domain", "d.com"), ("from", "f@d.com"), ("to", "a@x.com"), ("to", "b@x.com"), ("subject", "s")];
+        let values: Vec<(&str, &str)> = base
+            .iter()
+            .copied()
+            .chain([("attachment", invoice.as_str()), ("attachment", &odd), ("h:X-T", "1")])
+            .collect();
+        let request = mailgun_send(&values, None).expect("valid");
+        let credentials = Credentials::Mailgun(super::super::Secret::new("key-1"));
+        let curl = to_curl(&request, &credentials).expect("curl");
+        assert!(curl.contains(&format!("-F 'attachment=@{invoice};type=application/pdf'")), "{curl}");
+        assert!(curl.contains(&format!("-F 'attachment=@\"{odd}\";type=image/png'")), "{curl}");
+        assert!(curl.contains("-F 'to=a@x.com' -F 'to=b@x.com'") && curl.contains("-F 'h:X-T=1'"), "{curl}");
+        let httpie = to_httpie(&request, &credentials).expect("httpie");
+        assert!(httpie.contains(&format!("'attachment@{invoice};type=application/pdf'")), "{httpie}");
+        assert!(httpie.contains("'to=a@x.com' 'to=b@x.com'"), "{httpie}");
+        for copy in [&curl, &httpie] {
+            assert!(!copy.contains("SECRET-BYTES") && !copy.contains("key-1"), "{copy}");
+        }
     }
 
     #[test]

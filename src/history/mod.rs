@@ -237,9 +237,22 @@ impl Record {
         Service::parse(&self.service)?.operation(&self.operation)
     }
 
+    /// The parameter values as the `NAME=VALUE` pairs `opsdeck call` takes: a repeatable one
+    /// (several `to`, several files) once per item, split by the catalog's one rule.
+    pub fn given_pairs(&self) -> Vec<(String, String)> {
+        let values = self.values();
+        let pairs = values.iter().map(|(k, v)| (k.as_str(), v.as_str()));
+        match self.operation() {
+            Some(op) => {
+                crate::catalog::given_pairs(op, pairs).into_iter().map(|(k, v)| (k.to_owned(), v.to_owned())).collect()
+            }
+            None => values.clone().into_iter().collect(),
+        }
+    }
+
     /// `name=value` pairs on one line, for lists and filters.
     pub fn params_line(&self) -> String {
-        self.values().iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
+        self.given_pairs().iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
     }
 }
 

@@ -9,7 +9,7 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 use ratatui::Frame;
 use tui_textarea::{CursorMove, TextArea};
 
-use crate::catalog::{validate, Kind, Location, Operation, Param};
+use crate::catalog::{items, join_items, validate, Kind, Location, Operation, Param, ITEM_SEPARATOR};
 use crate::client::Values;
 use crate::inert::{inert, inert_lines};
 use crate::tui::components::line_items::{LineItemsAction, LineItemsEditor};
@@ -96,27 +96,76 @@ struct Prefilled {
     value: String,
 }
 
+/// Whether a parameter's field holds JSON: JSON and data, and a family (`h:`), edited as one
+/// object of names and values.
+fn is_json(param: &Param) -> bool {
+    matches!(param.kind, Kind::Json | Kind::Data) || param.family.is_some()
+}
+
+/// Whether a field keeps line breaks: JSON, and files (one path per line).
+fn takes_lines(param: &Param) -> bool {
+    is_json(param) || param.kind == Kind::File
+}
+
 impl Field {
+    /// The field's value as [`Values`] hold it: the text, with a file field's lines as the items
+    /// of one value (a family's JSON is expanded by [`Form::values`]).
     fn value(&self) -> String {
         let text = self.input.lines().join("\n");
         if let Some(prefilled) = self.prefilled.as_ref().filter(|p| p.shown == text) {
             return prefilled.value.clone();
         }
-        if matches!(self.param.kind, Kind::Json | Kind::Data) {
+        if is_json(self.param) {
             text.trim().to_owned()
+        } else if self.param.kind == Kind::File {
+            let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+            join_items(lines.iter().copied()).unwrap_or_else(|_| lines.join(" "))
         } else {
             text
         }
     }
 
-    /// Rows the input takes: JSON gets room to breathe.
+    /// What is wrong with the field's value, if anything: a family's object is expanded and
+    /// each name and value checked; a file field names the path that cannot be read.
+    fn problem(&self) -> Option<String> {
+        let value = self.value();
+        if self.param.family.is_none() || value.is_empty() {
+            return validate::check_value(self.param, &value).err();
+        }
+        let parsed: serde_json::Value = match serde_json::from_str(&value) {
+            Ok(parsed) => parsed,
+            Err(e) => return Some(format!("invalid JSON: {e}")),
+        };
+        validate::expand_family(self.param, &parsed).err()
+    }
+
+    /// Rows the input takes: JSON gets room to breathe, files a row per path.
     fn input_height(&self) -> u16 {
-        if matches!(self.param.kind, Kind::Json | Kind::Data) {
+        if is_json(self.param) {
             u16::try_from(self.input.lines().len().clamp(2, 6)).unwrap_or(6)
+        } else if self.param.kind == Kind::File {
+            u16::try_from(self.input.lines().len().clamp(1, 4)).unwrap_or(4)
         } else {
             1
         }
     }
+}
+
+/// The text a field shows for a pre-filled value: a family's values (`h:X-Ticket=42`, from a
+/// draft or a recorded call) collapsed into one JSON object, a file's paths one per line, a
+/// list's items comma-separated. `None` when nothing is pre-filled.
+fn prefill_text(op: &Operation, param: &Param, prefill: &Values) -> Option<String> {
+    if param.family.is_some() {
+        let pairs = prefill.iter().map(|(k, v)| (k.as_str(), v.as_str()));
+        // A draft whose object did not parse kept its text under the prefix itself.
+        return validate::family_object(op, param, pairs).or_else(|| prefill.get(param.name).cloned());
+    }
+    let value = prefill.get(param.name)?;
+    Some(match param.kind {
+        Kind::File => items(param, value).join("\n"),
+        Kind::List if value.contains(ITEM_SEPARATOR) => items(param, value).join(", "),
+        _ => value.clone(),
+    })
 }
 
 /// An open form.
@@ -139,9 +188,13 @@ impl Form {
             .params
             .iter()
             .map(|param| {
-                let value = prefill.get(param.name).cloned().unwrap_or_default();
-                let multi_line = matches!(param.kind, Kind::Json | Kind::Data);
-                let shown = if multi_line { inert_lines(&value) } else { inert(&value) };
+                let text = prefill_text(op, param, prefill).unwrap_or_default();
+                // The value the untouched text stands for: what was given, items and all.
+                let value = match prefill.get(param.name) {
+                    Some(given) if param.family.is_none() => given.clone(),
+                    _ => text.clone(),
+                };
+                let shown = if takes_lines(param) { inert_lines(&text) } else { inert(&text) };
                 let mut input = TextArea::new(shown.lines().map(str::to_owned).collect());
                 if input.lines().is_empty() {
                     input = TextArea::default();
@@ -155,6 +208,11 @@ impl Form {
                 if !param.allowed.is_empty() {
                     hint = format!("one of {}", param.allowed.join(" | "));
                 }
+                if let Some(family) = param.family {
+                    hint = format!("{{\"{}\": \"…\"}} sent as {}{}=…", family.example(), param.name, family.example());
+                } else if param.kind == Kind::File {
+                    hint = "a file path; Enter for another line, one path per line".to_owned();
+                }
                 input.set_placeholder_text(hint);
                 Field { param, input, error: None, prefilled }
             })
@@ -162,17 +220,49 @@ impl Form {
         Form { op, fields, focused: 0, target_label, message: None, line_items: None }
     }
 
-    /// The values typed so far, non-empty ones only.
+    /// The values typed so far, non-empty ones only, as the client takes them: a family's JSON
+    /// object expanded to one value per name (`{"X-Ticket":"42"}` → `h:X-Ticket=42`). An object
+    /// that does not expand stays as text under the prefix, so a draft keeps it and sending it
+    /// is refused with the reason.
     pub fn values(&self) -> Values {
-        self.fields.iter().map(|f| (f.param.name.to_owned(), f.value())).filter(|(_, v)| !v.is_empty()).collect()
+        let mut values = Values::new();
+        for field in &self.fields {
+            let value = field.value();
+            if value.is_empty() {
+                continue;
+            }
+            let expanded = field
+                .param
+                .family
+                .and_then(|_| serde_json::from_str(&value).ok())
+                .and_then(|object| validate::expand_family(field.param, &object).ok());
+            match expanded {
+                Some(pairs) => values.extend(pairs),
+                None => {
+                    values.insert(field.param.name.to_owned(), value);
+                }
+            }
+        }
+        values
     }
 
-    /// Checks every field, marking each bad one; true when all are valid.
+    /// Checks every field, marking each bad one; true when all are valid. The files of all
+    /// fields together are checked against the operation's limit too.
     pub fn validate(&mut self) -> bool {
         let mut ok = true;
         for field in &mut self.fields {
-            field.error = validate::check_value(field.param, &field.value()).err();
+            field.error = field.problem();
             ok &= field.error.is_none();
+        }
+        if let (true, Some(limit)) = (ok, self.op.max_file_bytes) {
+            let values = self.values();
+            let given: Vec<(&str, &str)> = values.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+            if let Some((name, problem)) = validate::check_file_total(self.op, &given, limit) {
+                if let Some(field) = self.fields.iter_mut().find(|f| f.param.name == name) {
+                    field.error = Some(problem);
+                    ok = false;
+                }
+            }
         }
         self.message = (!ok).then(|| "fix the marked fields; nothing was sent".to_owned());
         ok
@@ -187,9 +277,9 @@ impl Form {
         }
     }
 
-    /// Whether the focused field keeps line breaks (JSON and data).
+    /// Whether the focused field keeps line breaks (JSON and data, and files: a path per line).
     pub fn focused_takes_lines(&self) -> bool {
-        self.fields.get(self.focused).is_some_and(|f| matches!(f.param.kind, Kind::Json | Kind::Data))
+        self.fields.get(self.focused).is_some_and(|f| takes_lines(f.param))
     }
 
     /// Pasted text goes into the focused field at the cursor; a one-line field gets it on one
@@ -199,7 +289,7 @@ impl Form {
             return editor.paste(&text.replace('\n', " "));
         }
         let Some(field) = self.fields.get_mut(self.focused) else { return };
-        if matches!(field.param.kind, Kind::Json | Kind::Data) {
+        if takes_lines(field.param) {
             field.input.insert_str(text);
         } else {
             field.input.insert_str(text.replace('\n', " "));
@@ -220,8 +310,7 @@ impl Form {
                 let text = text.trim_end_matches(['\n', '\r']);
                 self.set_value(&request.field, text);
                 let field = &mut self.fields[index];
-                let value = field.value();
-                field.error = if value.is_empty() { None } else { validate::check_value(field.param, &value).err() };
+                field.error = if field.value().is_empty() { None } else { field.problem() };
                 self.focused = index;
                 self.message =
                     field.error.as_ref().map(|_| format!("{} was edited; fix the marked JSON", request.field));
@@ -232,7 +321,7 @@ impl Form {
 
     /// The focused field, when it holds JSON (or data that may be JSON).
     fn focused_json(&self) -> Option<&Field> {
-        self.fields.get(self.focused).filter(|f| matches!(f.param.kind, Kind::Json | Kind::Data))
+        self.fields.get(self.focused).filter(|f| is_json(f.param))
     }
 
     fn edit_request(&self) -> Option<EditRequest> {
@@ -299,9 +388,7 @@ impl Form {
             }
             KeyCode::Tab | KeyCode::Down => self.move_focus(1),
             KeyCode::BackTab | KeyCode::Up => self.move_focus(-1),
-            KeyCode::Enter
-                if self.fields.get(self.focused).is_none_or(|f| !matches!(f.param.kind, Kind::Json | Kind::Data)) =>
-            {
+            KeyCode::Enter if self.fields.get(self.focused).is_none_or(|f| !takes_lines(f.param)) => {
                 self.move_focus(1);
             }
             _ => {
@@ -336,8 +423,7 @@ impl Form {
         }
         // Leaving a field checks it, so mistakes show up as they are made.
         if let Some(field) = self.fields.get_mut(self.focused) {
-            let value = field.value();
-            field.error = if value.is_empty() { None } else { validate::check_value(field.param, &value).err() };
+            field.error = if field.value().is_empty() { None } else { field.problem() };
         }
         let len = isize::try_from(self.fields.len()).unwrap_or(1);
         let next = (isize::try_from(self.focused).unwrap_or(0) + delta).rem_euclid(len);
@@ -347,7 +433,7 @@ impl Form {
     pub fn help() -> &'static [(&'static str, &'static str)] {
         &[
             ("Tab ↓ / S-Tab ↑", "next / previous field (↑↓ move in JSON text)"),
-            ("Enter", "next field (a new line in JSON fields)"),
+            ("Enter", "next field (a new line in JSON fields, another path in file fields)"),
             ("Ctrl-s", "check every field and send"),
             ("Ctrl-e", "JSON field in $EDITOR; line_items as a table"),
             ("Alt-e", "any JSON field in $EDITOR, line_items too"),
@@ -411,15 +497,20 @@ impl Form {
             }
             let focused = index == self.focused;
             let param = field.param;
+            let kind = match param.family {
+                Some(family) => format!("json {{{}: value}}", family.label()),
+                None if param.repeatable() => format!("{}, repeatable", param.kind.label()),
+                None => param.kind.label().to_owned(),
+            };
             let mut label = vec![
-                Span::styled(param.name, if focused { theme.accent } else { theme.text }),
+                Span::styled(param.display_name(), if focused { theme.accent } else { theme.text }),
                 Span::styled(if param.required { "* " } else { "  " }, theme.error),
-                Span::styled(format!("{} · {}  ", location_label(param), param.kind.label()), theme.muted),
+                Span::styled(format!("{} · {kind}  ", location_label(param)), theme.muted),
                 Span::styled(param.help, theme.muted),
             ];
             if param.name == LINE_ITEMS && param.kind == Kind::Json {
                 label.insert(3, Span::styled("Ctrl-e: edit as a table · Alt-e: $EDITOR  ", theme.accent));
-            } else if focused && matches!(param.kind, Kind::Json | Kind::Data) {
+            } else if focused && is_json(param) {
                 label.insert(3, Span::styled("Ctrl-e: $EDITOR  ", theme.accent));
             }
             if let Some(error) = &field.error {
@@ -455,6 +546,13 @@ mod tests {
     use crate::catalog::Service;
     use ratatui::backend::TestBackend;
     use ratatui::Terminal;
+
+    impl Form {
+        /// The text a field shows.
+        fn fields_value(&self, name: &str) -> String {
+            self.fields.iter().find(|f| f.param.name == name).map(|f| f.input.lines().join("\n")).unwrap_or_default()
+        }
+    }
 
     fn key(code: KeyCode) -> KeyEvent {
         KeyEvent::new(code, KeyModifiers::NONE)
@@ -572,6 +670,90 @@ mod tests {
         // Tab still leaves the field.
         form.handle_key(key(KeyCode::Tab));
         assert_eq!(form.focused, 1);
+    }
+
+    fn mailgun_send_form(prefill: &[(&str, &str)]) -> Form {
+        let op = Service::Mailgun.operation("messages_send").unwrap();
+        let prefill: Values = prefill.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
+        Form::new(op, &prefill, "SANDBOX".into())
+    }
+
+    fn focus(form: &mut Form, name: &str) {
+        form.focused = form.fields.iter().position(|f| f.param.name == name).unwrap();
+    }
+
+    #[test]
+    fn a_family_field_is_one_json_object_expanded_on_submit_and_collapsed_on_reopen() {
+        let base = [("domain", "mg.example.com"), ("from", "a@mg.example.com"), ("to", "b@x.com"), ("subject", "s")];
+        let mut form = mailgun_send_form(&base);
+        form.set_value("h:", "{\"X-Ticket\": \"42\", \"X-Team\": 7}");
+        form.set_value("v:", "{\"order-id\": \"1234\"}");
+        form.set_value("h:Reply-To", "help@mg.example.com");
+        let FormAction::Submit(values) = form.handle_key(ctrl_s()) else { panic!("should submit: {:?}", form.message) };
+        assert_eq!(values.get("h:X-Ticket").map(String::as_str), Some("42"));
+        assert_eq!(values.get("h:X-Team").map(String::as_str), Some("7"));
+        assert_eq!(values.get("v:order-id").map(String::as_str), Some("1234"));
+        assert_eq!(values.get("h:Reply-To").map(String::as_str), Some("help@mg.example.com"));
+        assert!(!values.contains_key("h:") && !values.contains_key("v:"), "{values:?}");
+
+        // Re-opened from the history or a draft: the names go back into the one object.
+        let mut again = Form::new(form.op, &values, "SANDBOX".into());
+        let shown: serde_json::Value = serde_json::from_str(&again.fields_value("h:")).unwrap();
+        assert_eq!(shown, serde_json::json!({"X-Team": "7", "X-Ticket": "42"}));
+        assert_eq!(again.fields_value("h:Reply-To"), "help@mg.example.com", "a listed header keeps its own field");
+        assert_eq!(again.values(), values, "re-opened, it sends what it sent");
+        focus(&mut again, "h:");
+        let screen = screen(&mut again);
+        assert!(screen.contains("h:NAME") && screen.contains("json {header name: value}"), "{screen}");
+
+        // A bad name is marked on the field and nothing is sent; a draft keeps the text.
+        again.set_value("h:", "{\"X Ticket\": \"1\"}");
+        assert_eq!(again.handle_key(ctrl_s()), FormAction::None);
+        assert!(
+            again.error_of("h:").unwrap().contains("'X Ticket' is not a header name"),
+            "{:?}",
+            again.error_of("h:")
+        );
+        let draft = again.values();
+        assert_eq!(draft.get("h:").map(String::as_str), Some("{\"X Ticket\": \"1\"}"));
+        assert_eq!(Form::new(again.op, &draft, String::new()).fields_value("h:"), "{\"X Ticket\": \"1\"}");
+        again.set_value("h:", "[1]");
+        again.handle_key(ctrl_s());
+        assert!(again.error_of("h:").unwrap().starts_with("must be a JSON object of header names"));
+    }
+
+    #[test]
+    fn a_file_field_takes_a_path_per_line_and_marks_the_missing_one() {
+        let dir = std::env::temp_dir().join(format!("opsdeck-form-files-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let invoice = dir.join("invoice.pdf").to_string_lossy().into_owned();
+        std::fs::write(&invoice, b"%PDF").unwrap();
+        let missing = dir.join("terms.pdf").to_string_lossy().into_owned();
+        let base = [("domain", "mg.example.com"), ("from", "a@mg.example.com"), ("to", "b@x.com"), ("subject", "s")];
+        let mut form = mailgun_send_form(&base);
+        focus(&mut form, "attachment");
+        form.paste(&format!("@{invoice}"));
+        form.handle_key(key(KeyCode::Enter));
+        assert_eq!(form.fields[form.focused].param.name, "attachment", "Enter starts another path");
+        form.paste(&missing);
+        assert_eq!(form.handle_key(ctrl_s()), FormAction::None, "nothing is sent");
+        assert_eq!(form.error_of("attachment"), Some(format!("no file at {missing}").as_str()));
+        assert!(screen(&mut form).contains("✗ no file at"), "shown on the field");
+
+        form.set_value("attachment", &format!("@{invoice}\n{invoice}"));
+        form.set_value("to", "b@x.com, c@y.com");
+        let FormAction::Submit(values) = form.handle_key(ctrl_s()) else { panic!("should submit: {:?}", form.message) };
+        let attachment = form.op.param("attachment").unwrap();
+        assert_eq!(crate::catalog::items(attachment, &values["attachment"]), [format!("@{invoice}"), invoice.clone()]);
+
+        // Re-opened: one path per line, two recipients given as two values shown with a comma.
+        let mut recorded = values.clone();
+        recorded.insert("to".into(), crate::catalog::join_items(["b@x.com", "c@y.com"]).unwrap());
+        let again = Form::new(form.op, &recorded, String::new());
+        assert_eq!(again.fields_value("attachment"), format!("@{invoice}\n{invoice}"));
+        assert_eq!(again.fields_value("to"), "b@x.com, c@y.com");
+        assert_eq!(again.values(), recorded, "untouched, the same values go out");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
