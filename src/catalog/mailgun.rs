@@ -192,6 +192,8 @@ pub(super) static OPERATIONS: &[Operation] = &[
         ],
         body: BodyEncoding::Multipart,
         max_file_bytes: Some(MAX_MESSAGE_BYTES),
+        // Mail once sent cannot be called back: on a live service it asks first, like a delete.
+        destructive: true,
         ..op("messages_send", "messages", Method::Post, "/v3/{domain}/messages", "send an email message")
     },
     Operation {
@@ -214,6 +216,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         ],
         body: BodyEncoding::Multipart,
         max_file_bytes: Some(MAX_MESSAGE_BYTES),
+        destructive: true,
         ..op(
             "messages_send_mime",
             "messages",

@@ -501,7 +501,8 @@ pub struct Operation {
     pub paging: Paging,
     /// Whether it changes anything (blocked by `--read-only`).
     pub mutates: bool,
-    /// Whether it deletes, voids, cancels, refunds, withdraws or clears (asks for confirmation).
+    /// Whether it deletes, voids, cancels, refunds, withdraws, clears or sends mail (asks for
+    /// confirmation).
     pub destructive: bool,
     /// For a list operation: the field of each row that identifies it, used to pre-fill the
     /// forms of operations on one record (e.g. `id`, `channelId`).

@@ -47,7 +47,12 @@ impl Confirm {
         if self.values.is_empty() {
             return "(no parameters)".into();
         }
-        self.values.iter().map(|(k, v)| format!("{k}={}", inert(v))).collect::<Vec<_>>().join("  ")
+        // Each item of a repeated field on its own, as it was typed (`to=a  to=b`).
+        crate::catalog::given_pairs(self.op, self.values.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            .into_iter()
+            .map(|(k, v)| format!("{k}={}", inert(v)))
+            .collect::<Vec<_>>()
+            .join("  ")
     }
 
     /// Pasted text is typed into the id box on LIVE; elsewhere a paste decides nothing.
