@@ -50,6 +50,7 @@ impl EventLog {
         self.events.insert(at, event);
     }
 
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.events.len()
     }

@@ -138,6 +138,7 @@ impl Region {
         }
     }
 
+    #[cfg(test)]
     pub fn pending_steps(&self) -> usize {
         self.pending.len()
     }
