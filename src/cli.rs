@@ -870,7 +870,13 @@ fn check_port_base(port_base: u16) -> Result<(), Failure> {
 }
 
 /// `opsdeck sandbox`: serves until Ctrl-C or SIGTERM.
-pub async fn sandbox(port_base: u16, seed: u64, speed: f64, dns_delay: u64, out: &mut dyn Write) -> Result<(), Failure> {
+pub async fn sandbox(
+    port_base: u16,
+    seed: u64,
+    speed: f64,
+    dns_delay: u64,
+    out: &mut dyn Write,
+) -> Result<(), Failure> {
     check_port_base(port_base)?;
     let clock = sandbox::SandboxClock::new(speed).map_err(|e| Failure::usage(format!("--speed {speed}: {e}")))?;
     let options =

@@ -26,7 +26,8 @@ struct Mailgun {
 impl Mailgun {
     async fn start() -> Mailgun {
         let sim = common::Simulated::start(Service::Mailgun).await;
-        let eu_endpoint = sim.sandbox.endpoints.iter().find(|e| e.service == Service::Mailgun && e.region == Some("eu")).unwrap();
+        let eu_endpoint =
+            sim.sandbox.endpoints.iter().find(|e| e.service == Service::Mailgun && e.region == Some("eu")).unwrap();
         let eu = sandbox_target(Service::Mailgun, eu_endpoint.base_url());
         Mailgun { sim, eu }
     }
@@ -59,8 +60,15 @@ impl Mailgun {
 
     async fn control(&self, path: &str, body: Value) -> Value {
         let url = format!("{}{path}", self.sim.sandbox.control_url());
-        let response =
-            self.sim.http.post(url).header("content-type", "application/json").body(body.to_string()).send().await.unwrap();
+        let response = self
+            .sim
+            .http
+            .post(url)
+            .header("content-type", "application/json")
+            .body(body.to_string())
+            .send()
+            .await
+            .unwrap();
         serde_json::from_slice(&response.bytes().await.unwrap()).unwrap()
     }
 
@@ -90,7 +98,8 @@ fn temp_file(name: &str, contents: &[u8]) -> String {
 async fn domains_messages_events_suppressions_webhooks_stats_in_both_regions() {
     let mg = Mailgun::start().await;
     let receiver = serve_loopback(axum::Router::new().fallback(|| async { "ok" })).await.unwrap();
-    for (target, region, domain) in [(mg.us().clone(), "us", "mg.example.com"), (mg.eu.clone(), "eu", "mg.example.eu")] {
+    for (target, region, domain) in [(mg.us().clone(), "us", "mg.example.com"), (mg.eu.clone(), "eu", "mg.example.eu")]
+    {
         let fresh = format!("fresh-{region}.example.com");
         let created = mg.json(&target, "domains_create", &[("name", &fresh), ("smtp_password", "secret12")]).await;
         assert_eq!(created["domain"]["state"], "unverified", "{region}");
@@ -101,42 +110,98 @@ async fn domains_messages_events_suppressions_webhooks_stats_in_both_regions() {
         assert!(listed["items"].as_array().unwrap().iter().any(|d| d["name"] == fresh.as_str()));
         let verified = mg.json(&target, "domains_verify", &[("domain", &fresh)]).await;
         assert_eq!(verified["sending_dns_records"][0]["valid"], "invalid");
-        assert_eq!(mg.json(&target, "domains_delete", &[("domain", &fresh)]).await["message"], "Domain has been deleted");
+        assert_eq!(
+            mg.json(&target, "domains_delete", &[("domain", &fresh)]).await["message"],
+            "Domain has been deleted"
+        );
 
         let from = format!("Ops <ops@{domain}>");
-        let sent = mg.json(&target, "messages_send", &[("domain", domain), ("from", &from), ("to", "alice@example.com,zed@example.org"),
-            ("subject", "Hello"), ("text", "Hi there"), ("o:tag", "welcome"), ("h:Reply-To", "ops@example.com")]).await;
+        let sent = mg
+            .json(
+                &target,
+                "messages_send",
+                &[
+                    ("domain", domain),
+                    ("from", &from),
+                    ("to", "alice@example.com,zed@example.org"),
+                    ("subject", "Hello"),
+                    ("text", "Hi there"),
+                    ("o:tag", "welcome"),
+                    ("h:Reply-To", "ops@example.com"),
+                ],
+            )
+            .await;
         assert_eq!(sent["message"], "Queued. Thank you.");
         let mime = format!("From: ops@{domain}\r\nTo: mime@example.com\r\nSubject: Raw\r\n\r\nraw body\r\n");
         let path = temp_file(&format!("message-{region}.eml"), mime.as_bytes());
-        let sent_mime = mg.json(&target, "messages_send_mime", &[("domain", domain), ("to", "mime@example.com"), ("message", &path)]).await;
+        let sent_mime = mg
+            .json(&target, "messages_send_mime", &[("domain", domain), ("to", "mime@example.com"), ("message", &path)])
+            .await;
         assert_eq!(sent_mime["message"], "Queued. Thank you.");
         let accepted = mg.events(&target, domain, &[("recipient", "alice@example.com"), ("event", "accepted")]).await;
         let key = accepted.last().unwrap()["storage"]["key"].as_str().unwrap().to_owned();
         let stored = mg.json(&target, "messages_get", &[("domain", domain), ("storage_key", &key)]).await;
         assert_eq!((stored["subject"].as_str(), stored["Reply-To"].as_str()), (Some("Hello"), Some("ops@example.com")));
 
-        let bounce = mg.json(&target, "bounces_create", &[("domain", domain), ("address", "b1@example.com"), ("code", "550"), ("error", "gone")]).await;
+        let bounce = mg
+            .json(
+                &target,
+                "bounces_create",
+                &[("domain", domain), ("address", "b1@example.com"), ("code", "550"), ("error", "gone")],
+            )
+            .await;
         assert_eq!(bounce["message"], "Address has been added to the bounces table");
-        assert_eq!(mg.json(&target, "bounces_get", &[("domain", domain), ("address", "b1@example.com")]).await["error"], "gone");
+        assert_eq!(
+            mg.json(&target, "bounces_get", &[("domain", domain), ("address", "b1@example.com")]).await["error"],
+            "gone"
+        );
         assert!(!mg.json(&target, "bounces_list", &[("domain", domain)]).await["items"].as_array().unwrap().is_empty());
-        assert_eq!(mg.json(&target, "bounces_delete", &[("domain", domain), ("address", "b1@example.com")]).await["message"], "Bounced address has been removed");
+        assert_eq!(
+            mg.json(&target, "bounces_delete", &[("domain", domain), ("address", "b1@example.com")]).await["message"],
+            "Bounced address has been removed"
+        );
         assert!(mg.json(&target, "complaints_list", &[("domain", domain)]).await["items"].is_array());
-        mg.json(&target, "unsubscribes_create", &[("domain", domain), ("address", "u1@example.com"), ("tag", "*")]).await;
-        assert!(mg.json(&target, "unsubscribes_list", &[("domain", domain)]).await["items"].as_array().unwrap().iter().any(|u| u["address"] == "u1@example.com"));
-        assert_eq!(mg.json(&target, "unsubscribes_delete", &[("domain", domain), ("address", "u1@example.com")]).await["message"], "Unsubscribe event has been removed");
-        assert_eq!(mg.json(&target, "bounces_clear", &[("domain", domain)]).await["message"], "Bounced addresses for this domain have been removed");
+        mg.json(&target, "unsubscribes_create", &[("domain", domain), ("address", "u1@example.com"), ("tag", "*")])
+            .await;
+        assert!(mg.json(&target, "unsubscribes_list", &[("domain", domain)]).await["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|u| u["address"] == "u1@example.com"));
+        assert_eq!(
+            mg.json(&target, "unsubscribes_delete", &[("domain", domain), ("address", "u1@example.com")]).await
+                ["message"],
+            "Unsubscribe event has been removed"
+        );
+        assert_eq!(
+            mg.json(&target, "bounces_clear", &[("domain", domain)]).await["message"],
+            "Bounced addresses for this domain have been removed"
+        );
 
         let hook = format!("{receiver}/hook-{region}");
-        let created = mg.json(&target, "webhooks_create", &[("domain", domain), ("id", "clicked"), ("url", &hook)]).await;
+        let created =
+            mg.json(&target, "webhooks_create", &[("domain", domain), ("id", "clicked"), ("url", &hook)]).await;
         assert_eq!(created, json!({"message": "Webhook has been created", "webhook": {"urls": [hook]}}));
-        assert_eq!(mg.json(&target, "webhooks_list", &[("domain", domain)]).await["webhooks"]["clicked"]["urls"][0], hook.as_str());
+        assert_eq!(
+            mg.json(&target, "webhooks_list", &[("domain", domain)]).await["webhooks"]["clicked"]["urls"][0],
+            hook.as_str()
+        );
         let other = format!("{receiver}/other-{region}");
-        assert_eq!(mg.json(&target, "webhooks_update", &[("domain", domain), ("id", "clicked"), ("url", &other)]).await["webhook"]["urls"][0], other.as_str());
-        assert_eq!(mg.json(&target, "webhooks_delete", &[("domain", domain), ("id", "clicked")]).await["message"], "Webhook has been deleted");
+        assert_eq!(
+            mg.json(&target, "webhooks_update", &[("domain", domain), ("id", "clicked"), ("url", &other)]).await
+                ["webhook"]["urls"][0],
+            other.as_str()
+        );
+        assert_eq!(
+            mg.json(&target, "webhooks_delete", &[("domain", domain), ("id", "clicked")]).await["message"],
+            "Webhook has been deleted"
+        );
 
-        let stats = mg.json(&target, "stats_total", &[("domain", domain), ("event", "accepted,delivered"), ("duration", "2d")]).await;
-        let accepted_total: u64 = stats["stats"].as_array().unwrap().iter().map(|r| r["accepted"]["total"].as_u64().unwrap()).sum();
+        let stats = mg
+            .json(&target, "stats_total", &[("domain", domain), ("event", "accepted,delivered"), ("duration", "2d")])
+            .await;
+        let accepted_total: u64 =
+            stats["stats"].as_array().unwrap().iter().map(|r| r["accepted"]["total"].as_u64().unwrap()).sum();
         assert!(accepted_total >= 3, "{region}: {accepted_total}");
         let validated = mg.json(&target, "email_validate", &[("address", "someone@nowhere.invalid")]).await;
         assert_eq!(validated["address"], "someone@nowhere.invalid");
@@ -154,20 +219,55 @@ async fn lists_and_routes_in_both_regions() {
         let list = format!("team@{domain}");
         let created = mg.json(&target, "mailing_lists_create", &[("address", &list), ("name", "Team")]).await;
         assert_eq!(created["message"], "Mailing list has been created");
-        assert_eq!(mg.json(&target, "mailing_lists_get", &[("list_address", &list)]).await["list"]["address"], list.as_str());
-        assert!(mg.json(&target, "mailing_lists_list", &[]).await["items"].as_array().unwrap().iter().any(|l| l["address"] == list.as_str()));
-        assert_eq!(mg.json(&target, "mailing_lists_update", &[("list_address", &list), ("name", "Team 2")]).await["list"]["name"], "Team 2");
-        let member = mg.json(&target, "mailing_lists_members_add", &[("list_address", &list), ("address", "m1@example.com"), ("vars", "{\"a\":1}")]).await;
+        assert_eq!(
+            mg.json(&target, "mailing_lists_get", &[("list_address", &list)]).await["list"]["address"],
+            list.as_str()
+        );
+        assert!(mg.json(&target, "mailing_lists_list", &[]).await["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|l| l["address"] == list.as_str()));
+        assert_eq!(
+            mg.json(&target, "mailing_lists_update", &[("list_address", &list), ("name", "Team 2")]).await["list"]
+                ["name"],
+            "Team 2"
+        );
+        let member = mg
+            .json(
+                &target,
+                "mailing_lists_members_add",
+                &[("list_address", &list), ("address", "m1@example.com"), ("vars", "{\"a\":1}")],
+            )
+            .await;
         assert_eq!(member["member"]["address"], "m1@example.com");
-        assert_eq!(mg.json(&target, "mailing_lists_members_list", &[("list_address", &list)]).await["items"][0]["vars"]["a"], 1);
-        mg.json(&target, "mailing_lists_members_delete", &[("list_address", &list), ("member_address", "m1@example.com")]).await;
+        assert_eq!(
+            mg.json(&target, "mailing_lists_members_list", &[("list_address", &list)]).await["items"][0]["vars"]["a"],
+            1
+        );
+        mg.json(
+            &target,
+            "mailing_lists_members_delete",
+            &[("list_address", &list), ("member_address", "m1@example.com")],
+        )
+        .await;
         mg.json(&target, "mailing_lists_delete", &[("list_address", &list)]).await;
         assert_eq!(api_error(mg.call(&target, "mailing_lists_get", &[("list_address", &list)]).await).status, 404);
 
-        let route = mg.json(&target, "routes_create", &[("expression", "match_recipient(\"x@mg.example.com\")"), ("action", "store()"), ("priority", "5")]).await;
+        let route = mg
+            .json(
+                &target,
+                "routes_create",
+                &[("expression", "match_recipient(\"x@mg.example.com\")"), ("action", "store()"), ("priority", "5")],
+            )
+            .await;
         let id = route["route"]["id"].as_str().unwrap().to_owned();
         assert_eq!(mg.json(&target, "routes_get", &[("id", &id)]).await["route"]["priority"], 5);
-        assert!(mg.json(&target, "routes_list", &[]).await["items"].as_array().unwrap().iter().any(|r| r["id"] == id.as_str()));
+        assert!(mg.json(&target, "routes_list", &[]).await["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["id"] == id.as_str()));
         mg.json(&target, "routes_update", &[("id", &id), ("priority", "6")]).await;
         mg.json(&target, "routes_delete", &[("id", &id)]).await;
         assert_eq!(api_error(mg.call(&target, "routes_get", &[("id", &id)]).await).status, 404);
@@ -178,28 +278,50 @@ async fn lists_and_routes_in_both_regions() {
 async fn pipeline_and_suppressions_change_delivery() {
     let mg = Mailgun::start().await;
     let us = mg.us().clone();
-    mg.json(&us, "unsubscribes_create", &[("domain", "mg.example.com"), ("address", "later@example.com"), ("tag", "promo")]).await;
+    mg.json(
+        &us,
+        "unsubscribes_create",
+        &[("domain", "mg.example.com"), ("address", "later@example.com"), ("tag", "promo")],
+    )
+    .await;
     let send = |to: &'static str, tag: &'static str| {
         let us = us.clone();
         let mg = &mg;
         async move {
-            mg.json(&us, "messages_send", &[("domain", "mg.example.com"), ("from", "ops@mg.example.com"), ("to", to), ("subject", "s"),
-                ("text", "t"), ("o:tag", tag)]).await
+            mg.json(
+                &us,
+                "messages_send",
+                &[
+                    ("domain", "mg.example.com"),
+                    ("from", "ops@mg.example.com"),
+                    ("to", to),
+                    ("subject", "s"),
+                    ("text", "t"),
+                    ("o:tag", tag),
+                ],
+            )
+            .await
         }
     };
-    send("fine@example.com,bounced@example.net,angry@example.com,later@example.com,lost@nowhere.invalid", "promo").await;
+    send("fine@example.com,bounced@example.net,angry@example.com,later@example.com,lost@nowhere.invalid", "promo")
+        .await;
     mg.advance(5_000).await;
     let failed = mg.events(&us, "mg.example.com", &[("event", "failed"), ("subject", "s")]).await;
-    let reason = |who: &str| failed.iter().find(|e| e["recipient"] == who).map(|e| e["reason"].as_str().unwrap().to_owned());
+    let reason =
+        |who: &str| failed.iter().find(|e| e["recipient"] == who).map(|e| e["reason"].as_str().unwrap().to_owned());
     assert_eq!(reason("bounced@example.net").as_deref(), Some("suppress-bounce"));
     assert_eq!(reason("angry@example.com").as_deref(), Some("suppress-complaint"));
     assert_eq!(reason("later@example.com").as_deref(), Some("suppress-unsubscribe"));
     assert_eq!(reason("lost@nowhere.invalid").as_deref(), Some("bounce"));
     assert_eq!(reason("fine@example.com"), None);
-    let delivered = mg.events(&us, "mg.example.com", &[("event", "delivered"), ("recipient", "fine@example.com")]).await;
+    let delivered =
+        mg.events(&us, "mg.example.com", &[("event", "delivered"), ("recipient", "fine@example.com")]).await;
     assert_eq!(delivered.len(), 1);
     // The bounce was recorded, so the next message to it fails as suppressed.
-    assert_eq!(mg.json(&us, "bounces_get", &[("domain", "mg.example.com"), ("address", "lost@nowhere.invalid")]).await["code"], "550");
+    assert_eq!(
+        mg.json(&us, "bounces_get", &[("domain", "mg.example.com"), ("address", "lost@nowhere.invalid")]).await["code"],
+        "550"
+    );
     // Removing the unsubscribe lets the next message through.
     mg.json(&us, "unsubscribes_delete", &[("domain", "mg.example.com"), ("address", "later@example.com")]).await;
     send("later@example.com", "promo").await;
@@ -221,16 +343,38 @@ async fn webhooks_are_signed_and_retried() {
             *n += 1;
             got.lock().unwrap().push(serde_json::from_slice(&body).unwrap_or(Value::Null));
             // The first POST fails, so Mailgun's retry shows.
-            if *n == 1 { StatusCode::INTERNAL_SERVER_ERROR } else { StatusCode::OK }
+            if *n == 1 {
+                StatusCode::INTERNAL_SERVER_ERROR
+            } else {
+                StatusCode::OK
+            }
         }
     });
     let url = format!("{}/mailgun", serve_loopback(receiver).await.unwrap());
     let us = mg.us().clone();
     mg.json(&us, "webhooks_create", &[("domain", "mg.example.com"), ("id", "delivered"), ("url", &url)]).await;
-    let refused = api_error(mg.call(&us, "webhooks_create", &[("domain", "mg.example.com"), ("id", "opened"), ("url", "https://example.com/x")]).await);
+    let refused = api_error(
+        mg.call(
+            &us,
+            "webhooks_create",
+            &[("domain", "mg.example.com"), ("id", "opened"), ("url", "https://example.com/x")],
+        )
+        .await,
+    );
     assert_eq!(refused.status, 400);
     assert!(String::from_utf8_lossy(&refused.body).contains("\"Reason\""));
-    mg.json(&us, "messages_send", &[("domain", "mg.example.com"), ("from", "ops@mg.example.com"), ("to", "hook@example.com"), ("subject", "s"), ("text", "t")]).await;
+    mg.json(
+        &us,
+        "messages_send",
+        &[
+            ("domain", "mg.example.com"),
+            ("from", "ops@mg.example.com"),
+            ("to", "hook@example.com"),
+            ("subject", "s"),
+            ("text", "t"),
+        ],
+    )
+    .await;
     mg.advance(5_000).await;
     let first = received.lock().unwrap().clone();
     assert_eq!(first.len(), 1, "one POST so far: {first:?}");
@@ -249,8 +393,10 @@ async fn webhooks_are_signed_and_retried() {
         assert_eq!(payload["event-data"]["recipient"], "hook@example.com");
     }
     let url = format!("{}/mailgun/webhooks", mg.sim.sandbox.control_url());
-    let log: Value = serde_json::from_slice(&mg.sim.http.get(url).send().await.unwrap().bytes().await.unwrap()).unwrap();
-    let outcomes: Vec<&str> = log["us"]["attempts"].as_array().unwrap().iter().map(|a| a["outcome"].as_str().unwrap()).collect();
+    let log: Value =
+        serde_json::from_slice(&mg.sim.http.get(url).send().await.unwrap().bytes().await.unwrap()).unwrap();
+    let outcomes: Vec<&str> =
+        log["us"]["attempts"].as_array().unwrap().iter().map(|a| a["outcome"].as_str().unwrap()).collect();
     assert_eq!(outcomes, ["delivered", "retrying"]);
 }
 
@@ -258,9 +404,20 @@ async fn webhooks_are_signed_and_retried() {
 async fn list_sends_reach_subscribed_members() {
     let mg = Mailgun::start().await;
     let us = mg.us().clone();
-    mg.json(&us, "messages_send", &[("domain", "mg.example.com"), ("from", "ops@mg.example.com"), ("to", "developers@mg.example.com"),
-        ("subject", "To the list"), ("text", "t")]).await;
-    let accepted = mg.events(&us, "mg.example.com", &[("list", "developers@mg.example.com"), ("event", "accepted")]).await;
+    mg.json(
+        &us,
+        "messages_send",
+        &[
+            ("domain", "mg.example.com"),
+            ("from", "ops@mg.example.com"),
+            ("to", "developers@mg.example.com"),
+            ("subject", "To the list"),
+            ("text", "t"),
+        ],
+    )
+    .await;
+    let accepted =
+        mg.events(&us, "mg.example.com", &[("list", "developers@mg.example.com"), ("event", "accepted")]).await;
     let mut who: Vec<&str> = accepted.iter().map(|e| e["recipient"].as_str().unwrap()).collect();
     who.sort_unstable();
     assert_eq!(who, ["alice@example.com", "bob@example.com"]);
@@ -269,7 +426,12 @@ async fn list_sends_reach_subscribed_members() {
 #[tokio::test]
 async fn incoming_mail_is_matched_against_routes() {
     let mg = Mailgun::start().await;
-    let support = mg.control("/mailgun/incoming", json!({"region": "us", "recipient": "support@mg.example.com", "from": "x@example.org", "subject": "Help"})).await;
+    let support = mg
+        .control(
+            "/mailgun/incoming",
+            json!({"region": "us", "recipient": "support@mg.example.com", "from": "x@example.org", "subject": "Help"}),
+        )
+        .await;
     assert_eq!(support["matched"].as_array().unwrap().len(), 1);
     assert_eq!(support["actions"][0]["destination"], "ops@example.com");
     assert_eq!(support["actions"][1]["action"], "stop");
@@ -288,8 +450,10 @@ async fn incoming_mail_is_matched_against_routes() {
 async fn events_and_bounces_page_with_absolute_urls() {
     let mg = Mailgun::start().await;
     let us = mg.us().clone();
-    let first = mg.json(&us, "events_list", &[("domain", "mg.example.com"), ("limit", "100"), ("event", "delivered")]).await;
-    let mut seen: Vec<String> = first["items"].as_array().unwrap().iter().map(|e| e["id"].as_str().unwrap().to_owned()).collect();
+    let first =
+        mg.json(&us, "events_list", &[("domain", "mg.example.com"), ("limit", "100"), ("event", "delivered")]).await;
+    let mut seen: Vec<String> =
+        first["items"].as_array().unwrap().iter().map(|e| e["id"].as_str().unwrap().to_owned()).collect();
     let mut next = first["paging"]["next"].as_str().unwrap().to_owned();
     loop {
         assert!(next.starts_with(&mg.sim.sandbox.base_url(Service::Mailgun)), "{next}");
@@ -317,19 +481,49 @@ async fn events_and_bounces_page_with_absolute_urls() {
 async fn error_shapes() {
     let mg = Mailgun::start().await;
     let wrong = Target { credentials: Credentials::Mailgun(Secret::new("wrong")), ..mg.us().clone() };
-    let sending = api_error(mg.call(&wrong, "messages_send", &[("domain", "mg.example.com"), ("from", "a@mg.example.com"), ("to", "b@example.com"), ("subject", "s"), ("text", "t")]).await);
+    let sending = api_error(
+        mg.call(
+            &wrong,
+            "messages_send",
+            &[
+                ("domain", "mg.example.com"),
+                ("from", "a@mg.example.com"),
+                ("to", "b@example.com"),
+                ("subject", "s"),
+                ("text", "t"),
+            ],
+        )
+        .await,
+    );
     assert_eq!((sending.status, sending.body.as_ref()), (401, b"Forbidden".as_ref()));
     let listing = api_error(mg.call(&wrong, "domains_list", &[]).await);
     assert_eq!((listing.status, listing.message.as_str()), (401, "Invalid private key"));
     let unknown = api_error(mg.call(mg.us(), "bounces_list", &[("domain", "nope.example.com")]).await);
     assert_eq!((unknown.status, unknown.message.as_str()), (404, "Domain not found: nope.example.com"));
-    let bad = api_error(mg.call(mg.us(), "messages_send", &[("domain", "mg.example.com"), ("from", "a@mg.example.com"), ("to", "not an address"), ("subject", "s"), ("text", "t")]).await);
-    assert_eq!((bad.status, bad.message.as_str()), (400, "to parameter is not a valid address. please check documentation"));
+    let bad = api_error(
+        mg.call(
+            mg.us(),
+            "messages_send",
+            &[
+                ("domain", "mg.example.com"),
+                ("from", "a@mg.example.com"),
+                ("to", "not an address"),
+                ("subject", "s"),
+                ("text", "t"),
+            ],
+        )
+        .await,
+    );
+    assert_eq!(
+        (bad.status, bad.message.as_str()),
+        (400, "to parameter is not a valid address. please check documentation")
+    );
     // The client would refuse a stats call without `event`; the simulator answers it as Mailgun does.
     let url = format!("{}/v3/mg.example.com/stats/total", mg.sim.sandbox.base_url(Service::Mailgun));
     let response = mg.sim.http.get(url).basic_auth("api", Some(credentials::MAILGUN_KEY)).send().await.unwrap();
     assert_eq!(response.status(), StatusCode::BAD_REQUEST);
-    assert_eq!(serde_json::from_slice::<Value>(&response.bytes().await.unwrap()).unwrap(), json!({"message": "Missing parameter 'event'"}));
-
-
+    assert_eq!(
+        serde_json::from_slice::<Value>(&response.bytes().await.unwrap()).unwrap(),
+        json!({"message": "Missing parameter 'event'"})
+    );
 }

@@ -92,7 +92,9 @@ pub fn parse_time(text: &str) -> Option<i64> {
 pub fn floor(ms: i64, resolution: Resolution) -> i64 {
     let dt = clock::datetime(ms);
     let start = match resolution {
-        Resolution::Hour => dt.replace_minute(0).and_then(|d| d.replace_second(0)).and_then(|d| d.replace_nanosecond(0)),
+        Resolution::Hour => {
+            dt.replace_minute(0).and_then(|d| d.replace_second(0)).and_then(|d| d.replace_nanosecond(0))
+        }
         Resolution::Day => Ok(dt.replace_time(time::Time::MIDNIGHT)),
         Resolution::Month => dt.replace_day(1).map(|d| d.replace_time(time::Time::MIDNIGHT)),
     };
@@ -106,7 +108,11 @@ pub fn next_bucket(start: i64, resolution: Resolution) -> i64 {
         Resolution::Day => start + 86_400_000,
         Resolution::Month => {
             let dt = clock::datetime(start);
-            let (year, month) = if dt.month() == Month::December { (dt.year() + 1, Month::January) } else { (dt.year(), dt.month().next()) };
+            let (year, month) = if dt.month() == Month::December {
+                (dt.year() + 1, Month::January)
+            } else {
+                (dt.year(), dt.month().next())
+            };
             time::Date::from_calendar_date(year, month, 1)
                 .map_or(start + 31 * 86_400_000, |d| to_ms(d.midnight().assume_utc()))
         }
@@ -176,7 +182,10 @@ mod tests {
         assert_eq!(parse_time("Thu, 32 Oct 2011 18:02:00 GMT"), None);
         assert_eq!(floor(ms, Resolution::Day), 1_318_464_000_000);
         assert_eq!(rfc2822(floor(ms, Resolution::Month), "UTC"), "Sat, 01 Oct 2011 00:00:00 UTC");
-        assert_eq!(rfc2822(next_bucket(floor(ms, Resolution::Month), Resolution::Month), "UTC"), "Tue, 01 Nov 2011 00:00:00 UTC");
+        assert_eq!(
+            rfc2822(next_bucket(floor(ms, Resolution::Month), Resolution::Month), "UTC"),
+            "Tue, 01 Nov 2011 00:00:00 UTC"
+        );
         assert_eq!(parse_duration("24h"), Some(86_400_000));
         assert_eq!(parse_duration("x"), None);
     }

@@ -213,7 +213,11 @@ pub fn create(
     form: &Query,
     now_ms: i64,
 ) -> Result<Domain, MailgunError> {
-    let name = form.get("name").ok_or_else(|| MailgunError::bad_request("Missing parameter 'name'"))?.trim().to_ascii_lowercase();
+    let name = form
+        .get("name")
+        .ok_or_else(|| MailgunError::bad_request("Missing parameter 'name'"))?
+        .trim()
+        .to_ascii_lowercase();
     if !valid_domain_name(&name) {
         return Err(MailgunError::bad_request(format!("'{name}' is not a valid domain name")));
     }
@@ -235,7 +239,9 @@ pub fn create(
     }
     let wildcard = match form.get("wildcard") {
         None => false,
-        Some(v) => super::parse_bool(v).ok_or_else(|| MailgunError::bad_request("Invalid boolean value for 'wildcard'"))?,
+        Some(v) => {
+            super::parse_bool(v).ok_or_else(|| MailgunError::bad_request("Invalid boolean value for 'wildcard'"))?
+        }
     };
     let web_scheme = form.get("web_scheme").unwrap_or("http");
     if !["http", "https"].contains(&web_scheme) {

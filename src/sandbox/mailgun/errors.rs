@@ -72,7 +72,8 @@ impl IntoResponse for MailgunError {
     fn into_response(self) -> Response {
         match self {
             MailgunError::Forbidden => {
-                (StatusCode::UNAUTHORIZED, [(header::CONTENT_TYPE, "text/plain; charset=utf-8")], "Forbidden").into_response()
+                (StatusCode::UNAUTHORIZED, [(header::CONTENT_TYPE, "text/plain; charset=utf-8")], "Forbidden")
+                    .into_response()
             }
             other => errors::render(&other),
         }

@@ -56,9 +56,17 @@ impl EventLog {
     }
 
     /// Events of `domain` (all with `None`) from `from_ms` to `to_ms`.
-    pub fn between<'a>(&'a self, domain: Option<&'a str>, from_ms: i64, to_ms: i64) -> impl Iterator<Item = &'a Event> + 'a {
+    pub fn between<'a>(
+        &'a self,
+        domain: Option<&'a str>,
+        from_ms: i64,
+        to_ms: i64,
+    ) -> impl Iterator<Item = &'a Event> + 'a {
         let start = self.events.partition_point(|e| e.ts_ms < from_ms);
-        self.events[start..].iter().take_while(move |e| e.ts_ms <= to_ms).filter(move |e| domain.is_none_or(|d| e.domain == d))
+        self.events[start..]
+            .iter()
+            .take_while(move |e| e.ts_ms <= to_ms)
+            .filter(move |e| domain.is_none_or(|d| e.domain == d))
     }
 
     pub fn remove_domain(&mut self, domain: &str) {
@@ -67,26 +75,46 @@ impl EventLog {
 
     /// One page of `GET /v3/{domain}/events` or of a page URL (`token`). `base` is the absolute
     /// URL of the domain's events.
-    pub fn page(&self, domain: &str, query: &Query, token: Option<&str>, base: &str, now_ms: i64) -> Result<Value, MailgunError> {
+    pub fn page(
+        &self,
+        domain: &str,
+        query: &Query,
+        token: Option<&str>,
+        base: &str,
+        now_ms: i64,
+    ) -> Result<Value, MailgunError> {
         let (query, position) = match token {
             None => (query.clone(), Position::Start),
             Some(token) => decode_token(token)?,
         };
         let spec = Spec::parse(&query, now_ms)?;
-        let mut rows: Vec<&Event> =
-            self.between(Some(domain), spec.from_ms, spec.to_ms).filter(|e| spec.filters.iter().all(|f| f.matches(&e.body))).collect();
-        if !spec.ascending {
-            rows.reverse();
-        }
-        let after = |e: &Event, p: (i64, u64)| if spec.ascending { e.key() > p } else { e.key() < p };
         let limit = usize::try_from(spec.limit).unwrap_or(usize::MAX);
-        let page: Vec<&Event> = match position {
-            Position::Start => rows.into_iter().take(limit).collect(),
-            Position::After(p) => rows.into_iter().filter(|e| after(e, p)).take(limit).collect(),
-            Position::Nothing => Vec::new(),
-            Position::Before(p) => {
-                let before: Vec<&Event> = rows.into_iter().filter(|e| e.key() != p && !after(e, p)).collect();
-                before[before.len().saturating_sub(limit)..].to_vec()
+        // The events in range, walked from the page's starting point without collecting the
+        // rest: a query holds the region's lock, and the first page should cost one page.
+        let lo = self.events.partition_point(|e| e.ts_ms < spec.from_ms);
+        let hi = self.events.partition_point(|e| e.ts_ms <= spec.to_ms).max(lo);
+        let range = &self.events[lo..hi];
+        let wanted = |e: &&Event| e.domain == domain && spec.filters.iter().all(|f| f.matches(&e.body));
+        // Forward in time from `from` (exclusive), or backward from `to` (exclusive).
+        let forward_from =
+            |p: (i64, u64)| range[range.partition_point(|e| e.key() <= p)..].iter().filter(wanted).take(limit);
+        let backward_from =
+            |p: (i64, u64)| range[..range.partition_point(|e| e.key() < p)].iter().rev().filter(wanted).take(limit);
+        let page: Vec<&Event> = match (position, spec.ascending) {
+            (Position::Nothing, _) => Vec::new(),
+            (Position::Start, true) => range.iter().filter(wanted).take(limit).collect(),
+            (Position::Start, false) => range.iter().rev().filter(wanted).take(limit).collect(),
+            (Position::After(p), true) => forward_from(p).collect(),
+            (Position::After(p), false) => backward_from(p).collect(),
+            (Position::Before(p), true) => {
+                let mut page: Vec<&Event> = backward_from(p).collect();
+                page.reverse();
+                page
+            }
+            (Position::Before(p), false) => {
+                let mut page: Vec<&Event> = forward_from(p).collect();
+                page.reverse();
+                page
             }
         };
         // An empty page keeps the position it was asked from, so `next` stays past the end.
@@ -148,7 +176,8 @@ fn decode_token(token: &str) -> Result<(Query, Position), MailgunError> {
         })
         .collect::<Result<Vec<_>, _>>()?;
     let p = &value["p"];
-    let at = || -> Result<(i64, u64), MailgunError> { Ok((p[1].as_i64().ok_or_else(bad)?, p[2].as_u64().ok_or_else(bad)?)) };
+    let at =
+        || -> Result<(i64, u64), MailgunError> { Ok((p[1].as_i64().ok_or_else(bad)?, p[2].as_u64().ok_or_else(bad)?)) };
     let position = match p[0].as_str() {
         Some("s") => Position::Start,
         Some("n") => Position::Nothing,
@@ -178,7 +207,8 @@ impl Spec {
         };
         let (begin, end) = (time("begin")?, time("end")?);
         let ascending = match query.get("ascending") {
-            Some(v) => super::parse_bool(v).ok_or_else(|| MailgunError::bad_request(format!("Invalid ascending value: {v}")))?,
+            Some(v) => super::parse_bool(v)
+                .ok_or_else(|| MailgunError::bad_request(format!("Invalid ascending value: {v}")))?,
             None => matches!((begin, end), (Some(b), Some(e)) if b < e),
         };
         // `begin` is where the walk starts: with both ends the range is between them; with only
@@ -195,7 +225,9 @@ impl Spec {
             None => DEFAULT_LIMIT,
             Some(v) => match v.trim().parse::<u64>() {
                 Ok(n) if n > MAX_LIMIT => {
-                    return Err(MailgunError::bad_request(format!("The 'limit' parameter can't be larger than {MAX_LIMIT}")))
+                    return Err(MailgunError::bad_request(format!(
+                        "The 'limit' parameter can't be larger than {MAX_LIMIT}"
+                    )))
                 }
                 Ok(n) if n >= 1 => n,
                 _ => return Err(MailgunError::bad_request(format!("Invalid limit value: {v}"))),
@@ -212,8 +244,20 @@ impl Spec {
     }
 }
 
-const FIELDS: [&str; 13] =
-    ["event", "recipient", "recipients", "from", "to", "subject", "message-id", "tags", "severity", "list", "attachment", "size", "domain"];
+const FIELDS: [&str; 12] = [
+    "event",
+    "recipient",
+    "recipients",
+    "from",
+    "to",
+    "subject",
+    "message-id",
+    "tags",
+    "severity",
+    "list",
+    "attachment",
+    "size",
+];
 
 /// One filter field: alternatives (`a OR b`, or the field repeated), each maybe negated.
 struct Filter {
@@ -225,7 +269,9 @@ impl Filter {
     fn parse(field: &'static str, values: &[&str]) -> Result<Filter, MailgunError> {
         let mut any_of = Vec::new();
         for value in values {
-            for alternative in value.split(" OR ").flat_map(|v| if field == "event" { v.split(',').collect() } else { vec![v] }) {
+            for alternative in
+                value.split(" OR ").flat_map(|v| if field == "event" { v.split(',').collect() } else { vec![v] })
+            {
                 let alternative = alternative.trim().trim_matches('"');
                 let (negated, text) = match alternative.strip_prefix("NOT ") {
                     Some(rest) => (true, rest.trim().trim_matches('"')),
@@ -240,35 +286,56 @@ impl Filter {
         Ok(Filter { field, any_of })
     }
 
+    /// Whether `event` passes; compares without allocating, since a query runs this over the
+    /// whole log while holding the region's lock.
     fn matches(&self, event: &Value) -> bool {
-        let text = |v: &Value| v.as_str().unwrap_or("").to_ascii_lowercase();
-        let candidates: Vec<String> = match self.field {
+        fn text(v: &Value) -> &str {
+            v.as_str().unwrap_or("")
+        }
+        fn strings(v: &Value) -> Vec<&str> {
+            v.as_array().map_or_else(Vec::new, |a| a.iter().map(text).collect())
+        }
+        let candidates: Vec<&str> = match self.field {
             "event" => vec![text(&event["event"])],
             "recipient" => vec![text(&event["recipient"])],
-            "recipients" => event["message"]["recipients"].as_array().map_or_else(
-                || vec![text(&event["recipient"])],
-                |a| a.iter().map(text).collect(),
-            ),
+            "recipients" => match event["message"]["recipients"].as_array() {
+                Some(_) => strings(&event["message"]["recipients"]),
+                None => vec![text(&event["recipient"])],
+            },
             "from" => vec![text(&event["message"]["headers"]["from"])],
             "to" => vec![text(&event["message"]["headers"]["to"])],
             "subject" => vec![text(&event["message"]["headers"]["subject"])],
             "message-id" => vec![text(&event["message"]["headers"]["message-id"])],
-            "tags" => event["tags"].as_array().map_or_else(Vec::new, |a| a.iter().map(text).collect()),
+            "tags" => strings(&event["tags"]),
             "severity" => vec![text(&event["severity"])],
             "list" => vec![text(&event["mailing-list"]["address"])],
             "attachment" => event["message"]["attachments"]
                 .as_array()
                 .map_or_else(Vec::new, |a| a.iter().map(|x| text(&x["filename"])).collect()),
-            "size" => return self.any_of.iter().any(|(neg, want)| size_matches(event["message"]["size"].as_u64(), want) != *neg),
-            "domain" => vec![text(&event["envelope"]["sending-domain"])],
+            "size" => {
+                return self
+                    .any_of
+                    .iter()
+                    .any(|(neg, want)| size_matches(event["message"]["size"].as_u64(), want) != *neg)
+            }
             _ => Vec::new(),
         };
         // Headers match when they contain the text (a From holds a name and an address).
         let contains = matches!(self.field, "from" | "to" | "subject");
-        let positives: Vec<&(bool, String)> = self.any_of.iter().filter(|(n, _)| !n).collect();
-        let negatives = self.any_of.iter().filter(|(n, _)| *n);
-        let hit = |want: &str| candidates.iter().any(|c| if contains { c.contains(want) } else { c == want });
-        (positives.is_empty() || positives.iter().any(|(_, w)| hit(w))) && negatives.into_iter().all(|(_, w)| !hit(w))
+        let hit = |want: &str| {
+            candidates.iter().any(|c| {
+                if contains {
+                    c.len() >= want.len()
+                        && c.as_bytes().windows(want.len()).any(|w| w.eq_ignore_ascii_case(want.as_bytes()))
+                } else {
+                    c.eq_ignore_ascii_case(want)
+                }
+            })
+        };
+        let mut positives = self.any_of.iter().filter(|(n, _)| !n).peekable();
+        let any_positive = positives.peek().is_some();
+        (!any_positive || positives.any(|(_, w)| hit(w)))
+            && self.any_of.iter().filter(|(n, _)| *n).all(|(_, w)| !hit(w))
     }
 }
 

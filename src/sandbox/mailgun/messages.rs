@@ -80,7 +80,9 @@ impl StoredMessage {
             .files
             .iter()
             .filter(|f| f.inline)
-            .map(|f| (format!("<{}>", f.name), json!({"name": f.name, "content-type": f.content_type, "size": f.data.len()})))
+            .map(|f| {
+                (format!("<{}>", f.name), json!({"name": f.name, "content-type": f.content_type, "size": f.data.len()}))
+            })
             .collect();
         let recipients: Vec<&str> = self.recipients.iter().map(|r| r.address.as_str()).collect();
         let mut body = json!({
@@ -174,7 +176,9 @@ fn addresses(form: &Query, field: &str) -> Result<(Vec<String>, Vec<String>), Ma
     for value in form.all(field) {
         for item in split_addresses(value) {
             let address = parse_address(&item).ok_or_else(|| {
-                MailgunError::bad_request(format!("{field} parameter is not a valid address. please check documentation"))
+                MailgunError::bad_request(format!(
+                    "{field} parameter is not a valid address. please check documentation"
+                ))
             })?;
             shown.push(item);
             bare.push(address);
@@ -188,7 +192,8 @@ fn flag(form: &Query, name: &str, default: bool) -> Result<bool, MailgunError> {
     match form.get(name) {
         None => Ok(default),
         Some(v) if v.eq_ignore_ascii_case("htmlonly") => Ok(true),
-        Some(v) => super::parse_bool(v).ok_or_else(|| MailgunError::bad_request(format!("{name} parameter is not a valid value: {v}"))),
+        Some(v) => super::parse_bool(v)
+            .ok_or_else(|| MailgunError::bad_request(format!("{name} parameter is not a valid value: {v}"))),
     }
 }
 
@@ -216,9 +221,18 @@ pub struct Draft {
 
 /// The options every send takes (`o:`, `h:`, `v:`, `recipient-variables`).
 fn options(form: &Query, now_ms: i64, draft: &mut Draft) -> Result<(), MailgunError> {
-    let tags: Vec<String> = form.all("o:tag").flat_map(|t| t.split(',')).map(str::trim).filter(|t| !t.is_empty()).map(str::to_owned).collect();
+    let tags: Vec<String> = form
+        .all("o:tag")
+        .flat_map(|t| t.split(','))
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .map(str::to_owned)
+        .collect();
     if tags.len() > MAX_TAGS {
-        return Err(MailgunError::bad_request(format!("Too many tags: a message may carry at most {MAX_TAGS}, not {}", tags.len())));
+        return Err(MailgunError::bad_request(format!(
+            "Too many tags: a message may carry at most {MAX_TAGS}, not {}",
+            tags.len()
+        )));
     }
     draft.tags = tags;
     draft.testmode = flag(form, "o:testmode", false)?;
@@ -254,8 +268,12 @@ fn options(form: &Query, now_ms: i64, draft: &mut Draft) -> Result<(), MailgunEr
             _ => return Err(MailgunError::bad_request("recipient-variables parameter is not a valid JSON")),
         }
     }
-    let options_size: usize =
-        form.pairs.iter().filter(|(k, _)| ["o:", "h:", "v:", "t:"].iter().any(|p| k.starts_with(p))).map(|(k, v)| k.len() + v.len()).sum();
+    let options_size: usize = form
+        .pairs
+        .iter()
+        .filter(|(k, _)| ["o:", "h:", "v:", "t:"].iter().any(|p| k.starts_with(p)))
+        .map(|(k, v)| k.len() + v.len())
+        .sum();
     if options_size > 16 * 1024 {
         return Err(MailgunError::bad_request("The total size of o:, h:, v: and t: parameters exceeds 16 KB"));
     }
@@ -285,7 +303,9 @@ pub fn read_send(form: &Query, files: Vec<FilePart>, now_ms: i64) -> Result<Draf
     let subject = form.get("subject").ok_or_else(|| MailgunError::bad_request("subject parameter is missing"))?;
     let (text, html) = (form.get("text"), form.get("html").or_else(|| form.get("amp-html")));
     if text.is_none() && html.is_none() && form.get("template").is_none() {
-        return Err(MailgunError::bad_request("Need at least one of 'text', 'html', 'amp-html' or 'template' parameters specified"));
+        return Err(MailgunError::bad_request(
+            "Need at least one of 'text', 'html', 'amp-html' or 'template' parameters specified",
+        ));
     }
     if form.get("html").is_some() && form.get("template").is_some() {
         return Err(MailgunError::bad_request("html and template parameters are mutually exclusive"));
@@ -320,7 +340,12 @@ pub fn read_send(form: &Query, files: Vec<FilePart>, now_ms: i64) -> Result<Draf
 
 /// `POST /v3/{domain}/messages.mime`: `to` from the form, the rest from the MIME in the
 /// `message` file part.
-pub fn read_mime(form: &Query, message: Option<&[u8]>, message_is_text: bool, now_ms: i64) -> Result<Draft, MailgunError> {
+pub fn read_mime(
+    form: &Query,
+    message: Option<&[u8]>,
+    message_is_text: bool,
+    now_ms: i64,
+) -> Result<Draft, MailgunError> {
     let (_, envelope) = envelope(form)?;
     let raw = match message {
         Some(raw) if !message_is_text => raw,

@@ -174,7 +174,10 @@ pub fn quoted_printable(input: &[u8], underscore: bool) -> Vec<u8> {
             b'=' if input.get(i + 1) == Some(&b'\r') && input.get(i + 2) == Some(&b'\n') => i += 3,
             b'=' if input.get(i + 1) == Some(&b'\n') => i += 2,
             b'=' => {
-                let hex = input.get(i + 1..i + 3).and_then(|h| std::str::from_utf8(h).ok()).and_then(|h| u8::from_str_radix(h, 16).ok());
+                let hex = input
+                    .get(i + 1..i + 3)
+                    .and_then(|h| std::str::from_utf8(h).ok())
+                    .and_then(|h| u8::from_str_radix(h, 16).ok());
                 match hex {
                     Some(byte) => {
                         out.push(byte);
@@ -256,7 +259,13 @@ pub fn parameter(value: &str, name: &str) -> Option<String> {
 /// Writes a message: `headers` first, then the body as a single text part or a
 /// `multipart/mixed` of a `multipart/alternative` (text, html) and the files in base64.
 /// `boundary_seed` keeps the boundaries deterministic for a seed.
-pub fn build(headers: &[(String, String)], text: Option<&str>, html: Option<&str>, files: &[FilePart], boundary_seed: &str) -> String {
+pub fn build(
+    headers: &[(String, String)],
+    text: Option<&str>,
+    html: Option<&str>,
+    files: &[FilePart],
+    boundary_seed: &str,
+) -> String {
     let mut out = String::new();
     for (name, value) in headers {
         out.push_str(&format!("{name}: {}\r\n", encode_header(value)));
@@ -347,7 +356,12 @@ mod tests {
 
     #[test]
     fn what_is_built_reads_back() {
-        let files = [FilePart { name: "a.bin".into(), content_type: "application/octet-stream".into(), data: vec![0, 1, 255], inline: false }];
+        let files = [FilePart {
+            name: "a.bin".into(),
+            content_type: "application/octet-stream".into(),
+            data: vec![0, 1, 255],
+            inline: false,
+        }];
         let headers = vec![("Subject".to_owned(), "Grüße".to_owned()), ("From".to_owned(), "a@b.com".to_owned())];
         let raw = build(&headers, Some("plain"), Some("<b>html</b>"), &files, "x1");
         let parsed = parse(raw.as_bytes()).expect("parses");

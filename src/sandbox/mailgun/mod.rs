@@ -44,10 +44,10 @@ use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 pub use self::errors::MailgunError;
-pub use self::webhooks::sign as sign_webhook;
 use self::mime::FilePart;
 use self::region::Region;
 use self::suppressions::{CreateBody, Table};
+pub use self::webhooks::sign as sign_webhook;
 use super::request::{self, Body, Credentials, Query};
 use super::{credentials, Platform, SandboxClock, Simulator, DEFAULT_PORT_BASE};
 use crate::catalog::Service;
@@ -122,7 +122,8 @@ impl MailgunSimulator {
     pub fn new(platform: &Platform) -> MailgunSimulator {
         let http = reqwest::Client::builder().timeout(POST_TIMEOUT).build().unwrap_or_default();
         let anchor_ms = platform.clock.now_ms();
-        let (us, eu) = seed::regions(platform.seed, anchor_ms, platform.dns_delay_ms, default_base(false), default_base(true));
+        let (us, eu) =
+            seed::regions(platform.seed, anchor_ms, platform.dns_delay_ms, default_base(false), default_base(true));
         let shared = Arc::new(Shared {
             seed: platform.seed,
             anchor_ms,
@@ -243,7 +244,12 @@ async fn background(shared: Weak<Shared>, stop: CancellationToken) {
         }
         let speed = strong.clock.speed();
         let wait = next.map_or(MAX_SLEEP, |due| {
-            #[expect(clippy::cast_precision_loss, clippy::cast_possible_truncation, clippy::cast_sign_loss, reason = "clamped to MAX_SLEEP")]
+            #[expect(
+                clippy::cast_precision_loss,
+                clippy::cast_possible_truncation,
+                clippy::cast_sign_loss,
+                reason = "clamped to MAX_SLEEP"
+            )]
             let ms = ((due - now).max(1) as f64 / speed).ceil().min(MAX_SLEEP.as_millis() as f64) as u64;
             Duration::from_millis(ms)
         });
@@ -294,10 +300,13 @@ async fn entry(shared: &Shared, eu: bool, request: Request) -> Response {
     if !authorized(&parts.headers) {
         return if sending { MailgunError::Forbidden } else { MailgunError::invalid_key() }.into_response();
     }
-    let call = match read_call(&parts.headers, parts.method, segments, parts.uri.query(), body, shared.clock.now_ms(), eu).await {
-        Ok(call) => call,
-        Err(e) => return e.into_response(),
-    };
+    let call =
+        match read_call(&parts.headers, parts.method, segments, parts.uri.query(), body, shared.clock.now_ms(), eu)
+            .await
+        {
+            Ok(call) => call,
+            Err(e) => return e.into_response(),
+        };
     let result = {
         let mut state = shared.lock();
         let region = state.region(eu);
@@ -347,7 +356,8 @@ async fn read_call(
         }
         Err(e) => return Err(MailgunError::new(e.status(), e.to_string())),
     };
-    let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).filter(|h| !h.is_empty() && !h.contains(['/', ' ']));
+    let host =
+        headers.get(header::HOST).and_then(|h| h.to_str().ok()).filter(|h| !h.is_empty() && !h.contains(['/', ' ']));
     let base_url = host.map_or_else(|| default_base(eu), |h| format!("http://{h}"));
     let accept_mime = headers
         .get(header::ACCEPT)
@@ -387,7 +397,8 @@ fn handle(state: &mut State, eu: bool, call: &Call, dns_delay_ms: i64) -> Result
             Method::GET => domains::list(&state.region(eu).domains, &call.query),
             Method::POST => {
                 let other = state.region(!eu);
-                let taken = call.form.get("name").is_some_and(|n| other.domains.contains_key(&n.trim().to_ascii_lowercase()));
+                let taken =
+                    call.form.get("name").is_some_and(|n| other.domains.contains_key(&n.trim().to_ascii_lowercase()));
                 if taken {
                     let name = call.form.get("name").unwrap_or("").trim();
                     return Err(MailgunError::bad_request(format!("This domain name is already taken: {name}")));
@@ -397,7 +408,8 @@ fn handle(state: &mut State, eu: bool, call: &Call, dns_delay_ms: i64) -> Result
                 region.dns.publish(&domain.name, now + dns_delay_ms);
                 let mut answer = domain.with_records(eu);
                 region.domains.insert(domain.name.clone(), domain);
-                let message = if *version == "v4" { "Domain DNS records have been created" } else { "Domain has been created" };
+                let message =
+                    if *version == "v4" { "Domain DNS records have been created" } else { "Domain has been created" };
                 if let Some(map) = answer.as_object_mut() {
                     map.insert("message".into(), json!(message));
                 }
@@ -408,7 +420,11 @@ fn handle(state: &mut State, eu: bool, call: &Call, dns_delay_ms: i64) -> Result
         ["v3" | "v4", "domains", name] => {
             let region = state.region(eu);
             match *method {
-                Method::GET => region.domains.get(&name.to_ascii_lowercase()).map(|d| d.with_records(eu)).ok_or_else(|| MailgunError::not_found("Domain not found")),
+                Method::GET => region
+                    .domains
+                    .get(&name.to_ascii_lowercase())
+                    .map(|d| d.with_records(eu))
+                    .ok_or_else(|| MailgunError::not_found("Domain not found")),
                 Method::DELETE => {
                     region.delete_domain(name)?;
                     Ok(json!({"message": "Domain has been deleted"}))
@@ -422,7 +438,10 @@ fn handle(state: &mut State, eu: bool, call: &Call, dns_delay_ms: i64) -> Result
             }
             let region = state.region(eu);
             let dns = region.dns.clone();
-            let domain = region.domains.get_mut(&name.to_ascii_lowercase()).ok_or_else(|| MailgunError::not_found("Domain not found"))?;
+            let domain = region
+                .domains
+                .get_mut(&name.to_ascii_lowercase())
+                .ok_or_else(|| MailgunError::not_found("Domain not found"))?;
             domain.verify(&dns, now, eu);
             let mut answer = domain.with_records(eu);
             if let Some(map) = answer.as_object_mut() {
@@ -435,7 +454,10 @@ fn handle(state: &mut State, eu: bool, call: &Call, dns_delay_ms: i64) -> Result
                 return Err(not_allowed());
             }
             let region = state.region(eu);
-            let domain = region.domains.get(&name.to_ascii_lowercase()).ok_or_else(|| MailgunError::not_found("Domain not found"))?;
+            let domain = region
+                .domains
+                .get(&name.to_ascii_lowercase())
+                .ok_or_else(|| MailgunError::not_found("Domain not found"))?;
             let message = region
                 .messages
                 .get(*key)
@@ -444,7 +466,11 @@ fn handle(state: &mut State, eu: bool, call: &Call, dns_delay_ms: i64) -> Result
             Ok(if call.accept_mime { message.to_rfc2822_json() } else { message.to_json(base) })
         }
         ["v3", "domains", name, "webhooks"] => {
-            let domain = state.region(eu).domains.get_mut(&name.to_ascii_lowercase()).ok_or_else(|| MailgunError::not_found("Domain not found"))?;
+            let domain = state
+                .region(eu)
+                .domains
+                .get_mut(&name.to_ascii_lowercase())
+                .ok_or_else(|| MailgunError::not_found("Domain not found"))?;
             match *method {
                 Method::GET => Ok(domain.webhooks.list()),
                 Method::POST => domain.webhooks.create(call.form.get("id"), &urls(&call.form)),
@@ -452,7 +478,11 @@ fn handle(state: &mut State, eu: bool, call: &Call, dns_delay_ms: i64) -> Result
             }
         }
         ["v3", "domains", name, "webhooks", hook] => {
-            let domain = state.region(eu).domains.get_mut(&name.to_ascii_lowercase()).ok_or_else(|| MailgunError::not_found("Domain not found"))?;
+            let domain = state
+                .region(eu)
+                .domains
+                .get_mut(&name.to_ascii_lowercase())
+                .ok_or_else(|| MailgunError::not_found("Domain not found"))?;
             match *method {
                 Method::GET => domain.webhooks.get(hook),
                 Method::PUT => domain.webhooks.update(hook, &urls(&call.form)),
@@ -474,13 +504,17 @@ fn handle(state: &mut State, eu: bool, call: &Call, dns_delay_ms: i64) -> Result
                 Method::POST => &call.form,
                 _ => return Err(not_allowed()),
             };
-            let address = fields.get("address").or_else(|| call.query.get("address")).ok_or_else(|| MailgunError::bad_request("address parameter is missing"))?;
+            let address = fields
+                .get("address")
+                .or_else(|| call.query.get("address"))
+                .ok_or_else(|| MailgunError::bad_request("address parameter is missing"))?;
             if address.chars().count() > 512 {
                 return Err(MailgunError::bad_request("address parameter must be at most 512 characters"));
             }
             let provider_lookup = match fields.get("provider_lookup").or_else(|| call.query.get("provider_lookup")) {
                 None => true,
-                Some(v) => parse_bool(v).ok_or_else(|| MailgunError::bad_request(format!("Invalid provider_lookup value: {v}")))?,
+                Some(v) => parse_bool(v)
+                    .ok_or_else(|| MailgunError::bad_request(format!("Invalid provider_lookup value: {v}")))?,
             };
             let region = state.region(eu);
             let dns = &region.dns;
@@ -583,7 +617,11 @@ async fn incoming(shared: &Shared, body: &[u8]) -> Response {
         "us" => false,
         "eu" => true,
         other => {
-            return super::errors::sandbox_error(StatusCode::BAD_REQUEST, "bad_request", format!("region must be \"us\" or \"eu\", not {other:?}"))
+            return super::errors::sandbox_error(
+                StatusCode::BAD_REQUEST,
+                "bad_request",
+                format!("region must be \"us\" or \"eu\", not {other:?}"),
+            )
         }
     };
     let now = shared.clock.now_ms();

@@ -116,11 +116,15 @@ impl Region {
 
     /// The domain, or Mailgun's 404 for a domain of another region or none.
     pub fn domain(&self, name: &str) -> Result<&Domain, MailgunError> {
-        self.domains.get(&name.to_ascii_lowercase()).ok_or_else(|| MailgunError::not_found(format!("Domain not found: {name}")))
+        self.domains
+            .get(&name.to_ascii_lowercase())
+            .ok_or_else(|| MailgunError::not_found(format!("Domain not found: {name}")))
     }
 
     pub fn domain_mut(&mut self, name: &str) -> Result<&mut Domain, MailgunError> {
-        self.domains.get_mut(&name.to_ascii_lowercase()).ok_or_else(|| MailgunError::not_found(format!("Domain not found: {name}")))
+        self.domains
+            .get_mut(&name.to_ascii_lowercase())
+            .ok_or_else(|| MailgunError::not_found(format!("Domain not found: {name}")))
     }
 
     fn schedule(&mut self, due_ms: i64, step: Step) {
@@ -155,7 +159,8 @@ impl Region {
                     Step::Deliver { key, .. } | Step::Engage { key, .. } => key.as_str(),
                 })
                 .collect();
-            let keep = |m: &StoredMessage| m.created_ms >= now_ms - MESSAGE_RETENTION_MS || pending.contains(m.key.as_str());
+            let keep =
+                |m: &StoredMessage| m.created_ms >= now_ms - MESSAGE_RETENTION_MS || pending.contains(m.key.as_str());
             let drop: Vec<String> = self.messages.values().filter(|m| !keep(m)).map(|m| m.key.clone()).collect();
             for key in drop {
                 self.messages.remove(&key);
@@ -209,7 +214,10 @@ impl Region {
             return Err(MailgunError::bad_request(format!("Too many recipients, max is {}", messages::MAX_RECIPIENTS)));
         }
         if domain.kind == DomainKind::Sandbox {
-            if let Some(r) = recipients.iter().find(|r| !domain.authorized_recipients.iter().any(|a| a.eq_ignore_ascii_case(&r.address))) {
+            if let Some(r) = recipients
+                .iter()
+                .find(|r| !domain.authorized_recipients.iter().any(|a| a.eq_ignore_ascii_case(&r.address)))
+            {
                 return Err(MailgunError::new(
                     403,
                     format!(
@@ -228,7 +236,15 @@ impl Region {
     }
 
     /// Stores a message and returns a copy of it.
-    fn store(&mut self, domain: &str, draft: Draft, recipients: Vec<Recipient>, now_ms: i64, method: &'static str, seeded: bool) -> StoredMessage {
+    fn store(
+        &mut self,
+        domain: &str,
+        draft: Draft,
+        recipients: Vec<Recipient>,
+        now_ms: i64,
+        method: &'static str,
+        seeded: bool,
+    ) -> StoredMessage {
         self.message_count += 1;
         let dt = crate::sandbox::clock::rfc3339_seconds(now_ms).replace(['-', ':', 'T', 'Z'], "");
         let message_id = format!("{dt}.{}.{}@{domain}", self.message_count, self.ids.hex(16).to_ascii_uppercase());
@@ -277,13 +293,20 @@ impl Region {
             self.record(&message.domain, now_ms, body);
             let mut rng = Rng::new(self.seed ^ hash(&message.key, index as u64));
             let delay = rng.range(1_000, 4_000);
-            self.schedule(message.deliver_at_ms.max(now_ms) + delay, Step::Deliver { key: message.key.clone(), recipient: index, attempt: 1 });
+            self.schedule(
+                message.deliver_at_ms.max(now_ms) + delay,
+                Step::Deliver { key: message.key.clone(), recipient: index, attempt: 1 },
+            );
         }
     }
 
     /// An event's JSON for recipient `index` of `message`.
     fn event_body(&mut self, kind: &str, ts_ms: i64, message: &StoredMessage, index: usize) -> Value {
-        let recipient = message.recipients.get(index).cloned().unwrap_or(Recipient { address: String::new(), list: None, vars: Map::new() });
+        let recipient = message.recipients.get(index).cloned().unwrap_or(Recipient {
+            address: String::new(),
+            list: None,
+            vars: Map::new(),
+        });
         let recipient_domain = recipient.address.rsplit_once('@').map_or("", |(_, d)| d).to_ascii_lowercase();
         let level = match kind {
             "failed" => "error",
@@ -312,7 +335,10 @@ impl Region {
         if let Some(map) = body.as_object_mut() {
             if matches!(kind, "accepted" | "delivered" | "failed" | "stored") {
                 let region = if self.eu { "europe-west1" } else { "us-east4" };
-                map.insert("storage".into(), json!({"key": message.key, "url": message.storage_url, "region": region, "env": "production"}));
+                map.insert(
+                    "storage".into(),
+                    json!({"key": message.key, "url": message.storage_url, "region": region, "env": "production"}),
+                );
             }
             if let Some(list) = &recipient.list {
                 map.insert("mailing-list".into(), json!({"address": list, "list-id": list, "sid": ""}));
@@ -328,7 +354,9 @@ impl Region {
     fn record(&mut self, domain: &str, ts_ms: i64, body: Value) {
         let kind = body["event"].as_str().unwrap_or("").to_owned();
         let name = webhooks::name_for(&kind, body["severity"].as_str());
-        let urls = name.and_then(|n| self.domains.get(domain).and_then(|d| d.webhooks.urls.get(n)).cloned()).unwrap_or_default();
+        let urls = name
+            .and_then(|n| self.domains.get(domain).and_then(|d| d.webhooks.urls.get(n)).cloned())
+            .unwrap_or_default();
         for url in urls {
             let token = self.ids.alphanumeric(50);
             let timestamp = (ts_ms / 1000).to_string();
@@ -362,33 +390,57 @@ impl Region {
         let (local, recipient_domain) = recipient.address.rsplit_once('@').unwrap_or((&recipient.address, ""));
         let mut body = if let Some(s) = suppressed {
             let mut body = self.event_body("failed", due, &message, index);
-            extend(&mut body, json!({"severity": "permanent", "reason": s.reason,
-                "delivery-status": {"attempt-no": attempt, "message": "", "code": s.code, "description": s.description, "session-seconds": 0.0}}));
+            extend(
+                &mut body,
+                json!({"severity": "permanent", "reason": s.reason,
+                "delivery-status": {"attempt-no": attempt, "message": "", "code": s.code, "description": s.description, "session-seconds": 0.0}}),
+            );
             body
         } else if !self.dns.has_mx(recipient_domain, due) {
             let text = format!("No MX for {recipient_domain}");
             if !message.seeded {
                 if let Some(d) = self.domains.get_mut(&message.domain) {
-                    d.suppressions.upsert(Table::Bounces, Record { address: recipient.address.clone(), created_ms: due, code: "550".into(), error: text.clone(), tags: Vec::new() });
+                    d.suppressions.upsert(
+                        Table::Bounces,
+                        Record {
+                            address: recipient.address.clone(),
+                            created_ms: due,
+                            code: "550".into(),
+                            error: text.clone(),
+                            tags: Vec::new(),
+                        },
+                    );
                 }
             }
             let mut body = self.event_body("failed", due, &message, index);
-            extend(&mut body, json!({"severity": "permanent", "reason": "bounce",
-                "delivery-status": {"attempt-no": attempt, "message": text, "code": 550, "description": text, "session-seconds": 0.0, "enhanced-code": "5.1.2"}}));
+            extend(
+                &mut body,
+                json!({"severity": "permanent", "reason": "bounce",
+                "delivery-status": {"attempt-no": attempt, "message": text, "code": 550, "description": text, "session-seconds": 0.0, "enhanced-code": "5.1.2"}}),
+            );
             body
         } else if local.to_ascii_lowercase().starts_with("tempfail") && attempt == 1 {
             let mut body = self.event_body("failed", due, &message, index);
-            extend(&mut body, json!({"severity": "temporary", "reason": "generic", "log-level": "warn",
+            extend(
+                &mut body,
+                json!({"severity": "temporary", "reason": "generic", "log-level": "warn",
                 "delivery-status": {"attempt-no": attempt, "message": "4.2.1 Mailbox temporarily unavailable, try again later", "code": 421,
-                    "description": "", "session-seconds": 0.3, "retry-seconds": TEMPFAIL_RETRY_MS / 1000, "enhanced-code": "4.2.1"}}));
-            self.schedule(due + TEMPFAIL_RETRY_MS, Step::Deliver { key: key.to_owned(), recipient: index, attempt: attempt + 1 });
+                    "description": "", "session-seconds": 0.3, "retry-seconds": TEMPFAIL_RETRY_MS / 1000, "enhanced-code": "4.2.1"}}),
+            );
+            self.schedule(
+                due + TEMPFAIL_RETRY_MS,
+                Step::Deliver { key: key.to_owned(), recipient: index, attempt: attempt + 1 },
+            );
             body
         } else {
             let mut rng = Rng::new(self.seed ^ hash(key, 1000 + index as u64));
             let session = 0.1 + f64::from(u32::try_from(rng.below(1900)).unwrap_or(0)) / 1000.0;
             let mut body = self.event_body("delivered", due, &message, index);
-            extend(&mut body, json!({"delivery-status": {"tls": true, "mx-host": format!("mx.{recipient_domain}"), "code": 250, "description": "",
-                "session-seconds": session, "utf8": true, "attempt-no": attempt, "message": "OK", "certificate-verified": true}}));
+            extend(
+                &mut body,
+                json!({"delivery-status": {"tls": true, "mx-host": format!("mx.{recipient_domain}"), "code": 250, "description": "",
+                "session-seconds": session, "utf8": true, "attempt-no": attempt, "message": "OK", "certificate-verified": true}}),
+            );
             if !message.testmode {
                 self.plan_engagement(&message, index, due, &mut rng);
             }
@@ -437,24 +489,40 @@ impl Region {
             return;
         };
         let mut rng = Rng::new(self.seed ^ hash(key, 2000 + index as u64));
-        let clients = [("Chrome", "Windows", "desktop"), ("Mobile Safari", "iOS", "mobile"), ("Thunderbird", "Linux", "desktop"), ("Gmail", "Android", "mobile")];
+        let clients = [
+            ("Chrome", "Windows", "desktop"),
+            ("Mobile Safari", "iOS", "mobile"),
+            ("Thunderbird", "Linux", "desktop"),
+            ("Gmail", "Android", "mobile"),
+        ];
         let (client, os, device) = *rng.pick(&clients);
         let mut body = self.event_body(event, due, &message, index);
-        extend(&mut body, json!({
-            "ip": format!("203.0.113.{}", rng.range(1, 254)),
-            "geolocation": {"country": "US", "region": "CA", "city": "San Francisco"},
-            "client-info": {"client-name": client, "client-os": os, "device-type": device, "client-type": if device == "mobile" { "mobile browser" } else { "browser" },
-                            "user-agent": format!("Mozilla/5.0 ({os}) {client}")},
-        }));
+        extend(
+            &mut body,
+            json!({
+                "ip": format!("203.0.113.{}", rng.range(1, 254)),
+                "geolocation": {"country": "US", "region": "CA", "city": "San Francisco"},
+                "client-info": {"client-name": client, "client-os": os, "device-type": device, "client-type": if device == "mobile" { "mobile browser" } else { "browser" },
+                                "user-agent": format!("Mozilla/5.0 ({os}) {client}")},
+            }),
+        );
         if event == "clicked" {
             extend(&mut body, json!({"url": format!("https://{}/offers/{}", message.domain, rng.range(1, 20))}));
         }
         if !message.seeded {
             if let Some(domain) = self.domains.get_mut(&message.domain) {
-                let record = Record { address: recipient, created_ms: due, code: String::new(), error: String::new(), tags: vec!["*".into()] };
+                let record = Record {
+                    address: recipient,
+                    created_ms: due,
+                    code: String::new(),
+                    error: String::new(),
+                    tags: vec!["*".into()],
+                };
                 match event {
                     "unsubscribed" => domain.suppressions.upsert(Table::Unsubscribes, record),
-                    "complained" => domain.suppressions.upsert(Table::Complaints, Record { tags: Vec::new(), ..record }),
+                    "complained" => {
+                        domain.suppressions.upsert(Table::Complaints, Record { tags: Vec::new(), ..record })
+                    }
                     _ => {}
                 }
             }
@@ -465,7 +533,8 @@ impl Region {
     /// Demo history: a message sent at `at_ms` through the same pipeline, whose events leave the
     /// seeded suppression tables as they are.
     pub fn seed_message(&mut self, domain: &str, draft: Draft, at_ms: i64) {
-        let recipients = draft.envelope.iter().map(|a| Recipient { address: a.clone(), list: None, vars: Map::new() }).collect();
+        let recipients =
+            draft.envelope.iter().map(|a| Recipient { address: a.clone(), list: None, vars: Map::new() }).collect();
         let message = self.store(domain, draft, recipients, at_ms, "http", true);
         self.accept(message, at_ms);
     }
@@ -506,7 +575,11 @@ impl Region {
 
     /// Mail arriving from outside (the control port): routes matched, their actions performed
     /// or recorded. Returns the answer and the HTTP POSTs to make (URL, form fields).
-    pub fn incoming(&mut self, mail: &Value, now_ms: i64) -> Result<(Value, Vec<(String, Vec<(String, String)>)>), MailgunError> {
+    pub fn incoming(
+        &mut self,
+        mail: &Value,
+        now_ms: i64,
+    ) -> Result<(Value, Vec<(String, Vec<(String, String)>)>), MailgunError> {
         let text = |k: &str| mail.get(k).and_then(Value::as_str).map(str::to_owned);
         let recipient = text("recipient").ok_or_else(|| MailgunError::bad_request("recipient is required"))?;
         if !messages::valid_address(&recipient) {
@@ -515,7 +588,8 @@ impl Region {
         let from = text("from").unwrap_or_else(|| "sender@example.com".into());
         let subject = text("subject").unwrap_or_default();
         let body_plain = text("body-plain").unwrap_or_default();
-        let mut headers: Vec<(String, String)> = vec![("From".into(), from.clone()), ("To".into(), recipient.clone()), ("Subject".into(), subject.clone())];
+        let mut headers: Vec<(String, String)> =
+            vec![("From".into(), from.clone()), ("To".into(), recipient.clone()), ("Subject".into(), subject.clone())];
         if let Some(extra) = mail.get("headers").and_then(Value::as_object) {
             for (k, v) in extra {
                 headers.push((k.clone(), v.as_str().map_or_else(|| v.to_string(), str::to_owned)));
@@ -533,7 +607,10 @@ impl Region {
                 ("subject".into(), subject.clone()),
                 ("body-plain".into(), body_plain.clone()),
                 ("stripped-text".into(), body_plain.trim().to_owned()),
-                ("message-headers".into(), Value::Array(headers.iter().map(|(k, v)| json!([k, v])).collect()).to_string()),
+                (
+                    "message-headers".into(),
+                    Value::Array(headers.iter().map(|(k, v)| json!([k, v])).collect()).to_string(),
+                ),
             ];
             f.extend(extra.iter().map(|(k, v)| ((*k).to_owned(), v.clone())));
             f
@@ -549,16 +626,27 @@ impl Region {
                                 posts.push((dest.clone(), fields(&[])));
                                 performed.push(json!({"route": route.id, "action": "forward", "destination": dest, "posted": true}));
                             } else {
-                                performed.push(json!({"route": route.id, "action": "forward", "destination": dest, "posted": false,
-                                    "note": "the opsdeck sandbox only POSTs to loopback URLs"}));
+                                performed.push(
+                                    json!({"route": route.id, "action": "forward", "destination": dest, "posted": false,
+                                    "note": "the opsdeck sandbox only POSTs to loopback URLs"}),
+                                );
                             }
                         } else {
-                            self.forwards.push(Forward { route: route.id.clone(), destination: dest.clone(), recipient: recipient.clone(), at_ms: now_ms });
-                            performed.push(json!({"route": route.id, "action": "forward", "destination": dest, "recorded": true}));
+                            self.forwards.push(Forward {
+                                route: route.id.clone(),
+                                destination: dest.clone(),
+                                recipient: recipient.clone(),
+                                at_ms: now_ms,
+                            });
+                            performed.push(
+                                json!({"route": route.id, "action": "forward", "destination": dest, "recorded": true}),
+                            );
                         }
                     }
                     RouteAction::Store { notify } => {
-                        actions.push(notify.as_ref().map_or_else(|| "store()".to_owned(), |u| format!("store(notify=\"{u}\")")));
+                        actions.push(
+                            notify.as_ref().map_or_else(|| "store()".to_owned(), |u| format!("store(notify=\"{u}\")")),
+                        );
                         let domain = recipient.rsplit_once('@').map_or("", |(_, d)| d).to_ascii_lowercase();
                         let draft = Draft {
                             from: from.clone(),
@@ -615,7 +703,6 @@ impl Region {
         self.events.remove_domain(&key);
         Ok(())
     }
-
 }
 
 /// Merges the keys of `extra` into `body`.

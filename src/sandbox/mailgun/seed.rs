@@ -23,7 +23,8 @@ const DAY_MS: i64 = 86_400_000;
 pub fn regions(seed: u64, anchor_ms: i64, dns_delay_ms: i64, us_base: String, eu_base: String) -> (Region, Region) {
     let mut us = Region::new(false, seed, Lists::seeded(anchor_ms), Routes::seeded(seed, anchor_ms), us_base);
     let sandbox_created = anchor_ms - 90 * DAY_MS;
-    let mut sandbox = Domain::new(&mut us.ids, SANDBOX_DOMAIN, DomainKind::Sandbox, DomainState::Active, sandbox_created);
+    let mut sandbox =
+        Domain::new(&mut us.ids, SANDBOX_DOMAIN, DomainKind::Sandbox, DomainState::Active, sandbox_created);
     sandbox.authorized_recipients = vec!["ops@example.com".into(), "dev@example.com".into()];
     add_active(&mut us, sandbox, sandbox_created);
     let mg_created = anchor_ms - 60 * DAY_MS;
@@ -37,13 +38,17 @@ pub fn regions(seed: u64, anchor_ms: i64, dns_delay_ms: i64, us_base: String, eu
         tags: tags.iter().map(|t| (*t).to_owned()).collect(),
     };
     suppressions.upsert(Table::Bounces, record("bounced@example.net", 12, "550", "No such mailbox", &[]));
-    suppressions.upsert(Table::Bounces, record("gone@example.org", 9, "550", "5.1.1 The email account that you tried to reach does not exist", &[]));
+    suppressions.upsert(
+        Table::Bounces,
+        record("gone@example.org", 9, "550", "5.1.1 The email account that you tried to reach does not exist", &[]),
+    );
     suppressions.upsert(Table::Bounces, record("full@example.com", 3, "552", "Mailbox full", &[]));
     suppressions.upsert(Table::Complaints, record("angry@example.com", 5, "", "", &[]));
     suppressions.upsert(Table::Unsubscribes, record("quit@example.com", 20, "", "", &["*"]));
     suppressions.upsert(Table::Unsubscribes, record("weekly-off@example.com", 8, "", "", &["weekly"]));
     add_active(&mut us, mg, mg_created);
-    let news = Domain::new(&mut us.ids, UNVERIFIED_DOMAIN, DomainKind::Custom, DomainState::Unverified, anchor_ms - 3_600_000);
+    let news =
+        Domain::new(&mut us.ids, UNVERIFIED_DOMAIN, DomainKind::Custom, DomainState::Unverified, anchor_ms - 3_600_000);
     us.dns.publish(UNVERIFIED_DOMAIN, anchor_ms + dns_delay_ms);
     us.domains.insert(news.name.clone(), news);
     history(&mut us, US_DOMAIN, seed, anchor_ms, 7, 300);
@@ -67,10 +72,17 @@ fn add_active(region: &mut Region, mut domain: Domain, since_ms: i64) {
 /// `count` messages over the `days` before the anchor, through the real pipeline; the steps
 /// still due after the anchor (late opens, clicks) happen live.
 fn history(region: &mut Region, domain: &str, seed: u64, anchor_ms: i64, days: i64, count: i64) {
-    const SUBJECTS: [&str; 6] = ["Your receipt", "Weekly digest", "Password reset", "Welcome aboard", "Invoice available", "Service alert"];
+    const SUBJECTS: [&str; 6] =
+        ["Your receipt", "Weekly digest", "Password reset", "Welcome aboard", "Invoice available", "Service alert"];
     const TAGS: [&str; 4] = ["receipt", "weekly", "alert", "onboarding"];
-    const SPECIAL: [&str; 6] =
-        ["bounced@example.net", "quit@example.com", "angry@example.com", "weekly-off@example.com", "tempfail-relay@example.com", "full@example.com"];
+    const SPECIAL: [&str; 6] = [
+        "bounced@example.net",
+        "quit@example.com",
+        "angry@example.com",
+        "weekly-off@example.com",
+        "tempfail-relay@example.com",
+        "full@example.com",
+    ];
     let mut rng = Rng::new(seed ^ 0x4849_5354);
     let span = days * DAY_MS;
     for i in 0..count {

@@ -11,7 +11,8 @@ use super::errors::MailgunError;
 use super::events::{Event, EventLog};
 use crate::sandbox::request::Query;
 
-const KINDS: [&str; 8] = ["accepted", "delivered", "failed", "opened", "clicked", "unsubscribed", "complained", "stored"];
+const KINDS: [&str; 8] =
+    ["accepted", "delivered", "failed", "opened", "clicked", "unsubscribed", "complained", "stored"];
 /// Buckets one answer may hold, so a month of hours or decades of days cannot be asked for.
 const MAX_BUCKETS: usize = 5000;
 
@@ -36,11 +37,16 @@ pub fn total(log: &EventLog, domain: Option<&str>, query: &Query, now_ms: i64) -
         Some(r) => Resolution::parse(r).ok_or_else(|| MailgunError::bad_request(format!("Invalid resolution: {r}")))?,
     };
     let time = |name: &str| {
-        query.get(name).map(|v| parse_time(v).ok_or_else(|| MailgunError::bad_request(format!("Invalid {name}: {v}")))).transpose()
+        query
+            .get(name)
+            .map(|v| parse_time(v).ok_or_else(|| MailgunError::bad_request(format!("Invalid {name}: {v}"))))
+            .transpose()
     };
     let end = time("end")?.unwrap_or(now_ms);
     let start = match query.get("duration") {
-        Some(d) => end - parse_duration(d).ok_or_else(|| MailgunError::bad_request(format!("Invalid duration: {d}")))?,
+        Some(d) => {
+            end - parse_duration(d).ok_or_else(|| MailgunError::bad_request(format!("Invalid duration: {d}")))?
+        }
         None => time("start")?.unwrap_or(end - 7 * 86_400_000),
     };
     if start > end {
@@ -52,7 +58,10 @@ pub fn total(log: &EventLog, domain: Option<&str>, query: &Query, now_ms: i64) -
     while at <= end {
         buckets.insert(at, Counts::default());
         if buckets.len() > MAX_BUCKETS {
-            return Err(MailgunError::bad_request(format!("The range holds more than {MAX_BUCKETS} {} buckets", resolution.name())));
+            return Err(MailgunError::bad_request(format!(
+                "The range holds more than {MAX_BUCKETS} {} buckets",
+                resolution.name()
+            )));
         }
         at = next_bucket(at, resolution);
     }
@@ -103,7 +112,11 @@ impl Counts {
     fn add<'a>(&mut self, event: &'a Event, bucket: i64, unique: &mut HashSet<(i64, &'a str, String)>) {
         let body = &event.body;
         let per_recipient = || {
-            format!("{}|{}", body["message"]["headers"]["message-id"].as_str().unwrap_or(""), body["recipient"].as_str().unwrap_or(""))
+            format!(
+                "{}|{}",
+                body["message"]["headers"]["message-id"].as_str().unwrap_or(""),
+                body["recipient"].as_str().unwrap_or("")
+            )
         };
         match event.kind() {
             "accepted" if body["method"] == "smtp" => self.accepted_incoming += 1,

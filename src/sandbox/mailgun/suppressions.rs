@@ -79,7 +79,9 @@ impl Record {
     fn to_json(&self, table: Table) -> Value {
         let created_at = rfc2822(self.created_ms, "UTC");
         match table {
-            Table::Bounces => json!({"address": self.address, "code": self.code, "error": self.error, "created_at": created_at}),
+            Table::Bounces => {
+                json!({"address": self.address, "code": self.code, "error": self.error, "created_at": created_at})
+            }
             Table::Complaints => json!({"address": self.address, "created_at": created_at}),
             Table::Unsubscribes => json!({"address": self.address, "tags": self.tags, "created_at": created_at}),
         }
@@ -263,7 +265,12 @@ impl Suppressions {
     /// Every record is checked before any is added.
     pub fn create(&mut self, table: Table, body: CreateBody<'_>, now_ms: i64) -> Result<Value, MailgunError> {
         let records = match body {
-            CreateBody::Form(form) => vec![record_from(table, &|k| form.get(k).map(|v| Value::String(v.to_owned())), &form.all("tag").collect::<Vec<_>>(), now_ms)?],
+            CreateBody::Form(form) => vec![record_from(
+                table,
+                &|k| form.get(k).map(|v| Value::String(v.to_owned())),
+                &form.all("tag").collect::<Vec<_>>(),
+                now_ms,
+            )?],
             CreateBody::Json(items) => {
                 if items.len() > 1000 {
                     return Err(MailgunError::bad_request("Batch size should be less than 1000"));
@@ -271,7 +278,8 @@ impl Suppressions {
                 items
                     .iter()
                     .map(|item| {
-                        let object = item.as_object().ok_or_else(|| MailgunError::bad_request("Each item must be an object"))?;
+                        let object =
+                            item.as_object().ok_or_else(|| MailgunError::bad_request("Each item must be an object"))?;
                         record_from(table, &|k| object.get(k).cloned(), &[], now_ms)
                     })
                     .collect::<Result<Vec<_>, _>>()?

@@ -46,7 +46,10 @@ impl WebhookSet {
 
     pub fn get(&self, name: &str) -> Result<Value, MailgunError> {
         check_name(name)?;
-        self.urls.get(name).map(|urls| json!({"webhook": {"urls": urls}})).ok_or_else(|| MailgunError::not_found("Webhook not found"))
+        self.urls
+            .get(name)
+            .map(|urls| json!({"webhook": {"urls": urls}}))
+            .ok_or_else(|| MailgunError::not_found("Webhook not found"))
     }
 
     pub fn create(&mut self, name: Option<&str>, urls: &[String]) -> Result<Value, MailgunError> {
@@ -116,7 +119,11 @@ pub fn is_loopback_url(url: &str) -> bool {
         return false;
     };
     host.eq_ignore_ascii_case("localhost")
-        || host.trim_start_matches('[').trim_end_matches(']').parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+        || host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
 }
 
 /// `hex(HMAC-SHA256(key, timestamp + token))`.
