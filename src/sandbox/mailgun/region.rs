@@ -37,6 +37,9 @@ enum Step {
     Engage { key: String, recipient: usize, event: &'static str },
 }
 
+/// An HTTP POST a route asks for: URL and form fields.
+pub type Post = (String, Vec<(String, String)>);
+
 /// A forward to an email address made by a route: recorded, since the sandbox sends no mail.
 #[derive(Clone, Debug)]
 pub struct Forward {
@@ -447,12 +450,9 @@ impl Region {
             body
         };
         if let Some(map) = body.as_object_mut() {
-            map.remove("message").map(|mut m| {
-                if let Some(o) = m.as_object_mut() {
-                    o.remove("recipients");
-                }
-                map.insert("message".into(), m);
-            });
+            if let Some(o) = map.get_mut("message").and_then(Value::as_object_mut) {
+                o.remove("recipients");
+            }
         }
         self.record(&message.domain, due, body);
     }
@@ -575,11 +575,7 @@ impl Region {
 
     /// Mail arriving from outside (the control port): routes matched, their actions performed
     /// or recorded. Returns the answer and the HTTP POSTs to make (URL, form fields).
-    pub fn incoming(
-        &mut self,
-        mail: &Value,
-        now_ms: i64,
-    ) -> Result<(Value, Vec<(String, Vec<(String, String)>)>), MailgunError> {
+    pub fn incoming(&mut self, mail: &Value, now_ms: i64) -> Result<(Value, Vec<Post>), MailgunError> {
         let text = |k: &str| mail.get(k).and_then(Value::as_str).map(str::to_owned);
         let recipient = text("recipient").ok_or_else(|| MailgunError::bad_request("recipient is required"))?;
         if !messages::valid_address(&recipient) {

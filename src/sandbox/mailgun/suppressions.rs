@@ -291,7 +291,7 @@ impl Suppressions {
         for record in records {
             self.upsert(table, record);
         }
-        let noun = &table.name()[..];
+        let noun = table.name();
         Ok(if single {
             json!({"message": format!("Address has been added to the {noun} table"), "address": first})
         } else {
