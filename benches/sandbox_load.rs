@@ -8,7 +8,8 @@
 //!
 //! Adding a case: one `Case` value in `CASES` with the request a client sends (`request`) and
 //! how to count what the simulator stored (`stored`; `None` for an operation that stores nothing,
-//! such as a tax calculation).
+//! such as a tax calculation), and optionally reads made by other clients at the same time
+//! (`reads`: Mailgun's event queries while messages are sent).
 
 #![allow(clippy::unwrap_used, reason = "a benchmark panics on failure")]
 
@@ -26,6 +27,8 @@ struct Call {
     method: reqwest::Method,
     path: String,
     body: Option<Value>,
+    /// A form body (`application/x-www-form-urlencoded`) instead of JSON: Mailgun's sends.
+    form: Option<String>,
     authorization: String,
 }
 
@@ -40,24 +43,114 @@ struct Case {
     /// Records the simulator holds after the run for `clients` clients: compared with the
     /// number of successful requests.
     stored: Option<for<'a> fn(&'a Sandbox, &'a reqwest::Client, usize) -> Counted<'a>>,
+    /// Reads other clients make at the same time as the writes (reader `client`, its
+    /// `index`-th), reported on their own line.
+    reads: Option<fn(client: usize, index: usize) -> Call>,
 }
 
 const CASES: &[Case] = &[
-    Case { name: "ably messages_publish", service: Service::Ably, request: ably_publish, stored: Some(ably_stored) },
+    Case {
+        name: "ably messages_publish",
+        service: Service::Ably,
+        request: ably_publish,
+        stored: Some(ably_stored),
+        reads: None,
+    },
     Case {
         name: "avatax transactions_create",
         service: Service::Avatax,
         request: avatax_create,
         stored: Some(avatax_stored),
+        reads: None,
     },
-    Case { name: "taxjar taxes_calculate", service: Service::Taxjar, request: taxjar_calculate, stored: None },
+    Case {
+        name: "taxjar taxes_calculate",
+        service: Service::Taxjar,
+        request: taxjar_calculate,
+        stored: None,
+        reads: None,
+    },
     Case {
         name: "taxjar transactions_create_order",
         service: Service::Taxjar,
         request: taxjar_order,
         stored: Some(taxjar_orders_stored),
+        reads: None,
+    },
+    Case {
+        name: "mailgun messages_send",
+        service: Service::Mailgun,
+        request: mailgun_send,
+        stored: Some(mailgun_stored),
+        reads: Some(mailgun_events),
     },
 ];
+
+fn mailgun_auth() -> String {
+    use base64::Engine;
+    format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(format!("api:{}", credentials::MAILGUN_KEY)))
+}
+
+/// A message per request to its own recipient, so a lost or duplicated event shows.
+fn mailgun_send(client: usize, index: usize) -> Call {
+    Call {
+        method: reqwest::Method::POST,
+        path: "/v3/mg.example.com/messages".into(),
+        body: None,
+        form: Some(format!(
+            "from=ops%40mg.example.com&to=load-{client}-{index}%40example.com&subject=loadtest&text=load+{index}&o%3Atag=load"
+        )),
+        authorization: mailgun_auth(),
+    }
+}
+
+/// The event log read while the sends go on: the newest accepted events, then the failures.
+fn mailgun_events(_client: usize, index: usize) -> Call {
+    let event = if index % 2 == 0 { "accepted" } else { "delivered%20OR%20failed" };
+    Call {
+        method: reqwest::Method::GET,
+        path: format!("/v3/mg.example.com/events?event={event}&limit=100"),
+        body: None,
+        form: None,
+        authorization: mailgun_auth(),
+    }
+}
+
+/// Every send has exactly one `accepted` and, once the clock has moved past the delivery
+/// delay, exactly one `delivered` event, paged through with the event log's own page URLs.
+fn mailgun_stored<'a>(sandbox: &'a Sandbox, http: &'a reqwest::Client, _clients: usize) -> Counted<'a> {
+    Box::pin(async move {
+        sandbox.clock().advance(10_000);
+        let base = sandbox.base_url(Service::Mailgun);
+        let mut counts = Vec::new();
+        for event in ["accepted", "delivered"] {
+            let mut url =
+                format!("{base}/v3/mg.example.com/events?event={event}&subject=loadtest&limit=300&ascending=yes");
+            let mut seen = HashSet::new();
+            loop {
+                let response =
+                    http.get(&url).header("authorization", mailgun_auth()).send().await.map_err(|e| e.to_string())?;
+                let page: Value = serde_json::from_slice(&response.bytes().await.map_err(|e| e.to_string())?)
+                    .map_err(|e| e.to_string())?;
+                let items = page["items"].as_array().ok_or_else(|| format!("no `items` array: {page}"))?;
+                if items.is_empty() {
+                    break;
+                }
+                for recipient in items.iter().filter_map(|e| e["recipient"].as_str()) {
+                    if !seen.insert(recipient.to_owned()) {
+                        return Err(format!("{event} for {recipient} is logged twice"));
+                    }
+                }
+                url = page["paging"]["next"].as_str().ok_or("no next page URL")?.to_owned();
+            }
+            counts.push(seen.len());
+        }
+        if counts[0] != counts[1] {
+            return Err(format!("{} messages accepted but {} delivered", counts[0], counts[1]));
+        }
+        Ok(counts[0])
+    })
+}
 
 fn avatax_auth() -> String {
     use base64::Engine;
@@ -77,6 +170,7 @@ fn avatax_create(client: usize, index: usize) -> Call {
                 "country": "US", "postalCode": "92615"}},
             "lines": [{"number": "1", "amount": 100, "taxCode": "P0000000"}],
         })),
+        form: None,
         authorization: avatax_auth(),
     }
 }
@@ -125,6 +219,7 @@ fn taxjar_calculate(client: usize, index: usize) -> Call {
             "nexus_addresses": [{"country": "US", "state": "CA"}],
             "line_items": [{"id": "1", "quantity": quantity, "product_tax_code": "20010", "unit_price": 15}],
         })),
+        form: None,
         authorization: taxjar_auth(),
     }
 }
@@ -140,6 +235,7 @@ fn taxjar_order(client: usize, index: usize) -> Call {
             "amount": 16.5, "shipping": 1.5, "sales_tax": 1.35,
             "line_items": [{"id": "1", "quantity": 1, "product_tax_code": "20010", "unit_price": 15, "sales_tax": 1.35}],
         })),
+        form: None,
         authorization: taxjar_auth(),
     }
 }
@@ -173,6 +269,7 @@ fn ably_publish(client: usize, index: usize) -> Call {
         method: reqwest::Method::POST,
         path: format!("/channels/load-{client}/messages"),
         body: Some(json!({"name": "load", "data": {"client": client, "index": index}})),
+        form: None,
         authorization: ably_auth(),
     }
 }
@@ -215,6 +312,25 @@ fn ably_stored<'a>(sandbox: &'a Sandbox, http: &'a reqwest::Client, clients: usi
     })
 }
 
+/// Sends one call; `Err` names what went wrong.
+async fn send(http: &reqwest::Client, base: &str, call: Call) -> Result<(), String> {
+    let mut builder = http.request(call.method, format!("{base}{}", call.path));
+    builder = builder.header("authorization", call.authorization);
+    if let Some(body) = call.body {
+        builder = builder.header("content-type", "application/json").body(body.to_string());
+    } else if let Some(form) = call.form {
+        builder = builder.header("content-type", "application/x-www-form-urlencoded").body(form);
+    }
+    match builder.send().await {
+        Ok(response) if response.status().is_success() => {
+            let _ = response.bytes().await;
+            Ok(())
+        }
+        Ok(response) => Err(format!("status {}", response.status())),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
 fn env_number(name: &str, default: usize) -> usize {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).filter(|n| *n > 0).unwrap_or(default)
 }
@@ -234,6 +350,28 @@ async fn run(case: &Case, requests: usize, clients: usize) {
     let http = reqwest::Client::builder().pool_max_idle_per_host(clients).build().unwrap();
     let per_client = requests.div_ceil(clients);
     let started = Instant::now();
+    let writing = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let mut readers = Vec::new();
+    if let Some(read) = case.reads {
+        for client in 0..clients.div_ceil(4) {
+            let (http, base, writing) = (http.clone(), base.clone(), std::sync::Arc::clone(&writing));
+            readers.push(tokio::spawn(async move {
+                let mut latencies = Vec::new();
+                let mut failures = 0usize;
+                let mut index = 0;
+                while writing.load(std::sync::atomic::Ordering::Relaxed) {
+                    let call = read(client, index);
+                    index += 1;
+                    let sent = Instant::now();
+                    match send(&http, &base, call).await {
+                        Ok(()) => latencies.push(sent.elapsed()),
+                        Err(_) => failures += 1,
+                    }
+                }
+                (latencies, failures)
+            }));
+        }
+    }
     let mut tasks = Vec::new();
     for client in 0..clients {
         let http = http.clone();
@@ -245,19 +383,10 @@ async fn run(case: &Case, requests: usize, clients: usize) {
             let mut failures = Vec::new();
             for index in 0..count {
                 let call = request(client, index);
-                let mut builder = http.request(call.method, format!("{base}{}", call.path));
-                builder = builder.header("authorization", call.authorization);
-                if let Some(body) = call.body {
-                    builder = builder.header("content-type", "application/json").body(body.to_string());
-                }
                 let sent = Instant::now();
-                match builder.send().await {
-                    Ok(response) if response.status().is_success() => {
-                        let _ = response.bytes().await;
-                        latencies.push(sent.elapsed());
-                    }
-                    Ok(response) => failures.push(format!("status {}", response.status())),
-                    Err(e) => failures.push(e.to_string()),
+                match send(&http, &base, call).await {
+                    Ok(()) => latencies.push(sent.elapsed()),
+                    Err(e) => failures.push(e),
                 }
             }
             (latencies, failures)
@@ -271,6 +400,14 @@ async fn run(case: &Case, requests: usize, clients: usize) {
         failures.extend(f);
     }
     let elapsed = started.elapsed();
+    writing.store(false, std::sync::atomic::Ordering::Relaxed);
+    let mut read_latencies = Vec::new();
+    let mut read_failures = 0;
+    for reader in readers {
+        let (l, f) = reader.await.unwrap();
+        read_latencies.extend(l);
+        read_failures += f;
+    }
     latencies.sort_unstable();
     let ok = latencies.len();
     let stored = match case.stored {
@@ -287,6 +424,19 @@ async fn run(case: &Case, requests: usize, clients: usize) {
     );
     if let Some(first) = failures.first() {
         println!("  first failure: {first}");
+    }
+    if case.reads.is_some() {
+        read_latencies.sort_unstable();
+        println!(
+            "{:<32} concurrent reads, {} clients:   {:>8.0} req/s  p50 {:>7.2} ms  p99 {:>7.2} ms  ok {}  failed {read_failures}",
+            "  + event queries",
+            clients.div_ceil(4),
+            read_latencies.len() as f64 / elapsed.as_secs_f64(),
+            percentile(&read_latencies, 0.50).as_secs_f64() * 1000.0,
+            percentile(&read_latencies, 0.99).as_secs_f64() * 1000.0,
+            read_latencies.len(),
+        );
+        assert_eq!(read_failures, 0, "{}: event queries failed", case.name);
     }
     assert_eq!(stored, ok, "{}: every accepted request is stored exactly once", case.name);
     assert!(failures.is_empty(), "{}: {} requests failed", case.name, failures.len());

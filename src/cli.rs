@@ -123,6 +123,10 @@ pub enum Command {
         /// 10000.
         #[arg(long, default_value_t = 1.0, value_name = "N", allow_negative_numbers = true)]
         speed: f64,
+        /// Sandbox seconds before a new Mailgun domain's DNS records appear in the simulated
+        /// DNS, so `domains_verify` first reports them missing.
+        #[arg(long, default_value_t = sandbox::DEFAULT_DNS_DELAY_SECS, value_name = "SECONDS")]
+        dns_delay: u64,
     },
     /// List the operations of the catalog: service, operation, method and path.
     Ops {
@@ -885,10 +889,17 @@ fn check_port_base(port_base: u16) -> Result<(), Failure> {
 }
 
 /// `opsdeck sandbox`: serves until Ctrl-C or SIGTERM.
-pub async fn sandbox(port_base: u16, seed: u64, speed: f64, out: &mut dyn Write) -> Result<(), Failure> {
+pub async fn sandbox(
+    port_base: u16,
+    seed: u64,
+    speed: f64,
+    dns_delay: u64,
+    out: &mut dyn Write,
+) -> Result<(), Failure> {
     check_port_base(port_base)?;
     let clock = sandbox::SandboxClock::new(speed).map_err(|e| Failure::usage(format!("--speed {speed}: {e}")))?;
-    let options = sandbox::SandboxOptions { clock, ..sandbox::SandboxOptions::new(port_base, seed) };
+    let options =
+        sandbox::SandboxOptions { clock, dns_delay_secs: dns_delay, ..sandbox::SandboxOptions::new(port_base, seed) };
     let sandbox = sandbox::start_options(options).await.map_err(|e| {
         Failure::runtime(format!(
             "{e}; is another opsdeck sandbox running? pick other ports with --port-base N (0 = any free)"
@@ -900,8 +911,14 @@ pub async fn sandbox(port_base: u16, seed: u64, speed: f64, out: &mut dyn Write)
          \x20 GET    {control}/requests?service=NAME&limit=N   recent requests, secrets redacted\n\
          \x20 POST   {control}/reset?service=NAME              restore the seeded data (all without service)\n\
          \x20 POST   {control}/faults                          inject a fault: {{\"service\",\"path\",\"status\"|\"latency_ms\"|\"drop\"|\"retry_after\",\"count\"|\"probability\"}}; GET lists, DELETE removes\n\
+         \x20 POST   {control}/mailgun/incoming                incoming mail for Mailgun routes: {{\"region\",\"recipient\",\"from\",\"subject\",\"headers\",\"body-plain\"}}\n\
+         \x20 GET    {control}/mailgun/webhooks                Mailgun webhook POSTs made (signing key {signing}) and forwards recorded\n\
          \n{:<12} {:<26} {:<10} {}\n",
-        "SERVICE", "BASE URL", "STATE", "CREDENTIALS"
+        "SERVICE",
+        "BASE URL",
+        "STATE",
+        "CREDENTIALS",
+        signing = sandbox::credentials::MAILGUN_WEBHOOK_SIGNING_KEY,
     );
     for endpoint in &sandbox.endpoints {
         let name = match endpoint.region {

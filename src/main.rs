@@ -39,8 +39,8 @@ fn main() -> ExitCode {
             Some(Command::Ops { service, operation, json }) => {
                 cli::ops(service.as_deref(), operation.as_deref(), *json, &mut stdout)
             }
-            Some(Command::Sandbox { port_base, seed, speed }) => {
-                cli::sandbox(*port_base, *seed, *speed, &mut stdout).await
+            Some(Command::Sandbox { port_base, seed, speed, dns_delay }) => {
+                cli::sandbox(*port_base, *seed, *speed, *dns_delay, &mut stdout).await
             }
             Some(Command::Call(args)) => {
                 // Locked here only: the console reads the terminal its own way.

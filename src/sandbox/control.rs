@@ -6,7 +6,10 @@
 //! - `GET /` the services and their base URLs;
 //! - `GET /requests?service=NAME&limit=N` recent requests, newest first;
 //! - `POST /reset[?service=NAME]` restores seeded state;
-//! - `POST /faults`, `GET /faults`, `DELETE /faults[?service=NAME]`, `DELETE /faults/{id}`.
+//! - `POST /faults`, `GET /faults`, `DELETE /faults[?service=NAME]`, `DELETE /faults/{id}`;
+//! - a simulator's own routes under `/{service}/...` ([`Simulator::control_router`]): Mailgun's
+//!   `POST /mailgun/incoming` (incoming mail matched against routes) and `GET /mailgun/webhooks`
+//!   (webhook POST attempts and recorded forwards).
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -99,7 +102,13 @@ impl ControlState {
 }
 
 pub fn router(state: Arc<ControlState>) -> Router {
-    Router::new()
+    // Each simulator's own control routes live under its service name (`/mailgun/incoming`).
+    let extra: Vec<(String, Router)> = state
+        .simulators
+        .iter()
+        .filter_map(|s| s.control_router().map(|r| (format!("/{}", s.service().name()), r)))
+        .collect();
+    let mut router = Router::new()
         .route("/", get(index))
         .route("/requests", get(requests))
         .route("/reset", post(reset))
@@ -107,7 +116,11 @@ pub fn router(state: Arc<ControlState>) -> Router {
         .route("/faults/{id}", delete(delete_fault))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
-        .with_state(state)
+        .with_state(state);
+    for (prefix, routes) in extra {
+        router = router.nest(&prefix, routes);
+    }
+    router
 }
 
 async fn not_found(uri: Uri) -> Response {
@@ -170,7 +183,8 @@ async fn index(State(state): State<Arc<ControlState>>) -> Json<serde_json::Value
         "services": services,
         "speed": state.clock.speed(),
         "now": clock::rfc3339_ms(state.clock.now_ms()),
-        "endpoints": ["GET /requests?service=NAME&limit=N", "POST /reset?service=NAME", "GET|POST|DELETE /faults"],
+        "endpoints": ["GET /requests?service=NAME&limit=N", "POST /reset?service=NAME", "GET|POST|DELETE /faults",
+            "POST /mailgun/incoming", "GET /mailgun/webhooks"],
     }))
 }
 

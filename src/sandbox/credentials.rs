@@ -12,4 +12,6 @@ pub const COINBASE_KEY: &str = "sandbox-key";
 pub const COINBASE_SECRET: &str = "c2FuZGJveC1zZWNyZXQ=";
 pub const COINBASE_PASSPHRASE: &str = "sandbox-passphrase";
 pub const MAILGUN_KEY: &str = "sandbox-mailgun-key";
+/// The key the Mailgun simulator signs webhook POSTs with (HMAC-SHA256 of timestamp + token).
+pub const MAILGUN_WEBHOOK_SIGNING_KEY: &str = "sandbox-mailgun-signing-key";
 pub const EASYPOST_KEY: &str = "EZTKsandbox";

@@ -53,18 +53,25 @@ pub const DEFAULT_PORT_BASE: u16 = 7700;
 pub struct Platform {
     pub seed: u64,
     pub clock: SandboxClock,
+    /// How long (sandbox ms) a new Mailgun domain's DNS records take to appear (`--dns-delay`).
+    pub dns_delay_ms: i64,
+    /// Cancelled when the sandbox stops: background tasks of simulators end with it.
+    pub stop: CancellationToken,
 }
 
 impl Platform {
     pub fn new(seed: u64, clock: SandboxClock) -> Platform {
-        Platform { seed, clock }
+        Platform { seed, clock, dns_delay_ms: 60_000, stop: CancellationToken::new() }
     }
 
     /// Real time (speed 1): for a simulator built on its own, in unit tests.
     pub fn real_time(seed: u64) -> Platform {
-        Platform { seed, clock: SandboxClock::real_time() }
+        Platform::new(seed, SandboxClock::real_time())
     }
 }
+
+/// The default `--dns-delay` (and [`Platform::new`]'s): a minute, as long as a real DNS change often takes to be seen.
+pub const DEFAULT_DNS_DELAY_SECS: u64 = 60;
 
 /// One vendor's simulator: a router serving the vendor's real paths, over state it can reset.
 /// Constructors take a [`Platform`]: `XSimulator::new(&platform)`.
@@ -73,6 +80,17 @@ pub trait Simulator: Send + Sync {
     /// The routes, served at the root of the service's port. The platform wraps them in the
     /// request log and fault injection; a simulator does neither itself.
     fn router(&self) -> Router;
+    /// The routes of one regional listener (`Some("eu")` for Mailgun's EU port). Services with
+    /// one listener keep the default.
+    fn region_router(&self, region: Option<&'static str>) -> Router {
+        let _ = region;
+        self.router()
+    }
+    /// Routes the simulator adds to the control port, mounted under `/{service}` (Mailgun's
+    /// `POST /mailgun/incoming`); none by default.
+    fn control_router(&self) -> Option<Router> {
+        None
+    }
     /// Restores the seeded state.
     fn reset(&self);
     /// The vendor's own error answer for a bare `status`, so an injected fault looks to a
@@ -126,6 +144,7 @@ fn simulators(platform: &Platform) -> Vec<Arc<dyn Simulator>> {
         Arc::new(ably::AblySimulator::new(platform)),
         Arc::new(avatax::AvataxSimulator::new(platform)),
         Arc::new(taxjar::TaxjarSimulator::new(platform)),
+        Arc::new(mailgun::MailgunSimulator::new(platform)),
     ]
 }
 
@@ -199,11 +218,19 @@ pub struct SandboxOptions {
     /// The sandbox clock (its speed); a fresh real-time clock by default.
     pub clock: SandboxClock,
     pub limits: ServeLimits,
+    /// Sandbox seconds before a new Mailgun domain's DNS records appear (`--dns-delay`).
+    pub dns_delay_secs: u64,
 }
 
 impl SandboxOptions {
     pub fn new(port_base: u16, seed: u64) -> SandboxOptions {
-        SandboxOptions { port_base, seed, clock: SandboxClock::real_time(), limits: ServeLimits::DEFAULT }
+        SandboxOptions {
+            port_base,
+            seed,
+            clock: SandboxClock::real_time(),
+            limits: ServeLimits::DEFAULT,
+            dns_delay_secs: DEFAULT_DNS_DELAY_SECS,
+        }
     }
 }
 
@@ -220,12 +247,13 @@ pub async fn start_with(port_base: u16, seed: u64, limits: ServeLimits) -> std::
 
 /// Starts a sandbox as `options` say.
 pub async fn start_options(options: SandboxOptions) -> std::io::Result<Sandbox> {
-    let SandboxOptions { port_base, seed, clock, limits } = options;
-    let platform = Platform::new(seed, clock);
+    let SandboxOptions { port_base, seed, clock, limits, dns_delay_secs } = options;
+    let stop = CancellationToken::new();
+    let dns_delay_ms = i64::try_from(dns_delay_secs.saturating_mul(1000)).unwrap_or(i64::MAX);
+    let platform = Platform { dns_delay_ms, stop: stop.clone(), ..Platform::new(seed, clock) };
     let simulators = simulators(&platform);
     let log = Arc::new(RequestLog::default());
     let faults = Arc::new(FaultBook::new(seed));
-    let stop = CancellationToken::new();
     let bind = |offset: u16| {
         let port = if port_base == 0 { 0 } else { port_base.saturating_add(offset) };
         TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, port)))
@@ -241,7 +269,7 @@ pub async fn start_options(options: SandboxOptions) -> std::io::Result<Sandbox> 
             let simulator = simulators.iter().find(|s| s.service() == service).cloned();
             endpoints.push(Endpoint { service, region, addr: listener.local_addr()?, simulated: simulator.is_some() });
             let router = match &simulator {
-                Some(sim) => sim.router(),
+                Some(sim) => sim.region_router(region),
                 None => not_simulated_router(service),
             };
             let observer = Arc::new(control::Observer {

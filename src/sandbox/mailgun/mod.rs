@@ -1,7 +1,674 @@
-//! The Mailgun simulator (issue 8). This file only declares the modules of the lists, routes and
-//! validation part so they compile and test on their own; the simulator core replaces it.
+//! The Mailgun simulator (wire facts: `shared/api/mailgun.md`): every operation of the catalog
+//! and the other path forms the SDKs use (`/v4/domains`, `/v3/lists/pages`, event page URLs,
+//! single webhooks, account stats, POST validation), in two regions with separate state (the US
+//! and the EU listener), over seeded, resettable data.
+//!
+//! Layout: `region` (one region's state and the event pipeline), `domains` + `dns` (sending
+//! domains and the simulated DNS), `messages` + `mime` (sending and stored messages), `events`
+//! (the log, filters and page tokens), `suppressions`, `webhooks` (config, signing, POSTs),
+//! `stats`, `seed`, `errors`; `lists`, `routes` and `validation` answer their own paths. This file
+//! reads each request once (auth, query, form or multipart or JSON body), routes it, and runs the
+//! background task that makes due events happen and delivers webhooks.
 
-pub mod lists;
-pub mod refusal;
-pub mod routes;
-pub mod validation;
+mod dates;
+mod dns;
+mod domains;
+mod errors;
+mod events;
+mod lists;
+mod messages;
+mod mime;
+mod refusal;
+mod region;
+mod routes;
+mod seed;
+mod stats;
+mod suppressions;
+mod validation;
+mod webhooks;
+
+#[cfg(test)]
+mod tests;
+
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+use std::time::Duration;
+
+use axum::body::{to_bytes, Bytes};
+use axum::extract::Request;
+use axum::http::{header, HeaderMap, Method, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde_json::{json, Value};
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+
+pub use self::errors::MailgunError;
+use self::mime::FilePart;
+use self::region::Region;
+use self::suppressions::{CreateBody, Table};
+pub use self::webhooks::sign as sign_webhook;
+use super::request::{self, Body, Credentials, Query};
+use super::{credentials, Platform, SandboxClock, Simulator, DEFAULT_PORT_BASE};
+use crate::catalog::Service;
+
+/// Mailgun refuses requests over 52.4 MiB with 413.
+const MAX_BODY: usize = 52_428_800;
+/// The background task never sleeps longer than this, so a jump of the sandbox clock
+/// (`advance`) is noticed soon even when nothing is due.
+const MAX_SLEEP: Duration = Duration::from_millis(250);
+/// Time allowed for one webhook or route POST.
+const POST_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The Mailgun simulator: both regions.
+pub struct MailgunSimulator {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    seed: u64,
+    /// Seeded times are relative to this moment, so a reset gives back what start-up showed.
+    anchor_ms: i64,
+    dns_delay_ms: i64,
+    clock: SandboxClock,
+    state: Mutex<State>,
+    /// Wakes the background task when new work is queued.
+    wake: Notify,
+    stop: CancellationToken,
+    http: reqwest::Client,
+}
+
+struct State {
+    us: Region,
+    eu: Region,
+}
+
+impl State {
+    fn region(&mut self, eu: bool) -> &mut Region {
+        if eu {
+            &mut self.eu
+        } else {
+            &mut self.us
+        }
+    }
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn seeded(&self, us_base: String, eu_base: String) -> State {
+        let (us, eu) = seed::regions(self.seed, self.anchor_ms, self.dns_delay_ms, us_base, eu_base);
+        State { us, eu }
+    }
+}
+
+/// `yes`/`no`, `true`/`false` (any case, as the Python SDK sends `True`), `1`/`0`.
+pub(crate) fn parse_bool(value: &str) -> Option<bool> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "yes" | "true" | "1" => Some(true),
+        "no" | "false" | "0" => Some(false),
+        _ => None,
+    }
+}
+
+fn default_base(eu: bool) -> String {
+    let offset = super::port_offset(Service::Mailgun, if eu { Some("eu") } else { None });
+    format!("http://127.0.0.1:{}", DEFAULT_PORT_BASE + offset)
+}
+
+impl MailgunSimulator {
+    pub fn new(platform: &Platform) -> MailgunSimulator {
+        let http = reqwest::Client::builder().timeout(POST_TIMEOUT).build().unwrap_or_default();
+        let anchor_ms = platform.clock.now_ms();
+        let (us, eu) =
+            seed::regions(platform.seed, anchor_ms, platform.dns_delay_ms, default_base(false), default_base(true));
+        let shared = Arc::new(Shared {
+            seed: platform.seed,
+            anchor_ms,
+            dns_delay_ms: platform.dns_delay_ms,
+            clock: platform.clock.clone(),
+            state: Mutex::new(State { us, eu }),
+            wake: Notify::new(),
+            stop: platform.stop.child_token(),
+            http,
+        });
+        // Without a runtime (a plain unit test) there is no background task: requests still run
+        // every due step themselves; only webhook POSTs wait for one.
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(background(Arc::downgrade(&shared), shared.stop.clone()));
+        }
+        MailgunSimulator { shared }
+    }
+
+    /// Makes due events happen now: for tests that moved the clock.
+    pub fn run_due(&self) {
+        let now = self.shared.clock.now_ms();
+        let mut state = self.shared.lock();
+        state.us.run_due(now);
+        state.eu.run_due(now);
+    }
+}
+
+impl Drop for MailgunSimulator {
+    fn drop(&mut self) {
+        self.shared.stop.cancel();
+    }
+}
+
+impl Simulator for MailgunSimulator {
+    fn service(&self) -> Service {
+        Service::Mailgun
+    }
+
+    fn router(&self) -> Router {
+        self.region_router(None)
+    }
+
+    fn region_router(&self, region: Option<&'static str>) -> Router {
+        let shared = Arc::clone(&self.shared);
+        let eu = region == Some("eu");
+        Router::new().fallback(move |request: Request| {
+            let shared = Arc::clone(&shared);
+            async move { entry(&shared, eu, request).await }
+        })
+    }
+
+    fn control_router(&self) -> Option<Router> {
+        let incoming_shared = Arc::clone(&self.shared);
+        let attempts_shared = Arc::clone(&self.shared);
+        Some(
+            Router::new()
+                .route(
+                    "/incoming",
+                    post(move |body: Bytes| {
+                        let shared = Arc::clone(&incoming_shared);
+                        async move { incoming(&shared, &body).await }
+                    }),
+                )
+                .route(
+                    "/webhooks",
+                    get(move || {
+                        let shared = Arc::clone(&attempts_shared);
+                        async move { deliveries(&shared) }
+                    }),
+                ),
+        )
+    }
+
+    fn reset(&self) {
+        let mut state = self.shared.lock();
+        let (us_base, eu_base) = (state.us.base_url.clone(), state.eu.base_url.clone());
+        *state = self.shared.seeded(us_base, eu_base);
+    }
+
+    fn error_response(&self, status: StatusCode, message: &str) -> Response {
+        super::errors::render_status::<MailgunError>(status, message)
+    }
+}
+
+/// Runs due steps and makes webhook POSTs until the sandbox stops or the simulator is dropped.
+/// It sleeps until the next due time (on the sandbox clock, converted by its speed), at most
+/// [`MAX_SLEEP`], or until a request queues work.
+async fn background(shared: Weak<Shared>, stop: CancellationToken) {
+    loop {
+        let Some(strong) = shared.upgrade() else {
+            return;
+        };
+        let now = strong.clock.now_ms();
+        let (due, next) = {
+            let mut state = strong.lock();
+            let mut due = Vec::new();
+            for eu in [false, true] {
+                let region = state.region(eu);
+                region.run_due(now);
+                due.extend(region.due_deliveries(now).into_iter().map(|d| (eu, d)));
+            }
+            let next = [state.us.next_due(), state.eu.next_due()].into_iter().flatten().min();
+            (due, next)
+        };
+        if !due.is_empty() {
+            let http = strong.http.clone();
+            let posts = due.iter().map(|(_, d)| webhooks::post(&http, &d.url, &d.body));
+            let statuses = tokio::select! {
+                statuses = futures_util::future::join_all(posts) => statuses,
+                () = stop.cancelled() => return,
+            };
+            let at = strong.clock.now_ms();
+            let mut state = strong.lock();
+            for ((eu, delivery), status) in due.into_iter().zip(statuses) {
+                state.region(eu).delivered(delivery, status, at);
+            }
+            continue;
+        }
+        let speed = strong.clock.speed();
+        let wait = next.map_or(MAX_SLEEP, |due| {
+            #[expect(
+                clippy::cast_precision_loss,
+                clippy::cast_possible_truncation,
+                clippy::cast_sign_loss,
+                reason = "clamped to MAX_SLEEP"
+            )]
+            let ms = ((due - now).max(1) as f64 / speed).ceil().min(MAX_SLEEP.as_millis() as f64) as u64;
+            Duration::from_millis(ms)
+        });
+        drop(strong);
+        let Some(strong) = shared.upgrade() else {
+            return;
+        };
+        let notified = strong.wake.notified();
+        tokio::select! {
+            () = stop.cancelled() => return,
+            () = notified => {}
+            () = tokio::time::sleep(wait) => {}
+        }
+    }
+}
+
+/// One request as the handlers see it.
+struct Call {
+    method: Method,
+    segments: Vec<String>,
+    query: Query,
+    form: Query,
+    files: Vec<request::Part>,
+    json: Option<Value>,
+    base_url: String,
+    accept_mime: bool,
+    now_ms: i64,
+}
+
+async fn entry(shared: &Shared, eu: bool, request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    let segments: Vec<String> = match parts
+        .uri
+        .path()
+        .trim_matches('/')
+        .split('/')
+        .filter(|s| !s.is_empty())
+        .map(|s| request::decode_component(s, false))
+        .collect::<Result<_, _>>()
+    {
+        Ok(s) => s,
+        Err(_) => return MailgunError::bad_request("the path is not UTF-8 once percent-decoded").into_response(),
+    };
+    let sending = parts.method == Method::POST
+        && segments.len() == 3
+        && segments[0] == "v3"
+        && matches!(segments[2].as_str(), "messages" | "messages.mime");
+    if !authorized(&parts.headers) {
+        return if sending { MailgunError::Forbidden } else { MailgunError::invalid_key() }.into_response();
+    }
+    let call =
+        match read_call(&parts.headers, parts.method, segments, parts.uri.query(), body, shared.clock.now_ms(), eu)
+            .await
+        {
+            Ok(call) => call,
+            Err(e) => return e.into_response(),
+        };
+    let result = {
+        let mut state = shared.lock();
+        let region = state.region(eu);
+        region.base_url.clone_from(&call.base_url);
+        region.run_due(call.now_ms);
+        handle(&mut state, eu, &call, shared.dns_delay_ms)
+    };
+    // Whatever the request queued (a send's delivery, a webhook), the background task looks.
+    shared.wake.notify_one();
+    match result {
+        Ok(value) => Json(value).into_response(),
+        Err(e) => e.into_response(),
+    }
+}
+
+/// Basic `api:<key>` with the sandbox key.
+fn authorized(headers: &HeaderMap) -> bool {
+    matches!(request::credentials(headers), Ok(Some(Credentials::Basic { user, password }))
+        if user == "api" && password == credentials::MAILGUN_KEY)
+}
+
+async fn read_call(
+    headers: &HeaderMap,
+    method: Method,
+    segments: Vec<String>,
+    query: Option<&str>,
+    body: axum::body::Body,
+    now_ms: i64,
+    eu: bool,
+) -> Result<Call, MailgunError> {
+    let query = Query::parse(query.unwrap_or("")).map_err(|e| MailgunError::bad_request(e.to_string()))?;
+    let bytes = to_bytes(body, MAX_BODY).await.map_err(|_| MailgunError::new(413, "Request entity too large"))?;
+    let (form, files, json) = match request::read_body(headers, &bytes, MAX_BODY) {
+        Ok(Body::Empty) => (Query::default(), Vec::new(), None),
+        Ok(Body::Form(form)) => (form, Vec::new(), None),
+        Ok(Body::Json(value)) => (Query::default(), Vec::new(), Some(value)),
+        Ok(Body::Multipart(parts)) => {
+            let mut form = Query::default();
+            let mut files = Vec::new();
+            for part in parts {
+                match (&part.filename, part.text()) {
+                    (None, Some(text)) => form.pairs.push((part.name.clone(), text.to_owned())),
+                    _ => files.push(part),
+                }
+            }
+            (form, files, None)
+        }
+        Err(e) => return Err(MailgunError::new(e.status(), e.to_string())),
+    };
+    let host =
+        headers.get(header::HOST).and_then(|h| h.to_str().ok()).filter(|h| !h.is_empty() && !h.contains(['/', ' ']));
+    let base_url = host.map_or_else(|| default_base(eu), |h| format!("http://{h}"));
+    let accept_mime = headers
+        .get(header::ACCEPT)
+        .and_then(|h| h.to_str().ok())
+        .is_some_and(|a| a.to_ascii_lowercase().contains("message/rfc2822"));
+    Ok(Call { method, segments, query, form, files, json, base_url, accept_mime, now_ms })
+}
+
+fn not_allowed() -> MailgunError {
+    MailgunError::new(405, "Method Not Allowed")
+}
+
+/// The file parts of a send, `attachment` and `inline`, with names and content types.
+fn file_parts(parts: &[request::Part]) -> Vec<FilePart> {
+    parts
+        .iter()
+        .filter(|p| p.name == "attachment" || p.name == "inline")
+        .map(|p| {
+            let name = p.filename.clone().filter(|n| !n.is_empty()).unwrap_or_else(|| "noname".into());
+            let content_type = p
+                .content_type
+                .clone()
+                .filter(|c| !c.is_empty() && c != "application/octet-stream")
+                .unwrap_or_else(|| mime_guess::from_path(&name).first_or_octet_stream().essence_str().to_owned());
+            FilePart { name, content_type, data: p.data.clone(), inline: p.name == "inline" }
+        })
+        .collect()
+}
+
+fn handle(state: &mut State, eu: bool, call: &Call, dns_delay_ms: i64) -> Result<Value, MailgunError> {
+    let segments: Vec<&str> = call.segments.iter().map(String::as_str).collect();
+    let method = &call.method;
+    let now = call.now_ms;
+    let base = call.base_url.as_str();
+    match segments.as_slice() {
+        [version @ ("v3" | "v4"), "domains"] => match *method {
+            Method::GET => domains::list(&state.region(eu).domains, &call.query),
+            Method::POST => {
+                let other = state.region(!eu);
+                let taken =
+                    call.form.get("name").is_some_and(|n| other.domains.contains_key(&n.trim().to_ascii_lowercase()));
+                if taken {
+                    let name = call.form.get("name").unwrap_or("").trim();
+                    return Err(MailgunError::bad_request(format!("This domain name is already taken: {name}")));
+                }
+                let region = state.region(eu);
+                let domain = domains::create(&region.domains, &mut region.ids, &call.form, now)?;
+                region.dns.publish(&domain.name, now + dns_delay_ms);
+                let mut answer = domain.with_records(eu);
+                region.domains.insert(domain.name.clone(), domain);
+                let message =
+                    if *version == "v4" { "Domain DNS records have been created" } else { "Domain has been created" };
+                if let Some(map) = answer.as_object_mut() {
+                    map.insert("message".into(), json!(message));
+                }
+                Ok(answer)
+            }
+            _ => Err(not_allowed()),
+        },
+        ["v3" | "v4", "domains", name] => {
+            let region = state.region(eu);
+            match *method {
+                Method::GET => region
+                    .domains
+                    .get(&name.to_ascii_lowercase())
+                    .map(|d| d.with_records(eu))
+                    .ok_or_else(|| MailgunError::not_found("Domain not found")),
+                Method::DELETE => {
+                    region.delete_domain(name)?;
+                    Ok(json!({"message": "Domain has been deleted"}))
+                }
+                _ => Err(not_allowed()),
+            }
+        }
+        ["v3" | "v4", "domains", name, "verify"] => {
+            if *method != Method::PUT {
+                return Err(not_allowed());
+            }
+            let region = state.region(eu);
+            let dns = region.dns.clone();
+            let domain = region
+                .domains
+                .get_mut(&name.to_ascii_lowercase())
+                .ok_or_else(|| MailgunError::not_found("Domain not found"))?;
+            domain.verify(&dns, now, eu);
+            let mut answer = domain.with_records(eu);
+            if let Some(map) = answer.as_object_mut() {
+                map.insert("message".into(), json!("Domain DNS records have been updated"));
+            }
+            Ok(answer)
+        }
+        ["v3", "domains", name, "messages", key] => {
+            if *method != Method::GET {
+                return Err(not_allowed());
+            }
+            let region = state.region(eu);
+            let domain = region
+                .domains
+                .get(&name.to_ascii_lowercase())
+                .ok_or_else(|| MailgunError::not_found("Domain not found"))?;
+            let message = region
+                .messages
+                .get(*key)
+                .filter(|m| m.domain == domain.name)
+                .ok_or_else(|| MailgunError::not_found("Message not found"))?;
+            Ok(if call.accept_mime { message.to_rfc2822_json() } else { message.to_json(base) })
+        }
+        ["v3", "domains", name, "webhooks"] => {
+            let domain = state
+                .region(eu)
+                .domains
+                .get_mut(&name.to_ascii_lowercase())
+                .ok_or_else(|| MailgunError::not_found("Domain not found"))?;
+            match *method {
+                Method::GET => Ok(domain.webhooks.list()),
+                Method::POST => domain.webhooks.create(call.form.get("id"), &urls(&call.form)),
+                _ => Err(not_allowed()),
+            }
+        }
+        ["v3", "domains", name, "webhooks", hook] => {
+            let domain = state
+                .region(eu)
+                .domains
+                .get_mut(&name.to_ascii_lowercase())
+                .ok_or_else(|| MailgunError::not_found("Domain not found"))?;
+            match *method {
+                Method::GET => domain.webhooks.get(hook),
+                Method::PUT => domain.webhooks.update(hook, &urls(&call.form)),
+                Method::DELETE => domain.webhooks.delete(hook),
+                _ => Err(not_allowed()),
+            }
+        }
+        ["v3", "lists", ..] => {
+            let rest = &call.segments[2..];
+            Ok(state.region(eu).lists.handle(method, rest, &call.query, &call.form, base, now)?)
+        }
+        ["v3", "routes", ..] => {
+            let rest = &call.segments[2..];
+            Ok(state.region(eu).routes.handle(method, rest, &call.query, &call.form, now)?)
+        }
+        ["v4" | "v3", "address", "validate"] | ["v3", "address", "private", "validate"] => {
+            let fields = match *method {
+                Method::GET => &call.query,
+                Method::POST => &call.form,
+                _ => return Err(not_allowed()),
+            };
+            let address = fields
+                .get("address")
+                .or_else(|| call.query.get("address"))
+                .ok_or_else(|| MailgunError::bad_request("address parameter is missing"))?;
+            if address.chars().count() > 512 {
+                return Err(MailgunError::bad_request("address parameter must be at most 512 characters"));
+            }
+            let provider_lookup = match fields.get("provider_lookup").or_else(|| call.query.get("provider_lookup")) {
+                None => true,
+                Some(v) => parse_bool(v)
+                    .ok_or_else(|| MailgunError::bad_request(format!("Invalid provider_lookup value: {v}")))?,
+            };
+            let region = state.region(eu);
+            let dns = &region.dns;
+            Ok(validation::validate(address, provider_lookup, &|domain: &str| dns.has_mx(domain, now)))
+        }
+        ["v3", "stats", "total"] => {
+            if *method != Method::GET {
+                return Err(not_allowed());
+            }
+            stats::total(&state.region(eu).events, None, &call.query, now)
+        }
+        ["v3", domain, "messages"] => {
+            if *method != Method::POST {
+                return Err(not_allowed());
+            }
+            let region = state.region(eu);
+            region.domain(domain)?;
+            let draft = messages::read_send(&call.form, file_parts(&call.files), now)?;
+            region.send(domain, draft, now)
+        }
+        ["v3", domain, "messages.mime"] => {
+            if *method != Method::POST {
+                return Err(not_allowed());
+            }
+            let region = state.region(eu);
+            region.domain(domain)?;
+            let file = call.files.iter().find(|p| p.name == "message");
+            let as_text = call.form.get("message");
+            let (raw, is_text) = match (file, as_text) {
+                (Some(part), _) => (Some(part.data.as_slice()), false),
+                (None, Some(text)) => (Some(text.as_bytes()), true),
+                (None, None) => (None, false),
+            };
+            let draft = messages::read_mime(&call.form, raw, is_text, now)?;
+            region.send(domain, draft, now)
+        }
+        ["v3", domain, "events"] | ["v3", domain, "events", _] => {
+            if *method != Method::GET {
+                return Err(not_allowed());
+            }
+            let region = state.region(eu);
+            let name = region.domain(domain)?.name.clone();
+            let token = segments.get(3).copied();
+            region.events.page(&name, &call.query, token, &format!("{base}/v3/{name}/events"), now)
+        }
+        ["v3", domain, "stats", "total"] => {
+            if *method != Method::GET {
+                return Err(not_allowed());
+            }
+            let region = state.region(eu);
+            let name = region.domain(domain)?.name.clone();
+            stats::total(&region.events, Some(&name), &call.query, now)
+        }
+        ["v3", domain, table] if Table::parse(table).is_some() => {
+            let table = Table::parse(table).ok_or_else(|| MailgunError::not_found("Not Found"))?;
+            let domain = state.region(eu).domain_mut(domain)?;
+            let url = format!("{base}/v3/{}/{}", domain.name, table.name());
+            match *method {
+                Method::GET => domain.suppressions.list(table, &call.query, &url),
+                Method::POST => match &call.json {
+                    Some(Value::Array(items)) => domain.suppressions.create(table, CreateBody::Json(items), now),
+                    Some(_) => Err(MailgunError::bad_request("The JSON body must be an array of records")),
+                    None => domain.suppressions.create(table, CreateBody::Form(&call.form), now),
+                },
+                Method::DELETE => Ok(domain.suppressions.clear(table)),
+                _ => Err(not_allowed()),
+            }
+        }
+        ["v3", domain, table, address] if Table::parse(table).is_some() => {
+            let table = Table::parse(table).ok_or_else(|| MailgunError::not_found("Not Found"))?;
+            let domain = state.region(eu).domain_mut(domain)?;
+            match *method {
+                Method::GET => domain.suppressions.get(table, address),
+                Method::DELETE => domain.suppressions.delete(table, address, call.query.get("tag")),
+                _ => Err(not_allowed()),
+            }
+        }
+        _ => Err(MailgunError::not_found("Not Found")),
+    }
+}
+
+/// The `url` fields of a webhook form (repeated, or comma-separated).
+fn urls(form: &Query) -> Vec<String> {
+    form.all("url").map(str::to_owned).collect()
+}
+
+/// `POST /mailgun/incoming` on the control port.
+async fn incoming(shared: &Shared, body: &[u8]) -> Response {
+    let mail: Value = match serde_json::from_slice(body) {
+        Ok(Value::Object(map)) => Value::Object(map),
+        _ => {
+            return super::errors::sandbox_error(
+                StatusCode::BAD_REQUEST,
+                "bad_request",
+                "the body must be a JSON object: {\"region\":\"us\"|\"eu\",\"recipient\",\"from\",\"subject\",\"headers\":{..},\"body-plain\"}",
+            )
+        }
+    };
+    let eu = match mail.get("region").and_then(Value::as_str).unwrap_or("us") {
+        "us" => false,
+        "eu" => true,
+        other => {
+            return super::errors::sandbox_error(
+                StatusCode::BAD_REQUEST,
+                "bad_request",
+                format!("region must be \"us\" or \"eu\", not {other:?}"),
+            )
+        }
+    };
+    let now = shared.clock.now_ms();
+    let result = {
+        let mut state = shared.lock();
+        let region = state.region(eu);
+        region.run_due(now);
+        region.incoming(&mail, now)
+    };
+    shared.wake.notify_one();
+    let (mut answer, posts) = match result {
+        Ok(done) => done,
+        Err(e) => {
+            let message = match &e {
+                MailgunError::Refused(r) => r.body["message"].as_str().unwrap_or("refused").to_owned(),
+                MailgunError::Forbidden => "Forbidden".to_owned(),
+            };
+            return super::errors::sandbox_error(StatusCode::BAD_REQUEST, "bad_request", message);
+        }
+    };
+    let mut results = Vec::new();
+    for (url, fields) in posts {
+        let status = match shared.http.post(&url).form(&fields).send().await {
+            Ok(response) => response.status().as_u16(),
+            Err(_) => 0,
+        };
+        results.push(json!({"url": url, "status": status}));
+    }
+    if let Some(map) = answer.as_object_mut() {
+        map.insert("posts".into(), Value::Array(results));
+    }
+    Json(answer).into_response()
+}
+
+/// `GET /mailgun/webhooks` on the control port: recent webhook POST attempts of both regions.
+fn deliveries(shared: &Shared) -> Response {
+    let state = shared.lock();
+    let attempts = |r: &Region| r.attempts.iter().rev().map(webhooks::Attempt::to_json).collect::<Vec<_>>();
+    let forwards = |r: &Region| {
+        r.forwards
+            .iter()
+            .map(|f| json!({"route": f.route, "destination": f.destination, "recipient": f.recipient, "at": dates::rfc2822(f.at_ms, "UTC")}))
+            .collect::<Vec<_>>()
+    };
+    Json(json!({
+        "us": {"attempts": attempts(&state.us), "forwards": forwards(&state.us)},
+        "eu": {"attempts": attempts(&state.eu), "forwards": forwards(&state.eu)},
+    }))
+    .into_response()
+}

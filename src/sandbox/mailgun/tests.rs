@@ -1,0 +1,637 @@
+//! The Mailgun simulator's rules without a network: requests through the router with `oneshot`,
+//! time moved with `clock.advance`.
+
+use axum::body::{to_bytes, Body};
+use axum::http::Request;
+use base64::Engine;
+use serde_json::{json, Value};
+use tower::ServiceExt;
+
+use super::*;
+use crate::sandbox::SandboxClock;
+
+const START_MS: i64 = 1_767_225_600_000; // Thu, 01 Jan 2026 00:00:00 UTC
+
+fn simulator(seed: u64) -> (MailgunSimulator, SandboxClock) {
+    let clock = SandboxClock::starting_at(START_MS, 1.0).unwrap();
+    let platform = Platform { dns_delay_ms: 60_000, ..Platform::new(seed, clock.clone()) };
+    (MailgunSimulator::new(&platform), clock)
+}
+
+fn auth(key: &str) -> String {
+    format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(format!("api:{key}")))
+}
+
+struct Sent {
+    status: u16,
+    body: Value,
+    text: String,
+}
+
+async fn send(router: &Router, method: &str, path: &str, content_type: Option<&str>, body: Vec<u8>, key: &str) -> Sent {
+    let mut request =
+        Request::builder().method(method).uri(path).header("authorization", auth(key)).header("host", "127.0.0.1:7706");
+    if let Some(ct) = content_type {
+        request = request.header("content-type", ct);
+    }
+    let response = router.clone().oneshot(request.body(Body::from(body)).unwrap()).await.unwrap();
+    let status = response.status().as_u16();
+    let bytes = to_bytes(response.into_body(), usize::MAX).await.unwrap();
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    Sent { status, body: serde_json::from_slice(&bytes).unwrap_or(Value::Null), text }
+}
+
+async fn get(router: &Router, path: &str) -> Sent {
+    send(router, "GET", path, None, Vec::new(), credentials::MAILGUN_KEY).await
+}
+
+async fn form(router: &Router, method: &str, path: &str, fields: &[(&str, &str)]) -> Sent {
+    let body =
+        crate::sandbox::paging::encode_form(&fields.iter().map(|(k, v)| (*k, (*v).to_owned())).collect::<Vec<_>>());
+    send(router, method, path, Some("application/x-www-form-urlencoded"), body.into_bytes(), credentials::MAILGUN_KEY)
+        .await
+}
+
+/// Events of `domain` for `recipient`, oldest first.
+async fn events_for(router: &Router, domain: &str, recipient: &str) -> Vec<Value> {
+    let answer = get(
+        router,
+        &format!("/v3/{domain}/events?recipient={}&ascending=yes&limit=300", recipient.replace('@', "%40")),
+    )
+    .await;
+    assert_eq!(answer.status, 200, "{}", answer.text);
+    answer.body["items"].as_array().unwrap().clone()
+}
+
+fn kinds(events: &[Value]) -> Vec<String> {
+    events.iter().map(|e| e["event"].as_str().unwrap().to_owned()).collect()
+}
+
+#[test]
+fn webhook_signature_matches_the_documented_vector() {
+    assert_eq!(
+        webhooks::sign("key-test-signing", "1529006854", "a8ce0edb2dd8301dee6c2405235584e45aa91d1e9f979f3de0"),
+        "ea80a3596ce790aa20ccea2a5ba5f2f725e02026d71bc488e9308afc89b5907b"
+    );
+    assert_eq!(webhooks::name_for("failed", Some("temporary")), Some("temporary_fail"));
+    assert_eq!(webhooks::name_for("failed", Some("permanent")), Some("permanent_fail"));
+    assert_eq!(webhooks::name_for("stored", None), None);
+    assert!(webhooks::is_loopback_url("http://127.0.0.1:9/hook"));
+    assert!(webhooks::is_loopback_url("http://[::1]:9/hook"));
+    assert!(webhooks::is_loopback_url("http://localhost/hook"));
+    assert!(!webhooks::is_loopback_url("https://example.com/hook"));
+    assert_eq!(webhooks::after_answer(200, 1, 0), ("delivered", None));
+    assert_eq!(webhooks::after_answer(406, 1, 0), ("rejected", None));
+    assert_eq!(webhooks::after_answer(500, 1, 0), ("retrying", Some(600_000)));
+    assert_eq!(webhooks::after_answer(500, 8, 0), ("failed", None));
+}
+
+#[tokio::test]
+async fn wrong_key_is_forbidden_text_on_sending_and_json_elsewhere() {
+    let (sim, _) = simulator(1);
+    let router = sim.router();
+    let sent = send(
+        &router,
+        "POST",
+        "/v3/mg.example.com/messages",
+        Some("application/x-www-form-urlencoded"),
+        b"to=a@b.com".to_vec(),
+        "nope",
+    )
+    .await;
+    assert_eq!((sent.status, sent.text.as_str()), (401, "Forbidden"));
+    let listed = send(&router, "GET", "/v3/domains", None, Vec::new(), "nope").await;
+    assert_eq!((listed.status, listed.body.clone()), (401, json!({"message": "Invalid private key"})));
+}
+
+#[tokio::test]
+async fn timeline_delivers_fails_suppressed_bounces_unknown_mx_and_retries_tempfail() {
+    let (sim, clock) = simulator(3);
+    let router = sim.router();
+    let to = "alice@example.com, bounced@example.net, nobody@nowhere.invalid, tempfail-a@example.com";
+    let sent = form(
+        &router,
+        "POST",
+        "/v3/mg.example.com/messages",
+        &[
+            ("from", "Ops <ops@mg.example.com>"),
+            ("to", to),
+            ("to", "quit@example.com"),
+            ("subject", "Hi"),
+            ("text", "Hello"),
+            ("o:tag", "t1"),
+            ("v:order", "42"),
+        ],
+    )
+    .await;
+    assert_eq!(sent.status, 200, "{}", sent.text);
+    assert_eq!(sent.body["message"], "Queued. Thank you.");
+    assert_eq!(kinds(&events_for(&router, "mg.example.com", "alice@example.com").await), ["accepted"]);
+    clock.advance(5_000);
+    let alice = events_for(&router, "mg.example.com", "alice@example.com").await;
+    assert_eq!(kinds(&alice)[..2], ["accepted", "delivered"]);
+    assert_eq!(alice[1]["delivery-status"]["code"], 250);
+    assert_eq!(alice[0]["user-variables"]["order"], "42");
+    assert_eq!(alice[0]["tags"], json!(["t1"]));
+    let bounced = events_for(&router, "mg.example.com", "bounced@example.net").await;
+    let failed = bounced.iter().rev().find(|e| e["event"] == "failed").unwrap();
+    assert_eq!((failed["severity"].as_str(), failed["reason"].as_str()), (Some("permanent"), Some("suppress-bounce")));
+    assert_eq!(failed["delivery-status"]["code"], 605);
+    let quit = events_for(&router, "mg.example.com", "quit@example.com").await;
+    assert_eq!(quit.iter().rev().find(|e| e["event"] == "failed").unwrap()["reason"], "suppress-unsubscribe");
+    let nowhere = events_for(&router, "mg.example.com", "nobody@nowhere.invalid").await;
+    assert_eq!(nowhere.last().unwrap()["reason"], "bounce");
+    assert_eq!(get(&router, "/v3/mg.example.com/bounces/nobody@nowhere.invalid").await.body["code"], "550");
+    let temp = events_for(&router, "mg.example.com", "tempfail-a@example.com").await;
+    assert_eq!(kinds(&temp), ["accepted", "failed"]);
+    assert_eq!(temp[1]["severity"], "temporary");
+    clock.advance(webhooks::RETRY_AFTER_MS[0]);
+    let temp = events_for(&router, "mg.example.com", "tempfail-a@example.com").await;
+    assert_eq!(kinds(&temp)[..3], ["accepted", "failed", "delivered"]);
+    assert_eq!(temp[2]["delivery-status"]["attempt-no"], 2);
+}
+
+#[tokio::test]
+async fn testmode_flags_events_and_deliverytime_defers() {
+    let (sim, clock) = simulator(4);
+    let router = sim.router();
+    let later = dates::rfc2822(START_MS + 3_600_000, "GMT");
+    form(
+        &router,
+        "POST",
+        "/v3/mg.example.com/messages",
+        &[
+            ("from", "ops@mg.example.com"),
+            ("to", "t@example.com"),
+            ("subject", "s"),
+            ("text", "x"),
+            ("o:testmode", "True"),
+        ],
+    )
+    .await;
+    form(
+        &router,
+        "POST",
+        "/v3/mg.example.com/messages",
+        &[
+            ("from", "ops@mg.example.com"),
+            ("to", "later@example.com"),
+            ("subject", "s"),
+            ("html", "<p>x</p>"),
+            ("o:deliverytime", &later),
+        ],
+    )
+    .await;
+    clock.advance(60_000);
+    let test = events_for(&router, "mg.example.com", "t@example.com").await;
+    assert!(test.iter().all(|e| e["flags"]["is-test-mode"] == true));
+    assert_eq!(kinds(&test), ["accepted", "delivered"]);
+    assert_eq!(kinds(&events_for(&router, "mg.example.com", "later@example.com").await), ["accepted"]);
+    clock.advance(3_600_000);
+    assert_eq!(
+        kinds(&events_for(&router, "mg.example.com", "later@example.com").await)[..2],
+        ["accepted", "delivered"]
+    );
+}
+
+#[tokio::test]
+async fn send_rules_use_mailguns_texts_and_change_nothing() {
+    let (sim, _) = simulator(5);
+    let router = sim.router();
+    let before = sim.shared.lock().us.events.len();
+    type Case<'a> = (&'a [(&'a str, &'a str)], u16, &'a str);
+    let cases: &[Case] = &[
+        (&[("to", "a@example.com"), ("subject", "s"), ("text", "t")], 400, "from parameter is missing"),
+        (&[("from", "o@mg.example.com"), ("subject", "s"), ("text", "t")], 400, "to parameter is missing"),
+        (
+            &[("from", "o@mg.example.com"), ("to", "not-an-address"), ("subject", "s"), ("text", "t")],
+            400,
+            "to parameter is not a valid address. please check documentation",
+        ),
+        (
+            &[("from", "o@mg.example.com"), ("to", "a@example.com"), ("subject", "s")],
+            400,
+            "Need at least one of 'text', 'html', 'amp-html' or 'template' parameters specified",
+        ),
+        (
+            &[
+                ("from", "o@mg.example.com"),
+                ("to", "a@example.com"),
+                ("subject", "s"),
+                ("text", "t"),
+                ("o:deliverytime", "soon"),
+            ],
+            400,
+            "invalid delivery time format",
+        ),
+        (
+            &[
+                ("from", "o@mg.example.com"),
+                ("to", "a@example.com"),
+                ("subject", "s"),
+                ("text", "t"),
+                ("o:tag", "a"),
+                ("o:tag", "b"),
+                ("o:tag", "c"),
+                ("o:tag", "d"),
+            ],
+            400,
+            "Too many tags: a message may carry at most 3, not 4",
+        ),
+    ];
+    for (fields, status, message) in cases {
+        let sent = form(&router, "POST", "/v3/mg.example.com/messages", fields).await;
+        assert_eq!((sent.status, sent.body["message"].as_str()), (*status, Some(*message)));
+    }
+    let many: String = (0..1001).map(|i| format!("r{i}@example.com")).collect::<Vec<_>>().join(",");
+    let sent = form(
+        &router,
+        "POST",
+        "/v3/mg.example.com/messages",
+        &[("from", "o@mg.example.com"), ("to", &many), ("subject", "s"), ("text", "t")],
+    )
+    .await;
+    assert_eq!(sent.body["message"], "Too many recipients, max is 1000");
+    let unknown = form(
+        &router,
+        "POST",
+        "/v3/nope.example.com/messages",
+        &[("from", "o@x.com"), ("to", "a@example.com"), ("subject", "s"), ("text", "t")],
+    )
+    .await;
+    assert_eq!((unknown.status, unknown.body["message"].as_str()), (404, Some("Domain not found: nope.example.com")));
+    let sandbox = form(
+        &router,
+        "POST",
+        "/v3/sandbox5f1e8a2b.mailgun.org/messages",
+        &[("from", "o@x.com"), ("to", "stranger@example.com"), ("subject", "s"), ("text", "t")],
+    )
+    .await;
+    assert_eq!(sandbox.status, 403);
+    assert!(sandbox.body["message"]
+        .as_str()
+        .unwrap()
+        .starts_with("Domain sandbox5f1e8a2b.mailgun.org is not allowed to send: Sandbox subdomains"));
+    let allowed = form(
+        &router,
+        "POST",
+        "/v3/sandbox5f1e8a2b.mailgun.org/messages",
+        &[("from", "o@x.com"), ("to", "ops@example.com"), ("subject", "s"), ("text", "t")],
+    )
+    .await;
+    assert_eq!(allowed.status, 200);
+    assert_eq!(sim.shared.lock().us.events.len(), before + 1);
+}
+
+#[tokio::test]
+async fn new_domain_verifies_once_the_dns_delay_has_passed() {
+    let (sim, clock) = simulator(6);
+    let router = sim.router();
+    let created = form(&router, "POST", "/v4/domains", &[("name", "fresh.example.com")]).await;
+    assert_eq!(created.status, 200, "{}", created.text);
+    assert_eq!(created.body["message"], "Domain DNS records have been created");
+    assert_eq!(created.body["domain"]["state"], "unverified");
+    assert_eq!(created.body["sending_dns_records"][0]["valid"], "unknown");
+    assert_eq!(created.body["receiving_dns_records"][0]["value"], "mxa.mailgun.org");
+    let blocked = form(
+        &router,
+        "POST",
+        "/v3/fresh.example.com/messages",
+        &[("from", "a@fresh.example.com"), ("to", "b@example.com"), ("subject", "s"), ("text", "t")],
+    )
+    .await;
+    assert_eq!(blocked.status, 403);
+    let early = form(&router, "PUT", "/v3/domains/fresh.example.com/verify", &[]).await;
+    assert_eq!(early.body["domain"]["state"], "unverified");
+    assert_eq!(early.body["sending_dns_records"][0]["valid"], "invalid");
+    clock.advance(60_000);
+    let late = form(&router, "PUT", "/v3/domains/fresh.example.com/verify", &[]).await;
+    assert_eq!(
+        (late.body["domain"]["state"].as_str(), late.body["sending_dns_records"][1]["valid"].as_str()),
+        (Some("active"), Some("valid"))
+    );
+    let short = form(&router, "POST", "/v3/domains", &[("name", "other.example.com"), ("smtp_password", "abc")]).await;
+    assert_eq!(short.body["message"], "Password is too short. It must be between 5 and 32 characters.");
+    let listed = get(&router, "/v3/domains?limit=2&skip=1").await;
+    assert_eq!(
+        (listed.body["total_count"].as_u64(), listed.body["items"].as_array().map(Vec::len)),
+        (Some(4), Some(2))
+    );
+    // Seeded news.example.com follows the same delay from start.
+    let news = form(&router, "PUT", "/v3/domains/news.example.com/verify", &[]).await;
+    assert_eq!(news.body["domain"]["state"], "active");
+    let deleted =
+        send(&router, "DELETE", "/v3/domains/fresh.example.com", None, Vec::new(), credentials::MAILGUN_KEY).await;
+    assert_eq!(deleted.body["message"], "Domain has been deleted");
+    assert_eq!(get(&router, "/v3/domains/fresh.example.com").await.status, 404);
+    let sandbox =
+        send(&router, "DELETE", "/v3/domains/sandbox5f1e8a2b.mailgun.org", None, Vec::new(), credentials::MAILGUN_KEY)
+            .await;
+    assert_eq!(sandbox.status, 400);
+}
+
+#[tokio::test]
+async fn regions_keep_their_own_domains() {
+    let (sim, _) = simulator(7);
+    let eu = sim.region_router(Some("eu"));
+    let us = sim.router();
+    assert_eq!(
+        get(&eu, "/v3/mg.example.com/events").await.body,
+        json!({"message": "Domain not found: mg.example.com"})
+    );
+    assert_eq!(get(&us, "/v3/domains/mg.example.eu").await.status, 404);
+    let domain = get(&eu, "/v4/domains/mg.example.eu").await;
+    assert_eq!(domain.body["receiving_dns_records"][0]["value"], "mxa.eu.mailgun.org");
+    assert!(!get(&eu, "/v3/mg.example.eu/events?limit=5").await.body["items"].as_array().unwrap().is_empty());
+    assert_eq!(form(&eu, "POST", "/v3/domains", &[("name", "mg.example.com")]).await.status, 400);
+}
+
+fn multipart(fields: &[(&str, &str)], files: &[(&str, &str, &str, &[u8])]) -> Vec<u8> {
+    let mut body = Vec::new();
+    for (name, value) in fields {
+        body.extend_from_slice(
+            format!("--B0UND\r\nContent-Disposition: form-data; name=\"{name}\"\r\n\r\n{value}\r\n").as_bytes(),
+        );
+    }
+    for (name, filename, content_type, data) in files {
+        body.extend_from_slice(
+            format!("--B0UND\r\nContent-Disposition: form-data; name=\"{name}\"; filename=\"{filename}\"\r\nContent-Type: {content_type}\r\n\r\n").as_bytes(),
+        );
+        body.extend_from_slice(data);
+        body.extend_from_slice(b"\r\n");
+    }
+    body.extend_from_slice(b"--B0UND--\r\n");
+    body
+}
+
+#[tokio::test]
+async fn multipart_attachments_are_stored_and_read_back() {
+    let (sim, _) = simulator(8);
+    let router = sim.router();
+    let body = multipart(
+        &[
+            ("from", "Ops <ops@mg.example.com>"),
+            ("to", "a@example.com"),
+            ("cc", "b@example.com"),
+            ("subject", "Invoice"),
+            ("text", "see attached"),
+            ("h:X-Ticket", "42"),
+        ],
+        &[
+            ("attachment", "invoice.pdf", "application/pdf", b"%PDF-1.4 data"),
+            ("inline", "logo.png", "image/png", &[137, 80, 78, 71]),
+        ],
+    );
+    let sent = send(
+        &router,
+        "POST",
+        "/v3/mg.example.com/messages",
+        Some("multipart/form-data; boundary=B0UND"),
+        body,
+        credentials::MAILGUN_KEY,
+    )
+    .await;
+    assert_eq!(sent.status, 200, "{}", sent.text);
+    let events = events_for(&router, "mg.example.com", "b@example.com").await;
+    assert_eq!(
+        events[0]["message"]["attachments"],
+        json!([{"filename": "invoice.pdf", "content-type": "application/pdf", "size": 13}])
+    );
+    let storage = &events[0]["storage"];
+    let url = storage["url"].as_str().unwrap();
+    assert!(url.starts_with("http://127.0.0.1:7706/v3/domains/mg.example.com/messages/"), "{url}");
+    let path = url.trim_start_matches("http://127.0.0.1:7706");
+    let stored = get(&router, path).await;
+    assert_eq!(stored.body["subject"], "Invoice");
+    assert_eq!(stored.body["X-Ticket"], "42");
+    assert_eq!(stored.body["attachments"][0]["name"], "invoice.pdf");
+    assert_eq!(stored.body["content-id-map"]["<logo.png>"]["size"], 4);
+    let raw = send_accept(&router, path).await;
+    let mime_text = raw["body-mime"].as_str().unwrap();
+    let parsed = mime::parse(mime_text.as_bytes()).unwrap();
+    assert_eq!(parsed.files.len(), 2);
+    assert_eq!(parsed.files[0].data, b"%PDF-1.4 data");
+    assert_eq!(
+        get(&router, "/v3/domains/mg.example.com/messages/nope").await.body,
+        json!({"message": "Message not found"})
+    );
+}
+
+async fn send_accept(router: &Router, path: &str) -> Value {
+    let request = Request::builder()
+        .uri(path)
+        .header("authorization", auth(credentials::MAILGUN_KEY))
+        .header("accept", "message/rfc2822")
+        .body(Body::empty())
+        .unwrap();
+    let response = router.clone().oneshot(request).await.unwrap();
+    serde_json::from_slice(&to_bytes(response.into_body(), usize::MAX).await.unwrap()).unwrap()
+}
+
+#[tokio::test]
+async fn mime_sends_read_the_message_part() {
+    let (sim, _) = simulator(9);
+    let router = sim.router();
+    let message = b"From: Ops <ops@mg.example.com>\r\nTo: m@example.com\r\nSubject: =?utf-8?q?Caf=C3=A9?=\r\nContent-Type: text/plain\r\n\r\nhello\r\n";
+    let body = multipart(&[("to", "m@example.com")], &[("message", "message.mime", "message/rfc822", message)]);
+    let sent = send(
+        &router,
+        "POST",
+        "/v3/mg.example.com/messages.mime",
+        Some("multipart/form-data; boundary=B0UND"),
+        body,
+        credentials::MAILGUN_KEY,
+    )
+    .await;
+    assert_eq!(sent.status, 200, "{}", sent.text);
+    let events = events_for(&router, "mg.example.com", "m@example.com").await;
+    assert_eq!(events[0]["message"]["headers"]["subject"], "Café");
+    let text_part = multipart(&[("to", "m@example.com"), ("message", "not a file")], &[]);
+    let refused = send(
+        &router,
+        "POST",
+        "/v3/mg.example.com/messages.mime",
+        Some("multipart/form-data; boundary=B0UND"),
+        text_part,
+        credentials::MAILGUN_KEY,
+    )
+    .await;
+    assert_eq!(refused.body["message"], "'message' parameter is not a file");
+}
+
+#[tokio::test]
+async fn events_page_with_tokens_that_keep_filters_and_end_empty() {
+    let (sim, _) = simulator(10);
+    let router = sim.router();
+    let mut url = "/v3/mg.example.com/events?event=delivered%20OR%20failed&limit=50".to_owned();
+    let mut seen = std::collections::HashSet::new();
+    let mut pages = 0;
+    loop {
+        let page = get(&router, &url).await;
+        assert_eq!(page.status, 200, "{}", page.text);
+        let items = page.body["items"].as_array().unwrap();
+        if items.is_empty() {
+            break;
+        }
+        pages += 1;
+        let mut last = f64::MAX;
+        for item in items {
+            assert!(item["event"] == "delivered" || item["event"] == "failed");
+            assert!(seen.insert(item["id"].as_str().unwrap().to_owned()), "duplicate event");
+            let ts = item["timestamp"].as_f64().unwrap();
+            assert!(ts <= last, "newest first");
+            last = ts;
+        }
+        let next = page.body["paging"]["next"].as_str().unwrap();
+        assert!(next.starts_with("http://127.0.0.1:7706/v3/mg.example.com/events/"));
+        url = next.trim_start_matches("http://127.0.0.1:7706").to_owned();
+    }
+    assert!(pages > 2, "the seeded week spans several pages");
+    let total = sim
+        .shared
+        .lock()
+        .us
+        .events
+        .between(Some("mg.example.com"), i64::MIN, i64::MAX)
+        .filter(|e| matches!(e.kind(), "delivered" | "failed"))
+        .count();
+    assert_eq!(seen.len(), total);
+    assert_eq!(
+        get(&router, "/v3/mg.example.com/events?limit=301").await.body["message"],
+        "The 'limit' parameter can't be larger than 300"
+    );
+    assert_eq!(get(&router, "/v3/mg.example.com/events/garbage").await.status, 400);
+    let permanent = get(&router, "/v3/mg.example.com/events?event=failed&severity=permanent&limit=300").await;
+    assert!(permanent.body["items"].as_array().unwrap().iter().all(|e| e["severity"] == "permanent"));
+}
+
+#[tokio::test]
+async fn suppressions_page_by_address_and_bulk_create() {
+    let (sim, _) = simulator(11);
+    let router = sim.router();
+    let records: Vec<Value> =
+        (0..25).map(|i| json!({"address": format!("bulk{i:02}@example.com"), "code": 550, "error": "x"})).collect();
+    let created = send(
+        &router,
+        "POST",
+        "/v3/mg.example.com/bounces",
+        Some("application/json"),
+        serde_json::to_vec(&records).unwrap(),
+        credentials::MAILGUN_KEY,
+    )
+    .await;
+    assert_eq!(created.body["message"], "25 addresses have been added to the bounces table");
+    let mut url = "/v3/mg.example.com/bounces?limit=10".to_owned();
+    let mut addresses = Vec::new();
+    loop {
+        let page = get(&router, &url).await;
+        let items = page.body["items"].as_array().unwrap().clone();
+        if items.is_empty() {
+            break;
+        }
+        addresses.extend(items.iter().map(|i| i["address"].as_str().unwrap().to_owned()));
+        url = page.body["paging"]["next"].as_str().unwrap().trim_start_matches("http://127.0.0.1:7706").to_owned();
+    }
+    let mut sorted = addresses.clone();
+    sorted.sort();
+    assert_eq!(addresses, sorted);
+    assert_eq!(addresses.len(), 28);
+    let single =
+        form(&router, "POST", "/v3/mg.example.com/unsubscribes", &[("address", "u@example.com"), ("tag", "weekly")])
+            .await;
+    assert_eq!(
+        single.body,
+        json!({"message": "Address has been added to the unsubscribes table", "address": "u@example.com"})
+    );
+    let bad = form(&router, "POST", "/v3/mg.example.com/bounces", &[("address", "nope")]).await;
+    assert_eq!(bad.status, 400);
+    assert_eq!(get(&router, "/v3/mg.example.com/complaints").await.body["items"][0]["address"], "angry@example.com");
+    let removed = send(
+        &router,
+        "DELETE",
+        "/v3/mg.example.com/bounces/gone@example.org",
+        None,
+        Vec::new(),
+        credentials::MAILGUN_KEY,
+    )
+    .await;
+    assert_eq!(removed.body["message"], "Bounced address has been removed");
+    assert_eq!(
+        get(&router, "/v3/mg.example.com/bounces/gone@example.org").await.body["message"],
+        "Address not found in bounces table"
+    );
+    let cleared =
+        send(&router, "DELETE", "/v3/mg.example.com/bounces", None, Vec::new(), credentials::MAILGUN_KEY).await;
+    assert_eq!(cleared.body["message"], "Bounced addresses for this domain have been removed");
+    sim.reset();
+    assert_eq!(get(&router, "/v3/mg.example.com/bounces").await.body["items"].as_array().unwrap().len(), 3);
+}
+
+#[tokio::test]
+async fn stats_count_events_and_require_event() {
+    let (sim, _) = simulator(12);
+    let router = sim.router();
+    assert_eq!(
+        get(&router, "/v3/mg.example.com/stats/total").await.body,
+        json!({"message": "Missing parameter 'event'"})
+    );
+    let stats =
+        get(&router, "/v3/mg.example.com/stats/total?event=accepted&event=delivered&event=failed&duration=7d").await;
+    assert_eq!(stats.body["resolution"], "day");
+    let rows = stats.body["stats"].as_array().unwrap();
+    assert!(rows.len() >= 7);
+    let accepted: u64 = rows.iter().map(|r| r["accepted"]["total"].as_u64().unwrap()).sum();
+    let logged = sim
+        .shared
+        .lock()
+        .us
+        .events
+        .between(Some("mg.example.com"), START_MS - 7 * 86_400_000, i64::MAX)
+        .filter(|e| e.kind() == "accepted")
+        .count();
+    assert_eq!(accepted, logged as u64);
+    assert!(rows.iter().all(|r| r.get("opened").is_none()));
+    let hourly = get(&router, "/v3/stats/total?event=opened&resolution=hour&duration=24h").await;
+    assert_eq!(hourly.body["stats"].as_array().unwrap().len(), 25);
+}
+
+#[tokio::test]
+async fn sending_to_a_list_reaches_its_subscribed_members() {
+    let (sim, clock) = simulator(13);
+    let router = sim.router();
+    let sent = form(
+        &router,
+        "POST",
+        "/v3/mg.example.com/messages",
+        &[("from", "ops@mg.example.com"), ("to", "developers@mg.example.com"), ("subject", "s"), ("text", "t")],
+    )
+    .await;
+    assert_eq!(sent.status, 200);
+    clock.advance(5_000);
+    let listed = get(&router, "/v3/mg.example.com/events?list=developers%40mg.example.com&event=accepted").await;
+    let mut recipients: Vec<&str> =
+        listed.body["items"].as_array().unwrap().iter().map(|e| e["recipient"].as_str().unwrap()).collect();
+    recipients.sort_unstable();
+    assert_eq!(recipients, ["alice@example.com", "bob@example.com"]);
+}
+
+#[test]
+fn the_same_seed_gives_the_same_history() {
+    let ids = |seed: u64| {
+        let (sim, _) = simulator(seed);
+        let state = sim.shared.lock();
+        state
+            .us
+            .events
+            .between(None, i64::MIN, START_MS - 86_400_000)
+            .map(|e| (e.body["id"].clone(), e.body["event"].clone()))
+            .collect::<Vec<_>>()
+    };
+    let a = ids(21);
+    assert!(a.len() > 500, "a week of history: {}", a.len());
+    assert_eq!(a, ids(21));
+    assert_ne!(a, ids(22));
+    let (sim, _) = simulator(21);
+    let state = sim.shared.lock();
+    assert!(state.us.pending_steps() > 0, "late engagement of the seeded week still to come");
+}
