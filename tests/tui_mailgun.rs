@@ -54,7 +54,17 @@ async fn send(h: &mut Harness, op: &str, values: &[(&str, &str)]) {
         form.set_value(name, value);
     }
     h.keys("<C-s>");
+    confirm_if_asked(h);
     h.settle().await;
+}
+
+/// Sending mail asks first, as a delete does; in the sandbox `y` confirms.
+fn confirm_if_asked(h: &mut Harness) {
+    if let Some(Popup::Confirm(confirm)) = &h.console.app.popup {
+        assert_eq!(confirm.op.name, "messages_send", "only the send asks here");
+        assert!(h.screen().contains("SANDBOX"), "{}", h.screen());
+        h.keys("y");
+    }
 }
 
 #[tokio::test]
@@ -108,6 +118,9 @@ async fn compose_send_and_see_the_message_accepted_and_stored() {
     form.set_value("subject", "Console check");
     form.set_value("text", "Sent from the console.");
     h.keys("<C-s>");
+    assert_eq!(popup_title(&h), "confirm messages_send", "sending mail asks first:\n{}", h.screen());
+    assert!(h.screen().contains("to=compose-check@example.com"), "{}", h.screen());
+    confirm_if_asked(&mut h);
     h.settle().await;
     let screen = h.screen();
     assert!(screen.contains("messages_send: 200"), "{screen}");
@@ -250,148 +263,4 @@ async fn suppressions_lists_routes_and_webhooks_are_reached_from_their_rows() {
     send(&mut h, "webhooks_list", &[("domain", "mg.example.com")]).await;
     assert!(popup_title(&h).starts_with("webhooks ("), "{}", h.screen());
     assert!(h.screen().contains("http://127.0.0.1:9/hook"), "{}", h.screen());
-}
-
-/// The same flows against a loopback fake that answers Mailgun's documented JSON
-/// (shared/api/mailgun.md §7.1, §7.4), so they run before the simulator is merged: the DNS view
-/// replaced in place as verify finds the records, and the event log tailed.
-mod against_a_fake_upstream {
-    use std::sync::{Arc, Mutex};
-
-    use axum::extract::{Path, State};
-    use axum::routing::{get, put};
-    use axum::{Json, Router};
-    use serde_json::{json, Value};
-
-    use super::*;
-
-    #[derive(Default)]
-    struct Fake {
-        verifies: usize,
-        events: Vec<Value>,
-    }
-
-    type Shared = Arc<Mutex<Fake>>;
-
-    fn domain(name: &str, valid: &str, state: &str) -> Value {
-        let record = |kind: &str, host: &str, value: &str| json!({"record_type": kind, "name": host, "value": value, "valid": valid, "cached": []});
-        json!({
-            "domain": {"name": name, "state": state, "type": "custom", "created_at": "Tue, 14 Jul 2015 19:13:04 GMT",
-                "smtp_login": format!("postmaster@{name}"), "spam_action": "disabled", "wildcard": false},
-            "sending_dns_records": [record("TXT", name, "v=spf1 include:mailgun.org ~all"),
-                record("CNAME", &format!("email.{name}"), "mailgun.org")],
-            "receiving_dns_records": [
-                {"record_type": "MX", "name": name, "value": "mxa.mailgun.org", "priority": "10", "valid": valid, "cached": []}]
-        })
-    }
-
-    fn event(id: &str, kind: &str, seconds: f64) -> Value {
-        json!({"id": id, "event": kind, "timestamp": seconds, "log-level": "info", "recipient": "tail@example.com",
-            "message": {"headers": {"to": "tail@example.com", "message-id": "m@mg.example.com", "from": "postmaster@mg.example.com", "subject": "Hi"}},
-            "storage": {"key": "K1", "url": "http://127.0.0.1/v3/domains/mg.example.com/messages/K1"}})
-    }
-
-    fn router(fake: Shared) -> Router {
-        Router::new()
-            .route(
-                "/v3/domains",
-                get(|| async {
-                    Json(json!({"total_count": 2, "items": [
-                        {"name": "mg.example.com", "state": "active", "type": "custom"},
-                        {"name": "news.example.com", "state": "unverified", "type": "custom"}]}))
-                }),
-            )
-            .route("/v3/domains/{name}", get(|Path(name): Path<String>| async move { Json(domain(&name, "unknown", "unverified")) }))
-            .route(
-                "/v3/domains/{name}/verify",
-                put(|State(fake): State<Shared>, Path(name): Path<String>| async move {
-                    let mut fake = fake.lock().unwrap();
-                    fake.verifies += 1;
-                    let mut body = match fake.verifies {
-                        1 => domain(&name, "invalid", "unverified"),
-                        _ => domain(&name, "valid", "active"),
-                    };
-                    body["message"] = json!("Domain DNS records have been updated");
-                    Json(body)
-                }),
-            )
-            .route(
-                "/v3/{domain}/events",
-                get(|State(fake): State<Shared>| async move {
-                    let fake = fake.lock().unwrap();
-                    let mut items = fake.events.clone();
-                    items.reverse();
-                    Json(json!({"items": items, "paging": {"next": "http://127.0.0.1:1/v3/mg.example.com/events/n", "previous": "http://127.0.0.1:1/v3/mg.example.com/events/p"}}))
-                }),
-            )
-            .with_state(fake)
-    }
-
-    async fn console(fake: Shared) -> Harness {
-        let url = opsdeck::sandbox::serve_loopback(router(fake)).await.unwrap();
-        let vars = [("OPSDECK_MAILGUN_URL", url)];
-        let mut h = Harness::with_env(opsdeck::cli::GlobalArgs::default(), &move |name| {
-            vars.iter()
-                .find(|(k, _)| *k == name)
-                .map(|(_, v)| v.clone())
-                .or_else(|| (name == "COLORTERM").then(|| "truecolor".into()))
-        })
-        .await;
-        h.keys("6");
-        h.settle().await;
-        h.console.app.focus = Focus::Browser;
-        h
-    }
-
-    #[tokio::test]
-    async fn dns_view_marks_records_and_verify_replaces_it_in_place() {
-        let fake = Shared::default();
-        let mut h = console(fake.clone()).await;
-        select_row(&mut h, "news.example.com");
-        h.keys("<Enter>");
-        h.settle().await;
-        assert_eq!(popup_title(&h), "domain news.example.com · unverified", "{}", h.screen());
-        let screen = h.screen();
-        for text in ["sending DNS records (2)", "receiving DNS records (1)", "? unknown", "mxa.mailgun.org", "priority"]
-        {
-            assert!(screen.contains(text), "{text} in:\n{screen}");
-        }
-        assert!(screen.contains("v verify"), "{screen}");
-        h.keys("v");
-        h.settle().await;
-        let screen = h.screen();
-        assert!(screen.contains("✗ missing") && screen.contains("missing from DNS"), "{screen}");
-        h.keys("v");
-        h.settle().await;
-        assert_eq!(popup_title(&h), "domain news.example.com · active", "{}", h.screen());
-        let screen = h.screen();
-        assert!(screen.contains("✓ valid") && !screen.contains("✗ missing"), "{screen}");
-        assert_eq!(fake.lock().unwrap().verifies, 2);
-    }
-
-    #[tokio::test]
-    async fn the_event_tail_marks_a_new_delivered_row() {
-        let fake = Shared::default();
-        fake.lock().unwrap().events.push(event("e1", "accepted", 1_700_000_000.5));
-        let mut h = console(fake.clone()).await;
-        select_row(&mut h, "mg.example.com");
-        h.browse("events").await;
-        let screen = h.screen();
-        assert!(screen.contains("2023-11-14 22:13:20") && screen.contains("accepted"), "{screen}");
-        h.keys("T");
-        fake.lock().unwrap().events.push(event("e2", "delivered", 1_700_000_003.0));
-        h.console.app.on_tick(Instant::now() + Duration::from_secs(3));
-        h.settle().await;
-        let browser = &h.console.app.tab().browser;
-        assert_eq!(browser.records()[0]["event"], "delivered");
-        assert!(browser.is_new(0) && !browser.is_new(1));
-        let screen = h.screen();
-        assert!(screen.lines().any(|l| l.contains("● ") && l.contains("delivered")), "{screen}");
-        assert!(screen.contains("tail 2 s · 1 new"), "{screen}");
-        // The event's stored message is one form away, its storage key filled in.
-        h.keys("j:mailgun messages_get<Enter>");
-        let Some(Popup::Form(form)) = h.console.app.popup.as_ref() else { panic!("form:\n{}", h.screen()) };
-        assert_eq!(form.values().get("storage_key").map(String::as_str), Some("K1"));
-        assert_eq!(form.values().get("domain").map(String::as_str), Some("mg.example.com"));
-    }
 }

@@ -361,17 +361,19 @@ fn stats_detail(body: &Value) -> Detail {
     }
 }
 
-/// The columns of the event log: when, what, for whom, why it failed, what message. Without
+/// The columns of the event log: when, what, for whom, what message, why it failed. Without
 /// them an event's forty nested fields would crowd out the ones a person reads.
 pub fn event_columns() -> Vec<Column> {
     [
         &["timestamp"][..],
         &["event"],
         &["recipient"],
+        // The subject before the failure columns: most rows are not failures, and a narrow
+        // browser keeps the leading columns.
+        &["message", "headers", "subject"],
         &["severity"],
         &["reason"],
         &["delivery-status", "code"],
-        &["message", "headers", "subject"],
         &["message", "headers", "from"],
     ]
     .iter()

@@ -333,11 +333,12 @@ impl Browser {
         if !self.page_label.is_empty() {
             title.push(Span::styled(format!("{} ", self.page_label), theme.muted));
         }
-        if let Some(note) = &self.filter_note {
-            title.push(Span::styled(format!("{} ", inert(note)), theme.warning));
-        }
+        // Before the filter note, which can be long: a list being tailed must always say so.
         if let Some(note) = &self.tail_note {
             title.push(Span::styled(format!("{} ", inert(note)), theme.success));
+        }
+        if let Some(note) = &self.filter_note {
+            title.push(Span::styled(format!("{} ", inert(note)), theme.warning));
         }
         if !self.filter.is_empty() || self.filter_editing {
             let cursor = if self.filter_editing { "▏" } else { "" };
@@ -403,8 +404,9 @@ impl Browser {
     }
 
     /// Each column as wide as its header or its widest visible cell; when they do not fit, the
-    /// widest others shrink first (down to 12 characters; the id and dates keep their width), and
-    /// only then are trailing columns left out.
+    /// trailing columns that could not fit even at their narrowest are left out first, then the
+    /// widest others shrink (down to 12 characters; the id and dates keep their width), so the
+    /// columns shown get the room of those left out.
     fn column_widths(&self, total: u16) -> Vec<Constraint> {
         let end = (self.offset + self.height).min(self.visible.len());
         let mut widths: Vec<u16> = self
@@ -417,25 +419,27 @@ impl Browser {
                 u16::try_from(widest.max(name.label().width()).min(40)).unwrap_or(40)
             })
             .collect();
-        // The id column keeps its width: it is what identifies the row.
         const NARROWEST: u16 = 12;
+        // The id column keeps its width: it is what identifies the row. Dates stay whole too: a
+        // cut date reads as a different one.
+        let shrinkable = |index: usize| index > 0 && !is_time_column(self.columns[index].header());
+        let narrowest = |index: usize, width: u16| if shrinkable(index) { width.min(NARROWEST) } else { width };
+        while widths.len() > 1 && widths.iter().enumerate().map(|(i, w)| narrowest(i, *w) + 1).sum::<u16>() > total {
+            widths.pop();
+        }
         let mut used: u16 = widths.iter().map(|w| w + 1).sum();
         while used > total {
-            // Dates stay whole too: a cut date reads as a different one.
-            let shrinkable = widths
+            let Some(widest) = widths
                 .iter_mut()
-                .zip(&self.columns)
-                .skip(1)
-                .filter(|(_, column)| !is_time_column(column.header()))
-                .map(|(width, _)| width);
-            let Some(widest) = shrinkable.max_by_key(|w| **w).filter(|w| **w > NARROWEST) else { break };
+                .enumerate()
+                .filter(|(i, w)| shrinkable(*i) && **w > NARROWEST)
+                .map(|(_, w)| w)
+                .max_by_key(|w| **w)
+            else {
+                break;
+            };
             *widest -= 1;
             used -= 1;
-        }
-        while used > total && widths.len() > 1 {
-            if let Some(w) = widths.pop() {
-                used -= w + 1;
-            }
         }
         widths.into_iter().map(Constraint::Length).collect()
     }

@@ -165,6 +165,11 @@ fn candles(records: &[Value]) -> Option<TimeSeries> {
 
 fn objects(records: &[Value]) -> Option<TimeSeries> {
     let first = records.first()?.as_object()?;
+    // Records named by a string id are things that happened (a message, a Mailgun event), not
+    // points of a series: charting their sizes and codes over time would say nothing.
+    if first.get("id").is_some_and(Value::is_string) {
+        return None;
+    }
     let needed = records.len() * 4 / 5;
     let time_field = first.iter().map(|(k, _)| k).find(|key| {
         let numbers = time_like_name(key);
@@ -454,6 +459,10 @@ mod tests {
             json!([{"time": "2024-01-01T10:05:00Z", "name": "x"}, {"time": "2024-01-01T10:06:00Z", "name": "y"}]),
             json!([{"time": "2024-01-01T10:05:00Z", "n": 1}]),
             json!([{"timestamp": 1_704_103_500_000_u64, "action": 0}, {"timestamp": 1_704_103_560_000_u64, "action": 0}]),
+            json!([
+                {"id": "czsjqFATSlC3QtAK", "event": "delivered", "timestamp": 1_529_692_199.6, "message": {"size": 586}},
+                {"id": "hK7mQVt1QtqRiOfQ", "event": "accepted", "timestamp": 1_529_692_198.1, "message": {"size": 912}}
+            ]),
             json!(["a", "b"]),
             json!([[1, 2], [3, 4]]),
         ] {
