@@ -144,6 +144,8 @@ impl TransactionAction {
 
 /// Widest a column gets; the inspector has the whole value.
 const MAX_COLUMN: usize = 40;
+/// Widest the last column gets: nothing follows it, so it may take what the pane has.
+const MAX_LAST_COLUMN: usize = 512;
 /// Widest a fact at the top gets.
 const MAX_FACT: usize = 60;
 
@@ -354,7 +356,15 @@ fn table_lines(table: &Table, theme: &Theme, selected: Option<usize>, out: &mut 
         .rows
         .iter()
         .map(|row| {
-            row.iter().map(|c| truncate_to_width(&inert(&c.replace(['\n', '\r', '\t'], " ")), MAX_COLUMN)).collect()
+            let last = row.len().saturating_sub(1);
+            row.iter()
+                .enumerate()
+                .map(|(i, c)| {
+                    // The last column has the rest of the line (a DKIM key to publish is long).
+                    let most = if i == last { MAX_LAST_COLUMN } else { MAX_COLUMN };
+                    truncate_to_width(&inert(&c.replace(['\n', '\r', '\t'], " ")), most)
+                })
+                .collect()
         })
         .collect();
     let widths: Vec<usize> = table
