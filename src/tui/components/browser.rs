@@ -203,6 +203,8 @@ impl Browser {
 
     pub fn clear(&mut self) {
         self.set_records(Vec::new(), None);
+        // The page label too: "page 1 · 3 rows" over a resource with no list would be a lie.
+        self.page_label.clear();
         self.filter_note = None;
         self.tail_note = None;
     }
@@ -566,6 +568,17 @@ mod tests {
         for (w, h) in [(1, 1), (2, 2), (5, 3)] {
             screen(&mut b, w, h);
         }
+    }
+
+    #[test]
+    fn clearing_forgets_the_page_label_and_notes() {
+        let mut browser = Browser::default();
+        browser.set_records(vec![json!({"id": "a"})], Some("id"));
+        browser.page_label = "page 1 · 1 rows".into();
+        browser.tail_note = Some("● tail 2 s · 0 new".into());
+        browser.clear();
+        assert!(browser.page_label.is_empty() && browser.tail_note.is_none() && browser.row_count() == 0);
+        assert!(!screen(&mut browser, 60, 5).contains("page 1"));
     }
 
     #[test]
