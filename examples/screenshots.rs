@@ -119,7 +119,8 @@ async fn main() -> std::io::Result<()> {
         form.set_value("subject", "Deploy finished");
         form.set_value("text", "All green.");
     }
-    h.keys("<C-s>");
+    // Sending mail asks first; `y` confirms in the sandbox.
+    h.keys("<C-s>y");
     h.settle().await;
     h.console.sandbox.clock().advance(10_000);
     h.console.app.on_tick(std::time::Instant::now() + std::time::Duration::from_secs(3));

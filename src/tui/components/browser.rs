@@ -406,7 +406,8 @@ impl Browser {
     }
 
     /// Each column as wide as its header or its widest visible cell; when they do not fit, the
-    /// trailing columns that could not fit even at their narrowest are left out first, then the
+    /// columns empty on screen give up their room, the trailing columns that could not fit even
+    /// at their narrowest are left out, then the
     /// widest others shrink (down to 12 characters; the id and dates keep their width), so the
     /// columns shown get the room of those left out.
     fn column_widths(&self, total: u16) -> Vec<Constraint> {
@@ -425,6 +426,15 @@ impl Browser {
         // The id column keeps its width: it is what identifies the row. Dates stay whole too: a
         // cut date reads as a different one.
         let shrinkable = |index: usize| index > 0 && !is_time_column(self.columns[index].header());
+        // Short of room, a column with nothing in any row on screen (a failure's reason among
+        // deliveries) gives its room up first; it comes back when rows with values scroll in.
+        if widths.iter().map(|w| w + 1).sum::<u16>() > total {
+            for (c, width) in widths.iter_mut().enumerate().skip(1) {
+                if self.visible[self.offset..end].iter().all(|r| self.cells[*r][c].is_empty()) {
+                    *width = 0;
+                }
+            }
+        }
         let narrowest = |index: usize, width: u16| if shrinkable(index) { width.min(NARROWEST) } else { width };
         while widths.len() > 1 && widths.iter().enumerate().map(|(i, w)| narrowest(i, *w) + 1).sum::<u16>() > total {
             widths.pop();
@@ -568,6 +578,18 @@ mod tests {
         for (w, h) in [(1, 1), (2, 2), (5, 3)] {
             screen(&mut b, w, h);
         }
+    }
+
+    #[test]
+    fn short_of_room_a_column_empty_on_screen_gives_its_room_to_the_others() {
+        let mut browser = Browser::default();
+        let row = |id: &str| json!({"id": id, "recipient": "someone.long@example.com", "note": "", "subject": "Quarterly report"});
+        browser.set_records(vec![row("a"), row("b")], Some("id"));
+        let narrow = screen(&mut browser, 50, 5);
+        assert!(narrow.contains("someone.long@example.com"), "{narrow}");
+        assert!(!narrow.contains("note"), "{narrow}");
+        let wide = screen(&mut browser, 120, 5);
+        assert!(wide.contains("note"), "with room the empty column stays:\n{wide}");
     }
 
     #[test]
