@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use crate::catalog::{Operation, Service};
 use crate::client::Values;
 use crate::table::Column;
-use crate::tui::components::detail::{Align, Detail, DetailCommand, DetailKey, Table, Tone};
+use crate::tui::components::detail::{text, Align, Detail, DetailCommand, DetailKey, Table, Tone};
 
 /// The structured view of a Mailgun response, for the operations that have one.
 pub fn detail_for(op: &Operation, body: &Value) -> Option<Detail> {
@@ -23,14 +23,6 @@ pub fn detail_for(op: &Operation, body: &Value) -> Option<Detail> {
         "webhooks_list" => body.get("webhooks").map(webhooks_detail),
         "stats_total" => body.get("stats").map(|_| stats_detail(body)),
         _ => None,
-    }
-}
-
-fn text(value: Option<&Value>) -> String {
-    match value {
-        None | Some(Value::Null) => String::new(),
-        Some(Value::String(s)) => s.clone(),
-        Some(other) => other.to_string(),
     }
 }
 

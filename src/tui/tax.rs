@@ -9,7 +9,7 @@ use rust_decimal::Decimal;
 use serde_json::{Map, Value};
 
 use crate::catalog::{Operation, Service};
-use crate::tui::components::detail::{Align, Detail, Table, Tone};
+use crate::tui::components::detail::{text, Align, Detail, Table, Tone};
 
 /// Fields that hold money in AvaTax and TaxJar bodies; besides these, any field named like an
 /// amount (`exemptAmount`, `state_amount`, `tax_collectable`) is money too.
@@ -135,14 +135,6 @@ pub fn detail_for(op: &Operation, body: &Value) -> Option<Detail> {
             body.get("refund").map(|refund| taxjar_transaction("refund", refund))
         }
         _ => None,
-    }
-}
-
-fn text(value: Option<&Value>) -> String {
-    match value {
-        None | Some(Value::Null) => String::new(),
-        Some(Value::String(s)) => s.clone(),
-        Some(other) => other.to_string(),
     }
 }
 

@@ -14,9 +14,9 @@ use axum::http::Method;
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use serde_json::{json, Map, Value};
 
+use super::dates::rfc2822;
 use super::refusal::Refusal;
 use super::validation;
-use crate::sandbox::clock;
 use crate::sandbox::paging::encode_query;
 use crate::sandbox::request::Query;
 
@@ -379,7 +379,7 @@ impl MailingList {
             "description": self.description,
             "access_level": self.access_level,
             "reply_preference": self.reply_preference,
-            "created_at": mailgun_date(self.created_ms, "-0000"),
+            "created_at": rfc2822(self.created_ms, "-0000"),
             "members_count": self.members.len(),
         })
     }
@@ -515,13 +515,9 @@ fn key(address: &str) -> String {
     address.trim().to_lowercase()
 }
 
-/// A yes/no flag as Mailgun's clients send it: `yes`/`no`, `true`/`false`, `True`/`False`.
+/// A yes/no flag as Mailgun's clients send it (see [`super::parse_bool`]), or the 400 naming it.
 pub(crate) fn parse_bool(field: &str, value: &str) -> Result<bool, Refusal> {
-    match value.trim().to_ascii_lowercase().as_str() {
-        "yes" | "true" => Ok(true),
-        "no" | "false" => Ok(false),
-        _ => Err(invalid_bool(field, value)),
-    }
+    super::parse_bool(value).ok_or_else(|| invalid_bool(field, value))
 }
 
 fn invalid_bool(field: &str, value: &str) -> Refusal {
@@ -546,22 +542,6 @@ pub(crate) fn count_param(query: &Query, name: &str, default: usize, max: usize)
         return Err(Refusal::bad_request(format!("The '{name}' parameter can't be larger than {max}")));
     }
     Ok(value)
-}
-
-/// A date as Mailgun writes it in bodies (RFC 2822, `Tue, 09 Aug 2011 20:50:27 -0000`), with
-/// `zone` the suffix the endpoint uses (`-0000` for lists, `GMT` for routes).
-pub(crate) fn mailgun_date(ms: i64, zone: &str) -> String {
-    let dt = clock::datetime(ms);
-    let weekday = &dt.weekday().to_string()[..3];
-    let month = &dt.month().to_string()[..3];
-    format!(
-        "{weekday}, {:02} {month} {:04} {:02}:{:02}:{:02} {zone}",
-        dt.day(),
-        dt.year(),
-        dt.hour(),
-        dt.minute(),
-        dt.second()
-    )
 }
 
 /// Path characters kept as they are in paging URLs: unreserved ones and `@`, so a list address
@@ -692,8 +672,8 @@ mod tests {
 
     #[test]
     fn dates_are_rfc2822() {
-        assert_eq!(mailgun_date(1_312_923_027_000, "-0000"), "Tue, 09 Aug 2011 20:50:27 -0000");
-        assert_eq!(mailgun_date(1_329_311_011_000, "GMT"), "Wed, 15 Feb 2012 13:03:31 GMT");
+        assert_eq!(rfc2822(1_312_923_027_000, "-0000"), "Tue, 09 Aug 2011 20:50:27 -0000");
+        assert_eq!(rfc2822(1_329_311_011_000, "GMT"), "Wed, 15 Feb 2012 13:03:31 GMT");
     }
 
     #[test]
@@ -723,7 +703,7 @@ mod tests {
         assert_eq!(
             created["list"],
             json!({"address": "dev@mg.example.com", "name": "Dev", "description": "", "access_level": "readonly",
-                   "reply_preference": "list", "created_at": mailgun_date(NOW, "-0000"), "members_count": 0})
+                   "reply_preference": "list", "created_at": rfc2822(NOW, "-0000"), "members_count": 0})
         );
         assert_eq!(
             refused(&mut lists, Method::POST, &[], "", "address=ops%40mg.example.com&access_level=public"),

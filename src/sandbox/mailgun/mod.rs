@@ -420,11 +420,7 @@ fn handle(state: &mut State, eu: bool, call: &Call, dns_delay_ms: i64) -> Result
         ["v3" | "v4", "domains", name] => {
             let region = state.region(eu);
             match *method {
-                Method::GET => region
-                    .domains
-                    .get(&name.to_ascii_lowercase())
-                    .map(|d| d.with_records(eu))
-                    .ok_or_else(|| MailgunError::not_found("Domain not found")),
+                Method::GET => region.managed_domain(name).map(|d| d.with_records(eu)),
                 Method::DELETE => {
                     region.delete_domain(name)?;
                     Ok(json!({"message": "Domain has been deleted"}))
@@ -438,10 +434,7 @@ fn handle(state: &mut State, eu: bool, call: &Call, dns_delay_ms: i64) -> Result
             }
             let region = state.region(eu);
             let dns = region.dns.clone();
-            let domain = region
-                .domains
-                .get_mut(&name.to_ascii_lowercase())
-                .ok_or_else(|| MailgunError::not_found("Domain not found"))?;
+            let domain = region.managed_domain_mut(name)?;
             domain.verify(&dns, now, eu);
             let mut answer = domain.with_records(eu);
             if let Some(map) = answer.as_object_mut() {
@@ -454,10 +447,7 @@ fn handle(state: &mut State, eu: bool, call: &Call, dns_delay_ms: i64) -> Result
                 return Err(not_allowed());
             }
             let region = state.region(eu);
-            let domain = region
-                .domains
-                .get(&name.to_ascii_lowercase())
-                .ok_or_else(|| MailgunError::not_found("Domain not found"))?;
+            let domain = region.managed_domain(name)?;
             let message = region
                 .messages
                 .get(*key)
@@ -466,11 +456,7 @@ fn handle(state: &mut State, eu: bool, call: &Call, dns_delay_ms: i64) -> Result
             Ok(if call.accept_mime { message.to_rfc2822_json() } else { message.to_json(base) })
         }
         ["v3", "domains", name, "webhooks"] => {
-            let domain = state
-                .region(eu)
-                .domains
-                .get_mut(&name.to_ascii_lowercase())
-                .ok_or_else(|| MailgunError::not_found("Domain not found"))?;
+            let domain = state.region(eu).managed_domain_mut(name)?;
             match *method {
                 Method::GET => Ok(domain.webhooks.list()),
                 Method::POST => domain.webhooks.create(call.form.get("id"), &urls(&call.form)),
@@ -478,11 +464,7 @@ fn handle(state: &mut State, eu: bool, call: &Call, dns_delay_ms: i64) -> Result
             }
         }
         ["v3", "domains", name, "webhooks", hook] => {
-            let domain = state
-                .region(eu)
-                .domains
-                .get_mut(&name.to_ascii_lowercase())
-                .ok_or_else(|| MailgunError::not_found("Domain not found"))?;
+            let domain = state.region(eu).managed_domain_mut(name)?;
             match *method {
                 Method::GET => domain.webhooks.get(hook),
                 Method::PUT => domain.webhooks.update(hook, &urls(&call.form)),

@@ -130,6 +130,15 @@ impl Region {
             .ok_or_else(|| MailgunError::not_found(format!("Domain not found: {name}")))
     }
 
+    /// The domain for the management endpoints (`/v3/domains/...`), whose 404 does not name it.
+    pub fn managed_domain(&self, name: &str) -> Result<&Domain, MailgunError> {
+        self.domains.get(&name.to_ascii_lowercase()).ok_or_else(|| MailgunError::not_found("Domain not found"))
+    }
+
+    pub fn managed_domain_mut(&mut self, name: &str) -> Result<&mut Domain, MailgunError> {
+        self.domains.get_mut(&name.to_ascii_lowercase()).ok_or_else(|| MailgunError::not_found("Domain not found"))
+    }
+
     fn schedule(&mut self, due_ms: i64, step: Step) {
         self.step_seq += 1;
         self.pending.insert((due_ms, self.step_seq), step);
@@ -690,7 +699,7 @@ impl Region {
     /// Removes a domain and everything scoped to it.
     pub fn delete_domain(&mut self, name: &str) -> Result<(), MailgunError> {
         let key = name.to_ascii_lowercase();
-        let domain = self.domains.get(&key).ok_or_else(|| MailgunError::not_found("Domain not found"))?;
+        let domain = self.managed_domain(&key)?;
         if domain.kind == DomainKind::Sandbox {
             return Err(MailgunError::bad_request("Sandbox domains cannot be deleted"));
         }

@@ -14,7 +14,8 @@ use axum::http::Method;
 use regex_lite::{Regex, RegexBuilder};
 use serde_json::{json, Value};
 
-use super::lists::{count_param, mailgun_date};
+use super::dates::rfc2822;
+use super::lists::count_param;
 use super::refusal::Refusal;
 use super::validation;
 use crate::sandbox::ids::Ids;
@@ -100,7 +101,7 @@ impl Route {
             "description": self.description,
             "expression": self.expression,
             "actions": self.action_texts,
-            "created_at": mailgun_date(self.created_ms, "GMT"),
+            "created_at": rfc2822(self.created_ms, "GMT"),
         })
     }
 }
@@ -670,7 +671,7 @@ mod tests {
         let route = &created["route"];
         let id = route["id"].as_str().expect("id").to_owned();
         assert_eq!(route["actions"], json!([r#"forward("http://myhost.com/messages/")"#, "stop()"]));
-        assert_eq!(route["created_at"], mailgun_date(NOW, "GMT"));
+        assert_eq!(route["created_at"], rfc2822(NOW, "GMT"));
         assert_eq!(route["priority"], 5);
         let got = call_api(&mut routes, Method::GET, &[&id], "", &Query::default()).expect("found");
         assert_eq!(&got["route"], route);

@@ -142,6 +142,15 @@ impl TransactionAction {
     }
 }
 
+/// A JSON value as a cell or fact shows it: a string without quotes, nothing for null or absent.
+pub fn text(value: Option<&Value>) -> String {
+    match value {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+    }
+}
+
 /// Widest a column gets; the inspector has the whole value.
 const MAX_COLUMN: usize = 40;
 /// Widest the last column gets: nothing follows it, so it may take what the pane has.
