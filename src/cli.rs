@@ -118,8 +118,9 @@ pub enum Command {
         /// Seed of the demo data: the same seed gives the same data.
         #[arg(long, default_value_t = sandbox::DEFAULT_SEED, value_name = "N")]
         seed: u64,
-        /// Sandbox clock speed: every time-driven behaviour (history retention, and trackers,
-        /// verifications and markets as they come) runs N times as fast. Greater than 0, at most
+        /// Sandbox clock speed: every time-driven behaviour (history retention, Mailgun's
+        /// deliveries, engagement, webhook retries and DNS, and trackers and markets as they
+        /// come) runs N times as fast. Greater than 0, at most
         /// 10000.
         #[arg(long, default_value_t = 1.0, value_name = "N", allow_negative_numbers = true)]
         speed: f64,

@@ -61,7 +61,7 @@ pub struct Platform {
 
 impl Platform {
     pub fn new(seed: u64, clock: SandboxClock) -> Platform {
-        Platform { seed, clock, dns_delay_ms: 60_000, stop: CancellationToken::new() }
+        Platform { seed, clock, dns_delay_ms: DEFAULT_DNS_DELAY_MS, stop: CancellationToken::new() }
     }
 
     /// Real time (speed 1): for a simulator built on its own, in unit tests.
@@ -70,8 +70,11 @@ impl Platform {
     }
 }
 
-/// The default `--dns-delay` (and [`Platform::new`]'s): a minute, as long as a real DNS change often takes to be seen.
+/// The default `--dns-delay` (and [`Platform::new`]'s): a minute, as long as a real DNS change
+/// often takes to be seen.
 pub const DEFAULT_DNS_DELAY_SECS: u64 = 60;
+const DEFAULT_DNS_DELAY_MS: i64 = 60_000;
+const _: () = assert!(DEFAULT_DNS_DELAY_MS == DEFAULT_DNS_DELAY_SECS as i64 * 1000);
 
 /// One vendor's simulator: a router serving the vendor's real paths, over state it can reset.
 /// Constructors take a [`Platform`]: `XSimulator::new(&platform)`.

@@ -201,6 +201,9 @@ impl Simulator for MailgunSimulator {
         let mut state = self.shared.lock();
         let (us_base, eu_base) = (state.us.base_url.clone(), state.eu.base_url.clone());
         *state = self.shared.seeded(us_base, eu_base);
+        drop(state);
+        // The seed may hold work to come (engagement of its latest messages).
+        self.shared.wake.notify_one();
     }
 
     fn error_response(&self, status: StatusCode, message: &str) -> Response {
@@ -210,7 +213,7 @@ impl Simulator for MailgunSimulator {
 
 /// Runs due steps and makes webhook POSTs until the sandbox stops or the simulator is dropped.
 /// It sleeps until the next due time (on the sandbox clock, converted by its speed), at most
-/// [`MAX_SLEEP`], or until a request queues work.
+/// [`MAX_SLEEP`], or until a request queues work; with nothing pending, only until then.
 async fn background(shared: Weak<Shared>, stop: CancellationToken) {
     loop {
         let Some(strong) = shared.upgrade() else {
@@ -243,7 +246,8 @@ async fn background(shared: Weak<Shared>, stop: CancellationToken) {
             continue;
         }
         let speed = strong.clock.speed();
-        let wait = next.map_or(MAX_SLEEP, |due| {
+        // Nothing pending: sleep until a request queues work, so an idle sandbox costs no CPU.
+        let wait = next.map(|due| {
             #[expect(
                 clippy::cast_precision_loss,
                 clippy::cast_possible_truncation,
@@ -258,10 +262,16 @@ async fn background(shared: Weak<Shared>, stop: CancellationToken) {
             return;
         };
         let notified = strong.wake.notified();
+        let sleep = async {
+            match wait {
+                Some(wait) => tokio::time::sleep(wait).await,
+                None => std::future::pending().await,
+            }
+        };
         tokio::select! {
             () = stop.cancelled() => return,
             () = notified => {}
-            () = tokio::time::sleep(wait) => {}
+            () = sleep => {}
         }
     }
 }
