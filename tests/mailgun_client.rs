@@ -401,6 +401,49 @@ async fn webhooks_are_signed_and_retried() {
 }
 
 #[tokio::test]
+async fn a_webhook_receiver_that_redirects_is_not_followed() {
+    let mg = Mailgun::start().await;
+    // Where a redirect would lead: it must never be asked.
+    let followed: Arc<Mutex<u32>> = Arc::default();
+    let hits = Arc::clone(&followed);
+    let elsewhere = axum::Router::new().fallback(move || {
+        let hits = Arc::clone(&hits);
+        async move {
+            *hits.lock().unwrap() += 1;
+            StatusCode::OK
+        }
+    });
+    let elsewhere = serve_loopback(elsewhere).await.unwrap();
+    let redirecting = axum::Router::new().fallback(move || {
+        let to = elsewhere.clone();
+        async move { (StatusCode::TEMPORARY_REDIRECT, [(axum::http::header::LOCATION, to)]) }
+    });
+    let url = format!("{}/hook", serve_loopback(redirecting).await.unwrap());
+    let us = mg.us().clone();
+    mg.json(&us, "webhooks_create", &[("domain", "mg.example.com"), ("id", "accepted"), ("url", &url)]).await;
+    mg.json(
+        &us,
+        "messages_send",
+        &[
+            ("domain", "mg.example.com"),
+            ("from", "ops@mg.example.com"),
+            ("to", "r@example.com"),
+            ("subject", "s"),
+            ("text", "t"),
+        ],
+    )
+    .await;
+    mg.advance(5_000).await;
+    assert_eq!(*followed.lock().unwrap(), 0, "the redirect was followed");
+    let url = format!("{}/mailgun/webhooks", mg.sim.sandbox.control_url());
+    let log: Value =
+        serde_json::from_slice(&mg.sim.http.get(url).send().await.unwrap().bytes().await.unwrap()).unwrap();
+    let attempts = log["us"]["attempts"].as_array().unwrap();
+    assert!(!attempts.is_empty(), "{log}");
+    assert_eq!(attempts[0]["outcome"], "retrying", "a redirect is no delivery: {log}");
+}
+
+#[tokio::test]
 async fn list_sends_reach_subscribed_members() {
     let mg = Mailgun::start().await;
     let us = mg.us().clone();

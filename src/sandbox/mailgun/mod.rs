@@ -120,7 +120,14 @@ fn default_base(eu: bool) -> String {
 
 impl MailgunSimulator {
     pub fn new(platform: &Platform) -> MailgunSimulator {
-        let http = reqwest::Client::builder().timeout(POST_TIMEOUT).build().unwrap_or_default();
+        // Loopback only, as the URLs were checked to be: no redirect may lead elsewhere, and no
+        // proxy from the environment may carry a delivery off the machine.
+        let http = reqwest::Client::builder()
+            .timeout(POST_TIMEOUT)
+            .redirect(reqwest::redirect::Policy::none())
+            .no_proxy()
+            .build()
+            .unwrap_or_default();
         let anchor_ms = platform.clock.now_ms();
         let (us, eu) =
             seed::regions(platform.seed, anchor_ms, platform.dns_delay_ms, default_base(false), default_base(true));
