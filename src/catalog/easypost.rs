@@ -88,6 +88,8 @@ pub(super) static OPERATIONS: &[Operation] = &[
             Param::body("end_shipper_id", "end shipper id (es_...) where the carrier needs one"),
         ],
         body: BodyEncoding::Json,
+        // Money-moving: it asks first, restating what it buys.
+        destructive: true,
         ..op(
             "shipments_buy",
             "shipments",
@@ -213,6 +215,8 @@ pub(super) static OPERATIONS: &[Operation] = &[
         params: &[BATCH_ID],
         // Sent as an empty JSON object.
         body: BodyEncoding::Json,
+        // Money-moving: it asks first, restating what it buys.
+        destructive: true,
         ..op(
             "batches_buy",
             "batches",
@@ -298,6 +302,8 @@ pub(super) static OPERATIONS: &[Operation] = &[
         .json()
         .required()],
         body: BodyEncoding::Json,
+        // Money-moving: it asks first, restating what it buys.
+        destructive: true,
         ..op(
             "insurance_create",
             "insurances",

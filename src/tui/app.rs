@@ -25,12 +25,13 @@ use crate::tui::components::history_view::{HistoryAction, HistoryView};
 use crate::tui::components::inspector::ResponseView;
 use crate::tui::components::menu::{Command, Menu, MenuAction, PaletteItem};
 use crate::tui::components::sandbox_view::{self, SandboxAction, SandboxReport, SandboxView};
+use crate::tui::components::save_file::{self, SaveAction, SavePrompt, SaveReport};
 use crate::tui::draw::Areas;
 use crate::tui::keymap::{Action, Keymap, ACTIONS};
 use crate::tui::setup::Setup;
 use crate::tui::tab::{PageState, Tab, TailState};
 use crate::tui::theme::Theme;
-use crate::tui::{mail, tax};
+use crate::tui::{mail, shipping, tax};
 
 /// The pane that receives keys.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -54,6 +55,25 @@ pub enum Popup {
     /// `Y`: copy a request as curl or HTTPie; holds the form it was opened from, if any, which
     /// comes back when it closes.
     Copy(CopyMenu, Option<Box<Form>>),
+    /// Where to save a file a view links to (a label); holds the view it was asked from, which
+    /// comes back when it closes.
+    Save(SavePrompt, Option<Box<Detail>>),
+}
+
+/// What a background task that is no API call reports: a read of the sandbox view, a file saved.
+#[derive(Debug)]
+pub enum Background {
+    Sandbox(SandboxReport),
+    Saved(SaveReport),
+}
+
+/// The open view's live refresh: when it last asked, and the ask in flight. `subject` is the
+/// view it is for, so a view newly opened waits its full interval before its first ask.
+#[derive(Debug, Default)]
+struct WatchState {
+    subject: Option<String>,
+    last_poll: Option<Instant>,
+    in_flight: Option<CallId>,
 }
 
 /// A copy waiting for the event loop: what it is, for the status line, and whether the text is
@@ -93,6 +113,8 @@ enum Purpose {
     Operation { tab: usize, op: &'static Operation, values: Values, request: client::PreparedRequest },
     /// A tail poll of the first page of the list in view: its new rows go on top.
     Tail { tab: usize, op: &'static Operation },
+    /// The open view asking again for what it shows (a tracker moving, a batch being bought).
+    Watch { tab: usize, op: &'static Operation },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -139,7 +161,7 @@ pub struct App {
     /// The embedded sandbox's control port, for the sandbox view of tabs that use it.
     pub embedded_control: Option<String>,
     /// Where the sandbox view's reads report back (the event loop owns the receiver).
-    pub background: Option<mpsc::UnboundedSender<SandboxReport>>,
+    pub background: Option<mpsc::UnboundedSender<Background>>,
     /// Reads of the sandbox view still running.
     pub background_pending: usize,
     control_client: Option<reqwest::Client>,
@@ -159,6 +181,12 @@ pub struct App {
     pub history: Option<crate::history::Recorder>,
     /// Set while `on_tick` reloads lists, so their calls are not recorded.
     auto_refreshing: bool,
+    watch: WatchState,
+    /// A call whose answer links to a file to save next: its id, the JSON pointer to the link,
+    /// and the file name to offer.
+    save_after: Option<(CallId, String, String)>,
+    /// The credential-free client of downloads, made on first use.
+    download_client: Option<reqwest::Client>,
 }
 
 impl App {
@@ -197,6 +225,9 @@ impl App {
             setup: None,
             history: None,
             auto_refreshing: false,
+            watch: WatchState::default(),
+            save_after: None,
+            download_client: None,
         }
     }
 
@@ -316,7 +347,7 @@ impl App {
             Action::TableView => match self.tab().detail.clone() {
                 Some(detail) => self.popup = Some(Popup::Detail(detail)),
                 None => self.info(
-                    "no table view yet: open a transaction, look up a rate or a calculation, or open a Mailgun domain",
+                    "no table view yet: open a transaction, look up a rate or a calculation, a Mailgun domain, or an EasyPost shipment, tracker, batch or address",
                 ),
             },
             Action::Tail => self.toggle_tail(),
@@ -520,6 +551,7 @@ impl App {
             Some(Popup::Menu(menu)) => return menu.paste(&text),
             Some(Popup::Confirm(confirm)) => return confirm.paste(&text),
             Some(Popup::History(view)) => return view.paste(&text),
+            Some(Popup::Save(prompt, _)) => return prompt.paste(&text),
             Some(Popup::Help | Popup::Detail(_) | Popup::Sandbox(_) | Popup::Copy(..)) => {}
             None => {
                 let focus = self.focus;
@@ -609,6 +641,7 @@ impl App {
                     Some((Service::Avatax, "transactions_list")) => self.open_transaction(),
                     Some((Service::Mailgun, "domains_list")) => self.open_domain(),
                     Some((Service::Mailgun, "mailing_lists_list")) => self.drill_into("list members"),
+                    Some((Service::Easypost, list)) if self.open_shipping_record(list) => {}
                     _ if self.fetch_selected_record() => {}
                     _ => self.focus = Focus::Inspector,
                 }
@@ -676,6 +709,18 @@ impl App {
                 SandboxAction::Refresh => self.refresh_sandbox_view(),
                 SandboxAction::Close => self.popup = None,
                 SandboxAction::None => {}
+            },
+            Popup::Save(prompt, _) => match prompt.handle_key(key) {
+                SaveAction::Save(path) => {
+                    let url = prompt.url.clone();
+                    self.close_save_prompt();
+                    self.start_save(url, path);
+                }
+                SaveAction::Cancel => {
+                    self.close_save_prompt();
+                    self.info("nothing was saved");
+                }
+                SaveAction::None => {}
             },
             Popup::Copy(menu, _) => match menu.handle_key(key) {
                 CopyMenuAction::Chosen(format) => {
@@ -889,6 +934,58 @@ impl App {
         self.refresh_sandbox_view();
     }
 
+    /// Enter on a row of an EasyPost list with a view (a shipment's rates, a tracker's
+    /// timeline, a batch, an address's verification): the view opens from the row at once,
+    /// and is kept for `b`. False when the list has none.
+    fn open_shipping_record(&mut self, list: &str) -> bool {
+        let Some(record) = self.tab().selected_record().map(Value::Object) else { return false };
+        let Some(detail) = shipping::record_detail(list, &record) else { return false };
+        self.tab_mut().detail = Some(detail.clone());
+        self.popup = Some(Popup::Detail(detail));
+        true
+    }
+
+    /// Asks where to save the file at `url`, starting from `file_name`; the view open (if any)
+    /// comes back when the prompt closes.
+    fn open_save_prompt(&mut self, url: String, file_name: &str) {
+        let back = match self.popup.take() {
+            Some(Popup::Detail(detail)) => Some(Box::new(detail)),
+            other => {
+                self.popup = other;
+                None
+            }
+        };
+        self.popup = Some(Popup::Save(SavePrompt::new(url, file_name), back));
+    }
+
+    fn close_save_prompt(&mut self) {
+        if let Some(Popup::Save(_, back)) = self.popup.take() {
+            self.popup = back.map(|detail| Popup::Detail(*detail));
+        }
+    }
+
+    /// Downloads `url` to `path` on a spawned task (no credential goes with it: the link is
+    /// the server's and may point anywhere); the status line says how it went.
+    fn start_save(&mut self, url: String, path: std::path::PathBuf) {
+        if let Err(e) = save_file::check_url(&url) {
+            return self.error(format!("not saved: {e}"));
+        }
+        let Some(sender) = self.background.clone() else {
+            return self.error("this console cannot run background downloads");
+        };
+        let client = match self.download_client.clone().map_or_else(save_file::download_client, Ok) {
+            Ok(client) => client,
+            Err(e) => return self.error(e),
+        };
+        self.download_client = Some(client.clone());
+        self.background_pending += 1;
+        self.info(format!("saving {}…", path.display()));
+        tokio::spawn(async move {
+            let report = save_file::download_to(client, url, path, save_file::MAX_FILE_BYTES).await;
+            let _ = sender.send(Background::Saved(report));
+        });
+    }
+
     /// Reads the requests and faults again on a spawned task; the view shows "loading" meanwhile.
     fn refresh_sandbox_view(&mut self) {
         let Some(Popup::Sandbox(view)) = self.popup.as_mut() else { return };
@@ -909,7 +1006,7 @@ impl App {
         self.background_pending += 1;
         tokio::spawn(async move {
             let report = sandbox_view::fetch(client, control, service, generation).await;
-            let _ = sender.send(report);
+            let _ = sender.send(Background::Sandbox(report));
         });
     }
 
@@ -1034,28 +1131,55 @@ impl App {
         }
     }
 
-    /// A read of the sandbox view came back.
-    pub fn on_sandbox_report(&mut self, report: SandboxReport) {
+    /// A background task reported: a read of the sandbox view, or a file saved (or not).
+    pub fn on_background(&mut self, report: Background) {
         self.background_pending = self.background_pending.saturating_sub(1);
-        if let Some(Popup::Sandbox(view)) = self.popup.as_mut() {
-            view.apply(report);
+        match report {
+            Background::Sandbox(report) => {
+                if let Some(Popup::Sandbox(view)) = self.popup.as_mut() {
+                    view.apply(report);
+                }
+            }
+            Background::Saved(SaveReport { path, result }) => match result {
+                Ok(bytes) => self.info(format!("saved {} to {}", human_size(bytes as usize), path.display())),
+                Err(e) => self.error(format!("not saved: {e}")),
+            },
         }
     }
 
-    /// A form was submitted: ask first if the operation is destructive.
+    /// A form was submitted: ask first if the operation is destructive, saying what it will
+    /// spend or do when the records seen tell (the price of the rate being bought).
     fn request_operation(&mut self, op: &'static Operation, values: Values) {
         if op.destructive {
             let live = self.tab().target.live;
-            self.popup = Some(Popup::Confirm(Confirm::new(op, values, live, self.profile.clone())));
+            let effects = shipping::effects(op, &values, &|id| self.known_record(id));
+            let mut confirm = Confirm::new(op, values, live, self.profile.clone());
+            confirm.effects = effects;
+            self.popup = Some(Popup::Confirm(confirm));
         } else {
             self.send_operation(op, values);
         }
     }
 
-    fn send_operation(&mut self, op: &'static Operation, values: Values) {
+    /// A record of the active tab seen by id: the one a view was made from, or a row of the
+    /// browser.
+    fn known_record(&self, id: &str) -> Option<Value> {
+        let tab = self.tab();
+        let has_id = |record: &&Value| record.get("id").and_then(Value::as_str) == Some(id);
+        let open = match &self.popup {
+            Some(Popup::Detail(detail)) => detail.record.as_ref(),
+            _ => None,
+        };
+        let viewed = tab.detail.as_ref().and_then(|d| d.record.as_ref());
+        open.into_iter().chain(viewed).chain(tab.browser.records()).find(has_id).cloned()
+    }
+
+    /// Sends `op` from the active tab; returns its call, or `None` when nothing was sent (the
+    /// status line says why).
+    fn send_operation(&mut self, op: &'static Operation, values: Values) -> Option<CallId> {
         if let Some(reason) = self.unavailable_reason() {
             self.error(reason);
-            return;
+            return None;
         }
         if self.read_only && op.mutates {
             let reason = self.read_only_reason();
@@ -1065,7 +1189,7 @@ impl App {
                 "`read only` in the palette (:) turns it off"
             };
             self.error(format!("{} changes state and {reason}; {fix}", op.full_name()));
-            return;
+            return None;
         }
         let tab_index = self.active;
         let tab = self.tab();
@@ -1076,10 +1200,12 @@ impl App {
                 self.sent.insert(tab_index, request.clone());
                 self.purposes.insert(id, (Purpose::Operation { tab: tab_index, op, values, request }, Instant::now()));
                 self.info(format!("sending {} ({id})", op.full_name()));
+                Some(id)
             }
             Err(e) => {
                 self.error(format!("{}: {e}", op.full_name()));
                 self.open_form(op);
+                None
             }
         }
     }
@@ -1419,6 +1545,25 @@ impl App {
                 let values: Values = values.into_iter().collect();
                 self.open_form_with(op, &values);
             }
+            DetailCommand::Open { op: name, values } => {
+                let Some(op) = self.tab().service.operation(name) else {
+                    return self.error(format!("{name} is no operation of {}", self.tab().service.title()));
+                };
+                self.popup = None;
+                self.request_operation(op, values.into_iter().collect());
+            }
+            DetailCommand::Save { url, file_name } => self.open_save_prompt(url, &file_name),
+            DetailCommand::SendThenSave { op: name, values, pointer, file_name } => {
+                let Some(op) = self.tab().service.operation(name) else {
+                    return self.error(format!("{name} is no operation of {}", self.tab().service.title()));
+                };
+                // The view stays open and takes the answer; the save prompt follows it.
+                if let Some(id) = self.send_operation(op, values.into_iter().collect()) {
+                    self.save_after = Some((id, pointer, file_name));
+                }
+            }
+            // A view asks its own questions; one never reaches the app.
+            DetailCommand::Choose { .. } => {}
             DetailCommand::Chart => {
                 self.popup = None;
                 self.chart_hidden = false;
@@ -1450,7 +1595,83 @@ impl App {
             .map(|tail| tail.last_poll.map_or(now, |at| (at + self.tail_every).max(now)))
             .min();
         let redraw = (self.executor.active_count() > 0).then(|| now + IN_FLIGHT_REDRAW);
-        refresh.into_iter().chain(tail).chain(redraw).min()
+        let watch = self.watched().map(|subject| match self.watch.last_poll {
+            // A view newly open: the tick notes it, and its first ask waits a whole interval.
+            _ if self.watch.subject.as_ref() != Some(&subject) => now,
+            Some(at) => (at + self.tail_every).max(now),
+            None => now,
+        });
+        refresh.into_iter().chain(tail).chain(redraw).chain(watch).min()
+    }
+
+    /// The subject of the open view when it asks again by itself and nothing of it is in
+    /// flight: closing the view (or its answers saying nothing moves) stops the asking.
+    fn watched(&self) -> Option<String> {
+        let Some(Popup::Detail(detail)) = &self.popup else { return None };
+        detail.watch.as_ref()?;
+        let tab = self.tab();
+        (self.watch.in_flight.is_none() && tab.available).then(|| detail.subject.clone().unwrap_or_default())
+    }
+
+    /// Asks again for what the open view shows, when it is due.
+    fn poll_watch(&mut self, now: Instant) {
+        let Some(subject) = self.watched() else { return };
+        if self.watch.subject.as_ref() != Some(&subject) {
+            self.watch = WatchState { subject: Some(subject), last_poll: Some(now), in_flight: None };
+            return;
+        }
+        if self.watch.last_poll.is_some_and(|at| at + self.tail_every > now) {
+            return;
+        }
+        let Some(Popup::Detail(detail)) = &self.popup else { return };
+        let Some((name, values)) = detail.watch.clone() else { return };
+        let tab_index = self.active;
+        let tab = self.tab();
+        let Some(op) = tab.service.operation(name) else { return };
+        let values: Values = values.into_iter().collect();
+        match client::build(op, &values, None, &tab.target) {
+            Ok(request) => {
+                let slot = format!("{}/watch", tab.service);
+                let credentials = tab.target.credentials.clone();
+                let id = self.executor.submit(op.full_name(), request, credentials, Some(slot));
+                self.watch.in_flight = Some(id);
+                self.watch.last_poll = Some(now);
+                self.purposes.insert(id, (Purpose::Watch { tab: tab_index, op }, Instant::now()));
+            }
+            Err(e) => {
+                if let Some(Popup::Detail(detail)) = self.popup.as_mut() {
+                    detail.watch = None;
+                }
+                self.error(format!("the view stopped asking again: {}: {e}", op.full_name()));
+            }
+        }
+    }
+
+    /// An ask of the open view came back: the view shows the answer in place (the row chosen,
+    /// the scroll and a question being answered stay), if it is still open on the same thing.
+    fn on_watch_answer(
+        &mut self,
+        tab: usize,
+        op: &'static Operation,
+        result: Result<client::Response, Arc<CallError>>,
+    ) {
+        self.watch.in_flight = None;
+        match result {
+            Ok(response) => {
+                let body: Option<Value> = serde_json::from_slice(&response.body).ok();
+                let Some(detail) = body.and_then(|body| shipping::detail_for(op, &body)) else { return };
+                if tab != self.active {
+                    return;
+                }
+                if let Some(Popup::Detail(open)) = self.popup.as_mut() {
+                    if open.same_subject(&detail) {
+                        open.refresh_from(detail.clone());
+                        self.tabs[tab].detail = Some(detail);
+                    }
+                }
+            }
+            Err(error) => self.error(format!("{}: {error} (the view keeps asking)", op.full_name())),
+        }
     }
 
     /// Time passed: reload the lists whose auto-refresh is due.
@@ -1472,6 +1693,7 @@ impl App {
             }
         }
         self.active = active;
+        self.poll_watch(now);
     }
 
     fn show_selected_record(&mut self) {
@@ -1520,6 +1742,7 @@ impl App {
                 }
             }
             Purpose::Tail { tab, op } => self.on_tail_page(tab, op, delivered.result),
+            Purpose::Watch { tab, op } => self.on_watch_answer(tab, op, delivered.result),
             Purpose::Operation { tab, op, values, request } => match delivered.result {
                 Ok(response) => {
                     let summary =
@@ -1543,9 +1766,17 @@ impl App {
                             }
                         }
                     }
+                    let file = self.save_after.take_if(|(id, ..)| *id == delivered.id);
+                    let link = file.map(|(_, pointer, name)| {
+                        let url = body.as_ref().and_then(|b| b.pointer(&pointer)).and_then(Value::as_str);
+                        url.map(|url| (url.to_owned(), name)).ok_or(pointer)
+                    });
+                    let detail = body.and_then(|body| {
+                        tax::detail_for(op, &body)
+                            .or_else(|| mail::detail_for(op, &body))
+                            .or_else(|| shipping::detail_for(op, &body))
+                    });
                     let tab_state = &mut self.tabs[tab];
-                    let detail =
-                        body.and_then(|body| tax::detail_for(op, &body).or_else(|| mail::detail_for(op, &body)));
                     if let Some(detail) = detail {
                         tab_state.detail = Some(detail.clone());
                         // Shown at once unless the user has moved on to something else; the
@@ -1553,8 +1784,7 @@ impl App {
                         match self.popup.as_mut() {
                             None if tab == self.active => self.popup = Some(Popup::Detail(detail)),
                             Some(Popup::Detail(open)) if tab == self.active && open.same_subject(&detail) => {
-                                let (selected, scroll) = (open.selected, open.scroll);
-                                *open = Detail { selected, scroll, ..detail };
+                                open.refresh_from(detail);
                             }
                             _ => {}
                         }
@@ -1576,8 +1806,17 @@ impl App {
                         self.focus = Focus::Inspector;
                     }
                     self.info(summary);
+                    match link {
+                        Some(Ok((url, name))) if tab == self.active => self.open_save_prompt(url, &name),
+                        Some(Ok(_)) => {}
+                        Some(Err(pointer)) => {
+                            self.error(format!("{}: the answer links no file at {pointer}", op.full_name()));
+                        }
+                        None => {}
+                    }
                 }
                 Err(error) => {
+                    self.save_after.take_if(|(id, ..)| *id == delivered.id);
                     self.tabs[tab].inspector.show(error_view(op, &error));
                     let o = self.key_hint(Action::Operations);
                     self.error(format!("{}: {error} ({o} reopens the form with your values)", op.full_name()));
@@ -1678,7 +1917,7 @@ impl App {
         let Some(recorder) = &self.history else { return };
         let (tab, op, values) = match purpose {
             // Polls repeat the list every few seconds: they would bury every call the user made.
-            Purpose::List { recorded: false, .. } | Purpose::Tail { .. } => return,
+            Purpose::List { recorded: false, .. } | Purpose::Tail { .. } | Purpose::Watch { .. } => return,
             Purpose::List { tab, op, values, .. } | Purpose::Operation { tab, op, values, .. } => (*tab, *op, values),
         };
         let tab = &self.tabs[tab];
@@ -1859,6 +2098,7 @@ fn list_filters(op: &Operation, values: &Values) -> Vec<(String, String)> {
 fn layout_for(op: &Operation) -> Option<Layout> {
     (op.service == Service::Mailgun && op.name == "events_list")
         .then(|| Layout { columns: mail::event_columns(), cell: mail::event_cell })
+        .or_else(|| shipping::layout(op))
 }
 
 /// The browser title's note while tailing.

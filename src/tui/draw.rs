@@ -103,6 +103,12 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
             Some(Popup::Detail(detail)) => detail.render(frame, body, theme),
             Some(Popup::Sandbox(view)) => view.render(frame, body, theme),
             Some(Popup::History(view)) => view.render(frame, body, theme),
+            Some(Popup::Save(prompt, back)) => {
+                if let Some(detail) = back {
+                    detail.render(frame, body, theme);
+                }
+                prompt.render(frame, body, theme);
+            }
             Some(Popup::Copy(menu, form)) => {
                 if let Some(form) = form {
                     form.render(frame, body, theme);
@@ -319,7 +325,10 @@ fn draw_help(frame: &mut Frame, area: Rect, app: &App) -> u16 {
     right.push(Line::from(Span::styled("In forms and menus", theme.title)));
     right.extend(Form::help().iter().chain(Menu::help()).map(|(k, v)| help_line(k, v, app)));
     right.push(Line::default());
-    right.push(Line::from(Span::styled("In table views (transaction, rates, Mailgun domain and stats)", theme.title)));
+    right.push(Line::from(Span::styled(
+        "In table views (transaction, rates, Mailgun domain, EasyPost shipment, tracker, batch)",
+        theme.title,
+    )));
     right.extend(Detail::help().iter().map(|(k, v)| help_line(k, v, app)));
     right.push(Line::default());
     right.push(Line::from(Span::styled("In the history (H)", theme.title)));

@@ -108,7 +108,7 @@ impl Harness {
         self.console.app.handle_paste(text);
     }
 
-    /// Applies call results, and the sandbox view's reads, until nothing is in flight.
+    /// Applies call results, the sandbox view's reads and files saved, until nothing is in flight.
     pub async fn settle(&mut self) {
         loop {
             let console = &mut self.console;
@@ -118,7 +118,7 @@ impl Harness {
             let wait = async {
                 tokio::select! {
                     Some(event) = console.events.recv() => console.app.on_call_event(event),
-                    Some(report) = console.background.recv() => console.app.on_sandbox_report(report),
+                    Some(report) = console.background.recv() => console.app.on_background(report),
                 }
             };
             tokio::time::timeout(Duration::from_secs(10), wait).await.expect("calls finish within 10 s");

@@ -13,6 +13,7 @@ pub mod json_tree;
 pub mod keymap;
 pub mod mail;
 pub mod setup;
+pub mod shipping;
 pub mod svg;
 pub mod tab;
 pub mod tax;
@@ -46,8 +47,9 @@ use tab::Tab;
 pub struct Console {
     pub app: App,
     pub events: mpsc::UnboundedReceiver<CallEvent>,
-    /// What the sandbox view's reads of the control port bring back.
-    pub background: mpsc::UnboundedReceiver<components::sandbox_view::SandboxReport>,
+    /// What background tasks that are no API call bring back: the sandbox view's reads, files
+    /// saved.
+    pub background: mpsc::UnboundedReceiver<app::Background>,
     /// The embedded simulators; they stop when the console goes.
     pub sandbox: Sandbox,
 }
@@ -248,7 +250,7 @@ async fn event_loop(
                 dirty = true;
             }
             Some(report) = console.background.recv() => {
-                app.on_sandbox_report(report);
+                app.on_background(report);
                 dirty = true;
             }
             event = input.next() => match event {

@@ -233,6 +233,7 @@ impl Tab {
             }
         }
         crate::tui::mail::suggest(op, &record, &mut values);
+        crate::tui::shipping::suggest(op, &record, &mut values);
         if op.service == Service::Ably && op.name == "tokens_request" {
             if let crate::client::Credentials::AblyKey(key) = &self.target.credentials {
                 let name = key.expose().split(':').next().unwrap_or_default();

@@ -14,7 +14,7 @@ pub use crate::table::truncate_to_width;
 use crate::table::{cell_text, columns_of, is_time_column, Column, MAX_CELL};
 use crate::tui::components::detail::Tone;
 use crate::tui::theme::Theme;
-use crate::tui::{mail, tax};
+use crate::tui::{mail, shipping, tax};
 
 /// What a row that arrived while tailing starts with.
 pub const NEW_MARK: &str = "● ";
@@ -28,14 +28,20 @@ pub struct Layout {
     pub cell: fn(&Value, &Column) -> Option<String>,
 }
 
-/// The tone of a cell by its column: a document's status, an email event, a failure's
-/// severity, a domain's state.
+/// The tone of a cell by its column: a document's or a package's status, an email event, a
+/// failure's severity, a domain's or a batch's state, an address's verification.
 fn cell_tone(header: &str, text: &str) -> Option<Tone> {
     match header {
-        "status" => tax::status_tone(text),
+        "status" => tax::status_tone(text).or_else(|| shipping::status_tone(text)),
         "event" => mail::event_tone(text),
         "severity" => mail::severity_tone(text),
-        "state" => mail::domain_state_tone(text),
+        "state" => mail::domain_state_tone(text).or_else(|| shipping::batch_state_tone(text)),
+        "batch_status" => shipping::batch_status_tone(text),
+        "verified" => match text {
+            "✓" => Some(Tone::Good),
+            "✗" => Some(Tone::Bad),
+            _ => None,
+        },
         _ => None,
     }
 }
@@ -320,6 +326,7 @@ impl Browser {
             ("PgUp PgDn ^u ^d", "page through rows"),
             ("g G", "first / last row"),
             ("Enter", "open the record (AvaTax: a company's transactions, a transaction's view)"),
+            ("Enter", "EasyPost: a shipment's rates or label, a tracker's timeline, a batch, an address"),
             ("/", "filter rows (Esc clears)"),
             ("c", "list again without the filters in the title"),
             ("n p", "next / previous page from the API"),

@@ -28,6 +28,9 @@ pub struct Confirm {
     /// What must be typed on LIVE (the target's id), if anything identifies it.
     expected: Option<String>,
     typed: String,
+    /// What the call will spend or do, in words, beyond its parameters (`buys USPS Priority
+    /// for 7.42 USD`): filled by the app from what it has seen, shown above the question.
+    pub effects: Vec<String>,
 }
 
 impl Confirm {
@@ -40,7 +43,7 @@ impl Confirm {
             .rev()
             .find_map(|name| values.get(*name).cloned())
             .or_else(|| op.params.iter().find_map(|p| values.get(p.name).cloned()));
-        Confirm { op, values, live, profile, expected, typed: String::new() }
+        Confirm { op, values, live, profile, expected, typed: String::new(), effects: Vec::new() }
     }
 
     fn target(&self) -> String {
@@ -91,7 +94,8 @@ impl Confirm {
 
     pub fn render(&self, frame: &mut Frame, area: Rect, theme: &Theme) {
         let width = area.width.saturating_sub(4).clamp(10, 72).min(area.width);
-        let height = 10.min(area.height);
+        let effects = u16::try_from(self.effects.len()).unwrap_or(u16::MAX);
+        let height = 10u16.saturating_add(effects).min(area.height);
         let popup =
             Rect { x: area.x + (area.width - width) / 2, y: area.y + (area.height - height) / 2, width, height };
         frame.render_widget(Clear, popup);
@@ -107,8 +111,11 @@ impl Confirm {
                 Span::styled(self.op.summary, theme.muted),
             ]),
             Line::from(Span::styled(format!("target: {}", self.target()), theme.text)),
-            Line::default(),
         ];
+        for effect in &self.effects {
+            lines.push(Line::from(Span::styled(format!("→ {}", inert(effect)), theme.warning)));
+        }
+        lines.push(Line::default());
         match (&self.expected, self.live) {
             (Some(expected), true) => {
                 lines.push(Line::from(Span::styled(

@@ -90,6 +90,19 @@ pub struct Detail {
     pub texts: Vec<(String, String)>,
     /// The view's own keys (verify a domain, chart the stats), named in its bottom border.
     pub commands: Vec<DetailKey>,
+    /// Values each row of the selectable table adds to a command run while it is selected (the
+    /// rate a row of rates stands for), so one key acts on whichever row is chosen.
+    pub row_values: Vec<Vec<(String, String)>>,
+    /// The JSON the view was made from, for what acts on it beyond its keys (a confirmation
+    /// restating the price of the rate being bought).
+    pub record: Option<Value>,
+    /// The operation and values that fetch what this view shows again: asked every few seconds
+    /// while the view is open, for things that move by themselves (a tracker, a batch being
+    /// bought). `None` once nothing will change without the user.
+    pub watch: Option<(&'static str, Vec<(String, String)>)>,
+    /// A question asked by a key before its command runs (`convert the label to`), with its
+    /// answers; the next key picks one, Esc goes back to the view.
+    pub choosing: Option<(&'static str, Vec<DetailKey>)>,
 }
 
 /// A key of a view and what it runs.
@@ -110,6 +123,37 @@ pub enum DetailCommand {
     Form { op: &'static str, values: Vec<(String, String)> },
     /// Show the chart of the response (its time series), closing the view.
     Chart,
+    /// Close the view and send this operation: its answer is something else, with a view of
+    /// its own (a shipment's tracker, the new address a verification makes).
+    Open { op: &'static str, values: Vec<(String, String)> },
+    /// Download this file (no credentials go with it) and save it under a name the user checks
+    /// first, starting from `file_name`.
+    Save { url: String, file_name: String },
+    /// Send this operation, then save the file its answer links to at `pointer` (a JSON
+    /// pointer, `/postage_label/label_pdf_url`), as [`DetailCommand::Save`] does.
+    SendThenSave { op: &'static str, values: Vec<(String, String)>, pointer: String, file_name: String },
+    /// Ask which of `choices` to run (a label's format), each under its own key.
+    Choose { prompt: &'static str, choices: Vec<DetailKey> },
+}
+
+impl DetailCommand {
+    /// The command with `extra` values added to the operation it sends or opens (a selected
+    /// row's rate); commands that send nothing are left as they are.
+    fn with_values(mut self, extra: &[(String, String)]) -> DetailCommand {
+        match &mut self {
+            DetailCommand::Send { values, .. }
+            | DetailCommand::Form { values, .. }
+            | DetailCommand::Open { values, .. }
+            | DetailCommand::SendThenSave { values, .. } => {
+                for (name, value) in extra {
+                    values.retain(|(n, _)| n != name);
+                    values.push((name.clone(), value.clone()));
+                }
+            }
+            DetailCommand::Chart | DetailCommand::Save { .. } | DetailCommand::Choose { .. } => {}
+        }
+        self
+    }
 }
 
 /// What a key did in the view.
@@ -160,6 +204,15 @@ const MAX_FACT: usize = 60;
 
 impl Detail {
     pub fn handle_key(&mut self, key: KeyEvent) -> DetailAction {
+        if let Some((_, choices)) = self.choosing.take() {
+            // Any key answers the question: one of its keys runs that choice, another goes back.
+            return match key.code {
+                KeyCode::Char(c) if key.modifiers.is_empty() => {
+                    choices.iter().find(|k| k.key == c).map_or(DetailAction::None, |k| self.run(&k.command))
+                }
+                _ => DetailAction::None,
+            };
+        }
         let rows = self.selectable.and_then(|i| self.tables.get(i)).map_or(0, |t| t.rows.len());
         match key.code {
             KeyCode::Esc | KeyCode::Char('q') => return DetailAction::Close,
@@ -175,7 +228,8 @@ impl Detail {
             }
             KeyCode::Char(c) if self.transaction.is_none() && key.modifiers.is_empty() => {
                 if let Some(found) = self.commands.iter().find(|k| k.key == c) {
-                    return DetailAction::Run(found.command.clone());
+                    let command = found.command.clone();
+                    return self.run(&command);
                 }
             }
             KeyCode::Char(c) if self.transaction.is_some() && key.modifiers.is_empty() => {
@@ -191,6 +245,28 @@ impl Detail {
             _ => {}
         }
         DetailAction::None
+    }
+
+    /// A command of the view, run with the selected row's values; a question is asked first.
+    fn run(&mut self, command: &DetailCommand) -> DetailAction {
+        match command {
+            DetailCommand::Choose { prompt, choices } => {
+                self.choosing = Some((prompt, choices.clone()));
+                DetailAction::None
+            }
+            other => {
+                let extra = self.row_values.get(self.selected).map_or(&[][..], Vec::as_slice);
+                DetailAction::Run(other.clone().with_values(extra))
+            }
+        }
+    }
+
+    /// Takes `newer` (a fresher answer about the same thing) in place, keeping where the user
+    /// was: the selected row, the scroll and a question being answered.
+    pub fn refresh_from(&mut self, newer: Detail) {
+        let (selected, scroll, choosing) = (self.selected, self.scroll, self.choosing.take());
+        let rows = newer.selectable.and_then(|i| newer.tables.get(i)).map_or(0, |t| t.rows.len());
+        *self = Detail { selected: selected.min(rows.saturating_sub(1)), scroll, choosing, ..newer };
     }
 
     /// Whether `other` is a newer answer about what this view shows, so it may replace it.
@@ -209,6 +285,12 @@ impl Detail {
             ("c v a f", "commit / void / adjust / refund it"),
             ("v", "Mailgun domain: verify its DNS records again"),
             ("c", "Mailgun stats: chart them"),
+            ("j k  b", "EasyPost rates: choose one, buy it (asks first, restating its price)"),
+            ("s c t", "EasyPost bought shipment: save its label, convert it, its tracker"),
+            ("b l f", "EasyPost batch: buy, label (asks the format), scan form"),
+            ("s d", "EasyPost batch: save its label / scan form file"),
+            ("v", "EasyPost address: verify it (a new, normalised address)"),
+            ("●", "live: asked again every 2 s while open (trackers, batches)"),
             ("b", "reopen the last table view"),
             ("Esc q", "close (the JSON is in the inspector)"),
         ]
@@ -289,6 +371,10 @@ impl Detail {
 
     /// The bottom border's keys: the owner's, a transaction's, or the view's own commands.
     fn footer(&self) -> String {
+        if let Some((prompt, choices)) = &self.choosing {
+            let keys: String = choices.iter().map(|k| format!("{} {} · ", k.key, k.label)).collect();
+            return format!(" {prompt}: {keys}Esc back ");
+        }
         if let Some(keys) = self.keys {
             return keys.to_owned();
         }
@@ -296,7 +382,9 @@ impl Detail {
             return " j k line · c commit · v void · a adjust · f refund · Esc close ".to_owned();
         }
         let own: String = self.commands.iter().map(|k| format!("{} {} · ", k.key, k.label)).collect();
-        format!(" {own}PgUp PgDn scroll · Esc close ")
+        let live = if self.watch.is_some() { "● live · " } else { "" };
+        let rows = if self.selectable.is_some() && !self.row_values.is_empty() { "j k choose · " } else { "" };
+        format!(" {live}{rows}{own}PgUp PgDn scroll · Esc close ")
     }
 
     pub fn render(&mut self, frame: &mut Frame, area: Rect, theme: &Theme) {

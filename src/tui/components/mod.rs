@@ -11,3 +11,4 @@ pub mod inspector;
 pub mod line_items;
 pub mod menu;
 pub mod sandbox_view;
+pub mod save_file;
