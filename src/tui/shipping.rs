@@ -186,12 +186,11 @@ fn place(address: Option<&Value>) -> String {
     parts.join(", ")
 }
 
-/// Who and where: `JACK SPARROW · 388 TOWNSEND ST · SAN FRANCISCO, CA 94107`.
+/// Who and where: `JACK SPARROW · SAN FRANCISCO, CA 94107` (the street is in the inspector).
 fn who_where(address: Option<&Value>) -> String {
     let Some(address) = address.filter(|a| a.is_object()) else { return String::new() };
     let who = [field(address, "name"), field(address, "company")].into_iter().find(|s| !s.is_empty());
-    let street = field(address, "street1");
-    [who.unwrap_or_default(), street, place(Some(address))]
+    [who.unwrap_or_default(), place(Some(address))]
         .into_iter()
         .filter(|part| !part.is_empty())
         .collect::<Vec<_>>()
@@ -948,8 +947,8 @@ pub fn effects(op: &Operation, values: &Values, known: &dyn Fn(&str) -> Option<V
         "batches_buy" => {
             let count = known(&id).and_then(|b| b.get("num_shipments").and_then(Value::as_u64));
             vec![match count {
-                Some(n) => format!("buys postage for the {n} shipment(s) of {id}, each at its chosen rate"),
-                None => format!("buys postage for every shipment of {id}, each at its chosen rate"),
+                Some(n) => format!("buys postage for the batch's {n} shipment(s), each at its chosen rate"),
+                None => "buys postage for every shipment of the batch, each at its chosen rate".to_owned(),
             }]
         }
         "insurance_create" => {
@@ -1066,7 +1065,8 @@ pub fn layout(op: &Operation) -> Option<Layout> {
             &["id"],
         ],
         "addresses_list" => {
-            &[&["name"], &["street1"], &["city"], &["state"], &["zip"], &["country"], &["verified"], &["id"]]
+            // The mark before the street: a narrow browser keeps the leading columns.
+            &[&["name"], &["verified"], &["city"], &["state"], &["zip"], &["street1"], &["country"], &["id"]]
         }
         "insurance_list" => &[&["status"], &["amount"], &["tracking_code"], &["fee"], &["created_at"], &["id"]],
         "refunds_list" => {
@@ -1454,7 +1454,7 @@ mod tests {
         let values: Values = pairs(&[("id", "batch_1")]).into_iter().collect();
         assert_eq!(
             effects(op("batches_buy"), &values, &|_| Some(batch.clone()))[0],
-            "buys postage for the 3 shipment(s) of batch_1, each at its chosen rate"
+            "buys postage for the batch's 3 shipment(s), each at its chosen rate"
         );
         let values: Values =
             pairs(&[("insurance", r#"{"tracking_code":"EZ1","amount":"249.99"}"#)]).into_iter().collect();
