@@ -15,6 +15,7 @@ pub mod errors;
 pub mod faults;
 pub mod ids;
 pub mod mailgun;
+pub mod outbox;
 pub mod paging;
 pub mod request;
 pub mod request_log;
@@ -23,6 +24,7 @@ pub mod rng;
 pub mod serve;
 pub mod tax;
 pub mod taxjar;
+pub mod timeline;
 
 pub use self::clock::SandboxClock;
 pub use self::serve::ServeLimits;
