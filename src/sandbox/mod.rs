@@ -11,6 +11,7 @@ pub mod avatax;
 pub mod clock;
 pub mod control;
 pub mod credentials;
+pub mod easypost;
 pub mod errors;
 pub mod faults;
 pub mod ids;
@@ -150,6 +151,7 @@ fn simulators(platform: &Platform) -> Vec<Arc<dyn Simulator>> {
         Arc::new(avatax::AvataxSimulator::new(platform)),
         Arc::new(taxjar::TaxjarSimulator::new(platform)),
         Arc::new(mailgun::MailgunSimulator::new(platform)),
+        Arc::new(easypost::EasypostSimulator::new(platform)),
     ]
 }
 
