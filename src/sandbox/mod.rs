@@ -11,10 +11,12 @@ pub mod avatax;
 pub mod clock;
 pub mod control;
 pub mod credentials;
+pub mod easypost;
 pub mod errors;
 pub mod faults;
 pub mod ids;
 pub mod mailgun;
+pub mod outbox;
 pub mod paging;
 pub mod request;
 pub mod request_log;
@@ -23,6 +25,7 @@ pub mod rng;
 pub mod serve;
 pub mod tax;
 pub mod taxjar;
+pub mod timeline;
 
 pub use self::clock::SandboxClock;
 pub use self::serve::ServeLimits;
@@ -148,6 +151,7 @@ fn simulators(platform: &Platform) -> Vec<Arc<dyn Simulator>> {
         Arc::new(avatax::AvataxSimulator::new(platform)),
         Arc::new(taxjar::TaxjarSimulator::new(platform)),
         Arc::new(mailgun::MailgunSimulator::new(platform)),
+        Arc::new(easypost::EasypostSimulator::new(platform)),
     ]
 }
 

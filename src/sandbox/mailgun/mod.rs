@@ -30,8 +30,7 @@ mod webhooks;
 #[cfg(test)]
 mod tests;
 
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
-use std::time::Duration;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use axum::body::{to_bytes, Bytes};
 use axum::extract::Request;
@@ -48,17 +47,14 @@ use self::mime::FilePart;
 use self::region::Region;
 use self::suppressions::{CreateBody, Table};
 pub use self::webhooks::sign as sign_webhook;
+use super::outbox::{self, Delivery};
 use super::request::{self, Body, Credentials, Query};
+use super::timeline::{self, Due, Timeline};
 use super::{credentials, Platform, SandboxClock, Simulator, DEFAULT_PORT_BASE};
 use crate::catalog::Service;
 
 /// Mailgun refuses requests over 52.4 MiB with 413.
 const MAX_BODY: usize = 52_428_800;
-/// The background task never sleeps longer than this, so a jump of the sandbox clock
-/// (`advance`) is noticed soon even when nothing is due.
-const MAX_SLEEP: Duration = Duration::from_millis(250);
-/// Time allowed for one webhook or route POST.
-const POST_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The Mailgun simulator: both regions.
 pub struct MailgunSimulator {
@@ -73,7 +69,7 @@ struct Shared {
     clock: SandboxClock,
     state: Mutex<State>,
     /// Wakes the background task when new work is queued.
-    wake: Notify,
+    wake: Arc<Notify>,
     stop: CancellationToken,
     http: reqwest::Client,
 }
@@ -120,14 +116,7 @@ fn default_base(eu: bool) -> String {
 
 impl MailgunSimulator {
     pub fn new(platform: &Platform) -> MailgunSimulator {
-        // Loopback only, as the URLs were checked to be: no redirect may lead elsewhere, and no
-        // proxy from the environment may carry a delivery off the machine.
-        let http = reqwest::Client::builder()
-            .timeout(POST_TIMEOUT)
-            .redirect(reqwest::redirect::Policy::none())
-            .no_proxy()
-            .build()
-            .unwrap_or_default();
+        let http = outbox::client();
         let anchor_ms = platform.clock.now_ms();
         let (us, eu) =
             seed::regions(platform.seed, anchor_ms, platform.dns_delay_ms, default_base(false), default_base(true));
@@ -137,15 +126,11 @@ impl MailgunSimulator {
             dns_delay_ms: platform.dns_delay_ms,
             clock: platform.clock.clone(),
             state: Mutex::new(State { us, eu }),
-            wake: Notify::new(),
+            wake: Arc::new(Notify::new()),
             stop: platform.stop.child_token(),
             http,
         });
-        // Without a runtime (a plain unit test) there is no background task: requests still run
-        // every due step themselves; only webhook POSTs wait for one.
-        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            runtime.spawn(background(Arc::downgrade(&shared), shared.stop.clone()));
-        }
+        timeline::spawn(Arc::downgrade(&shared), shared.stop.clone());
         MailgunSimulator { shared }
     }
 
@@ -218,67 +203,38 @@ impl Simulator for MailgunSimulator {
     }
 }
 
-/// Runs due steps and makes webhook POSTs until the sandbox stops or the simulator is dropped.
-/// It sleeps until the next due time (on the sandbox clock, converted by its speed), at most
-/// [`MAX_SLEEP`], or until a request queues work; with nothing pending, only until then.
-async fn background(shared: Weak<Shared>, stop: CancellationToken) {
-    loop {
-        let Some(strong) = shared.upgrade() else {
-            return;
-        };
-        let now = strong.clock.now_ms();
-        let (due, next) = {
-            let mut state = strong.lock();
-            let mut due = Vec::new();
-            for eu in [false, true] {
-                let region = state.region(eu);
-                region.run_due(now);
-                due.extend(region.due_deliveries(now).into_iter().map(|d| (eu, d)));
-            }
-            let next = [state.us.next_due(), state.eu.next_due()].into_iter().flatten().min();
-            (due, next)
-        };
-        if !due.is_empty() {
-            let http = strong.http.clone();
-            let posts = due.iter().map(|(_, d)| webhooks::post(&http, &d.url, &d.body));
-            let statuses = tokio::select! {
-                statuses = futures_util::future::join_all(posts) => statuses,
-                () = stop.cancelled() => return,
-            };
-            let at = strong.clock.now_ms();
-            let mut state = strong.lock();
-            for ((eu, delivery), status) in due.into_iter().zip(statuses) {
-                state.region(eu).delivered(delivery, status, at);
-            }
-            continue;
+impl Timeline for Shared {
+    /// Whether the POST is the EU region's.
+    type Origin = bool;
+
+    fn clock(&self) -> &SandboxClock {
+        &self.clock
+    }
+
+    fn wake(&self) -> Arc<Notify> {
+        Arc::clone(&self.wake)
+    }
+
+    fn http(&self) -> &reqwest::Client {
+        &self.http
+    }
+
+    fn due(&self, now_ms: i64) -> Due<bool> {
+        let mut state = self.lock();
+        let mut posts = Vec::new();
+        for eu in [false, true] {
+            let region = state.region(eu);
+            region.run_due(now_ms);
+            posts.extend(region.due_deliveries(now_ms).into_iter().map(|d| (eu, d)));
         }
-        let speed = strong.clock.speed();
-        // Nothing pending: sleep until a request queues work, so an idle sandbox costs no CPU.
-        let wait = next.map(|due| {
-            #[expect(
-                clippy::cast_precision_loss,
-                clippy::cast_possible_truncation,
-                clippy::cast_sign_loss,
-                reason = "clamped to MAX_SLEEP"
-            )]
-            let ms = ((due - now).max(1) as f64 / speed).ceil().min(MAX_SLEEP.as_millis() as f64) as u64;
-            Duration::from_millis(ms)
-        });
-        drop(strong);
-        let Some(strong) = shared.upgrade() else {
-            return;
-        };
-        let notified = strong.wake.notified();
-        let sleep = async {
-            match wait {
-                Some(wait) => tokio::time::sleep(wait).await,
-                None => std::future::pending().await,
-            }
-        };
-        tokio::select! {
-            () = stop.cancelled() => return,
-            () = notified => {}
-            () = sleep => {}
+        let next_ms = [state.us.next_due(), state.eu.next_due()].into_iter().flatten().min();
+        Due { posts, next_ms }
+    }
+
+    fn answered(&self, answers: Vec<(bool, Delivery, u16)>, at_ms: i64) {
+        let mut state = self.lock();
+        for (eu, delivery, status) in answers {
+            state.region(eu).delivered(delivery, status, at_ms);
         }
     }
 }
@@ -658,7 +614,8 @@ async fn incoming(shared: &Shared, body: &[u8]) -> Response {
 /// `GET /mailgun/webhooks` on the control port: recent webhook POST attempts of both regions.
 fn deliveries(shared: &Shared) -> Response {
     let state = shared.lock();
-    let attempts = |r: &Region| r.attempts.iter().rev().map(webhooks::Attempt::to_json).collect::<Vec<_>>();
+    let attempts =
+        |r: &Region| r.outbox.attempts().rev().map(|a| a.to_json(|ms| dates::rfc2822(ms, "UTC"))).collect::<Vec<_>>();
     let forwards = |r: &Region| {
         r.forwards
             .iter()

@@ -4,7 +4,7 @@
 //! same requests give the same events. Steps run in due order whenever the region is touched
 //! (a request, the background task), and each event queues its signed webhook POSTs.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap};
 
 use serde_json::{json, Map, Value};
 
@@ -18,17 +18,16 @@ use super::messages::{self, Draft, Recipient, StoredMessage};
 use super::mime::{self, FilePart};
 use super::routes::{RouteAction, Routes};
 use super::suppressions::{Record, Table};
-use super::webhooks::{self, Attempt, Delivery};
+use super::webhooks;
 use crate::sandbox::credentials::MAILGUN_WEBHOOK_SIGNING_KEY;
 use crate::sandbox::ids::Ids;
+use crate::sandbox::outbox::{self, Delivery, Outbox};
 use crate::sandbox::rng::Rng;
 
 /// How long a temporary failure waits before the next attempt (Mailgun's first retry step).
 const TEMPFAIL_RETRY_MS: i64 = 600_000;
 /// Mailgun keeps stored messages about three days.
 const MESSAGE_RETENTION_MS: i64 = 3 * 86_400_000;
-/// Webhook attempts kept for the control port.
-const ATTEMPTS_KEPT: usize = 500;
 
 /// A pipeline step.
 #[derive(Clone, Debug)]
@@ -58,9 +57,8 @@ pub struct Region {
     pub events: EventLog,
     pending: BTreeMap<(i64, u64), Step>,
     step_seq: u64,
-    deliveries: BTreeMap<(i64, u64), Delivery>,
-    delivery_seq: u64,
-    pub attempts: VecDeque<Attempt>,
+    /// Webhook POSTs to make, and those made.
+    pub outbox: Outbox,
     pub forwards: Vec<Forward>,
     pub lists: Lists,
     pub routes: Routes,
@@ -96,9 +94,7 @@ impl Region {
             events: EventLog::default(),
             pending: BTreeMap::new(),
             step_seq: 0,
-            deliveries: BTreeMap::new(),
-            delivery_seq: 0,
-            attempts: VecDeque::new(),
+            outbox: Outbox::new(webhooks::RETRY),
             forwards: Vec::new(),
             lists,
             routes,
@@ -147,7 +143,7 @@ impl Region {
     /// The earliest time something is due (a step or a webhook POST).
     pub fn next_due(&self) -> Option<i64> {
         let step = self.pending.keys().next().map(|k| k.0);
-        let post = self.deliveries.keys().next().map(|k| k.0);
+        let post = self.outbox.next_due();
         match (step, post) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -373,16 +369,8 @@ impl Region {
             let token = self.ids.alphanumeric(50);
             let timestamp = (ts_ms / 1000).to_string();
             let signature = webhooks::sign(MAILGUN_WEBHOOK_SIGNING_KEY, &timestamp, &token);
-            self.delivery_seq += 1;
-            let delivery = Delivery {
-                id: self.delivery_seq,
-                url,
-                body: json!({"signature": {"timestamp": timestamp, "token": token, "signature": signature}, "event-data": body}),
-                attempt: 1,
-                due_ms: ts_ms,
-                event: kind.clone(),
-            };
-            self.deliveries.insert((ts_ms, delivery.id), delivery);
+            let post = json!({"signature": {"timestamp": timestamp, "token": token, "signature": signature}, "event-data": body});
+            self.outbox.queue(url, Vec::new(), post.to_string().into_bytes(), kind.clone(), ts_ms);
         }
         self.events.push(ts_ms, domain, body);
     }
@@ -550,36 +538,12 @@ impl Region {
 
     /// Takes the webhook POSTs due by `now_ms` out of the queue.
     pub fn due_deliveries(&mut self, now_ms: i64) -> Vec<Delivery> {
-        let mut due = Vec::new();
-        while let Some(entry) = self.deliveries.first_entry() {
-            if entry.key().0 > now_ms {
-                break;
-            }
-            due.push(entry.remove());
-        }
-        due
+        self.outbox.due(now_ms)
     }
 
     /// Records what a POST got back and queues its retry if Mailgun would retry.
-    pub fn delivered(&mut self, mut delivery: Delivery, status: u16, now_ms: i64) {
-        let (outcome, retry_at) = webhooks::after_answer(status, delivery.attempt, now_ms);
-        self.attempts.push_back(Attempt {
-            delivery: delivery.id,
-            url: delivery.url.clone(),
-            event: delivery.event.clone(),
-            attempt: delivery.attempt,
-            status,
-            at_ms: now_ms,
-            outcome,
-        });
-        while self.attempts.len() > ATTEMPTS_KEPT {
-            self.attempts.pop_front();
-        }
-        if let Some(at) = retry_at {
-            delivery.attempt += 1;
-            delivery.due_ms = at;
-            self.deliveries.insert((at, delivery.id), delivery);
-        }
+    pub fn delivered(&mut self, delivery: Delivery, status: u16, now_ms: i64) {
+        self.outbox.answered(delivery, status, now_ms);
     }
 
     /// Mail arriving from outside (the control port): routes matched, their actions performed
@@ -627,7 +591,7 @@ impl Region {
                     RouteAction::Forward(dest) => {
                         actions.push(format!("forward(\"{dest}\")"));
                         if dest.starts_with("http://") || dest.starts_with("https://") {
-                            if webhooks::is_loopback_url(dest) {
+                            if outbox::is_loopback_url(dest) {
                                 posts.push((dest.clone(), fields(&[])));
                                 performed.push(json!({"route": route.id, "action": "forward", "destination": dest, "posted": true}));
                             } else {
@@ -678,7 +642,7 @@ impl Region {
                         let stored = self.event_body("stored", now_ms, &message, 0);
                         self.record(&domain, now_ms, stored);
                         if let Some(url) = notify {
-                            if webhooks::is_loopback_url(url) {
+                            if outbox::is_loopback_url(url) {
                                 posts.push((url.clone(), fields(&[("message-url", message.storage_url.clone())])));
                             }
                         }

@@ -1,0 +1,225 @@
+//! Records of one kind, newest first, paged as EasyPost pages every list: `page_size` (default
+//! 20, at most 100), `before_id` (older than that record), `after_id` (newer),
+//! `start_datetime` / `end_datetime`, and `has_more`. Each store keeps at most a cap of records,
+//! the oldest going first, so a sandbox under load stays bounded.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde_json::{json, Map, Value};
+
+use super::errors::EpError;
+use crate::sandbox::clock::parse_rfc3339;
+use crate::sandbox::request::Query;
+
+pub type Record = Map<String, Value>;
+
+#[derive(Clone, Debug)]
+pub struct Store {
+    records: HashMap<String, (Key, Record)>,
+    order: BTreeMap<Key, String>,
+    seq: u64,
+    cap: usize,
+}
+
+/// Creation time, then arrival: the order records were created in.
+type Key = (i64, u64);
+
+impl Store {
+    pub fn new(cap: usize) -> Store {
+        Store { records: HashMap::new(), order: BTreeMap::new(), seq: 0, cap: cap.max(1) }
+    }
+
+    /// Adds a record created at `created_ms`; returns the ids the cap pushed out.
+    pub fn insert(&mut self, id: String, created_ms: i64, record: Record) -> Vec<String> {
+        if let Some((_, slot)) = self.records.get_mut(&id) {
+            *slot = record;
+            return Vec::new();
+        }
+        self.seq += 1;
+        let key = (created_ms, self.seq);
+        self.order.insert(key, id.clone());
+        self.records.insert(id, (key, record));
+        let mut evicted = Vec::new();
+        while self.records.len() > self.cap {
+            let Some((_, old)) = self.order.pop_first() else { break };
+            self.records.remove(&old);
+            evicted.push(old);
+        }
+        evicted
+    }
+
+    pub fn get(&self, id: &str) -> Option<&Record> {
+        self.records.get(id).map(|(_, r)| r)
+    }
+
+    pub fn get_mut(&mut self, id: &str) -> Option<&mut Record> {
+        self.records.get_mut(id).map(|(_, r)| r)
+    }
+
+    pub fn remove(&mut self, id: &str) -> Option<Record> {
+        let (key, record) = self.records.remove(id)?;
+        self.order.remove(&key);
+        Some(record)
+    }
+
+    #[cfg(test)]
+    pub fn len(&self) -> usize {
+        self.records.len()
+    }
+
+    /// Every record, oldest first.
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = (&String, &Record)> {
+        self.order.values().filter_map(|id| self.records.get(id).map(|(_, r)| (id, r)))
+    }
+
+    /// One page of ids, newest first, that `keep` accepts, and whether more follow.
+    pub fn page(&self, query: &Query, keep: impl Fn(&Record) -> bool) -> Result<(Vec<String>, bool), EpError> {
+        let paging = Paging::read(query)?;
+        let upper = match paging.before_id.as_deref() {
+            Some(id) => Some(self.key_of(id, "before_id")?),
+            None => None,
+        };
+        let lower = match paging.after_id.as_deref() {
+            Some(id) => Some(self.key_of(id, "after_id")?),
+            None => None,
+        };
+        let mut ids = Vec::new();
+        let mut has_more = false;
+        let candidates = self.order.iter().rev().filter(|(key, _)| {
+            upper.is_none_or(|u| **key < u)
+                && lower.is_none_or(|l| **key > l)
+                && paging.start_ms.is_none_or(|s| key.0 >= s)
+                && paging.end_ms.is_none_or(|e| key.0 < e)
+        });
+        for (_, id) in candidates {
+            let Some((_, record)) = self.records.get(id) else { continue };
+            if !keep(record) {
+                continue;
+            }
+            if ids.len() == paging.page_size {
+                has_more = true;
+                break;
+            }
+            ids.push(id.clone());
+        }
+        Ok((ids, has_more))
+    }
+
+    fn key_of(&self, id: &str, field: &str) -> Result<Key, EpError> {
+        self.records.get(id).map(|(key, _)| *key).ok_or_else(|| EpError::invalid(field, format!("no record {id}")))
+    }
+}
+
+/// The paging parameters every list takes.
+struct Paging {
+    page_size: usize,
+    before_id: Option<String>,
+    after_id: Option<String>,
+    start_ms: Option<i64>,
+    end_ms: Option<i64>,
+}
+
+impl Paging {
+    fn read(query: &Query) -> Result<Paging, EpError> {
+        let page_size = match query.get("page_size").map(str::trim).filter(|s| !s.is_empty()) {
+            None => 20,
+            Some(text) => match text.parse::<i64>() {
+                // Larger pages are cut to the maximum, as EasyPost's lists do.
+                Ok(n) if n >= 1 => usize::try_from(n.min(100)).unwrap_or(100),
+                _ => {
+                    return Err(EpError::invalid(
+                        "page_size",
+                        format!("must be a whole number from 1 to 100, not {text:?}"),
+                    ))
+                }
+            },
+        };
+        let time = |name: &str| -> Result<Option<i64>, EpError> {
+            match query.get(name).map(str::trim).filter(|s| !s.is_empty()) {
+                None => Ok(None),
+                Some(text) => parse_datetime(text).map(Some).ok_or_else(|| {
+                    EpError::invalid(name, format!("must be an ISO 8601 date or date-time, not {text:?}"))
+                }),
+            }
+        };
+        let start_ms = time("start_datetime")?;
+        let end_ms = time("end_datetime")?;
+        if let (Some(s), Some(e)) = (start_ms, end_ms) {
+            if s > e {
+                return Err(EpError::invalid("start_datetime", "must not be after end_datetime"));
+            }
+        }
+        let id = |name: &str| query.get(name).map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned);
+        Ok(Paging { page_size, before_id: id("before_id"), after_id: id("after_id"), start_ms, end_ms })
+    }
+}
+
+/// An ISO 8601 date-time, or a bare date (its midnight, UTC).
+pub fn parse_datetime(text: &str) -> Option<i64> {
+    parse_rfc3339(text).or_else(|| parse_rfc3339(&format!("{text}T00:00:00Z")))
+}
+
+/// `{plural: [...], "has_more": bool}`.
+pub fn envelope(plural: &str, records: Vec<Value>, has_more: bool) -> Value {
+    json!({plural: records, "has_more": has_more})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn query(text: &str) -> Query {
+        Query::parse(text).expect("query")
+    }
+
+    fn store(n: i64) -> Store {
+        let mut store = Store::new(1000);
+        for i in 0..n {
+            let mut record = Record::new();
+            record.insert("n".into(), json!(i));
+            store.insert(format!("id{i}"), 1_000 * i, record);
+        }
+        store
+    }
+
+    #[test]
+    fn pages_walk_back_with_before_id_until_has_more_is_false() {
+        let store = store(7);
+        let (first, more) = store.page(&query("page_size=3"), |_| true).unwrap();
+        assert_eq!((first.as_slice(), more), (["id6", "id5", "id4"].map(String::from).as_slice(), true));
+        let (second, more) = store.page(&query("page_size=3&before_id=id4"), |_| true).unwrap();
+        assert_eq!((second.as_slice(), more), (["id3", "id2", "id1"].map(String::from).as_slice(), true));
+        let (third, more) = store.page(&query("page_size=3&before_id=id1"), |_| true).unwrap();
+        assert_eq!((third.as_slice(), more), (["id0".to_owned()].as_slice(), false));
+        let (newer, _) = store.page(&query("after_id=id4"), |_| true).unwrap();
+        assert_eq!(newer, ["id6", "id5"]);
+    }
+
+    #[test]
+    fn dates_filters_and_bad_values() {
+        let store = store(5);
+        let (ids, _) = store
+            .page(&query("start_datetime=1970-01-01T00:00:01Z&end_datetime=1970-01-01T00:00:03Z"), |_| true)
+            .unwrap();
+        assert_eq!(ids, ["id2", "id1"]);
+        let (even, _) = store.page(&query(""), |r| r["n"].as_i64().unwrap() % 2 == 0).unwrap();
+        assert_eq!(even, ["id4", "id2", "id0"]);
+        assert!(store.page(&query("page_size=0"), |_| true).is_err());
+        assert!(store.page(&query("page_size=ten"), |_| true).is_err());
+        assert!(store.page(&query("start_datetime=yesterday"), |_| true).is_err());
+        assert!(store.page(&query("before_id=nope"), |_| true).is_err());
+        let (capped, _) = store.page(&query("page_size=500"), |_| true).unwrap();
+        assert_eq!(capped.len(), 5);
+    }
+
+    #[test]
+    fn the_cap_drops_the_oldest() {
+        let mut store = Store::new(3);
+        for i in 0..5 {
+            store.insert(format!("id{i}"), i, Record::new());
+        }
+        assert_eq!(store.len(), 3);
+        assert!(store.get("id1").is_none());
+        assert!(store.get("id4").is_some());
+    }
+}

@@ -1,0 +1,434 @@
+//! The EasyPost simulator's rules without a network: requests through the router with
+//! `oneshot`, time moved with `clock.advance`.
+
+use axum::body::{to_bytes, Body};
+use axum::http::Request;
+use serde_json::{json, Value};
+use tower::ServiceExt;
+
+use super::*;
+use crate::sandbox::SandboxClock;
+
+const START_MS: i64 = 1_767_225_600_000; // Thu, 01 Jan 2026 00:00:00 UTC
+
+fn simulator(seed: u64) -> (EasypostSimulator, SandboxClock) {
+    let clock = SandboxClock::starting_at(START_MS, 1.0).unwrap();
+    (EasypostSimulator::new(&Platform::new(seed, clock.clone())), clock)
+}
+
+struct Sent {
+    status: u16,
+    body: Value,
+    bytes: Vec<u8>,
+    content_type: String,
+}
+
+async fn send(router: &Router, method: &str, path: &str, body: Option<Value>) -> Sent {
+    let request = Request::builder()
+        .method(method)
+        .uri(path)
+        .header("authorization", format!("Bearer {}", credentials::EASYPOST_KEY))
+        .header("host", "127.0.0.1:7708")
+        .header("content-type", "application/json");
+    let body = body.map_or_else(Body::empty, |b| Body::from(b.to_string()));
+    let response = router.clone().oneshot(request.body(body).unwrap()).await.unwrap();
+    let status = response.status().as_u16();
+    let content_type = response.headers().get("content-type").and_then(|v| v.to_str().ok()).unwrap_or("").to_owned();
+    let bytes = to_bytes(response.into_body(), usize::MAX).await.unwrap().to_vec();
+    Sent { status, body: serde_json::from_slice(&bytes).unwrap_or(Value::Null), bytes, content_type }
+}
+
+async fn get(router: &Router, path: &str) -> Sent {
+    send(router, "GET", path, None).await
+}
+
+async fn post(router: &Router, path: &str, body: Value) -> Sent {
+    send(router, "POST", path, Some(body)).await
+}
+
+fn to() -> Value {
+    json!({"name": "Dr. Steve Brule", "street1": "179 N Harbor Dr", "city": "Redondo Beach", "state": "CA", "zip": "90277"})
+}
+
+fn from() -> Value {
+    json!({"name": "EasyPost", "street1": "417 Montgomery St", "street2": "5th Floor", "city": "San Francisco", "state": "CA", "zip": "94104"})
+}
+
+async fn new_shipment(router: &Router) -> Value {
+    let sent = post(
+        router,
+        "/v2/shipments",
+        json!({"shipment": {"to_address": to(), "from_address": from(), "parcel": {"length": 10, "width": 8, "height": 4, "weight": 15.4}}}),
+    )
+    .await;
+    assert_eq!(sent.status, 201, "{}", sent.body);
+    sent.body
+}
+
+fn cheapest(shipment: &Value) -> Value {
+    let mut rates = shipment["rates"].as_array().unwrap().clone();
+    rates.sort_by(|a, b| {
+        a["rate"]
+            .as_str()
+            .unwrap()
+            .parse::<f64>()
+            .unwrap()
+            .total_cmp(&b["rate"].as_str().unwrap().parse::<f64>().unwrap())
+    });
+    rates[0].clone()
+}
+
+#[tokio::test]
+async fn a_key_is_required_and_checked() {
+    let (sim, _) = simulator(1);
+    let router = sim.router();
+    let anonymous = router.clone().oneshot(Request::get("/v2/shipments").body(Body::empty()).unwrap()).await.unwrap();
+    assert_eq!(anonymous.status(), 401);
+    let body: Value = serde_json::from_slice(&to_bytes(anonymous.into_body(), 4096).await.unwrap()).unwrap();
+    assert_eq!(body["error"]["code"], "APIKEY.REQUIRED");
+    let wrong = Request::get("/v2/shipments").header("authorization", "Bearer EZTKwrong").body(Body::empty()).unwrap();
+    let response = router.clone().oneshot(wrong).await.unwrap();
+    assert_eq!(response.status(), 401);
+    // Basic with the key as user and an empty password, as the Node SDK sends.
+    let basic = format!(
+        "Basic {}",
+        base64::Engine::encode(&base64::engine::general_purpose::STANDARD, format!("{}:", credentials::EASYPOST_KEY))
+    );
+    let ok = Request::get("/v2/shipments").header("authorization", basic).body(Body::empty()).unwrap();
+    assert_eq!(router.clone().oneshot(ok).await.unwrap().status(), 200);
+}
+
+#[tokio::test]
+async fn shipments_are_rated_bought_once_and_labelled_in_every_format() {
+    let (sim, _) = simulator(2);
+    let router = sim.router();
+    let shipment = new_shipment(&router).await;
+    let carriers: std::collections::BTreeSet<&str> =
+        shipment["rates"].as_array().unwrap().iter().map(|r| r["carrier"].as_str().unwrap()).collect();
+    assert_eq!(carriers.len(), 3, "{carriers:?}");
+    assert!(shipment["rates"].as_array().unwrap().len() >= 9);
+    assert_eq!(shipment["usps_zone"], 4, "San Francisco to Redondo Beach is about 350 miles");
+    let id = shipment["id"].as_str().unwrap();
+    let rate = cheapest(&shipment);
+    let bought =
+        post(&router, &format!("/v2/shipments/{id}/buy"), json!({"rate": {"id": rate["id"]}, "insurance": "100"}))
+            .await;
+    assert_eq!(bought.status, 200, "{}", bought.body);
+    let body = &bought.body;
+    assert_eq!(body["selected_rate"]["id"], rate["id"]);
+    assert!(body["tracking_code"].as_str().unwrap().len() >= 12);
+    assert_eq!(body["tracker"]["status"], "pre_transit");
+    assert_eq!(body["insurance"], "100.00");
+    let fees: Vec<&str> = body["fees"].as_array().unwrap().iter().map(|f| f["type"].as_str().unwrap()).collect();
+    assert_eq!(fees, ["LabelFee", "PostageFee", "InsuranceFee"]);
+    assert_eq!(body["fees"][1]["amount"], format!("{:.5}", rate["rate"].as_str().unwrap().parse::<f64>().unwrap()));
+    // Twice is refused, and nothing changes.
+    let again = post(&router, &format!("/v2/shipments/{id}/buy"), json!({"rate": {"id": rate["id"]}})).await;
+    assert_eq!((again.status, again.body["error"]["code"].as_str()), (422, Some("SHIPMENT.POSTAGE.EXISTS")));
+    // The PNG is served and decodes; PDF, ZPL and EPL2 by conversion.
+    let url = body["postage_label"]["label_url"].as_str().unwrap();
+    let path = url.trim_start_matches("http://127.0.0.1:7708");
+    let png = get(&router, path).await;
+    assert_eq!((png.status, png.content_type.as_str()), (200, "image/png"));
+    assert!(png.bytes.starts_with(b"\x89PNG"));
+    for (format, field, magic) in
+        [("PDF", "label_pdf_url", &b"%PDF"[..]), ("ZPL", "label_zpl_url", b"^XA"), ("EPL2", "label_epl2_url", b"\nN")]
+    {
+        let converted = get(&router, &format!("/v2/shipments/{id}/label?file_format={format}")).await;
+        assert_eq!(converted.status, 200, "{}", converted.body);
+        let url = converted.body["postage_label"][field].as_str().unwrap().to_owned();
+        let file = get(&router, url.trim_start_matches("http://127.0.0.1:7708")).await;
+        assert!(file.bytes.starts_with(magic), "{format}");
+        assert!(
+            String::from_utf8_lossy(&file.bytes).contains(body["tracking_code"].as_str().unwrap()) || format == "PDF"
+        );
+    }
+    let bad = get(&router, &format!("/v2/shipments/{id}/label?file_format=GIF")).await;
+    assert_eq!((bad.status, bad.body["error"]["code"].as_str()), (422, Some("PARAMETER.INVALID")));
+}
+
+#[tokio::test]
+async fn bad_input_is_refused_in_easyposts_shape_and_changes_nothing() {
+    let (sim, _) = simulator(3);
+    let router = sim.router();
+    let before =
+        get(&router, "/v2/shipments?page_size=100&purchased=false").await.body["shipments"].as_array().unwrap().len();
+    let addresses_before =
+        get(&router, "/v2/addresses?page_size=100").await.body["addresses"].as_array().unwrap().len();
+    let empty = post(&router, "/v2/shipments", json!({"shipment": {}})).await;
+    assert_eq!(empty.status, 422);
+    assert_eq!(empty.body["error"]["code"], "PARAMETER.REQUIRED");
+    assert_eq!(empty.body["error"]["errors"][0], json!({"field": "shipment", "message": "cannot be blank"}));
+    let heavy = post(
+        &router,
+        "/v2/shipments",
+        json!({"shipment": {"to_address": to(), "from_address": from(), "parcel": {"weight": -1}}}),
+    )
+    .await;
+    assert_eq!((heavy.status, heavy.body["error"]["code"].as_str()), (422, Some("PARAMETER.INVALID")));
+    let unknown = post(
+        &router,
+        "/v2/shipments",
+        json!({"shipment": {"to_address": {"id": "adr_nope"}, "from_address": from(), "parcel": {"weight": 3}}}),
+    )
+    .await;
+    assert_eq!(unknown.status, 404);
+    assert_eq!(
+        get(&router, "/v2/shipments?page_size=100&purchased=false").await.body["shipments"].as_array().unwrap().len(),
+        before
+    );
+    assert_eq!(
+        get(&router, "/v2/addresses?page_size=100").await.body["addresses"].as_array().unwrap().len(),
+        addresses_before
+    );
+    let rate = post(&router, "/v2/shipments/shp_nope/buy", json!({"rate": {"id": "rate_nope"}})).await;
+    assert_eq!((rate.status, rate.body["error"]["code"].as_str()), (404, Some("NOT_FOUND")));
+    let a = new_shipment(&router).await;
+    let b = new_shipment(&router).await;
+    let foreign = post(
+        &router,
+        &format!("/v2/shipments/{}/buy", a["id"].as_str().unwrap()),
+        json!({"rate": {"id": b["rates"][0]["id"]}}),
+    )
+    .await;
+    assert_eq!((foreign.status, foreign.body["error"]["code"].as_str()), (422, Some("SHIPMENT.RATE.INVALID")));
+    let strict = post(
+        &router,
+        "/v2/addresses",
+        json!({"address": {"street1": "Main St", "zip": "94107"}, "verify_strict": true}),
+    )
+    .await;
+    assert_eq!((strict.status, strict.body["error"]["code"].as_str()), (422, Some("ADDRESS.VERIFY.FAILURE")));
+    let loose =
+        post(&router, "/v2/addresses", json!({"address": {"street1": "Main St", "zip": "94107"}, "verify": true}))
+            .await;
+    assert_eq!(loose.status, 201);
+    assert_eq!(loose.body["verifications"]["delivery"]["success"], false);
+    let not_json = send(&router, "POST", "/v2/parcels", None).await;
+    assert_eq!(not_json.status, 422);
+    let method = send(&router, "DELETE", "/v2/shipments", None).await;
+    assert_eq!(method.status, 405);
+    assert!(method.body["error"]["code"].is_string());
+}
+
+#[tokio::test]
+async fn trackers_move_on_the_sandbox_clock_and_test_codes_stand_still() {
+    let (sim, clock) = simulator(4);
+    let router = sim.router();
+    let created = post(&router, "/v2/trackers", json!({"tracker": {"tracking_code": "9400111111111111111111"}})).await;
+    assert_eq!(created.status, 200);
+    assert_eq!(created.body["status"], "pre_transit");
+    assert_eq!(created.body["carrier"], "USPS");
+    let id = created.body["id"].as_str().unwrap().to_owned();
+    clock.advance(30_000);
+    let moving = get(&router, &format!("/v2/trackers/{id}")).await.body;
+    assert_eq!(moving["status"], "in_transit");
+    clock.advance(5 * 60_000);
+    let done = get(&router, &format!("/v2/trackers/{id}")).await.body;
+    assert!(["delivered", "return_to_sender", "failure", "available_for_pickup"]
+        .contains(&done["status"].as_str().unwrap()));
+    assert_eq!(done["finalized"], true);
+    let details = done["tracking_details"].as_array().unwrap();
+    assert_eq!(details.len(), 7);
+    assert!(details.iter().all(|d| d["tracking_location"]["city"].is_string()));
+    // The same code again is the same tracker.
+    let again = post(
+        &router,
+        "/v2/trackers",
+        json!({"tracker": {"tracking_code": "9400111111111111111111", "carrier": "usps"}}),
+    )
+    .await;
+    assert_eq!(again.body["id"], id.as_str());
+    let test =
+        post(&router, "/v2/trackers", json!({"tracker": {"tracking_code": "EZ3000000003", "carrier": "USPS"}})).await;
+    assert_eq!(test.body["status"], "out_for_delivery");
+    clock.advance(60 * 60_000);
+    let still = get(&router, &format!("/v2/trackers/{}", test.body["id"].as_str().unwrap())).await.body;
+    assert_eq!(still["status"], "out_for_delivery");
+    let listed = get(&router, "/v2/trackers?tracking_code=EZ3000000003").await.body;
+    assert_eq!(listed["trackers"].as_array().unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn batches_move_through_their_states_and_report_each_shipment() {
+    let (sim, clock) = simulator(5);
+    let router = sim.router();
+    let a = new_shipment(&router).await;
+    let b = new_shipment(&router).await;
+    let c = new_shipment(&router).await;
+    let bought_elsewhere = c["id"].as_str().unwrap();
+    post(&router, &format!("/v2/shipments/{bought_elsewhere}/buy"), json!({"rate": {"id": cheapest(&c)["id"]}})).await;
+    let ids = json!([{"id": a["id"]}, {"id": b["id"]}]);
+    let batch = post(&router, "/v2/batches", json!({"batch": {"shipments": ids}})).await;
+    assert_eq!(batch.status, 200);
+    assert_eq!(batch.body["state"], "creating");
+    let id = batch.body["id"].as_str().unwrap().to_owned();
+    let early = post(&router, &format!("/v2/batches/{id}/buy"), json!({})).await;
+    assert_eq!((early.status, early.body["error"]["code"].as_str()), (422, Some("BATCH.STATE.INVALID")));
+    clock.advance(2_000);
+    assert_eq!(get(&router, &format!("/v2/batches/{id}")).await.body["state"], "created");
+    let added =
+        post(&router, &format!("/v2/batches/{id}/add_shipments"), json!({"shipments": [{"id": bought_elsewhere}]}))
+            .await;
+    assert_eq!(added.body["num_shipments"], 3, "{}", added.body);
+    let label_early = post(&router, &format!("/v2/batches/{id}/label"), json!({"file_format": "PDF"})).await;
+    assert_eq!(label_early.status, 422);
+    let buying = post(&router, &format!("/v2/batches/{id}/buy"), json!({})).await;
+    assert_eq!(buying.body["status"]["queued_for_purchase"], 3, "{}", buying.body);
+    clock.advance(10_000);
+    let bought = get(&router, &format!("/v2/batches/{id}")).await.body;
+    assert_eq!(bought["state"], "purchased", "{bought}");
+    assert_eq!(bought["status"]["postage_purchased"], 2, "{bought}");
+    assert_eq!(bought["status"]["postage_purchase_failed"], 1);
+    let failed = bought["shipments"].as_array().unwrap().iter().find(|s| s["id"] == bought_elsewhere).unwrap();
+    assert!(failed["batch_message"].as_str().unwrap().contains("already been purchased"));
+    let labelling = post(&router, &format!("/v2/batches/{id}/label"), json!({"file_format": "ZPL"})).await;
+    assert_eq!(labelling.body["state"], "label_generating");
+    clock.advance(2_000);
+    let labelled = get(&router, &format!("/v2/batches/{id}")).await.body;
+    assert_eq!(labelled["state"], "label_generated");
+    let merged =
+        get(&router, labelled["label_url"].as_str().unwrap().trim_start_matches("http://127.0.0.1:7708")).await;
+    assert_eq!(String::from_utf8_lossy(&merged.bytes).matches("^XA").count(), 2);
+    let form = post(&router, &format!("/v2/batches/{id}/scan_form"), json!({})).await;
+    assert_eq!(form.body["scan_form"]["status"], "creating");
+    clock.advance(2_000);
+    let scanned = get(&router, &format!("/v2/batches/{id}")).await.body;
+    assert_eq!(scanned["scan_form"]["status"], "created");
+    assert_eq!(scanned["scan_form"]["tracking_codes"].as_array().unwrap().len(), 2);
+    let pdf =
+        get(&router, scanned["scan_form"]["form_url"].as_str().unwrap().trim_start_matches("http://127.0.0.1:7708"))
+            .await;
+    assert!(pdf.bytes.starts_with(b"%PDF"));
+    let twice = post(&router, &format!("/v2/batches/{id}/scan_form"), json!({})).await;
+    assert_eq!(twice.status, 422);
+}
+
+#[tokio::test]
+async fn scan_forms_need_one_from_address() {
+    let (sim, clock) = simulator(6);
+    let router = sim.router();
+    let a = new_shipment(&router).await;
+    let other_origin = post(
+        &router,
+        "/v2/shipments",
+        json!({"shipment": {"to_address": to(), "from_address": {"street1": "600 Congress Ave", "city": "Austin", "state": "TX", "zip": "78701"}, "parcel": {"weight": 10}}}),
+    )
+    .await
+    .body;
+    let batch =
+        post(&router, "/v2/batches", json!({"batch": {"shipments": [{"id": a["id"]}, {"id": other_origin["id"]}]}}))
+            .await
+            .body;
+    let id = batch["id"].as_str().unwrap();
+    clock.advance(2_000);
+    post(&router, &format!("/v2/batches/{id}/buy"), json!({})).await;
+    clock.advance(10_000);
+    let form = post(&router, &format!("/v2/batches/{id}/scan_form"), json!({})).await;
+    assert_eq!((form.status, form.body["error"]["code"].as_str()), (422, Some("SCAN_FORM.ADDRESS.MISMATCH")));
+}
+
+#[tokio::test]
+async fn refunds_and_insurance_follow_their_eligibility() {
+    let (sim, clock) = simulator(7);
+    let router = sim.router();
+    let shipment = new_shipment(&router).await;
+    let id = shipment["id"].as_str().unwrap();
+    let bought = post(&router, &format!("/v2/shipments/{id}/buy"), json!({"rate": {"id": cheapest(&shipment)["id"]}}))
+        .await
+        .body;
+    let code = bought["tracking_code"].as_str().unwrap();
+    let carrier = bought["selected_rate"]["carrier"].as_str().unwrap();
+    let unknown = post(
+        &router,
+        "/v2/refunds",
+        json!({"refund": {"carrier": carrier, "tracking_codes": [code, "9400000000000000000000"]}}),
+    )
+    .await;
+    assert_eq!(unknown.status, 404);
+    assert!(get(&router, &format!("/v2/shipments/{id}")).await.body["refund_status"].is_null(), "nothing changed");
+    let refunds = post(&router, "/v2/refunds", json!({"refund": {"carrier": carrier, "tracking_codes": [code]}})).await;
+    assert_eq!(refunds.status, 201);
+    assert_eq!(refunds.body[0]["status"], "submitted");
+    let again = post(&router, "/v2/refunds", json!({"refund": {"carrier": carrier, "tracking_codes": [code]}})).await;
+    assert_eq!((again.status, again.body["error"]["code"].as_str()), (422, Some("SHIPMENT.REFUND.EXISTS")));
+    clock.advance(6 * 60_000);
+    let settled = get(&router, &format!("/v2/refunds/{}", refunds.body[0]["id"].as_str().unwrap())).await.body;
+    assert_eq!(settled["status"], "refunded");
+    let shipment = get(&router, &format!("/v2/shipments/{id}")).await.body;
+    assert_eq!(shipment["refund_status"], "refunded");
+    assert_eq!(shipment["tracker"]["status"], "pre_transit", "a refunded label does not travel");
+    // Insurance: pending, purchased, refundable until the package is scanned.
+    let insurance = json!({"insurance": {"tracking_code": "9400222222222222222222", "carrier": "USPS", "amount": "100",
+        "to_address": to(), "from_address": from()}});
+    let created = post(&router, "/v2/insurances", insurance.clone()).await;
+    assert_eq!(created.status, 201, "{}", created.body);
+    assert_eq!(
+        (created.body["status"].as_str(), created.body["fee"]["amount"].as_str()),
+        (Some("pending"), Some("1.00000"))
+    );
+    assert_eq!(created.body["to_address"]["city"], "REDONDO BEACH");
+    let ins = created.body["id"].as_str().unwrap().to_owned();
+    clock.advance(5_000);
+    assert_eq!(get(&router, &format!("/v2/insurances/{ins}")).await.body["status"], "purchased");
+    let refunded = post(&router, &format!("/v2/insurances/{ins}/refund"), json!({})).await;
+    assert_eq!(refunded.body["status"], "cancelled");
+    let twice = post(&router, &format!("/v2/insurances/{ins}/refund"), json!({})).await;
+    assert_eq!(twice.status, 404);
+    assert_eq!(twice.body["error"]["errors"][0], "No eligible insurance found with provided tracking code.");
+    let moving = post(&router, "/v2/insurances", insurance.clone()).await.body;
+    clock.advance(60_000);
+    let late = post(&router, &format!("/v2/insurances/{}/refund", moving["id"].as_str().unwrap()), json!({})).await;
+    assert_eq!(late.status, 404, "in transit: no longer refundable");
+    let too_much = post(&router, "/v2/insurances", json!({"insurance": {"tracking_code": "X1", "carrier": "USPS", "amount": "5000.01", "to_address": to(), "from_address": from()}})).await;
+    assert_eq!(too_much.status, 422);
+}
+
+#[tokio::test]
+async fn lists_page_newest_first_with_before_id() {
+    let (sim, _) = simulator(8);
+    let router = sim.router();
+    for _ in 0..5 {
+        post(&router, "/v2/parcels", json!({"parcel": {"weight": 5}})).await;
+        post(&router, "/v2/addresses", json!({"address": to()})).await;
+    }
+    let mut seen = Vec::new();
+    let mut url = "/v2/addresses?page_size=4".to_owned();
+    loop {
+        let page = get(&router, &url).await.body;
+        let items = page["addresses"].as_array().unwrap();
+        seen.extend(items.iter().map(|a| a["id"].as_str().unwrap().to_owned()));
+        if page["has_more"] != true {
+            break;
+        }
+        url = format!("/v2/addresses?page_size=4&before_id={}", seen.last().unwrap());
+    }
+    let unique: std::collections::HashSet<_> = seen.iter().collect();
+    assert_eq!(unique.len(), seen.len());
+    assert!(seen.len() >= 7, "{}", seen.len());
+    let first = get(&router, "/v2/addresses?page_size=1").await.body;
+    assert_eq!(first["addresses"][0]["id"], seen[0].as_str());
+}
+
+#[tokio::test]
+async fn the_seed_is_a_lively_account_and_reset_restores_it() {
+    let (sim, clock) = simulator(42);
+    let router = sim.router();
+    let shipments = get(&router, "/v2/shipments?page_size=100&purchased=false").await.body;
+    let list = shipments["shipments"].as_array().unwrap();
+    assert!(list.len() >= 12, "{}", list.len());
+    let statuses: std::collections::BTreeSet<&str> = list.iter().map(|s| s["status"].as_str().unwrap()).collect();
+    assert!(statuses.contains("delivered") && statuses.contains("unknown"), "{statuses:?}");
+    assert!(list.iter().any(|s| s["refund_status"] == "refunded"));
+    let batches = get(&router, "/v2/batches").await.body;
+    assert_eq!(batches["batches"][0]["state"], "label_generated");
+    assert_eq!(batches["batches"][0]["scan_form"]["status"], "created");
+    let moving = list.iter().filter(|s| matches!(s["status"].as_str(), Some("in_transit" | "pre_transit"))).count();
+    assert!(moving >= 1, "{statuses:?}");
+    post(&router, "/v2/parcels", json!({"parcel": {"weight": 5}})).await;
+    clock.advance(1_000);
+    sim.reset();
+    let again = get(&router, "/v2/shipments?page_size=100&purchased=false").await.body;
+    assert_eq!(again["shipments"].as_array().unwrap().len(), list.len());
+    assert_eq!(again["shipments"][0]["id"], list[0]["id"]);
+}

@@ -1,0 +1,256 @@
+//! Webhook POSTs a simulator makes to receivers of the user's (Mailgun's event webhooks,
+//! EasyPost's event notifications): queued on the sandbox clock, retried on the vendor's schedule,
+//! every attempt kept for the control port.
+//!
+//! The sandbox only ever sends to loopback URLs (`http://127.0.0.1`, `localhost`, `[::1]`), with a
+//! client that follows no redirect and uses no proxy, so a simulator can never be made to send
+//! requests into someone else's network.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+/// Time allowed for one POST.
+const POST_TIMEOUT: Duration = Duration::from_secs(5);
+/// Attempts kept for the control port, per outbox.
+const ATTEMPTS_KEPT: usize = 500;
+
+/// The client every outgoing POST goes through: loopback only, as the URLs were checked to be;
+/// no redirect may lead elsewhere and no proxy from the environment may carry a POST off the
+/// machine.
+pub fn client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .timeout(POST_TIMEOUT)
+        .redirect(reqwest::redirect::Policy::none())
+        .no_proxy()
+        .build()
+        .unwrap_or_default()
+}
+
+/// Whether `url` is http(s) to this machine only, with no credentials in it.
+pub fn is_loopback_url(url: &str) -> bool {
+    let Ok(parsed) = reqwest::Url::parse(url) else {
+        return false;
+    };
+    if !matches!(parsed.scheme(), "http" | "https") || !parsed.username().is_empty() || parsed.password().is_some() {
+        return false;
+    }
+    let Some(host) = parsed.host_str() else {
+        return false;
+    };
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+/// What the sandbox says of a URL it will not send to, in any vendor's error message.
+pub fn loopback_only(url: &str) -> String {
+    format!(
+        "{url} is not a valid url: the opsdeck sandbox only delivers webhooks to loopback URLs \
+         (http://127.0.0.1:PORT/..., http://localhost:PORT/..., http://[::1]:PORT/...)"
+    )
+}
+
+/// How a vendor treats an answer: 2xx is done; `refused` (Mailgun's 406) ends it without retry;
+/// anything else is tried again after the next wait of `schedule_ms`, until it runs out.
+#[derive(Clone, Copy, Debug)]
+pub struct RetryPolicy {
+    pub schedule_ms: &'static [i64],
+    pub refused: Option<u16>,
+}
+
+/// A POST waiting to be made.
+#[derive(Clone, Debug)]
+pub struct Delivery {
+    pub id: u64,
+    pub url: String,
+    /// Extra headers (signatures, the user's custom headers); the content type is JSON.
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+    /// 1 for the first try.
+    pub attempt: u32,
+    pub due_ms: i64,
+    /// What the POST is about (`delivered`, `tracker.updated`), for the attempt log.
+    pub event: String,
+}
+
+/// What happened to one POST.
+#[derive(Clone, Debug)]
+pub struct Attempt {
+    pub delivery: u64,
+    pub url: String,
+    pub event: String,
+    pub attempt: u32,
+    /// The answer's status, 0 when there was no answer.
+    pub status: u16,
+    pub at_ms: i64,
+    /// `delivered`, `rejected`, `retrying` or `failed` (given up).
+    pub outcome: &'static str,
+}
+
+impl Attempt {
+    /// The attempt as the control port lists it, its time written by the vendor's `time` format.
+    pub fn to_json(&self, time: impl Fn(i64) -> String) -> Value {
+        json!({"delivery": self.delivery, "url": self.url, "event": self.event, "attempt": self.attempt,
+               "status": self.status, "at": time(self.at_ms), "outcome": self.outcome})
+    }
+}
+
+/// The queue of POSTs to make and the log of those made.
+#[derive(Clone, Debug)]
+pub struct Outbox {
+    queue: BTreeMap<(i64, u64), Delivery>,
+    next_id: u64,
+    attempts: VecDeque<Attempt>,
+    policy: RetryPolicy,
+}
+
+impl Outbox {
+    pub fn new(policy: RetryPolicy) -> Outbox {
+        Outbox { queue: BTreeMap::new(), next_id: 0, attempts: VecDeque::new(), policy }
+    }
+
+    /// Queues a JSON POST due at `due_ms`; returns its delivery id.
+    pub fn queue(
+        &mut self,
+        url: String,
+        headers: Vec<(String, String)>,
+        body: Vec<u8>,
+        event: String,
+        due_ms: i64,
+    ) -> u64 {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.queue.insert((due_ms, id), Delivery { id, url, headers, body, attempt: 1, due_ms, event });
+        id
+    }
+
+    /// Takes the POSTs due by `now_ms` out of the queue.
+    pub fn due(&mut self, now_ms: i64) -> Vec<Delivery> {
+        let mut due = Vec::new();
+        while let Some(entry) = self.queue.first_entry() {
+            if entry.key().0 > now_ms {
+                break;
+            }
+            due.push(entry.remove());
+        }
+        due
+    }
+
+    /// When the next queued POST is due.
+    pub fn next_due(&self) -> Option<i64> {
+        self.queue.keys().next().map(|k| k.0)
+    }
+
+    /// Records what a POST got back and queues its retry if the vendor would retry.
+    pub fn answered(&mut self, mut delivery: Delivery, status: u16, now_ms: i64) -> &'static str {
+        let (outcome, retry_at) = self.after_answer(status, delivery.attempt, now_ms);
+        self.attempts.push_back(Attempt {
+            delivery: delivery.id,
+            url: delivery.url.clone(),
+            event: delivery.event.clone(),
+            attempt: delivery.attempt,
+            status,
+            at_ms: now_ms,
+            outcome,
+        });
+        while self.attempts.len() > ATTEMPTS_KEPT {
+            self.attempts.pop_front();
+        }
+        if let Some(at) = retry_at {
+            delivery.attempt += 1;
+            delivery.due_ms = at;
+            self.queue.insert((at, delivery.id), delivery);
+        }
+        outcome
+    }
+
+    /// What to do after an answer: done, refused, given up, or try again at the returned time.
+    pub fn after_answer(&self, status: u16, attempt: u32, now_ms: i64) -> (&'static str, Option<i64>) {
+        match status {
+            200..=299 => ("delivered", None),
+            s if Some(s) == self.policy.refused => ("rejected", None),
+            _ => {
+                let index = usize::try_from(attempt).unwrap_or(usize::MAX).saturating_sub(1);
+                match self.policy.schedule_ms.get(index) {
+                    Some(wait) => ("retrying", Some(now_ms + wait)),
+                    None => ("failed", None),
+                }
+            }
+        }
+    }
+
+    /// Attempts made, oldest first.
+    pub fn attempts(&self) -> impl DoubleEndedIterator<Item = &Attempt> {
+        self.attempts.iter()
+    }
+
+    /// POSTs still queued.
+    pub fn pending(&self) -> usize {
+        self.queue.len()
+    }
+}
+
+/// Makes one POST; the answer's status, or 0 when the receiver could not be reached.
+pub async fn post(http: &reqwest::Client, delivery: &Delivery) -> u16 {
+    let mut request =
+        http.post(&delivery.url).header(reqwest::header::CONTENT_TYPE, "application/json").body(delivery.body.clone());
+    for (name, value) in &delivery.headers {
+        request = request.header(name.as_str(), value.as_str());
+    }
+    match request.send().await {
+        Ok(response) => response.status().as_u16(),
+        Err(_) => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const POLICY: RetryPolicy = RetryPolicy { schedule_ms: &[1_000, 5_000], refused: Some(406) };
+
+    #[test]
+    fn only_loopback_urls_without_credentials() {
+        assert!(is_loopback_url("http://127.0.0.1:9000/hook"));
+        assert!(is_loopback_url("https://localhost/hook"));
+        assert!(is_loopback_url("http://[::1]:80/"));
+        assert!(is_loopback_url("http://127.9.9.9/"));
+        assert!(!is_loopback_url("http://10.0.0.1/hook"));
+        assert!(!is_loopback_url("http://example.com/hook"));
+        assert!(!is_loopback_url("ftp://127.0.0.1/hook"));
+        assert!(!is_loopback_url("http://user:pw@127.0.0.1/hook"));
+        assert!(!is_loopback_url("not a url"));
+    }
+
+    #[test]
+    fn retries_on_the_schedule_then_gives_up() {
+        let mut outbox = Outbox::new(POLICY);
+        outbox.queue("http://127.0.0.1/a".into(), vec![], b"{}".to_vec(), "e".into(), 100);
+        assert!(outbox.due(99).is_empty());
+        let first = outbox.due(100).remove(0);
+        assert_eq!(outbox.answered(first, 500, 100), "retrying");
+        assert_eq!(outbox.next_due(), Some(1_100));
+        let second = outbox.due(1_100).remove(0);
+        assert_eq!(second.attempt, 2);
+        assert_eq!(outbox.answered(second, 0, 1_100), "retrying");
+        let third = outbox.due(6_100).remove(0);
+        assert_eq!(outbox.answered(third, 502, 6_100), "failed");
+        assert_eq!(outbox.pending(), 0);
+        let outcomes: Vec<_> = outbox.attempts().map(|a| (a.attempt, a.outcome)).collect();
+        assert_eq!(outcomes, [(1, "retrying"), (2, "retrying"), (3, "failed")]);
+    }
+
+    #[test]
+    fn success_and_refusal_end_a_delivery() {
+        let outbox = Outbox::new(POLICY);
+        assert_eq!(outbox.after_answer(204, 1, 0), ("delivered", None));
+        assert_eq!(outbox.after_answer(406, 1, 0), ("rejected", None));
+        let no_refusal = Outbox::new(RetryPolicy { refused: None, ..POLICY });
+        assert_eq!(no_refusal.after_answer(406, 1, 0), ("retrying", Some(1_000)));
+    }
+}

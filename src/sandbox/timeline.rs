@@ -1,0 +1,97 @@
+//! The background task of a simulator whose state moves on its own (Mailgun's deliveries, EasyPost's
+//! batches and trackers): it makes due steps happen on the sandbox clock and makes the webhook
+//! POSTs they queued, sleeping until the next due time or until a request queues work, so an idle
+//! sandbox costs no CPU.
+
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+
+use super::outbox::{self, Delivery};
+use super::SandboxClock;
+
+/// The task never sleeps longer than this, so a jump of the sandbox clock (`advance`) is noticed
+/// soon even when nothing is due.
+const MAX_SLEEP: Duration = Duration::from_millis(250);
+
+/// What was due: the POSTs to make now (each with what the simulator needs to file its answer),
+/// and when the next step or POST is due.
+pub struct Due<T> {
+    pub posts: Vec<(T, Delivery)>,
+    pub next_ms: Option<i64>,
+}
+
+/// A simulator's state as its background task sees it.
+pub trait Timeline: Send + Sync + 'static {
+    /// Where a POST came from (a region, an account), handed back with its answer.
+    type Origin: Send + 'static;
+    fn clock(&self) -> &SandboxClock;
+    /// Notified by request handlers when they queued work.
+    fn wake(&self) -> Arc<Notify>;
+    fn http(&self) -> &reqwest::Client;
+    /// Makes every step due by `now_ms` happen and takes the POSTs due by then.
+    fn due(&self, now_ms: i64) -> Due<Self::Origin>;
+    /// Files the answers (status, 0 for none) of POSTs made at `at_ms`.
+    fn answered(&self, answers: Vec<(Self::Origin, Delivery, u16)>, at_ms: i64);
+}
+
+/// Spawns the background task of `timeline` on the current runtime, if there is one: without one
+/// (a plain unit test) requests still run due steps themselves; only POSTs wait for a runtime.
+pub fn spawn<T: Timeline>(timeline: Weak<T>, stop: CancellationToken) {
+    if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+        runtime.spawn(run(timeline, stop));
+    }
+}
+
+/// Runs until `stop` or until the simulator is dropped.
+async fn run<T: Timeline>(timeline: Weak<T>, stop: CancellationToken) {
+    loop {
+        let Some(strong) = timeline.upgrade() else {
+            return;
+        };
+        let now = strong.clock().now_ms();
+        let Due { posts, next_ms } = strong.due(now);
+        if !posts.is_empty() {
+            let http = strong.http().clone();
+            let sends = posts.iter().map(|(_, d)| outbox::post(&http, d));
+            let statuses = tokio::select! {
+                statuses = futures_util::future::join_all(sends) => statuses,
+                () = stop.cancelled() => return,
+            };
+            let at = strong.clock().now_ms();
+            let answers = posts.into_iter().zip(statuses).map(|((origin, d), status)| (origin, d, status)).collect();
+            strong.answered(answers, at);
+            continue;
+        }
+        let speed = strong.clock().speed();
+        let wait = next_ms.map(|due| {
+            #[expect(
+                clippy::cast_precision_loss,
+                clippy::cast_possible_truncation,
+                clippy::cast_sign_loss,
+                reason = "clamped to MAX_SLEEP"
+            )]
+            let ms = ((due - now).max(1) as f64 / speed).ceil().min(MAX_SLEEP.as_millis() as f64) as u64;
+            Duration::from_millis(ms)
+        });
+        let wake = strong.wake();
+        let notified = wake.notified();
+        tokio::pin!(notified);
+        // Registered before the simulator is let go, so a wake in between is not lost.
+        notified.as_mut().enable();
+        drop(strong);
+        let sleep = async {
+            match wait {
+                Some(wait) => tokio::time::sleep(wait).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            () = stop.cancelled() => return,
+            () = notified => {}
+            () = sleep => {}
+        }
+    }
+}
