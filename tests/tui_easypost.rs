@@ -720,3 +720,213 @@ async fn the_tab_reads_at_80x24() {
     h.keys("?");
     assert!(h.screen().contains("help"), "{}", h.screen());
 }
+
+// Against the embedded EasyPost simulator and its seed, on its sandbox clock.
+
+/// The EasyPost tab on the embedded simulator, its shipments listed, the browser focused.
+async fn simulator() -> Harness {
+    let mut h = Harness::new().await;
+    h.keys("7");
+    h.settle().await;
+    assert!(h.console.app.tab().available, "the EasyPost simulator is served:\n{}", h.screen());
+    h.console.app.focus = Focus::Browser;
+    h
+}
+
+/// A shipment from the demo warehouse to New York, with every carrier's rates.
+const NEW_SHIPMENT: &str = r#"{"to_address": {"name": "Ada Lovelace", "street1": "350 Fifth Ave", "city": "New York",
+  "state": "NY", "zip": "10118", "country": "US"},
+ "from_address": {"name": "Opsdeck Demo", "street1": "417 Montgomery St", "city": "San Francisco", "state": "CA",
+  "zip": "94104", "country": "US"},
+ "parcel": {"length": 10, "width": 8, "height": 4, "weight": 15.4}}"#;
+
+/// Creates a shipment through its form; its rates view opens.
+async fn create_shipment(h: &mut Harness) {
+    h.keys(":easypost shipments_create<Enter>");
+    let Some(Popup::Form(form)) = h.console.app.popup.as_mut() else { panic!("form:\n{}", h.screen()) };
+    form.set_value("shipment", NEW_SHIPMENT);
+    h.keys("<C-s>");
+    h.settle().await;
+    assert!(popup_title(h).ends_with("· not bought"), "{}", h.screen());
+}
+
+fn open_detail(h: &Harness) -> &opsdeck::tui::components::detail::Detail {
+    match &h.console.app.popup {
+        Some(Popup::Detail(detail)) => detail,
+        _ => panic!("a view is open"),
+    }
+}
+
+/// The bytes at `url`, fetched as the console would (no credentials).
+async fn served(url: &str) -> Vec<u8> {
+    reqwest::get(url).await.unwrap().bytes().await.unwrap().to_vec()
+}
+
+#[tokio::test]
+async fn with_the_simulator_a_rate_is_bought_after_its_price_is_restated_and_its_label_saved_and_converted() {
+    let mut h = simulator().await;
+    create_shipment(&mut h).await;
+    let rates = &open_detail(&h).tables[0];
+    assert!(rates.rows.len() >= 3, "rates from several carriers: {:?}", rates.rows);
+    let carriers: std::collections::HashSet<&str> = rates.rows.iter().map(|r| r[1].as_str()).collect();
+    assert!(carriers.len() >= 3, "{carriers:?}");
+    assert!(rates.rows[0][0].contains("cheapest"), "{:?}", rates.rows);
+    assert!(rates.rows.iter().any(|r| r[0].contains("fastest")), "{:?}", rates.rows);
+    // The third cheapest, to be sure the one chosen is the one bought.
+    let chosen = rates.rows[2].clone();
+    h.keys("jjb<C-s>");
+    assert_eq!(popup_title(&h), "confirm shipments_buy", "{}", h.screen());
+    let said = format!("buys {} {} for {}", chosen[1], chosen[2], chosen[3]);
+    assert!(h.screen().contains(&said), "{said} in:\n{}", h.screen());
+    h.keys("y");
+    h.settle().await;
+    assert!(popup_title(&h).contains("· bought ·"), "{}", h.screen());
+    let shipment = open_detail(&h).record.clone().unwrap();
+    let tracking = shipment["tracking_code"].as_str().unwrap().to_owned();
+    assert!(!tracking.is_empty());
+    let screen = h.screen();
+    assert!(screen.contains(&tracking), "{screen}");
+    assert!(screen.contains(&format!("{} {} · {}", chosen[1], chosen[2], chosen[3])), "the rate bought:\n{screen}");
+    let label_url = shipment["postage_label"]["label_url"].as_str().unwrap().to_owned();
+    assert!(label_url.contains("/files/postage_label/"), "{label_url}");
+
+    let dir = scratch("simulator");
+    h.keys("s");
+    save_as(&mut h, &dir.join("label.png"));
+    h.settle().await;
+    let saved = std::fs::read(dir.join("label.png")).unwrap();
+    assert!(saved.starts_with(b"\x89PNG"), "a PNG");
+    assert_eq!(saved, served(&label_url).await, "the bytes the simulator serves");
+
+    h.keys("cp");
+    h.settle().await;
+    assert_eq!(popup_title(&h), format!("save ./{tracking}.pdf"), "{}", h.screen());
+    save_as(&mut h, &dir.join("label.pdf"));
+    h.settle().await;
+    assert!(std::fs::read(dir.join("label.pdf")).unwrap().starts_with(b"%PDF"), "{}", h.screen());
+    assert!(h.screen().lines().any(|l| l.contains("PDF") && l.contains("converted")), "{}", h.screen());
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[tokio::test]
+async fn with_the_simulator_a_bought_shipments_tracker_moves_while_its_view_is_open() {
+    let mut h = simulator().await;
+    create_shipment(&mut h).await;
+    h.keys("b<C-s>y");
+    h.settle().await;
+    assert!(popup_title(&h).contains("· bought ·"), "{}", h.screen());
+    let tracking = open_detail(&h).record.as_ref().unwrap()["tracking_code"].as_str().unwrap().to_owned();
+    h.keys("t");
+    h.settle().await;
+    assert_eq!(popup_title(&h), format!("tracker {tracking} · pre_transit"), "{}", h.screen());
+    let events = |h: &Harness| open_detail(h).tables[0].rows.len();
+    let before = events(&h);
+    assert!(h.screen().contains("● live"), "{}", h.screen());
+
+    // Simulated time passes while the view is open: it asks again and shows the new scans.
+    let mut at = Instant::now();
+    h.console.sandbox.clock().advance(30_000);
+    time_passes(&mut h, &mut at).await;
+    assert_eq!(popup_title(&h), format!("tracker {tracking} · in_transit"), "{}", h.screen());
+    assert!(events(&h) > before, "{}", h.screen());
+    let rows = &open_detail(&h).tables[0].rows;
+    assert_eq!(rows[0][1], "in_transit", "newest on top: {rows:?}");
+
+    h.console.sandbox.clock().advance(300_000);
+    time_passes(&mut h, &mut at).await;
+    let title = popup_title(&h);
+    let status = title.rsplit(" · ").next().unwrap();
+    assert!(
+        ["delivered", "return_to_sender", "failure", "available_for_pickup"].contains(&status),
+        "the end of the trip: {}",
+        h.screen()
+    );
+    if status != "available_for_pickup" {
+        assert_eq!(h.console.app.next_deadline(), None, "a finished trip is asked about no more");
+    }
+}
+
+#[tokio::test]
+async fn with_the_simulator_a_batch_goes_from_creating_to_label_generated_in_its_view() {
+    let mut h = simulator().await;
+    // Two shipments to batch, made through the API as a script would.
+    let base = h.console.app.tab().target.base_url.clone();
+    let client = reqwest::Client::new();
+    let mut ids = Vec::new();
+    for _ in 0..2 {
+        let body: Value = serde_json::from_str(&format!(r#"{{"shipment": {NEW_SHIPMENT}}}"#)).unwrap();
+        let answer = client
+            .post(format!("{base}/v2/shipments"))
+            .basic_auth("EZTKsandbox", Some(""))
+            .header("content-type", "application/json")
+            .body(body.to_string())
+            .send()
+            .await
+            .unwrap()
+            .bytes()
+            .await
+            .unwrap();
+        let answer: Value = serde_json::from_slice(&answer).unwrap();
+        ids.push(json!({"id": answer["id"]}));
+    }
+    h.keys(":easypost batches_create<Enter>");
+    let Some(Popup::Form(form)) = h.console.app.popup.as_mut() else { panic!("form:\n{}", h.screen()) };
+    form.set_value("batch", &json!({"shipments": ids, "reference": "tui-check"}).to_string());
+    h.keys("<C-s>");
+    h.settle().await;
+    let mut states = Vec::new();
+    let mut note = |h: &Harness| {
+        let title = popup_title(h);
+        let state = title.rsplit(" · ").next().unwrap_or_default().to_owned();
+        if states.last() != Some(&state) {
+            states.push(state);
+        }
+    };
+    note(&h);
+    let mut at = Instant::now();
+    let mut wait_for = async |h: &mut Harness, state: &str, note: &mut dyn FnMut(&Harness)| {
+        // Small steps of simulated time, so no state goes by unseen (a batch buys one shipment
+        // every 300 ms).
+        for _ in 0..60 {
+            if popup_title(h).ends_with(state) {
+                return;
+            }
+            h.console.sandbox.clock().advance(250);
+            time_passes(h, &mut at).await;
+            note(h);
+        }
+        panic!("{state} never came:\n{}", h.screen());
+    };
+    wait_for(&mut h, "· created", &mut note).await;
+    h.keys("b");
+    assert!(h.screen().contains("buys postage for the batch's 2 shipment(s)"), "{}", h.screen());
+    h.keys("y");
+    h.settle().await;
+    note(&h);
+    wait_for(&mut h, "· purchased", &mut note).await;
+    assert!(h.screen().contains("2 postage_purchased"), "{}", h.screen());
+    h.keys("lp");
+    h.settle().await;
+    note(&h);
+    wait_for(&mut h, "· label_generated", &mut note).await;
+    h.keys("f");
+    h.settle().await;
+    let done = |h: &Harness| open_detail(h).facts.iter().any(|(l, v, _)| l == "scan form" && v == "created");
+    for _ in 0..20 {
+        if done(&h) {
+            break;
+        }
+        h.console.sandbox.clock().advance(5_000);
+        time_passes(&mut h, &mut at).await;
+    }
+    assert!(done(&h) && h.screen().contains("d save scan form"), "{}", h.screen());
+    for state in ["creating", "created", "purchasing", "purchased", "label_generating", "label_generated"] {
+        assert!(states.iter().any(|s| s == state), "{state} seen in {states:?}");
+    }
+    let dir = scratch("sim-batch");
+    h.keys("s");
+    save_as(&mut h, &dir.join("batch.pdf"));
+    h.settle().await;
+    assert!(std::fs::read(dir.join("batch.pdf")).unwrap().starts_with(b"%PDF"), "{}", h.screen());
+    let _ = std::fs::remove_dir_all(dir);
+}
