@@ -8,8 +8,10 @@
 //!
 //! Adding a case: one `Case` value in `CASES` with the request a client sends (`request`) and
 //! how to count what the simulator stored (`stored`; `None` for an operation that stores nothing,
-//! such as a tax calculation), and optionally reads made by other clients at the same time
-//! (`reads`: Mailgun's event queries while messages are sent).
+//! such as a tax calculation), optionally a second request made from the first one's answer and
+//! timed with it (`then`: EasyPost's buy of the shipment just created, with its cheapest rate),
+//! and optionally reads made by other clients at the same time (`reads`: Mailgun's event queries
+//! while messages are sent).
 
 #![allow(clippy::unwrap_used, reason = "a benchmark panics on failure")]
 
@@ -46,6 +48,8 @@ struct Case {
     /// Reads other clients make at the same time as the writes (reader `client`, its
     /// `index`-th), reported on their own line.
     reads: Option<fn(client: usize, index: usize) -> Call>,
+    /// A second request built from the first one's answer; the pair is one timed operation.
+    then: Option<fn(answer: &Value) -> Call>,
 }
 
 const CASES: &[Case] = &[
@@ -55,6 +59,7 @@ const CASES: &[Case] = &[
         request: ably_publish,
         stored: Some(ably_stored),
         reads: None,
+        then: None,
     },
     Case {
         name: "avatax transactions_create",
@@ -62,6 +67,7 @@ const CASES: &[Case] = &[
         request: avatax_create,
         stored: Some(avatax_stored),
         reads: None,
+        then: None,
     },
     Case {
         name: "taxjar taxes_calculate",
@@ -69,6 +75,7 @@ const CASES: &[Case] = &[
         request: taxjar_calculate,
         stored: None,
         reads: None,
+        then: None,
     },
     Case {
         name: "taxjar transactions_create_order",
@@ -76,6 +83,7 @@ const CASES: &[Case] = &[
         request: taxjar_order,
         stored: Some(taxjar_orders_stored),
         reads: None,
+        then: None,
     },
     Case {
         name: "mailgun messages_send",
@@ -83,6 +91,15 @@ const CASES: &[Case] = &[
         request: mailgun_send,
         stored: Some(mailgun_stored),
         reads: Some(mailgun_events),
+        then: None,
+    },
+    Case {
+        name: "easypost shipments_create + shipments_buy",
+        service: Service::Easypost,
+        request: easypost_create,
+        stored: Some(easypost_stored),
+        reads: None,
+        then: Some(easypost_buy),
     },
 ];
 
@@ -312,8 +329,75 @@ fn ably_stored<'a>(sandbox: &'a Sandbox, http: &'a reqwest::Client, clients: usi
     })
 }
 
-/// Sends one call; `Err` names what went wrong.
-async fn send(http: &reqwest::Client, base: &str, call: Call) -> Result<(), String> {
+fn easypost_auth() -> String {
+    format!("Bearer {}", credentials::EASYPOST_KEY)
+}
+
+/// A shipment to one of a few real ZIPs, its reference naming the client and index.
+fn easypost_create(client: usize, index: usize) -> Call {
+    const ZIPS: [&str; 4] = ["10001", "60606", "78701", "98109"];
+    Call {
+        method: reqwest::Method::POST,
+        path: "/v2/shipments".to_owned(),
+        body: Some(json!({"shipment": {
+            "to_address": {"name": "Load", "street1": "1 Main St", "zip": ZIPS[index % ZIPS.len()], "country": "US"},
+            "from_address": {"name": "Warehouse", "street1": "417 Montgomery St", "zip": "94104", "country": "US"},
+            "parcel": {"length": 10, "width": 8, "height": 4, "weight": 10 + index % 50},
+            "reference": format!("load-{client}-{index}")}})),
+        form: None,
+        authorization: easypost_auth(),
+    }
+}
+
+/// Buys the shipment just created with its cheapest rate.
+fn easypost_buy(shipment: &Value) -> Call {
+    let rates = shipment["rates"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let price = |r: &Value| r["rate"].as_str().and_then(|p| p.parse::<f64>().ok()).unwrap_or(f64::MAX);
+    let cheapest = rates.iter().min_by(|a, b| price(a).total_cmp(&price(b)));
+    Call {
+        method: reqwest::Method::POST,
+        path: format!("/v2/shipments/{}/buy", shipment["id"].as_str().unwrap_or("")),
+        body: Some(json!({"rate": {"id": cheapest.map(|r| r["id"].clone())}})),
+        form: None,
+        authorization: easypost_auth(),
+    }
+}
+
+/// Bought shipments of the run, paged with `before_id`: each reference and tracking code once.
+fn easypost_stored<'a>(sandbox: &'a Sandbox, http: &'a reqwest::Client, _clients: usize) -> Counted<'a> {
+    Box::pin(async move {
+        let base = sandbox.base_url(Service::Easypost);
+        let (mut references, mut codes) = (HashSet::new(), HashSet::new());
+        let mut url = format!("{base}/v2/shipments?page_size=100");
+        loop {
+            let response =
+                http.get(&url).header("authorization", easypost_auth()).send().await.map_err(|e| e.to_string())?;
+            let page: Value = serde_json::from_slice(&response.bytes().await.map_err(|e| e.to_string())?)
+                .map_err(|e| e.to_string())?;
+            let items = page["shipments"].as_array().ok_or("no shipments in the page")?;
+            for item in items {
+                let reference = item["reference"].as_str().unwrap_or("");
+                if !reference.starts_with("load-") {
+                    continue;
+                }
+                let code = item["tracking_code"].as_str().ok_or("a bought shipment has no tracking code")?;
+                if !references.insert(reference.to_owned()) || !codes.insert(code.to_owned()) {
+                    return Err(format!("shipment {reference} ({code}) is listed twice"));
+                }
+            }
+            match items.last().and_then(|s| s["id"].as_str()) {
+                Some(last) if page["has_more"] == true => {
+                    url = format!("{base}/v2/shipments?page_size=100&before_id={last}")
+                }
+                _ => break,
+            }
+        }
+        Ok(references.len())
+    })
+}
+
+/// Sends one call; its JSON answer (`Null` when not JSON), or `Err` naming what went wrong.
+async fn send(http: &reqwest::Client, base: &str, call: Call) -> Result<Value, String> {
     let mut builder = http.request(call.method, format!("{base}{}", call.path));
     builder = builder.header("authorization", call.authorization);
     if let Some(body) = call.body {
@@ -323,8 +407,8 @@ async fn send(http: &reqwest::Client, base: &str, call: Call) -> Result<(), Stri
     }
     match builder.send().await {
         Ok(response) if response.status().is_success() => {
-            let _ = response.bytes().await;
-            Ok(())
+            let bytes = response.bytes().await.map_err(|e| e.to_string())?;
+            Ok(serde_json::from_slice(&bytes).unwrap_or(Value::Null))
         }
         Ok(response) => Err(format!("status {}", response.status())),
         Err(e) => Err(e.to_string()),
@@ -364,7 +448,7 @@ async fn run(case: &Case, requests: usize, clients: usize) {
                     index += 1;
                     let sent = Instant::now();
                     match send(&http, &base, call).await {
-                        Ok(()) => latencies.push(sent.elapsed()),
+                        Ok(_) => latencies.push(sent.elapsed()),
                         Err(_) => failures += 1,
                     }
                 }
@@ -376,7 +460,7 @@ async fn run(case: &Case, requests: usize, clients: usize) {
     for client in 0..clients {
         let http = http.clone();
         let base = base.clone();
-        let request = case.request;
+        let (request, then) = (case.request, case.then);
         let count = per_client.min(requests.saturating_sub(client * per_client));
         tasks.push(tokio::spawn(async move {
             let mut latencies = Vec::with_capacity(count);
@@ -384,8 +468,12 @@ async fn run(case: &Case, requests: usize, clients: usize) {
             for index in 0..count {
                 let call = request(client, index);
                 let sent = Instant::now();
-                match send(&http, &base, call).await {
-                    Ok(()) => latencies.push(sent.elapsed()),
+                let mut result = send(&http, &base, call).await;
+                if let (Ok(answer), Some(then)) = (&result, then) {
+                    result = send(&http, &base, then(answer)).await;
+                }
+                match result {
+                    Ok(_) => latencies.push(sent.elapsed()),
                     Err(e) => failures.push(e),
                 }
             }

@@ -119,9 +119,8 @@ pub enum Command {
         #[arg(long, default_value_t = sandbox::DEFAULT_SEED, value_name = "N")]
         seed: u64,
         /// Sandbox clock speed: every time-driven behaviour (history retention, Mailgun's
-        /// deliveries, engagement, webhook retries and DNS, and trackers and markets as they
-        /// come) runs N times as fast. Greater than 0, at most
-        /// 10000.
+        /// deliveries, engagement, webhook retries and DNS, EasyPost's trackers, batches, refunds
+        /// and webhook retries) runs N times as fast. Greater than 0, at most 10000.
         #[arg(long, default_value_t = 1.0, value_name = "N", allow_negative_numbers = true)]
         speed: f64,
         /// Sandbox seconds before a new Mailgun domain's DNS records appear in the simulated
@@ -914,6 +913,7 @@ pub async fn sandbox(
          \x20 POST   {control}/faults                          inject a fault: {{\"service\",\"path\",\"status\"|\"latency_ms\"|\"drop\"|\"retry_after\",\"count\"|\"probability\"}}; GET lists, DELETE removes\n\
          \x20 POST   {control}/mailgun/incoming                incoming mail for Mailgun routes: {{\"region\",\"recipient\",\"from\",\"subject\",\"headers\",\"body-plain\"}}\n\
          \x20 GET    {control}/mailgun/webhooks                Mailgun webhook POSTs made (signing key {signing}) and forwards recorded\n\
+         \x20 GET    {control}/easypost/webhooks               EasyPost webhook POSTs made (signed with each webhook's secret)\n\
          \n{:<12} {:<26} {:<10} {}\n",
         "SERVICE",
         "BASE URL",
@@ -948,7 +948,7 @@ fn credentials_line(service: Service) -> String {
             format!("key {} secret {} passphrase {}", c::COINBASE_KEY, c::COINBASE_SECRET, c::COINBASE_PASSPHRASE)
         }
         Service::Mailgun => format!("Basic api:{}", c::MAILGUN_KEY),
-        Service::Easypost => format!("key {} (Basic, empty password)", c::EASYPOST_KEY),
+        Service::Easypost => format!("key {} (Basic with an empty password, or Bearer)", c::EASYPOST_KEY),
     }
 }
 

@@ -124,8 +124,8 @@ async fn reset_all_or_one_service() {
     assert!(body["reset"].as_array().unwrap().contains(&json!("ably")));
     let (status, body) = rig.control_json(reqwest::Method::POST, "/reset?service=nope", None).await;
     assert_eq!((status, body["error"].as_str()), (404, Some("unknown_service")));
-    // EasyPost has no simulator in this build: nothing to reset is an error, not a silent no-op.
-    let (status, body) = rig.control_json(reqwest::Method::POST, "/reset?service=easypost", None).await;
+    // Deepgram has no simulator in this build: nothing to reset is an error, not a silent no-op.
+    let (status, body) = rig.control_json(reqwest::Method::POST, "/reset?service=deepgram", None).await;
     assert_eq!((status, body["error"].as_str()), (404, Some("not_simulated")));
 }
 
@@ -229,7 +229,7 @@ async fn faults_are_listed_validated_and_deleted_by_service() {
         json!({"service": "ably", "path": "*"}),
         json!({"service": "ably", "path": "*", "status": 500, "probability": 2}),
         json!({"service": "ably", "path": "*", "status": 500, "colour": "red"}),
-        json!({"service": "easypost", "path": "*", "status": 500}),
+        json!({"service": "deepgram", "path": "*", "status": 500}),
         json!({"path": "*", "status": 500}),
     ] {
         let (status, body) = rig.control_json(reqwest::Method::POST, "/faults", Some(bad.clone())).await;

@@ -106,7 +106,12 @@ async fn the_tab_bar_at_80x24_keeps_the_active_tab_its_badge_and_the_profile() {
     h.resize(160, 40);
     let screen = h.screen();
     let header = screen.lines().next().unwrap();
-    assert!(header.contains("1 Ably SANDBOX") && header.contains("7 EasyPost no sim"), "{header}");
+    assert!(
+        header.contains("1 Ably SANDBOX")
+            && header.contains("7 EasyPost SANDBOX")
+            && header.contains("2 Deepgram no sim"),
+        "{header}"
+    );
 }
 
 #[tokio::test]

@@ -321,8 +321,8 @@ impl State {
             |s| &s.shipments,
             "shipments",
             query,
-            // `purchased=true` lists bought shipments only; `false` (or absent) lists all.
-            |s| purchased != Some(true) || !s["selected_rate"].is_null(),
+            // Bought shipments only, unless `purchased=false` asks for all.
+            |s| purchased == Some(false) || !s["selected_rate"].is_null(),
             State::render_shipment,
         )
     }

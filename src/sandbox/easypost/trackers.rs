@@ -239,7 +239,8 @@ impl State {
         }
         self.trackers.insert(id.clone(), now_ms, record);
         self.plans.insert(id.clone(), scans);
-        self.advance_tracker(&id, now_ms);
+        // The scans made by now are what the tracker starts with: its creation is the event.
+        self.scan(&id, now_ms, false);
         let created = self.trackers.get(&id).cloned().unwrap_or_default();
         self.emit("tracker.created", Value::Object(created.clone()), json!({}), now_ms);
         created
@@ -247,6 +248,10 @@ impl State {
 
     /// Makes the scans due by `at_ms` happen; each change of status is a `tracker.updated`.
     pub fn advance_tracker(&mut self, id: &str, at_ms: i64) {
+        self.scan(id, at_ms, true);
+    }
+
+    fn scan(&mut self, id: &str, at_ms: i64, announce: bool) {
         let Some(plan) = self.plans.get_mut(id) else { return };
         let due: Vec<Scan> = plan.iter().take_while(|s| s.at_ms <= at_ms).cloned().collect();
         plan.drain(..due.len());
@@ -274,7 +279,7 @@ impl State {
                 tracker.insert("signed_by".into(), signer);
                 tracker.insert("est_delivery_date".into(), json!(time(scan.at_ms)));
             }
-            if previous != scan.status {
+            if announce && previous != scan.status {
                 let snapshot = Value::Object(tracker.clone());
                 self.emit("tracker.updated", snapshot, json!({"status": previous}), scan.at_ms);
             }
