@@ -169,6 +169,14 @@ pub fn short_time(time: &str) -> String {
     }
 }
 
+/// An ISO 8601 time to the second, `2025-03-07 16:46:17`: a tracker's scans can be seconds apart.
+fn time_to_second(time: &str) -> String {
+    match (time.get(..10), time.get(10..11), time.get(11..19)) {
+        (Some(day), Some("T"), Some(clock)) => format!("{day} {clock}"),
+        _ => time.to_owned(),
+    }
+}
+
 /// `SAN FRANCISCO, CA 94107`: where an address is, as a line.
 fn place(address: Option<&Value>) -> String {
     let Some(address) = address else { return String::new() };
@@ -439,7 +447,8 @@ fn shipment_detail(shipment: &Value) -> Detail {
         .collect();
     let mut commands = Vec::new();
     if let Some(label) = label {
-        tables.push(label_files(label));
+        // Once bought, the label is what the view is for: before the rates that were offered.
+        tables.insert(0, label_files(label));
         let fees: Vec<Vec<String>> = array(shipment.get("fees"))
             .iter()
             .map(|fee| {
@@ -449,12 +458,15 @@ fn shipment_detail(shipment: &Value) -> Detail {
             })
             .collect();
         if !fees.is_empty() {
-            tables.push(Table {
-                title: "fees".to_owned(),
-                columns: columns(&[("fee", Align::Left), ("amount", Align::Right), ("", Align::Left)]),
-                rows: fees,
-                tones: Vec::new(),
-            });
+            tables.insert(
+                1,
+                Table {
+                    title: "fees".to_owned(),
+                    columns: columns(&[("fee", Align::Left), ("amount", Align::Right), ("", Align::Left)]),
+                    rows: fees,
+                    tones: Vec::new(),
+                },
+            );
         }
         commands.extend(label_commands(&id, &tracking, label));
     }
@@ -606,7 +618,7 @@ fn tracker_detail(tracker: &Value) -> Detail {
     let tones = events.iter().map(|e| status_tone(&field(e, "status"))).collect();
     let rows: Vec<Vec<String>> = events
         .iter()
-        .map(|e| vec![short_time(&field(e, "datetime")), field(e, "status"), field(e, "message"), location(e)])
+        .map(|e| vec![time_to_second(&field(e, "datetime")), field(e, "status"), field(e, "message"), location(e)])
         .collect();
     let timeline = Table {
         title: format!("timeline ({} events, newest first)", rows.len()),
@@ -797,7 +809,7 @@ fn address_detail(address: &Value) -> Detail {
     };
     let mut facts = vec![
         (
-            String::from("verified"),
+            String::from("address"),
             mark.map_or_else(|| "not verified".to_owned(), |(m, _)| m.to_owned()),
             mark.map(|(_, tone)| tone),
         ),
@@ -1244,12 +1256,12 @@ mod tests {
         assert_eq!(detail.title, "shipment shp_1 · bought · unknown");
         assert!(detail.facts.contains(&("tracking".into(), "9400100208303109505657".into(), None)));
         assert!(detail.facts.contains(&("bought".into(), "USPS GroundAdvantage · 6.07 USD".into(), None)));
-        assert_eq!(detail.tables[0].rows[0][0], "bought, cheapest, fastest");
+        assert_eq!(detail.tables[2].rows[0][0], "bought, cheapest, fastest", "the rates offered, last");
         assert_eq!(detail.selectable, None, "a bought shipment's rates are no choice");
-        let files = &detail.tables[1];
+        let files = &detail.tables[0];
         assert_eq!(files.rows[0][0], "PNG");
         assert!(files.rows[0][2].ends_with("/ab.png"));
-        assert_eq!(detail.tables[2].rows[0], ["PostageFee", "6.07", ""]);
+        assert_eq!(detail.tables[1].rows[0], ["PostageFee", "6.07", ""]);
         let command = |key: char| detail.commands.iter().find(|k| k.key == key).map(|k| k.command.clone());
         assert_eq!(
             command('s'),
@@ -1283,7 +1295,7 @@ mod tests {
         let mut converted = body.clone();
         converted["postage_label"]["label_pdf_url"] = json!("http://127.0.0.1:7708/files/postage_label/ab.pdf");
         let detail = detail_for(op("shipments_label"), &converted).unwrap();
-        assert_eq!(detail.tables[1].rows[1][..2], ["PDF", "converted"]);
+        assert_eq!(detail.tables[0].rows[1][..2], ["PDF", "converted"]);
         let Some(DetailKey { command: DetailCommand::Choose { choices, .. }, .. }) =
             detail.commands.iter().find(|k| k.key == 'c')
         else {
@@ -1335,7 +1347,7 @@ mod tests {
         assert_eq!(timeline.title, "timeline (2 events, newest first)");
         assert_eq!(
             timeline.rows[0],
-            ["2025-02-08 10:00", "in_transit", "Arrived at USPS Facility", "HOUSTON, TX 77063"]
+            ["2025-02-08 10:00:00", "in_transit", "Arrived at USPS Facility", "HOUSTON, TX 77063"]
         );
         assert_eq!(timeline.rows[1][2], "Shipping Label Created");
         assert_eq!(detail.watch, Some(("trackers_get", vec![("id".into(), "trk_1".into())])));

@@ -326,7 +326,7 @@ impl Browser {
             ("PgUp PgDn ^u ^d", "page through rows"),
             ("g G", "first / last row"),
             ("Enter", "open the record (AvaTax: a company's transactions, a transaction's view)"),
-            ("Enter", "EasyPost: a shipment's rates or label, a tracker's timeline, a batch, an address"),
+            ("Enter", "EasyPost: rates or label, timeline, batch, address"),
             ("/", "filter rows (Esc clears)"),
             ("c", "list again without the filters in the title"),
             ("n p", "next / previous page from the API"),
