@@ -587,8 +587,19 @@ async fn the_tracker_view_shows_its_timeline_and_follows_it_while_open() {
     assert!(screen.contains("␛]0;pwned␇"), "server text is inert:\n{screen}");
     assert!(!screen.contains('\u{1b}'), "{screen}");
 
-    // The asks keep the view where it was; closing it stops them.
-    for _ in 0..2 {
+    // An ask cancelled with Ctrl-x after closing the view (it may or may not have reached
+    // EasyPost) does not keep the view from asking again once it is back (b).
+    at += Duration::from_secs(3);
+    h.console.app.on_tick(at);
+    assert_eq!(h.console.app.executor.active_count(), 1, "an ask is out");
+    h.keys("<Esc><C-x>");
+    assert_eq!(h.console.app.executor.active_count(), 0);
+    h.keys("b");
+    assert!(popup_title(&h).starts_with("tracker EZ2000000002"), "{}", h.screen());
+    for _ in 0..3 {
+        if popup_title(&h).ends_with("delivered") {
+            break;
+        }
         time_passes(&mut h, &mut at).await;
     }
     assert_eq!(popup_title(&h), "tracker EZ2000000002 · delivered", "{}", h.screen());
@@ -596,7 +607,7 @@ async fn the_tracker_view_shows_its_timeline_and_follows_it_while_open() {
     assert!(screen.contains("J SPARROW") && screen.contains("no longer asks again"), "{screen}");
     assert_eq!(h.console.app.next_deadline(), None, "a delivered package is not asked about again");
     let asks = books.lock().unwrap().tracker_asks;
-    assert_eq!(asks, 3);
+    assert!(asks >= 3, "{asks}");
 
     h.keys("<Esc><Enter>");
     assert_eq!(popup_title(&h), "tracker EZ2000000002 · pre_transit", "the row as listed");

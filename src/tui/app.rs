@@ -1609,8 +1609,10 @@ impl App {
     fn watched(&self) -> Option<String> {
         let Some(Popup::Detail(detail)) = &self.popup else { return None };
         detail.watch.as_ref()?;
-        let tab = self.tab();
-        (self.watch.in_flight.is_none() && tab.available).then(|| detail.subject.clone().unwrap_or_default())
+        // An ask cancelled (Ctrl-x, a profile switch) never reports: it counts as done.
+        let asking =
+            self.watch.in_flight.and_then(|id| self.executor.state(id)).is_some_and(client::CallState::is_active);
+        (!asking && self.tab().available).then(|| detail.subject.clone().unwrap_or_default())
     }
 
     /// Asks again for what the open view shows, when it is due.
