@@ -948,14 +948,18 @@ impl App {
     /// Asks where to save the file at `url`, starting from `file_name`; the view open (if any)
     /// comes back when the prompt closes.
     fn open_save_prompt(&mut self, url: String, file_name: &str) {
-        let back = match self.popup.take() {
-            Some(Popup::Detail(detail)) => Some(Box::new(detail)),
-            other => {
-                self.popup = other;
-                None
+        let prompt = SavePrompt::new(url, file_name);
+        match self.popup.take() {
+            None => self.popup = Some(Popup::Save(prompt, None)),
+            Some(Popup::Detail(detail)) => self.popup = Some(Popup::Save(prompt, Some(Box::new(detail)))),
+            // The user moved on to something else (a form) while the file was being made: it
+            // stays, and the view's key saves the file later.
+            Some(other) => {
+                self.popup = Some(other);
+                let b = self.key_hint(Action::TableView);
+                self.info(format!("{file_name} is ready: its view saves it ({b} brings the view back)"));
             }
-        };
-        self.popup = Some(Popup::Save(SavePrompt::new(url, file_name), back));
+        }
     }
 
     fn close_save_prompt(&mut self) {

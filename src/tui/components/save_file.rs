@@ -240,6 +240,24 @@ mod tests {
     }
 
     #[test]
+    fn the_prompt_draws_at_any_size_and_shows_server_text_inert() {
+        use ratatui::backend::TestBackend;
+        use ratatui::Terminal;
+        let mut prompt = SavePrompt::new("http://127.0.0.1:1/a\x1b[2J.png".into(), "x.png");
+        prompt.message = Some("bad\x07".into());
+        for (w, h) in [(1, 1), (5, 3), (20, 4), (80, 24)] {
+            let mut terminal = Terminal::new(TestBackend::new(w, h)).unwrap();
+            terminal.draw(|f| prompt.render(f, f.area(), &Theme::dark())).unwrap();
+            let buffer = terminal.backend().buffer();
+            let text: String = buffer.content().iter().map(ratatui::buffer::Cell::symbol).collect();
+            assert!(!text.contains('\x1b') && !text.contains('\x07'), "{text}");
+            if w == 80 {
+                assert!(text.contains("a␛[2J.png") && text.contains("./x.png"), "{text}");
+            }
+        }
+    }
+
+    #[test]
     fn only_plain_web_links_without_user_info_are_downloaded() {
         assert!(check_url("https://easypost-files.s3.us-west-2.amazonaws.com/files/postage_label/a.png").is_ok());
         assert!(check_url("http://127.0.0.1:7708/files/postage_label/a.png").is_ok());
