@@ -10,7 +10,7 @@ use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use super::outbox::{self, Delivery};
-use super::SandboxClock;
+use super::{Platform, SandboxClock};
 
 /// The task never sleeps longer than this, so a jump of the sandbox clock (`advance`) is noticed
 /// soon even when nothing is due.
@@ -23,14 +23,36 @@ pub struct Due<T> {
     pub next_ms: Option<i64>,
 }
 
+/// What a background task runs with: the sandbox clock, the bell request handlers ring when they
+/// queue work, the loopback-only client its POSTs go through, and the token that ends it.
+pub struct Engine {
+    pub clock: SandboxClock,
+    pub wake: Arc<Notify>,
+    pub http: reqwest::Client,
+    pub stop: CancellationToken,
+}
+
+impl Engine {
+    pub fn new(platform: &Platform) -> Engine {
+        Engine {
+            clock: platform.clock.clone(),
+            wake: Arc::new(Notify::new()),
+            http: outbox::client(),
+            stop: platform.stop.child_token(),
+        }
+    }
+
+    /// Tells the background task that work was queued.
+    pub fn ring(&self) {
+        self.wake.notify_one();
+    }
+}
+
 /// A simulator's state as its background task sees it.
 pub trait Timeline: Send + Sync + 'static {
     /// Where a POST came from (a region, an account), handed back with its answer.
     type Origin: Send + 'static;
-    fn clock(&self) -> &SandboxClock;
-    /// Notified by request handlers when they queued work.
-    fn wake(&self) -> Arc<Notify>;
-    fn http(&self) -> &reqwest::Client;
+    fn engine(&self) -> &Engine;
     /// Makes every step due by `now_ms` happen and takes the POSTs due by then.
     fn due(&self, now_ms: i64) -> Due<Self::Origin>;
     /// Files the answers (status, 0 for none) of POSTs made at `at_ms`.
@@ -39,9 +61,10 @@ pub trait Timeline: Send + Sync + 'static {
 
 /// Spawns the background task of `timeline` on the current runtime, if there is one: without one
 /// (a plain unit test) requests still run due steps themselves; only POSTs wait for a runtime.
-pub fn spawn<T: Timeline>(timeline: Weak<T>, stop: CancellationToken) {
+pub fn spawn<T: Timeline>(timeline: &Arc<T>) {
+    let stop = timeline.engine().stop.clone();
     if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-        runtime.spawn(run(timeline, stop));
+        runtime.spawn(run(Arc::downgrade(timeline), stop));
     }
 }
 
@@ -51,21 +74,21 @@ async fn run<T: Timeline>(timeline: Weak<T>, stop: CancellationToken) {
         let Some(strong) = timeline.upgrade() else {
             return;
         };
-        let now = strong.clock().now_ms();
+        let now = strong.engine().clock.now_ms();
         let Due { posts, next_ms } = strong.due(now);
         if !posts.is_empty() {
-            let http = strong.http().clone();
+            let http = strong.engine().http.clone();
             let sends = posts.iter().map(|(_, d)| outbox::post(&http, d));
             let statuses = tokio::select! {
                 statuses = futures_util::future::join_all(sends) => statuses,
                 () = stop.cancelled() => return,
             };
-            let at = strong.clock().now_ms();
+            let at = strong.engine().clock.now_ms();
             let answers = posts.into_iter().zip(statuses).map(|((origin, d), status)| (origin, d, status)).collect();
             strong.answered(answers, at);
             continue;
         }
-        let speed = strong.clock().speed();
+        let speed = strong.engine().clock.speed();
         let wait = next_ms.map(|due| {
             #[expect(
                 clippy::cast_precision_loss,
@@ -76,7 +99,7 @@ async fn run<T: Timeline>(timeline: Weak<T>, stop: CancellationToken) {
             let ms = ((due - now).max(1) as f64 / speed).ceil().min(MAX_SLEEP.as_millis() as f64) as u64;
             Duration::from_millis(ms)
         });
-        let wake = strong.wake();
+        let wake = Arc::clone(&strong.engine().wake);
         let notified = wake.notified();
         tokio::pin!(notified);
         // Registered before the simulator is let go, so a wake in between is not lost.

@@ -129,39 +129,52 @@ pub fn render_many(labels: &[Label], format: Format) -> Vec<u8> {
 const WIDTH: usize = 400;
 const HEIGHT: usize = 600;
 
-/// A 4x6 label at 100 dpi, 8-bit grey.
-fn png(label: &Label) -> Vec<u8> {
-    let mut pixels = vec![255_u8; WIDTH * HEIGHT];
-    let mut fill = |x0: usize, y0: usize, w: usize, h: usize| {
+/// A grey image being drawn: white, with black rectangles and text.
+struct Canvas {
+    pixels: Vec<u8>,
+}
+
+impl Canvas {
+    fn fill(&mut self, x0: usize, y0: usize, w: usize, h: usize) {
         for y in y0..(y0 + h).min(HEIGHT) {
             for x in x0..(x0 + w).min(WIDTH) {
-                pixels[y * WIDTH + x] = 0;
+                self.pixels[y * WIDTH + x] = 0;
             }
         }
-    };
-    // Frame.
-    fill(4, 4, WIDTH - 8, 3);
-    fill(4, HEIGHT - 7, WIDTH - 8, 3);
-    fill(4, 4, 3, HEIGHT - 8);
-    fill(WIDTH - 7, 4, 3, HEIGHT - 8);
-    let mut y = 20;
-    for (text, big) in label.lines() {
-        let scale = if big { 2 } else { 1 };
-        let mut x = 16;
+    }
+
+    /// Writes `text` in the 8x8 font at `scale`, stopping at the right margin.
+    fn text(&mut self, text: &str, x0: usize, y: usize, scale: usize) {
+        let mut x = x0;
         for c in text.chars() {
+            if x + 8 * scale > WIDTH - 12 {
+                break;
+            }
             let glyph = font8x8::legacy::BASIC_LEGACY.get(c as usize).copied().unwrap_or([0; 8]);
             for (row, bits) in glyph.iter().enumerate() {
                 for col in 0..8 {
                     if bits & (1 << col) != 0 {
-                        fill(x + col * scale, y + row * scale, scale, scale);
+                        self.fill(x + col * scale, y + row * scale, scale, scale);
                     }
                 }
             }
             x += 8 * scale;
-            if x + 8 * scale > WIDTH - 12 {
-                break;
-            }
         }
+    }
+}
+
+/// A 4x6 label at 100 dpi, 8-bit grey.
+fn png(label: &Label) -> Vec<u8> {
+    let mut canvas = Canvas { pixels: vec![255_u8; WIDTH * HEIGHT] };
+    // Frame.
+    canvas.fill(4, 4, WIDTH - 8, 3);
+    canvas.fill(4, HEIGHT - 7, WIDTH - 8, 3);
+    canvas.fill(4, 4, 3, HEIGHT - 8);
+    canvas.fill(WIDTH - 7, 4, 3, HEIGHT - 8);
+    let mut y = 20;
+    for (text, big) in label.lines() {
+        let scale = if big { 2 } else { 1 };
+        canvas.text(&text, 16, y, scale);
         y += 10 * scale + 2;
     }
     let mut x = 24;
@@ -169,26 +182,15 @@ fn png(label: &Label) -> Vec<u8> {
     for (i, width) in label.bars().into_iter().enumerate() {
         let w = usize::from(width) * 2;
         if i % 2 == 0 {
-            fill(x, top, w, 90);
+            canvas.fill(x, top, w, 90);
         }
         x += w;
         if x > WIDTH - 24 {
             break;
         }
     }
-    let code = ascii(&label.tracking_code);
-    let mut x = 24;
-    for c in code.chars() {
-        let glyph = font8x8::legacy::BASIC_LEGACY.get(c as usize).copied().unwrap_or([0; 8]);
-        for (row, bits) in glyph.iter().enumerate() {
-            for col in 0..8 {
-                if bits & (1 << col) != 0 {
-                    fill(x + col, top + 100 + row, 1, 1);
-                }
-            }
-        }
-        x += 9;
-    }
+    canvas.text(&ascii(&label.tracking_code), 24, top + 100, 1);
+    let pixels = canvas.pixels;
     let mut out = Vec::new();
     #[expect(clippy::cast_possible_truncation, reason = "the label's size is a small constant")]
     let mut encoder = png::Encoder::new(&mut out, WIDTH as u32, HEIGHT as u32);

@@ -32,17 +32,15 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
 use serde_json::{json, Value};
-use tokio::sync::Notify;
-use tokio_util::sync::CancellationToken;
 
 pub use self::errors::EpError;
 use self::labels::Format;
 pub use self::state::signature as sign_webhook;
 use self::state::{FileRef, State};
-use super::outbox::{self, Delivery};
+use super::outbox::Delivery;
 use super::request::{self, Body, Credentials, Query};
-use super::timeline::{self, Due, Timeline};
-use super::{credentials, Platform, SandboxClock, Simulator, DEFAULT_PORT_BASE};
+use super::timeline::{self, Due, Engine, Timeline};
+use super::{credentials, Platform, Simulator, DEFAULT_PORT_BASE};
 use crate::catalog::Service;
 
 /// Bodies larger than this are refused with 413.
@@ -57,13 +55,11 @@ struct Shared {
     seed: u64,
     /// Seeded times are relative to this moment, so a reset gives back what start-up showed.
     anchor_ms: i64,
-    clock: SandboxClock,
     /// Seeded on first use: verifying the demo addresses loads the ZIP table, which a sandbox
     /// that is never asked about EasyPost should not pay for.
     state: Mutex<Option<State>>,
-    wake: Arc<Notify>,
-    stop: CancellationToken,
-    http: reqwest::Client,
+    /// The clock, the background task's bell, its POST client and its stop token.
+    engine: Engine,
 }
 
 fn default_base() -> String {
@@ -78,7 +74,7 @@ impl Shared {
             *guard = Some(seed::seeded(self.seed, self.anchor_ms, default_base()));
         }
         if let Some(state) = guard.as_mut() {
-            state.run_due(self.clock.now_ms());
+            state.run_due(self.engine.clock.now_ms());
         }
         guard
     }
@@ -98,20 +94,17 @@ impl EasypostSimulator {
         let shared = Arc::new(Shared {
             seed: platform.seed,
             anchor_ms: platform.clock.now_ms(),
-            clock: platform.clock.clone(),
             state: Mutex::new(None),
-            wake: Arc::new(Notify::new()),
-            stop: platform.stop.child_token(),
-            http: outbox::client(),
+            engine: Engine::new(platform),
         });
-        timeline::spawn(Arc::downgrade(&shared), shared.stop.clone());
+        timeline::spawn(&shared);
         EasypostSimulator { shared }
     }
 }
 
 impl Drop for EasypostSimulator {
     fn drop(&mut self) {
-        self.shared.stop.cancel();
+        self.shared.engine.stop.cancel();
     }
 }
 
@@ -119,16 +112,8 @@ impl Timeline for Shared {
     /// The webhook a POST is for.
     type Origin = String;
 
-    fn clock(&self) -> &SandboxClock {
-        &self.clock
-    }
-
-    fn wake(&self) -> Arc<Notify> {
-        Arc::clone(&self.wake)
-    }
-
-    fn http(&self) -> &reqwest::Client {
-        &self.http
+    fn engine(&self) -> &Engine {
+        &self.engine
     }
 
     fn due(&self, now_ms: i64) -> Due<String> {
@@ -184,7 +169,7 @@ impl Simulator for EasypostSimulator {
         let base = guard.as_ref().map_or_else(default_base, |s| s.base_url.clone());
         *guard = Some(seed::seeded(self.shared.seed, self.shared.anchor_ms, base));
         drop(guard);
-        self.shared.wake.notify_one();
+        self.shared.engine.ring();
     }
 
     fn error_response(&self, status: StatusCode, message: &str) -> Response {
@@ -274,14 +259,14 @@ async fn entry(shared: &Shared, request: Request) -> Response {
         }
         Err(e) => return EpError::new(e.status(), "BAD_REQUEST", e.to_string()).into_response(),
     };
-    let now = shared.clock.now_ms();
+    let now = shared.engine.clock.now_ms();
     let result = shared.with(|state| {
         state.base_url = base_url;
         let segments: Vec<&str> = segments.iter().map(String::as_str).collect();
         route(state, &parts.method, &segments, &query, &body, now)
     });
     // Whatever the request queued (a tracker's scans, a webhook POST), the timeline looks.
-    shared.wake.notify_one();
+    shared.engine.ring();
     match result {
         Ok((status, value)) => {
             let mut response = (status, Json(&value)).into_response();

@@ -39,18 +39,16 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::{json, Value};
-use tokio::sync::Notify;
-use tokio_util::sync::CancellationToken;
 
 pub use self::errors::MailgunError;
 use self::mime::FilePart;
 use self::region::Region;
 use self::suppressions::{CreateBody, Table};
 pub use self::webhooks::sign as sign_webhook;
-use super::outbox::{self, Delivery};
+use super::outbox::Delivery;
 use super::request::{self, Body, Credentials, Query};
-use super::timeline::{self, Due, Timeline};
-use super::{credentials, Platform, SandboxClock, Simulator, DEFAULT_PORT_BASE};
+use super::timeline::{self, Due, Engine, Timeline};
+use super::{credentials, Platform, Simulator, DEFAULT_PORT_BASE};
 use crate::catalog::Service;
 
 /// Mailgun refuses requests over 52.4 MiB with 413.
@@ -66,12 +64,9 @@ struct Shared {
     /// Seeded times are relative to this moment, so a reset gives back what start-up showed.
     anchor_ms: i64,
     dns_delay_ms: i64,
-    clock: SandboxClock,
     state: Mutex<State>,
-    /// Wakes the background task when new work is queued.
-    wake: Arc<Notify>,
-    stop: CancellationToken,
-    http: reqwest::Client,
+    /// The clock, the background task's bell, its POST client and its stop token.
+    engine: Engine,
 }
 
 struct State {
@@ -116,7 +111,6 @@ fn default_base(eu: bool) -> String {
 
 impl MailgunSimulator {
     pub fn new(platform: &Platform) -> MailgunSimulator {
-        let http = outbox::client();
         let anchor_ms = platform.clock.now_ms();
         let (us, eu) =
             seed::regions(platform.seed, anchor_ms, platform.dns_delay_ms, default_base(false), default_base(true));
@@ -124,19 +118,16 @@ impl MailgunSimulator {
             seed: platform.seed,
             anchor_ms,
             dns_delay_ms: platform.dns_delay_ms,
-            clock: platform.clock.clone(),
             state: Mutex::new(State { us, eu }),
-            wake: Arc::new(Notify::new()),
-            stop: platform.stop.child_token(),
-            http,
+            engine: Engine::new(platform),
         });
-        timeline::spawn(Arc::downgrade(&shared), shared.stop.clone());
+        timeline::spawn(&shared);
         MailgunSimulator { shared }
     }
 
     /// Makes due events happen now: for tests that moved the clock.
     pub fn run_due(&self) {
-        let now = self.shared.clock.now_ms();
+        let now = self.shared.engine.clock.now_ms();
         let mut state = self.shared.lock();
         state.us.run_due(now);
         state.eu.run_due(now);
@@ -145,7 +136,7 @@ impl MailgunSimulator {
 
 impl Drop for MailgunSimulator {
     fn drop(&mut self) {
-        self.shared.stop.cancel();
+        self.shared.engine.stop.cancel();
     }
 }
 
@@ -195,7 +186,7 @@ impl Simulator for MailgunSimulator {
         *state = self.shared.seeded(us_base, eu_base);
         drop(state);
         // The seed may hold work to come (engagement of its latest messages).
-        self.shared.wake.notify_one();
+        self.shared.engine.ring();
     }
 
     fn error_response(&self, status: StatusCode, message: &str) -> Response {
@@ -207,16 +198,8 @@ impl Timeline for Shared {
     /// Whether the POST is the EU region's.
     type Origin = bool;
 
-    fn clock(&self) -> &SandboxClock {
-        &self.clock
-    }
-
-    fn wake(&self) -> Arc<Notify> {
-        Arc::clone(&self.wake)
-    }
-
-    fn http(&self) -> &reqwest::Client {
-        &self.http
+    fn engine(&self) -> &Engine {
+        &self.engine
     }
 
     fn due(&self, now_ms: i64) -> Due<bool> {
@@ -273,13 +256,20 @@ async fn entry(shared: &Shared, eu: bool, request: Request) -> Response {
     if !authorized(&parts.headers) {
         return if sending { MailgunError::Forbidden } else { MailgunError::invalid_key() }.into_response();
     }
-    let call =
-        match read_call(&parts.headers, parts.method, segments, parts.uri.query(), body, shared.clock.now_ms(), eu)
-            .await
-        {
-            Ok(call) => call,
-            Err(e) => return e.into_response(),
-        };
+    let call = match read_call(
+        &parts.headers,
+        parts.method,
+        segments,
+        parts.uri.query(),
+        body,
+        shared.engine.clock.now_ms(),
+        eu,
+    )
+    .await
+    {
+        Ok(call) => call,
+        Err(e) => return e.into_response(),
+    };
     let result = {
         let mut state = shared.lock();
         let region = state.region(eu);
@@ -288,7 +278,7 @@ async fn entry(shared: &Shared, eu: bool, request: Request) -> Response {
         handle(&mut state, eu, &call, shared.dns_delay_ms)
     };
     // Whatever the request queued (a send's delivery, a webhook), the background task looks.
-    shared.wake.notify_one();
+    shared.engine.ring();
     match result {
         Ok(value) => Json(value).into_response(),
         Err(e) => e.into_response(),
@@ -579,14 +569,14 @@ async fn incoming(shared: &Shared, body: &[u8]) -> Response {
             )
         }
     };
-    let now = shared.clock.now_ms();
+    let now = shared.engine.clock.now_ms();
     let result = {
         let mut state = shared.lock();
         let region = state.region(eu);
         region.run_due(now);
         region.incoming(&mail, now)
     };
-    shared.wake.notify_one();
+    shared.engine.ring();
     let (mut answer, posts) = match result {
         Ok(done) => done,
         Err(e) => {
@@ -599,7 +589,7 @@ async fn incoming(shared: &Shared, body: &[u8]) -> Response {
     };
     let mut results = Vec::new();
     for (url, fields) in posts {
-        let status = match shared.http.post(&url).form(&fields).send().await {
+        let status = match shared.engine.http.post(&url).form(&fields).send().await {
             Ok(response) => response.status().as_u16(),
             Err(_) => 0,
         };
