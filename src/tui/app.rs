@@ -181,6 +181,7 @@ pub struct App {
     pub history: Option<crate::history::Recorder>,
     /// Set while `on_tick` reloads lists, so their calls are not recorded.
     auto_refreshing: bool,
+    /// The open view's asking again (a tracker, a batch on its way), every `tail_every`.
     watch: WatchState,
     /// A call whose answer links to a file to save next: its id, the JSON pointer to the link,
     /// and the file name to offer.
@@ -1665,7 +1666,7 @@ impl App {
         match result {
             Ok(response) => {
                 let body: Option<Value> = serde_json::from_slice(&response.body).ok();
-                let Some(detail) = body.and_then(|body| shipping::detail_for(op, &body)) else { return };
+                let Some(detail) = body.and_then(|body| detail_for(op, &body)) else { return };
                 if tab != self.active {
                     return;
                 }
@@ -1777,11 +1778,7 @@ impl App {
                         let url = body.as_ref().and_then(|b| b.pointer(&pointer)).and_then(Value::as_str);
                         url.map(|url| (url.to_owned(), name)).ok_or(pointer)
                     });
-                    let detail = body.and_then(|body| {
-                        tax::detail_for(op, &body)
-                            .or_else(|| mail::detail_for(op, &body))
-                            .or_else(|| shipping::detail_for(op, &body))
-                    });
+                    let detail = body.and_then(|body| detail_for(op, &body));
                     let tab_state = &mut self.tabs[tab];
                     if let Some(detail) = detail {
                         tab_state.detail = Some(detail.clone());
@@ -2098,6 +2095,11 @@ fn list_filters(op: &Operation, values: &Values) -> Vec<(String, String)> {
         .filter(|p| !p.required && p.location == crate::catalog::Location::Query && p.default.is_none())
         .filter_map(|p| values.get(p.name).map(|v| (p.name.to_owned(), v.clone())))
         .collect()
+}
+
+/// The table view of an answer, for the operations that have one (of any service).
+fn detail_for(op: &Operation, body: &Value) -> Option<Detail> {
+    tax::detail_for(op, body).or_else(|| mail::detail_for(op, body)).or_else(|| shipping::detail_for(op, body))
 }
 
 /// The columns a list's records are shown with, when the generic ones would say little.

@@ -65,7 +65,8 @@ impl SavePrompt {
         match key.code {
             KeyCode::Esc => return SaveAction::Cancel,
             KeyCode::Enter => {
-                let path = expand_home(self.path.trim(), &|name| std::env::var_os(name));
+                let home = directories::BaseDirs::new();
+                let path = expand_home(self.path.trim(), home.as_ref().map(directories::BaseDirs::home_dir));
                 if self.path.trim().is_empty() {
                     self.message = Some("give the file a name".into());
                 } else if path.exists() {
@@ -117,9 +118,9 @@ impl SavePrompt {
 }
 
 /// `~/x` as the home folder's `x` (the shell would); anything else as it is.
-fn expand_home(path: &str, env: &dyn Fn(&str) -> Option<std::ffi::OsString>) -> PathBuf {
-    match (path.strip_prefix("~/"), env("HOME")) {
-        (Some(rest), Some(home)) => Path::new(&home).join(rest),
+fn expand_home(path: &str, home: Option<&Path>) -> PathBuf {
+    match (path.strip_prefix("~/"), home) {
+        (Some(rest), Some(home)) => home.join(rest),
         _ => PathBuf::from(path),
     }
 }
@@ -296,9 +297,10 @@ mod tests {
         prompt.handle_key(key(KeyCode::Char('2')));
         assert_eq!(prompt.handle_key(key(KeyCode::Enter)), SaveAction::Save(dir.join("taken.zp2")));
         assert_eq!(prompt.handle_key(key(KeyCode::Esc)), SaveAction::Cancel);
-        let home = |name: &str| (name == "HOME").then(|| std::ffi::OsString::from("/home/op"));
-        assert_eq!(expand_home("~/labels/a.pdf", &home), PathBuf::from("/home/op/labels/a.pdf"));
-        assert_eq!(expand_home("./a.pdf", &home), PathBuf::from("./a.pdf"));
+        let home = Some(Path::new("/home/op"));
+        assert_eq!(expand_home("~/labels/a.pdf", home), PathBuf::from("/home/op/labels/a.pdf"));
+        assert_eq!(expand_home("./a.pdf", home), PathBuf::from("./a.pdf"));
+        assert_eq!(expand_home("~/a.pdf", None), PathBuf::from("~/a.pdf"));
         let _ = std::fs::remove_dir_all(dir);
     }
 }
