@@ -39,31 +39,38 @@ pub struct ZipPlace {
     pub latitude: f64,
     pub longitude: f64,
     pub time_zone: &'static str,
-    /// Other city names the Postal Service accepts for this ZIP.
-    pub acceptable: &'static [String],
+    /// Other city names the Postal Service accepts for this ZIP, `|`-separated.
+    acceptable: &'static str,
 }
 
-/// ZIP → place, built on first use (the table is ~40,000 rows; a simulator that never verifies
-/// never pays for it).
+impl ZipPlace {
+    fn accepts(&self, city: &str) -> bool {
+        self.city.eq_ignore_ascii_case(city)
+            || self.acceptable.split('|').any(|c| !c.is_empty() && c.eq_ignore_ascii_case(city))
+    }
+}
+
+/// The table build.rs writes from the `zipcodes` crate: zip, city, state, latitude, longitude,
+/// time zone, other accepted names.
+static TABLE: &str = include_str!(concat!(env!("OUT_DIR"), "/us_zips.tsv"));
+
+/// ZIP → place, read from the table on first use (a simulator that never verifies never pays).
 static ZIPS: LazyLock<HashMap<&'static str, ZipPlace>> = LazyLock::new(|| {
-    zipcodes::database()
-        .iter()
-        .filter(|z| z.active)
-        .filter_map(|z| {
-            let latitude = z.lat.parse().ok()?;
-            let longitude = z.long.parse().ok()?;
-            Some((
-                z.zip_code.as_str(),
-                ZipPlace {
-                    zip: z.zip_code.as_str(),
-                    city: z.city.as_str(),
-                    state: z.state.as_str(),
-                    latitude,
-                    longitude,
-                    time_zone: z.timezone.as_str(),
-                    acceptable: z.acceptable_cities.as_slice(),
-                },
-            ))
+    TABLE
+        .lines()
+        .filter_map(|line| {
+            let mut f = line.split('\t');
+            let zip = f.next()?;
+            let place = ZipPlace {
+                zip,
+                city: f.next()?,
+                state: f.next()?,
+                latitude: f.next()?.parse().ok()?,
+                longitude: f.next()?.parse().ok()?,
+                time_zone: f.next()?,
+                acceptable: f.next().unwrap_or(""),
+            };
+            Some((zip, place))
         })
         .collect()
 });
@@ -227,7 +234,7 @@ pub fn verify(fields: &Map<String, Value>) -> Verification {
     }
     let mut normalized = fields.clone();
     let street = if street2.is_empty() { street1.to_owned() } else { format!("{street1} {street2}") };
-    let city_name = if place.acceptable.iter().any(|c| c.eq_ignore_ascii_case(city)) { city } else { place.city };
+    let city_name = if place.accepts(city) { city } else { place.city };
     let set = |map: &mut Map<String, Value>, name: &str, value: String| {
         map.insert(name.to_owned(), Value::String(value));
     };
