@@ -52,6 +52,8 @@ pub(super) static OPERATIONS: &[Operation] = &[
         ],
         paging: Paging::HasMore,
         id_field: Some("id"),
+        // The browser lists shipments still to buy too, not only bought ones (the API's default).
+        browse: &[("purchased", "false")],
         ..op(
             "shipments_list",
             "shipments",

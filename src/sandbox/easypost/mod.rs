@@ -23,7 +23,7 @@ mod trackers;
 #[cfg(test)]
 mod tests;
 
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use axum::body::to_bytes;
 use axum::extract::Request;
@@ -67,25 +67,19 @@ fn default_base() -> String {
 }
 
 impl Shared {
-    /// The state, seeded if this is its first use, with every due step made to happen.
-    fn lock(&self) -> MutexGuard<'_, Option<State>> {
+    /// Runs `f` on the state, seeded if this is its first use, with every due step made to
+    /// happen. `base_url` is how the caller reached the simulator (`http://host:port`): the
+    /// URLs of label files are made from it, the seeded ones included.
+    fn with<T>(&self, base_url: Option<String>, f: impl FnOnce(&mut State) -> T) -> T {
         let mut guard = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        if guard.is_none() {
-            *guard = Some(seed::seeded(self.seed, self.anchor_ms, default_base()));
+        let state = guard.get_or_insert_with(|| {
+            seed::seeded(self.seed, self.anchor_ms, base_url.clone().unwrap_or_else(default_base))
+        });
+        if let Some(base_url) = base_url {
+            state.base_url = base_url;
         }
-        if let Some(state) = guard.as_mut() {
-            state.run_due(self.engine.clock.now_ms());
-        }
-        guard
-    }
-
-    fn with<T>(&self, f: impl FnOnce(&mut State) -> T) -> T {
-        let mut guard = self.lock();
-        match guard.as_mut() {
-            Some(state) => f(state),
-            // `lock` always leaves a state; an empty one answers if that ever changed.
-            None => f(&mut State::new(self.seed, default_base())),
-        }
+        state.run_due(self.engine.clock.now_ms());
+        f(state)
     }
 }
 
@@ -165,11 +159,8 @@ impl Simulator for EasypostSimulator {
     }
 
     fn reset(&self) {
-        let mut guard = self.shared.state.lock().unwrap_or_else(PoisonError::into_inner);
-        let base = guard.as_ref().map_or_else(default_base, |s| s.base_url.clone());
-        *guard = Some(seed::seeded(self.shared.seed, self.shared.anchor_ms, base));
-        drop(guard);
-        self.shared.engine.ring();
+        // Seeded again by the next request, with the URL it comes in on.
+        *self.shared.state.lock().unwrap_or_else(PoisonError::into_inner) = None;
     }
 
     fn error_response(&self, status: StatusCode, message: &str) -> Response {
@@ -179,7 +170,11 @@ impl Simulator for EasypostSimulator {
 
 /// `GET /easypost/webhooks` on the control port: recent webhook POST attempts, newest first.
 fn attempts(shared: &Shared) -> Response {
-    let list = shared.with(|state| state.outbox.attempts().rev().map(|a| a.to_json(state::time)).collect::<Vec<_>>());
+    let guard = shared.state.lock().unwrap_or_else(PoisonError::into_inner);
+    let list: Vec<Value> = guard
+        .as_ref()
+        .map(|state| state.outbox.attempts().rev().map(|a| a.to_json(state::time)).collect())
+        .unwrap_or_default();
     Json(json!({"attempts": list})).into_response()
 }
 
@@ -260,8 +255,7 @@ async fn entry(shared: &Shared, request: Request) -> Response {
         Err(e) => return EpError::new(e.status(), "BAD_REQUEST", e.to_string()).into_response(),
     };
     let now = shared.engine.clock.now_ms();
-    let result = shared.with(|state| {
-        state.base_url = base_url;
+    let result = shared.with(Some(base_url), |state| {
         let segments: Vec<&str> = segments.iter().map(String::as_str).collect();
         route(state, &parts.method, &segments, &query, &body, now)
     });
@@ -418,7 +412,7 @@ fn serve_file(shared: &Shared, path: &str, method: &Method) -> Response {
     if *method != Method::GET && *method != Method::HEAD {
         return EpError::method_not_allowed().into_response();
     }
-    let file = shared.with(|state| {
+    let file = shared.with(None, |state| {
         let reference = state.files.get(path).cloned()?;
         Some(match reference {
             FileRef::Label { shipment, format } => (format, labels::render(&state.label_of(&shipment)?, format)),

@@ -432,3 +432,20 @@ async fn the_seed_is_a_lively_account_and_reset_restores_it() {
     assert_eq!(again["shipments"].as_array().unwrap().len(), list.len());
     assert_eq!(again["shipments"][0]["id"], list[0]["id"]);
 }
+
+#[tokio::test]
+async fn seeded_label_urls_use_the_address_the_first_request_came_in_on() {
+    let (sim, _) = simulator(9);
+    let router = sim.router();
+    let request = Request::get("/v2/shipments?page_size=1")
+        .header("authorization", format!("Bearer {}", credentials::EASYPOST_KEY))
+        .header("host", "127.0.0.1:45123")
+        .body(Body::empty())
+        .unwrap();
+    let response = router.clone().oneshot(request).await.unwrap();
+    let page: Value = serde_json::from_slice(&to_bytes(response.into_body(), usize::MAX).await.unwrap()).unwrap();
+    let url = page["shipments"][0]["postage_label"]["label_url"].as_str().unwrap();
+    assert!(url.starts_with("http://127.0.0.1:45123/files/postage_label/"), "{url}");
+    let file = get(&router, url.trim_start_matches("http://127.0.0.1:45123")).await;
+    assert!(file.bytes.starts_with(b"\x89PNG"));
+}
