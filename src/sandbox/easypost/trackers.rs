@@ -202,7 +202,11 @@ impl State {
             let to = spec.to.clone().unwrap_or_else(|| pick(5));
             plan(self.seed, spec.carrier, spec.code, &from, &to, now_ms)
         });
-        let est = now_ms + spec.delivery_days.max(1) * 86_400_000;
+        // The sandbox moves a package in minutes: its estimate is when its last scan is planned.
+        let est = match (&fixed, scans.last()) {
+            (None, Some(last)) => last.at_ms,
+            _ => now_ms + spec.delivery_days.max(1) * 86_400_000,
+        };
         let public = format!("https://track.easypost.com/{}", self.ids.alphanumeric(40));
         for (k, v) in [
             ("tracking_code", json!(spec.code)),
