@@ -129,5 +129,28 @@ async fn main() -> std::io::Result<()> {
     save(&mut h, "mailgun-events-tail")?;
     h.keys("T");
 
+    // EasyPost: the order still to buy, its rates with the cheapest and fastest marked, the
+    // purchase asked first with its price; then the bought package's tracker on its way.
+    h.keys("<Esc>7");
+    h.settle().await;
+    h.console.app.focus = opsdeck::tui::app::Focus::Browser;
+    select_row(&mut h, "order-1103");
+    h.keys("<Enter>");
+    h.settle().await;
+    h.keys("jb<C-s>");
+    save(&mut h, "easypost-buy")?;
+    h.keys("y");
+    h.settle().await;
+    h.keys("t");
+    h.settle().await;
+    h.console.sandbox.clock().advance(110_000);
+    let mut at = std::time::Instant::now();
+    for _ in 0..2 {
+        at += std::time::Duration::from_secs(3);
+        h.console.app.on_tick(at);
+        h.settle().await;
+    }
+    save(&mut h, "easypost-tracker")?;
+
     Ok(())
 }
