@@ -290,7 +290,8 @@ check(
   existing.rates.some((r) => r.id === boughtExisting.selected_rate.id) && codes.includes(boughtExisting.tracking_code),
   JSON.stringify(boughtExisting.selected_rate),
 );
-await client.Batch.generateLabel(batchId, "PDF");
+// The SDK's default format is "pdf", in lower case.
+await client.Batch.generateLabel(batchId);
 batch = await waitFor("batch state label_generated", readBatch, (b) => b.state === "label_generated" && Boolean(b.label_url));
 const merged = await fetchFile(batch.label_url);
 check("batch label is one PDF", merged.bytes.subarray(0, 5).toString() === "%PDF-" && merged.type.startsWith("application/pdf"), merged.bytes.subarray(0, 16).toString());
@@ -331,5 +332,8 @@ const listed = await client.Webhook.all();
 check("webhook listed", listed.webhooks.some((w) => w.id === hook.id), JSON.stringify(listed).slice(0, 300));
 await client.Webhook.delete(hook.id);
 await refused("deleted webhook is a NotFoundError", 404, () => client.Webhook.retrieve(hook.id));
+// The sandbox's webhook client keeps its connection alive (and may still be sending): drop it too,
+// or the listener keeps the process from ending.
 receiver.close();
+receiver.closeAllConnections();
 console.log("PASSED node");
