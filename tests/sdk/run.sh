@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Smoke tests of the official SDKs against `opsdeck sandbox`: Ably (PyPI `ably` 3.x, npm `ably` 2.x,
 # in MessagePack and JSON modes), AvaTax (PyPI `avalara`, npm `avatax`), TaxJar (PyPI `taxjar` 2.x,
-# npm `taxjar` 5.x) and Mailgun (PyPI `mailgun` 1.x, npm `mailgun.js` 14 with `form-data`; both the
-# US and the EU listener).
+# npm `taxjar` 5.x), Mailgun (PyPI `mailgun` 1.x, npm `mailgun.js` 14 with `form-data`; both the
+# US and the EU listener) and EasyPost (PyPI `easypost` 10.x, npm `@easypost/api` 8; label files
+# fetched over HTTP, batches waited for at the sandbox's real speed, webhooks received on loopback).
 #
 #   bash tests/sdk/run.sh [path/to/opsdeck]     (default target/debug/opsdeck; builds nothing)
 #
@@ -135,6 +136,11 @@ avatax_url="$(service_url avatax)"
 # Mailgun has two listeners: "mailgun" (US) and "mailgun-eu" (the EU region's host).
 mailgun_url="$(service_url mailgun)"
 mailgun_eu_url="$(service_url mailgun-eu)"
+easypost_url="$(service_url easypost)"
+easypost_simulated=0
+if grep -qE '^[[:space:]]*easypost[[:space:]]+https?://[^[:space:]]+[[:space:]]+simulated' "$tmp/sandbox.out"; then
+    easypost_simulated=1
+fi
 mailgun_simulated=0
 if grep -qE '^[[:space:]]*mailgun[[:space:]]+https?://[^[:space:]]+[[:space:]]+simulated' "$tmp/sandbox.out"; then
     mailgun_simulated=1
@@ -151,7 +157,7 @@ PY
 )"
     [[ -n "$eu_from_control" ]] && mailgun_eu_url="$eu_from_control"
 fi
-echo "opsdeck sandbox (pid $sandbox_pid): ably at $ably_url, avatax at $avatax_url, taxjar at $taxjar_url, mailgun at ${mailgun_url:-?} (EU ${mailgun_eu_url:-?}), control at ${control_url:-?}"
+echo "opsdeck sandbox (pid $sandbox_pid): ably at $ably_url, avatax at $avatax_url, taxjar at $taxjar_url, mailgun at ${mailgun_url:-?} (EU ${mailgun_eu_url:-?}), easypost at ${easypost_url:-?}, control at ${control_url:-?}"
 
 failed=0
 skipped=0
@@ -214,6 +220,18 @@ mailgun_ready() {
     fi
 }
 
+# The same for EasyPost: no simulator behind the URL is a skip.
+easypost_ready() {
+    if [[ -z "$easypost_url" ]]; then
+        skip EasyPost "the sandbox printed no easypost URL"
+        return 1
+    fi
+    if ((!easypost_simulated)); then
+        skip EasyPost "this opsdeck does not simulate EasyPost yet"
+        return 1
+    fi
+}
+
 run_python() {
     if ! command -v python3 >/dev/null 2>&1; then
         skip Python "no python3"
@@ -231,6 +249,9 @@ run_python() {
     if mailgun_ready; then
         python_check Mailgun 'mailgun>=1,<2' mailgun_python.py "$mailgun_url" "$mailgun_eu_url"
     fi
+    if easypost_ready; then
+        python_check EasyPost 'easypost>=10,<11' easypost_python.py "$easypost_url"
+    fi
 }
 
 run_node() {
@@ -245,6 +266,9 @@ run_node() {
     node_check TaxJar taxjar@5 taxjar_node.mjs "$taxjar_url" TAXJAR_JS_DIR
     if mailgun_ready; then
         node_check Mailgun 'mailgun.js@14 form-data@4' mailgun_node.mjs "$mailgun_url" MAILGUN_JS_DIR "$mailgun_eu_url"
+    fi
+    if easypost_ready; then
+        node_check EasyPost @easypost/api@8 easypost_node.mjs "$easypost_url" EASYPOST_JS_DIR
     fi
 }
 

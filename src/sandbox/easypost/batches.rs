@@ -4,7 +4,7 @@
 //! (`batch_status`, `batch_message`). Scan forms cover purchased shipments that share one
 //! from-address.
 
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
 use super::errors::EpError;
 use super::labels::Format;
@@ -51,6 +51,7 @@ impl State {
         out.insert("shipments".into(), Value::Array(summaries));
         out.insert("status".into(), counts);
         out.remove("members");
+        out.remove("chosen_rates");
         out.remove("label_format");
         if let Some(form) = out.get("scan_form").and_then(|f| f["id"].as_str()).and_then(|id| self.scan_forms.get(id)) {
             out.insert("scan_form".into(), Value::Object(form.clone()));
@@ -70,18 +71,29 @@ impl State {
     }
 
     /// Shipment ids of a request's `shipments` list: `{"id": …}` items, or (on create) full
-    /// shipments, created first.
-    fn shipment_ids(&mut self, items: &Value, field: &str, create: bool, now_ms: i64) -> Result<Vec<String>, EpError> {
+    /// shipments, created first; with the rates that created shipments' `carrier` and `service`
+    /// chose, which the batch buys (EasyPost buys them with the batch, not on creation).
+    fn shipment_ids(
+        &mut self,
+        items: &Value,
+        field: &str,
+        create: bool,
+        now_ms: i64,
+    ) -> Result<(Vec<String>, Map<String, Value>), EpError> {
         let Some(items) = items.as_array() else {
             return Err(EpError::invalid(field, "must be a list of shipments, e.g. [{\"id\": \"shp_...\"}]"));
         };
         let mut ids = Vec::new();
+        let mut chosen = Map::new();
         for item in items {
             match given_id(item) {
                 Some(id) => ids.push(id.to_owned()),
                 None if create && item.is_object() => {
-                    let shipment = self.create_shipment(&json!({"shipment": item}), now_ms)?;
-                    ids.push(shipment["id"].as_str().unwrap_or("").to_owned());
+                    let (id, rate) = self.new_shipment(&json!({"shipment": item}), now_ms)?;
+                    if let Some(rate) = rate {
+                        chosen.insert(id.clone(), json!(rate));
+                    }
+                    ids.push(id);
                 }
                 None => return Err(EpError::invalid(field, "each shipment must be {\"id\": \"shp_...\"}")),
             }
@@ -90,7 +102,7 @@ impl State {
         if let Some(twice) = ids.iter().find(|id| !seen.insert(id.as_str())) {
             return Err(EpError::invalid(field, format!("{twice} is listed twice")));
         }
-        Ok(ids)
+        Ok((ids, chosen))
     }
 
     /// `POST /v2/batches`: `creating` while its shipments are checked, `created` when empty.
@@ -99,8 +111,8 @@ impl State {
         if !input.is_object() {
             return Err(EpError::invalid("batch", "must be an object"));
         }
-        let ids = match input.get("shipments") {
-            None | Some(Value::Null) => Vec::new(),
+        let (ids, chosen) = match input.get("shipments") {
+            None | Some(Value::Null) => (Vec::new(), Map::new()),
             Some(items) => self.shipment_ids(items, "batch.shipments", true, now_ms)?,
         };
         let mut batch = self.base("batch", "Batch", now_ms);
@@ -113,6 +125,7 @@ impl State {
             ("pickup", Value::Null),
             ("label_url", Value::Null),
             ("members", json!(ids)),
+            ("chosen_rates", Value::Object(chosen)),
         ] {
             batch.insert(k.to_owned(), v);
         }
@@ -171,7 +184,14 @@ impl State {
                     .cloned();
                 match next {
                     Some(shipment_id) => {
-                        self.buy_in_batch(&shipment_id, at_ms);
+                        let chosen = self
+                            .batches
+                            .get(id)
+                            .and_then(|b| b.get("chosen_rates"))
+                            .and_then(|c| c.get(&shipment_id))
+                            .and_then(Value::as_str)
+                            .map(str::to_owned);
+                        self.buy_in_batch(&shipment_id, chosen, at_ms);
                         self.schedule(at_ms + BUY_EACH_MS, Step::Batch(id.to_owned()));
                     }
                     None => {
@@ -196,12 +216,15 @@ impl State {
         }
     }
 
-    /// Buys one shipment of a batch with its chosen (or lowest) rate; a failure is the
-    /// shipment's own `postage_purchase_failed` with the reason.
-    fn buy_in_batch(&mut self, shipment_id: &str, at_ms: i64) {
+    /// Buys one shipment of a batch with its chosen rate (the `carrier` and `service` it was
+    /// created with in the batch), else the lowest; a failure is the shipment's own
+    /// `postage_purchase_failed` with the reason.
+    fn buy_in_batch(&mut self, shipment_id: &str, chosen: Option<String>, at_ms: i64) {
         let Some(shipment) = self.shipments.get(shipment_id) else { return };
         let outcome = if !shipment["selected_rate"].is_null() {
             Err("A postage label has already been purchased for this shipment.".to_owned())
+        } else if let Some(rate) = chosen {
+            self.purchase(shipment_id, &rate, None, at_ms).map_err(|e| e.message)
         } else {
             let carrier = shipment["options"]["carrier"].as_str().map(str::to_owned);
             let mut rates: Vec<&Value> = shipment["rates"].as_array().map(|r| r.iter().collect()).unwrap_or_default();
@@ -245,7 +268,7 @@ impl State {
     /// `POST /v2/batches/{id}/add_shipments`.
     pub fn add_to_batch(&mut self, id: &str, body: &Value, now_ms: i64) -> Result<Value, EpError> {
         self.open_batch(id, "added to")?;
-        let ids = self.shipment_ids(body.get("shipments").unwrap_or(&Value::Null), "shipments", false, now_ms)?;
+        let (ids, _) = self.shipment_ids(body.get("shipments").unwrap_or(&Value::Null), "shipments", false, now_ms)?;
         if ids.is_empty() {
             return Err(EpError::required("shipments"));
         }
@@ -285,7 +308,7 @@ impl State {
     pub fn remove_from_batch(&mut self, id: &str, body: &Value, now_ms: i64) -> Result<Value, EpError> {
         let batch = self.open_batch(id, "removed from")?;
         let current = members(batch);
-        let ids = self.shipment_ids(body.get("shipments").unwrap_or(&Value::Null), "shipments", false, now_ms)?;
+        let (ids, _) = self.shipment_ids(body.get("shipments").unwrap_or(&Value::Null), "shipments", false, now_ms)?;
         if ids.is_empty() {
             return Err(EpError::required("shipments"));
         }

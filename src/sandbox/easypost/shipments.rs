@@ -96,6 +96,17 @@ impl State {
     /// `POST /v2/shipments`: the shipment with its rates (and bought at once when `carrier` and
     /// `service` name one of them).
     pub fn create_shipment(&mut self, body: &Value, now_ms: i64) -> Result<Value, EpError> {
+        let (id, chosen) = self.new_shipment(body, now_ms)?;
+        if let Some(rate) = chosen {
+            self.purchase(&id, &rate, None, now_ms)?;
+        }
+        self.shipment_json(&id)
+    }
+
+    /// A new shipment with its rates, not bought: its id, and the rate its `carrier` and
+    /// `service` name, if they do (a shipment created inside a batch is bought with it when the
+    /// batch is bought, not on creation).
+    pub fn new_shipment(&mut self, body: &Value, now_ms: i64) -> Result<(String, Option<String>), EpError> {
         let input = body.get("shipment").and_then(Value::as_object).filter(|m| !m.is_empty());
         let Some(input) = input else { return Err(EpError::required("shipment")) };
         let to = self.given_address(input.get("to_address"), "shipment.to_address")?;
@@ -262,12 +273,13 @@ impl State {
         for evicted in self.shipments.insert(shipment_id.clone(), now_ms, shipment) {
             self.rates.retain(|_, s| *s != evicted);
         }
+        let mut chosen = None;
         if let (Some(carrier), Some(service)) = (wanted_carrier, wanted_service) {
             let rate = self.rate_of(&shipment_id, |r| {
                 text(r, "carrier").eq_ignore_ascii_case(&carrier) && text(r, "service").eq_ignore_ascii_case(&service)
             });
             match rate {
-                Some(rate) => self.purchase(&shipment_id, &rate, None, now_ms)?,
+                Some(rate) => chosen = Some(rate),
                 None => {
                     return Err(EpError::unprocessable(
                         "SHIPMENT.RATE.NOT_FOUND",
@@ -277,7 +289,7 @@ impl State {
                 }
             }
         }
-        self.shipment_json(&shipment_id)
+        Ok((shipment_id, chosen))
     }
 
     /// The id of the first rate of a shipment that `matches`.

@@ -304,6 +304,41 @@ async fn batches_move_through_their_states_and_report_each_shipment() {
     assert_eq!(twice.status, 422);
 }
 
+/// EasyPost's own SDK tests (recorded `POST /v2/batches` with full shipments naming `carrier` and
+/// `service`): those shipments are created unbought (`tracking_code` null when the batch is
+/// bought) and the batch buys the rate they name.
+#[tokio::test]
+async fn a_batch_buys_the_service_its_new_shipments_name_when_it_is_bought() {
+    let (sim, clock) = simulator(8);
+    let router = sim.router();
+    // The dearest rate on offer for the route, so that the batch cannot buy it by picking the lowest.
+    let probe = new_shipment(&router).await;
+    let mut rates = probe["rates"].as_array().unwrap().clone();
+    rates.sort_by(|a, b| {
+        let price = |r: &Value| r["rate"].as_str().unwrap().parse::<f64>().unwrap();
+        price(b).total_cmp(&price(a))
+    });
+    let (carrier, service) = (rates[0]["carrier"].clone(), rates[0]["service"].clone());
+    assert_ne!(rates[0]["id"], cheapest(&probe)["id"]);
+    let shipment = json!({"to_address": to(), "from_address": from(), "carrier": carrier, "service": service,
+                          "parcel": {"length": 10, "width": 8, "height": 4, "weight": 15.4}});
+    let batch = post(&router, "/v2/batches", json!({"batch": {"shipments": [shipment]}})).await;
+    assert_eq!(batch.status, 200, "{}", batch.body);
+    assert!(batch.body.get("chosen_rates").is_none());
+    let id = batch.body["id"].as_str().unwrap().to_owned();
+    let member = batch.body["shipments"][0]["id"].as_str().unwrap().to_owned();
+    let unbought = get(&router, &format!("/v2/shipments/{member}")).await.body;
+    assert!(unbought["selected_rate"].is_null() && unbought["tracking_code"].is_null(), "{unbought}");
+    clock.advance(2_000);
+    let buying = post(&router, &format!("/v2/batches/{id}/buy"), json!({})).await;
+    assert_eq!(buying.status, 200, "{}", buying.body);
+    clock.advance(10_000);
+    let bought = get(&router, &format!("/v2/batches/{id}")).await.body;
+    assert_eq!((bought["state"].as_str(), &bought["status"]["postage_purchased"]), (Some("purchased"), &json!(1)));
+    let shipment = get(&router, &format!("/v2/shipments/{member}")).await.body;
+    assert_eq!((&shipment["selected_rate"]["carrier"], &shipment["selected_rate"]["service"]), (&carrier, &service));
+}
+
 #[tokio::test]
 async fn scan_forms_need_one_from_address() {
     let (sim, clock) = simulator(6);
