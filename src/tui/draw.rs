@@ -340,7 +340,7 @@ fn draw_help(frame: &mut Frame, area: Rect, app: &App) -> u16 {
     let width =
         if two_columns { 2 * COLUMN + 2 } else { area.width.saturating_sub(4).clamp(10, COLUMN + 2).min(area.width) };
     let height = u16::try_from(rows + 2).unwrap_or(u16::MAX).min(area.height);
-    let popup = Rect { x: area.x + (area.width - width) / 2, y: area.y + (area.height - height) / 2, width, height };
+    let popup = crate::tui::components::centered(area, width, height);
     frame.render_widget(Clear, popup);
     let block = Block::default()
         .borders(Borders::ALL)

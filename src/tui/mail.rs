@@ -10,7 +10,9 @@ use serde_json::{Map, Value};
 use crate::catalog::{Operation, Service};
 use crate::client::Values;
 use crate::table::Column;
-use crate::tui::components::detail::{text, Align, Detail, DetailCommand, DetailKey, Table, Tone};
+use crate::tui::components::detail::{
+    array, columns, fact, text, Align, Detail, DetailCommand, DetailKey, Table, Tone,
+};
 
 /// The structured view of a Mailgun response, for the operations that have one.
 pub fn detail_for(op: &Operation, body: &Value) -> Option<Detail> {
@@ -24,18 +26,6 @@ pub fn detail_for(op: &Operation, body: &Value) -> Option<Detail> {
         "stats_total" => body.get("stats").map(|_| stats_detail(body)),
         _ => None,
     }
-}
-
-fn fact(label: &str, value: String) -> (String, String, Option<Tone>) {
-    (label.to_owned(), value, None)
-}
-
-fn columns(spec: &[(&str, Align)]) -> Vec<(String, Align)> {
-    spec.iter().map(|(name, align)| ((*name).to_owned(), *align)).collect()
-}
-
-fn array(value: Option<&Value>) -> &[Value] {
-    value.and_then(Value::as_array).map_or(&[], Vec::as_slice)
 }
 
 /// How a domain's state reads: in use, waiting for its DNS, switched off.

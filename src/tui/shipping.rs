@@ -16,7 +16,9 @@ use crate::catalog::{Operation, Service};
 use crate::client::Values;
 use crate::table::Column;
 use crate::tui::components::browser::Layout;
-use crate::tui::components::detail::{text, Align, Detail, DetailCommand, DetailKey, Table, Tone};
+use crate::tui::components::detail::{
+    array, columns, fact, text, Align, Detail, DetailCommand, DetailKey, Table, Tone,
+};
 use crate::tui::tax::money;
 
 /// The structured view of an EasyPost response, for the operations that answer one record.
@@ -90,18 +92,6 @@ fn resource_names(resource: &str) -> Option<(&'static str, &'static str)> {
         "webhooks" => ("webhook", "hook_"),
         _ => return None,
     })
-}
-
-fn fact(label: &str, value: String) -> (String, String, Option<Tone>) {
-    (label.to_owned(), value, None)
-}
-
-fn columns(spec: &[(&str, Align)]) -> Vec<(String, Align)> {
-    spec.iter().map(|(name, align)| ((*name).to_owned(), *align)).collect()
-}
-
-fn array(value: Option<&Value>) -> &[Value] {
-    value.and_then(Value::as_array).map_or(&[], Vec::as_slice)
 }
 
 fn field(value: &Value, name: &str) -> String {

@@ -9,7 +9,7 @@ use rust_decimal::Decimal;
 use serde_json::{Map, Value};
 
 use crate::catalog::{Operation, Service};
-use crate::tui::components::detail::{text, Align, Detail, Table, Tone};
+use crate::tui::components::detail::{array, columns, fact, text, Align, Detail, Table, Tone};
 
 /// Fields that hold money in AvaTax and TaxJar bodies; besides these, any field named like an
 /// amount (`exemptAmount`, `state_amount`, `tax_collectable`) is money too.
@@ -146,10 +146,6 @@ fn percent_cell(value: Option<&Value>) -> String {
     value.and_then(percent).unwrap_or_else(|| text(value))
 }
 
-fn fact(label: &str, value: String) -> (String, String, Option<Tone>) {
-    (label.to_owned(), value, None)
-}
-
 /// An AvaTax transaction: its totals, its lines, the tax of the selected line by jurisdiction,
 /// and the document's summary by jurisdiction.
 pub fn transaction_detail(tx: &Value) -> Detail {
@@ -176,7 +172,7 @@ pub fn transaction_detail(tx: &Value) -> Detail {
         facts.push((String::from("locked"), String::from("yes: reported, cannot change"), Some(Tone::Bad)));
     }
     facts.retain(|(_, value, _)| !value.is_empty());
-    let lines: &[Value] = field("lines").and_then(Value::as_array).map_or(&[], Vec::as_slice);
+    let lines = array(field("lines"));
     let lines_table = Table {
         title: format!("lines ({})", lines.len()),
         columns: columns(&[
@@ -271,10 +267,6 @@ fn jurisdiction_table(title: String, rows: &[Value], taxable_field: &str) -> Tab
             .collect(),
         tones: Vec::new(),
     }
-}
-
-fn columns(spec: &[(&str, Align)]) -> Vec<(String, Align)> {
-    spec.iter().map(|(name, align)| ((*name).to_owned(), *align)).collect()
 }
 
 /// AvaTax's TaxRateModel: one row per rate, then the total.

@@ -303,12 +303,16 @@ impl State {
             .map(|r| text(r, "id").to_owned())
     }
 
+    /// The tracker a shipment or an insurance record embeds, as it is now (the record holds the
+    /// copy made when it was bought).
+    fn current_tracker(&self, record: &Record) -> Option<&Record> {
+        record.get("tracker").and_then(|t| t.get("id")).and_then(Value::as_str).and_then(|id| self.trackers.get(id))
+    }
+
     /// A shipment as the API returns it: with its tracker as it is now.
     pub fn render_shipment(&self, shipment: &Record) -> Value {
         let mut out = shipment.clone();
-        if let Some(tracker) =
-            out.get("tracker").and_then(|t| t.get("id")).and_then(Value::as_str).and_then(|id| self.trackers.get(id))
-        {
+        if let Some(tracker) = self.current_tracker(shipment) {
             out.insert("status".into(), tracker["status"].clone());
             out.insert("tracker".into(), Value::Object(tracker.clone()));
         }
@@ -696,9 +700,7 @@ impl State {
     /// Insurance as the API returns it, with its tracker as it is now.
     pub fn render_insurance(&self, insurance: &Record) -> Record {
         let mut out = insurance.clone();
-        if let Some(tracker) =
-            out.get("tracker").and_then(|t| t.get("id")).and_then(Value::as_str).and_then(|id| self.trackers.get(id))
-        {
+        if let Some(tracker) = self.current_tracker(insurance) {
             out.insert("tracker".into(), Value::Object(tracker.clone()));
         }
         out
@@ -719,10 +721,7 @@ impl State {
     /// has not been scanned by the carrier.
     pub fn refund_insurance(&mut self, id: &str, now_ms: i64) -> Result<Record, EpError> {
         let record = self.insurances.get(id).ok_or_else(|| EpError::not_found(format!("Insurance {id} not found")))?;
-        let tracker_status = record["tracker"]["id"]
-            .as_str()
-            .and_then(|t| self.trackers.get(t))
-            .map_or("unknown", |t| text(t, "status"));
+        let tracker_status = self.current_tracker(record).map_or("unknown", |t| text(t, "status"));
         let eligible = record["shipment_id"].is_null()
             && matches!(text(record, "status"), "new" | "pending" | "purchased")
             && matches!(tracker_status, "unknown" | "pre_transit");

@@ -4,6 +4,7 @@
 //! the oldest going first, so a sandbox under load stays bounded.
 
 use std::collections::{BTreeMap, HashMap};
+use std::ops::Bound;
 
 use serde_json::{json, Map, Value};
 
@@ -75,22 +76,34 @@ impl Store {
     /// One page of ids, newest first, that `keep` accepts, and whether more follow.
     pub fn page(&self, query: &Query, keep: impl Fn(&Record) -> bool) -> Result<(Vec<String>, bool), EpError> {
         let paging = Paging::read(query)?;
-        let upper = match paging.before_id.as_deref() {
-            Some(id) => Some(self.key_of(id, "before_id")?),
-            None => None,
-        };
-        let lower = match paging.after_id.as_deref() {
-            Some(id) => Some(self.key_of(id, "after_id")?),
-            None => None,
+        // Only the keys inside every bound are walked: a page deep in a long list costs a page.
+        let mut upper = paging.end_ms.map(|e| (e, 0));
+        if let Some(id) = paging.before_id.as_deref() {
+            let key = self.key_of(id, "before_id")?;
+            upper = Some(upper.map_or(key, |u| u.min(key)));
+        }
+        let mut lower = paging.start_ms.map_or(Bound::Unbounded, |s| Bound::Included((s, 0)));
+        if let Some(id) = paging.after_id.as_deref() {
+            let key = self.key_of(id, "after_id")?;
+            let above_start = match lower {
+                Bound::Included(start) => key >= start,
+                _ => true,
+            };
+            if above_start {
+                lower = Bound::Excluded(key);
+            }
+        }
+        let empty = match (lower, upper) {
+            (Bound::Included(l), Some(u)) => l >= u,
+            (Bound::Excluded(l), Some(u)) => l >= u,
+            _ => false,
         };
         let mut ids = Vec::new();
         let mut has_more = false;
-        let candidates = self.order.iter().rev().filter(|(key, _)| {
-            upper.is_none_or(|u| **key < u)
-                && lower.is_none_or(|l| **key > l)
-                && paging.start_ms.is_none_or(|s| key.0 >= s)
-                && paging.end_ms.is_none_or(|e| key.0 < e)
-        });
+        if empty {
+            return Ok((ids, has_more));
+        }
+        let candidates = self.order.range((lower, upper.map_or(Bound::Unbounded, Bound::Excluded))).rev();
         for (_, id) in candidates {
             let Some((_, record)) = self.records.get(id) else { continue };
             if !keep(record) {

@@ -96,8 +96,7 @@ impl Confirm {
         let width = area.width.saturating_sub(4).clamp(10, 72).min(area.width);
         let effects = u16::try_from(self.effects.len()).unwrap_or(u16::MAX);
         let height = 10u16.saturating_add(effects).min(area.height);
-        let popup =
-            Rect { x: area.x + (area.width - width) / 2, y: area.y + (area.height - height) / 2, width, height };
+        let popup = super::centered(area, width, height);
         frame.render_widget(Clear, popup);
         let (badge, badge_style) =
             if self.live { (" LIVE ", theme.live_badge) } else { (" SANDBOX ", theme.sandbox_badge) };

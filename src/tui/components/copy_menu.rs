@@ -79,8 +79,7 @@ impl CopyMenu {
     pub fn render(&self, frame: &mut Frame, area: Rect, theme: &Theme) {
         let width = area.width.min(72);
         let height = area.height.min(7);
-        let popup =
-            Rect { x: area.x + (area.width - width) / 2, y: area.y + (area.height - height) / 2, width, height };
+        let popup = super::centered(area, width, height);
         frame.render_widget(Clear, popup);
         let block = Block::default()
             .borders(Borders::ALL)

@@ -186,6 +186,21 @@ impl TransactionAction {
     }
 }
 
+/// A fact with no tone: its label and value.
+pub fn fact(label: &str, value: String) -> (String, String, Option<Tone>) {
+    (label.to_owned(), value, None)
+}
+
+/// Table columns from names and alignments.
+pub fn columns(spec: &[(&str, Align)]) -> Vec<(String, Align)> {
+    spec.iter().map(|(name, align)| ((*name).to_owned(), *align)).collect()
+}
+
+/// The items of a JSON array; none when the value is absent or not an array.
+pub fn array(value: Option<&Value>) -> &[Value] {
+    value.and_then(Value::as_array).map_or(&[], Vec::as_slice)
+}
+
 /// A JSON value as a cell or fact shows it: a string without quotes, nothing for null or absent.
 pub fn text(value: Option<&Value>) -> String {
     match value {

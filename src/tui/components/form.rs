@@ -453,8 +453,7 @@ impl Form {
         let width = area.width.saturating_sub(4).clamp(20, 100).min(area.width);
         let wanted: u16 = self.fields.iter().map(|f| 1 + f.input_height()).sum::<u16>() + 4;
         let height = wanted.max(5).min(area.height);
-        let popup =
-            Rect { x: area.x + (area.width - width) / 2, y: area.y + (area.height - height) / 2, width, height };
+        let popup = super::centered(area, width, height);
         frame.render_widget(Clear, popup);
         let title = Line::from(vec![
             Span::styled(format!(" {} ", self.op.full_name()), theme.title),

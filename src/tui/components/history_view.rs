@@ -186,8 +186,7 @@ impl HistoryView {
     pub fn render(&mut self, frame: &mut Frame, area: Rect, theme: &Theme) {
         let width = area.width.saturating_sub(4).max(10).min(area.width);
         let height = area.height.saturating_sub(2).max(5).min(area.height);
-        let popup =
-            Rect { x: area.x + (area.width - width) / 2, y: area.y + (area.height - height) / 2, width, height };
+        let popup = super::centered(area, width, height);
         frame.render_widget(Clear, popup);
         let mut title = vec![Span::styled(
             format!(" history · {} of {} calls ", self.shown.len(), self.records.len()),

@@ -232,8 +232,7 @@ impl LineItemsEditor {
         let width = area.width.saturating_sub(8).clamp(20, 96).min(area.width);
         let wanted = u16::try_from(self.rows.len()).unwrap_or(u16::MAX).saturating_add(6);
         let height = wanted.min(area.height);
-        let popup =
-            Rect { x: area.x + (area.width - width) / 2, y: area.y + (area.height - height) / 2, width, height };
+        let popup = super::centered(area, width, height);
         frame.render_widget(Clear, popup);
         let footer = match &self.error {
             Some(error) => Span::styled(format!(" ✗ {} ", inert(error)), theme.error),

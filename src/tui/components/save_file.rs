@@ -90,8 +90,7 @@ impl SavePrompt {
     pub fn render(&self, frame: &mut Frame, area: Rect, theme: &Theme) {
         let width = area.width.saturating_sub(4).clamp(10, 90).min(area.width);
         let height = 9.min(area.height);
-        let popup =
-            Rect { x: area.x + (area.width - width) / 2, y: area.y + (area.height - height) / 2, width, height };
+        let popup = super::centered(area, width, height);
         frame.render_widget(Clear, popup);
         let block = Block::default()
             .borders(Borders::ALL)
