@@ -13,6 +13,7 @@ pub mod config;
 pub mod history;
 pub mod inert;
 pub mod jq;
+pub mod json_index;
 pub mod log;
 pub mod paths;
 pub mod sandbox;

@@ -2,10 +2,12 @@
 //! console's browser and `opsdeck call -o table` share it, so both show the same columns. No
 //! terminal code here; every cell is already [inert](crate::inert::inert).
 
-use serde_json::Value;
+use std::borrow::Cow;
+
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 use crate::inert::inert;
+use crate::json_index::{Item, JsonDoc, JsonError, Kind, NodeId};
 // Money fields and their format are the tax views' rules, pure functions over JSON.
 use crate::tui::tax as money;
 
@@ -50,22 +52,112 @@ impl Column {
 /// How deep nested objects are flattened into columns (`status.occupancy.metrics.connections`).
 const MAX_DEPTH: usize = 4;
 
+/// Columns chosen for a kind of record whose generic columns say little (Mailgun events, with
+/// forty nested fields), and how their cells read where the generic text would not do.
+#[derive(Clone, Debug)]
+pub struct Layout {
+    pub columns: Vec<Column>,
+    /// A cell's text, or `None` for the generic one ([`cell_text`]).
+    pub cell: CellFn,
+}
+
+/// A layout's own text for a cell, or `None` for the generic one.
+pub type CellFn = fn(Item<'_>, &Column) -> Option<String>;
+
+/// Separates the cells of a row in [`Row::cells`]: a C0 control, which [`inert`] never lets
+/// into a cell, so it cannot clash with a cell's text.
+pub const CELL_SEPARATOR: char = '\u{1f}';
+
+/// One record as a table row: the record's node and its cells' text, formatted once.
+#[derive(Clone, Debug)]
+pub struct Row {
+    pub record: NodeId,
+    /// Every cell, joined by [`CELL_SEPARATOR`]: one allocation per row, so 40,000 rows of 8
+    /// columns cost 40,000 strings rather than 320,000.
+    pub cells: Box<str>,
+}
+
+impl Row {
+    /// The text of each cell, in column order.
+    pub fn cells(&self) -> impl Iterator<Item = &str> {
+        self.cells.split(CELL_SEPARATOR)
+    }
+
+    pub fn cell(&self, column: usize) -> &str {
+        self.cells().nth(column).unwrap_or_default()
+    }
+}
+
+/// The records of a page as rows under their columns.
+#[derive(Clone, Debug, Default)]
+pub struct Table {
+    pub columns: Vec<Column>,
+    pub rows: Vec<Row>,
+}
+
+/// How a page's rows are made: the id column, and the columns and cells of a layout (or, for
+/// rows that join a table already shown, its columns).
+#[derive(Clone, Debug, Default)]
+pub struct RowSpec {
+    pub id_field: Option<&'static str>,
+    /// `None`: the columns come from the records ([`columns_of`]).
+    pub columns: Option<Vec<Column>>,
+    pub cell: Option<CellFn>,
+}
+
+impl RowSpec {
+    pub fn new(id_field: Option<&'static str>, layout: Option<Layout>) -> RowSpec {
+        match layout {
+            Some(layout) => RowSpec { id_field, columns: Some(layout.columns), cell: Some(layout.cell) },
+            None => RowSpec { id_field, columns: None, cell: None },
+        }
+    }
+
+    /// The table of `records` of `doc`: each cell formatted once, inert and cut to
+    /// [`MAX_CELL`].
+    pub fn table(&self, doc: &JsonDoc, records: &[NodeId]) -> Table {
+        let columns = self.columns.clone().unwrap_or_else(|| columns_of(doc, records, self.id_field));
+        let mut line = String::new();
+        let rows = records
+            .iter()
+            .map(|&record| {
+                line.clear();
+                let item = doc.item(record);
+                for (index, column) in columns.iter().enumerate() {
+                    if index > 0 {
+                        line.push(CELL_SEPARATOR);
+                    }
+                    let special = self.cell.and_then(|cell| cell(item, column));
+                    match special {
+                        Some(text) => line.push_str(&clean_cell(&text)),
+                        None => line.push_str(&cell_text(item, column, self.id_field)),
+                    }
+                }
+                Row { record, cells: line.as_str().into() }
+            })
+            .collect();
+        Table { columns, rows }
+    }
+}
+
 /// The columns of a page: `id_field` first, then the scalar leaves of the first records in
 /// order of appearance, nested objects flattened.
-pub fn columns_of(records: &[Value], id_field: Option<&str>) -> Vec<Column> {
+pub fn columns_of(doc: &JsonDoc, records: &[NodeId], id_field: Option<&str>) -> Vec<Column> {
     let mut columns: Vec<Column> = Vec::new();
     if let Some(id) = id_field {
         columns.push(Column::new(vec![id.to_owned()]));
     }
-    fn walk(value: &Value, path: &mut Vec<String>, columns: &mut Vec<Column>) {
-        let Value::Object(map) = value else { return };
-        for (key, child) in map {
+    fn walk(value: Item<'_>, path: &mut Vec<String>, columns: &mut Vec<Column>) {
+        if value.kind() != Kind::Object {
+            return;
+        }
+        for child in value.children() {
             if columns.len() >= CANDIDATE_COLUMNS {
                 return;
             }
-            path.push(key.clone());
-            match child {
-                Value::Object(_) if path.len() < MAX_DEPTH => walk(child, path, columns),
+            path.push(child.doc.key(child.id).unwrap_or_default());
+            match child.kind() {
+                Kind::Object if path.len() < MAX_DEPTH => walk(child, path, columns),
                 _ => {
                     if !columns.iter().any(|c| c.path == *path) {
                         columns.push(Column::new(path.clone()));
@@ -75,8 +167,8 @@ pub fn columns_of(records: &[Value], id_field: Option<&str>) -> Vec<Column> {
             path.pop();
         }
     }
-    for record in records.iter().take(50) {
-        walk(record, &mut Vec::new(), &mut columns);
+    for &record in records.iter().take(50) {
+        walk(doc.item(record), &mut Vec::new(), &mut columns);
     }
     if columns.is_empty() {
         columns.push(Column::new(vec!["value".into()]));
@@ -111,28 +203,56 @@ pub fn column_rank(header: &str) -> u8 {
 const PRIMARY_AMOUNTS: &[&str] =
     &["totalAmount", "totalTax", "amount", "sales_tax", "order_total_amount", "amount_to_collect"];
 
-pub fn cell_text(record: &Value, column: &Column, id_field: Option<&str>) -> String {
-    let value = match record {
-        Value::Object(_) => column.path.iter().try_fold(record, |v, key| v.get(key)),
+/// The generic text of a record's cell: strings as they are, numbers as written (money in
+/// money format, millisecond times as dates), containers as their size.
+pub fn cell_text(record: Item<'_>, column: &Column, id_field: Option<&str>) -> String {
+    let value = match record.kind() {
+        Kind::Object => record.path(&column.path),
         // A list of bare values (channel names): the value is the id column.
-        other if Some(column.header()) == id_field || column.header() == "value" => Some(other),
+        _ if Some(column.header()) == id_field || column.header() == "value" => Some(record),
         _ => None,
     };
-    let text = match value {
-        Some(amount @ (Value::Number(_) | Value::String(_))) if column.money && money::money(amount).is_some() => {
-            money::money(amount).unwrap_or_default()
+    let Some(value) = value else { return String::new() };
+    let text = match value.kind() {
+        Kind::Null => return String::new(),
+        Kind::Object => format!("{{…{}}}", value.len()),
+        Kind::Array => format!("[…{}]", value.len()),
+        Kind::String => {
+            // Only what a cell can show is decoded: a string may be megabytes long.
+            let (mut text, cut) = value.str_prefix(MAX_CELL + 1).unwrap_or_default();
+            if column.money {
+                if let Some(amount) = money::money_text(&text).filter(|_| !cut) {
+                    return amount;
+                }
+            }
+            if cut {
+                text.push('…');
+            }
+            text
         }
-        None | Some(Value::Null) => String::new(),
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Object(map)) => format!("{{…{}}}", map.len()),
-        Some(Value::Array(items)) => format!("[…{}]", items.len()),
-        Some(Value::Number(n)) if is_time_column(column.header()) => {
-            n.as_i64().and_then(epoch_ms_text).unwrap_or_else(|| n.to_string())
+        Kind::Number => {
+            let literal = value.literal().unwrap_or_default();
+            match () {
+                () if column.money => money::money_text(&literal).unwrap_or_else(|| literal.into_owned()),
+                () if is_time_column(column.header()) => {
+                    value.as_i64().and_then(epoch_ms_text).unwrap_or_else(|| literal.into_owned())
+                }
+                () => literal.into_owned(),
+            }
         }
-        Some(other) => other.to_string(),
+        Kind::Bool => value.literal().unwrap_or_default().into_owned(),
     };
-    let text = text.replace(['\n', '\r', '\t'], " ");
-    truncate_to_width(&inert(&text), MAX_CELL)
+    clean_cell(&text)
+}
+
+/// A cell's text on one line, inert and cut to [`MAX_CELL`] columns.
+pub fn clean_cell(text: &str) -> String {
+    let one_line = if text.contains(['\n', '\r', '\t']) {
+        Cow::Owned(text.replace(['\n', '\r', '\t'], " "))
+    } else {
+        Cow::Borrowed(text)
+    };
+    truncate_to_width(&inert(&one_line), MAX_CELL)
 }
 
 /// `text` in at most `max` terminal columns, cut with `…` between characters, so a wide
@@ -175,18 +295,19 @@ pub fn epoch_ms_text(ms: i64) -> Option<String> {
 /// Records as plain aligned text, one line per record under a header line, with the columns the
 /// console's browser shows (`id_field` first). Money is right-aligned; a trailing newline ends
 /// every line. Every cell is inert, so the text is safe on a terminal.
-pub fn render_text(records: &[Value], id_field: Option<&str>) -> String {
-    let columns = columns_of(records, id_field);
+pub fn render_text(doc: &JsonDoc, records: &[NodeId], id_field: Option<&'static str>) -> String {
+    let table = RowSpec::new(id_field, None).table(doc, records);
+    let columns = &table.columns;
     let header: Vec<String> = columns.iter().map(|c| inert(&c.label()).into_owned()).collect();
-    let rows: Vec<Vec<String>> =
-        records.iter().map(|r| columns.iter().map(|c| cell_text(r, c, id_field)).collect()).collect();
+    let rows: Vec<Vec<&str>> = table.rows.iter().map(|row| row.cells().collect()).collect();
     let widths: Vec<usize> = (0..columns.len())
         .map(|i| rows.iter().map(|row| row[i].width()).chain([header[i].width()]).max().unwrap_or(0))
         .collect();
     let mut text = String::new();
+    let header: Vec<&str> = header.iter().map(String::as_str).collect();
     for row in std::iter::once(&header).chain(&rows) {
         let mut line = String::new();
-        for (i, (cell, column)) in row.iter().zip(&columns).enumerate() {
+        for (i, (cell, column)) in row.iter().zip(columns).enumerate() {
             let pad = " ".repeat(widths[i].saturating_sub(cell.width()));
             let last = i + 1 == columns.len();
             if i > 0 {
@@ -208,6 +329,23 @@ pub fn render_text(records: &[Value], id_field: Option<&str>) -> String {
     text
 }
 
+/// [`render_text`] of records that are values already (a jq filter's results): they are
+/// written out once and indexed, so there is one way to make a table.
+pub fn render_values(records: &[serde_json::Value], id_field: Option<&'static str>) -> Result<String, JsonError> {
+    let body = serde_json::to_vec(records).unwrap_or_default();
+    let doc = JsonDoc::parse(body.into())?;
+    let rows: Vec<NodeId> = doc.children(NodeId::ROOT).collect();
+    Ok(render_text(&doc, &rows, id_field))
+}
+
+/// The cells `spec` makes of one record, for tests of a layout's cells.
+#[cfg(test)]
+pub(crate) fn cells_of(record: &serde_json::Value, spec: &RowSpec) -> Vec<String> {
+    let doc = JsonDoc::parse(serde_json::to_vec(record).unwrap_or_default().into()).unwrap_or_else(|e| panic!("{e}"));
+    let table = spec.table(&doc, &[NodeId::ROOT]);
+    table.rows[0].cells().map(str::to_owned).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -219,7 +357,7 @@ mod tests {
             json!({"code": "INV-1", "status": "Committed", "totalAmount": 1234.5, "note": "a\u{1b}[2Jb"}),
             json!({"code": "INV-22", "status": "Saved", "totalAmount": 7, "note": "x"}),
         ];
-        let text = render_text(&records, Some("code"));
+        let text = render_values(&records, Some("code")).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 3, "{text}");
         assert!(lines[0].starts_with("code    status"), "{text}");
@@ -231,9 +369,9 @@ mod tests {
 
     #[test]
     fn bare_values_are_one_column() {
-        let text = render_text(&[json!("a"), json!("b")], Some("channelId"));
+        let text = render_values(&[json!("a"), json!("b")], Some("channelId")).unwrap();
         assert_eq!(text, "channelId\na\nb\n");
-        assert_eq!(render_text(&[], None), "value\n");
+        assert_eq!(render_values(&[], None).unwrap(), "value\n");
     }
 
     #[test]

@@ -516,9 +516,11 @@ async fn all_pages_with_jq_and_table_see_every_record() {
     let table = lines(&out);
     assert_eq!(table.len(), 7, "a header and six rows: {}", stdout(&out));
     // The console's columns: the list's id first, then times, then the rest.
-    let records: Vec<Value> =
-        (0..1).map(|_| serde_json::json!({"id": "x", "name": "y", "timestamp": 1, "clientId": "c"})).collect();
-    let labels: Vec<String> = opsdeck::table::columns_of(&records, Some("id")).iter().map(|c| c.label()).collect();
+    let record = br#"[{"id": "x", "name": "y", "timestamp": 1, "clientId": "c"}]"#;
+    let doc = opsdeck::json_index::JsonDoc::parse(bytes::Bytes::from_static(record)).unwrap();
+    let records = doc.records().unwrap();
+    let labels: Vec<String> =
+        opsdeck::table::columns_of(&doc, &records, Some("id")).iter().map(|c| c.label()).collect();
     assert_eq!(table[0].split_whitespace().collect::<Vec<_>>(), labels);
     assert_eq!(labels, ["id", "timestamp", "name", "clientId"]);
     assert!(table[1].starts_with("m1a  2023-11-14 22:13:20  first of 1  c1"), "{}", stdout(&out));

@@ -31,7 +31,7 @@ fn select_row(h: &mut Harness, text: &str) {
         panic!("a row with {text}:\n{}", h.screen())
     };
     h.keys(&format!("g{}", "j".repeat(index)));
-    let selected = h.console.app.tab().browser.selected_record().cloned();
+    let selected = h.console.app.tab().browser.selected_record();
     assert!(selected.is_some_and(|r| r.to_string().contains(text)), "{text} selected:\n{}", h.screen());
 }
 

@@ -494,7 +494,7 @@ async fn avatax_commit_and_void_against_the_embedded_simulator() {
     let (status, _) = h.console.app.status.clone().unwrap();
     assert!(status.starts_with("avatax transactions_void: 200"), "{status}");
     h.keys("<Esc>");
-    let row = h.console.app.tab().browser.selected_record().cloned().unwrap();
+    let row = h.console.app.tab().browser.selected_record().unwrap();
     assert_eq!(
         (row["code"].as_str(), row["status"].as_str()),
         (Some(code.as_str()), Some("Cancelled")),

@@ -10,6 +10,7 @@ use crate::catalog::{Operation, ResponseFormat};
 use crate::client::{self, auth, pagination, Credentials};
 use crate::inert::{inert, inert_json, inert_lines};
 use crate::jq::Filter;
+use crate::json_index::{JsonDoc, NodeId};
 
 /// `-o FORMAT`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
@@ -115,7 +116,11 @@ impl Output {
             return super::printable_body(&response.body, response.content_type(), self.to_terminal)
                 .map_err(|reason| Failure::runtime(format!("{}: {reason}", self.op_name)));
         }
-        let value = if response.body.iter().all(u8::is_ascii_whitespace) {
+        let empty = response.body.iter().all(u8::is_ascii_whitespace);
+        if self.format == Format::Table && self.filter.is_none() && !empty {
+            return self.table_of_body(&response.body);
+        }
+        let value = if empty {
             // An empty answer (204) is null to a filter, as in jq.
             Value::Null
         } else {
@@ -194,9 +199,20 @@ impl Output {
                 (Some(_), Some(Value::Object(map))) => map.contains_key(*field),
                 _ => true,
             });
-            return Ok(crate::table::render_text(&rows, id_field).into_bytes());
+            return crate::table::render_values(&rows, id_field)
+                .map(String::into_bytes)
+                .map_err(|e| Failure::runtime(format!("{}: the table cannot be made: {e}", self.op_name)));
         }
         Ok(results.iter().flat_map(|r| self.json_line(r, self.compact)).collect())
+    }
+
+    /// `-o table` of one response, read through the index: no DOM of the body, at any size.
+    fn table_of_body(&self, body: &bytes::Bytes) -> Result<Vec<u8>, Failure> {
+        let doc = JsonDoc::parse(body.clone()).map_err(|e| {
+            Failure::runtime(format!("{}: the response is not JSON ({e}), so it cannot be tabled", self.op_name))
+        })?;
+        let records = doc.records().unwrap_or_else(|| vec![NodeId::ROOT]);
+        Ok(crate::table::render_text(&doc, &records, self.id_field).into_bytes())
     }
 
     fn jq_failure(&self, error: &str) -> Failure {

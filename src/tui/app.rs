@@ -15,6 +15,8 @@ use crate::client::pagination;
 use crate::client::{self, CallError, CallEvent, CallId, Executor, Values};
 use crate::config::Mode;
 use crate::history::{Entry, Record};
+use crate::json_index::JsonError;
+use crate::table::RowSpec;
 use crate::tui::components::browser::{BrowserAction, Layout};
 use crate::tui::components::chart::{self, ChartView};
 use crate::tui::components::confirm::{Confirm, ConfirmAction};
@@ -22,11 +24,12 @@ use crate::tui::components::copy_menu::{CopyFormat, CopyMenu, CopyMenuAction};
 use crate::tui::components::detail::{Detail, DetailAction, DetailCommand, TransactionAction};
 use crate::tui::components::form::{EditRequest, Form, FormAction};
 use crate::tui::components::history_view::{HistoryAction, HistoryView};
-use crate::tui::components::inspector::ResponseView;
+use crate::tui::components::inspector::{self, ResponseView};
 use crate::tui::components::menu::{Command, Menu, MenuAction, PaletteItem};
 use crate::tui::components::sandbox_view::{self, SandboxAction, SandboxReport, SandboxView};
 use crate::tui::components::save_file::{self, SaveAction, SavePrompt, SaveReport};
 use crate::tui::draw::Areas;
+use crate::tui::indexer::{self, Indexed, Job, Then};
 use crate::tui::keymap::{Action, Keymap, ACTIONS};
 use crate::tui::setup::Setup;
 use crate::tui::tab::{PageState, Tab, TailState};
@@ -65,6 +68,8 @@ pub enum Popup {
 pub enum Background {
     Sandbox(SandboxReport),
     Saved(SaveReport),
+    /// A body indexed off the UI thread (see [`indexer`]), by its job's ticket.
+    Indexed(u64, Result<Indexed, JsonError>),
 }
 
 /// The open view's live refresh: when it last asked, and the ask in flight. `subject` is the
@@ -86,8 +91,19 @@ struct CopyJob {
 /// What `C`, `[` and `]` say when the page in view has no time series.
 const NO_CHART: &str = "no chart here: a page of records with a time and numbers (Ably stats, candles) gets one";
 
-/// Pages larger than this go to the inspector only.
-const MAX_TABLE_BODY: usize = 32 * 1024 * 1024;
+/// Responses up to this size are indexed for the inspector on the UI thread (well under a
+/// millisecond); larger ones go to the blocking pool ([`indexer`]). List pages always do.
+const INDEX_INLINE_LIMIT: usize = 256 * 1024;
+
+/// Pages larger than this say how far their indexing got in the browser while it runs (smaller
+/// ones are done before anyone could read it, and a refresh should not flash a notice).
+const PROGRESS_NOTICE_ABOVE: usize = 2 * 1024 * 1024;
+
+/// Largest answer decoded for a table view or a chart of an answer that is no list.
+const VIEW_BODY_LIMIT: usize = 8 * 1024 * 1024;
+
+/// How often the screen is redrawn while a body is being indexed, so its progress moves.
+const INDEXING_REDRAW: Duration = Duration::from_millis(100);
 
 /// How many rows a tailed list keeps: the oldest go, so a tail left on for hours stays light.
 const TAIL_CAP: usize = 2000;
@@ -188,6 +204,9 @@ pub struct App {
     save_after: Option<(CallId, String, String)>,
     /// The credential-free client of downloads, made on first use.
     download_client: Option<reqwest::Client>,
+    /// Bodies being indexed off the UI thread, by ticket.
+    pub indexing: HashMap<u64, Job>,
+    next_ticket: u64,
 }
 
 impl App {
@@ -228,6 +247,8 @@ impl App {
             auto_refreshing: false,
             watch: WatchState::default(),
             save_after: None,
+            indexing: HashMap::new(),
+            next_ticket: 1,
             download_client: None,
         }
     }
@@ -360,7 +381,12 @@ impl App {
                 let n = self.executor.cancel_all();
                 self.tabs.iter_mut().for_each(Tab::stop_loading);
                 self.purposes.clear();
-                self.info(format!("cancelled {n} call(s)"));
+                let tabs: Vec<usize> = (0..self.tabs.len()).collect();
+                let indexing = tabs.into_iter().map(|tab| self.cancel_indexing(tab)).sum::<usize>();
+                match indexing {
+                    0 => self.info(format!("cancelled {n} call(s)")),
+                    _ => self.info(format!("cancelled {n} call(s) and the indexing of {indexing} response(s)")),
+                }
             }
             Action::NextPage => self.next_page(),
             Action::PrevPage => self.previous_page(),
@@ -597,6 +623,12 @@ impl App {
                         self.purposes.remove(&id);
                         self.tab_mut().stop_loading();
                         self.info(format!("cancelled call {id}"));
+                    } else if self.cancel_indexing(self.active) > 0 {
+                        let tab = self.tab_mut();
+                        // Rows of the page before stay; with none, say how to get them.
+                        tab.browser.notice =
+                            tab.page.is_none().then(|| ("cancelled; r loads it again".to_owned(), false));
+                        self.info("cancelled indexing the response (r asks again)".to_owned());
                     } else {
                         self.focus = Focus::Resources;
                     }
@@ -796,7 +828,7 @@ impl App {
     fn fetch_selected_record(&mut self) -> bool {
         let tab = self.tab();
         let Some(page) = tab.page.as_ref() else { return false };
-        if tab.browser.selected_record().is_none_or(Value::is_object) {
+        if tab.browser.selected_kind().is_none_or(|kind| kind == crate::json_index::Kind::Object) {
             return false;
         }
         let resource = page.op.resource;
@@ -1145,6 +1177,7 @@ impl App {
                     view.apply(report);
                 }
             }
+            Background::Indexed(ticket, result) => self.on_indexed(ticket, result),
             Background::Saved(SaveReport { path, result }) => match result {
                 Ok(bytes) => self.info(format!("saved {} to {}", human_size(bytes as usize), path.display())),
                 Err(e) => self.error(format!("not saved: {e}")),
@@ -1176,7 +1209,7 @@ impl App {
             _ => None,
         };
         let viewed = tab.detail.as_ref().and_then(|d| d.record.as_ref());
-        open.into_iter().chain(viewed).chain(tab.browser.records()).find(has_id).cloned()
+        open.into_iter().chain(viewed).find(has_id).cloned().or_else(|| tab.browser.find_record("id", id))
     }
 
     /// Sends `op` from the active tab; returns its call, or `None` when nothing was sent (the
@@ -1463,7 +1496,6 @@ impl App {
     /// A tail poll came back: its rows not shown yet go on top, marked; the selection, the row
     /// filter and the list's own filters stay as they were.
     fn on_tail_page(&mut self, tab: usize, op: &'static Operation, result: Result<client::Response, Arc<CallError>>) {
-        let every = self.tail_every;
         let tab_state = &mut self.tabs[tab];
         let Some(tail) = tab_state.tail.as_mut() else { return };
         tail.in_flight = None;
@@ -1473,25 +1505,37 @@ impl App {
         }
         match result {
             Ok(response) => {
-                let rows = serde_json::from_slice::<Value>(&response.body).ok().and_then(pagination::into_records);
-                let Some(rows) = rows else { return };
-                let arrived = tab_state.browser.merge_new(rows, op.id_field, TAIL_CAP);
-                let total = {
-                    let Some(tail) = tab_state.tail.as_mut() else { return };
-                    tail.arrived += arrived;
-                    tail.arrived
-                };
-                tab_state.browser.tail_note = Some(tail_note(every, total));
-                if arrived > 0 {
-                    let rows = tab_state.browser.row_count();
-                    tab_state.browser.page_label = format!("{rows} rows");
-                    tab_state.remember_selection();
-                }
+                let rows = tab_state.browser.spec_for_more(op.id_field);
+                self.start_indexing(tab, response.body, Some(rows), Then::Tail { op });
             }
             Err(error) => {
                 let message = format!("tail: {}: {error} (it keeps polling)", op.full_name());
                 self.error(message);
             }
+        }
+    }
+
+    /// A tail poll's page came back indexed: its rows not shown yet go on top.
+    fn tail_indexed(&mut self, tab: usize, op: &'static Operation, result: Result<Indexed, JsonError>) {
+        let every = self.tail_every;
+        let tab_state = &mut self.tabs[tab];
+        // Tail stopped, or the user moved on to another list while the page was indexed.
+        let following = tab_state.tail.as_ref().is_some_and(|t| t.op == op.name);
+        if !following || tab_state.page.as_ref().is_none_or(|p| p.op.name != op.name) {
+            return;
+        }
+        let Ok(Indexed { doc, table: Some(table), .. }) = result else { return };
+        let arrived = tab_state.browser.merge_rows(doc, table, op.id_field, TAIL_CAP);
+        let total = {
+            let Some(tail) = tab_state.tail.as_mut() else { return };
+            tail.arrived += arrived;
+            tail.arrived
+        };
+        tab_state.browser.tail_note = Some(tail_note(every, total));
+        if arrived > 0 {
+            let rows = tab_state.browser.row_count();
+            tab_state.browser.page_label = format!("{} rows", thousands(rows));
+            tab_state.remember_selection();
         }
     }
 
@@ -1599,7 +1643,11 @@ impl App {
             .filter_map(|t| t.tail.as_ref().filter(|tail| tail.in_flight.is_none() && t.can_auto_refresh()))
             .map(|tail| tail.last_poll.map_or(now, |at| (at + self.tail_every).max(now)))
             .min();
-        let redraw = (self.executor.active_count() > 0).then(|| now + IN_FLIGHT_REDRAW);
+        let redraw = match (self.indexing.is_empty(), self.executor.active_count()) {
+            (false, _) => Some(now + INDEXING_REDRAW),
+            (true, 0) => None,
+            (true, _) => Some(now + IN_FLIGHT_REDRAW),
+        };
         let watch = self.watched().map(|subject| match self.watch.last_poll {
             // A view newly open: the tick notes it, and its first ask waits a whole interval.
             _ if self.watch.subject.as_ref() != Some(&subject) => now,
@@ -1704,20 +1752,22 @@ impl App {
     }
 
     fn show_selected_record(&mut self) {
-        let tab = self.tab_mut();
-        let Some(record) = tab.browser.selected_record() else { return };
-        let body = serde_json::to_vec_pretty(record).unwrap_or_default();
+        let tab = self.tab();
+        let Some(body) = tab.browser.selected_json() else { return };
         let title = format!("{} record", tab.resource_name());
         let request_line = tab.page.as_ref().map(|p| p.response.request_line.clone()).unwrap_or_default();
-        tab.inspector.show(ResponseView {
-            title,
-            status: None,
-            duration: Duration::ZERO,
-            request_line,
-            headers: Vec::new(),
-            body: body.into(),
-            content_type: Some("application/json".into()),
-        });
+        self.inspect(
+            self.active,
+            ResponseView {
+                title,
+                status: None,
+                duration: Duration::ZERO,
+                request_line,
+                headers: Vec::new(),
+                body,
+                content_type: Some("application/json".into()),
+            },
+        );
     }
 
     /// A call reported back.
@@ -1754,10 +1804,17 @@ impl App {
                 Ok(response) => {
                     let summary =
                         format!("{}: {} in {} ms", op.full_name(), response.status, response.duration.as_millis());
+                    // A list's page goes to the inspector with its rows, once indexed.
+                    if !op.is_list() {
+                        self.inspect(tab, response_view(op.name, &response));
+                    }
                     let tab_state = &mut self.tabs[tab];
-                    tab_state.inspector.show(response_view(op.name, &response));
                     tab_state.drafts.remove(op.name);
-                    let body: Option<Value> = serde_json::from_slice(&response.body).ok();
+                    // Views and charts are made of one record or a short series: a body bigger
+                    // than that is no view, and is never decoded whole.
+                    let body: Option<Value> = (response.body.len() <= VIEW_BODY_LIMIT)
+                        .then(|| serde_json::from_slice(&response.body).ok())
+                        .flatten();
                     // An answer that is a time series but no list (Mailgun's stats) is charted
                     // under the browser as a list page of one would be.
                     let series = body
@@ -1840,6 +1897,95 @@ impl App {
         previous: Vec<client::PreparedRequest>,
         response: client::Response,
     ) {
+        let rows = RowSpec::new(op.id_field, layout_for(op));
+        let size = response.body.len();
+        let body = response.body.clone();
+        if size > PROGRESS_NOTICE_ABOVE {
+            self.tabs[tab].browser.notice = Some((format!("indexing {}…  (Esc cancels)", op.name), false));
+        }
+        self.start_indexing(tab, body, Some(rows), Then::Page { op, values, request, previous, response });
+    }
+
+    /// Starts indexing `body` off the UI thread for tab `tab`; a page or response still being
+    /// indexed for that tab is dropped (the newest wins), a tail poll's is not.
+    fn start_indexing(&mut self, tab: usize, body: bytes::Bytes, rows: Option<RowSpec>, then: Then) {
+        if !matches!(then, Then::Tail { .. }) {
+            self.cancel_indexing(tab);
+        }
+        let ticket = self.next_ticket;
+        self.next_ticket += 1;
+        let watch = Arc::new(crate::json_index::Watch::default());
+        let size = body.len();
+        self.indexing.insert(ticket, Job { tab, watch: watch.clone(), size, started: Instant::now(), then });
+        self.background_pending += 1;
+        match self.background.clone() {
+            Some(reports) => indexer::spawn(reports, ticket, body, watch, rows),
+            // A console without its event loop (some tests): index here.
+            None => {
+                let result = indexer::index(body, &watch, rows.as_ref());
+                self.on_background(Background::Indexed(ticket, result));
+            }
+        }
+    }
+
+    /// Drops tab `tab`'s page and response indexing (not its tail's); how many there were.
+    fn cancel_indexing(&mut self, tab: usize) -> usize {
+        let tickets: Vec<u64> = self
+            .indexing
+            .iter()
+            .filter(|(_, job)| job.tab == tab && !matches!(job.then, Then::Tail { .. }))
+            .map(|(ticket, _)| *ticket)
+            .collect();
+        for ticket in &tickets {
+            if let Some(job) = self.indexing.remove(ticket) {
+                job.watch.cancel();
+            }
+        }
+        tickets.len()
+    }
+
+    /// What the status line says while bodies are being indexed.
+    pub fn indexing_note(&self) -> Option<String> {
+        let job = self.indexing.values().filter(|job| job.tab == self.active).max_by_key(|job| job.size)?;
+        Some(format!("indexing {}", job.progress()))
+    }
+
+    /// A body came back indexed (or failed to): the browser, the inspector and the chart show it.
+    fn on_indexed(&mut self, ticket: u64, result: Result<Indexed, JsonError>) {
+        // Cancelled or replaced since: nobody wants it.
+        let Some(job) = self.indexing.remove(&ticket) else { return };
+        let tab = job.tab;
+        tracing::debug!(ticket, size = job.size, ms = job.started.elapsed().as_millis() as u64, "indexed");
+        match job.then {
+            Then::Page { op, values, request, previous, response } => {
+                self.page_indexed(tab, op, values, request, previous, response, result);
+            }
+            Then::Tail { op } => self.tail_indexed(tab, op, result),
+            Then::Inspect { view } => self.tabs[tab].inspector.show_indexed(view, result.map(|i| i.doc)),
+        }
+    }
+
+    /// Shows `view` in tab `tab`'s inspector: indexed here when small, else off the UI thread.
+    fn inspect(&mut self, tab: usize, view: ResponseView) {
+        if view.body.len() <= INDEX_INLINE_LIMIT || !inspector::looks_like_json(&view) {
+            self.tabs[tab].inspector.show(view);
+            return;
+        }
+        let body = view.body.clone();
+        self.start_indexing(tab, body, None, Then::Inspect { view });
+    }
+
+    #[allow(clippy::too_many_arguments, reason = "the parts of a page, kept apart while it was indexed")]
+    fn page_indexed(
+        &mut self,
+        tab: usize,
+        op: &'static Operation,
+        values: Values,
+        request: client::PreparedRequest,
+        previous: Vec<client::PreparedRequest>,
+        response: client::Response,
+        result: Result<Indexed, JsonError>,
+    ) {
         let (c, n) = (self.key_hint(Action::ClearFilters), self.key_hint(Action::NextPage));
         let tab_state = &mut self.tabs[tab];
         let page_number = previous.len() + 1;
@@ -1861,25 +2007,12 @@ impl App {
         }
         // A page that is no time series has no chart; one that is keeps the series chosen.
         let previous_chart = self.charts.remove(&tab);
-        let tab_state = &mut self.tabs[tab];
-        if response.body.len() > MAX_TABLE_BODY {
-            // A table of a huge page would need a full DOM (~14x the body); the inspector's
-            // index shows it at ~2x.
-            tab_state.browser.clear();
-            tab_state.browser.notice = Some((
-                format!(
-                    "this page is {} MB, too large for the table; browse it in the inspector (l), or ask for fewer rows (limit)",
-                    response.body.len() / (1024 * 1024)
-                ),
-                false,
-            ));
-            tab_state.inspector.show(response_view(op.name, &response));
-            tab_state.page = Some(PageState { op, values, filters, request, response, previous });
-            return;
-        }
-        let parsed: Option<Value> = serde_json::from_slice(&response.body).ok();
-        let records = parsed.and_then(pagination::into_records);
-        if let Some(series) = records.as_deref().and_then(chart::detect) {
+        let view = response_view(op.name, &response);
+        let (doc, table, series) = match result {
+            Ok(Indexed { doc, table, series }) => (Ok(doc), table, series),
+            Err(error) => (Err(error), None, None),
+        };
+        if let Some(series) = series {
             let view = match previous_chart {
                 Some(mut view) => {
                     view.replace(series);
@@ -1890,27 +2023,54 @@ impl App {
             self.charts.insert(tab, view);
         }
         let tab_state = &mut self.tabs[tab];
-        match records {
-            Some(rows) => {
-                let count = rows.len();
-                tab_state.browser.set_records_as(rows, op.id_field, layout_for(op));
+        match (&doc, table) {
+            (Ok(doc), Some(table)) => {
+                let count = table.rows.len();
+                tab_state.browser.set_page(doc.clone(), table, op.id_field, layout_for(op));
                 let more = if matches!(pagination::next_page(op.paging, &request, &response), Ok(Some(_))) {
                     format!(" · {n}: next")
                 } else {
                     String::new()
                 };
-                tab_state.browser.page_label = format!("page {page_number} · {count} rows{more}");
+                tab_state.browser.page_label = format!("page {page_number} · {} rows{more}", thousands(count));
             }
-            None => {
+            (Ok(_), None) => {
                 tab_state.browser.clear();
                 tab_state.browser.notice =
                     Some(("the response has no list of records; see the inspector".into(), false));
             }
+            (Err(error), _) => {
+                tab_state.browser.clear();
+                tab_state.browser.notice = Some((format!("no table: the response {}", body_problem(error)), true));
+            }
         }
-        tab_state.inspector.show(response_view(op.name, &response));
+        tab_state.inspector.show_indexed(view, doc);
         tab_state.page = Some(PageState { op, values, filters, request, response, previous });
         tab_state.remember_selection();
     }
+}
+
+/// Why a body has no table, as the browser says it.
+fn body_problem(error: &JsonError) -> String {
+    match error.kind {
+        crate::json_index::JsonErrorKind::TooManyValues { .. } => {
+            format!("holds {error}; it is shown as text in the inspector (ask for fewer records)")
+        }
+        _ => format!("is not JSON ({error}); see the inspector"),
+    }
+}
+
+/// `40,000`: row counts as people read them.
+fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// The history: recording calls, and the history view (`H`).
@@ -1968,15 +2128,18 @@ impl App {
             _ => Vec::new(),
         };
         let cut = if record.truncated { ", cut at [history] max_body_bytes" } else { "" };
-        self.tab_mut().inspector.show(ResponseView {
-            title: format!("history #{} {}", record.id, record.operation),
-            status: record.status,
-            duration: Duration::from_millis(record.duration_ms),
-            request_line: format!("{} {} · {}{cut}", record.target, record.base_url, record.time),
-            headers: Vec::new(),
-            body: body.into(),
-            content_type: record.content_type.clone(),
-        });
+        self.inspect(
+            self.active,
+            ResponseView {
+                title: format!("history #{} {}", record.id, record.operation),
+                status: record.status,
+                duration: Duration::from_millis(record.duration_ms),
+                request_line: format!("{} {} · {}{cut}", record.target, record.base_url, record.time),
+                headers: Vec::new(),
+                body: body.into(),
+                content_type: record.content_type.clone(),
+            },
+        );
         self.focus = Focus::Inspector;
         let when = crate::history::short_time(record.at_ms);
         self.info(format!("recorded call #{} of {} ({when} UTC), as stored", record.id, record.operation));

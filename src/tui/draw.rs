@@ -233,6 +233,9 @@ fn draw_status(frame: &mut Frame, area: Rect, app: &App) {
             theme.accent,
         ));
     }
+    if let Some(note) = app.indexing_note() {
+        spans.push(Span::styled(format!(" ⟳ {note} (Esc cancels) "), theme.accent));
+    }
     let tab = app.tab();
     if tab.auto_refresh {
         spans.push(Span::styled(format!(" auto {}s ", app.auto_refresh_every.as_secs()), theme.success));

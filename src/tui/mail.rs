@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 
 use crate::catalog::{Operation, Service};
 use crate::client::Values;
+use crate::json_index::Item;
 use crate::table::Column;
 use crate::tui::components::detail::{
     array, columns, fact, text, Align, Detail, DetailCommand, DetailKey, Table, Tone,
@@ -365,18 +366,18 @@ pub fn event_columns() -> Vec<Column> {
 
 /// An event's cell where the generic one would say little: the float epoch `timestamp` as a
 /// UTC time, and a failure's reason with the delivery status's description beside it.
-pub fn event_cell(record: &Value, column: &Column) -> Option<String> {
+pub fn event_cell(record: Item<'_>, column: &Column) -> Option<String> {
     match column.path.as_slice() {
         [only] if only == "timestamp" => {
             let seconds = record.get("timestamp")?.as_f64()?;
             epoch_seconds_text(seconds)
         }
         [only] if only == "reason" => {
-            let reason = record.get("reason").and_then(Value::as_str).unwrap_or_default();
+            let reason = record.get("reason").and_then(Item::as_str).unwrap_or_default();
             let description = record
                 .get("delivery-status")
                 .and_then(|d| d.get("description").or_else(|| d.get("message")))
-                .and_then(Value::as_str)
+                .and_then(Item::as_str)
                 .unwrap_or_default();
             Some(match (reason.is_empty(), description.is_empty()) {
                 (_, true) => reason.to_owned(),
@@ -584,12 +585,14 @@ mod tests {
             "delivery-status": {"attempt-no": 1, "message": "", "code": 605, "description": "Not delivering to previously bounced address", "session-seconds": 0},
             "message": {"headers": {"to": "bounced@example.net", "message-id": "m@x", "from": "a@mg.example.com", "subject": "Hi"}}});
         let columns = event_columns();
-        let cell = |name: &str| {
-            let column = columns.iter().find(|c| c.header() == name).unwrap();
-            event_cell(&failed, column).unwrap_or_else(|| crate::table::cell_text(&failed, column, Some("id")))
-        };
+        let spec = crate::table::RowSpec::new(
+            Some("id"),
+            Some(crate::table::Layout { columns: columns.clone(), cell: event_cell }),
+        );
+        let cells = crate::table::cells_of(&failed, &spec);
+        let cell = |name: &str| cells[columns.iter().position(|c| c.header() == name).unwrap()].clone();
         assert_eq!(cell("timestamp"), "2018-06-22 18:29:59");
-        assert_eq!(cell("reason"), "suppress-bounce: Not delivering to previously bounced address");
+        assert_eq!(cell("reason"), "suppress-bounce: Not delivering to previously bounced addre…", "cut to a cell");
         assert_eq!(cell("code"), "605");
         assert_eq!(cell("subject"), "Hi");
         assert_eq!(event_tone("delivered"), Some(Tone::Good));

@@ -9,6 +9,7 @@ mod boundary_tests;
 pub mod components;
 pub mod draw;
 pub mod harness;
+pub mod indexer;
 pub mod json_tree;
 pub mod keymap;
 pub mod mail;

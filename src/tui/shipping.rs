@@ -14,6 +14,7 @@ use serde_json::{json, Map, Value};
 
 use crate::catalog::{Operation, Service};
 use crate::client::Values;
+use crate::json_index::Item;
 use crate::table::Column;
 use crate::tui::components::browser::Layout;
 use crate::tui::components::detail::{
@@ -136,7 +137,12 @@ pub fn batch_status_tone(status: &str) -> Option<Tone> {
 
 /// An address's verification as a mark: ✓ every check passed, ✗ one failed, — none was run.
 pub fn verified_mark(address: &Value) -> &'static str {
-    match verification(address) {
+    checks_mark(address.get("verifications"))
+}
+
+/// [`verified_mark`] of an address's `verifications`.
+fn checks_mark(verifications: Option<&Value>) -> &'static str {
+    match verification(verifications) {
         Some(true) => "✓",
         Some(false) => "✗",
         None => "—",
@@ -144,8 +150,8 @@ pub fn verified_mark(address: &Value) -> &'static str {
 }
 
 /// Whether the checks run on an address passed (`None`: none was run).
-fn verification(address: &Value) -> Option<bool> {
-    let checks = address.get("verifications")?.as_object()?;
+fn verification(verifications: Option<&Value>) -> Option<bool> {
+    let checks = verifications?.as_object()?;
     let results: Vec<bool> =
         checks.values().filter_map(|check| check.get("success").and_then(Value::as_bool)).collect();
     (!results.is_empty()).then(|| results.iter().all(|ok| *ok))
@@ -791,7 +797,7 @@ fn address_detail(address: &Value) -> Detail {
         Some(false) => "no",
         None => "",
     };
-    let verified = verification(address);
+    let verified = verification(address.get("verifications"));
     let mark = match verified {
         Some(true) => Some(("verified ✓", Tone::Good)),
         Some(false) => Some(("verification failed ✗", Tone::Bad)),
@@ -1093,18 +1099,21 @@ pub fn layout(op: &Operation) -> Option<Layout> {
 /// A cell of EasyPost's lists where the generic text would not do: where a shipment goes, times
 /// without seconds, an address's verification mark, a batch's counts, an insurance's fee, a
 /// webhook's header names (their values may be secrets).
-pub fn cell(record: &Value, column: &Column) -> Option<String> {
+pub fn cell(record: Item<'_>, column: &Column) -> Option<String> {
     let [name] = column.path.as_slice() else { return None };
+    // Only the member a cell reads is decoded, never the whole record.
+    let member = |key: &str| record.get(key).map(Item::to_value);
     match name.as_str() {
-        "to" => Some(place(record.get("to_address"))),
+        "to" => Some(place(member("to_address").as_ref())),
         "created_at" | "updated_at" | "disabled_at" | "est_delivery_date" => {
-            record.get(name.as_str())?.as_str().map(short_time)
+            record.get(name.as_str())?.as_str().map(|time| short_time(&time))
         }
-        "verified" => Some(verified_mark(record).to_owned()),
-        "counts" => Some(batch_counts(record.get("status"))),
-        "fee" => record.get("fee")?.get("amount").and_then(money),
+        "verified" => Some(checks_mark(member("verifications").as_ref()).to_owned()),
+        "counts" => Some(batch_counts(member("status").as_ref())),
+        "fee" => money(&record.get("fee")?.get("amount")?.to_value()),
         "headers" => {
-            Some(array(record.get("custom_headers")).iter().map(|h| field(h, "name")).collect::<Vec<_>>().join(", "))
+            let headers = member("custom_headers");
+            Some(array(headers.as_ref()).iter().map(|h| field(h, "name")).collect::<Vec<_>>().join(", "))
         }
         _ => None,
     }
@@ -1498,12 +1507,8 @@ mod tests {
     #[test]
     fn list_columns_read_as_what_where_and_when() {
         let record = bought(shipment(vec![rate("rate_p", "USPS", "Priority", "7.42", Some(2))]));
-        let shipments = layout(op("shipments_list")).unwrap();
-        let cells: Vec<String> = shipments
-            .columns
-            .iter()
-            .map(|c| (shipments.cell)(&record, c).unwrap_or_else(|| crate::table::cell_text(&record, c, Some("id"))))
-            .collect();
+        let shipments = crate::table::RowSpec::new(Some("id"), layout(op("shipments_list")));
+        let cells = crate::table::cells_of(&record, &shipments);
         assert_eq!(
             cells,
             [
@@ -1521,10 +1526,16 @@ mod tests {
         let insurance = json!({"id": "ins_1", "object": "Insurance", "status": "pending", "amount": "100.00000",
             "tracking_code": "EZ1", "fee": {"object": "Fee", "type": "InsuranceFee", "amount": "1.00000"}});
         let fee = crate::table::Column { money: true, ..Column::new(vec!["fee".into()]) };
-        assert_eq!(cell(&insurance, &fee).as_deref(), Some("1.00"));
+        let only =
+            |column: Column| crate::table::RowSpec { id_field: None, columns: Some(vec![column]), cell: Some(cell) };
+        assert_eq!(crate::table::cells_of(&insurance, &only(fee)), ["1.00"]);
         let hook = json!({"id": "hook_1", "url": "http://example.com", "custom_headers": [{"name": "X-Key", "value": "s3cret"}, {"name": "X-Two", "value": "v"}]});
         let headers = Column::new(vec!["headers".into()]);
-        assert_eq!(cell(&hook, &headers).as_deref(), Some("X-Key, X-Two"), "names only: a value may be a secret");
+        assert_eq!(
+            crate::table::cells_of(&hook, &only(headers)),
+            ["X-Key, X-Two"],
+            "names only: a value may be a secret"
+        );
         assert_eq!(status_tone("delivered"), Some(Tone::Good));
         assert_eq!(status_tone("return_to_sender"), Some(Tone::Bad));
         assert_eq!(batch_state_tone("label_generating"), Some(Tone::Pending));

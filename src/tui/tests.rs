@@ -56,7 +56,7 @@ async fn switching_tabs_and_an_unsimulated_service_says_so() {
 #[tokio::test]
 async fn browse_a_channel_and_open_it_in_the_inspector() {
     let mut h = Harness::new().await;
-    let first = h.console.app.tab().browser.selected_record().cloned().expect("a channel");
+    let first = h.console.app.tab().browser.selected_record().expect("a channel");
     let second_id = h.console.app.tab().browser.records()[1].clone();
     h.keys("j<Enter>");
     assert_eq!(h.console.app.focus, Focus::Inspector);
@@ -74,7 +74,7 @@ async fn browse_a_channel_and_open_it_in_the_inspector() {
 #[tokio::test]
 async fn forms_are_prefilled_from_the_object_selected_in_the_inspector() {
     let mut h = Harness::new().await;
-    let row = h.console.app.tab().browser.selected_record().cloned().unwrap();
+    let row = h.console.app.tab().browser.selected_record().unwrap();
     assert_eq!(row["channelId"], "alerts:ops", "the browser has the first channel selected");
     h.console.app.focus = Focus::Inspector;
     h.keys("/chat:lobby<Enter>h");
@@ -406,7 +406,7 @@ async fn tail_puts_new_messages_on_top_and_stops_when_leaving_the_list() {
     // The cursor on the older message, and a row filter typed: both survive the tail.
     h.console.app.focus = Focus::Browser;
     h.keys("j");
-    let selected = h.console.app.tab().browser.selected_record().cloned().unwrap();
+    let selected = h.console.app.tab().browser.selected_record().unwrap();
     assert_eq!(selected["name"], "first");
     h.keys("T");
     let screen = h.screen();
@@ -428,7 +428,7 @@ async fn tail_puts_new_messages_on_top_and_stops_when_leaving_the_list() {
     assert_eq!(browser.row_count(), 3);
     assert_eq!(browser.records()[0]["name"], "third", "new rows on top");
     assert!(browser.is_new(0) && !browser.is_new(1));
-    assert_eq!(browser.selected_record(), Some(&selected), "the cursor stays on its message");
+    assert_eq!(browser.selected_record(), Some(selected), "the cursor stays on its message");
     let screen = h.screen();
     assert!(screen.contains("● tail 2 s · 1 new"), "{screen}");
     assert!(screen.lines().any(|l| l.contains("● ") && l.contains("third")), "the new row is marked:\n{screen}");

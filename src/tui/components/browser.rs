@@ -1,5 +1,9 @@
-//! The middle pane: the rows of one resource as a table. Cells are formatted once when a page
-//! arrives; a frame draws only the rows that fit, so drawing costs the same for 10 rows or 100,000.
+//! The middle pane: the rows of one resource as a table. A page's rows are read from the same
+//! index the inspector shows the page with, and their cells are formatted once, off the UI
+//! thread ([`RowSpec::table`]); a frame draws only the rows that fit, so drawing costs the same
+//! for 10 rows or 100,000, and no `serde_json::Value` of a page is ever made.
+
+use std::sync::Arc;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::layout::{Constraint, Rect};
@@ -10,23 +14,15 @@ use serde_json::Value;
 use unicode_width::UnicodeWidthStr;
 
 use crate::inert::inert;
-pub use crate::table::truncate_to_width;
-use crate::table::{cell_text, columns_of, is_time_column, Column, MAX_CELL};
+use crate::json_index::{Item, JsonDoc, Kind, NodeId};
+use crate::table::{is_time_column, Column, RowSpec, CELL_SEPARATOR};
+pub use crate::table::{truncate_to_width, Layout};
 use crate::tui::components::detail::Tone;
 use crate::tui::theme::Theme;
 use crate::tui::{mail, shipping, tax};
 
 /// What a row that arrived while tailing starts with.
 pub const NEW_MARK: &str = "● ";
-
-/// Columns chosen for a kind of record whose generic columns say little (Mailgun events, with
-/// forty nested fields), and how their cells read where the generic text would not do.
-#[derive(Clone, Debug)]
-pub struct Layout {
-    pub columns: Vec<Column>,
-    /// A cell's text, or `None` for the generic one ([`cell_text`]).
-    pub cell: fn(&Value, &Column) -> Option<String>,
-}
 
 /// The tone of a cell by its column: a document's or a package's status, an email event, a
 /// failure's severity, a domain's or a batch's state, an address's verification.
@@ -50,10 +46,36 @@ fn cell_tone(header: &str, text: &str) -> Option<Tone> {
 #[derive(Debug, PartialEq, Eq)]
 pub enum BrowserAction {
     None,
-    /// Enter on a row: show this record (index into `records`).
+    /// Enter on a row: show this record (index into the rows).
     Open(usize),
     /// The selected row changed.
     Selected(usize),
+}
+
+/// A row shown: the page its record is in (tailed rows come from several pages), the record
+/// and its cells.
+#[derive(Clone, Debug)]
+struct Shown {
+    doc: Arc<JsonDoc>,
+    row: crate::table::Row,
+    /// Arrived while tailing (shown with [`NEW_MARK`]).
+    new: bool,
+}
+
+impl Shown {
+    fn item(&self) -> Item<'_> {
+        self.doc.item(self.row.record)
+    }
+
+    /// The record's id as written in the page (`"ch_1"`, `17`), or a bare value's own text.
+    fn id(&self, id_field: Option<&str>) -> Option<&[u8]> {
+        let item = self.item();
+        match (item.kind(), id_field) {
+            (Kind::Object, Some(field)) => item.get(field).map(|id| self.doc.text(id.id)),
+            (Kind::Object, None) => None,
+            _ => Some(self.doc.text(item.id)),
+        }
+    }
 }
 
 /// The browser's state.
@@ -61,25 +83,22 @@ pub enum BrowserAction {
 pub struct Browser {
     pub title: String,
     columns: Vec<Column>,
-    records: Vec<Value>,
-    cells: Vec<Vec<String>>,
-    /// The toned cells of each row, by column (a document's status, an email's event).
-    tones: Vec<Vec<(usize, Tone)>>,
-    /// Which rows arrived while tailing (shown with [`NEW_MARK`]).
-    marks: Vec<bool>,
+    rows: Vec<Shown>,
+    id_field: Option<&'static str>,
     /// The columns and cells of this kind of record, when not the generic ones.
     layout: Option<Layout>,
     /// Shown in the title while the list is tailed (`tail 2 s · 3 new`).
     pub tail_note: Option<String>,
-    /// Lower-cased row text, for the filter.
-    haystacks: Vec<String>,
+    /// Lower-cased row text for the filter, built when a filter is first typed (empty until
+    /// then, and after the rows change).
+    haystacks: Vec<Box<str>>,
     /// Indices of the rows that match the filter, in order.
     visible: Vec<usize>,
     selected: usize,
     offset: usize,
     pub filter: String,
     filter_editing: bool,
-    /// "page 2", "12 rows", shown in the title.
+    /// "page 2 · 40,000 rows", shown in the title.
     pub page_label: String,
     /// The filters the list was asked with, shown in the title so a short list is never a
     /// mystery (`only deviceId=dev-1 (c clears)`).
@@ -90,121 +109,122 @@ pub struct Browser {
 }
 
 impl Browser {
-    /// Replaces the rows with the records of a page. `id_field` names the column shown first.
-    pub fn set_records(&mut self, records: Vec<Value>, id_field: Option<&str>) {
+    /// Replaces the rows with records built in code (tests, benchmarks): they are written out
+    /// and indexed like a page that arrived. `id_field` names the column shown first.
+    pub fn set_records(&mut self, records: Vec<Value>, id_field: Option<&'static str>) {
         self.set_records_as(records, id_field, None);
     }
 
     /// [`Browser::set_records`] with the columns and cells of `layout` (`None`: the generic ones).
-    pub fn set_records_as(&mut self, records: Vec<Value>, id_field: Option<&str>, layout: Option<Layout>) {
+    pub fn set_records_as(&mut self, records: Vec<Value>, id_field: Option<&'static str>, layout: Option<Layout>) {
+        let (doc, nodes) = index_values(&records);
+        let table = RowSpec::new(id_field, layout.clone()).table(&doc, &nodes);
+        self.set_page(doc, table, id_field, layout);
+    }
+
+    /// Replaces the rows with a page's table, built from `doc` by [`RowSpec::table`] (off the
+    /// UI thread: see [`crate::tui::app`]).
+    pub fn set_page(
+        &mut self,
+        doc: Arc<JsonDoc>,
+        table: crate::table::Table,
+        id_field: Option<&'static str>,
+        layout: Option<Layout>,
+    ) {
         // A reload keeps the cursor on the same record (by id), so an action on it and the
         // refresh that follows do not move the user to another row.
-        let kept = self.selected_record().and_then(|r| id_of(r, id_field));
+        let kept = self.selected_shown().and_then(|r| r.id(self.id_field)).map(<[u8]>::to_vec);
         self.layout = layout;
-        self.columns = match &self.layout {
-            Some(layout) => layout.columns.clone(),
-            None => columns_of(&records, id_field),
-        };
-        self.cells = records.iter().map(|r| self.row_cells(r, id_field)).collect();
-        self.tones = self.cells.iter().map(|row| self.row_tones(row)).collect();
-        self.marks = vec![false; records.len()];
-        self.haystacks = self.cells.iter().map(|row| row.join(" ").to_lowercase()).collect();
-        self.records = records;
+        self.id_field = id_field;
+        self.columns = table.columns;
+        self.rows = table.rows.into_iter().map(|row| Shown { doc: doc.clone(), row, new: false }).collect();
+        self.haystacks.clear();
         self.notice = None;
         self.apply_filter();
-        let records = &self.records;
+        let rows = &self.rows;
         self.selected = kept
-            .and_then(|id| self.visible.iter().position(|i| id_of(&records[*i], id_field).as_ref() == Some(&id)))
+            .and_then(|id| self.visible.iter().position(|i| rows[*i].id(id_field) == Some(id.as_slice())))
             .unwrap_or(0);
         self.offset = 0;
     }
 
-    fn row_cells(&self, record: &Value, id_field: Option<&str>) -> Vec<String> {
-        self.columns
-            .iter()
-            .map(|column| {
-                let special = self.layout.as_ref().and_then(|layout| (layout.cell)(record, column));
-                match special {
-                    Some(text) => truncate_to_width(&inert(&text.replace(['\n', '\r', '\t'], " ")), MAX_CELL),
-                    None => cell_text(record, column, id_field),
-                }
-            })
-            .collect()
+    /// How rows of a later page of this list are made to join these ([`Browser::merge_rows`]):
+    /// under the columns shown, or the columns of their own records when nothing is shown.
+    pub fn spec_for_more(&self, id_field: Option<&'static str>) -> RowSpec {
+        match (&self.layout, self.rows.is_empty()) {
+            (layout, true) => RowSpec::new(id_field, layout.clone()),
+            (layout, false) => {
+                RowSpec { id_field, columns: Some(self.columns.clone()), cell: layout.as_ref().map(|l| l.cell) }
+            }
+        }
     }
 
-    fn row_tones(&self, row: &[String]) -> Vec<(usize, Tone)> {
-        self.columns
-            .iter()
-            .enumerate()
-            .filter_map(|(index, column)| Some((index, cell_tone(column.header(), row.get(index)?)?)))
-            .collect()
+    /// Tail mode with records built in code (tests): see [`Browser::merge_rows`].
+    pub fn merge_new(&mut self, fresh: Vec<Value>, id_field: Option<&'static str>, cap: usize) -> usize {
+        let (doc, nodes) = index_values(&fresh);
+        let table = self.spec_for_more(id_field).table(&doc, &nodes);
+        self.merge_rows(doc, table, id_field, cap)
     }
 
-    /// Tail mode: puts the records of a fresh first page that are not shown yet on top, marked
+    /// Tail mode: puts the rows of a fresh first page that are not shown yet on top, marked
     /// as new, keeping the cursor on the record it was on and the row filter as typed. At most
-    /// `cap` rows are kept (the oldest go). Returns how many arrived.
-    pub fn merge_new(&mut self, fresh: Vec<Value>, id_field: Option<&str>, cap: usize) -> usize {
-        if self.records.is_empty() {
+    /// `cap` rows are kept (the oldest go). `table` was made by [`Browser::spec_for_more`].
+    /// Returns how many arrived.
+    pub fn merge_rows(
+        &mut self,
+        doc: Arc<JsonDoc>,
+        table: crate::table::Table,
+        id_field: Option<&'static str>,
+        cap: usize,
+    ) -> usize {
+        if self.rows.is_empty() {
             // Nothing to keep: the columns come from the records that arrived.
-            let count = fresh.len();
+            let count = table.rows.len();
             let layout = self.layout.clone();
-            self.set_records_as(fresh, id_field, layout);
-            self.marks = vec![true; count];
-            self.mark_cells();
+            self.set_page(doc, table, id_field, layout);
+            self.mark_new(0..count);
             return count;
         }
-        let known: std::collections::HashSet<String> =
-            self.records.iter().filter_map(|r| id_of(r, id_field)).map(|id| id.to_string()).collect();
+        let known: std::collections::HashSet<&[u8]> = self.rows.iter().filter_map(|r| r.id(id_field)).collect();
         let mut seen = std::collections::HashSet::new();
-        let new: Vec<Value> = fresh
+        let new: Vec<Shown> = table
+            .rows
             .into_iter()
-            .filter(|r| {
-                id_of(r, id_field).is_some_and(|id| !known.contains(&id.to_string()) && seen.insert(id.to_string()))
-            })
+            .map(|row| Shown { doc: doc.clone(), row, new: true })
+            .filter(|shown| shown.id(id_field).is_some_and(|id| !known.contains(id) && seen.insert(id.to_vec())))
             .collect();
         let count = new.len();
         if count == 0 {
             return 0;
         }
         let kept = self.selected_index().map(|i| i + count);
-        let cells: Vec<Vec<String>> = new.iter().map(|r| self.row_cells(r, id_field)).collect();
-        let tones: Vec<Vec<(usize, Tone)>> = cells.iter().map(|row| self.row_tones(row)).collect();
-        let haystacks: Vec<String> = cells.iter().map(|row| row.join(" ").to_lowercase()).collect();
-        self.records.splice(0..0, new);
-        self.cells.splice(0..0, cells);
-        self.tones.splice(0..0, tones);
-        self.haystacks.splice(0..0, haystacks);
-        self.marks.splice(0..0, vec![true; count]);
-        self.mark_cells();
-        if self.records.len() > cap {
-            self.records.truncate(cap);
-            self.cells.truncate(cap);
-            self.tones.truncate(cap);
-            self.haystacks.truncate(cap);
-            self.marks.truncate(cap);
-        }
+        self.rows.splice(0..0, new);
+        self.mark_new(0..count);
+        self.rows.truncate(cap);
+        self.haystacks.clear();
         self.apply_filter();
         self.selected = kept.and_then(|index| self.visible.iter().position(|i| *i == index)).unwrap_or(0);
         count
     }
 
-    /// Puts [`NEW_MARK`] before the first cell of each marked row that lacks it.
-    fn mark_cells(&mut self) {
-        for (row, marked) in self.cells.iter_mut().zip(&self.marks) {
-            if let Some(first) = row.first_mut().filter(|cell| *marked && !cell.starts_with(NEW_MARK)) {
-                *first = format!("{NEW_MARK}{first}");
+    /// Marks rows as arrived while tailing: [`NEW_MARK`] before their first cell.
+    fn mark_new(&mut self, rows: std::ops::Range<usize>) {
+        for shown in self.rows.get_mut(rows).unwrap_or_default() {
+            shown.new = true;
+            if !shown.row.cells.starts_with(NEW_MARK) {
+                shown.row.cells = format!("{NEW_MARK}{}", shown.row.cells).into();
             }
         }
     }
 
     /// How many rows are marked as arrived while tailing.
     pub fn new_count(&self) -> usize {
-        self.marks.iter().filter(|m| **m).count()
+        self.rows.iter().filter(|r| r.new).count()
     }
 
-    /// Whether the row of `index` (into the records) arrived while tailing.
+    /// Whether the row of `index` arrived while tailing.
     pub fn is_new(&self, index: usize) -> bool {
-        self.marks.get(index).copied().unwrap_or(false)
+        self.rows.get(index).is_some_and(|r| r.new)
     }
 
     pub fn clear(&mut self) {
@@ -215,17 +235,48 @@ impl Browser {
         self.tail_note = None;
     }
 
-    pub fn records(&self) -> &[Value] {
-        &self.records
+    /// Every record, as values: for tests and small lists only (a page's records are read
+    /// through the index everywhere else).
+    pub fn records(&self) -> Vec<Value> {
+        self.rows.iter().map(|r| r.item().to_value()).collect()
     }
 
     pub fn row_count(&self) -> usize {
-        self.records.len()
+        self.rows.len()
     }
 
-    /// The record under the cursor, if any.
-    pub fn selected_record(&self) -> Option<&Value> {
-        self.visible.get(self.selected).and_then(|i| self.records.get(*i))
+    fn selected_shown(&self) -> Option<&Shown> {
+        self.visible.get(self.selected).and_then(|i| self.rows.get(*i))
+    }
+
+    /// The record under the cursor, as a value (one record is cheap to decode).
+    pub fn selected_record(&self) -> Option<Value> {
+        self.selected_shown().map(|r| r.item().to_value())
+    }
+
+    /// What the record under the cursor is, without decoding it.
+    pub fn selected_kind(&self) -> Option<Kind> {
+        self.selected_shown().map(|r| r.item().kind())
+    }
+
+    /// The record under the cursor as JSON text for the inspector: re-indented when small
+    /// enough to read that way, else its bytes in the page as they are.
+    pub fn selected_json(&self) -> Option<bytes::Bytes> {
+        const PRETTY_LIMIT: usize = 1024 * 1024;
+        let shown = self.selected_shown()?;
+        let (doc, id) = (&shown.doc, shown.row.record);
+        Some(match doc.pretty(id, PRETTY_LIMIT) {
+            Some(text) => text.into(),
+            None => doc.body().slice(doc.value_start(id)..doc.value_end(id)),
+        })
+    }
+
+    /// The first record whose `field` is the string `value`.
+    pub fn find_record(&self, field: &str, value: &str) -> Option<Value> {
+        self.rows
+            .iter()
+            .find(|r| r.item().get(field).and_then(Item::as_str).as_deref() == Some(value))
+            .map(|r| r.item().to_value())
     }
 
     pub fn selected_index(&self) -> Option<usize> {
@@ -238,8 +289,15 @@ impl Browser {
 
     fn apply_filter(&mut self) {
         let needle = self.filter.to_lowercase();
-        self.visible =
-            (0..self.records.len()).filter(|i| needle.is_empty() || self.haystacks[*i].contains(&needle)).collect();
+        if needle.is_empty() {
+            self.visible = (0..self.rows.len()).collect();
+        } else {
+            if self.haystacks.len() != self.rows.len() {
+                self.haystacks =
+                    self.rows.iter().map(|r| r.row.cells.replace(CELL_SEPARATOR, " ").to_lowercase().into()).collect();
+            }
+            self.visible = (0..self.rows.len()).filter(|i| self.haystacks[*i].contains(&needle)).collect();
+        }
         self.selected = self.selected.min(self.visible.len().saturating_sub(1));
     }
 
@@ -352,7 +410,7 @@ impl Browser {
         if !self.filter.is_empty() || self.filter_editing {
             let cursor = if self.filter_editing { "▏" } else { "" };
             title.push(Span::styled(format!("/{}{cursor} ", inert(&self.filter)), theme.accent));
-            title.push(Span::styled(format!("{} of {} ", self.visible.len(), self.records.len()), theme.muted));
+            title.push(Span::styled(format!("{} of {} ", self.visible.len(), self.rows.len()), theme.muted));
         }
         let block = Block::default().borders(Borders::ALL).border_style(theme.border(focused)).title(Line::from(title));
         let inner = block.inner(area);
@@ -367,7 +425,7 @@ impl Browser {
             return;
         }
         if self.visible.is_empty() {
-            let text = if self.records.is_empty() { "no records" } else { "no row matches the filter" };
+            let text = if self.rows.is_empty() { "no records" } else { "no row matches the filter" };
             frame.render_widget(Paragraph::new(text).style(theme.muted), inner);
             return;
         }
@@ -379,31 +437,27 @@ impl Browser {
             self.offset = self.selected + 1 - self.height;
         }
         let end = (self.offset + self.height).min(self.visible.len());
-        let rows: Vec<Row> = self.visible[self.offset..end]
+        // The cells of the rows on screen, split once for the widths and the drawing.
+        let on_screen: Vec<(usize, Vec<&str>)> =
+            self.visible[self.offset..end].iter().map(|&row| (row, self.rows[row].row.cells().collect())).collect();
+        let widths = self.column_widths(&on_screen, inner.width);
+        let rows: Vec<Row> = on_screen
             .iter()
             .enumerate()
-            .map(|(i, row)| {
+            .map(|(i, (row, cells))| {
                 let style = if self.offset + i == self.selected { theme.selected(focused) } else { theme.text };
-                let tones = self.tones.get(*row).map_or(&[][..], Vec::as_slice);
                 let marked = self.is_new(*row);
-                let cells =
-                    self.cells[*row].iter().zip(&self.columns).enumerate().map(move |(index, (text, column))| {
-                        let line = if column.money {
-                            Line::from(text.as_str()).right_aligned()
-                        } else {
-                            Line::from(text.as_str())
-                        };
-                        let tone = tones.iter().find(|(i, _)| *i == index).map(|(_, tone)| *tone);
-                        match tone {
-                            Some(tone) => Cell::from(line).style(tone.style(theme)),
-                            None if marked && index == 0 => Cell::from(line).style(theme.success),
-                            None => Cell::from(line),
-                        }
-                    });
+                let cells = cells.iter().zip(&self.columns).enumerate().map(move |(index, (text, column))| {
+                    let line = if column.money { Line::from(*text).right_aligned() } else { Line::from(*text) };
+                    match cell_tone(column.header(), text) {
+                        Some(tone) => Cell::from(line).style(tone.style(theme)),
+                        None if marked && index == 0 => Cell::from(line).style(theme.success),
+                        None => Cell::from(line),
+                    }
+                });
                 Row::new(cells).style(style)
             })
             .collect();
-        let widths = self.column_widths(inner.width);
         let header = Row::new(self.columns.iter().map(|c| {
             let name = Line::from(inert(&c.label()).into_owned());
             Cell::from(if c.money { name.right_aligned() } else { name })
@@ -417,15 +471,16 @@ impl Browser {
     /// at their narrowest are left out, then the
     /// widest others shrink (down to 12 characters; the id and dates keep their width), so the
     /// columns shown get the room of those left out.
-    fn column_widths(&self, total: u16) -> Vec<Constraint> {
-        let end = (self.offset + self.height).min(self.visible.len());
+    fn column_widths(&self, on_screen: &[(usize, Vec<&str>)], total: u16) -> Vec<Constraint> {
+        fn cell<'a>(row: &[&'a str], c: usize) -> &'a str {
+            row.get(c).copied().unwrap_or_default()
+        }
         let mut widths: Vec<u16> = self
             .columns
             .iter()
             .enumerate()
             .map(|(c, name)| {
-                let widest =
-                    self.visible[self.offset..end].iter().map(|r| self.cells[*r][c].width()).max().unwrap_or(0);
+                let widest = on_screen.iter().map(|(_, row)| cell(row, c).width()).max().unwrap_or(0);
                 u16::try_from(widest.max(name.label().width()).min(40)).unwrap_or(40)
             })
             .collect();
@@ -437,7 +492,7 @@ impl Browser {
         // deliveries) gives its room up first; it comes back when rows with values scroll in.
         if widths.iter().map(|w| w + 1).sum::<u16>() > total {
             for (c, width) in widths.iter_mut().enumerate().skip(1) {
-                if self.visible[self.offset..end].iter().all(|r| self.cells[*r][c].is_empty()) {
+                if on_screen.iter().all(|(_, row)| cell(row, c).is_empty()) {
                     *width = 0;
                 }
             }
@@ -464,11 +519,16 @@ impl Browser {
     }
 }
 
-/// A record's id for keeping the cursor on it: its `id_field`, or a bare value itself.
-fn id_of(record: &Value, id_field: Option<&str>) -> Option<Value> {
-    match (record, id_field) {
-        (Value::Object(map), Some(field)) => map.get(field).cloned(),
-        (other, _) => Some(other.clone()),
+/// Records built in code as one indexed page, the way a page that arrived is read.
+fn index_values(records: &[Value]) -> (Arc<JsonDoc>, Vec<NodeId>) {
+    let body = serde_json::to_vec(records).unwrap_or_else(|_| b"[]".to_vec());
+    let doc = JsonDoc::parse(body.into()).or_else(|_| JsonDoc::parse(bytes::Bytes::from_static(b"[]")));
+    match doc {
+        Ok(doc) => {
+            let nodes = doc.children(NodeId::ROOT).collect();
+            (Arc::new(doc), nodes)
+        }
+        Err(_) => unreachable!("`[]` is JSON"),
     }
 }
 

@@ -5,6 +5,7 @@
 //! [`JsonTree`] and formats only the lines that fit on screen.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -17,6 +18,7 @@ use ratatui::widgets::Block;
 use ratatui::Frame;
 
 use crate::inert::inert;
+use crate::json_index::JsonError;
 use crate::tui::json_tree::{visible_text, JsonDoc, JsonTree, Kind, LineIndex, Searcher, TreeLine};
 use crate::tui::theme::Theme;
 
@@ -156,9 +158,22 @@ impl Inspector {
     }
 
     /// Shows a response, replacing the previous one. JSON (by content type or first byte) is
-    /// indexed here, once; anything else is shown as text or summarised when binary.
+    /// indexed here, once; anything else is shown as text or summarised when binary. Big
+    /// bodies are indexed off the UI thread and shown with [`Inspector::show_indexed`].
     pub fn show(&mut self, view: ResponseView) {
-        self.body = classify(&view);
+        let body = classify(&view, None);
+        self.show_as(view, body);
+    }
+
+    /// Shows a response whose body was indexed already (or failed to be): the index is shared
+    /// with the browser's rows, not built again.
+    pub fn show_indexed(&mut self, view: ResponseView, indexed: Result<Arc<JsonDoc>, JsonError>) {
+        let body = classify(&view, Some(indexed));
+        self.show_as(view, body);
+    }
+
+    fn show_as(&mut self, view: ResponseView, body: Body) {
+        self.body = body;
         self.unfiltered = None;
         self.jq.input = None;
         self.jq.applied = None;
@@ -907,24 +922,31 @@ fn filter_result(code: &str, shown: &Body, body: &Bytes, limit: usize) -> Result
     Ok((JsonTree::new(doc), count))
 }
 
-/// Decides once how to show a body: JSON when the content type says so or the text starts
-/// like an object or array; text when it is UTF-8; a summary otherwise.
-fn classify(view: &ResponseView) -> Body {
+/// Whether a body is read as JSON: not empty, not a binary type, and JSON by its content type
+/// or its first byte.
+pub fn looks_like_json(view: &ResponseView) -> bool {
+    let content_type = view.content_type.as_deref().unwrap_or("").to_ascii_lowercase();
+    let binary_type = BINARY_TYPES.iter().any(|prefix| content_type.starts_with(prefix));
+    let first = view.body.iter().find(|c| !c.is_ascii_whitespace());
+    !view.body.is_empty() && !binary_type && (content_type.contains("json") || matches!(first, Some(b'{' | b'[')))
+}
+
+const BINARY_TYPES: &[&str] =
+    &["audio/", "image/", "video/", "application/octet-stream", "application/pdf", "application/zip"];
+
+/// Decides once how to show a body: JSON when [`looks_like_json`] (indexed here unless
+/// `indexed` brings the index); text when it is UTF-8; a summary otherwise.
+fn classify(view: &ResponseView, indexed: Option<Result<Arc<JsonDoc>, JsonError>>) -> Body {
     let body = &view.body;
     if body.is_empty() {
         return Body::Empty;
     }
     let content_type = view.content_type.as_deref().unwrap_or("").to_ascii_lowercase();
-    let binary_type = ["audio/", "image/", "video/", "application/octet-stream", "application/pdf", "application/zip"]
-        .iter()
-        .any(|prefix| content_type.starts_with(prefix));
-    if binary_type {
+    if BINARY_TYPES.iter().any(|prefix| content_type.starts_with(prefix)) {
         return Body::Binary;
     }
-    let first = body.iter().find(|c| !c.is_ascii_whitespace());
-    let looks_json = content_type.contains("json") || matches!(first, Some(b'{' | b'['));
-    if looks_json {
-        match JsonDoc::parse(body.clone()) {
+    if looks_like_json(view) {
+        match indexed.unwrap_or_else(|| JsonDoc::parse(body.clone()).map(Arc::new)) {
             Ok(doc) => return Body::Json(Box::new(JsonTree::new(doc))),
             Err(error) if is_text(body) => {
                 return Body::Text { note: Some(format!("not valid JSON: {error}")) };

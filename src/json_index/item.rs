@@ -1,0 +1,152 @@
+//! Reading values out of the index: a member by key, a record's field by path, a scalar as
+//! text or number, and where a list response keeps its records. What the table's cells and
+//! the views built from a page read, without a `serde_json::Value` of the page.
+
+use std::borrow::Cow;
+
+use serde_json::Value;
+
+use super::{decode_string, JsonDoc, Kind, NodeId};
+
+/// One value of a document: a cheap handle to read it by.
+#[derive(Clone, Copy, Debug)]
+pub struct Item<'d> {
+    pub doc: &'d JsonDoc,
+    pub id: NodeId,
+}
+
+impl<'d> Item<'d> {
+    pub fn new(doc: &'d JsonDoc, id: NodeId) -> Item<'d> {
+        Item { doc, id }
+    }
+
+    pub fn kind(self) -> Kind {
+        self.doc.kind(self.id)
+    }
+
+    /// The member `key` of an object; `None` for anything else or when it is missing. Keys
+    /// are compared as written where they hold no escape, which is nearly always.
+    pub fn get(self, key: &str) -> Option<Item<'d>> {
+        if self.kind() != Kind::Object {
+            return None;
+        }
+        let doc = self.doc;
+        doc.children(self.id)
+            .find(|&child| match doc.raw_key(child) {
+                Some(raw) if !raw.contains(&b'\\') => raw == key.as_bytes(),
+                Some(_) => doc.key(child).as_deref() == Some(key),
+                None => false,
+            })
+            .map(|id| Item { doc, id })
+    }
+
+    /// The value at a path of member keys (`["message", "headers", "subject"]`).
+    pub fn path<S: AsRef<str>>(self, path: &[S]) -> Option<Item<'d>> {
+        path.iter().try_fold(self, |item, key| item.get(key.as_ref()))
+    }
+
+    /// The items of an array, or the values of an object's members, in order.
+    pub fn children(self) -> impl Iterator<Item = Item<'d>> + 'd {
+        let doc = self.doc;
+        doc.children(self.id).map(move |id| Item { doc, id })
+    }
+
+    /// Members of an object or items of an array.
+    pub fn len(self) -> usize {
+        self.doc.child_count(self.id)
+    }
+
+    pub fn is_empty(self) -> bool {
+        self.len() == 0
+    }
+
+    /// A string's text, unescaped; `None` for other kinds.
+    pub fn as_str(self) -> Option<String> {
+        self.str_prefix(usize::MAX).map(|(text, _)| text)
+    }
+
+    /// At most `max_chars` of a string's text, and whether it was cut: a cell needs only what
+    /// fits, and a string can be megabytes long.
+    pub fn str_prefix(self, max_chars: usize) -> Option<(String, bool)> {
+        let start = self.doc.value_start(self.id);
+        (self.kind() == Kind::String).then(|| decode_string(self.doc.body(), start + 1, max_chars, false))
+    }
+
+    /// A number, a boolean or `null` exactly as written; `None` for strings and containers.
+    pub fn literal(self) -> Option<Cow<'d, str>> {
+        match self.kind() {
+            Kind::Number | Kind::Bool | Kind::Null => Some(String::from_utf8_lossy(self.doc.text(self.id))),
+            _ => None,
+        }
+    }
+
+    pub fn as_f64(self) -> Option<f64> {
+        (self.kind() == Kind::Number).then(|| self.literal()?.parse().ok()).flatten()
+    }
+
+    pub fn as_i64(self) -> Option<i64> {
+        (self.kind() == Kind::Number).then(|| self.literal()?.parse().ok()).flatten()
+    }
+
+    pub fn is_null(self) -> bool {
+        self.kind() == Kind::Null
+    }
+
+    /// The value as a `serde_json::Value`, for code that works on one record (a form's
+    /// values, a view of one shipment); never for a whole page.
+    pub fn to_value(self) -> Value {
+        serde_json::from_slice(self.doc.text(self.id)).unwrap_or(Value::Null)
+    }
+}
+
+/// Where a list response keeps its records: the member holding them (`None` when the body is
+/// the array itself) and the array.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RecordsAt {
+    pub key: Option<String>,
+    pub array: NodeId,
+}
+
+impl JsonDoc {
+    /// The document's top-level value.
+    pub fn root(&self) -> Item<'_> {
+        Item { doc: self, id: NodeId::ROOT }
+    }
+
+    pub fn item(&self, id: NodeId) -> Item<'_> {
+        Item { doc: self, id }
+    }
+
+    /// The records of a list response: the array itself, or the array member that holds them
+    /// (`value` for AvaTax, `items` for Mailgun, the plural resource name for EasyPost, ...): a
+    /// conventional name first, then the first array of objects, then a lone array member (a
+    /// list of bare ids, TaxJar's `{"orders": ["123", ...]}`).
+    pub fn records_at(&self) -> Option<RecordsAt> {
+        let root = self.root();
+        match root.kind() {
+            Kind::Array => return Some(RecordsAt { key: None, array: NodeId::ROOT }),
+            Kind::Object => {}
+            _ => return None,
+        }
+        let found = |item: Item<'_>| RecordsAt { key: self.key(item.id), array: item.id };
+        for key in ["value", "items", "data", "results"] {
+            if let Some(array) = root.get(key).filter(|i| i.kind() == Kind::Array) {
+                return Some(found(array));
+            }
+        }
+        let all_objects = |array: Item<'_>| array.children().all(|item| item.kind() == Kind::Object);
+        if let Some(array) = root.children().find(|m| m.kind() == Kind::Array && all_objects(*m)) {
+            return Some(found(array));
+        }
+        match (root.len(), root.children().next()) {
+            (1, Some(only)) if only.kind() == Kind::Array => Some(found(only)),
+            _ => None,
+        }
+    }
+
+    /// The records of a list response, in order.
+    pub fn records(&self) -> Option<Vec<NodeId>> {
+        let at = self.records_at()?;
+        Some(self.children(at.array).collect())
+    }
+}

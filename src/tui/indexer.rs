@@ -1,0 +1,115 @@
+//! Bodies indexed off the UI thread. A response is indexed once ([`JsonDoc`]), a list page's
+//! rows are made from that index ([`RowSpec::table`]), and the console gets both back as a
+//! [`Background::Indexed`] report, so a 200 MB body never stops the keys. While a job runs its
+//! [`Watch`] says how far it got, and cancelling it stops the work within about a megabyte.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use bytes::Bytes;
+use tokio::sync::mpsc::UnboundedSender;
+
+use crate::catalog::Operation;
+use crate::client;
+use crate::json_index::{JsonDoc, JsonError, Kind, NodeId, Watch};
+use crate::table::{RowSpec, Table};
+use crate::tui::app::Background;
+use crate::tui::components::chart::{self, TimeSeries};
+use crate::tui::components::inspector::ResponseView;
+
+/// Largest page whose records are decoded to look for a time series: charts are drawn from
+/// stats and candles pages, which are small, and decoding is what the index exists to avoid.
+const CHART_BODY_LIMIT: usize = 8 * 1024 * 1024;
+
+/// What a finished job hands back.
+#[derive(Debug)]
+pub struct Indexed {
+    pub doc: Arc<JsonDoc>,
+    /// The page's rows, when rows were asked for and the body is a list.
+    pub table: Option<Table>,
+    /// The page's time series, when it is one.
+    pub series: Option<TimeSeries>,
+}
+
+/// What a job is for: what the console does with its result.
+pub enum Then {
+    /// A list page for the browser (and the inspector).
+    Page {
+        op: &'static Operation,
+        values: client::Values,
+        request: client::PreparedRequest,
+        previous: Vec<client::PreparedRequest>,
+        response: client::Response,
+    },
+    /// A tail poll's page: its new rows join the browser's.
+    Tail { op: &'static Operation },
+    /// A response for the inspector only.
+    Inspect { view: ResponseView },
+}
+
+/// A job in progress.
+pub struct Job {
+    pub tab: usize,
+    pub watch: Arc<Watch>,
+    /// The body's size, for the progress note.
+    pub size: usize,
+    pub started: Instant,
+    pub then: Then,
+}
+
+impl Job {
+    /// `34.0 of 50.0 MB`, for the status line and the browser.
+    pub fn progress(&self) -> String {
+        let mb = |bytes: usize| bytes as f64 / (1024.0 * 1024.0);
+        let done = self.watch.done().min(self.size);
+        if done >= self.size {
+            return format!("{:.1} MB indexed, making rows", mb(self.size));
+        }
+        format!("{:.1} of {:.1} MB ({}%)", mb(done), mb(self.size), done * 100 / self.size.max(1))
+    }
+}
+
+/// Indexes `body`, and makes its rows with `rows` when it is a list: what a job does, on
+/// whatever thread it runs (benchmarks call it directly).
+pub fn index(body: Bytes, watch: &Watch, rows: Option<&RowSpec>) -> Result<Indexed, JsonError> {
+    let doc = Arc::new(JsonDoc::parse_watched(body, watch)?);
+    let records = rows.and_then(|_| doc.records());
+    let (table, series) = match (rows, records) {
+        (Some(spec), Some(records)) => {
+            let series = time_series(&doc, &records);
+            (Some(spec.table(&doc, &records)), series)
+        }
+        _ => (None, None),
+    };
+    Ok(Indexed { doc, table, series })
+}
+
+/// The page's time series: its records are decoded only when the first one looks like a point
+/// (a candle array, or an object not named by a string id) and the page is small.
+fn time_series(doc: &JsonDoc, records: &[NodeId]) -> Option<TimeSeries> {
+    let first = doc.item(*records.first()?);
+    let candidate = match first.kind() {
+        Kind::Array => true,
+        Kind::Object => first.get("id").is_none_or(|id| id.kind() != Kind::String),
+        _ => false,
+    };
+    if !candidate || doc.body().len() > CHART_BODY_LIMIT {
+        return None;
+    }
+    let values: Vec<serde_json::Value> = records.iter().map(|id| doc.item(*id).to_value()).collect();
+    chart::detect(&values)
+}
+
+/// Runs a job on the blocking pool (inline when there is no runtime) and reports it as
+/// [`Background::Indexed`] with its `ticket`.
+pub fn spawn(reports: UnboundedSender<Background>, ticket: u64, body: Bytes, watch: Arc<Watch>, rows: Option<RowSpec>) {
+    let job = move || {
+        let result = index(body, &watch, rows.as_ref());
+        // The console may be gone, or the job cancelled: nobody is waiting then.
+        let _ = reports.send(Background::Indexed(ticket, result));
+    };
+    match tokio::runtime::Handle::try_current() {
+        Ok(runtime) => drop(runtime.spawn_blocking(job)),
+        Err(_) => job(),
+    }
+}
