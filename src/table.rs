@@ -114,11 +114,30 @@ impl RowSpec {
     }
 
     /// The table of `records` of `doc`: each cell formatted once, inert and cut to
-    /// [`MAX_CELL`].
+    /// [`MAX_CELL`]. A long page is shared out among the cores: this runs off the UI thread,
+    /// which is idle until the rows are there.
     pub fn table(&self, doc: &JsonDoc, records: &[NodeId]) -> Table {
         let columns = self.columns.clone().unwrap_or_else(|| columns_of(doc, records, self.id_field));
-        let mut line = String::new();
-        let rows = records
+        let threads = std::thread::available_parallelism().map_or(1, usize::from).min(4);
+        let rows = if records.len() < PARALLEL_ROWS_FROM || threads < 2 {
+            self.rows(doc, records, &columns)
+        } else {
+            let chunk = records.len().div_ceil(threads);
+            std::thread::scope(|scope| {
+                let parts: Vec<_> =
+                    records.chunks(chunk).map(|part| scope.spawn(|| self.rows(doc, part, &columns))).collect();
+                // A part whose thread panicked yields no rows rather than taking the console down.
+                parts.into_iter().flat_map(|part| part.join().unwrap_or_default()).collect()
+            })
+        };
+        Table { columns, rows }
+    }
+
+    fn rows(&self, doc: &JsonDoc, records: &[NodeId], columns: &[Column]) -> Vec<Row> {
+        // Both buffers are reused for every cell: a page of 40,000 rows allocates its rows'
+        // text and little else.
+        let (mut line, mut scratch) = (String::new(), String::new());
+        records
             .iter()
             .map(|&record| {
                 line.clear();
@@ -127,18 +146,20 @@ impl RowSpec {
                     if index > 0 {
                         line.push(CELL_SEPARATOR);
                     }
-                    let special = self.cell.and_then(|cell| cell(item, column));
-                    match special {
-                        Some(text) => line.push_str(&clean_cell(&text)),
-                        None => line.push_str(&cell_text(item, column, self.id_field)),
+                    match self.cell.and_then(|cell| cell(item, column)) {
+                        Some(text) => push_clean(&mut line, &text),
+                        None => push_cell(&mut line, &mut scratch, item, column, self.id_field),
                     }
                 }
                 Row { record, cells: line.as_str().into() }
             })
-            .collect();
-        Table { columns, rows }
+            .collect()
     }
 }
+
+/// Pages with fewer records than this are made into rows on one thread: starting threads would
+/// cost more than it saves.
+const PARALLEL_ROWS_FROM: usize = 4_000;
 
 /// The columns of a page: `id_field` first, then the scalar leaves of the first records in
 /// order of appearance, nested objects flattened.
@@ -206,53 +227,70 @@ const PRIMARY_AMOUNTS: &[&str] =
 /// The generic text of a record's cell: strings as they are, numbers as written (money in
 /// money format, millisecond times as dates), containers as their size.
 pub fn cell_text(record: Item<'_>, column: &Column, id_field: Option<&str>) -> String {
+    let mut out = String::new();
+    push_cell(&mut out, &mut String::new(), record, column, id_field);
+    out
+}
+
+/// [`cell_text`] appended to `out`; `scratch` is a buffer to decode into.
+fn push_cell(out: &mut String, scratch: &mut String, record: Item<'_>, column: &Column, id_field: Option<&str>) {
     let value = match record.kind() {
         Kind::Object => record.path(&column.path),
         // A list of bare values (channel names): the value is the id column.
         _ if Some(column.header()) == id_field || column.header() == "value" => Some(record),
         _ => None,
     };
-    let Some(value) = value else { return String::new() };
-    let text = match value.kind() {
-        Kind::Null => return String::new(),
-        Kind::Object => format!("{{…{}}}", value.len()),
-        Kind::Array => format!("[…{}]", value.len()),
+    let Some(value) = value else { return };
+    match value.kind() {
+        Kind::Null => {}
+        Kind::Object => push_clean(out, &format!("{{…{}}}", value.len())),
+        Kind::Array => push_clean(out, &format!("[…{}]", value.len())),
         Kind::String => {
             // Only what a cell can show is decoded: a string may be megabytes long.
-            let (mut text, cut) = value.str_prefix(MAX_CELL + 1).unwrap_or_default();
-            if column.money {
-                if let Some(amount) = money::money_text(&text).filter(|_| !cut) {
-                    return amount;
+            scratch.clear();
+            let cut = value.push_str_prefix(scratch, MAX_CELL + 1).unwrap_or_default();
+            match (column.money && !cut).then(|| money::money_text(scratch)).flatten() {
+                Some(amount) => push_clean(out, &amount),
+                None if cut => {
+                    scratch.push('…');
+                    push_clean(out, scratch);
                 }
+                None => push_clean(out, scratch),
             }
-            if cut {
-                text.push('…');
-            }
-            text
         }
         Kind::Number => {
             let literal = value.literal().unwrap_or_default();
-            match () {
-                () if column.money => money::money_text(&literal).unwrap_or_else(|| literal.into_owned()),
-                () if is_time_column(column.header()) => {
-                    value.as_i64().and_then(epoch_ms_text).unwrap_or_else(|| literal.into_owned())
-                }
-                () => literal.into_owned(),
-            }
+            let formatted = match () {
+                () if column.money => money::money_text(&literal),
+                () if is_time_column(column.header()) => value.as_i64().and_then(epoch_ms_text),
+                () => None,
+            };
+            push_clean(out, formatted.as_deref().unwrap_or(&literal));
         }
-        Kind::Bool => value.literal().unwrap_or_default().into_owned(),
-    };
-    clean_cell(&text)
+        Kind::Bool => push_clean(out, &value.literal().unwrap_or_default()),
+    }
 }
 
 /// A cell's text on one line, inert and cut to [`MAX_CELL`] columns.
 pub fn clean_cell(text: &str) -> String {
+    let mut out = String::new();
+    push_clean(&mut out, text);
+    out
+}
+
+/// [`clean_cell`] appended to `out`, without a copy of its own for the usual short, printable
+/// ASCII cell.
+pub fn push_clean(out: &mut String, text: &str) {
+    if text.len() <= MAX_CELL && text.bytes().all(|b| (0x20..0x7f).contains(&b)) {
+        out.push_str(text);
+        return;
+    }
     let one_line = if text.contains(['\n', '\r', '\t']) {
         Cow::Owned(text.replace(['\n', '\r', '\t'], " "))
     } else {
         Cow::Borrowed(text)
     };
-    truncate_to_width(&inert(&one_line), MAX_CELL)
+    out.push_str(&truncate_to_width(&inert(&one_line), MAX_CELL));
 }
 
 /// `text` in at most `max` terminal columns, cut with `…` between characters, so a wide

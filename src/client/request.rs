@@ -439,9 +439,19 @@ fn finish(
     Ok(response)
 }
 
+/// Whether a body is JSON. A big body is only checked to start and end like JSON: whoever
+/// reads it validates it anyway (the console's index, `--jq`), and a second full pass over
+/// 50 MB here would cost as much as indexing it.
 fn is_json(body: &[u8]) -> bool {
-    serde_json::from_slice::<serde::de::IgnoredAny>(body).is_ok()
+    if body.len() <= FULLY_CHECKED_JSON {
+        return serde_json::from_slice::<serde::de::IgnoredAny>(body).is_ok();
+    }
+    let text = body.trim_ascii();
+    matches!((text.first(), text.last()), (Some(b'{'), Some(b'}')) | (Some(b'['), Some(b']')))
 }
+
+/// Bodies up to this size are parsed to tell whether they are JSON.
+const FULLY_CHECKED_JSON: usize = 1024 * 1024;
 
 /// Bytes of a non-JSON body shown in the error: enough to recognise a login page or a proxy.
 const PREVIEW_BYTES: usize = 120;

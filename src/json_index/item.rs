@@ -6,7 +6,7 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
-use super::{decode_string, JsonDoc, Kind, NodeId};
+use super::{decode_string_into, JsonDoc, Kind, NodeId};
 
 /// One value of a document: a cheap handle to read it by.
 #[derive(Clone, Copy, Debug)]
@@ -31,11 +31,28 @@ impl<'d> Item<'d> {
             return None;
         }
         let doc = self.doc;
+        let body = doc.body().as_ref();
+        let wanted = key.as_bytes();
         doc.children(self.id)
-            .find(|&child| match doc.raw_key(child) {
-                Some(raw) if !raw.contains(&b'\\') => raw == key.as_bytes(),
-                Some(_) => doc.key(child).as_deref() == Some(key),
-                None => false,
+            .find(|&child| {
+                // A member starts at its key's opening quote. Most keys are told apart by their
+                // first byte; a key written with escapes starts with one or is a plain match.
+                let raw = doc.start_offset(child) + 1;
+                match body.get(raw) {
+                    Some(b'\\') => doc.key(child).as_deref() == Some(key),
+                    Some(&first) if wanted.first() == Some(&first) => {
+                        let end = raw + wanted.len();
+                        if body.get(raw..end) == Some(wanted) && body.get(end) == Some(&b'"') {
+                            return true;
+                        }
+                        // The same start, but an escape further on may still spell the key.
+                        let written = body.get(raw..).unwrap_or_default();
+                        let stop = memchr::memchr2(b'"', b'\\', written);
+                        stop.is_some_and(|at| written[at] == b'\\') && doc.key(child).as_deref() == Some(key)
+                    }
+                    Some(b'"') => wanted.is_empty(),
+                    _ => false,
+                }
             })
             .map(|id| Item { doc, id })
     }
@@ -68,8 +85,15 @@ impl<'d> Item<'d> {
     /// At most `max_chars` of a string's text, and whether it was cut: a cell needs only what
     /// fits, and a string can be megabytes long.
     pub fn str_prefix(self, max_chars: usize) -> Option<(String, bool)> {
+        let mut text = String::new();
+        let cut = self.push_str_prefix(&mut text, max_chars)?;
+        Some((text, cut))
+    }
+
+    /// [`Item::str_prefix`] appended to `out` (no allocation of its own); whether it was cut.
+    pub fn push_str_prefix(self, out: &mut String, max_chars: usize) -> Option<bool> {
         let start = self.doc.value_start(self.id);
-        (self.kind() == Kind::String).then(|| decode_string(self.doc.body(), start + 1, max_chars, false))
+        (self.kind() == Kind::String).then(|| decode_string_into(out, self.doc.body(), start + 1, max_chars, false))
     }
 
     /// A number, a boolean or `null` exactly as written; `None` for strings and containers.

@@ -208,9 +208,9 @@ impl JsonDoc {
         let mut parser = Parser {
             b: &body,
             pos: 0,
-            // A guess that avoids most regrowth on typical API bodies; untouched capacity is
-            // not resident, and the vector is shrunk to fit at the end.
-            nodes: Vec::with_capacity(body.len() / 16 + 1),
+            // API records run about one value per 20 to 30 bytes; the vector grows by a quarter
+            // when that guess is short (see `Parser::push`) and is shrunk to fit at the end.
+            nodes: Vec::with_capacity(body.len() / 32 + 16),
             open: Vec::new(),
             max_nodes: (body.len().saturating_mul(BUDGET_TIMES_BODY) + BUDGET_SLACK) / std::mem::size_of::<Node>(),
             next_check: CHECK_EVERY,
@@ -490,6 +490,12 @@ fn truncate_ascii(text: &[u8], max_chars: usize) -> String {
 /// control characters come out as escapes so the result stays on one line.
 fn decode_string(b: &[u8], from: usize, max_chars: usize, display: bool) -> (String, bool) {
     let mut out = String::new();
+    let cut = decode_string_into(&mut out, b, from, max_chars, display);
+    (out, cut)
+}
+
+/// [`decode_string`] appending to `out`; returns whether it stopped early.
+fn decode_string_into(out: &mut String, b: &[u8], from: usize, max_chars: usize, display: bool) -> bool {
     let mut room = max_chars;
     let mut pos = from;
     loop {
@@ -499,26 +505,35 @@ fn decode_string(b: &[u8], from: usize, max_chars: usize, display: bool) -> (Str
         // plus one character's worth so a cut never lands inside the last shown one.
         let budget = room.saturating_mul(4).saturating_add(4);
         let run = rest.get(..run_len.min(budget)).unwrap_or_default();
-        for c in String::from_utf8_lossy(run).chars() {
-            if room == 0 {
-                return (out, true);
+        match std::str::from_utf8(run) {
+            // The common case: plain text that fits, copied at once.
+            Ok(text) if !display && text.len() <= room => {
+                out.push_str(text);
+                room -= text.chars().count();
             }
-            room -= 1;
-            push_char(&mut out, c, display);
+            _ => {
+                for c in String::from_utf8_lossy(run).chars() {
+                    if room == 0 {
+                        return true;
+                    }
+                    room -= 1;
+                    push_char(out, c, display);
+                }
+            }
         }
         if run.len() < run_len {
-            return (out, true);
+            return true;
         }
         pos += run_len;
         if b.get(pos) != Some(&b'\\') {
-            return (out, false);
+            return false;
         }
         let (c, len) = decode_escape(b, pos);
         if room == 0 {
-            return (out, true);
+            return true;
         }
         room -= 1;
-        push_char(&mut out, c, display);
+        push_char(out, c, display);
         pos += len;
     }
 }

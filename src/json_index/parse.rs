@@ -41,6 +41,11 @@ impl Parser<'_> {
         if self.nodes.len() == self.next_check {
             self.checkpoint()?;
         }
+        if self.nodes.len() == self.nodes.capacity() {
+            // A quarter more rather than double: a 200 MB body must not reserve 400 MB of
+            // nodes it will not use (big allocations are remapped, not copied, when they grow).
+            self.nodes.reserve_exact(self.nodes.capacity() / 4 + 16);
+        }
         let parent = match self.open.last_mut() {
             Some(open) => {
                 open.count += 1;
