@@ -413,6 +413,29 @@ mod tests {
     }
 
     #[test]
+    fn cells_read_from_the_index() {
+        let record = json!({"id": "a\"b", "note": format!("line\n{}", "ü".repeat(1_000_000)), "amount": "1234.5",
+            "created": 1_700_000_000_000_i64, "meta": {"a": 1, "b": [1, 2]}, "tags": [1, 2, 3], "gone": null,
+            "ok": false, "bidi": "a\u{202e}b"});
+        let columns = ["id", "note", "amount", "created", "meta", "tags", "gone", "ok", "bidi"]
+            .map(|name| Column::new(vec![name.to_owned()]))
+            .to_vec();
+        let spec = RowSpec { id_field: Some("id"), columns: Some(columns), cell: None };
+        let cells = cells_of(&record, &spec);
+        assert_eq!(cells[0], "a\"b");
+        assert!(cells[1].starts_with("line üü") && cells[1].ends_with('…'), "one line, cut: {}", cells[1]);
+        assert_eq!(cells[1].chars().count(), MAX_CELL);
+        assert_eq!(&cells[2..8], ["1,234.50", "2023-11-14 22:13:20", "{…2}", "[…3]", "", "false"]);
+        assert_eq!(cells[8], "a\\u{202e}b", "inert");
+        let rows = vec![json!({"id": 1, "n": 2}), json!({"id": 2, "n": 3})];
+        let doc = JsonDoc::parse(serde_json::to_vec(&rows).unwrap().into()).unwrap();
+        let table = RowSpec::new(Some("id"), None).table(&doc, &doc.records().unwrap());
+        let cells: Vec<Vec<&str>> = table.rows.iter().map(|r| r.cells().collect()).collect();
+        assert_eq!(cells, [["1", "2"], ["2", "3"]]);
+        assert_eq!(table.rows[1].cell(1), "3");
+    }
+
+    #[test]
     fn cells_are_cut_to_a_width_whole_characters_only() {
         assert_eq!(truncate_to_width("注文注文", 5), "注文…");
         assert_eq!(truncate_to_width("short", 60), "short");

@@ -83,7 +83,10 @@ pub enum CallError {
     #[error("network error talking to {url}: {reason}")]
     Network { url: String, reason: String },
     /// The response is bigger than opsdeck will hold in memory.
-    #[error("the response is larger than {limit_mb} MB; narrow the request (limit, filters)")]
+    #[error(
+        "the response is larger than {limit_mb} MB; narrow the request (limit, filters), or raise \
+         max_response_mb in config.toml"
+    )]
     TooLarge { limit_mb: u64 },
     /// A next-page link or a redirect pointed at another scheme, host or port: refused, so the
     /// credentials go only to the origin they were configured for.

@@ -42,6 +42,9 @@ pub struct Config {
     pub auto_refresh_secs: Option<u64>,
     /// Seconds before a call times out (default 30).
     pub request_timeout_secs: Option<u64>,
+    /// The largest response held in memory, in MB (default 512): a bigger one is refused with a
+    /// message rather than read.
+    pub max_response_mb: Option<u64>,
     /// Mouse clicks and the wheel in the console (default off, so the terminal keeps selection).
     pub mouse: Option<bool>,
     /// A command that takes copied text on stdin (`wl-copy`, `xclip -selection clipboard`), tried
@@ -62,6 +65,9 @@ pub struct Config {
     #[serde(skip)]
     pub warnings: Vec<String>,
 }
+
+/// The most `max_response_mb` may be: the JSON index addresses a body with 32-bit offsets.
+pub const MAX_RESPONSE_MB: u64 = 4095;
 
 /// `[history]`: what the local call history keeps.
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -231,6 +237,12 @@ impl Config {
             "config {}: request_timeout_secs must be at least 1 (seconds)",
             path.display()
         );
+        // The index addresses bodies with 32-bit offsets.
+        anyhow::ensure!(
+            config.max_response_mb.is_none_or(|mb| (1..=MAX_RESPONSE_MB).contains(&mb)),
+            "config {}: max_response_mb must be from 1 to {MAX_RESPONSE_MB} (MB)",
+            path.display()
+        );
         config.source = Some(path.to_owned());
         Ok(config)
     }
@@ -253,7 +265,8 @@ impl Config {
             self.request_timeout_secs.map_or(defaults.request_timeout, |seconds| Duration::from_secs(seconds.max(1)));
         // A longer per-attempt timeout must not be cut short by the default budget of the whole call.
         let total_timeout = defaults.total_timeout.max(request_timeout * defaults.attempts);
-        HttpSettings { request_timeout, total_timeout, ..defaults }
+        let max_body_bytes = self.max_response_mb.map_or(defaults.max_body_bytes, |mb| mb * 1024 * 1024);
+        HttpSettings { request_timeout, total_timeout, max_body_bytes, ..defaults }
     }
 
     /// The file named in errors.
@@ -978,6 +991,12 @@ mod tests {
     #[test]
     fn the_request_timeout_reaches_the_http_settings() {
         assert_eq!(config("request_timeout_secs = 3\n").http_settings().request_timeout, Duration::from_secs(3));
+        assert_eq!(config("max_response_mb = 40\n").http_settings().max_body_bytes, 40 * 1024 * 1024);
+        assert_eq!(Config::default().http_settings().max_body_bytes, 512 * 1024 * 1024);
+        for bad in ["max_response_mb = 0\n", "max_response_mb = 5000\n"] {
+            let err = Config::parse(bad, Path::new("c.toml")).unwrap_err().to_string();
+            assert!(err.contains("max_response_mb must be from 1 to 4095"), "{err}");
+        }
         assert_eq!(Config::default().http_settings().request_timeout, HttpSettings::default().request_timeout);
     }
 }

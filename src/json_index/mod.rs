@@ -106,7 +106,7 @@ pub enum JsonErrorKind {
     TrailingData(char),
     /// More values than the index may spend memory on for a body of this size (a body of tiny
     /// values such as `[0,0,0,…]` would need 8 times its size).
-    #[error("more than {values} values: the index would need over {} MB ({BUDGET_TIMES_BODY}x the body, plus {} MB)", .budget / MB, BUDGET_SLACK / MB)]
+    #[error("more than {values} values: their index would need over {} MB, more than it may take for a body this size", .budget / MB)]
     TooManyValues { values: usize, budget: usize },
     /// [`Watch::cancel`] was called.
     #[error("cancelled")]
@@ -194,6 +194,12 @@ impl JsonDoc {
 
     /// [`JsonDoc::parse`], reporting progress to `watch` and stopping when it is cancelled.
     pub fn parse_watched(body: Bytes, watch: &Watch) -> Result<JsonDoc, JsonError> {
+        let budget = body.len().saturating_mul(BUDGET_TIMES_BODY).saturating_add(BUDGET_SLACK);
+        JsonDoc::parse_within(body, watch, budget)
+    }
+
+    /// [`JsonDoc::parse_watched`] with the index allowed `budget` bytes of nodes.
+    pub fn parse_within(body: Bytes, watch: &Watch, budget: usize) -> Result<JsonDoc, JsonError> {
         let fail = |b: &[u8], offset: usize, kind: JsonErrorKind| {
             let (line, column) = locate(b, offset);
             JsonError { kind, offset, line, column }
@@ -212,13 +218,12 @@ impl JsonDoc {
             // when that guess is short (see `Parser::push`) and is shrunk to fit at the end.
             nodes: Vec::with_capacity(body.len() / 32 + 16),
             open: Vec::new(),
-            max_nodes: (body.len().saturating_mul(BUDGET_TIMES_BODY) + BUDGET_SLACK) / std::mem::size_of::<Node>(),
+            max_nodes: budget / std::mem::size_of::<Node>(),
             next_check: CHECK_EVERY,
             watch,
         };
         let result = parser.run();
         let mut nodes = parser.nodes;
-        watch.report(body.len());
         match (result, utf8_error) {
             (Err((_, kind @ (JsonErrorKind::Cancelled | JsonErrorKind::TooManyValues { .. }))), _) => {
                 Err(JsonError { kind, offset: 0, line: 0, column: 0 })
@@ -227,6 +232,7 @@ impl JsonDoc {
             (Err((offset, kind)), _) => Err(fail(&body, offset, kind)),
             (Ok(()), Some(bad)) => Err(fail(&body, bad, JsonErrorKind::InvalidUtf8)),
             (Ok(()), None) => {
+                watch.report(body.len());
                 nodes.shrink_to_fit();
                 Ok(JsonDoc { body, nodes })
             }

@@ -282,3 +282,75 @@ fn accepts_and_rejects_like_serde_json_on_mutations() {
         assert_eq!(ours.is_ok(), theirs.is_ok(), "{:?}: {ours:?} vs {theirs:?}", String::from_utf8_lossy(&bytes));
     }
 }
+
+#[test]
+fn finds_the_records_of_every_list_shape() {
+    let at = |text: &str| {
+        let d = doc(text);
+        d.records_at().map(|r| (r.key, d.children(r.array).count()))
+    };
+    assert_eq!(at(r#"[{"a":1},{"a":2}]"#), Some((None, 2)));
+    assert_eq!(at(r#"{"@recordsetCount":2,"value":[{"id":1},{"id":2}]}"#), Some((Some("value".into()), 2)));
+    assert_eq!(at(r#"{"paging":{},"items":[{"id":1}]}"#), Some((Some("items".into()), 1)));
+    // The first array of objects, by its own name (EasyPost's plural resource names).
+    assert_eq!(
+        at(r#"{"tags":["a","b"],"shipments":[{"id":"shp_1"}],"has_more":false}"#),
+        Some((Some("shipments".into()), 1))
+    );
+    // A lone array of bare ids.
+    assert_eq!(at(r#"{"orders":["123","456","789"]}"#), Some((Some("orders".into()), 3)));
+    assert_eq!(at(r#"{"rate":{"zip":"90002"}}"#), None);
+    assert_eq!(at(r#""text""#), None);
+    assert_eq!(doc(r#"[1,{"a":2},"x"]"#).records().map(|r| r.len()), Some(3));
+}
+
+#[test]
+fn reads_members_by_key_escaped_or_not() {
+    let d =
+        doc(r#"{"idx":1,"id":"ch_\"1\"","i\u0064d":"escaped","nested":{"deep":{"n":-2.5e1}},"ok":true,"":"empty"}"#);
+    let root = d.root();
+    assert_eq!(root.get("id").and_then(Item::as_str).as_deref(), Some("ch_\"1\""), "not `idx`, a longer key");
+    assert_eq!(root.get("idd").and_then(Item::as_str).as_deref(), Some("escaped"), "a key written with escapes");
+    assert!(root.get("i").is_none() && root.get("missing").is_none());
+    assert_eq!(root.path(&["nested", "deep", "n"]).and_then(Item::as_f64), Some(-25.0));
+    assert_eq!(root.path(&["nested", "deep", "n"]).and_then(|n| n.literal()).as_deref(), Some("-2.5e1"));
+    assert_eq!(root.get("ok").and_then(Item::literal).as_deref(), Some("true"));
+    assert_eq!(root.get("").and_then(Item::as_str).as_deref(), Some("empty"));
+    assert_eq!(root.get("idx").and_then(Item::as_i64), Some(1));
+    assert_eq!(root.get("nested").map(Item::to_value), Some(serde_json::json!({"deep": {"n": -25.0}})));
+    assert!(root.get("id").is_some_and(|id| id.get("x").is_none()), "a string has no members");
+    let long = doc(&format!("[\"{}\"]", "ü".repeat(100_000)));
+    let (text, cut) = long.item(NodeId(1)).str_prefix(5).unwrap();
+    assert_eq!((text.as_str(), cut), ("üüüüü", true));
+}
+
+/// A body of many small values, for the progress, cancel and budget checks.
+fn dense(values: usize) -> Bytes {
+    let mut text = String::from("[0");
+    text.push_str(&",0".repeat(values - 1));
+    text.push(']');
+    Bytes::from(text)
+}
+
+#[test]
+fn progress_is_reported_and_a_cancelled_build_stops() {
+    let body = dense(300_000);
+    let watch = Watch::default();
+    assert!(JsonDoc::parse_watched(body.clone(), &watch).is_ok());
+    assert_eq!(watch.done(), body.len(), "a finished build reports the whole body");
+    let watch = Watch::default();
+    watch.cancel();
+    let error = JsonDoc::parse_watched(body, &watch).unwrap_err();
+    assert_eq!(error.kind, JsonErrorKind::Cancelled);
+    assert!(watch.done() < 200_000, "it stopped at the first check, {} bytes in", watch.done());
+}
+
+#[test]
+fn a_body_whose_index_would_outgrow_its_budget_is_refused_saying_so() {
+    let body = dense(300_000);
+    let error = JsonDoc::parse_within(body.clone(), &Watch::default(), 1024 * 1024).unwrap_err();
+    assert!(matches!(error.kind, JsonErrorKind::TooManyValues { .. }), "{error}");
+    assert!(error.to_string().contains("their index would need over 1 MB"), "{error}");
+    // The default budget (twice the body plus 64 MB) takes it.
+    assert!(JsonDoc::parse(body).is_ok());
+}

@@ -127,7 +127,8 @@ pub const ACTIONS: &[ActionInfo] = &[
     global(Action::ComposeMime, "compose_mime", "Mailgun: send a ready-made MIME message from a file", &[])
         .in_palette(),
     global(Action::ReadOnly, "read_only", "read-only on/off: refuse operations that change state", &[]).in_palette(),
-    global(Action::Cancel, "cancel", "cancel every call in flight", &["ctrl-x"]).in_palette(),
+    global(Action::Cancel, "cancel", "cancel every call in flight and every response being indexed", &["ctrl-x"])
+        .in_palette(),
     global(Action::Help, "help", "this help", &["?"]).in_palette(),
     global(Action::Quit, "quit", "quit (Ctrl-c always quits)", &["q"]),
 ];

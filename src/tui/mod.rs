@@ -1,7 +1,8 @@
 //! The console: state, keys and drawing. The only module that knows about the terminal.
 //!
-//! The loop waits on three things — terminal input, call results, and the next auto-refresh —
-//! and draws only after something changed, so an idle console uses no CPU.
+//! The loop waits on terminal input, call results, background reports (bodies indexed, files
+//! saved, sandbox reads) and the next deadline, and draws only after something changed, so an
+//! idle console uses no CPU.
 
 pub mod app;
 #[cfg(test)]
@@ -234,7 +235,7 @@ async fn event_loop(
         if dirty {
             terminal.draw(|frame| draw::draw(frame, app))?;
             dirty = false;
-            if exit_after_first_frame && app.executor.active_count() == 0 {
+            if exit_after_first_frame && app.executor.active_count() == 0 && app.indexing.is_empty() {
                 return Ok(Some(std::time::Instant::now()));
             }
         }
