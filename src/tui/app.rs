@@ -99,9 +99,6 @@ const INDEX_INLINE_LIMIT: usize = 256 * 1024;
 /// ones are done before anyone could read it, and a refresh should not flash a notice).
 const PROGRESS_NOTICE_ABOVE: usize = 2 * 1024 * 1024;
 
-/// Largest answer decoded for a table view or a chart of an answer that is no list.
-const VIEW_BODY_LIMIT: usize = 8 * 1024 * 1024;
-
 /// How often the screen is redrawn while a body is being indexed, so its progress moves.
 const INDEXING_REDRAW: Duration = Duration::from_millis(100);
 
@@ -1802,77 +1799,20 @@ impl App {
             Purpose::Watch { tab, op } => self.on_watch_answer(tab, op, delivered.result),
             Purpose::Operation { tab, op, values, request } => match delivered.result {
                 Ok(response) => {
-                    let summary =
-                        format!("{}: {} in {} ms", op.full_name(), response.status, response.duration.as_millis());
-                    // A list's page goes to the inspector with its rows, once indexed.
-                    if !op.is_list() {
-                        self.inspect(tab, response_view(op.name, &response));
-                    }
-                    let tab_state = &mut self.tabs[tab];
-                    tab_state.drafts.remove(op.name);
-                    // Views and charts are made of one record or a short series: a body bigger
-                    // than that is no view, and is never decoded whole.
-                    let body: Option<Value> = (response.body.len() <= VIEW_BODY_LIMIT)
-                        .then(|| serde_json::from_slice(&response.body).ok())
-                        .flatten();
-                    // An answer that is a time series but no list (Mailgun's stats) is charted
-                    // under the browser as a list page of one would be.
-                    let series = body
-                        .as_ref()
-                        .filter(|_| op.method == crate::catalog::Method::Get && !op.is_list())
-                        .and_then(pagination::records)
-                        .and_then(|(_, rows)| chart::detect(rows));
-                    if let Some(series) = series {
-                        match self.charts.get_mut(&tab) {
-                            Some(view) => view.replace(series),
-                            None => {
-                                self.charts.insert(tab, ChartView::new(series));
-                            }
+                    let save = self.save_after.take_if(|(id, ..)| *id == delivered.id);
+                    let small = response.body.len() <= INDEX_INLINE_LIMIT;
+                    if small || op.is_list() {
+                        // A small answer is read here at once; a list's page is indexed with its
+                        // rows (below), and only a small one is also read for a view.
+                        let body = small.then(|| serde_json::from_slice(&response.body).ok()).flatten();
+                        if !op.is_list() {
+                            self.inspect(tab, response_view(op.name, &response));
                         }
-                    }
-                    let file = self.save_after.take_if(|(id, ..)| *id == delivered.id);
-                    let link = file.map(|(_, pointer, name)| {
-                        let url = body.as_ref().and_then(|b| b.pointer(&pointer)).and_then(Value::as_str);
-                        url.map(|url| (url.to_owned(), name)).ok_or(pointer)
-                    });
-                    let detail = body.and_then(|body| detail_for(op, &body));
-                    let tab_state = &mut self.tabs[tab];
-                    if let Some(detail) = detail {
-                        tab_state.detail = Some(detail.clone());
-                        // Shown at once unless the user has moved on to something else; the
-                        // fuller answer for a view already open replaces it, keeping its place.
-                        match self.popup.as_mut() {
-                            None if tab == self.active => self.popup = Some(Popup::Detail(detail)),
-                            Some(Popup::Detail(open)) if tab == self.active && open.same_subject(&detail) => {
-                                open.refresh_from(detail);
-                            }
-                            _ => {}
-                        }
-                    }
-                    if op.is_list() {
-                        if let Some(index) = tab_state.resources.iter().position(|r| *r == op.resource) {
-                            tab_state.resource = index;
-                            tab_state.browser.title = op.resource.to_owned();
-                        }
-                        self.show_page(tab, op, values, request, Vec::new(), response);
-                    } else if op.mutates && tab == self.active {
-                        // What changed is likely in view: show it.
-                        if self.tabs[tab].page.as_ref().is_some_and(|p| p.op.resource == op.resource) {
-                            self.refresh();
-                        }
-                    }
-                    // Under a table view, focus stays where the user was, for when it closes.
-                    if tab == self.active && !op.is_list() && !matches!(self.popup, Some(Popup::Detail(_))) {
-                        self.focus = Focus::Inspector;
-                    }
-                    self.info(summary);
-                    match link {
-                        Some(Ok((url, name))) if tab == self.active => self.open_save_prompt(url, &name),
-                        Some(Ok(_)) => {}
-                        Some(Err(pointer)) => {
-                            self.error(format!("{}: the answer links no file at {pointer}", op.full_name()));
-                        }
-                        None => {}
+                        self.answered(tab, op, values, request, response, save, body);
+                    } else {
+                        let body = response.body.clone();
+                        let then = Then::Answer { op, values, request, response, save };
+                        self.start_indexing(tab, body, None, then);
                     }
                 }
                 Err(error) => {
@@ -1885,6 +1825,81 @@ impl App {
         }
         if let Some(failure) = self.history.as_ref().and_then(crate::history::Recorder::take_failure) {
             self.error(format!("{failure}; calls are not recorded in the history"));
+        }
+    }
+
+    /// An operation's answer, read (`body`: its JSON, when small enough for a view): its view,
+    /// chart, list page, the file it links to, and what the status line says.
+    #[allow(clippy::too_many_arguments, reason = "the parts of an answer, kept apart while it was indexed")]
+    fn answered(
+        &mut self,
+        tab: usize,
+        op: &'static Operation,
+        values: Values,
+        request: client::PreparedRequest,
+        response: client::Response,
+        save: Option<(CallId, String, String)>,
+        body: Option<Value>,
+    ) {
+        let summary = format!("{}: {} in {} ms", op.full_name(), response.status, response.duration.as_millis());
+        self.tabs[tab].drafts.remove(op.name);
+        // An answer that is a time series but no list (Mailgun's stats) is charted under the
+        // browser as a list page of one would be.
+        let series = body
+            .as_ref()
+            .filter(|_| op.method == crate::catalog::Method::Get && !op.is_list())
+            .and_then(pagination::records)
+            .and_then(|(_, rows)| chart::detect(rows));
+        if let Some(series) = series {
+            match self.charts.get_mut(&tab) {
+                Some(view) => view.replace(series),
+                None => {
+                    self.charts.insert(tab, ChartView::new(series));
+                }
+            }
+        }
+        let link = save.map(|(_, pointer, name)| {
+            let url = body.as_ref().and_then(|b| b.pointer(&pointer)).and_then(Value::as_str);
+            url.map(|url| (url.to_owned(), name)).ok_or(pointer)
+        });
+        let detail = body.and_then(|body| detail_for(op, &body));
+        let tab_state = &mut self.tabs[tab];
+        if let Some(detail) = detail {
+            tab_state.detail = Some(detail.clone());
+            // Shown at once unless the user has moved on to something else; the fuller answer
+            // for a view already open replaces it, keeping its place.
+            match self.popup.as_mut() {
+                None if tab == self.active => self.popup = Some(Popup::Detail(detail)),
+                Some(Popup::Detail(open)) if tab == self.active && open.same_subject(&detail) => {
+                    open.refresh_from(detail);
+                }
+                _ => {}
+            }
+        }
+        if op.is_list() {
+            if let Some(index) = tab_state.resources.iter().position(|r| *r == op.resource) {
+                tab_state.resource = index;
+                tab_state.browser.title = op.resource.to_owned();
+            }
+            self.show_page(tab, op, values, request, Vec::new(), response);
+        } else if op.mutates && tab == self.active {
+            // What changed is likely in view: show it.
+            if self.tabs[tab].page.as_ref().is_some_and(|p| p.op.resource == op.resource) {
+                self.refresh();
+            }
+        }
+        // Under a table view, focus stays where the user was, for when it closes.
+        if tab == self.active && !op.is_list() && !matches!(self.popup, Some(Popup::Detail(_))) {
+            self.focus = Focus::Inspector;
+        }
+        self.info(summary);
+        match link {
+            Some(Ok((url, name))) if tab == self.active => self.open_save_prompt(url, &name),
+            Some(Ok(_)) => {}
+            Some(Err(pointer)) => {
+                self.error(format!("{}: the answer links no file at {pointer}", op.full_name()));
+            }
+            None => {}
         }
     }
 
@@ -1916,13 +1931,14 @@ impl App {
         self.next_ticket += 1;
         let watch = Arc::new(crate::json_index::Watch::default());
         let size = body.len();
+        let value = then.wants_value();
         self.indexing.insert(ticket, Job { tab, watch: watch.clone(), size, started: Instant::now(), then });
         self.background_pending += 1;
         match self.background.clone() {
-            Some(reports) => indexer::spawn(reports, ticket, body, watch, rows),
+            Some(reports) => indexer::spawn(reports, ticket, body, watch, rows, value),
             // A console without its event loop (some tests): index here.
             None => {
-                let result = indexer::index(body, &watch, rows.as_ref());
+                let result = indexer::index(body, &watch, rows.as_ref(), value);
                 self.on_background(Background::Indexed(ticket, result));
             }
         }
@@ -1962,6 +1978,15 @@ impl App {
             }
             Then::Tail { op } => self.tail_indexed(tab, op, result),
             Then::Inspect { view } => self.tabs[tab].inspector.show_indexed(view, result.map(|i| i.doc)),
+            Then::Answer { op, values, request, response, save } => {
+                let view = response_view(op.name, &response);
+                let (doc, body) = match result {
+                    Ok(indexed) => (Ok(indexed.doc), indexed.value),
+                    Err(error) => (Err(error), None),
+                };
+                self.tabs[tab].inspector.show_indexed(view, doc);
+                self.answered(tab, op, values, request, response, save, body);
+            }
         }
     }
 
@@ -2009,7 +2034,7 @@ impl App {
         let previous_chart = self.charts.remove(&tab);
         let view = response_view(op.name, &response);
         let (doc, table, series) = match result {
-            Ok(Indexed { doc, table, series }) => (Ok(doc), table, series),
+            Ok(Indexed { doc, table, series, .. }) => (Ok(doc), table, series),
             Err(error) => (Err(error), None, None),
         };
         if let Some(series) = series {

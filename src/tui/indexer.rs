@@ -21,6 +21,12 @@ use crate::tui::components::inspector::ResponseView;
 /// stats and candles pages, which are small, and decoding is what the index exists to avoid.
 const CHART_BODY_LIMIT: usize = 8 * 1024 * 1024;
 
+/// Records looked at to tell whether a page is a time series.
+const CHART_PROBE: usize = 16;
+
+/// Largest answer read as a value for a view: views show one record or a short series.
+const VIEW_BODY_LIMIT: usize = 8 * 1024 * 1024;
+
 /// What a finished job hands back.
 #[derive(Debug)]
 pub struct Indexed {
@@ -29,6 +35,8 @@ pub struct Indexed {
     pub table: Option<Table>,
     /// The page's time series, when it is one.
     pub series: Option<TimeSeries>,
+    /// An answer that is no list, read for its view (see [`Then::Answer`]).
+    pub value: Option<serde_json::Value>,
 }
 
 /// What a job is for: what the console does with its result.
@@ -45,6 +53,23 @@ pub enum Then {
     Tail { op: &'static Operation },
     /// A response for the inspector only.
     Inspect { view: ResponseView },
+    /// A big answer to an operation that is no list: the inspector shows it, and its view (a
+    /// transaction's lines, a shipment's rates) is made from it, when it is small enough for one.
+    Answer {
+        op: &'static Operation,
+        values: client::Values,
+        request: client::PreparedRequest,
+        response: client::Response,
+        /// The file the answer links to, to save next: the call, a JSON pointer, a file name.
+        save: Option<(client::CallId, String, String)>,
+    },
+}
+
+impl Then {
+    /// Whether the job also reads the body as a value, for a view.
+    pub fn wants_value(&self) -> bool {
+        matches!(self, Then::Answer { .. })
+    }
 }
 
 /// A job in progress.
@@ -71,8 +96,9 @@ impl Job {
 
 /// Indexes `body`, and makes its rows with `rows` when it is a list: what a job does, on
 /// whatever thread it runs (benchmarks call it directly).
-pub fn index(body: Bytes, watch: &Watch, rows: Option<&RowSpec>) -> Result<Indexed, JsonError> {
+pub fn index(body: Bytes, watch: &Watch, rows: Option<&RowSpec>, value: bool) -> Result<Indexed, JsonError> {
     let doc = Arc::new(JsonDoc::parse_watched(body, watch)?);
+    let value = (value && doc.body().len() <= VIEW_BODY_LIMIT).then(|| doc.root().to_value());
     let records = rows.and_then(|_| doc.records());
     let (table, series) = match (rows, records) {
         (Some(spec), Some(records)) => {
@@ -81,7 +107,7 @@ pub fn index(body: Bytes, watch: &Watch, rows: Option<&RowSpec>) -> Result<Index
         }
         _ => (None, None),
     };
-    Ok(Indexed { doc, table, series })
+    Ok(Indexed { doc, table, series, value })
 }
 
 /// The page's time series: its records are decoded only when the first one looks like a point
@@ -96,15 +122,28 @@ fn time_series(doc: &JsonDoc, records: &[NodeId]) -> Option<TimeSeries> {
     if !candidate || doc.body().len() > CHART_BODY_LIMIT {
         return None;
     }
-    let values: Vec<serde_json::Value> = records.iter().map(|id| doc.item(*id).to_value()).collect();
-    chart::detect(&values)
+    // The first records decide whether the page is a series at all, so a page that is none is
+    // never decoded whole.
+    let decode = |ids: &[NodeId]| ids.iter().map(|id| doc.item(*id).to_value()).collect::<Vec<_>>();
+    let probe = chart::detect(&decode(&records[..records.len().min(CHART_PROBE)]))?;
+    if records.len() <= CHART_PROBE {
+        return Some(probe);
+    }
+    chart::detect(&decode(records))
 }
 
 /// Runs a job on the blocking pool (inline when there is no runtime) and reports it as
 /// [`Background::Indexed`] with its `ticket`.
-pub fn spawn(reports: UnboundedSender<Background>, ticket: u64, body: Bytes, watch: Arc<Watch>, rows: Option<RowSpec>) {
+pub fn spawn(
+    reports: UnboundedSender<Background>,
+    ticket: u64,
+    body: Bytes,
+    watch: Arc<Watch>,
+    rows: Option<RowSpec>,
+    value: bool,
+) {
     let job = move || {
-        let result = index(body, &watch, rows.as_ref());
+        let result = index(body, &watch, rows.as_ref(), value);
         // The console may be gone, or the job cancelled: nobody is waiting then.
         let _ = reports.send(Background::Indexed(ticket, result));
     };
