@@ -431,6 +431,8 @@ impl Browser {
         }
         // One line for the header.
         self.height = usize::from(inner.height.saturating_sub(1));
+        // Fewer rows than before (a filter typed): no empty screen below the last one.
+        self.offset = self.offset.min(self.visible.len().saturating_sub(self.height));
         if self.selected < self.offset {
             self.offset = self.selected;
         } else if self.height > 0 && self.selected >= self.offset + self.height {
@@ -763,6 +765,22 @@ mod tests {
             assert!(text.contains(cell), "{cell} in {text}");
         }
         assert!(!text.contains("sending-ip") && !text.contains("1.2.3.4"), "{text}");
+    }
+
+    #[test]
+    fn a_filter_typed_at_the_end_of_a_long_list_shows_every_match() {
+        let mut b = Browser::default();
+        b.set_records((0..1000).map(|i| json!({"id": format!("r{i:04}")})).collect(), Some("id"));
+        b.handle_key(key(KeyCode::Char('G')));
+        screen(&mut b, 40, 10);
+        b.handle_key(key(KeyCode::Char('/')));
+        b.handle_key(key(KeyCode::Char('9')));
+        b.handle_key(key(KeyCode::Char('9')));
+        let text = screen(&mut b, 40, 10);
+        // 19 rows match; the cursor stays on the last, with the screen full of matches above it.
+        assert!(text.contains("19 of 1000"), "{text}");
+        assert_eq!(text.lines().filter(|l| l.contains("│r")).count(), 7, "a full screen:\n{text}");
+        assert!(text.contains("r0999") && text.contains("r0993"), "{text}");
     }
 
     #[test]
