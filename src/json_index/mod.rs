@@ -207,10 +207,10 @@ impl JsonDoc {
         if body.len() > MAX_BODY_LEN {
             return Err(JsonError { kind: JsonErrorKind::TooLarge(body.len()), offset: 0, line: 0, column: 0 });
         }
-        // Outside strings the grammar admits only ASCII, so one fast whole-body check plus
-        // the parser's byte checks together validate every string's UTF-8. The error reported
-        // is whichever comes first in the text.
-        let utf8_error = std::str::from_utf8(&body).err().map(|e| e.valid_up_to());
+        // Outside strings the grammar admits only ASCII, so a fast check of the whole body's
+        // UTF-8 (made a stretch at a time as the parse goes, so it can be cancelled) plus the
+        // parser's byte checks together validate every string. The error reported is whichever
+        // comes first in the text.
         let mut parser = Parser {
             b: &body,
             pos: 0,
@@ -221,8 +221,12 @@ impl JsonDoc {
             max_nodes: budget / std::mem::size_of::<Node>(),
             next_check: CHECK_EVERY,
             watch,
+            utf8_checked: 0,
+            utf8_error: None,
         };
         let result = parser.run();
+        parser.check_utf8(body.len());
+        let utf8_error = parser.utf8_error;
         let mut nodes = parser.nodes;
         match (result, utf8_error) {
             (Err((_, kind @ (JsonErrorKind::Cancelled | JsonErrorKind::TooManyValues { .. }))), _) => {

@@ -22,6 +22,9 @@ pub(super) struct Parser<'a> {
     /// Node count at which progress is next reported and the budget and cancel checked.
     pub next_check: usize,
     pub watch: &'a Watch,
+    /// How much of the body is known to be UTF-8, and where it first is not.
+    pub utf8_checked: usize,
+    pub utf8_error: Option<usize>,
 }
 
 impl Parser<'_> {
@@ -57,10 +60,29 @@ impl Parser<'_> {
         Ok(id)
     }
 
-    /// Every [`CHECK_EVERY`] nodes: progress, cancellation and the memory budget.
+    /// Checks the body's UTF-8 up to `upto`. A character cut by `upto` is checked with the
+    /// next stretch, unless the body ends there.
+    pub fn check_utf8(&mut self, upto: usize) {
+        if self.utf8_error.is_some() {
+            return;
+        }
+        let Some(stretch) = self.b.get(self.utf8_checked..upto) else { return };
+        match std::str::from_utf8(stretch) {
+            Ok(_) => self.utf8_checked = upto,
+            Err(e) if e.error_len().is_none() && upto < self.b.len() => self.utf8_checked += e.valid_up_to(),
+            Err(e) => self.utf8_error = Some(self.utf8_checked + e.valid_up_to()),
+        }
+    }
+
+    /// Every [`CHECK_EVERY`] nodes: progress, cancellation, the memory budget and the UTF-8 of
+    /// the stretch parsed since the last one.
     #[cold]
     fn checkpoint(&mut self) -> Result<(), Failure> {
         self.next_check += CHECK_EVERY;
+        self.check_utf8(self.pos);
+        if let Some(bad) = self.utf8_error {
+            return Err((bad, JsonErrorKind::InvalidUtf8));
+        }
         if !self.watch.report(self.pos) {
             return Err((self.pos, JsonErrorKind::Cancelled));
         }

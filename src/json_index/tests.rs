@@ -354,3 +354,18 @@ fn a_body_whose_index_would_outgrow_its_budget_is_refused_saying_so() {
     // The default budget (twice the body plus 64 MB) takes it.
     assert!(JsonDoc::parse(body).is_ok());
 }
+
+#[test]
+fn utf8_is_checked_a_stretch_at_a_time_across_the_whole_body() {
+    let items: Vec<String> = (0..200_000).map(|i| format!("\"é{i}☃\"")).collect();
+    let text = format!("[{}]", items.join(","));
+    assert_eq!(JsonDoc::parse(Bytes::from(text.clone())).unwrap().node_count(), 200_001);
+    for at in [10, text.len() / 2, text.len() - 12] {
+        let mut bytes = text.clone().into_bytes();
+        // Inside a string, where the grammar takes any byte but a quote, a backslash or a control.
+        let at = (at..).find(|&i| bytes[i].is_ascii_digit()).unwrap();
+        bytes[at] = 0xff;
+        let error = JsonDoc::parse(Bytes::from(bytes)).unwrap_err();
+        assert_eq!((error.kind, error.offset), (JsonErrorKind::InvalidUtf8, at));
+    }
+}
