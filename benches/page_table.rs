@@ -134,7 +134,7 @@ async fn page_case(name: &str, records: usize, size: usize, runs: usize) {
         let peak = HEAP.peak_usage();
         let tab = h.console.app.tab();
         assert_eq!(tab.browser.row_count(), records, "{screen}");
-        assert!(screen.contains(&format!("page 1 · {} rows", thousands(records))), "{screen}");
+        assert!(screen.contains(&format!("page 1 · {} rows", opsdeck::table::thousands(records))), "{screen}");
         let transfer = tab.page.as_ref().unwrap().response.duration;
         total.push(ms(elapsed));
         beyond.push(ms(elapsed.saturating_sub(transfer)));
@@ -219,16 +219,4 @@ async fn keys_while_indexing(size: usize) {
         times.iter().copied().fold(0.0, f64::max),
         median(indexing_took),
     );
-}
-
-fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }

@@ -313,6 +313,19 @@ pub fn truncate_to_width(text: &str, max: usize) -> String {
     cut
 }
 
+/// `40,000`: a count as people read it.
+pub fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// Columns whose numbers are millisecond timestamps (Ably's `timestamp`, `issued`, `expires`).
 pub fn is_time_column(name: &str) -> bool {
     let name = name.to_ascii_lowercase();

@@ -29,7 +29,7 @@ use crate::tui::components::menu::{Command, Menu, MenuAction, PaletteItem};
 use crate::tui::components::sandbox_view::{self, SandboxAction, SandboxReport, SandboxView};
 use crate::tui::components::save_file::{self, SaveAction, SavePrompt, SaveReport};
 use crate::tui::draw::Areas;
-use crate::tui::indexer::{self, Indexed, Job, Then};
+use crate::tui::indexer::{self, Indexed, Job, Page, Then};
 use crate::tui::keymap::{Action, Keymap, ACTIONS};
 use crate::tui::setup::Setup;
 use crate::tui::tab::{PageState, Tab, TailState};
@@ -1531,7 +1531,7 @@ impl App {
         tab_state.browser.tail_note = Some(tail_note(every, total));
         if arrived > 0 {
             let rows = tab_state.browser.row_count();
-            tab_state.browser.page_label = format!("{} rows", thousands(rows));
+            tab_state.browser.page_label = format!("{} rows", crate::table::thousands(rows));
             tab_state.remember_selection();
         }
     }
@@ -1780,7 +1780,7 @@ impl App {
                 }
                 match delivered.result {
                     Ok(response) => {
-                        self.show_page(tab, op, values, request, previous, response);
+                        self.show_page(tab, Page { op, values, request, previous, response });
                         if self.status_view == Some(tab) {
                             self.status = None;
                             self.status_view = None;
@@ -1881,7 +1881,7 @@ impl App {
                 tab_state.resource = index;
                 tab_state.browser.title = op.resource.to_owned();
             }
-            self.show_page(tab, op, values, request, Vec::new(), response);
+            self.show_page(tab, Page { op, values, request, previous: Vec::new(), response });
         } else if op.mutates && tab == self.active {
             // What changed is likely in view: show it.
             if self.tabs[tab].page.as_ref().is_some_and(|p| p.op.resource == op.resource) {
@@ -1903,22 +1903,15 @@ impl App {
         }
     }
 
-    fn show_page(
-        &mut self,
-        tab: usize,
-        op: &'static Operation,
-        values: Values,
-        request: client::PreparedRequest,
-        previous: Vec<client::PreparedRequest>,
-        response: client::Response,
-    ) {
+    fn show_page(&mut self, tab: usize, page: Page) {
+        let op = page.op;
         let rows = RowSpec::new(op.id_field, layout_for(op));
-        let size = response.body.len();
-        let body = response.body.clone();
+        let size = page.response.body.len();
+        let body = page.response.body.clone();
         if size > PROGRESS_NOTICE_ABOVE {
             self.tabs[tab].browser.notice = Some((format!("indexing {}…  (Esc cancels)", op.name), false));
         }
-        self.start_indexing(tab, body, Some(rows), Then::Page { op, values, request, previous, response });
+        self.start_indexing(tab, body, Some(rows), Then::Page(page));
     }
 
     /// Starts indexing `body` off the UI thread for tab `tab`; a page or response still being
@@ -1973,9 +1966,7 @@ impl App {
         let tab = job.tab;
         tracing::debug!(ticket, size = job.size, ms = job.started.elapsed().as_millis() as u64, "indexed");
         match job.then {
-            Then::Page { op, values, request, previous, response } => {
-                self.page_indexed(tab, op, values, request, previous, response, result);
-            }
+            Then::Page(page) => self.page_indexed(tab, page, result),
             Then::Tail { op } => self.tail_indexed(tab, op, result),
             Then::Inspect { view } => self.tabs[tab].inspector.show_indexed(view, result.map(|i| i.doc)),
             Then::Answer { op, values, request, response, save } => {
@@ -2000,17 +1991,8 @@ impl App {
         self.start_indexing(tab, body, None, Then::Inspect { view });
     }
 
-    #[allow(clippy::too_many_arguments, reason = "the parts of a page, kept apart while it was indexed")]
-    fn page_indexed(
-        &mut self,
-        tab: usize,
-        op: &'static Operation,
-        values: Values,
-        request: client::PreparedRequest,
-        previous: Vec<client::PreparedRequest>,
-        response: client::Response,
-        result: Result<Indexed, JsonError>,
-    ) {
+    fn page_indexed(&mut self, tab: usize, page: Page, result: Result<Indexed, JsonError>) {
+        let Page { op, values, request, previous, response } = page;
         let (c, n) = (self.key_hint(Action::ClearFilters), self.key_hint(Action::NextPage));
         let tab_state = &mut self.tabs[tab];
         let page_number = previous.len() + 1;
@@ -2057,7 +2039,8 @@ impl App {
                 } else {
                     String::new()
                 };
-                tab_state.browser.page_label = format!("page {page_number} · {} rows{more}", thousands(count));
+                tab_state.browser.page_label =
+                    format!("page {page_number} · {} rows{more}", crate::table::thousands(count));
             }
             (Ok(_), None) => {
                 tab_state.browser.clear();
@@ -2083,19 +2066,6 @@ fn body_problem(error: &JsonError) -> String {
         }
         _ => format!("is not JSON ({error}); see the inspector"),
     }
-}
-
-/// `40,000`: row counts as people read them.
-fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// The history: recording calls, and the history view (`H`).

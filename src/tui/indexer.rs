@@ -42,13 +42,7 @@ pub struct Indexed {
 /// What a job is for: what the console does with its result.
 pub enum Then {
     /// A list page for the browser (and the inspector).
-    Page {
-        op: &'static Operation,
-        values: client::Values,
-        request: client::PreparedRequest,
-        previous: Vec<client::PreparedRequest>,
-        response: client::Response,
-    },
+    Page(Page),
     /// A tail poll's page: its new rows join the browser's.
     Tail { op: &'static Operation },
     /// A response for the inspector only.
@@ -70,6 +64,16 @@ impl Then {
     pub fn wants_value(&self) -> bool {
         matches!(self, Then::Answer { .. })
     }
+}
+
+/// A list page that arrived: what was asked, and the answer.
+pub struct Page {
+    pub op: &'static Operation,
+    pub values: client::Values,
+    pub request: client::PreparedRequest,
+    /// Requests of the pages before this one, for `p`.
+    pub previous: Vec<client::PreparedRequest>,
+    pub response: client::Response,
 }
 
 /// A job in progress.
