@@ -14,8 +14,9 @@ use divan::{black_box, Bencher};
 use ratatui::backend::TestBackend;
 use ratatui::Terminal;
 
+use opsdeck::json_index::{JsonDoc, NodeId};
 use opsdeck::tui::components::inspector::{Inspector, ResponseView};
-use opsdeck::tui::json_tree::{JsonDoc, JsonTree, Searcher};
+use opsdeck::tui::json_tree::{JsonTree, Searcher};
 use opsdeck::tui::theme::Theme;
 
 const MB: usize = 1024 * 1024;
@@ -198,7 +199,7 @@ fn page_up(bencher: Bencher, mb: usize) {
         bencher,
         mb,
         |tree| {
-            if tree.cursor() == tree.top() && tree.top() == opsdeck::tui::json_tree::NodeId::ROOT {
+            if tree.cursor() == tree.top() && tree.top() == NodeId::ROOT {
                 to_middle(tree);
             }
         },

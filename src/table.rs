@@ -57,7 +57,7 @@ const MAX_DEPTH: usize = 4;
 #[derive(Clone, Debug)]
 pub struct Layout {
     pub columns: Vec<Column>,
-    /// A cell's text, or `None` for the generic one ([`cell_text`]).
+    /// A cell's text, or `None` for the generic one ([`push_cell`]).
     pub cell: CellFn,
 }
 
@@ -81,10 +81,6 @@ impl Row {
     /// The text of each cell, in column order.
     pub fn cells(&self) -> impl Iterator<Item = &str> {
         self.cells.split(CELL_SEPARATOR)
-    }
-
-    pub fn cell(&self, column: usize) -> &str {
-        self.cells().nth(column).unwrap_or_default()
     }
 }
 
@@ -224,15 +220,9 @@ pub fn column_rank(header: &str) -> u8 {
 const PRIMARY_AMOUNTS: &[&str] =
     &["totalAmount", "totalTax", "amount", "sales_tax", "order_total_amount", "amount_to_collect"];
 
-/// The generic text of a record's cell: strings as they are, numbers as written (money in
-/// money format, millisecond times as dates), containers as their size.
-pub fn cell_text(record: Item<'_>, column: &Column, id_field: Option<&str>) -> String {
-    let mut out = String::new();
-    push_cell(&mut out, &mut String::new(), record, column, id_field);
-    out
-}
-
-/// [`cell_text`] appended to `out`; `scratch` is a buffer to decode into.
+/// Appends the generic text of a record's cell to `out`: strings as they are, numbers as
+/// written (money in money format, millisecond times as dates), containers as their size.
+/// `scratch` is a buffer to decode into.
 fn push_cell(out: &mut String, scratch: &mut String, record: Item<'_>, column: &Column, id_field: Option<&str>) {
     let value = match record.kind() {
         Kind::Object => record.path(&column.path),
@@ -271,14 +261,8 @@ fn push_cell(out: &mut String, scratch: &mut String, record: Item<'_>, column: &
     }
 }
 
-/// A cell's text on one line, inert and cut to [`MAX_CELL`] columns.
-pub fn clean_cell(text: &str) -> String {
-    let mut out = String::new();
-    push_clean(&mut out, text);
-    out
-}
-
-/// [`clean_cell`] appended to `out`, without a copy of its own for the usual short, printable
+/// Appends a cell's text on one line, inert and cut to [`MAX_CELL`] columns; without a copy of
+/// its own for the usual short, printable
 /// ASCII cell.
 pub fn push_clean(out: &mut String, text: &str) {
     if text.len() <= MAX_CELL && text.bytes().all(|b| (0x20..0x7f).contains(&b)) {
@@ -383,17 +367,15 @@ pub fn render_text(doc: &JsonDoc, records: &[NodeId], id_field: Option<&'static 
 /// [`render_text`] of records that are values already (a jq filter's results): they are
 /// written out once and indexed, so there is one way to make a table.
 pub fn render_values(records: &[serde_json::Value], id_field: Option<&'static str>) -> Result<String, JsonError> {
-    let body = serde_json::to_vec(records).unwrap_or_default();
-    let doc = JsonDoc::parse(body.into())?;
-    let rows: Vec<NodeId> = doc.children(NodeId::ROOT).collect();
+    let (doc, rows) = JsonDoc::from_values(records)?;
     Ok(render_text(&doc, &rows, id_field))
 }
 
 /// The cells `spec` makes of one record, for tests of a layout's cells.
 #[cfg(test)]
 pub(crate) fn cells_of(record: &serde_json::Value, spec: &RowSpec) -> Vec<String> {
-    let doc = JsonDoc::parse(serde_json::to_vec(record).unwrap_or_default().into()).unwrap_or_else(|e| panic!("{e}"));
-    let table = spec.table(&doc, &[NodeId::ROOT]);
+    let (doc, records) = JsonDoc::from_values(std::slice::from_ref(record)).unwrap_or_else(|e| panic!("{e}"));
+    let table = spec.table(&doc, &records);
     table.rows[0].cells().map(str::to_owned).collect()
 }
 
@@ -445,7 +427,7 @@ mod tests {
         let table = RowSpec::new(Some("id"), None).table(&doc, &doc.records().unwrap());
         let cells: Vec<Vec<&str>> = table.rows.iter().map(|r| r.cells().collect()).collect();
         assert_eq!(cells, [["1", "2"], ["2", "3"]]);
-        assert_eq!(table.rows[1].cell(1), "3");
+        assert_eq!(table.rows[1].cells().nth(1), Some("3"));
     }
 
     #[test]

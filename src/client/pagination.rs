@@ -175,13 +175,17 @@ fn with_query(url: &str, set: &[(&str, &str)], remove: &[&str]) -> Option<String
     Some(parsed.into())
 }
 
+/// The members that hold a list response's records, by convention, tried first (the index's
+/// [`crate::json_index::JsonDoc::records_at`] follows the same rules).
+pub const RECORD_KEYS: [&str; 4] = ["value", "items", "data", "results"];
+
 /// The records of a list response: the array itself, or the array field that holds them
 /// (`value` for AvaTax, `items` for Mailgun, the plural resource name for EasyPost, ...).
 pub fn records(page: &Value) -> Option<(Option<&str>, &Vec<Value>)> {
     match page {
         Value::Array(rows) => Some((None, rows)),
         Value::Object(map) => {
-            for key in ["value", "items", "data", "results"] {
+            for key in RECORD_KEYS {
                 if let Some(Value::Array(rows)) = map.get(key) {
                     return Some((Some(key), rows));
                 }

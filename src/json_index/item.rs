@@ -112,10 +112,6 @@ impl<'d> Item<'d> {
         (self.kind() == Kind::Number).then(|| self.literal()?.parse().ok()).flatten()
     }
 
-    pub fn is_null(self) -> bool {
-        self.kind() == Kind::Null
-    }
-
     /// The value as a `serde_json::Value`, for code that works on one record (a form's
     /// values, a view of one shipment); never for a whole page.
     pub fn to_value(self) -> Value {
@@ -153,7 +149,7 @@ impl JsonDoc {
             _ => return None,
         }
         let found = |item: Item<'_>| RecordsAt { key: self.key(item.id), array: item.id };
-        for key in ["value", "items", "data", "results"] {
+        for key in crate::client::pagination::RECORD_KEYS {
             if let Some(array) = root.get(key).filter(|i| i.kind() == Kind::Array) {
                 return Some(found(array));
             }
@@ -166,6 +162,14 @@ impl JsonDoc {
             (1, Some(only)) if only.kind() == Kind::Array => Some(found(only)),
             _ => None,
         }
+    }
+
+    /// Records built in code as one indexed array, the way a page that arrived is read (a
+    /// jq filter's results, tests).
+    pub fn from_values(values: &[Value]) -> Result<(JsonDoc, Vec<NodeId>), super::JsonError> {
+        let doc = JsonDoc::parse(serde_json::to_vec(values).unwrap_or_default().into())?;
+        let records = doc.children(NodeId::ROOT).collect();
+        Ok((doc, records))
     }
 
     /// The records of a list response, in order.

@@ -29,7 +29,7 @@ use crate::tui::components::menu::{Command, Menu, MenuAction, PaletteItem};
 use crate::tui::components::sandbox_view::{self, SandboxAction, SandboxReport, SandboxView};
 use crate::tui::components::save_file::{self, SaveAction, SavePrompt, SaveReport};
 use crate::tui::draw::Areas;
-use crate::tui::indexer::{self, Indexed, Job, Page, Then};
+use crate::tui::indexer::{self, Answer, Indexed, Job, Page, Then};
 use crate::tui::keymap::{Action, Keymap, ACTIONS};
 use crate::tui::setup::Setup;
 use crate::tui::tab::{PageState, Tab, TailState};
@@ -378,8 +378,7 @@ impl App {
                 let n = self.executor.cancel_all();
                 self.tabs.iter_mut().for_each(Tab::stop_loading);
                 self.purposes.clear();
-                let tabs: Vec<usize> = (0..self.tabs.len()).collect();
-                let indexing = tabs.into_iter().map(|tab| self.cancel_indexing(tab)).sum::<usize>();
+                let indexing: usize = (0..self.tabs.len()).map(|tab| self.cancel_indexing(tab)).sum();
                 match indexing {
                     0 => self.info(format!("cancelled {n} call(s)")),
                     _ => self.info(format!("cancelled {n} call(s) and the indexing of {indexing} response(s)")),
@@ -1808,10 +1807,10 @@ impl App {
                         if !op.is_list() {
                             self.inspect(tab, response_view(op.name, &response));
                         }
-                        self.answered(tab, op, values, request, response, save, body);
+                        self.answered(tab, Answer { op, values, request, response, save }, body);
                     } else {
                         let body = response.body.clone();
-                        let then = Then::Answer { op, values, request, response, save };
+                        let then = Then::Answer(Answer { op, values, request, response, save });
                         self.start_indexing(tab, body, None, then);
                     }
                 }
@@ -1830,17 +1829,8 @@ impl App {
 
     /// An operation's answer, read (`body`: its JSON, when small enough for a view): its view,
     /// chart, list page, the file it links to, and what the status line says.
-    #[allow(clippy::too_many_arguments, reason = "the parts of an answer, kept apart while it was indexed")]
-    fn answered(
-        &mut self,
-        tab: usize,
-        op: &'static Operation,
-        values: Values,
-        request: client::PreparedRequest,
-        response: client::Response,
-        save: Option<(CallId, String, String)>,
-        body: Option<Value>,
-    ) {
+    fn answered(&mut self, tab: usize, answer: Answer, body: Option<Value>) {
+        let Answer { op, values, request, response, save } = answer;
         let summary = format!("{}: {} in {} ms", op.full_name(), response.status, response.duration.as_millis());
         self.tabs[tab].drafts.remove(op.name);
         // An answer that is a time series but no list (Mailgun's stats) is charted under the
@@ -1969,14 +1959,14 @@ impl App {
             Then::Page(page) => self.page_indexed(tab, page, result),
             Then::Tail { op } => self.tail_indexed(tab, op, result),
             Then::Inspect { view } => self.tabs[tab].inspector.show_indexed(view, result.map(|i| i.doc)),
-            Then::Answer { op, values, request, response, save } => {
-                let view = response_view(op.name, &response);
+            Then::Answer(answer) => {
+                let view = response_view(answer.op.name, &answer.response);
                 let (doc, body) = match result {
                     Ok(indexed) => (Ok(indexed.doc), indexed.value),
                     Err(error) => (Err(error), None),
                 };
                 self.tabs[tab].inspector.show_indexed(view, doc);
-                self.answered(tab, op, values, request, response, save, body);
+                self.answered(tab, answer, body);
             }
         }
     }

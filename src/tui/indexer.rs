@@ -49,20 +49,23 @@ pub enum Then {
     Inspect { view: ResponseView },
     /// A big answer to an operation that is no list: the inspector shows it, and its view (a
     /// transaction's lines, a shipment's rates) is made from it, when it is small enough for one.
-    Answer {
-        op: &'static Operation,
-        values: client::Values,
-        request: client::PreparedRequest,
-        response: client::Response,
-        /// The file the answer links to, to save next: the call, a JSON pointer, a file name.
-        save: Option<(client::CallId, String, String)>,
-    },
+    Answer(Answer),
+}
+
+/// An operation's answer: what was asked, and the answer.
+pub struct Answer {
+    pub op: &'static Operation,
+    pub values: client::Values,
+    pub request: client::PreparedRequest,
+    pub response: client::Response,
+    /// The file the answer links to, to save next: the call, a JSON pointer, a file name.
+    pub save: Option<(client::CallId, String, String)>,
 }
 
 impl Then {
     /// Whether the job also reads the body as a value, for a view.
     pub fn wants_value(&self) -> bool {
-        matches!(self, Then::Answer { .. })
+        matches!(self, Then::Answer(_))
     }
 }
 

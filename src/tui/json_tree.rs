@@ -11,8 +11,7 @@ use std::sync::Arc;
 
 use memchr::memmem;
 
-use crate::json_index::MAX_BODY_LEN;
-pub use crate::json_index::{JsonDoc, Kind, NodeId};
+use crate::json_index::{JsonDoc, Kind, NodeId, MAX_BODY_LEN};
 
 /// Documents with fewer nodes than this open fully expanded; bigger ones show two levels, so
 /// that the first frame of a huge array is a readable list of records.

@@ -14,7 +14,7 @@ use serde_json::Value;
 use unicode_width::UnicodeWidthStr;
 
 use crate::inert::inert;
-use crate::json_index::{Item, JsonDoc, Kind, NodeId};
+use crate::json_index::{Item, JsonDoc, Kind};
 use crate::table::{is_time_column, Column, RowSpec, CELL_SEPARATOR};
 pub use crate::table::{truncate_to_width, Layout};
 use crate::tui::components::detail::Tone;
@@ -117,9 +117,13 @@ impl Browser {
 
     /// [`Browser::set_records`] with the columns and cells of `layout` (`None`: the generic ones).
     pub fn set_records_as(&mut self, records: Vec<Value>, id_field: Option<&'static str>, layout: Option<Layout>) {
-        let (doc, nodes) = index_values(&records);
-        let table = RowSpec::new(id_field, layout.clone()).table(&doc, &nodes);
-        self.set_page(doc, table, id_field, layout);
+        match JsonDoc::from_values(&records) {
+            Ok((doc, nodes)) => {
+                let table = RowSpec::new(id_field, layout.clone()).table(&doc, &nodes);
+                self.set_page(Arc::new(doc), table, id_field, layout);
+            }
+            Err(e) => self.notice = Some((format!("these records cannot be shown: {e}"), true)),
+        }
     }
 
     /// Replaces the rows with a page's table, built from `doc` by [`RowSpec::table`] (off the
@@ -151,19 +155,17 @@ impl Browser {
     /// How rows of a later page of this list are made to join these ([`Browser::merge_rows`]):
     /// under the columns shown, or the columns of their own records when nothing is shown.
     pub fn spec_for_more(&self, id_field: Option<&'static str>) -> RowSpec {
-        match (&self.layout, self.rows.is_empty()) {
-            (layout, true) => RowSpec::new(id_field, layout.clone()),
-            (layout, false) => {
-                RowSpec { id_field, columns: Some(self.columns.clone()), cell: layout.as_ref().map(|l| l.cell) }
-            }
+        if self.rows.is_empty() {
+            return RowSpec::new(id_field, self.layout.clone());
         }
+        RowSpec { id_field, columns: Some(self.columns.clone()), cell: self.layout.as_ref().map(|l| l.cell) }
     }
 
     /// Tail mode with records built in code (tests): see [`Browser::merge_rows`].
     pub fn merge_new(&mut self, fresh: Vec<Value>, id_field: Option<&'static str>, cap: usize) -> usize {
-        let (doc, nodes) = index_values(&fresh);
+        let Ok((doc, nodes)) = JsonDoc::from_values(&fresh) else { return 0 };
         let table = self.spec_for_more(id_field).table(&doc, &nodes);
-        self.merge_rows(doc, table, id_field, cap)
+        self.merge_rows(Arc::new(doc), table, id_field, cap)
     }
 
     /// Tail mode: puts the rows of a fresh first page that are not shown yet on top, marked
@@ -518,19 +520,6 @@ impl Browser {
             used -= 1;
         }
         widths.into_iter().map(Constraint::Length).collect()
-    }
-}
-
-/// Records built in code as one indexed page, the way a page that arrived is read.
-fn index_values(records: &[Value]) -> (Arc<JsonDoc>, Vec<NodeId>) {
-    let body = serde_json::to_vec(records).unwrap_or_else(|_| b"[]".to_vec());
-    let doc = JsonDoc::parse(body.into()).or_else(|_| JsonDoc::parse(bytes::Bytes::from_static(b"[]")));
-    match doc {
-        Ok(doc) => {
-            let nodes = doc.children(NodeId::ROOT).collect();
-            (Arc::new(doc), nodes)
-        }
-        Err(_) => unreachable!("`[]` is JSON"),
     }
 }
 

@@ -18,8 +18,8 @@ use ratatui::widgets::Block;
 use ratatui::Frame;
 
 use crate::inert::inert;
-use crate::json_index::JsonError;
-use crate::tui::json_tree::{visible_text, JsonDoc, JsonTree, Kind, LineIndex, Searcher, TreeLine};
+use crate::json_index::{JsonDoc, JsonError, Kind};
+use crate::tui::json_tree::{visible_text, JsonTree, LineIndex, Searcher, TreeLine};
 use crate::tui::theme::Theme;
 
 /// Bodies up to this size are parsed into a `serde_json::Value` for [`Inspector::selected_json`];
