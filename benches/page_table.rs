@@ -134,7 +134,7 @@ async fn page_case(name: &str, records: usize, size: usize, runs: usize) {
         let peak = HEAP.peak_usage();
         let tab = h.console.app.tab();
         assert_eq!(tab.browser.row_count(), records, "{screen}");
-        assert!(screen.contains(&format!("page 1 · {} rows", opsdeck::table::thousands(records))), "{screen}");
+        assert!(screen.contains(&format!("page 1 · {} rows", opsdeck::format::thousands(records))), "{screen}");
         let transfer = tab.page.as_ref().unwrap().response.duration;
         total.push(ms(elapsed));
         beyond.push(ms(elapsed.saturating_sub(transfer)));

@@ -10,6 +10,7 @@ pub mod client;
 pub mod clipboard;
 pub mod commands;
 pub mod config;
+pub mod format;
 pub mod history;
 pub mod inert;
 pub mod jq;

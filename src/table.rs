@@ -6,10 +6,9 @@ use std::borrow::Cow;
 
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
+use crate::format::{self as money, epoch_ms_text, is_time_column};
 use crate::inert::inert;
 use crate::json_index::{Item, JsonDoc, JsonError, Kind, NodeId};
-// Money fields and their format are the tax views' rules, pure functions over JSON.
-use crate::tui::tax as money;
 
 /// Columns shown at most; the inspector shows everything.
 pub const MAX_COLUMNS: usize = 8;
@@ -297,41 +296,16 @@ pub fn truncate_to_width(text: &str, max: usize) -> String {
     cut
 }
 
-/// `40,000`: a count as people read it.
-pub fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
-/// Columns whose numbers are millisecond timestamps (Ably's `timestamp`, `issued`, `expires`).
-pub fn is_time_column(name: &str) -> bool {
-    let name = name.to_ascii_lowercase();
-    ["time", "issued", "expires", "created", "updated", "modified"].iter().any(|w| name.contains(w))
-}
-
-/// A millisecond epoch as `2026-11-22 05:12:40` UTC; `None` outside 2001..2286, where a number is
-/// unlikely to be one.
-pub fn epoch_ms_text(ms: i64) -> Option<String> {
-    if !(1_000_000_000_000..10_000_000_000_000).contains(&ms) {
-        return None;
-    }
-    let at = time::OffsetDateTime::from_unix_timestamp(ms / 1000).ok()?;
-    let format = time::macros::format_description!("[year]-[month]-[day] [hour]:[minute]:[second]");
-    at.format(&format).ok()
-}
-
 /// Records as plain aligned text, one line per record under a header line, with the columns the
 /// console's browser shows (`id_field` first). Money is right-aligned; a trailing newline ends
 /// every line. Every cell is inert, so the text is safe on a terminal.
-pub fn render_text(doc: &JsonDoc, records: &[NodeId], id_field: Option<&'static str>) -> String {
-    let table = RowSpec::new(id_field, None).table(doc, records);
+pub fn render_text(
+    doc: &JsonDoc,
+    records: &[NodeId],
+    id_field: Option<&'static str>,
+    layout: Option<Layout>,
+) -> String {
+    let table = RowSpec::new(id_field, layout).table(doc, records);
     let columns = &table.columns;
     let header: Vec<String> = columns.iter().map(|c| inert(&c.label()).into_owned()).collect();
     let rows: Vec<Vec<&str>> = table.rows.iter().map(|row| row.cells().collect()).collect();
@@ -366,9 +340,13 @@ pub fn render_text(doc: &JsonDoc, records: &[NodeId], id_field: Option<&'static 
 
 /// [`render_text`] of records that are values already (a jq filter's results): they are
 /// written out once and indexed, so there is one way to make a table.
-pub fn render_values(records: &[serde_json::Value], id_field: Option<&'static str>) -> Result<String, JsonError> {
+pub fn render_values(
+    records: &[serde_json::Value],
+    id_field: Option<&'static str>,
+    layout: Option<Layout>,
+) -> Result<String, JsonError> {
     let (doc, rows) = JsonDoc::from_values(records)?;
-    Ok(render_text(&doc, &rows, id_field))
+    Ok(render_text(&doc, &rows, id_field, layout))
 }
 
 /// The cells `spec` makes of one record, for tests of a layout's cells.
@@ -390,7 +368,7 @@ mod tests {
             json!({"code": "INV-1", "status": "Committed", "totalAmount": 1234.5, "note": "a\u{1b}[2Jb"}),
             json!({"code": "INV-22", "status": "Saved", "totalAmount": 7, "note": "x"}),
         ];
-        let text = render_values(&records, Some("code")).unwrap();
+        let text = render_values(&records, Some("code"), None).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 3, "{text}");
         assert!(lines[0].starts_with("code    status"), "{text}");
@@ -402,9 +380,9 @@ mod tests {
 
     #[test]
     fn bare_values_are_one_column() {
-        let text = render_values(&[json!("a"), json!("b")], Some("channelId")).unwrap();
+        let text = render_values(&[json!("a"), json!("b")], Some("channelId"), None).unwrap();
         assert_eq!(text, "channelId\na\nb\n");
-        assert_eq!(render_values(&[], None).unwrap(), "value\n");
+        assert_eq!(render_values(&[], None, None).unwrap(), "value\n");
     }
 
     #[test]

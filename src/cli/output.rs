@@ -33,6 +33,9 @@ pub struct Output {
     include: bool,
     to_terminal: bool,
     id_field: Option<&'static str>,
+    /// The list's columns and cells as the console's browser shows them, when its service has
+    /// its own (Mailgun events, EasyPost lists).
+    layout: Option<crate::table::Layout>,
     op_name: String,
 }
 
@@ -80,6 +83,7 @@ impl Output {
             include: args.include,
             to_terminal,
             id_field: op.id_field,
+            layout: crate::tui::services::layout(op),
             op_name: op.full_name(),
         })
     }
@@ -199,7 +203,9 @@ impl Output {
                 (Some(_), Some(Value::Object(map))) => map.contains_key(*field),
                 _ => true,
             });
-            return crate::table::render_values(&rows, id_field)
+            // A filter's rows have shapes of their own: the generic columns fit them.
+            let layout = if self.filter.is_some() { None } else { self.layout.clone() };
+            return crate::table::render_values(&rows, id_field, layout)
                 .map(String::into_bytes)
                 .map_err(|e| Failure::runtime(format!("{}: the table cannot be made: {e}", self.op_name)));
         }
@@ -212,7 +218,7 @@ impl Output {
             Failure::runtime(format!("{}: the response is not JSON ({e}), so it cannot be tabled", self.op_name))
         })?;
         let records = doc.records().unwrap_or_else(|| vec![NodeId::ROOT]);
-        Ok(crate::table::render_text(&doc, &records, self.id_field).into_bytes())
+        Ok(crate::table::render_text(&doc, &records, self.id_field, self.layout.clone()).into_bytes())
     }
 
     fn jq_failure(&self, error: &str) -> Failure {

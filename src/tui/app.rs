@@ -17,11 +17,11 @@ use crate::config::Mode;
 use crate::history::{Entry, Record};
 use crate::json_index::JsonError;
 use crate::table::RowSpec;
-use crate::tui::components::browser::{BrowserAction, Layout};
+use crate::tui::components::browser::BrowserAction;
 use crate::tui::components::chart::{self, ChartView};
 use crate::tui::components::confirm::{Confirm, ConfirmAction};
 use crate::tui::components::copy_menu::{CopyFormat, CopyMenu, CopyMenuAction};
-use crate::tui::components::detail::{Detail, DetailAction, DetailCommand, TransactionAction};
+use crate::tui::components::detail::{Detail, DetailAction, DetailCommand};
 use crate::tui::components::form::{EditRequest, Form, FormAction};
 use crate::tui::components::history_view::{HistoryAction, HistoryView};
 use crate::tui::components::inspector::{self, ResponseView};
@@ -31,10 +31,10 @@ use crate::tui::components::save_file::{self, SaveAction, SavePrompt, SaveReport
 use crate::tui::draw::Areas;
 use crate::tui::indexer::{self, Answer, Indexed, Job, Page, Then};
 use crate::tui::keymap::{Action, Keymap, ACTIONS};
+use crate::tui::services::{self, Compose, RowAction};
 use crate::tui::setup::Setup;
 use crate::tui::tab::{PageState, Tab, TailState};
 use crate::tui::theme::Theme;
-use crate::tui::{mail, shipping, tax};
 
 /// The pane that receives keys.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -370,8 +370,8 @@ impl App {
                 ),
             },
             Action::Tail => self.toggle_tail(),
-            Action::ComposeEmail => self.compose("messages_send"),
-            Action::ComposeMime => self.compose("messages_send_mime"),
+            Action::ComposeEmail => self.compose(Compose::Fields),
+            Action::ComposeMime => self.compose(Compose::Mime),
             Action::Refresh => self.refresh(),
             Action::AutoRefresh => self.toggle_auto_refresh(),
             Action::Cancel => {
@@ -665,14 +665,8 @@ impl App {
             BrowserAction::Open(_) => {
                 self.tab_mut().remember_selection();
                 self.show_selected_record();
-                match self.tab().page.as_ref().map(|p| (p.op.service, p.op.name)) {
-                    Some((Service::Avatax, "companies_list")) => self.drill_into("transactions"),
-                    Some((Service::Avatax, "transactions_list")) => self.open_transaction(),
-                    Some((Service::Mailgun, "domains_list")) => self.open_domain(),
-                    Some((Service::Mailgun, "mailing_lists_list")) => self.drill_into("list members"),
-                    Some((Service::Easypost, list)) if self.open_shipping_record(list) => {}
-                    _ if self.fetch_selected_record() => {}
-                    _ => self.focus = Focus::Inspector,
+                if !self.open_row_as_service_says() && !self.fetch_selected_record() {
+                    self.focus = Focus::Inspector;
                 }
             }
             BrowserAction::Selected(_) => self.tab_mut().remember_selection(),
@@ -718,10 +712,9 @@ impl App {
             },
             Popup::Detail(detail) => match detail.handle_key(key) {
                 DetailAction::Close => self.popup = None,
-                DetailAction::Transaction(action) => {
-                    let transaction = detail.transaction.clone();
-                    if let Some(transaction) = transaction {
-                        self.open_transaction_action(action, &transaction);
+                DetailAction::RecordKey(key) => {
+                    if let Some(record) = detail.record.clone() {
+                        self.open_record_action(key, &record);
                     }
                 }
                 DetailAction::Run(command) => self.run_detail_command(command),
@@ -856,81 +849,58 @@ impl App {
         self.open_resource();
     }
 
-    /// Opens the selected AvaTax transaction as tables at once, and asks for it again with its
-    /// lines, jurisdiction details and addresses, which a list row may not carry.
-    fn open_transaction(&mut self) {
-        let Some(record) = self.tab().selected_record().map(Value::Object) else { return };
-        let detail = tax::transaction_detail(&record);
-        self.tab_mut().detail = Some(detail.clone());
-        self.popup = Some(Popup::Detail(detail));
-        let has_details = record["lines"]
-            .as_array()
-            .is_some_and(|lines| !lines.is_empty() && lines.iter().all(|l| l.get("details").is_some()));
-        if has_details {
-            return;
-        }
-        let Some(op) = Service::Avatax.operation("transactions_get") else { return };
-        let mut values = self.transaction_values(&record);
-        values.insert("$include".into(), "Summary,Addresses".into());
-        if values.contains_key("companyCode") && values.contains_key("transactionCode") {
-            // The detail popup stays open; the answer replaces it only while nothing else is.
-            let popup = self.popup.take();
-            self.send_operation(op, values);
-            if self.popup.is_none() {
-                self.popup = popup;
-            }
-        }
-    }
-
-    /// The company code, transaction code and document type that address `transaction`.
-    fn transaction_values(&self, transaction: &Value) -> Values {
+    /// Enter on a row, as the tab's service says: list what belongs to it (a company's
+    /// transactions), show a view of it at once (asking for the whole record where the row lacks
+    /// parts), or fetch it. False when its service says nothing of this list.
+    fn open_row_as_service_says(&mut self) -> bool {
         let tab = self.tab();
-        let mut values = Values::new();
-        let company = transaction
-            .get("companyCode")
-            .and_then(Value::as_str)
-            .map(str::to_owned)
-            .or_else(|| tab.page.as_ref().and_then(|p| p.values.get("companyCode").cloned()))
-            .or_else(|| tab.context.get("companyCode").cloned());
-        if let Some(company) = company {
-            values.insert("companyCode".into(), company);
-        }
-        if let Some(code) = transaction.get("code").and_then(Value::as_str) {
-            values.insert("transactionCode".into(), code.to_owned());
-        }
-        if let Some(kind) = transaction.get("type").and_then(Value::as_str) {
-            values.insert("documentType".into(), kind.to_owned());
-        }
-        values
-    }
-
-    /// Opens the form of a commit, void, adjust or refund of `transaction`, with its codes and
-    /// the usual values filled in: nothing is sent before the user reads it and presses Ctrl-s.
-    fn open_transaction_action(&mut self, action: TransactionAction, transaction: &Value) {
-        let Some(op) = Service::Avatax.operation(action.operation()) else { return };
-        let mut values = self.transaction_values(transaction);
-        // The answer then carries the lines and jurisdictions, so the view can show it again.
-        values.insert("$include".into(), "Summary,Addresses".into());
+        let Some(list) = tab.page.as_ref().map(|p| p.op.name) else { return false };
+        let Some(record) = tab.selected_record().map(Value::Object) else { return false };
+        let scope = |name: &str| tab.scope(name);
+        let Some(action) = services::console(tab.service).open_row(list, &record, &scope) else { return false };
         match action {
-            TransactionAction::Commit => {
-                values.insert("commit".into(), "true".into());
+            RowAction::Drill(resource) => self.drill_into(resource),
+            RowAction::Fetch(name, values) => {
+                if let Some(op) = self.operation_of_tab(name) {
+                    self.send_operation(op, values);
+                }
             }
-            TransactionAction::Void => {
-                values.insert("code".into(), "DocVoided".into());
-            }
-            TransactionAction::Adjust => {
-                let draft = tax::adjustment_draft(transaction);
-                values.insert("newTransaction".into(), serde_json::to_string_pretty(&draft).unwrap_or_default());
-            }
-            TransactionAction::Refund => {
-                values.insert("refundDate".into(), tax::today());
-                values.insert("refundType".into(), "Full".into());
-                if let Some(code) = transaction.get("code").and_then(Value::as_str) {
-                    values.insert("refundTransactionCode".into(), format!("{code}-refund"));
+            RowAction::View(detail, fetch) => {
+                self.tab_mut().detail = Some(detail.clone());
+                self.popup = Some(Popup::Detail(detail));
+                if let Some(op) = fetch.as_ref().and_then(|(name, _)| self.operation_of_tab(name)) {
+                    let values = fetch.map(|(_, values)| values).unwrap_or_default();
+                    // The view stays open; the answer replaces it only while nothing else is.
+                    let popup = self.popup.take();
+                    self.send_operation(op, values);
+                    if self.popup.is_none() {
+                        self.popup = popup;
+                    }
                 }
             }
         }
-        self.open_form_with(op, &values);
+        true
+    }
+
+    /// The operation `name` of the active tab's service; an error in the status line if it has none.
+    fn operation_of_tab(&mut self, name: &str) -> Option<&'static Operation> {
+        let service = self.tab().service;
+        let op = service.operation(name);
+        if op.is_none() {
+            self.error(format!("{name} is no operation of {}", service.title()));
+        }
+        op
+    }
+
+    /// A record action key of a view (an AvaTax transaction's `c` commit): opens the form its
+    /// service fills from the record; nothing is sent before the user reads it and presses Ctrl-s.
+    fn open_record_action(&mut self, key: char, record: &Value) {
+        let tab = self.tab();
+        let scope = |name: &str| tab.scope(name);
+        let Some((name, values)) = services::console(tab.service).record_action(key, record, &scope) else { return };
+        if let Some(op) = self.operation_of_tab(name) {
+            self.open_form_with(op, &values);
+        }
     }
 
     /// Where the sandbox view of the active tab reads from, or why it has nothing to read.
@@ -961,17 +931,6 @@ impl App {
         let view = SandboxView::new(self.tab().service, self.sandbox_control());
         self.popup = Some(Popup::Sandbox(view));
         self.refresh_sandbox_view();
-    }
-
-    /// Enter on a row of an EasyPost list with a view (a shipment's rates, a tracker's
-    /// timeline, a batch, an address's verification): the view opens from the row at once,
-    /// and is kept for `b`. False when the list has none.
-    fn open_shipping_record(&mut self, list: &str) -> bool {
-        let Some(record) = self.tab().selected_record().map(Value::Object) else { return false };
-        let Some(detail) = shipping::record_detail(list, &record) else { return false };
-        self.tab_mut().detail = Some(detail.clone());
-        self.popup = Some(Popup::Detail(detail));
-        true
     }
 
     /// Asks where to save the file at `url`, starting from `file_name`; the view open (if any)
@@ -1186,7 +1145,7 @@ impl App {
     fn request_operation(&mut self, op: &'static Operation, values: Values) {
         if op.destructive {
             let live = self.tab().target.live;
-            let effects = shipping::effects(op, &values, &|id| self.known_record(id));
+            let effects = services::console(op.service).effects(op, &values, &|id| self.known_record(id));
             let mut confirm = Confirm::new(op, values, live, self.profile.clone());
             confirm.effects = effects;
             self.popup = Some(Popup::Confirm(confirm));
@@ -1530,18 +1489,21 @@ impl App {
         tab_state.browser.tail_note = Some(tail_note(every, total));
         if arrived > 0 {
             let rows = tab_state.browser.row_count();
-            tab_state.browser.page_label = format!("{} rows", crate::table::thousands(rows));
+            tab_state.browser.page_label = format!("{} rows", crate::format::thousands(rows));
             tab_state.remember_selection();
         }
     }
 
     /// The compose forms of Mailgun (send, MIME send), from any tab: the domain in view and its
     /// postmaster as sender filled in, or what was typed last time.
-    fn compose(&mut self, name: &str) {
-        let Some(index) = self.tabs.iter().position(|t| t.service == Service::Mailgun) else {
-            return self.error("this console has no Mailgun tab");
+    fn compose(&mut self, kind: Compose) {
+        let Some((service, name)) = services::composer(kind) else {
+            return self.error("no service of this console composes messages");
         };
-        let Some(op) = Service::Mailgun.operation(name) else { return };
+        let Some(index) = self.tabs.iter().position(|t| t.service == service) else {
+            return self.error(format!("this console has no {} tab", service.title()));
+        };
+        let Some(op) = service.operation(name) else { return };
         self.switch_tab(index);
         let tab = self.tab();
         let mut values = tab.prefill(op, None);
@@ -1549,22 +1511,10 @@ impl App {
             // The domain of the list in view (events of mg.example.com), when no row gave one.
             if let Some(domain) = tab.page.as_ref().and_then(|p| p.values.get("domain")).cloned() {
                 values.insert("domain".into(), domain);
-                mail::suggest(op, &serde_json::Map::new(), &mut values);
+                services::console(service).suggest(op, &serde_json::Map::new(), &tab.target, &mut values);
             }
         }
         self.open_form_with(op, &values);
-    }
-
-    /// Enter on a Mailgun domain: asks for it with its DNS records, which the answer shows as
-    /// the DNS view (`v` there verifies them again).
-    fn open_domain(&mut self) {
-        let Some(name) = self.tab().selected_record().and_then(|r| r.get("name")?.as_str().map(str::to_owned)) else {
-            return;
-        };
-        let Some(op) = Service::Mailgun.operation("domains_get") else { return };
-        let mut values = Values::new();
-        values.insert("domain".into(), name);
-        self.send_operation(op, values);
     }
 
     /// A key of a table view: send an operation (asking first when destructive), open a form,
@@ -1710,7 +1660,7 @@ impl App {
         match result {
             Ok(response) => {
                 let body: Option<Value> = serde_json::from_slice(&response.body).ok();
-                let Some(detail) = body.and_then(|body| detail_for(op, &body)) else { return };
+                let Some(detail) = body.and_then(|body| services::detail(op, &body)) else { return };
                 if tab != self.active {
                     return;
                 }
@@ -1852,7 +1802,7 @@ impl App {
             let url = body.as_ref().and_then(|b| b.pointer(&pointer)).and_then(Value::as_str);
             url.map(|url| (url.to_owned(), name)).ok_or(pointer)
         });
-        let detail = body.and_then(|body| detail_for(op, &body));
+        let detail = body.and_then(|body| services::detail(op, &body));
         let tab_state = &mut self.tabs[tab];
         if let Some(detail) = detail {
             tab_state.detail = Some(detail.clone());
@@ -1895,7 +1845,7 @@ impl App {
 
     fn show_page(&mut self, tab: usize, page: Page) {
         let op = page.op;
-        let rows = RowSpec::new(op.id_field, layout_for(op));
+        let rows = RowSpec::new(op.id_field, services::layout(op));
         let size = page.response.body.len();
         let body = page.response.body.clone();
         if size > PROGRESS_NOTICE_ABOVE {
@@ -2023,14 +1973,14 @@ impl App {
         match (&doc, table) {
             (Ok(doc), Some(table)) => {
                 let count = table.rows.len();
-                tab_state.browser.set_page(doc.clone(), table, op.id_field, layout_for(op));
+                tab_state.browser.set_page(doc.clone(), table, op.id_field, services::layout(op));
                 let more = if matches!(pagination::next_page(op.paging, &request, &response), Ok(Some(_))) {
                     format!(" · {n}: next")
                 } else {
                     String::new()
                 };
                 tab_state.browser.page_label =
-                    format!("page {page_number} · {} rows{more}", crate::table::thousands(count));
+                    format!("page {page_number} · {} rows{more}", crate::format::thousands(count));
             }
             (Ok(_), None) => {
                 tab_state.browser.clear();
@@ -2243,18 +2193,6 @@ fn list_filters(op: &Operation, values: &Values) -> Vec<(String, String)> {
         .filter(|p| !p.required && p.location == crate::catalog::Location::Query && p.default.is_none())
         .filter_map(|p| values.get(p.name).map(|v| (p.name.to_owned(), v.clone())))
         .collect()
-}
-
-/// The table view of an answer, for the operations that have one (of any service).
-fn detail_for(op: &Operation, body: &Value) -> Option<Detail> {
-    tax::detail_for(op, body).or_else(|| mail::detail_for(op, body)).or_else(|| shipping::detail_for(op, body))
-}
-
-/// The columns a list's records are shown with, when the generic ones would say little.
-fn layout_for(op: &Operation) -> Option<Layout> {
-    (op.service == Service::Mailgun && op.name == "events_list")
-        .then(|| Layout { columns: mail::event_columns(), cell: mail::event_cell })
-        .or_else(|| shipping::layout(op))
 }
 
 /// The browser title's note while tailing.

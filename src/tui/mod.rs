@@ -13,12 +13,10 @@ pub mod harness;
 pub mod indexer;
 pub mod json_tree;
 pub mod keymap;
-pub mod mail;
+pub mod services;
 pub mod setup;
-pub mod shipping;
 pub mod svg;
 pub mod tab;
-pub mod tax;
 #[cfg(test)]
 mod tests;
 pub mod theme;

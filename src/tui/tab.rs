@@ -10,6 +10,7 @@ use crate::config::Mode;
 use crate::tui::components::browser::Browser;
 use crate::tui::components::detail::Detail;
 use crate::tui::components::inspector::Inspector;
+use crate::tui::services;
 
 /// The page shown in the browser and how it was fetched, for `n`, `p` and `r`.
 pub struct PageState {
@@ -66,6 +67,7 @@ pub struct TailState {
 impl Tab {
     pub fn new(service: Service, target: Target, mode: Mode, available: bool) -> Tab {
         let mut browser = Browser::default();
+        browser.service = Some(service);
         let resources = service.resources();
         browser.title = resources.first().map_or_else(String::new, |r| (*r).to_owned());
         Tab {
@@ -91,6 +93,12 @@ impl Tab {
 
     pub fn resource_name(&self) -> &'static str {
         self.resources.get(self.resource).copied().unwrap_or("")
+    }
+
+    /// A value by name from what the list in view was asked with, else from the ids gathered
+    /// while browsing: what a service's row and record actions address a record with.
+    pub fn scope(&self, name: &str) -> Option<String> {
+        self.page.as_ref().and_then(|p| p.values.get(name).cloned()).or_else(|| self.context.get(name).cloned())
     }
 
     /// The list call in view stops (cancelled): nothing may keep saying "loading".
@@ -161,7 +169,7 @@ impl Tab {
                 self.context.insert(key.clone(), text);
             }
         }
-        for (name, value) in crate::tui::mail::remembered(page_op.name, &record) {
+        for (name, value) in services::console(self.service).remembered(page_op.name, &record) {
             self.context.insert(name.to_owned(), value);
         }
         let Some(id) = page_op.id_field.and_then(|f| record.get(f)).and_then(scalar) else { return };
@@ -232,14 +240,7 @@ impl Tab {
                 values.insert(param.name.to_owned(), value);
             }
         }
-        crate::tui::mail::suggest(op, &record, &mut values);
-        crate::tui::shipping::suggest(op, &record, &mut values);
-        if op.service == Service::Ably && op.name == "tokens_request" {
-            if let crate::client::Credentials::AblyKey(key) = &self.target.credentials {
-                let name = key.expose().split(':').next().unwrap_or_default();
-                values.insert("keyName".into(), name.to_owned());
-            }
-        }
+        services::console(op.service).suggest(op, &record, &self.target, &mut values);
         values
     }
 }

@@ -13,34 +13,17 @@ use ratatui::Frame;
 use serde_json::Value;
 use unicode_width::UnicodeWidthStr;
 
+use crate::catalog::Service;
+use crate::format::is_time_column;
 use crate::inert::inert;
 use crate::json_index::{Item, JsonDoc, Kind};
-use crate::table::{is_time_column, Column, RowSpec, CELL_SEPARATOR};
 pub use crate::table::{truncate_to_width, Layout};
-use crate::tui::components::detail::Tone;
+use crate::table::{Column, RowSpec, CELL_SEPARATOR};
+use crate::tui::services;
 use crate::tui::theme::Theme;
-use crate::tui::{mail, shipping, tax};
 
 /// What a row that arrived while tailing starts with.
 pub const NEW_MARK: &str = "● ";
-
-/// The tone of a cell by its column: a document's or a package's status, an email event, a
-/// failure's severity, a domain's or a batch's state, an address's verification.
-fn cell_tone(header: &str, text: &str) -> Option<Tone> {
-    match header {
-        "status" => tax::status_tone(text).or_else(|| shipping::status_tone(text)),
-        "event" => mail::event_tone(text),
-        "severity" => mail::severity_tone(text),
-        "state" => mail::domain_state_tone(text).or_else(|| shipping::batch_state_tone(text)),
-        "batch_status" => shipping::batch_status_tone(text),
-        "verified" => match text {
-            "✓" => Some(Tone::Good),
-            "✗" => Some(Tone::Bad),
-            _ => None,
-        },
-        _ => None,
-    }
-}
 
 /// What a key did in the browser, for the app to act on.
 #[derive(Debug, PartialEq, Eq)]
@@ -82,6 +65,8 @@ impl Shown {
 #[derive(Default)]
 pub struct Browser {
     pub title: String,
+    /// Whose records these are: the service says how its cells are toned (a status, an event).
+    pub service: Option<Service>,
     columns: Vec<Column>,
     rows: Vec<Shown>,
     id_field: Option<&'static str>,
@@ -445,6 +430,7 @@ impl Browser {
         let on_screen: Vec<(usize, Vec<&str>)> =
             self.visible[self.offset..end].iter().map(|&row| (row, self.rows[row].row.cells().collect())).collect();
         let widths = self.column_widths(&on_screen, inner.width);
+        let service = self.service;
         let rows: Vec<Row> = on_screen
             .iter()
             .enumerate()
@@ -453,7 +439,7 @@ impl Browser {
                 let marked = self.is_new(*row);
                 let cells = cells.iter().zip(&self.columns).enumerate().map(move |(index, (text, column))| {
                     let line = if column.money { Line::from(*text).right_aligned() } else { Line::from(*text) };
-                    match cell_tone(column.header(), text) {
+                    match service.and_then(|service| services::cell_tone(service, column.header(), text)) {
                         Some(tone) => Cell::from(line).style(tone.style(theme)),
                         None if marked && index == 0 => Cell::from(line).style(theme.success),
                         None => Cell::from(line),
@@ -709,6 +695,7 @@ mod tests {
     #[test]
     fn event_types_severities_and_domain_states_are_toned() {
         let mut b = Browser::default();
+        b.service = Some(Service::Mailgun);
         b.set_records(
             vec![
                 json!({"id": "1", "event": "delivered", "severity": null, "state": "active"}),
@@ -741,7 +728,7 @@ mod tests {
     #[test]
     fn a_layout_chooses_columns_and_cells() {
         let mut b = Browser::default();
-        let layout = Layout { columns: crate::tui::mail::event_columns(), cell: crate::tui::mail::event_cell };
+        let layout = services::layout(Service::Mailgun.operation("events_list").unwrap()).unwrap();
         b.set_records_as(
             vec![json!({"id": "x", "event": "failed", "timestamp": 1_529_692_199.6, "recipient": "a@example.com",
                 "severity": "permanent", "reason": "bounce", "delivery-status": {"code": 550, "description": "No such mailbox"},

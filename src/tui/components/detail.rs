@@ -79,8 +79,9 @@ pub struct Detail {
     pub scroll: u16,
     /// Said under the facts when something expected is missing.
     pub note: Option<String>,
-    /// The AvaTax transaction shown, which the action keys act on.
-    pub transaction: Option<Value>,
+    /// The keys of actions on the record shown (an AvaTax transaction's commit, void, adjust,
+    /// refund), with their labels: each opens a form its service fills from [`Detail::record`].
+    pub record_keys: &'static [(char, &'static str)],
     /// The keys named in the bottom border, when the owner of the view has its own.
     pub keys: Option<&'static str>,
     /// What the view is of (`domain news.example.com`), when its title changes with what it
@@ -161,29 +162,10 @@ impl DetailCommand {
 pub enum DetailAction {
     None,
     Close,
-    /// An action on the transaction: commit, void, adjust, refund.
-    Transaction(TransactionAction),
+    /// A record action key (see [`Detail::record_keys`]) on the record shown.
+    RecordKey(char),
     /// One of the view's own keys.
     Run(DetailCommand),
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TransactionAction {
-    Commit,
-    Void,
-    Adjust,
-    Refund,
-}
-
-impl TransactionAction {
-    pub fn operation(self) -> &'static str {
-        match self {
-            TransactionAction::Commit => "transactions_commit",
-            TransactionAction::Void => "transactions_void",
-            TransactionAction::Adjust => "transactions_adjust",
-            TransactionAction::Refund => "transactions_refund",
-        }
-    }
 }
 
 /// A fact with no tone: its label and value.
@@ -208,6 +190,16 @@ pub fn text(value: Option<&Value>) -> String {
         Some(Value::String(s)) => s.clone(),
         Some(other) => other.to_string(),
     }
+}
+
+/// An amount in money format, or the value as text when it is no number.
+pub fn money_cell(value: Option<&Value>) -> String {
+    value.and_then(crate::format::money).unwrap_or_else(|| text(value))
+}
+
+/// A rate as a percentage, or the value as text when it is no number.
+pub fn percent_cell(value: Option<&Value>) -> String {
+    value.and_then(crate::format::percent).unwrap_or_else(|| text(value))
 }
 
 /// Widest a column gets; the inspector has the whole value.
@@ -241,21 +233,14 @@ impl Detail {
             KeyCode::Char('u') if key.modifiers.contains(KeyModifiers::CONTROL) => {
                 self.scroll = self.scroll.saturating_sub(5);
             }
-            KeyCode::Char(c) if self.transaction.is_none() && key.modifiers.is_empty() => {
+            KeyCode::Char(c) if key.modifiers.is_empty() && self.record_keys.iter().any(|(k, _)| *k == c) => {
+                return DetailAction::RecordKey(c);
+            }
+            KeyCode::Char(c) if key.modifiers.is_empty() => {
                 if let Some(found) = self.commands.iter().find(|k| k.key == c) {
                     let command = found.command.clone();
                     return self.run(&command);
                 }
-            }
-            KeyCode::Char(c) if self.transaction.is_some() && key.modifiers.is_empty() => {
-                let action = match c {
-                    'c' => TransactionAction::Commit,
-                    'v' => TransactionAction::Void,
-                    'a' => TransactionAction::Adjust,
-                    'f' => TransactionAction::Refund,
-                    _ => return DetailAction::None,
-                };
-                return DetailAction::Transaction(action);
             }
             _ => {}
         }
@@ -393,8 +378,9 @@ impl Detail {
         if let Some(keys) = self.keys {
             return keys.to_owned();
         }
-        if self.transaction.is_some() {
-            return " j k line · c commit · v void · a adjust · f refund · Esc close ".to_owned();
+        if !self.record_keys.is_empty() {
+            let keys: String = self.record_keys.iter().map(|(key, label)| format!("{key} {label} · ")).collect();
+            return format!(" j k line · {keys}Esc close ");
         }
         let own: String = self.commands.iter().map(|k| format!("{} {} · ", k.key, k.label)).collect();
         let live = if self.watch.is_some() { "● live · " } else { "" };

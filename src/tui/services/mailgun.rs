@@ -8,12 +8,64 @@
 use serde_json::{Map, Value};
 
 use crate::catalog::{Operation, Service};
-use crate::client::Values;
+use crate::client::{Target, Values};
+use crate::format::{epoch_seconds_text, human_bytes};
 use crate::json_index::Item;
-use crate::table::Column;
+use crate::table::{Column, Layout};
 use crate::tui::components::detail::{
     array, columns, fact, text, Align, Detail, DetailCommand, DetailKey, Table, Tone,
 };
+use crate::tui::services::{Compose, RowAction, ServiceConsole};
+
+pub struct Mailgun;
+
+impl ServiceConsole for Mailgun {
+    fn layout(&self, op: &Operation) -> Option<Layout> {
+        (op.service == Service::Mailgun && op.name == "events_list")
+            .then(|| Layout { columns: event_columns(), cell: event_cell })
+    }
+
+    fn cell_tone(&self, header: &str, text: &str) -> Option<Tone> {
+        match header {
+            "event" => event_tone(text),
+            "severity" => severity_tone(text),
+            "state" => domain_state_tone(text),
+            _ => None,
+        }
+    }
+
+    fn detail(&self, op: &Operation, body: &Value) -> Option<Detail> {
+        detail_for(op, body)
+    }
+
+    /// A domain is asked for with its DNS records, which its answer shows as the DNS view (`v`
+    /// there verifies them again); a mailing list opens its members.
+    fn open_row(&self, list_op: &str, record: &Value, _scope: &dyn Fn(&str) -> Option<String>) -> Option<RowAction> {
+        match list_op {
+            "domains_list" => {
+                let name = record.get("name")?.as_str()?;
+                Some(RowAction::Fetch("domains_get", [("domain".to_owned(), name.to_owned())].into_iter().collect()))
+            }
+            "mailing_lists_list" => Some(RowAction::Drill("list members")),
+            _ => None,
+        }
+    }
+
+    fn remembered(&self, list_op: &str, record: &Map<String, Value>) -> Vec<(&'static str, String)> {
+        remembered(list_op, record)
+    }
+
+    fn suggest(&self, op: &Operation, record: &Map<String, Value>, _target: &Target, values: &mut Values) {
+        suggest(op, record, values);
+    }
+
+    fn compose(&self, kind: Compose) -> Option<&'static str> {
+        Some(match kind {
+            Compose::Fields => "messages_send",
+            Compose::Mime => "messages_send_mime",
+        })
+    }
+}
 
 /// The structured view of a Mailgun response, for the operations that have one.
 pub fn detail_for(op: &Operation, body: &Value) -> Option<Detail> {
@@ -151,15 +203,6 @@ fn dns_detail(body: &Value) -> Detail {
             command: DetailCommand::Send { op: "domains_verify", values: vec![("domain".into(), name.clone())] },
         }],
         ..Detail::default()
-    }
-}
-
-/// A size in bytes as people say it.
-pub fn human_bytes(bytes: u64) -> String {
-    match bytes {
-        0..1024 => format!("{bytes} B"),
-        1024..1_048_576 => format!("{:.1} KB", bytes as f64 / 1024.0),
-        _ => format!("{:.1} MB", bytes as f64 / 1_048_576.0),
     }
 }
 
@@ -387,16 +430,6 @@ pub fn event_cell(record: Item<'_>, column: &Column) -> Option<String> {
         }
         _ => None,
     }
-}
-
-/// Epoch seconds (with a fraction) as `2018-06-22 18:29:59` UTC.
-pub fn epoch_seconds_text(seconds: f64) -> Option<String> {
-    if !seconds.is_finite() || !(0.0..1e11).contains(&seconds) {
-        return None;
-    }
-    let at = time::OffsetDateTime::from_unix_timestamp(seconds.floor() as i64).ok()?;
-    let format = time::macros::format_description!("[year]-[month]-[day] [hour]:[minute]:[second]");
-    at.format(&format).ok()
 }
 
 /// Ids a selected Mailgun row gives to the forms and lists that need them, beyond what the

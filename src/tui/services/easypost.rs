@@ -13,14 +13,49 @@ use rust_decimal::Decimal;
 use serde_json::{json, Map, Value};
 
 use crate::catalog::{Operation, Service};
-use crate::client::Values;
+use crate::client::{Target, Values};
+use crate::format::{money, short_time, time_to_second};
 use crate::json_index::Item;
-use crate::table::Column;
-use crate::tui::components::browser::Layout;
+use crate::table::{Column, Layout};
 use crate::tui::components::detail::{
     array, columns, fact, text, Align, Detail, DetailCommand, DetailKey, Table, Tone,
 };
-use crate::tui::tax::money;
+use crate::tui::services::{RowAction, ServiceConsole};
+
+pub struct Easypost;
+
+impl ServiceConsole for Easypost {
+    fn layout(&self, op: &Operation) -> Option<Layout> {
+        layout(op)
+    }
+
+    fn cell_tone(&self, header: &str, text: &str) -> Option<Tone> {
+        match header {
+            "status" => status_tone(text),
+            "state" => batch_state_tone(text),
+            "batch_status" => batch_status_tone(text),
+            _ => None,
+        }
+    }
+
+    fn detail(&self, op: &Operation, body: &Value) -> Option<Detail> {
+        detail_for(op, body)
+    }
+
+    /// A shipment's rates, a tracker's timeline, a batch, an address's verification: the view
+    /// opens from the row at once (the row is the whole record).
+    fn open_row(&self, list_op: &str, record: &Value, _scope: &dyn Fn(&str) -> Option<String>) -> Option<RowAction> {
+        record_detail(list_op, record).map(|detail| RowAction::View(detail, None))
+    }
+
+    fn suggest(&self, op: &Operation, record: &Map<String, Value>, _target: &Target, values: &mut Values) {
+        suggest(op, record, values);
+    }
+
+    fn effects(&self, op: &Operation, values: &Values, known: &dyn Fn(&str) -> Option<Value>) -> Vec<String> {
+        effects(op, values, known)
+    }
+}
 
 /// The structured view of an EasyPost response, for the operations that answer one record.
 pub fn detail_for(op: &Operation, body: &Value) -> Option<Detail> {
@@ -155,22 +190,6 @@ fn verification(verifications: Option<&Value>) -> Option<bool> {
     let results: Vec<bool> =
         checks.values().filter_map(|check| check.get("success").and_then(Value::as_bool)).collect();
     (!results.is_empty()).then(|| results.iter().all(|ok| *ok))
-}
-
-/// An ISO 8601 time as `2025-03-07 16:46` (EasyPost's times are UTC); other text as it is.
-pub fn short_time(time: &str) -> String {
-    match (time.get(..10), time.get(10..11), time.get(11..16)) {
-        (Some(day), Some("T"), Some(clock)) => format!("{day} {clock}"),
-        _ => time.to_owned(),
-    }
-}
-
-/// An ISO 8601 time to the second, `2025-03-07 16:46:17`: a tracker's scans can be seconds apart.
-fn time_to_second(time: &str) -> String {
-    match (time.get(..10), time.get(10..11), time.get(11..19)) {
-        (Some(day), Some("T"), Some(clock)) => format!("{day} {clock}"),
-        _ => time.to_owned(),
-    }
 }
 
 /// `SAN FRANCISCO, CA 94107`: where an address is, as a line.

@@ -1,0 +1,153 @@
+//! One module per service: what the console knows of a service beyond its catalog. The columns
+//! and cell tones of its lists, the views of its records, what Enter on a row does, the keys of
+//! a record's actions, and which record fields fill which path parameters. Everything else in
+//! the console (browser, inspector, forms, the app) and `opsdeck call -o table` asks
+//! [`console`] and names no service; adding a service is one file here and one line in
+//! [`console`]'s match.
+
+pub mod ably;
+pub mod avatax;
+pub mod coinbase;
+pub mod deepgram;
+pub mod easypost;
+pub mod mailgun;
+pub mod taxjar;
+
+use serde_json::{Map, Value};
+
+use crate::catalog::{Operation, Service};
+use crate::client::{Target, Values};
+use crate::table::Layout;
+use crate::tui::components::detail::{Detail, Tone};
+
+/// A service's console behaviour. Every method has a default: a service says only what it
+/// shows differently from the generic views.
+pub trait ServiceConsole: Sync {
+    /// The columns and cells of `op`'s list when the generic ones say little (Mailgun events,
+    /// with forty nested fields). `None`: the columns come from the records.
+    fn layout(&self, op: &Operation) -> Option<Layout> {
+        let _ = op;
+        None
+    }
+
+    /// The tone of a list cell by its column header and text (a document's status).
+    fn cell_tone(&self, header: &str, text: &str) -> Option<Tone> {
+        let _ = (header, text);
+        None
+    }
+
+    /// The structured view of a response of `op`, for the operations that have one.
+    fn detail(&self, op: &Operation, body: &Value) -> Option<Detail> {
+        let _ = (op, body);
+        None
+    }
+
+    /// What Enter on a row of `list_op` does beyond the generic (show the record in the
+    /// inspector, or fetch it when the row is a bare id). `scope` reads the values the list was
+    /// asked with and the ids gathered while browsing, by name.
+    fn open_row(&self, list_op: &str, record: &Value, scope: &dyn Fn(&str) -> Option<String>) -> Option<RowAction> {
+        let _ = (list_op, record, scope);
+        None
+    }
+
+    /// The keys of the record actions a view of `record` offers (`c` commit, `v` void), with
+    /// what each is called; [`ServiceConsole::record_action`] says what they open.
+    fn record_keys(&self, record: &Value) -> &'static [(char, &'static str)] {
+        let _ = record;
+        &[]
+    }
+
+    /// The form a record action key opens: the operation and the values it starts with.
+    /// Nothing is sent before the user reads the form and sends it.
+    fn record_action(
+        &self,
+        key: char,
+        record: &Value,
+        scope: &dyn Fn(&str) -> Option<String>,
+    ) -> Option<(&'static str, Values)> {
+        let _ = (key, record, scope);
+        None
+    }
+
+    /// Ids a selected row of `list_op` gives to the forms and lists that need them, by path
+    /// parameter, beyond the generic rules (a field named like the parameter; the row's id).
+    fn remembered(&self, list_op: &str, record: &Map<String, Value>) -> Vec<(&'static str, String)> {
+        let _ = (list_op, record);
+        Vec::new()
+    }
+
+    /// Values `op`'s form starts with beyond the generic ones, from the selected `record` and
+    /// the tab's `target`.
+    fn suggest(&self, op: &Operation, record: &Map<String, Value>, target: &Target, values: &mut Values) {
+        let _ = (op, record, target, values);
+    }
+
+    /// What sending `op` with `values` will do, said in its confirmation (the price a purchase
+    /// spends). `known` finds a record shown in this tab by id.
+    fn effects(&self, op: &Operation, values: &Values, known: &dyn Fn(&str) -> Option<Value>) -> Vec<String> {
+        let _ = (op, values, known);
+        Vec::new()
+    }
+
+    /// The operation a compose key opens (`ComposeEmail`, `ComposeMime`), when this service
+    /// composes messages.
+    fn compose(&self, kind: Compose) -> Option<&'static str> {
+        let _ = kind;
+        None
+    }
+}
+
+/// What Enter on a row does, when a service says.
+pub enum RowAction {
+    /// List this resource for the selected row (a company's transactions).
+    Drill(&'static str),
+    /// Show this view of the row at once (kept for `b`); with an operation, also ask for the
+    /// whole record, whose answer replaces the view.
+    View(Detail, Option<(&'static str, Values)>),
+    /// Send this operation (a domain, asked for with its DNS records).
+    Fetch(&'static str, Values),
+}
+
+/// The compose keys: a message from fields, or a MIME message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Compose {
+    Fields,
+    Mime,
+}
+
+/// The one registry: a service's console behaviour.
+pub fn console(service: Service) -> &'static dyn ServiceConsole {
+    match service {
+        Service::Ably => &ably::Ably,
+        Service::Deepgram => &deepgram::Deepgram,
+        Service::Avatax => &avatax::Avatax,
+        Service::Taxjar => &taxjar::Taxjar,
+        Service::Coinbase => &coinbase::Coinbase,
+        Service::Mailgun => &mailgun::Mailgun,
+        Service::Easypost => &easypost::Easypost,
+    }
+}
+
+/// The columns and cells `op`'s list is shown with, in the console and by `opsdeck call -o table`.
+pub fn layout(op: &Operation) -> Option<Layout> {
+    console(op.service).layout(op)
+}
+
+/// The structured view of a response of `op`, if its service has one.
+pub fn detail(op: &Operation, body: &Value) -> Option<Detail> {
+    console(op.service).detail(op, body)
+}
+
+/// The tone of a cell of a `service` list; a verification mark reads the same everywhere.
+pub fn cell_tone(service: Service, header: &str, text: &str) -> Option<Tone> {
+    match (header, text) {
+        ("verified", "✓") => Some(Tone::Good),
+        ("verified", "✗") => Some(Tone::Bad),
+        _ => console(service).cell_tone(header, text),
+    }
+}
+
+/// The service that composes messages for `kind`, and the operation it opens.
+pub fn composer(kind: Compose) -> Option<(Service, &'static str)> {
+    Service::ALL.into_iter().find_map(|service| console(service).compose(kind).map(|op| (service, op)))
+}
