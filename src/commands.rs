@@ -7,6 +7,7 @@ use serde_json::{json, Value};
 
 use crate::cli::{Failure, GlobalArgs, HistoryAction, HistoryArgs};
 use crate::config::Config;
+use crate::format::human_bytes;
 use crate::history::{self, Filter, History, Record};
 use crate::inert::{inert, inert_json, inert_lines};
 use crate::paths::Paths;
@@ -132,19 +133,10 @@ pub fn list_text(records: &[Record]) -> String {
             inert(&r.operation),
             r.status_label(),
             format!("{} ms", r.duration_ms),
-            human_size(r.size),
+            human_bytes(r.size),
         ));
     }
     text
-}
-
-/// `1.2 KB`.
-pub fn human_size(bytes: u64) -> String {
-    match bytes {
-        0..1024 => format!("{bytes} B"),
-        1024..1_048_576 => format!("{:.1} KB", bytes as f64 / 1024.0),
-        _ => format!("{:.1} MB", bytes as f64 / 1_048_576.0),
-    }
 }
 
 fn show(store: &History, id: i64, as_json: bool, out: &mut dyn Write, to_terminal: bool) -> Result<(), Failure> {
@@ -194,9 +186,10 @@ pub fn show_text(record: &Record, to_terminal: bool) -> String {
         text.push_str(&format!("--body    {}\n", inert(&body.to_string())));
     }
     let body = record.response.as_deref().unwrap_or_default();
-    let kept = if record.truncated { format!(", first {} kept", human_size(body.len() as u64)) } else { String::new() };
+    let kept =
+        if record.truncated { format!(", first {} kept", human_bytes(body.len() as u64)) } else { String::new() };
     let kind = record.content_type.as_deref().map_or_else(String::new, |c| format!(" {c}"));
-    text.push_str(&format!("response  {}{}{kept}\n", human_size(record.size), inert(&kind)));
+    text.push_str(&format!("response  {}{}{kept}\n", human_bytes(record.size), inert(&kind)));
     let mut shown = text;
     if body.is_empty() {
         return shown;
@@ -211,7 +204,7 @@ pub fn show_text(record: &Record, to_terminal: bool) -> String {
                     shown.push('\n');
                 }
             }
-            Err(_) => shown.push_str(&format!("({} of binary data, not shown)\n", human_size(body.len() as u64))),
+            Err(_) => shown.push_str(&format!("({} of binary data, not shown)\n", human_bytes(body.len() as u64))),
         },
     }
     if record.truncated {

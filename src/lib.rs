@@ -4,6 +4,7 @@
 //! request and runs it on the task pool; `sandbox` serves the simulators; `config` finds profiles,
 //! credentials and themes; `tui` is the console. Only `tui` knows about the terminal.
 
+pub mod args;
 pub mod catalog;
 pub mod cli;
 pub mod client;

@@ -14,9 +14,11 @@ use crate::catalog::{all_operations, Operation, Service};
 use crate::client::pagination;
 use crate::client::{self, CallError, CallEvent, CallId, Executor, Values};
 use crate::config::Mode;
+use crate::format::human_bytes;
 use crate::history::{Entry, Record};
 use crate::json_index::JsonError;
 use crate::table::RowSpec;
+use crate::tui::areas::Areas;
 use crate::tui::components::browser::BrowserAction;
 use crate::tui::components::chart::{self, ChartView};
 use crate::tui::components::confirm::{Confirm, ConfirmAction};
@@ -28,21 +30,13 @@ use crate::tui::components::inspector::{self, ResponseView};
 use crate::tui::components::menu::{Command, Menu, MenuAction, PaletteItem};
 use crate::tui::components::sandbox_view::{self, SandboxAction, SandboxReport, SandboxView};
 use crate::tui::components::save_file::{self, SaveAction, SavePrompt, SaveReport};
-use crate::tui::draw::Areas;
 use crate::tui::indexer::{self, Answer, Indexed, Job, Page, Then};
+pub use crate::tui::keymap::Focus;
 use crate::tui::keymap::{Action, Keymap, ACTIONS};
 use crate::tui::services::{self, Compose, RowAction};
 use crate::tui::setup::Setup;
 use crate::tui::tab::{PageState, Tab, TailState};
 use crate::tui::theme::Theme;
-
-/// The pane that receives keys.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Focus {
-    Resources,
-    Browser,
-    Inspector,
-}
 
 /// What covers the tab, taking every key.
 pub enum Popup {
@@ -640,7 +634,7 @@ impl App {
                 if key.code == KeyCode::Char('y') && key.modifiers.is_empty() {
                     match self.tab().inspector.copy_text() {
                         Some(text) => {
-                            let what = human_size(text.len());
+                            let what = human_bytes(text.len() as u64);
                             self.info(format!("{what} to be copied to the clipboard…"));
                             self.copying = Some(CopyJob { what, show_on_failure: false });
                             self.clipboard = Some(text);
@@ -1102,7 +1096,8 @@ impl App {
     /// The event loop tried to copy `text`: say how, or why not; a command that could not be
     /// copied is shown in the inspector, where it can be selected.
     pub fn on_copied(&mut self, text: String, result: Result<crate::clipboard::Copied, String>) {
-        let job = self.copying.take().unwrap_or(CopyJob { what: human_size(text.len()), show_on_failure: false });
+        let job =
+            self.copying.take().unwrap_or(CopyJob { what: human_bytes(text.len() as u64), show_on_failure: false });
         match result {
             Ok(how) => self.info(format!("copied {} {how}", job.what)),
             Err(why) if job.show_on_failure => {
@@ -1134,7 +1129,7 @@ impl App {
             }
             Background::Indexed(ticket, result) => self.on_indexed(ticket, result),
             Background::Saved(SaveReport { path, result }) => match result {
-                Ok(bytes) => self.info(format!("saved {} to {}", human_size(bytes as usize), path.display())),
+                Ok(bytes) => self.info(format!("saved {} to {}", human_bytes(bytes), path.display())),
                 Err(e) => self.error(format!("not saved: {e}")),
             },
         }
@@ -1868,7 +1863,14 @@ impl App {
         self.indexing.insert(ticket, Job { tab, watch: watch.clone(), size, started: Instant::now(), then });
         self.background_pending += 1;
         match self.background.clone() {
-            Some(reports) => indexer::spawn(reports, ticket, body, watch, rows, value),
+            Some(reports) => indexer::spawn(
+                // The console may be gone, or the job cancelled: nobody is waiting then.
+                move |result| drop(reports.send(Background::Indexed(ticket, result))),
+                body,
+                watch,
+                rows,
+                value,
+            ),
             // A console without its event loop (some tests): index here.
             None => {
                 let result = indexer::index(body, &watch, rows.as_ref(), value);
@@ -2208,14 +2210,6 @@ fn external_control(base_url: &str, service: Service) -> Option<String> {
     let loopback = host == "localhost" || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback());
     let port = url.port()?.checked_sub(crate::sandbox::port_offset(service, None))?;
     loopback.then(|| format!("http://{host}:{port}"))
-}
-
-fn human_size(bytes: usize) -> String {
-    match bytes {
-        0..1024 => format!("{bytes} B"),
-        1024..1_048_576 => format!("{:.1} KB", bytes as f64 / 1024.0),
-        _ => format!("{:.1} MB", bytes as f64 / 1_048_576.0),
-    }
 }
 
 pub fn mode_label(tab: &Tab) -> &'static str {

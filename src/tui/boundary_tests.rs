@@ -20,7 +20,7 @@ use super::components::browser::Browser;
 use super::components::confirm::Confirm;
 use super::components::inspector::ResponseView;
 use super::harness::Harness;
-use crate::cli::GlobalArgs;
+use crate::args::GlobalArgs;
 use crate::client::Values;
 use crate::inert::is_unsafe;
 use crate::sandbox::rng::Rng;

@@ -7,6 +7,7 @@ use ratatui::Frame;
 
 use crate::inert::inert;
 use crate::tui::app::{mode_label, App, Focus, Popup, Severity};
+use crate::tui::areas::Areas;
 use crate::tui::components::browser::Browser;
 use crate::tui::components::detail::Detail;
 use crate::tui::components::form::Form;
@@ -16,19 +17,6 @@ use crate::tui::components::menu::Menu;
 use crate::tui::keymap::Scope;
 use crate::tui::keymap::{Action, ACTIONS};
 use unicode_width::UnicodeWidthStr;
-
-/// Where the last frame put what a click can land on.
-#[derive(Clone, Debug, Default)]
-pub struct Areas {
-    /// Each tab's label in the header, with the tab's index.
-    pub tabs: Vec<(Rect, usize)>,
-    /// The panes, borders included; empty when not drawn (zoomed, or too small a terminal).
-    pub resources: Rect,
-    /// The first resource in view (the list scrolls when longer than its pane).
-    pub resources_offset: usize,
-    pub browser: Rect,
-    pub inspector: Rect,
-}
 
 /// Below this the layout cannot show the three panes; a message says so instead.
 pub const MIN_WIDTH: u16 = 60;

@@ -10,7 +10,7 @@ use ratatui::Terminal;
 
 use super::app::Focus;
 use super::{draw, start_with, Console};
-use crate::cli::GlobalArgs;
+use crate::args::GlobalArgs;
 use crate::config::Config;
 
 /// Owns a console and its terminal; feeds keys, waits for calls, reads the screen.

@@ -1,19 +1,17 @@
 //! Bodies indexed off the UI thread. A response is indexed once ([`JsonDoc`]), a list page's
 //! rows are made from that index ([`RowSpec::table`]), and the console gets both back as a
-//! [`Background::Indexed`] report, so a 200 MB body never stops the keys. While a job runs its
+//! report to the app (`Background::Indexed`), so a 200 MB body never stops the keys. While a job runs its
 //! [`Watch`] says how far it got, and cancelling it stops the work within about a megabyte.
 
 use std::sync::Arc;
 use std::time::Instant;
 
 use bytes::Bytes;
-use tokio::sync::mpsc::UnboundedSender;
 
 use crate::catalog::Operation;
 use crate::client;
 use crate::json_index::{JsonDoc, JsonError, Kind, NodeId, Watch};
 use crate::table::{RowSpec, Table};
-use crate::tui::app::Background;
 use crate::tui::components::chart::{self, TimeSeries};
 use crate::tui::components::inspector::ResponseView;
 
@@ -139,11 +137,10 @@ fn time_series(doc: &JsonDoc, records: &[NodeId]) -> Option<TimeSeries> {
     chart::detect(&decode(records))
 }
 
-/// Runs a job on the blocking pool (inline when there is no runtime) and reports it as
-/// [`Background::Indexed`] with its `ticket`.
+/// Runs a job on the blocking pool (inline when there is no runtime) and hands its result to
+/// `done` (the app's report of it, by ticket).
 pub fn spawn(
-    reports: UnboundedSender<Background>,
-    ticket: u64,
+    done: impl FnOnce(Result<Indexed, JsonError>) + Send + 'static,
     body: Bytes,
     watch: Arc<Watch>,
     rows: Option<RowSpec>,
@@ -151,8 +148,7 @@ pub fn spawn(
 ) {
     let job = move || {
         let result = index(body, &watch, rows.as_ref(), value);
-        // The console may be gone, or the job cancelled: nobody is waiting then.
-        let _ = reports.send(Background::Indexed(ticket, result));
+        done(result);
     };
     match tokio::runtime::Handle::try_current() {
         Ok(runtime) => drop(runtime.spawn_blocking(job)),

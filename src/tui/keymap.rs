@@ -10,7 +10,14 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use crate::config::KeyList;
 use crate::inert::inert;
-use crate::tui::app::Focus;
+
+/// The pane that receives keys: what a key's scope is decided by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Focus {
+    Resources,
+    Browser,
+    Inspector,
+}
 
 /// Something the user asks of the console by key, or from the palette.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

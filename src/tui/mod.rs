@@ -5,6 +5,7 @@
 //! idle console uses no CPU.
 
 pub mod app;
+pub mod areas;
 #[cfg(test)]
 mod boundary_tests;
 pub mod components;
@@ -34,8 +35,8 @@ use ratatui::backend::CrosstermBackend;
 use ratatui::Terminal;
 use tokio::sync::mpsc;
 
+use crate::args::GlobalArgs;
 use crate::catalog::Service;
-use crate::cli::GlobalArgs;
 use crate::client::{self, CallEvent, Executor};
 use crate::config::{self, Config, Mode};
 use crate::sandbox::{self, Sandbox};

@@ -67,7 +67,7 @@ pub struct TailState {
 impl Tab {
     pub fn new(service: Service, target: Target, mode: Mode, available: bool) -> Tab {
         let mut browser = Browser::default();
-        browser.service = Some(service);
+        browser.tone = Some(services::tones(service));
         let resources = service.resources();
         browser.title = resources.first().map_or_else(String::new, |r| (*r).to_owned());
         Tab {

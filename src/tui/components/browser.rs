@@ -13,17 +13,19 @@ use ratatui::Frame;
 use serde_json::Value;
 use unicode_width::UnicodeWidthStr;
 
-use crate::catalog::Service;
 use crate::format::is_time_column;
 use crate::inert::inert;
 use crate::json_index::{Item, JsonDoc, Kind};
 pub use crate::table::{truncate_to_width, Layout};
 use crate::table::{Column, RowSpec, CELL_SEPARATOR};
-use crate::tui::services;
+use crate::tui::components::detail::Tone;
 use crate::tui::theme::Theme;
 
 /// What a row that arrived while tailing starts with.
 pub const NEW_MARK: &str = "● ";
+
+/// A cell's tone by its column header and text, as a service tones its lists.
+pub type ToneFn = fn(&str, &str) -> Option<Tone>;
 
 /// What a key did in the browser, for the app to act on.
 #[derive(Debug, PartialEq, Eq)]
@@ -65,8 +67,9 @@ impl Shown {
 #[derive(Default)]
 pub struct Browser {
     pub title: String,
-    /// Whose records these are: the service says how its cells are toned (a status, an event).
-    pub service: Option<Service>,
+    /// How a cell is toned by its column and text (a document's status, an email event): the
+    /// tab's service says.
+    pub tone: Option<ToneFn>,
     columns: Vec<Column>,
     rows: Vec<Shown>,
     id_field: Option<&'static str>,
@@ -112,7 +115,7 @@ impl Browser {
     }
 
     /// Replaces the rows with a page's table, built from `doc` by [`RowSpec::table`] (off the
-    /// UI thread: see [`crate::tui::app`]).
+    /// UI thread: see the app's indexing).
     pub fn set_page(
         &mut self,
         doc: Arc<JsonDoc>,
@@ -430,7 +433,7 @@ impl Browser {
         let on_screen: Vec<(usize, Vec<&str>)> =
             self.visible[self.offset..end].iter().map(|&row| (row, self.rows[row].row.cells().collect())).collect();
         let widths = self.column_widths(&on_screen, inner.width);
-        let service = self.service;
+        let tone = self.tone;
         let rows: Vec<Row> = on_screen
             .iter()
             .enumerate()
@@ -439,7 +442,7 @@ impl Browser {
                 let marked = self.is_new(*row);
                 let cells = cells.iter().zip(&self.columns).enumerate().map(move |(index, (text, column))| {
                     let line = if column.money { Line::from(*text).right_aligned() } else { Line::from(*text) };
-                    match service.and_then(|service| services::cell_tone(service, column.header(), text)) {
+                    match tone.and_then(|tone| tone(column.header(), text)) {
                         Some(tone) => Cell::from(line).style(tone.style(theme)),
                         None if marked && index == 0 => Cell::from(line).style(theme.success),
                         None => Cell::from(line),
@@ -512,6 +515,7 @@ impl Browser {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::catalog::Service;
     use ratatui::backend::TestBackend;
     use ratatui::Terminal;
     use serde_json::json;
@@ -575,6 +579,7 @@ mod tests {
     #[test]
     fn amounts_in_money_format_right_aligned_and_statuses_coloured() {
         let mut b = Browser::default();
+        b.tone = Some(crate::tui::services::tones(Service::Avatax));
         b.set_records(
             vec![
                 json!({"code": "INV-1", "status": "Committed", "totalAmount": 1234.5, "totalTax": "95.67"}),
@@ -695,7 +700,7 @@ mod tests {
     #[test]
     fn event_types_severities_and_domain_states_are_toned() {
         let mut b = Browser::default();
-        b.service = Some(Service::Mailgun);
+        b.tone = Some(crate::tui::services::tones(Service::Mailgun));
         b.set_records(
             vec![
                 json!({"id": "1", "event": "delivered", "severity": null, "state": "active"}),
@@ -728,7 +733,7 @@ mod tests {
     #[test]
     fn a_layout_chooses_columns_and_cells() {
         let mut b = Browser::default();
-        let layout = services::layout(Service::Mailgun.operation("events_list").unwrap()).unwrap();
+        let layout = crate::tui::services::layout(Service::Mailgun.operation("events_list").unwrap()).unwrap();
         b.set_records_as(
             vec![json!({"id": "x", "event": "failed", "timestamp": 1_529_692_199.6, "recipient": "a@example.com",
                 "severity": "permanent", "reason": "bounce", "delivery-status": {"code": 550, "description": "No such mailbox"},

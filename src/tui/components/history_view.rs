@@ -8,7 +8,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, List, ListItem, ListState, Paragraph, Wrap};
 use ratatui::Frame;
 
-use crate::commands::human_size;
+use crate::format::human_bytes;
 use crate::history::{short_time, Filter, History, Record};
 use crate::inert::inert;
 use crate::tui::theme::Theme;
@@ -273,7 +273,7 @@ fn row<'a>(record: &Record, widths: Widths, theme: &Theme) -> Line<'a> {
         Span::styled(format!("{:<operation$} ", inert(&record.operation)), theme.text),
         Span::styled(format!("{:<status$} ", record.status_label()), status_style),
         Span::styled(format!("{:>6} ms ", record.duration_ms), theme.muted),
-        Span::styled(format!("{:>9}  ", human_size(record.size)), theme.muted),
+        Span::styled(format!("{:>9}  ", human_bytes(record.size)), theme.muted),
         Span::styled(inert(&record.params_line()).into_owned(), theme.muted),
     ])
 }

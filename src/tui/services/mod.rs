@@ -18,6 +18,7 @@ use serde_json::{Map, Value};
 use crate::catalog::{Operation, Service};
 use crate::client::{Target, Values};
 use crate::table::Layout;
+use crate::tui::components::browser::ToneFn;
 use crate::tui::components::detail::{Detail, Tone};
 
 /// A service's console behaviour. Every method has a default: a service says only what it
@@ -144,6 +145,19 @@ pub fn cell_tone(service: Service, header: &str, text: &str) -> Option<Tone> {
         ("verified", "✓") => Some(Tone::Good),
         ("verified", "✗") => Some(Tone::Bad),
         _ => console(service).cell_tone(header, text),
+    }
+}
+
+/// [`cell_tone`] of `service` as the browser keeps it: a plain function per service.
+pub fn tones(service: Service) -> ToneFn {
+    match service {
+        Service::Ably => |header, text| cell_tone(Service::Ably, header, text),
+        Service::Deepgram => |header, text| cell_tone(Service::Deepgram, header, text),
+        Service::Avatax => |header, text| cell_tone(Service::Avatax, header, text),
+        Service::Taxjar => |header, text| cell_tone(Service::Taxjar, header, text),
+        Service::Coinbase => |header, text| cell_tone(Service::Coinbase, header, text),
+        Service::Mailgun => |header, text| cell_tone(Service::Mailgun, header, text),
+        Service::Easypost => |header, text| cell_tone(Service::Easypost, header, text),
     }
 }
 
