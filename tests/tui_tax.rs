@@ -224,7 +224,7 @@ async fn commit_and_void_from_the_transaction_view_with_codes_prefilled() {
     h.keys("<C-s>");
     h.settle().await;
     h.settle().await;
-    let (status, _) = h.console.app.status.clone().unwrap();
+    let (status, _) = h.console.app.status().cloned().unwrap();
     assert!(status.starts_with("avatax transactions_commit: 200"), "{status}");
     assert_eq!(books.lock().unwrap().status["INV-1002"], "Committed");
     let screen = h.screen();
@@ -248,7 +248,7 @@ async fn commit_and_void_from_the_transaction_view_with_codes_prefilled() {
     h.settle().await;
     h.keys("v<C-s>y");
     h.settle().await;
-    let (status, _) = h.console.app.status.clone().unwrap();
+    let (status, _) = h.console.app.status().cloned().unwrap();
     assert!(status.contains("already been cancelled"), "{status}");
 }
 
@@ -479,19 +479,19 @@ async fn avatax_commit_and_void_against_the_embedded_simulator() {
     h.keys("c<C-s>");
     h.settle().await;
     h.settle().await;
-    let (status, _) = h.console.app.status.clone().unwrap();
+    let (status, _) = h.console.app.status().cloned().unwrap();
     assert!(status.starts_with("avatax transactions_commit: 200"), "{status}");
     assert!(h.screen().contains("status Committed"), "{}", h.screen());
     // Committing again is illegal: AvaTax's error, and the document stays committed.
     h.keys("c<C-s>");
     h.settle().await;
-    let (status, _) = h.console.app.status.clone().unwrap();
+    let (status, _) = h.console.app.status().cloned().unwrap();
     assert!(status.contains("HTTP 400"), "{status}");
     h.keys("b");
     h.keys("v<C-s>y");
     h.settle().await;
     h.settle().await;
-    let (status, _) = h.console.app.status.clone().unwrap();
+    let (status, _) = h.console.app.status().cloned().unwrap();
     assert!(status.starts_with("avatax transactions_void: 200"), "{status}");
     h.keys("<Esc>");
     let row = h.console.app.tab().browser.selected_record().unwrap();

@@ -35,7 +35,8 @@ pub use crate::tui::keymap::Focus;
 use crate::tui::keymap::{Action, Keymap, ACTIONS};
 use crate::tui::services::{self, Compose, RowAction};
 use crate::tui::setup::Setup;
-use crate::tui::tab::{PageState, Tab, TailState};
+pub use crate::tui::tab::Severity;
+use crate::tui::tab::{PageState, Tab, TailState, WatchState};
 use crate::tui::theme::Theme;
 
 /// What covers the tab, taking every key.
@@ -64,15 +65,6 @@ pub enum Background {
     Saved(SaveReport),
     /// A body indexed off the UI thread (see [`indexer`]), by its job's ticket.
     Indexed(u64, Result<Indexed, JsonError>),
-}
-
-/// The open view's live refresh: when it last asked, and the ask in flight. `subject` is the
-/// view it is for, so a view newly opened waits its full interval before its first ask.
-#[derive(Debug, Default)]
-struct WatchState {
-    subject: Option<String>,
-    last_poll: Option<Instant>,
-    in_flight: Option<CallId>,
 }
 
 /// A copy waiting for the event loop: what it is, for the status line, and whether the text is
@@ -124,12 +116,6 @@ enum Purpose {
     Watch { tab: usize, op: &'static Operation },
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Severity {
-    Info,
-    Error,
-}
-
 pub struct App {
     pub tabs: Vec<Tab>,
     pub active: usize,
@@ -139,8 +125,9 @@ pub struct App {
     pub theme: Theme,
     pub profile: String,
     pub read_only: bool,
-    /// The last message for the status bar.
-    pub status: Option<(String, Severity)>,
+    /// A message about the console as a whole (start-up warnings, a profile switched), shown
+    /// while the tab in view has none of its own.
+    pub notice: Option<(String, Severity)>,
     pub quit: bool,
     /// Text for the clipboard, copied by the event loop before the next draw (see
     /// [`crate::clipboard`]), which then reports with [`App::on_copied`].
@@ -151,20 +138,13 @@ pub struct App {
     /// A form field to edit in `$EDITOR`: the event loop suspends the screen, runs the editor and
     /// reports with [`App::on_edited`].
     pub pending_editor: Option<EditRequest>,
-    /// The chart of each tab (by index) whose page in view is a time series.
-    pub charts: HashMap<usize, ChartView>,
     /// `C` hides the charts (and shows them again).
     pub chart_hidden: bool,
-    /// The last request sent from each tab (by index), for `Y`.
-    sent: HashMap<usize, client::PreparedRequest>,
     pub auto_refresh_every: Duration,
     /// How often tail mode polls the list it follows.
     pub tail_every: Duration,
     /// What each call in flight is for, and when it was sent.
     purposes: HashMap<CallId, (Purpose, Instant)>,
-    /// The tab whose browser view the error in the status line is about: a later successful
-    /// load of that view clears it.
-    status_view: Option<usize>,
     /// The embedded sandbox's control port, for the sandbox view of tabs that use it.
     pub embedded_control: Option<String>,
     /// Where the sandbox view's reads report back (the event loop owns the receiver).
@@ -188,8 +168,6 @@ pub struct App {
     pub history: Option<crate::history::Recorder>,
     /// Set while `on_tick` reloads lists, so their calls are not recorded.
     auto_refreshing: bool,
-    /// The open view's asking again (a tracker, a batch on its way), every `tail_every`.
-    watch: WatchState,
     /// A call whose answer links to a file to save next: its id, the JSON pointer to the link,
     /// and the file name to offer.
     save_after: Option<(CallId, String, String)>,
@@ -211,19 +189,16 @@ impl App {
             theme,
             profile,
             read_only,
-            status: None,
+            notice: None,
             quit: false,
             clipboard: None,
             clipboard_cmd: None,
             copying: None,
-            sent: HashMap::new(),
-            charts: HashMap::new(),
             pending_editor: None,
             chart_hidden: false,
             auto_refresh_every: Duration::from_secs(2),
             tail_every: Duration::from_secs(2),
             purposes: HashMap::new(),
-            status_view: None,
             embedded_control: None,
             background: None,
             background_pending: 0,
@@ -236,7 +211,6 @@ impl App {
             setup: None,
             history: None,
             auto_refreshing: false,
-            watch: WatchState::default(),
             save_after: None,
             indexing: HashMap::new(),
             next_ticket: 1,
@@ -252,23 +226,37 @@ impl App {
         &mut self.tabs[self.active]
     }
 
+    /// What the status line says: the tab in view's message, else the console's.
+    pub fn status(&self) -> Option<&(String, Severity)> {
+        self.tab().status.as_ref().or(self.notice.as_ref())
+    }
+
+    /// A message about what the user just did in the tab in view.
     fn info(&mut self, message: impl Into<String>) {
-        self.status = Some((message.into(), Severity::Info));
-        self.status_view = None;
+        self.info_on(self.active, message);
     }
 
     fn error(&mut self, message: impl Into<String>) {
-        self.status = Some((message.into(), Severity::Error));
-        self.status_view = None;
+        self.error_on(self.active, message);
     }
 
-    /// Adds a warning to the status line, after any already there (start-up problems).
+    /// A message about tab `tab`'s own action (a call it sent answered): it stays with that tab.
+    fn info_on(&mut self, tab: usize, message: impl Into<String>) {
+        self.tabs[tab].say(message.into(), Severity::Info);
+    }
+
+    fn error_on(&mut self, tab: usize, message: impl Into<String>) {
+        self.tabs[tab].say(message.into(), Severity::Error);
+    }
+
+    /// Adds a warning about the console as a whole, after any already there (start-up
+    /// problems): shown on every tab until a tab has a message of its own.
     pub fn warn(&mut self, message: impl Into<String>) {
-        let message = match self.status.take() {
+        let message = match self.notice.take() {
             Some((earlier, Severity::Error)) => format!("{earlier}; {}", message.into()),
             _ => message.into(),
         };
-        self.error(message);
+        self.notice = Some((message, Severity::Error));
     }
 
     /// How long the oldest call still queued or in flight has been going, if any.
@@ -998,12 +986,12 @@ impl App {
 
     /// The chart of the active tab, when its page is a time series and charts are shown.
     pub fn chart(&self) -> Option<&ChartView> {
-        self.charts.get(&self.active).filter(|_| !self.chart_hidden)
+        self.tab().chart.as_ref().filter(|_| !self.chart_hidden)
     }
 
     fn toggle_chart(&mut self) {
         self.chart_hidden = !self.chart_hidden;
-        match (self.chart_hidden, self.charts.contains_key(&self.active)) {
+        match (self.chart_hidden, self.tab().chart.is_some()) {
             (true, _) => self.info("charts hidden (C shows them)"),
             (false, true) => self.info("chart shown: [ and ] choose the series"),
             (false, false) => self.info(NO_CHART),
@@ -1012,7 +1000,7 @@ impl App {
 
     fn cycle_chart(&mut self, forward: bool) {
         let hidden = self.chart_hidden;
-        match self.charts.get_mut(&self.active) {
+        match self.tabs[self.active].chart.as_mut() {
             Some(chart) if !hidden => {
                 chart.cycle(forward);
                 let name = chart.series().map(|s| s.name.clone()).unwrap_or_default();
@@ -1043,7 +1031,7 @@ impl App {
     fn open_copy_menu(&mut self, form: Option<Box<Form>>) {
         let subject = match &form {
             Some(form) => format!("the {} form as filled", form.op.full_name()),
-            None => match self.sent.get(&self.active) {
+            None => match self.tab().sent.as_ref() {
                 Some(request) => format!("last sent: {}", request.request_line()),
                 None => {
                     self.info("nothing sent from this tab yet: send something, or press Alt-y in a form");
@@ -1073,7 +1061,7 @@ impl App {
         let request = match form {
             Some(form) => client::build(form.op, &form.values(), None, &tab.target)
                 .map_err(|e| format!("the form cannot be copied as a request yet: {e}")),
-            None => self.sent.get(&self.active).cloned().ok_or_else(|| "nothing sent from this tab yet".to_owned()),
+            None => self.tab().sent.clone().ok_or_else(|| "nothing sent from this tab yet".to_owned()),
         };
         let command = request.and_then(|request| {
             let render = match format {
@@ -1185,7 +1173,7 @@ impl App {
             Ok(request) => {
                 let credentials = tab.target.credentials.clone();
                 let id = self.executor.submit(op.full_name(), request.clone(), credentials, None);
-                self.sent.insert(tab_index, request.clone());
+                self.tabs[tab_index].sent = Some(request.clone());
                 self.purposes.insert(id, (Purpose::Operation { tab: tab_index, op, values, request }, Instant::now()));
                 self.info(format!("sending {} ({id})", op.full_name()));
                 Some(id)
@@ -1302,7 +1290,7 @@ impl App {
         let slot = format!("{}/browser", tab.service);
         let credentials = tab.target.credentials.clone();
         let id = self.executor.submit(op.full_name(), request.clone(), credentials, Some(slot));
-        self.sent.insert(tab_index, request.clone());
+        tab.sent = Some(request.clone());
         tab.loading = Some(id);
         tab.last_refresh = Some(Instant::now());
         if tab.page.is_none() {
@@ -1460,7 +1448,7 @@ impl App {
             }
             Err(error) => {
                 let message = format!("tail: {}: {error} (it keeps polling)", op.full_name());
-                self.error(message);
+                self.error_on(tab, message);
             }
         }
     }
@@ -1557,7 +1545,7 @@ impl App {
             DetailCommand::Chart => {
                 self.popup = None;
                 self.chart_hidden = false;
-                if self.charts.contains_key(&self.active) {
+                if self.tab().chart.is_some() {
                     self.focus = Focus::Browser;
                     self.info("chart under the list: [ and ] choose the series, C hides it, b brings the table back");
                 } else {
@@ -1589,9 +1577,9 @@ impl App {
             (true, 0) => None,
             (true, _) => Some(now + IN_FLIGHT_REDRAW),
         };
-        let watch = self.watched().map(|subject| match self.watch.last_poll {
+        let watch = self.watched().map(|subject| match self.tab().watch.last_poll {
             // A view newly open: the tick notes it, and its first ask waits a whole interval.
-            _ if self.watch.subject.as_ref() != Some(&subject) => now,
+            _ if self.tab().watch.subject.as_ref() != Some(&subject) => now,
             Some(at) => (at + self.tail_every).max(now),
             None => now,
         });
@@ -1605,18 +1593,18 @@ impl App {
         detail.watch.as_ref()?;
         // An ask cancelled (Ctrl-x, a profile switch) never reports: it counts as done.
         let asking =
-            self.watch.in_flight.and_then(|id| self.executor.state(id)).is_some_and(client::CallState::is_active);
+            self.tab().watch.in_flight.and_then(|id| self.executor.state(id)).is_some_and(client::CallState::is_active);
         (!asking && self.tab().available).then(|| detail.subject.clone().unwrap_or_default())
     }
 
     /// Asks again for what the open view shows, when it is due.
     fn poll_watch(&mut self, now: Instant) {
         let Some(subject) = self.watched() else { return };
-        if self.watch.subject.as_ref() != Some(&subject) {
-            self.watch = WatchState { subject: Some(subject), last_poll: Some(now), in_flight: None };
+        if self.tab().watch.subject.as_ref() != Some(&subject) {
+            self.tabs[self.active].watch = WatchState { subject: Some(subject), last_poll: Some(now), in_flight: None };
             return;
         }
-        if self.watch.last_poll.is_some_and(|at| at + self.tail_every > now) {
+        if self.tab().watch.last_poll.is_some_and(|at| at + self.tail_every > now) {
             return;
         }
         let Some(Popup::Detail(detail)) = &self.popup else { return };
@@ -1630,8 +1618,8 @@ impl App {
                 let slot = format!("{}/watch", tab.service);
                 let credentials = tab.target.credentials.clone();
                 let id = self.executor.submit(op.full_name(), request, credentials, Some(slot));
-                self.watch.in_flight = Some(id);
-                self.watch.last_poll = Some(now);
+                self.tabs[tab_index].watch.in_flight = Some(id);
+                self.tabs[tab_index].watch.last_poll = Some(now);
                 self.purposes.insert(id, (Purpose::Watch { tab: tab_index, op }, Instant::now()));
             }
             Err(e) => {
@@ -1651,7 +1639,7 @@ impl App {
         op: &'static Operation,
         result: Result<client::Response, Arc<CallError>>,
     ) {
-        self.watch.in_flight = None;
+        self.tabs[tab].watch.in_flight = None;
         match result {
             Ok(response) => {
                 let body: Option<Value> = serde_json::from_slice(&response.body).ok();
@@ -1666,7 +1654,7 @@ impl App {
                     }
                 }
             }
-            Err(error) => self.error(format!("{}: {error} (the view keeps asking)", op.full_name())),
+            Err(error) => self.error_on(tab, format!("{}: {error} (the view keeps asking)", op.full_name())),
         }
     }
 
@@ -1725,17 +1713,13 @@ impl App {
                 match delivered.result {
                     Ok(response) => {
                         self.show_page(tab, Page { op, values, request, previous, response });
-                        if self.status_view == Some(tab) {
-                            self.status = None;
-                            self.status_view = None;
-                        }
+                        self.tabs[tab].clear_view_error();
                     }
                     Err(error) => {
                         let tab_state = &mut self.tabs[tab];
                         tab_state.browser.notice = Some((format!("{}: {error}", op.name), true));
                         tab_state.inspector.show(error_view(op, &error));
-                        self.error(format!("{}: {error}", op.full_name()));
-                        self.status_view = Some(tab);
+                        self.tabs[tab].say_view_error(format!("{}: {error}", op.full_name()));
                     }
                 }
             }
@@ -1763,7 +1747,7 @@ impl App {
                     self.save_after.take_if(|(id, ..)| *id == delivered.id);
                     self.tabs[tab].inspector.show(error_view(op, &error));
                     let o = self.key_hint(Action::Operations);
-                    self.error(format!("{}: {error} ({o} reopens the form with your values)", op.full_name()));
+                    self.error_on(tab, format!("{}: {error} ({o} reopens the form with your values)", op.full_name()));
                 }
             },
         }
@@ -1786,11 +1770,9 @@ impl App {
             .and_then(pagination::records)
             .and_then(|(_, rows)| chart::detect(rows));
         if let Some(series) = series {
-            match self.charts.get_mut(&tab) {
+            match self.tabs[tab].chart.as_mut() {
                 Some(view) => view.replace(series),
-                None => {
-                    self.charts.insert(tab, ChartView::new(series));
-                }
+                None => self.tabs[tab].chart = Some(ChartView::new(series)),
             }
         }
         let link = save.map(|(_, pointer, name)| {
@@ -1827,12 +1809,12 @@ impl App {
         if tab == self.active && !op.is_list() && !matches!(self.popup, Some(Popup::Detail(_))) {
             self.focus = Focus::Inspector;
         }
-        self.info(summary);
+        self.info_on(tab, summary);
         match link {
             Some(Ok((url, name))) if tab == self.active => self.open_save_prompt(url, &name),
             Some(Ok(_)) => {}
             Some(Err(pointer)) => {
-                self.error(format!("{}: the answer links no file at {pointer}", op.full_name()));
+                self.error_on(tab, format!("{}: the answer links no file at {pointer}", op.full_name()));
             }
             None => {}
         }
@@ -1955,7 +1937,7 @@ impl App {
             tab_state.browser.tail_note = Some(tail_note(self.tail_every, 0));
         }
         // A page that is no time series has no chart; one that is keeps the series chosen.
-        let previous_chart = self.charts.remove(&tab);
+        let previous_chart = self.tabs[tab].chart.take();
         let view = response_view(op.name, &response);
         let (doc, table, series) = match result {
             Ok(Indexed { doc, table, series, .. }) => (Ok(doc), table, series),
@@ -1969,7 +1951,7 @@ impl App {
                 }
                 None => ChartView::new(series),
             };
-            self.charts.insert(tab, view);
+            self.tabs[tab].chart = Some(view);
         }
         let tab_state = &mut self.tabs[tab];
         match (&doc, table) {

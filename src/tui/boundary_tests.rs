@@ -117,7 +117,7 @@ async fn n_on_a_next_link_to_another_origin_is_refused_and_sends_nothing_there()
     h.console.app.focus = Focus::Browser;
     h.keys("n");
     h.settle().await;
-    let status = h.console.app.status.clone().expect("an error").0;
+    let status = h.console.app.status().cloned().expect("an error").0;
     assert!(status.contains("refused to follow") && status.contains(&elsewhere), "{status}");
     assert_eq!(elsewhere_hits.load(Ordering::SeqCst), 0, "the other origin never heard from us");
     assert!(h.screen().contains("page 1"));
@@ -154,7 +154,7 @@ async fn a_failed_load_is_shown_and_cleared_by_the_next_success() {
     assert!(!screen.contains("loading"), "{screen}");
     h.keys("r");
     h.settle().await;
-    assert!(h.console.app.status.is_none(), "the error went with the success: {:?}", h.console.app.status);
+    assert!(h.console.app.status().is_none(), "the error went with the success: {:?}", h.console.app.status());
     assert!(!h.screen().contains("boom"), "{}", h.screen());
     // A 2xx page that is not JSON: whatever the client makes of it, nothing keeps loading.
     h.keys("r");
@@ -371,7 +371,8 @@ async fn random_hostile_text_never_reaches_the_screen_raw() {
             body: body.into(),
             content_type: Some(hostile_text(&mut rng)),
         });
-        app.status = Some((hostile_text(&mut rng), super::app::Severity::Error));
+        let active = app.active;
+        app.tabs[active].say(hostile_text(&mut rng), super::app::Severity::Error);
         app.focus = Focus::Browser;
         assert_all_inert(h.buffer_after_draw(), "browser, tree and status");
         // The raw view and the headers.
@@ -469,7 +470,7 @@ async fn the_console_honours_request_timeout_secs_from_config() {
             .expect("channel open");
         console.app.on_call_event(event);
     }
-    let (status, _) = console.app.status.clone().expect("an error");
+    let (status, _) = console.app.status().cloned().expect("an error");
     assert!(status.contains("no answer in 1.0 s"), "{status}");
     assert!(started.elapsed() < Duration::from_secs(15), "{:?}", started.elapsed());
 }
@@ -483,7 +484,7 @@ async fn config_warnings_show_in_the_status_line_at_start() {
         _ => None,
     };
     let console = super::start_with(crate::config::Config::default(), &env, &no_args()).await.expect("starts");
-    let (status, severity) = console.app.status.clone().expect("a warning");
+    let (status, severity) = console.app.status().cloned().expect("a warning");
     assert_eq!(severity, crate::tui::app::Severity::Error);
     assert!(status.contains("http://"), "{status}");
     assert!(!status.contains("s3cr3t"), "{status}");

@@ -65,11 +65,11 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
     }
     {
         // Borrowed field by field, so the panes can take the theme without a copy per frame.
-        let App { tabs, active, popup, theme, charts, chart_hidden, .. } = &mut *app;
+        let App { tabs, active, popup, theme, chart_hidden, .. } = &mut *app;
         let tab = &mut tabs[*active];
         if !browser.is_empty() {
             // A time series gets a chart under the browser, beside the JSON, when there is room.
-            let chart = charts.get(active).filter(|_| !*chart_hidden && browser.height >= 16);
+            let chart = tab.chart.as_ref().filter(|_| !*chart_hidden && browser.height >= 16);
             let browser = match chart {
                 Some(chart) => {
                     let [rows, chart_area] =
@@ -240,7 +240,7 @@ fn draw_status(frame: &mut Frame, area: Rect, app: &App) {
     spans.push(Span::styled(badge, style));
     spans.push(Span::styled(format!(" {} ", inert(&tab.target.base_url)), theme.muted));
     // Every status message passes here, and many quote a server (errors, ids): one line, inert.
-    match &app.status {
+    match app.status() {
         Some((message, Severity::Error)) => spans.push(Span::styled(format!(" ✗ {}", inert(message)), theme.error)),
         Some((message, Severity::Info)) => spans.push(Span::styled(format!(" {}", inert(message)), theme.text)),
         None => {

@@ -115,7 +115,7 @@ pub async fn start_with(
     // A bad theme, a bad key or a risky config never blocks start: the status bar says what is wrong.
     let warnings: Vec<String> = warning.into_iter().chain(config_warnings).chain(key_problems).collect();
     if !warnings.is_empty() {
-        app.status = Some((warnings.join("; "), app::Severity::Error));
+        app.warn(warnings.join("; "));
     }
     drop(env);
     setup.remember(seen.into_inner());

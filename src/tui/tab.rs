@@ -8,9 +8,11 @@ use crate::client::request::PreparedRequest;
 use crate::client::{CallId, Response, Target, Values};
 use crate::config::Mode;
 use crate::tui::components::browser::Browser;
+use crate::tui::components::chart::ChartView;
 use crate::tui::components::detail::Detail;
 use crate::tui::components::inspector::Inspector;
 use crate::tui::services;
+use std::time::Instant;
 
 /// The page shown in the browser and how it was fetched, for `n`, `p` and `r`.
 pub struct PageState {
@@ -52,6 +54,32 @@ pub struct Tab {
     pub detail: Option<Detail>,
     /// Tail mode of the list in view (`T`), if on.
     pub tail: Option<TailState>,
+    /// The last message about this tab's own actions, for the status line while it is shown.
+    pub status: Option<(String, Severity)>,
+    /// Whether `status` is the error of the list in view, which its next load clears.
+    status_is_list_error: bool,
+    /// The chart under the browser while the page in view is a time series.
+    pub chart: Option<ChartView>,
+    /// The last request sent from this tab, for `Y`.
+    pub sent: Option<PreparedRequest>,
+    /// The open view's asking again (a tracker, a batch on its way).
+    pub watch: WatchState,
+}
+
+/// The open view's live refresh: when it last asked, and the ask in flight. `subject` is the
+/// view it is for, so a view newly opened waits its full interval before its first ask.
+#[derive(Debug, Default)]
+pub struct WatchState {
+    pub subject: Option<String>,
+    pub last_poll: Option<Instant>,
+    pub in_flight: Option<CallId>,
+}
+
+/// How a status message reads: news, or something that went wrong.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Severity {
+    Info,
+    Error,
 }
 
 /// A list followed by tail mode: which operation it follows (leaving it stops the tail), when it
@@ -88,11 +116,35 @@ impl Tab {
             started: false,
             detail: None,
             tail: None,
+            status: None,
+            status_is_list_error: false,
+            chart: None,
+            sent: None,
+            watch: WatchState::default(),
         }
     }
 
     pub fn resource_name(&self) -> &'static str {
         self.resources.get(self.resource).copied().unwrap_or("")
+    }
+
+    /// Says `message` in the status line while this tab is shown.
+    pub fn say(&mut self, message: String, severity: Severity) {
+        self.status = Some((message, severity));
+        self.status_is_list_error = false;
+    }
+
+    /// Says why the list in view failed; its next successful load takes the message away.
+    pub fn say_view_error(&mut self, message: String) {
+        self.say(message, Severity::Error);
+        self.status_is_list_error = true;
+    }
+
+    /// The list in view loaded: its earlier failure is no longer news.
+    pub fn clear_view_error(&mut self) {
+        if std::mem::take(&mut self.status_is_list_error) {
+            self.status = None;
+        }
     }
 
     /// A value by name from what the list in view was asked with, else from the ids gathered

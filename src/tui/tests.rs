@@ -160,7 +160,7 @@ async fn every_ably_operation_runs_from_the_console() {
         }
         h.settle().await;
         h.settle().await;
-        let (status, _) = h.console.app.status.clone().expect("a status");
+        let (status, _) = h.console.app.status().cloned().expect("a status");
         assert!(status.starts_with(&format!("ably {name}: 2")), "{name}: {status}");
     }
     // The last response, the issued token, is in the inspector.
@@ -252,7 +252,7 @@ async fn on_a_live_service_the_target_id_must_be_typed() {
     h.keys("<BS>");
     h.keys(&format!("{device}<Enter>"));
     h.settle().await;
-    let (status, _) = h.console.app.status.clone().unwrap();
+    let (status, _) = h.console.app.status().cloned().unwrap();
     assert!(status.starts_with("ably push_device_delete: 204"), "{status}");
     remote.shutdown();
 }
@@ -357,7 +357,7 @@ async fn themes_by_name_and_a_missing_one_falls_back_with_a_warning() {
     let light = Harness::with_args(GlobalArgs { theme: Some("light".into()), ..GlobalArgs::default() });
     let mut light = light.await;
     assert_eq!(light.console.app.theme.name, "light");
-    assert!(light.console.app.status.is_none());
+    assert!(light.console.app.status().is_none());
     light.screen();
     let mut missing = Harness::with_args(GlobalArgs { theme: Some("neon".into()), ..GlobalArgs::default() }).await;
     assert_eq!(missing.console.app.theme.name, "dark");
