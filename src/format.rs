@@ -133,10 +133,13 @@ pub fn epoch_ms_text(ms: i64) -> Option<String> {
 
 /// A size in bytes as people say it.
 pub fn human_bytes(bytes: u64) -> String {
+    const KB: f64 = 1024.0;
+    let b = bytes as f64;
     match bytes {
         0..1024 => format!("{bytes} B"),
-        1024..1_048_576 => format!("{:.1} KB", bytes as f64 / 1024.0),
-        _ => format!("{:.1} MB", bytes as f64 / 1_048_576.0),
+        1024..1_048_576 => format!("{:.1} KB", b / KB),
+        1_048_576..1_073_741_824 => format!("{:.1} MB", b / (KB * KB)),
+        _ => format!("{:.1} GB", b / (KB * KB * KB)),
     }
 }
 

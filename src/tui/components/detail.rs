@@ -12,7 +12,7 @@ use serde_json::Value;
 use unicode_width::UnicodeWidthStr;
 
 use crate::inert::inert;
-use crate::tui::components::browser::truncate_to_width;
+use crate::table::truncate_to_width;
 use crate::tui::theme::Theme;
 
 /// How a value reads at a glance; the theme decides the colour.

@@ -1,0 +1,366 @@
+//! Lists: the resource in view, its pages, filters, auto-refresh, tail mode, and the open view asking again.
+
+use super::*;
+
+impl App {
+    /// Loads the selected resource into the browser; asks for missing parameters with a form.
+    pub(super) fn open_resource(&mut self) {
+        if let Some(reason) = self.unavailable_reason() {
+            let count = self.tab().service.operations().len();
+            let o = self.key_hint(Action::Operations);
+            let tab = self.tab_mut();
+            tab.browser.title = tab.resource_name().to_owned();
+            tab.browser.clear();
+            tab.browser.notice = Some((format!("{reason}\n\nPress {o} to see its {count} operations."), false));
+            return;
+        }
+        let o = self.key_hint(Action::Operations);
+        let tab = self.tab_mut();
+        if tab.stop_tail() {
+            self.info("tail stopped: another list is in view");
+        }
+        let tab = self.tab_mut();
+        tab.browser.title = tab.resource_name().to_owned();
+        tab.page = None;
+        let Some(op) = tab.list_op() else {
+            let resource = tab.resource_name();
+            let ops: Vec<&'static Operation> =
+                tab.service.operations().iter().filter(|op| op.resource == resource).collect();
+            tab.browser.clear();
+            tab.browser.notice = Some((format!("{resource} has no list; press {o} for its operations"), false));
+            // A resource with one parameterless GET (server time) is simply fetched.
+            if let [single] = ops.as_slice() {
+                if single.method == crate::catalog::Method::Get && single.params.iter().all(|p| !p.required) {
+                    self.send_operation(single, Values::new());
+                    return;
+                }
+            }
+            let title = format!("{resource} operations");
+            self.popup = Some(Popup::Menu(Menu::new(title, ops, false)));
+            return;
+        };
+        let values = tab.browse_values(op);
+        // A company's records say whose they are (AvaTax scopes most lists by company).
+        let company = values.get("companyCode").or_else(|| tab.context.get("companyCode")).cloned();
+        if let Some(company) = company.filter(|_| op.params.iter().any(|p| p.name.starts_with("company"))) {
+            tab.browser.title = format!("{} of {company}", op.resource);
+        }
+        let missing = op.params.iter().any(|p| p.required && !values.contains_key(p.name));
+        if missing {
+            tab.browser.clear();
+            tab.browser.notice = Some((format!("{} needs parameters: fill the form and press Ctrl-s", op.name), false));
+            self.open_form(op);
+            return;
+        }
+        self.load_list(op, values);
+    }
+
+    pub(super) fn load_list(&mut self, op: &'static Operation, values: Values) {
+        match client::build(op, &values, None, &self.tab().target) {
+            Ok(request) => self.fetch_page(op, values, request, Vec::new()),
+            Err(e) => {
+                // Show what is wrong where it can be fixed: the form, with the values used.
+                let tab = self.tab_mut();
+                tab.browser.clear();
+                tab.browser.notice = Some((format!("{}: {e}", op.name), true));
+                tab.drafts.insert(op.name, values);
+                self.error(format!("{}: {e}", op.full_name()));
+                self.open_form(op);
+                if let Some(Popup::Form(form)) = self.popup.as_mut() {
+                    form.validate();
+                }
+            }
+        }
+    }
+
+    pub(super) fn fetch_page(
+        &mut self,
+        op: &'static Operation,
+        values: Values,
+        request: client::PreparedRequest,
+        previous: Vec<client::PreparedRequest>,
+    ) {
+        let tab_index = self.active;
+        let tab = &mut self.tabs[tab_index];
+        let slot = format!("{}/browser", tab.service);
+        let credentials = tab.target.credentials.clone();
+        let id = self.executor.submit(op.full_name(), request.clone(), credentials, Some(slot));
+        tab.sent = Some(request.clone());
+        tab.loading = Some(id);
+        tab.last_refresh = Some(Instant::now());
+        if tab.page.is_none() {
+            tab.browser.page_label.clear();
+            tab.browser.filter_note = None;
+            tab.browser.notice = Some((format!("loading {}…  (Esc cancels)", op.name), false));
+        }
+        let recorded = !self.auto_refreshing;
+        self.purposes
+            .insert(id, (Purpose::List { tab: tab_index, op, values, request, previous, recorded }, Instant::now()));
+    }
+
+    /// Reloads the page in view (or loads the selected resource when nothing is in view yet).
+    pub(super) fn refresh(&mut self) {
+        let Some(page) = self.tab().page.as_ref() else {
+            self.open_resource();
+            return;
+        };
+        let (op, values, request, previous) =
+            (page.op, page.values.clone(), page.request.clone(), page.previous.clone());
+        self.fetch_page(op, values, request, previous);
+    }
+
+    /// Loads the first page of the list in view again without its filters.
+    pub(super) fn clear_filters(&mut self) {
+        let Some(page) = self.tab().page.as_ref() else { return };
+        if page.filters.is_empty() {
+            return self.info("no filters to clear");
+        }
+        let op = page.op;
+        let mut values = page.values.clone();
+        let cleared: Vec<String> = page.filters.iter().map(|(name, value)| format!("{name}={value}")).collect();
+        for (name, _) in &page.filters {
+            values.remove(name);
+        }
+        self.info(format!("filter {} cleared", cleared.join(" ")));
+        self.load_list(op, values);
+    }
+
+    pub(super) fn next_page(&mut self) {
+        let Some(page) = self.tab().page.as_ref() else { return };
+        let next = pagination::next_page(page.op.paging, &page.request, &page.response).and_then(|next| {
+            // The pages behind this one: a next link back to one of them would loop forever.
+            let mut trail = pagination::PageTrail::resume(page.previous.iter().chain([&page.request]), usize::MAX);
+            next.map(|next| trail.advance(&next).map(|()| next)).transpose()
+        });
+        match next {
+            Ok(Some(next)) => {
+                let mut previous = page.previous.clone();
+                previous.push(page.request.clone());
+                let (op, values) = (page.op, page.values.clone());
+                self.fetch_page(op, values, next, previous);
+            }
+            Ok(None) => self.info("this is the last page"),
+            Err(e) => {
+                let message = format!("{}: {e}", page.op.full_name());
+                self.error(message);
+            }
+        }
+    }
+
+    pub(super) fn previous_page(&mut self) {
+        let Some(page) = self.tab().page.as_ref() else { return };
+        let mut previous = page.previous.clone();
+        match previous.pop() {
+            Some(request) => {
+                let (op, values) = (page.op, page.values.clone());
+                self.fetch_page(op, values, request, previous);
+            }
+            None => self.info("this is the first page"),
+        }
+    }
+
+    pub(super) fn toggle_auto_refresh(&mut self) {
+        let every = self.auto_refresh_every.as_secs();
+        let tab = self.tab_mut();
+        tab.auto_refresh = !tab.auto_refresh;
+        let message = match (tab.auto_refresh, tab.can_auto_refresh()) {
+            (false, _) => "auto-refresh off".to_owned(),
+            (true, true) => format!("auto-refresh every {every} s"),
+            (true, false) => {
+                format!("auto-refresh every {every} s, once a list is in view (nothing to reload here yet)")
+            }
+        };
+        self.info(message);
+    }
+
+    /// `T`: follows the list in view (its first page, every [`App::tail_every`]), putting new
+    /// rows on top; again stops it. A later page in view goes back to the first, where new
+    /// records arrive.
+    pub(super) fn toggle_tail(&mut self) {
+        let t = self.key_hint(Action::Tail);
+        if self.tab_mut().stop_tail() {
+            return self.info(format!("tail stopped ({t} starts it again)"));
+        }
+        let Some(page) = self.tab().page.as_ref() else {
+            return self.info("tail follows a list: open one first (events, messages)");
+        };
+        let (op, values, on_later_page) = (page.op, page.values.clone(), !page.previous.is_empty());
+        if !op.is_list() {
+            return self.info(format!("{} is no list: nothing to tail", op.name));
+        }
+        let every = self.tail_every.as_secs();
+        let note = tail_note(self.tail_every, 0);
+        let tab = self.tab_mut();
+        tab.tail = Some(TailState { op: op.name, last_poll: Some(Instant::now()), in_flight: None, arrived: 0 });
+        tab.browser.tail_note = Some(note);
+        if on_later_page {
+            self.load_list(op, values);
+        }
+        let o = self.key_hint(Action::Operations);
+        self.info(format!(
+            "tail: {} every {every} s, new rows on top marked ●; {o} changes its filters; {t} stops",
+            op.name
+        ));
+    }
+
+    /// Asks for the first page of the list tab `index` follows, off the browser's slot, so a
+    /// refresh or a new page the user asks for is never cancelled by a poll.
+    pub(super) fn poll_tail(&mut self, index: usize, now: Instant) {
+        let tab = &self.tabs[index];
+        let Some(page) = tab.page.as_ref() else { return };
+        let op = page.op;
+        let request = match client::build(op, &page.values, None, &tab.target) {
+            Ok(request) => request,
+            Err(e) => {
+                self.tabs[index].stop_tail();
+                return self.error(format!("tail stopped: {}: {e}", op.full_name()));
+            }
+        };
+        let slot = format!("{}/tail", tab.service);
+        let credentials = tab.target.credentials.clone();
+        let id = self.executor.submit(op.full_name(), request, credentials, Some(slot));
+        if let Some(tail) = self.tabs[index].tail.as_mut() {
+            tail.in_flight = Some(id);
+            tail.last_poll = Some(now);
+        }
+        self.purposes.insert(id, (Purpose::Tail { tab: index, op }, Instant::now()));
+    }
+
+    /// A tail poll came back: its rows not shown yet go on top, marked; the selection, the row
+    /// filter and the list's own filters stay as they were.
+    pub(super) fn on_tail_page(
+        &mut self,
+        tab: usize,
+        op: &'static Operation,
+        result: Result<client::Response, Arc<CallError>>,
+    ) {
+        let tab_state = &mut self.tabs[tab];
+        let Some(tail) = tab_state.tail.as_mut() else { return };
+        tail.in_flight = None;
+        // The user moved on to another list while the poll was out.
+        if tail.op != op.name || tab_state.page.as_ref().is_none_or(|p| p.op.name != op.name) {
+            return;
+        }
+        match result {
+            Ok(response) => {
+                let rows = tab_state.browser.spec_for_more(op.id_field);
+                self.start_indexing(tab, response.body, Some(rows), Then::Tail { op });
+            }
+            Err(error) => {
+                let message = format!("tail: {}: {error} (it keeps polling)", op.full_name());
+                self.error_on(tab, message);
+            }
+        }
+    }
+
+    /// A tail poll's page came back indexed: its rows not shown yet go on top.
+    pub(super) fn tail_indexed(&mut self, tab: usize, op: &'static Operation, result: Result<Indexed, JsonError>) {
+        let every = self.tail_every;
+        let tab_state = &mut self.tabs[tab];
+        // Tail stopped, or the user moved on to another list while the page was indexed.
+        let following = tab_state.tail.as_ref().is_some_and(|t| t.op == op.name);
+        if !following || tab_state.page.as_ref().is_none_or(|p| p.op.name != op.name) {
+            return;
+        }
+        let Ok(Indexed { doc, table: Some(table), .. }) = result else { return };
+        let arrived = tab_state.browser.merge_rows(doc, table, op.id_field, TAIL_CAP);
+        let total = {
+            let Some(tail) = tab_state.tail.as_mut() else { return };
+            tail.arrived += arrived;
+            tail.arrived
+        };
+        tab_state.browser.tail_note = Some(tail_note(every, total));
+        if arrived > 0 {
+            let rows = tab_state.browser.row_count();
+            tab_state.browser.page_label = format!("{} rows", crate::format::thousands(rows));
+            tab_state.remember_selection();
+        }
+    }
+
+    /// The subject of the open view when it asks again by itself and nothing of it is in
+    /// flight: closing the view (or its answers saying nothing moves) stops the asking.
+    pub(super) fn watched(&self) -> Option<String> {
+        let Some(Popup::Detail(detail)) = &self.popup else { return None };
+        detail.watch.as_ref()?;
+        // An ask cancelled (Ctrl-x, a profile switch) never reports: it counts as done.
+        let asking =
+            self.tab().watch.in_flight.and_then(|id| self.executor.state(id)).is_some_and(client::CallState::is_active);
+        (!asking && self.tab().available).then(|| detail.subject.clone().unwrap_or_default())
+    }
+
+    /// Asks again for what the open view shows, when it is due.
+    pub(super) fn poll_watch(&mut self, now: Instant) {
+        let Some(subject) = self.watched() else { return };
+        if self.tab().watch.subject.as_ref() != Some(&subject) {
+            self.tabs[self.active].watch = WatchState { subject: Some(subject), last_poll: Some(now), in_flight: None };
+            return;
+        }
+        if self.tab().watch.last_poll.is_some_and(|at| at + self.tail_every > now) {
+            return;
+        }
+        let Some(Popup::Detail(detail)) = &self.popup else { return };
+        let Some((name, values)) = detail.watch.clone() else { return };
+        let tab_index = self.active;
+        let tab = self.tab();
+        let Some(op) = tab.service.operation(name) else { return };
+        let values: Values = values.into_iter().collect();
+        match client::build(op, &values, None, &tab.target) {
+            Ok(request) => {
+                let slot = format!("{}/watch", tab.service);
+                let credentials = tab.target.credentials.clone();
+                let id = self.executor.submit(op.full_name(), request, credentials, Some(slot));
+                self.tabs[tab_index].watch.in_flight = Some(id);
+                self.tabs[tab_index].watch.last_poll = Some(now);
+                self.purposes.insert(id, (Purpose::Watch { tab: tab_index, op }, Instant::now()));
+            }
+            Err(e) => {
+                if let Some(Popup::Detail(detail)) = self.popup.as_mut() {
+                    detail.watch = None;
+                }
+                self.error(format!("the view stopped asking again: {}: {e}", op.full_name()));
+            }
+        }
+    }
+
+    /// An ask of the open view came back: the view shows the answer in place (the row chosen,
+    /// the scroll and a question being answered stay), if it is still open on the same thing.
+    pub(super) fn on_watch_answer(
+        &mut self,
+        tab: usize,
+        op: &'static Operation,
+        result: Result<client::Response, Arc<CallError>>,
+    ) {
+        self.tabs[tab].watch.in_flight = None;
+        match result {
+            Ok(response) => {
+                let body: Option<Value> = serde_json::from_slice(&response.body).ok();
+                let Some(detail) = body.and_then(|body| services::detail(op, &body)) else { return };
+                if tab != self.active {
+                    return;
+                }
+                if let Some(Popup::Detail(open)) = self.popup.as_mut() {
+                    if open.same_subject(&detail) {
+                        open.refresh_from(detail.clone());
+                        self.tabs[tab].detail = Some(detail);
+                    }
+                }
+            }
+            Err(error) => self.error_on(tab, format!("{}: {error} (the view keeps asking)", op.full_name())),
+        }
+    }
+}
+
+/// The values that narrow a list to some of its records (a `deviceId` or `clientId` filter),
+/// as opposed to those that only shape its pages (`limit`, `direction`, all with a default).
+pub(super) fn list_filters(op: &Operation, values: &Values) -> Vec<(String, String)> {
+    op.params
+        .iter()
+        .filter(|p| !p.required && p.location == crate::catalog::Location::Query && p.default.is_none())
+        .filter_map(|p| values.get(p.name).map(|v| (p.name.to_owned(), v.clone())))
+        .collect()
+}
+
+/// The browser title's note while tailing.
+pub(super) fn tail_note(every: Duration, arrived: usize) -> String {
+    format!("● tail {} s · {arrived} new", every.as_secs())
+}
