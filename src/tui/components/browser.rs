@@ -244,6 +244,11 @@ impl Browser {
         self.selected_shown().map(|r| r.item().to_value())
     }
 
+    /// The headers of the columns shown, in order.
+    pub fn column_labels(&self) -> Vec<String> {
+        self.columns.iter().map(Column::label).collect()
+    }
+
     /// What the record under the cursor is, without decoding it.
     pub fn selected_kind(&self) -> Option<Kind> {
         self.selected_shown().map(|r| r.item().kind())
