@@ -5,6 +5,10 @@
 //! `--speed`), [`request`] (query, bodies, credentials), [`errors`] (the per-vendor error
 //! renderer), [`ids`], [`paging`] (each vendor's style), [`retention`] (age and count caps), and
 //! the request log and fault injection applied to every simulator's router from outside.
+//!
+//! Starting a sandbox binds its listeners at once, so every base URL is known, but builds a
+//! simulator only when first needed (`lazy`): its first request, its control routes, or
+//! [`SandboxHandle::ensure`]; [`Building::AtStart`] builds them all as it starts.
 
 pub mod ably;
 pub mod avatax;
