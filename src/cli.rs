@@ -441,8 +441,10 @@ fn parse_body(body: &str) -> Result<Value, Failure> {
     serde_json::from_str(&text).map_err(|e| Failure::usage(format!("{source} is not valid JSON: {e}")))
 }
 
-/// Finds where a service's calls go; starts the embedded simulator when that is the target.
-/// Returns the sandbox too, so it lives as long as the call.
+/// Finds where a service's calls go; starts the embedded simulator when that is the target:
+/// only that service's listeners, and only its simulator, whose build starts at once on the
+/// blocking pool so it overlaps the rest of the call's start. Returns the sandbox too, so it
+/// lives as long as the call.
 async fn resolve_target(
     config: &Config,
     global: &GlobalArgs,
@@ -458,7 +460,7 @@ async fn resolve_target(
     if target.mode != Mode::Embedded {
         return Ok((target, None));
     }
-    let sandbox = sandbox::start(0, sandbox::DEFAULT_SEED)
+    let sandbox = sandbox::start_options(sandbox::SandboxOptions::for_call(service))
         .await
         .map_err(|e| Failure::runtime(format!("cannot start the embedded simulator: {e}")))?;
     target.target.base_url = sandbox.region_base_url(service, target.region);
@@ -833,15 +835,24 @@ pub async fn sandbox(
 ) -> Result<(), Failure> {
     check_port_base(port_base)?;
     let clock = sandbox::SandboxClock::new(speed).map_err(|e| Failure::usage(format!("--speed {speed}: {e}")))?;
-    let options =
-        sandbox::SandboxOptions { clock, dns_delay_secs: dns_delay, ..sandbox::SandboxOptions::new(port_base, seed) };
+    // Every simulator is built at once, as users point SDKs at every port; each line of the
+    // table is printed as its simulator is ready.
+    let options = sandbox::SandboxOptions {
+        clock,
+        dns_delay_secs: dns_delay,
+        building: sandbox::Building::AtStart,
+        ..sandbox::SandboxOptions::new(port_base, seed)
+    };
     let sandbox = sandbox::start_options(options).await.map_err(|e| {
         Failure::runtime(format!(
             "{e}; is another opsdeck sandbox running? pick other ports with --port-base N (0 = any free)"
         ))
     })?;
     let control = sandbox.control_url();
-    let mut table = format!(
+    let write = |out: &mut dyn Write, text: &str| {
+        out.write_all(text.as_bytes()).and_then(|()| out.flush()).map_err(|e| Failure::runtime(e.to_string()))
+    };
+    let head = format!(
         "opsdeck sandbox (seed {seed}, speed {speed}x); control {control}\n\
          \x20 GET    {control}/requests?service=NAME&limit=N   recent requests, secrets redacted\n\
          \x20 POST   {control}/reset?service=NAME              restore the seeded data (all without service)\n\
@@ -856,17 +867,22 @@ pub async fn sandbox(
         "CREDENTIALS",
         signing = sandbox::credentials::MAILGUN_WEBHOOK_SIGNING_KEY,
     );
+    write(out, &head)?;
+    let handle = sandbox.handle();
     for endpoint in &sandbox.endpoints {
         let name = match endpoint.region {
             Some(region) => format!("{}-{region}", endpoint.service),
             None => endpoint.service.name().to_owned(),
         };
-        let state = if endpoint.simulated { "simulated" } else { "not yet" };
         let base = endpoint.sdk_base_url();
-        table.push_str(&format!("{name:<12} {base:<26} {state:<10} {}\n", credentials_line(endpoint.service)));
+        let (state, credentials) = match handle.ensure(endpoint.service).await {
+            Ok(()) if endpoint.simulated => ("simulated", credentials_line(endpoint.service)),
+            Ok(()) => ("not yet", credentials_line(endpoint.service)),
+            Err(e) => ("failed", inert(&e).into_owned()),
+        };
+        write(out, &format!("{name:<12} {base:<26} {state:<10} {credentials}\n"))?;
     }
-    table.push_str("\nCtrl-C stops.\n");
-    out.write_all(table.as_bytes()).and_then(|()| out.flush()).map_err(|e| Failure::runtime(e.to_string()))?;
+    write(out, "\nCtrl-C stops.\n")?;
     wait_for_shutdown().await;
     sandbox.shutdown();
     Ok(())

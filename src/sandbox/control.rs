@@ -3,13 +3,14 @@
 //! platform rather than by each simulator.
 //!
 //! Control endpoints (JSON in, JSON out):
-//! - `GET /` the services and their base URLs;
+//! - `GET /` the services, their base URLs and whether their simulator is built yet;
 //! - `GET /requests?service=NAME&limit=N` recent requests, newest first;
-//! - `POST /reset[?service=NAME]` restores seeded state;
+//! - `POST /reset[?service=NAME]` restores seeded state (a simulator not built yet is left so);
 //! - `POST /faults`, `GET /faults`, `DELETE /faults[?service=NAME]`, `DELETE /faults/{id}`;
 //! - a simulator's own routes under `/{service}/...` ([`Simulator::control_router`]): Mailgun's
 //!   `POST /mailgun/incoming` (incoming mail matched against routes) and `GET /mailgun/webhooks`
-//!   (webhook POST attempts and recorded forwards).
+//!   (webhook POST attempts and recorded forwards). These build their simulator if need be;
+//!   nothing else here does.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -17,7 +18,6 @@ use std::time::Instant;
 use axum::body::Bytes;
 use axum::extract::{Path, Request, State};
 use axum::http::{StatusCode, Uri};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post};
 use axum::{Json, Router};
@@ -25,46 +25,59 @@ use serde_json::json;
 
 use super::errors::{reason, sandbox_error, with_retry_after};
 use super::faults::{DropConnection, FaultBook, FaultSpec, Outcome};
+use super::lazy::{dispatch, Built, Slot};
 use super::request::Query;
 use super::request_log::{RequestLog, LOG_PER_SERVICE};
-use super::{clock, Endpoint, SandboxClock, Simulator};
+use super::{clock, not_simulated, Endpoint, SandboxClock};
 use crate::catalog::Service;
 
-/// What the layer in front of one service's router needs.
-pub struct Observer {
-    pub service: Service,
+/// What stands in front of one listener's simulator.
+pub(super) struct Observer {
+    pub(super) service: Service,
+    /// The listener's region (`Some("eu")`: Mailgun's EU listener).
+    pub(super) region: Option<&'static str>,
     /// `None` for a service without a simulator: faults still apply, in the sandbox's shape.
-    pub simulator: Option<Arc<dyn Simulator>>,
-    pub log: Arc<RequestLog>,
-    pub faults: Arc<FaultBook>,
-    pub clock: SandboxClock,
+    pub(super) slot: Option<Arc<Slot>>,
+    pub(super) log: Arc<RequestLog>,
+    pub(super) faults: Arc<FaultBook>,
+    pub(super) clock: SandboxClock,
 }
 
-/// `router` with fault injection and request logging in front of it.
-pub fn observed(router: Router, observer: Arc<Observer>) -> Router {
-    router.layer(axum::middleware::from_fn_with_state(observer, observe))
+/// A listener's router: every request goes through fault injection and the request log to the
+/// simulator, which the first request builds.
+pub(super) fn observed(observer: Arc<Observer>) -> Router {
+    Router::new().fallback(move |request: Request| {
+        let observer = Arc::clone(&observer);
+        async move { observe(&observer, request).await }
+    })
 }
 
-async fn observe(State(observer): State<Arc<Observer>>, request: Request, next: Next) -> Response {
+async fn observe(observer: &Observer, request: Request) -> Response {
     let started = Instant::now();
     let method = request.method().clone();
     let path_and_query = request.uri().path_and_query().map_or_else(|| "/".to_owned(), |p| p.as_str().to_owned());
+    // The first request builds the simulator (later ones during the build wait for it), so its
+    // build time is part of the latency logged.
+    let built = match &observer.slot {
+        Some(slot) => Some(slot.get().await),
+        None => None,
+    };
     let action = observer.faults.take(observer.service, &method, request.uri().path());
     let response = match action {
-        None => next.run(request).await,
+        None => forward(observer, built, request).await,
         Some(action) => {
             if let Some(latency) = action.latency {
                 tokio::time::sleep(latency).await;
             }
             match action.outcome {
-                Outcome::PassThrough => next.run(request).await,
+                Outcome::PassThrough => forward(observer, built, request).await,
                 Outcome::Fail { status, retry_after } => {
                     let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
                     let message =
                         format!("{} (fault {} injected by the opsdeck sandbox)", reason(status), action.fault_id);
-                    let response = match &observer.simulator {
-                        Some(simulator) => simulator.error_response(status, &message),
-                        None => sandbox_error(status, "fault", message),
+                    let response = match built {
+                        Some(Ok(built)) => built.simulator.error_response(status, &message),
+                        Some(Err(_)) | None => sandbox_error(status, "fault", message),
                     };
                     match retry_after {
                         Some(secs) => with_retry_after(response, secs),
@@ -86,27 +99,48 @@ async fn observe(State(observer): State<Arc<Observer>>, request: Request, next: 
     response
 }
 
-/// Everything the control port reads and changes.
-pub struct ControlState {
-    pub endpoints: Vec<Endpoint>,
-    pub simulators: Vec<Arc<dyn Simulator>>,
-    pub log: Arc<RequestLog>,
-    pub faults: Arc<FaultBook>,
-    pub clock: SandboxClock,
-}
-
-impl ControlState {
-    fn simulator(&self, service: Service) -> Option<&Arc<dyn Simulator>> {
-        self.simulators.iter().find(|s| s.service() == service)
+/// The simulator's answer to `request`; 501 for a service without one, 500 when it could not be
+/// built.
+async fn forward(observer: &Observer, built: Option<Result<&Built, String>>, request: Request) -> Response {
+    match built {
+        None => not_simulated(observer.service),
+        Some(Err(message)) => build_failed(message),
+        Some(Ok(built)) => match built.router(observer.region) {
+            Some(router) => dispatch(router, request).await,
+            None => not_simulated(observer.service),
+        },
     }
 }
 
-pub fn router(state: Arc<ControlState>) -> Router {
-    // Each simulator's own control routes live under its service name (`/mailgun/incoming`).
+/// The answer of a simulator that could not be built.
+fn build_failed(message: String) -> Response {
+    sandbox_error(StatusCode::INTERNAL_SERVER_ERROR, "simulator_failed", message)
+}
+
+/// Everything the control port reads and changes.
+pub(super) struct ControlState {
+    pub(super) endpoints: Vec<Endpoint>,
+    /// The simulators, built or not.
+    pub(super) slots: Vec<Arc<Slot>>,
+    pub(super) log: Arc<RequestLog>,
+    pub(super) faults: Arc<FaultBook>,
+    pub(super) clock: SandboxClock,
+}
+
+impl ControlState {
+    fn slot(&self, service: Service) -> Option<&Arc<Slot>> {
+        self.slots.iter().find(|s| s.service() == service)
+    }
+}
+
+pub(super) fn router(state: Arc<ControlState>) -> Router {
+    // Each simulator's own control routes live under its service name (`/mailgun/incoming`),
+    // reached through its slot so that only using them builds it.
     let extra: Vec<(String, Router)> = state
-        .simulators
+        .slots
         .iter()
-        .filter_map(|s| s.control_router().map(|r| (format!("/{}", s.service().name()), r)))
+        .filter(|s| s.has_control_routes())
+        .map(|s| (format!("/{}", s.service().name()), simulator_routes(Arc::clone(s))))
         .collect();
     let mut router = Router::new()
         .route("/", get(index))
@@ -118,9 +152,25 @@ pub fn router(state: Arc<ControlState>) -> Router {
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(state);
     for (prefix, routes) in extra {
-        router = router.nest(&prefix, routes);
+        router = router.nest_service(&prefix, routes);
     }
     router
+}
+
+/// A simulator's control routes ([`super::Simulator::control_router`]), its simulator built by
+/// the first request to them.
+fn simulator_routes(slot: Arc<Slot>) -> Router {
+    Router::new().fallback(move |request: Request| {
+        let slot = Arc::clone(&slot);
+        async move {
+            match slot.get().await {
+                // A path the simulator does not have gets the control port's own 404.
+                Ok(Built { control: Some(routes), .. }) => dispatch(&routes.clone().fallback(not_found), request).await,
+                Ok(_) => not_found(request.uri().clone()).await,
+                Err(message) => build_failed(message),
+            }
+        }
+    })
 }
 
 async fn not_found(uri: Uri) -> Response {
@@ -176,7 +226,8 @@ async fn index(State(state): State<Arc<ControlState>>) -> Json<serde_json::Value
                 Some(region) => format!("{}-{region}", e.service),
                 None => e.service.name().to_owned(),
             };
-            json!({"service": name, "base_url": e.sdk_base_url(), "simulated": e.simulated})
+            let ready = state.slot(e.service).is_some_and(|s| s.is_ready());
+            json!({"service": name, "base_url": e.sdk_base_url(), "simulated": e.simulated, "ready": ready})
         })
         .collect();
     Json(json!({
@@ -202,28 +253,29 @@ async fn requests(State(state): State<Arc<ControlState>>, uri: Uri) -> Response 
 }
 
 async fn reset(State(state): State<Arc<ControlState>>, uri: Uri) -> Response {
+    // A simulator not built yet holds its seeded state already: nothing to do, and it stays unbuilt.
+    let reset = |slot: &Slot| {
+        if let Some(built) = slot.built() {
+            built.simulator.reset();
+        }
+        slot.service().name()
+    };
     let answer = || -> Result<Response, Refusal> {
         let query = query_of(&uri)?;
         let names: Vec<&str> = match service_param(&query)? {
             Some(service) => {
-                let simulator = state.simulator(service).ok_or_else(|| {
-                    Refusal(
-                        StatusCode::NOT_FOUND,
-                        "not_simulated",
-                        format!("{} is not simulated yet, so there is nothing to reset", service.name()),
-                    )
+                let slot = state.slot(service).ok_or_else(|| {
+                    let served = state.endpoints.iter().any(|e| e.service == service);
+                    let message = if served {
+                        format!("{} is not simulated yet, so there is nothing to reset", service.name())
+                    } else {
+                        format!("{} is not served by this sandbox, so there is nothing to reset", service.name())
+                    };
+                    Refusal(StatusCode::NOT_FOUND, "not_simulated", message)
                 })?;
-                simulator.reset();
-                vec![service.name()]
+                vec![reset(slot)]
             }
-            None => state
-                .simulators
-                .iter()
-                .map(|s| {
-                    s.reset();
-                    s.service().name()
-                })
-                .collect(),
+            None => state.slots.iter().map(|slot| reset(slot)).collect(),
         };
         Ok(Json(json!({ "reset": names })).into_response())
     };
@@ -248,7 +300,7 @@ async fn add_fault(State(state): State<Arc<ControlState>>, body: Bytes) -> Respo
             )
         }
     };
-    match state.faults.add(spec, |service| state.simulator(service).is_some()) {
+    match state.faults.add(spec, |service| state.slot(service).is_some()) {
         Ok(fault) => (StatusCode::CREATED, Json(fault.to_json())).into_response(),
         Err(message) => sandbox_error(StatusCode::BAD_REQUEST, "invalid_fault", message),
     }

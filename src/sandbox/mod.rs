@@ -5,6 +5,10 @@
 //! `--speed`), [`request`] (query, bodies, credentials), [`errors`] (the per-vendor error
 //! renderer), [`ids`], [`paging`] (each vendor's style), [`retention`] (age and count caps), and
 //! the request log and fault injection applied to every simulator's router from outside.
+//!
+//! Starting a sandbox binds its listeners at once, so every base URL is known, but builds a
+//! simulator only when first needed (`lazy`): its first request, its control routes, or
+//! [`SandboxHandle::ensure`]; [`Building::AtStart`] builds them all as it starts.
 
 pub mod ably;
 pub mod avatax;
@@ -15,6 +19,7 @@ pub mod easypost;
 pub mod errors;
 pub mod faults;
 pub mod ids;
+mod lazy;
 pub mod mailgun;
 pub mod outbox;
 pub mod paging;
@@ -28,6 +33,7 @@ pub mod taxjar;
 pub mod timeline;
 
 pub use self::clock::SandboxClock;
+pub use self::lazy::StartHook;
 pub use self::serve::ServeLimits;
 
 use std::net::{Ipv4Addr, SocketAddr};
@@ -144,28 +150,49 @@ pub fn port_offset(service: Service, region: Option<&str>) -> u16 {
     }
 }
 
+/// The listeners of a service: Mailgun has the US one and the EU one.
+fn regions(service: Service) -> &'static [Option<&'static str>] {
+    match service {
+        Service::Mailgun => &[None, Some("eu")],
+        _ => &[None],
+    }
+}
+
+/// A vendor's simulator: which service, how it is built, and whether it adds routes to the
+/// control port (known before it is built, so the control port can route to it).
+struct Kind {
+    service: Service,
+    build: lazy::Build,
+    control_routes: bool,
+}
+
 /// Every simulator that exists so far: one line each.
-fn simulators(platform: &Platform) -> Vec<Arc<dyn Simulator>> {
-    vec![
-        Arc::new(ably::AblySimulator::new(platform)),
-        Arc::new(avatax::AvataxSimulator::new(platform)),
-        Arc::new(taxjar::TaxjarSimulator::new(platform)),
-        Arc::new(mailgun::MailgunSimulator::new(platform)),
-        Arc::new(easypost::EasypostSimulator::new(platform)),
-    ]
+const SIMULATORS: [Kind; 5] = [
+    Kind { service: Service::Ably, build: |p| Arc::new(ably::AblySimulator::new(p)), control_routes: false },
+    Kind { service: Service::Avatax, build: |p| Arc::new(avatax::AvataxSimulator::new(p)), control_routes: false },
+    Kind { service: Service::Taxjar, build: |p| Arc::new(taxjar::TaxjarSimulator::new(p)), control_routes: false },
+    Kind { service: Service::Mailgun, build: |p| Arc::new(mailgun::MailgunSimulator::new(p)), control_routes: true },
+    Kind { service: Service::Easypost, build: |p| Arc::new(easypost::EasypostSimulator::new(p)), control_routes: true },
+];
+
+/// Whether `service` has a simulator at all (built or not).
+fn has_simulator(service: Service) -> bool {
+    SIMULATORS.iter().any(|kind| kind.service == service)
 }
 
 /// The running sandbox. Dropping it does not stop it; call [`Sandbox::shutdown`].
 pub struct Sandbox {
     pub control: SocketAddr,
+    /// Every listener, in [`Service::ALL`] order (Mailgun's US one before its EU one).
     pub endpoints: Vec<Endpoint>,
-    simulators: Vec<Arc<dyn Simulator>>,
+    handle: SandboxHandle,
     clock: SandboxClock,
     stop: CancellationToken,
 }
 
 impl Sandbox {
-    /// The listener of a service (the US one for Mailgun).
+    /// The listener of a service (the US one for Mailgun); the first listener if the sandbox
+    /// does not serve `service` ([`SandboxOptions::services`]).
     pub fn endpoint(&self, service: Service) -> &Endpoint {
         self.endpoints.iter().find(|e| e.service == service && e.region.is_none()).unwrap_or(&self.endpoints[0])
     }
@@ -188,10 +215,12 @@ impl Sandbox {
             .map_or_else(|| self.base_url(service), Endpoint::base_url)
     }
 
-    /// Restores every simulator's seeded state.
+    /// Restores every built simulator's seeded state (one not built yet has nothing to restore).
     pub fn reset(&self) {
-        for sim in &self.simulators {
-            sim.reset();
+        for slot in self.handle.slots.iter() {
+            if let Some(built) = slot.built() {
+                built.simulator.reset();
+            }
         }
     }
 
@@ -200,8 +229,58 @@ impl Sandbox {
         &self.clock
     }
 
+    /// What builds simulators ahead of their first request and tells whether they are built,
+    /// for another task or thread.
+    pub fn handle(&self) -> SandboxHandle {
+        self.handle.clone()
+    }
+
     pub fn shutdown(&self) {
         self.stop.cancel();
+    }
+}
+
+/// A cheap handle on a sandbox's simulators: to build one before its first request (the console
+/// when a tab is shown) or ask whether it is built. Clones share the same simulators.
+#[derive(Clone)]
+pub struct SandboxHandle {
+    slots: Arc<[Arc<lazy::Slot>]>,
+}
+
+impl std::fmt::Debug for SandboxHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let ready: Vec<(Service, bool)> = self.slots.iter().map(|s| (s.service(), s.is_ready())).collect();
+        f.debug_struct("SandboxHandle").field("ready", &ready).finish()
+    }
+}
+
+impl SandboxHandle {
+    fn slot(&self, service: Service) -> Option<&Arc<lazy::Slot>> {
+        self.slots.iter().find(|s| s.service() == service)
+    }
+
+    /// Builds and seeds `service`'s simulator unless it is built (or waits for the build under
+    /// way), and returns when it is ready to answer. `Ok` at once for a service without a
+    /// simulator (its listener answers 501). An error for a simulator that could not be built
+    /// (its requests get 500 with the same message) or that this sandbox does not serve.
+    pub async fn ensure(&self, service: Service) -> Result<(), String> {
+        if !has_simulator(service) {
+            return Ok(());
+        }
+        match self.slot(service) {
+            Some(slot) => slot.get().await.map(|_| ()),
+            None => Err(format!("this sandbox does not serve {}", service.title())),
+        }
+    }
+
+    /// Whether `service`'s requests are answered without waiting for a build: its simulator is
+    /// built, or it has none. False while it builds, after a failed build, and for a simulated
+    /// service this sandbox does not serve.
+    pub fn is_ready(&self, service: Service) -> bool {
+        match self.slot(service) {
+            Some(slot) => slot.is_ready(),
+            None => !has_simulator(service),
+        }
     }
 }
 
@@ -216,8 +295,20 @@ pub async fn serve_loopback(router: Router) -> std::io::Result<String> {
     Ok(format!("http://{address}"))
 }
 
+/// When a sandbox builds its simulators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Building {
+    /// Each when first needed: its first request, its control routes, or
+    /// [`SandboxHandle::ensure`]. What the console and `opsdeck call` use.
+    WhenUsed,
+    /// All at once as the sandbox starts (on the blocking pool; [`start_options`] does not wait
+    /// for them, [`SandboxHandle::ensure`] does): `opsdeck sandbox`, whose users point SDKs at
+    /// every port.
+    AtStart,
+}
+
 /// How to start a sandbox: what `opsdeck sandbox`'s flags set.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct SandboxOptions {
     /// The control port; each service at `port_base + offset`. 0 picks free ports.
     pub port_base: u16,
@@ -227,6 +318,28 @@ pub struct SandboxOptions {
     pub limits: ServeLimits,
     /// Sandbox seconds before a new Mailgun domain's DNS records appear (`--dns-delay`).
     pub dns_delay_secs: u64,
+    /// When simulators are built; [`Building::WhenUsed`] by default.
+    pub building: Building,
+    /// The services given listeners: every one by default; `opsdeck call` serves only the one
+    /// it calls. Must not be empty.
+    pub services: Vec<Service>,
+    /// Called on the building thread just before each simulator is built, with its service.
+    pub start_hook: Option<StartHook>,
+}
+
+impl std::fmt::Debug for SandboxOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SandboxOptions")
+            .field("port_base", &self.port_base)
+            .field("seed", &self.seed)
+            .field("clock", &self.clock)
+            .field("limits", &self.limits)
+            .field("dns_delay_secs", &self.dns_delay_secs)
+            .field("building", &self.building)
+            .field("services", &self.services)
+            .field("start_hook", &self.start_hook.is_some())
+            .finish()
+    }
 }
 
 impl SandboxOptions {
@@ -237,12 +350,22 @@ impl SandboxOptions {
             clock: SandboxClock::real_time(),
             limits: ServeLimits::DEFAULT,
             dns_delay_secs: DEFAULT_DNS_DELAY_SECS,
+            building: Building::WhenUsed,
+            services: Service::ALL.to_vec(),
+            start_hook: None,
         }
+    }
+
+    /// What `opsdeck call` starts to call `service` in the embedded sandbox: that service's
+    /// listeners only (on free ports, the default seed), and only its simulator, whose build
+    /// starts at once so that it overlaps the rest of the call's start.
+    pub fn for_call(service: Service) -> SandboxOptions {
+        SandboxOptions { building: Building::AtStart, services: vec![service], ..SandboxOptions::new(0, DEFAULT_SEED) }
     }
 }
 
-/// Starts every listener on loopback with the default [`ServeLimits`]. `port_base` 0 picks free
-/// ports.
+/// Starts every listener on loopback with the default [`ServeLimits`]; each simulator is built
+/// when first used. `port_base` 0 picks free ports.
 pub async fn start(port_base: u16, seed: u64) -> std::io::Result<Sandbox> {
     start_options(SandboxOptions::new(port_base, seed)).await
 }
@@ -252,13 +375,24 @@ pub async fn start_with(port_base: u16, seed: u64, limits: ServeLimits) -> std::
     start_options(SandboxOptions { limits, ..SandboxOptions::new(port_base, seed) }).await
 }
 
-/// Starts a sandbox as `options` say.
+/// Starts a sandbox as `options` say. Returns once every listener is bound, without waiting for
+/// any simulator to be built (see [`Building`]).
 pub async fn start_options(options: SandboxOptions) -> std::io::Result<Sandbox> {
-    let SandboxOptions { port_base, seed, clock, limits, dns_delay_secs } = options;
+    let SandboxOptions { port_base, seed, clock, limits, dns_delay_secs, building, services, start_hook } = options;
+    if services.is_empty() {
+        return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "a sandbox must serve at least one service"));
+    }
     let stop = CancellationToken::new();
     let dns_delay_ms = i64::try_from(dns_delay_secs.saturating_mul(1000)).unwrap_or(i64::MAX);
     let platform = Platform { dns_delay_ms, stop: stop.clone(), ..Platform::new(seed, clock) };
-    let simulators = simulators(&platform);
+    let slots: Vec<Arc<lazy::Slot>> = SIMULATORS
+        .iter()
+        .filter(|kind| services.contains(&kind.service))
+        .map(|kind| {
+            let (platform, hook) = (platform.clone(), start_hook.clone());
+            Arc::new(lazy::Slot::new(kind.service, kind.build, kind.control_routes, platform, hook))
+        })
+        .collect();
     let log = Arc::new(RequestLog::default());
     let faults = Arc::new(FaultBook::new(seed));
     let bind = |offset: u16| {
@@ -267,26 +401,22 @@ pub async fn start_options(options: SandboxOptions) -> std::io::Result<Sandbox> 
     };
     let mut endpoints = Vec::new();
     let mut listeners = Vec::new();
-    for service in Service::ALL {
-        let regions: &[Option<&'static str>] = if service == Service::Mailgun { &[None, Some("eu")] } else { &[None] };
-        for &region in regions {
+    for service in Service::ALL.into_iter().filter(|s| services.contains(s)) {
+        let slot = slots.iter().find(|s| s.service() == service).cloned();
+        for &region in regions(service) {
             let listener = bind(port_offset(service, region))
                 .await
                 .map_err(|e| std::io::Error::new(e.kind(), format!("cannot listen for {service}: {e}")))?;
-            let simulator = simulators.iter().find(|s| s.service() == service).cloned();
-            endpoints.push(Endpoint { service, region, addr: listener.local_addr()?, simulated: simulator.is_some() });
-            let router = match &simulator {
-                Some(sim) => sim.region_router(region),
-                None => not_simulated_router(service),
-            };
+            endpoints.push(Endpoint { service, region, addr: listener.local_addr()?, simulated: slot.is_some() });
             let observer = Arc::new(control::Observer {
                 service,
-                simulator,
+                region,
+                slot: slot.clone(),
                 log: Arc::clone(&log),
                 faults: Arc::clone(&faults),
                 clock: platform.clock.clone(),
             });
-            listeners.push((listener, control::observed(router, observer)));
+            listeners.push((listener, control::observed(observer)));
         }
     }
     let control_listener =
@@ -294,7 +424,7 @@ pub async fn start_options(options: SandboxOptions) -> std::io::Result<Sandbox> 
     let control = control_listener.local_addr()?;
     let shared = Arc::new(control::ControlState {
         endpoints: endpoints.clone(),
-        simulators: simulators.clone(),
+        slots: slots.clone(),
         log,
         faults,
         clock: platform.clock.clone(),
@@ -303,14 +433,16 @@ pub async fn start_options(options: SandboxOptions) -> std::io::Result<Sandbox> 
     for (listener, router) in listeners {
         tokio::spawn(serve::serve(listener, router, limits, stop.clone()));
     }
-    Ok(Sandbox { control, endpoints, simulators, clock: platform.clock, stop })
+    if building == Building::AtStart {
+        for slot in &slots {
+            slot.start();
+        }
+    }
+    let handle = SandboxHandle { slots: slots.into() };
+    Ok(Sandbox { control, endpoints, handle, clock: platform.clock, stop })
 }
 
-/// Every path of a service without a simulator yet answers 501 with a plain explanation.
-fn not_simulated_router(service: Service) -> Router {
-    Router::new().fallback(move || async move { not_simulated(service) })
-}
-
+/// What every path of a service without a simulator answers: 501 with a plain explanation.
 fn not_simulated(service: Service) -> Response {
     let message = format!(
         "opsdeck sandbox does not simulate {} yet; set live credentials to call the real service",

@@ -10,25 +10,12 @@ use hmac::{Hmac, Mac};
 use sha2::Sha256;
 use subtle::ConstantTimeEq;
 
-use super::capability::Capability;
+use super::capability::{Caller, Capability};
 use super::wire::{AblyError, Val, LENIENT_B64};
 use super::{Call, Reply};
 use crate::sandbox::credentials::{ABLY_KEY_NAME, ABLY_KEY_SECRET};
 
 type HmacSha256 = Hmac<Sha256>;
-
-/// Who is calling, as far as handlers care.
-#[derive(Clone, Debug)]
-pub(super) struct Caller {
-    /// Client id bound to the credentials (token `clientId`, or `X-Ably-ClientId` with Basic);
-    /// `*` means any.
-    pub(super) client_id: Option<String>,
-    /// What the credentials may do: the key's capability with Basic auth, the token's own
-    /// (signed into it) with a token.
-    pub(super) capability: Capability,
-    /// When the credentials stop working: a token's expiry; `None` for the key.
-    pub(super) expires: Option<i64>,
-}
 
 /// Tokens live at most a day, like Ably's.
 const MAX_TTL: i64 = 86_400_000;

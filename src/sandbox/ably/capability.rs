@@ -1,9 +1,9 @@
 //! Token capabilities (§2.3): parsing and canonicalising the JSON text, matching a resource and
-//! an operation against it, and the capability each route needs (§3, in brackets).
+//! an operation against it, the capability each route needs (§3, in brackets), and the caller
+//! (client id, capability, expiry) that authentication produces and handlers check.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::auth::Caller;
 use super::wire::{AblyError, Val};
 use super::{Call, Op};
 
@@ -124,6 +124,19 @@ pub(super) fn denied(op: &str, resource: &str) -> AblyError {
         }
     };
     AblyError::new(401, 40160, message)
+}
+
+/// Who is calling, as far as handlers care.
+#[derive(Clone, Debug)]
+pub(super) struct Caller {
+    /// Client id bound to the credentials (token `clientId`, or `X-Ably-ClientId` with Basic);
+    /// `*` means any.
+    pub(super) client_id: Option<String>,
+    /// What the credentials may do: the key's capability with Basic auth, the token's own
+    /// (signed into it) with a token.
+    pub(super) capability: Capability,
+    /// When the credentials stop working: a token's expiry; `None` for the key.
+    pub(super) expires: Option<i64>,
 }
 
 impl Caller {

@@ -4,7 +4,7 @@ use std::ops::Bound;
 
 use axum::http::StatusCode;
 
-use super::auth::Caller;
+use super::capability::Caller;
 use super::capability::ANY;
 use super::paging;
 use super::routes::check_channel_name;

@@ -9,7 +9,7 @@ use axum::http::StatusCode;
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 
-use super::auth::Caller;
+use super::capability::Caller;
 use super::paging::{self, Direction};
 use super::state::{Channel, Message, Presence, PushDelivery, State};
 use super::stats::{self, m, Unit};

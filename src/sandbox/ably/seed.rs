@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use super::state::{action, Channel, Device, Message, Occupancy, Presence, State, Target};
+use super::state::{action, Channel, Device, Message, Occupancy, PendingHistory, Presence, State, Target};
 use super::stats::{m, Counters, Unit, HOUR_MS};
 use super::wire::Val;
 use crate::sandbox::rng::Rng;
@@ -140,7 +140,10 @@ pub(super) fn seeded_state(seed: u64, anchor: i64) -> State {
     let mut state = State { seed, rest_connection: rng.alphanumeric(10), ..State::default() };
     for (index, (name, kind, hours, members)) in CHANNELS.into_iter().enumerate() {
         let mut rng = channel_rng(seed, index, 2);
-        let mut channel = Channel { pending: Some(PendingHistory { seed, index, anchor }), ..Channel::default() };
+        let mut channel = Channel {
+            pending: Some(PendingHistory { seed, index, anchor, generate: fill_history }),
+            ..Channel::default()
+        };
         let (connections, subscribers) = match kind {
             Kind::Ticker => (rng.range(80, 240), rng.range(75, 230)),
             Kind::Chat => (rng.range(12, 40), rng.range(10, 38)),
@@ -159,14 +162,6 @@ pub(super) fn seeded_state(seed: u64, anchor: i64) -> State {
     seed_devices(&mut state, &mut rng);
     seed_stats(&mut state, &mut rng, anchor);
     state
-}
-
-/// Where a channel's seeded history comes from, until it is generated.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) struct PendingHistory {
-    seed: u64,
-    index: usize,
-    anchor: i64,
 }
 
 /// One publisher of a channel: a realtime connection with its own message serial.
@@ -352,7 +347,7 @@ fn message_body(rng: &mut Rng, kind: Kind, walk: &mut [f64; 3]) -> (String, Val,
 
 /// Generates a channel's seeded messages (20-300 over its span of hours), ahead of any
 /// published since.
-pub(super) fn fill_history(channel: &mut Channel, pending: PendingHistory) {
+fn fill_history(channel: &mut Channel, pending: PendingHistory) {
     let Some(&(_, kind, hours, _)) = CHANNELS.get(pending.index) else {
         return;
     };

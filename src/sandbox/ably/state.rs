@@ -4,7 +4,6 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::sync::Arc;
 
-use super::seed::{fill_history, PendingHistory};
 use super::stats::StatsBook;
 use super::wire::Val;
 use crate::sandbox::retention::{Retained, RetentionPolicy};
@@ -78,6 +77,20 @@ pub(super) const MAX_CHANNELS: usize = 2_000;
 pub(super) const HISTORY_RETENTION: RetentionPolicy =
     RetentionPolicy::new(Some(HISTORY_HOURS * RetentionPolicy::HOUR_MS), MAX_HISTORY_PER_CHANNEL);
 
+/// Where a channel's seeded history comes from, until it is generated: what the seed's
+/// generator (`seed::fill_history`) needs, and that generator, so this module does not depend
+/// on the seed data.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct PendingHistory {
+    pub(super) seed: u64,
+    /// The channel's place in the seed's channel list.
+    pub(super) index: usize,
+    /// The seeded messages' timestamps are before this.
+    pub(super) anchor: i64,
+    /// Appends the seeded messages to the channel, ahead of any published since.
+    pub(super) generate: fn(&mut Channel, PendingHistory),
+}
+
 #[derive(Debug)]
 pub(super) struct Channel {
     /// Ordered by timestamp (non-decreasing), so time ranges are found by binary search; history
@@ -116,7 +129,7 @@ impl Channel {
     /// gone: call before reading or appending messages.
     pub(super) fn ready(&mut self, now: i64) -> &mut Channel {
         if let Some(pending) = self.pending.take() {
-            fill_history(self, pending);
+            (pending.generate)(self, pending);
         }
         let expired = self.messages.expire(now);
         self.forget_ids(expired);

@@ -1210,7 +1210,8 @@ async fn concurrent_publishes_on_several_channels_get_ordered_unique_serials() {
 #[test]
 fn serials_stay_unique_when_publishes_reach_the_lock_out_of_clock_order() {
     let sim = AblySimulator::new(&crate::sandbox::Platform::real_time(7));
-    let key = super::auth::Caller { client_id: None, capability: super::capability::Capability::all(), expires: None };
+    let key =
+        super::capability::Caller { client_id: None, capability: super::capability::Capability::all(), expires: None };
     let one = super::routes::parse_messages(&Val::map([("data", Val::str("x"))])).expect("message");
     let mut state = sim.shared.lock();
     let mut serials = Vec::new();

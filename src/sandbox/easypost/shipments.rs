@@ -8,9 +8,9 @@ use super::addresses::{self, coordinates};
 use super::errors::EpError;
 use super::labels::{Format, Label};
 use super::rates::{self, Parcel, Route, CARRIERS};
-use super::state::{given_id, text, time, FileRef, State, Step};
+use super::state::{given_id, text, time, FileRef, Place, State, Step};
 use super::store::Record;
-use super::trackers::{read_code_and_carrier, Place, TrackerSpec};
+use super::trackers::{read_code_and_carrier, TrackerSpec};
 use crate::sandbox::request::Query;
 
 /// The most a shipment or package can be insured for, in USD.

@@ -57,6 +57,24 @@ pub enum FileRef {
     ScanForm(String),
 }
 
+/// One scan of a package, planned or made.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scan {
+    pub at_ms: i64,
+    pub status: &'static str,
+    pub status_detail: &'static str,
+    pub message: String,
+    pub place: Place,
+}
+
+/// Where a scan happened.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Place {
+    pub city: String,
+    pub state: String,
+    pub zip: String,
+}
+
 pub struct State {
     pub seed: u64,
     pub ids: Ids,
@@ -69,7 +87,7 @@ pub struct State {
     pub scan_forms: Store,
     pub trackers: Store,
     /// Scans still to come, per tracker (see `trackers.rs`).
-    pub plans: HashMap<String, Vec<super::trackers::Scan>>,
+    pub plans: HashMap<String, Vec<Scan>>,
     pub insurances: Store,
     pub refunds: Store,
     pub webhooks: Store,

@@ -8,30 +8,12 @@ use serde_json::{json, Value};
 
 use super::addresses::{self, zip_place};
 use super::errors::EpError;
-use super::state::{text, time, State, Step};
+use super::state::{text, time, Place, Scan, State, Step};
 use super::store::Record;
 use crate::sandbox::request::Query;
 
 /// Seconds after creation of each planned scan of a moving package.
 const SCHEDULE_S: [i64; 6] = [0, 20, 60, 100, 150, 200];
-
-/// One scan of a package, planned or made.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Scan {
-    pub at_ms: i64,
-    pub status: &'static str,
-    pub status_detail: &'static str,
-    pub message: String,
-    pub place: Place,
-}
-
-/// Where a scan happened.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Place {
-    pub city: String,
-    pub state: String,
-    pub zip: String,
-}
 
 impl Place {
     fn to_json(&self) -> Value {

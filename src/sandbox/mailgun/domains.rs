@@ -8,6 +8,7 @@ use serde_json::{json, Value};
 use super::dates::rfc2822;
 use super::dns::SimulatedDns;
 use super::errors::MailgunError;
+use super::messages::valid_domain_name;
 use super::suppressions::Suppressions;
 use super::webhooks::WebhookSet;
 use crate::sandbox::ids::Ids;
@@ -190,20 +191,6 @@ impl Domain {
         }
         self.checked = Some((sending, receiving));
     }
-}
-
-/// A domain name Mailgun accepts: dot-separated labels of letters, digits and hyphens.
-pub fn valid_domain_name(name: &str) -> bool {
-    let labels: Vec<&str> = name.split('.').collect();
-    name.len() <= 253
-        && labels.len() >= 2
-        && labels.iter().all(|l| {
-            !l.is_empty()
-                && l.len() <= 63
-                && !l.starts_with('-')
-                && !l.ends_with('-')
-                && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
-        })
 }
 
 /// What `POST /v3/domains` reads; checked in full before anything is created.

@@ -143,7 +143,21 @@ pub fn valid_address(address: &str) -> bool {
         && !local.starts_with('.')
         && !local.ends_with('.')
         && local.chars().all(|c| c.is_ascii_graphic() && !"<>()[]\\,;:@\"".contains(c))
-        && super::domains::valid_domain_name(domain)
+        && valid_domain_name(domain)
+}
+
+/// A domain name Mailgun accepts: dot-separated labels of letters, digits and hyphens.
+pub fn valid_domain_name(name: &str) -> bool {
+    let labels: Vec<&str> = name.split('.').collect();
+    name.len() <= 253
+        && labels.len() >= 2
+        && labels.iter().all(|l| {
+            !l.is_empty()
+                && l.len() <= 63
+                && !l.starts_with('-')
+                && !l.ends_with('-')
+                && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+        })
 }
 
 /// Splits a recipients field at commas outside quotes and angle brackets.
