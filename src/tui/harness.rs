@@ -44,6 +44,12 @@ impl Harness {
         harness
     }
 
+    /// A harness over a console started by the test itself, before any tab is shown or any
+    /// frame drawn (to watch what the console does first).
+    pub fn over(console: Console) -> Harness {
+        Harness { console, terminal: Terminal::new(TestBackend::new(160, 40)).expect("terminal") }
+    }
+
     /// Presses keys written as text: plain characters, or `<Enter>`, `<Esc>`, `<Tab>`, `<S-Tab>`,
     /// `<Down>`, `<Up>`, `<BS>`, `<C-x>` (Ctrl plus a letter).
     pub fn keys(&mut self, keys: &str) {

@@ -39,7 +39,7 @@ use crate::args::GlobalArgs;
 use crate::catalog::Service;
 use crate::client::{self, CallEvent, Executor};
 use crate::config::{self, Config, Mode};
-use crate::sandbox::{self, Sandbox};
+use crate::sandbox::{self, Sandbox, SandboxOptions};
 use app::App;
 use setup::Setup;
 use tab::Tab;
@@ -76,7 +76,19 @@ pub async fn start_with(
     env: &dyn Fn(&str) -> Option<String>,
     global: &GlobalArgs,
 ) -> anyhow::Result<Console> {
-    let sandbox = sandbox::start(0, sandbox::DEFAULT_SEED).await?;
+    start_with_sandbox(config, env, global, SandboxOptions::new(0, sandbox::DEFAULT_SEED)).await
+}
+
+/// [`start_with`] with the embedded sandbox started as `options` say (a test's start hook).
+/// Its listeners are bound here, so every tab knows its base URL; no simulator is built or
+/// seeded before the first frame: each is built when its tab is first shown or a call reaches it.
+pub async fn start_with_sandbox(
+    config: Config,
+    env: &dyn Fn(&str) -> Option<String>,
+    global: &GlobalArgs,
+    options: SandboxOptions,
+) -> anyhow::Result<Console> {
+    let sandbox = sandbox::start_options(options).await?;
     let user_themes = crate::paths::Paths::current(global.config.as_deref()).themes_dir;
     let mut setup = Setup::new(config, env, &sandbox, global.read_only, user_themes);
     // What start reads is kept, so a profile chosen later resolves against the same environment.
@@ -123,6 +135,7 @@ pub async fn start_with(
     let (background_sender, background) = mpsc::unbounded_channel();
     app.background = Some(background_sender);
     app.embedded_control = Some(sandbox.control_url());
+    app.sandbox = Some(sandbox.handle());
     Ok(Console { app, events, background, sandbox })
 }
 
@@ -196,11 +209,18 @@ fn leave_terminal() {
 }
 
 /// Restores the terminal before the default hook prints the panic, so the message is readable.
+/// Only a panic of the console's own thread does: a simulator's panic (a request, a build) is
+/// caught and answered as a 500 while the console goes on, so the screen must stay.
 fn install_panic_hook() {
     let previous = std::panic::take_hook();
+    let console = std::thread::current().id();
     std::panic::set_hook(Box::new(move |info| {
-        leave_terminal();
-        previous(info);
+        if std::thread::current().id() == console {
+            leave_terminal();
+            previous(info);
+        } else {
+            tracing::error!("panic off the console's thread: {info}");
+        }
     }));
 }
 

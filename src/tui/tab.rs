@@ -50,6 +50,8 @@ pub struct Tab {
     pub last_refresh: Option<std::time::Instant>,
     /// Whether the first resource has been loaded (done when the tab is first shown).
     pub started: bool,
+    /// Its embedded simulator is being built and seeded (the first time the tab is shown).
+    pub starting: bool,
     /// The last table view of a response (a transaction, a rate breakdown), for `b`.
     pub detail: Option<Detail>,
     /// Tail mode of the list in view (`T`), if on.
@@ -114,6 +116,7 @@ impl Tab {
             auto_refresh: false,
             last_refresh: None,
             started: false,
+            starting: false,
             detail: None,
             tail: None,
             status: None,

@@ -72,6 +72,8 @@ pub enum Background {
     Saved(SaveReport),
     /// A body indexed off the UI thread (see [`indexer`]), by its job's ticket.
     Indexed(u64, Result<Indexed, JsonError>),
+    /// An embedded simulator built and seeded, or why it could not be.
+    SimulatorStarted(Service, Result<(), String>),
 }
 
 /// A copy waiting for the event loop: what it is, for the status line, and whether the text is
@@ -154,6 +156,8 @@ pub struct App {
     purposes: HashMap<CallId, (Purpose, Instant)>,
     /// The embedded sandbox's control port, for the sandbox view of tabs that use it.
     pub embedded_control: Option<String>,
+    /// The embedded simulators, each built when its tab is first shown (or its first call).
+    pub sandbox: Option<crate::sandbox::SandboxHandle>,
     /// Where the sandbox view's reads report back (the event loop owns the receiver).
     pub background: Option<mpsc::UnboundedSender<Background>>,
     /// Reads of the sandbox view still running.
@@ -207,6 +211,7 @@ impl App {
             tail_every: Duration::from_secs(2),
             purposes: HashMap::new(),
             embedded_control: None,
+            sandbox: None,
             background: None,
             background_pending: 0,
             control_client: None,
@@ -281,7 +286,37 @@ impl App {
             return;
         }
         tab.started = true;
+        self.start_simulator(self.active);
         self.open_resource();
+        let tab = self.tab_mut();
+        if tab.starting && tab.loading.is_some() {
+            tab.browser.notice = Some((
+                format!("starting the {} simulator (built and seeded on first use)…", tab.service.title()),
+                false,
+            ));
+        }
+    }
+
+    /// Builds and seeds the embedded simulator of tab `index` off the UI thread, the first time
+    /// the tab is shown; the tab says it is starting until [`Background::SimulatorStarted`].
+    /// A console without its event loop (some tests) leaves it to the first request.
+    fn start_simulator(&mut self, index: usize) {
+        let tab = &self.tabs[index];
+        if tab.mode != Mode::Embedded || !tab.available {
+            return;
+        }
+        let (Some(handle), Some(reports)) = (self.sandbox.clone(), self.background.clone()) else { return };
+        let service = tab.service;
+        if handle.is_ready(service) {
+            return;
+        }
+        self.tabs[index].starting = true;
+        self.background_pending += 1;
+        tokio::spawn(async move {
+            let result = handle.ensure(service).await;
+            // The console may be gone: nobody is waiting then.
+            let _ = reports.send(Background::SimulatorStarted(service, result));
+        });
     }
 
     /// Why nothing can be sent from this tab, when the embedded sandbox has no simulator for it.
@@ -318,6 +353,13 @@ impl App {
                 }
             }
             Background::Indexed(ticket, result) => self.on_indexed(ticket, result),
+            Background::SimulatorStarted(service, result) => {
+                let Some(index) = self.tabs.iter().position(|t| t.service == service) else { return };
+                self.tabs[index].starting = false;
+                if let Err(e) = result {
+                    self.error_on(index, format!("the {} simulator did not start: {e}", service.title()));
+                }
+            }
             Background::Saved(SaveReport { path, result }) => match result {
                 Ok(bytes) => self.info(format!("saved {} to {}", human_bytes(bytes), path.display())),
                 Err(e) => self.error(format!("not saved: {e}")),
