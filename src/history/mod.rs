@@ -13,8 +13,6 @@
 //! is in WAL mode with a busy timeout. A history that cannot be opened (read-only or missing data
 //! folder) is a warning; the call goes on.
 
-pub mod redact;
-
 use std::path::{Path, PathBuf};
 use std::sync::{mpsc, Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
@@ -26,9 +24,9 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::catalog::{Operation, Service};
+use crate::client::redact::{self, Redactor, REDACTED};
 use crate::client::{CallError, Response, Target, Values};
 use crate::config::{HistorySettings, Mode};
-pub use redact::{Redactor, REDACTED};
 
 /// Days a call is kept when `[history] retention_days` is not set.
 pub const DEFAULT_RETENTION_DAYS: u32 = 90;
