@@ -1,51 +1,221 @@
 #!/usr/bin/env bash
-# Whole-process figures for opsdeck (issue 2 (d)): time to the first complete frame, CPU used
-# while idle, resident memory at idle, and sequential `opsdeck call` throughput.
-# Usage: benches/process.sh   (builds the release binary first; needs tmux and script)
+# Whole-process figures for opsdeck (issue 2 (d), issue 17), this tree's release binary side by
+# side with the release binary of a baseline commit:
+#
+#   first frame    time to the first complete frame (simulators started and seeded, the first tab's
+#                  list loaded and drawn, 200x50 pty): OPSDECK_EXIT_AFTER_FIRST_FRAME=1 under
+#                  script(1), median of RUNS runs; the time the console prints (from its start) and
+#                  the whole run, exec to exit
+#   RSS            VmRSS of the console in tmux (200x50), median of RUNS starts: once started with
+#                  the first tab shown (STARTUP_WAIT s), then after each further tab is visited once
+#                  (keys 2..7, TAB_WAIT s each); and the CPU ticks used idle over IDLE_SECS (first
+#                  start only)
+#   calls/s        `opsdeck call ably time_get` one after another, CALLS per batch, median of RUNS
+#                  batches: against `opsdeck sandbox` (each binary's own) with the history on (one
+#                  history file that grows over the batches), with it off (`[history] enabled =
+#                  false`), and with no sandbox (the embedded simulator, history on)
+#   binary size    the release binary as built
+#
+# Baseline: BASELINE=<commit> (default 055e0af). It is built in a git worktree of its own,
+# `opsdeck-baseline-<sha>`, with its own target dir inside it. One already under /work or $TMPDIR
+# is reused; otherwise it is made under $TMPDIR (/tmp when unset) and kept for the next run
+# (`git worktree remove --force <dir>` deletes it). This tree builds into $CARGO_TARGET_DIR
+# (./target when unset). Runs of the two binaries alternate, so a busy machine slows both alike.
+#
+# Usage: benches/process.sh
+#   env: BASELINE (055e0af), RUNS (10), CALLS (30), STARTUP_WAIT (2), TAB_WAIT (1), IDLE_SECS (10)
+# Needs cargo, git, tmux, script (util-linux) and awk. Leaves nothing running: its sandboxes and
+# its tmux server (a socket of its own) are stopped on exit, its temporary folders removed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release --quiet
-bin=$PWD/target/release/opsdeck
-export XDG_CONFIG_HOME=$(mktemp -d)   # no user config, no live credentials
-unset ABLY_API_KEY DEEPGRAM_API_KEY TAXJAR_API_KEY MAILGUN_API_KEY EASYPOST_API_KEY || true
+tree=$PWD
 
-median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+BASELINE=${BASELINE:-055e0af}
+RUNS=${RUNS:-10}
+CALLS=${CALLS:-30}
+STARTUP_WAIT=${STARTUP_WAIT:-2}
+TAB_WAIT=${TAB_WAIT:-1}
+IDLE_SECS=${IDLE_SECS:-10}
+tmp_root=${TMPDIR:-/tmp}
+
+median() { sort -n | awk '{a[NR]=$1} END {if (NR == 0) print "nan"; else print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 now_us() { echo $(( $(date +%s%N) / 1000 )); }
+say() { echo "process.sh: $*" >&2; }
 
-echo "== first complete frame: simulators started and seeded, channels loaded and drawn, 200x50 pty, 30 runs"
-wall=(); inside=()
-for _ in $(seq 30); do
+# ---- the two binaries -------------------------------------------------------------------------
+sha=$(git rev-parse --verify --quiet "$BASELINE^{commit}") || { say "no commit $BASELINE"; exit 2; }
+short=${sha:0:7}
+base_dir=""
+for candidate in /work/opsdeck-baseline-"$short" "$tmp_root"/opsdeck-baseline-"$short"; do
+  if [ -d "$candidate" ] && [ "$(git -C "$candidate" rev-parse HEAD 2>/dev/null)" = "$sha" ]; then
+    base_dir=$candidate
+    break
+  fi
+done
+if [ -z "$base_dir" ]; then
+  base_dir=$tmp_root/opsdeck-baseline-$short
+  say "baseline $short: new worktree $base_dir"
+  git worktree add --detach "$base_dir" "$sha" >&2
+else
+  say "baseline $short: reusing $base_dir"
+fi
+say "building the baseline (release, target dir $base_dir/target)"
+(cd "$base_dir" && CARGO_TARGET_DIR="$base_dir/target" cargo build --release --quiet --bin opsdeck)
+say "building this tree (release)"
+cargo build --release --quiet --bin opsdeck
+base_bin=$base_dir/target/release/opsdeck
+this_bin=${CARGO_TARGET_DIR:-$tree/target}/release/opsdeck
+case $this_bin in /*) ;; *) this_bin=$tree/$this_bin ;; esac
+bins=("$base_bin" "$this_bin")
+names=(baseline this)
+
+# ---- a clean environment: no user config, history or credentials ------------------------------
+work=$(mktemp -d "$tmp_root/opsdeck-process.XXXXXX")
+sock=opsdeck-process-$$
+sandboxes=()
+cleanup() {
+  for pid in "${sandboxes[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${sandboxes[@]}"; do wait "$pid" 2>/dev/null || true; done
+  tmux -L "$sock" kill-server 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+for var in $(env | awk -F= '/^(ABLY|DEEPGRAM|AVATAX|TAXJAR|COINBASE|MAILGUN|EASYPOST)_|^OPSDECK_/ {print $1}'); do
+  unset "$var"
+done
+# `home N`: the environment of binary N's runs (a folder of its own for config, data, state).
+home() {
+  local dir=$work/home-${names[$1]}
+  mkdir -p "$dir/config" "$dir/data" "$dir/state"
+  echo "OPSDECK_CONFIG_DIR=$dir/config OPSDECK_DATA_DIR=$dir/data OPSDECK_STATE_DIR=$dir/state XDG_CONFIG_HOME=$dir/config"
+}
+printf '[history]\nenabled = false\n' >"$work/history-off.toml"
+
+declare -A result   # result[figure,N]
+figures=()          # in the order they are printed
+record() { # figure N value
+  result[$1,$2]=$3
+  [[ " ${figures[*]-} " == *" $1 "* ]] || figures+=("$1")
+}
+
+# ---- (a) first complete frame ------------------------------------------------------------------
+say "first frame: $RUNS runs each"
+declare -A inside wall
+for _ in $(seq "$RUNS"); do
+  for n in 0 1; do
+    start=$(now_us)
+    out=$(env $(home $n) OPSDECK_EXIT_AFTER_FIRST_FRAME=1 script -qec "stty cols 200 rows 50; ${bins[$n]}" /dev/null)
+    wall[$n]+="$(( $(now_us) - start )) "
+    inside[$n]+="$(grep -ao 'first complete frame [0-9.]* ms' <<<"$out" | awk '{print $4}') "
+  done
+done
+for n in 0 1; do
+  record "first frame, in process (ms)" $n "$(tr ' ' '\n' <<<"${inside[$n]}" | grep . | median)"
+  record "first frame, exec to exit (ms)" $n "$(tr ' ' '\n' <<<"${wall[$n]}" | grep . | median | awk '{printf "%.1f", $1/1000}')"
+done
+
+# ---- (b) resident memory: started, then each further tab visited once ---------------------------
+say "RSS: $RUNS starts each, tabs 2..7"
+rss_of() { awk '/^VmRSS/ {print $2}' "/proc/$1/status"; }
+declare -A rss
+for run in $(seq "$RUNS"); do
+  for n in 0 1; do
+    tmux -L "$sock" new-session -d -s bench -x 200 -y 50 "exec env $(home $n) ${bins[$n]}"
+    pid=$(tmux -L "$sock" list-panes -t bench -F '#{pane_pid}')
+    sleep "$STARTUP_WAIT"
+    rss[$n,1]+="$(rss_of "$pid") "
+    if [ "$run" = 1 ]; then
+      ticks() { awk '{print $14 + $15}' "/proc/$pid/stat"; }
+      before=$(ticks); sleep "$IDLE_SECS"; after=$(ticks)
+      record "CPU ticks idle over ${IDLE_SECS} s (1/$(getconf CLK_TCK) s)" $n $((after - before))
+    fi
+    for tab in 2 3 4 5 6 7; do
+      tmux -L "$sock" send-keys -t bench "$tab"
+      sleep "$TAB_WAIT"
+      rss[$n,$tab]+="$(rss_of "$pid") "
+    done
+    tmux -L "$sock" kill-session -t bench
+    while kill -0 "$pid" 2>/dev/null; do sleep 0.05; done
+  done
+done
+for n in 0 1; do
+  record "RSS, first tab (MiB)" $n "$(tr ' ' '\n' <<<"${rss[$n,1]}" | grep . | median | awk '{printf "%.1f", $1/1024}')"
+  for tab in 2 3 4 5 6 7; do
+    record "RSS, tabs 1-$tab visited (MiB)" $n \
+      "$(tr ' ' '\n' <<<"${rss[$n,$tab]}" | grep . | median | awk '{printf "%.1f", $1/1024}')"
+  done
+done
+
+# ---- (c) opsdeck call, sequential --------------------------------------------------------------
+# `sandbox N`: starts binary N's `opsdeck sandbox` on free ports; sets url[N] to its Ably URL.
+declare -A url
+sandbox() {
+  local n=$1 base pid
+  for _ in 1 2 3 4 5; do
+    base=$(( 20000 + RANDOM % 20000 ))
+    env $(home "$n") "${bins[$n]}" sandbox --port-base "$base" >"$work/sandbox-$n.log" 2>&1 &
+    pid=$!
+    sandboxes+=("$pid")
+    url[$n]=http://127.0.0.1:$((base + 1))
+    for _ in $(seq 100); do
+      if env $(home "$n") OPSDECK_ABLY_URL="${url[$n]}" "${bins[$n]}" --profile local \
+        --config "$work/history-off.toml" call ably time_get >/dev/null 2>&1; then
+        return
+      fi
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.1
+    done
+    kill "$pid" 2>/dev/null || true
+  done
+  say "cannot start the sandbox of ${bins[$n]}"
+  exit 1
+}
+# `batch N ARGS...`: CALLS calls of binary N with ARGS; prints calls/s.
+batch() {
+  local n=$1
+  shift
+  local start
   start=$(now_us)
-  out=$(OPSDECK_EXIT_AFTER_FIRST_FRAME=1 script -qec "stty cols 200 rows 50; $bin" /dev/null)
-  wall+=($(( $(now_us) - start )))
-  inside+=($(grep -ao 'first complete frame [0-9.]* ms' <<<"$out" | awk '{print $4 * 1000}'))
+  for _ in $(seq "$CALLS"); do
+    env $(home "$n") "${bins[$n]}" "$@" call ably time_get >/dev/null || { say "a call failed: ${bins[$n]} $*"; exit 1; }
+  done
+  awk -v n="$CALLS" -v us=$(( $(now_us) - start )) 'BEGIN {printf "%.0f\n", n / (us / 1e6)}'
+}
+say "calls/s: $RUNS batches of $CALLS each, three ways"
+sandbox 0
+sandbox 1
+declare -A rate
+for _ in $(seq "$RUNS"); do
+  for n in 0 1; do
+    export OPSDECK_ABLY_URL=${url[$n]}
+    r=$(batch $n --profile local) || exit 1
+    rate[$n,on]+="$r "
+    r=$(batch $n --profile local --config "$work/history-off.toml") || exit 1
+    rate[$n,off]+="$r "
+    unset OPSDECK_ABLY_URL
+    r=$(batch $n) || exit 1
+    rate[$n,embedded]+="$r "
+  done
 done
-printf '%s\n' "${inside[@]}" | median | awk '{printf "in process (console start, before config load, to frame drawn): median %.2f ms\n", $1/1000}'
-printf '%s\n' "${wall[@]}" | median | awk '{printf "whole run under script(1), exec to exit: median %.1f ms\n", $1/1000}'
-wrapper=()
-for _ in $(seq 30); do
-  start=$(now_us); script -qec "stty cols 200 rows 50; true" /dev/null >/dev/null; wrapper+=($(( $(now_us) - start )))
+for n in 0 1; do
+  record "calls/s, opsdeck sandbox, history on" $n "$(tr ' ' '\n' <<<"${rate[$n,on]}" | grep . | median)"
+  record "calls/s, opsdeck sandbox, history off" $n "$(tr ' ' '\n' <<<"${rate[$n,off]}" | grep . | median)"
+  record "calls/s, embedded simulator" $n "$(tr ' ' '\n' <<<"${rate[$n,embedded]}" | grep . | median)"
 done
-printf '%s\n' "${wrapper[@]}" | median | awk '{printf "script(1) wrapper alone: median %.1f ms\n", $1/1000}'
 
-echo "== idle: CPU over 10 s and resident memory, console open in tmux at 200x50"
-tmux kill-session -t opsdeck-bench 2>/dev/null || true
-tmux new-session -d -s opsdeck-bench -x 200 -y 50 "$bin"
-sleep 2
-pid=$(pgrep -n -f "^$bin$")
-ticks() { awk '{print $14 + $15}' /proc/$pid/stat; }
-before=$(ticks); sleep 10; after=$(ticks)
-echo "CPU ticks used in 10 s idle: $((after - before)) (clock ticks of $(getconf CLK_TCK)/s)"
-grep VmRSS /proc/$pid/status
-tmux kill-session -t opsdeck-bench
+# ---- (d) binary size ---------------------------------------------------------------------------
+for n in 0 1; do
+  record "binary size (MiB)" $n "$(stat -c %s "${bins[$n]}" | awk '{printf "%.1f", $1/1048576}')"
+done
 
-echo "== opsdeck call, sequential, against opsdeck sandbox (--profile local)"
-$bin sandbox --port-base 7700 >/dev/null &
-sandbox=$!
-trap 'kill $sandbox 2>/dev/null || true' EXIT
-sleep 0.5
-n=300
-start=$(now_us)
-for _ in $(seq $n); do $bin --profile local call ably time_get >/dev/null; done
-elapsed=$(( $(now_us) - start ))
-awk -v n=$n -v us=$elapsed 'BEGIN {printf "%d calls in %.2f s: %.0f calls/s\n", n, us/1e6, n/(us/1e6)}'
+# ---- the table ---------------------------------------------------------------------------------
+echo
+echo "baseline: $short ($base_bin)"
+echo "this tree: $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src Cargo.toml build.rs 2>/dev/null || echo '+changes') ($this_bin)"
+echo "runs: $RUNS, calls per batch: $CALLS"
+printf '%-44s %12s %12s %8s\n' figure baseline "this tree" ratio
+for figure in "${figures[@]}"; do
+  a=${result[$figure,0]} b=${result[$figure,1]}
+  ratio=$(awk -v a="$a" -v b="$b" 'BEGIN {if (a + 0 == 0) print "-"; else printf "%.2f", b / a}')
+  printf '%-44s %12s %12s %8s\n' "$figure" "$a" "$b" "$ratio"
+done

@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 pub use crate::args::{GlobalArgs, TargetArgs};
 use crate::catalog::{Operation, Service};
 use crate::client::{self, pagination, CallError, Values};
-use crate::config::{self, Config, Mode, ResolvedService};
+use crate::config::{Config, Mode, ResolvedService};
 use crate::inert::{inert, inert_json, inert_lines};
 use crate::sandbox;
 
@@ -552,7 +552,7 @@ pub async fn call(global: &GlobalArgs, args: &CallArgs, io: &mut CallIo<'_>) -> 
         return Err(Failure::runtime(format!(
             "{service} has no simulator yet and no live credentials are set; set {} to call the real service \
              (--dry-run shows the request)",
-            config::credential_variables(service).join(", ")
+            client::credential_variables(service).join(", ")
         )));
     }
     if target.live && op.destructive {

@@ -4,7 +4,7 @@
 //! never goes to the terminal: the console draws there.
 //!
 //! What is logged holds no secret: requests are logged by method and URL with secret-named query
-//! values and every credential of the target redacted ([`crate::history::Redactor`]); headers and
+//! values and every credential of the target redacted ([`crate::client::Redactor`]); headers and
 //! bodies are not logged.
 
 use std::path::{Path, PathBuf};

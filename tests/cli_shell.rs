@@ -162,8 +162,8 @@ fn help_environment_names_every_variable_the_source_reads() {
         }
     }
     for service in opsdeck::catalog::Service::ALL {
-        read.extend(opsdeck::config::credential_variables(service).iter().map(|v| (*v).to_owned()));
-        read.push(opsdeck::config::url_variable(service));
+        read.extend(opsdeck::client::credential_variables(service).iter().map(|v| (*v).to_owned()));
+        read.push(opsdeck::client::url_variable(service));
     }
     assert!(read.contains(&"NO_COLOR".to_owned()) && read.contains(&"OPSDECK_CONFIG_DIR".to_owned()), "{read:?}");
     // A switch for the test suite's own terminal tests, not for people.

@@ -9,8 +9,9 @@ use std::time::Duration;
 
 use base64::Engine as _;
 use opsdeck::catalog::Service;
+use opsdeck::client::Redactor;
 use opsdeck::config::HistorySettings;
-use opsdeck::history::{Entry, Filter, History, Outcome, Redactor, Source};
+use opsdeck::history::{Entry, Filter, History, Outcome, Source};
 use opsdeck::sandbox::{self, credentials as c};
 use opsdeck::tui::harness::Harness;
 use serde_json::Value;

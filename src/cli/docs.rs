@@ -9,7 +9,7 @@ use clap::CommandFactory;
 
 use super::{suggest, Cli, Failure};
 use crate::catalog::Service;
-use crate::config::{credential_variables, url_variable};
+use crate::client::{credential_variables, url_variable};
 use crate::paths::{CONFIG_DIR_VAR, DATA_DIR_VAR, STATE_DIR_VAR};
 
 /// The help topics besides the subcommands.

@@ -139,7 +139,7 @@ fn json_object_body(fields: Map<String, Value>) -> RequestBody {
 /// signature). A printed command therefore works for the key's owner and for nobody else, and a
 /// signed request is never printed whole: replaying it would mint a token or place an order.
 pub fn dry_run_auth(request: &mut PreparedRequest, credentials: &Credentials) -> Result<Vec<String>, CallError> {
-    let vars = crate::config::credential_variables(request.service);
+    let vars = super::credential_variables(request.service);
     let var = |i: usize| vars.get(i).copied().unwrap_or("API_KEY");
     let header = |value: &str| vec!["-H".to_owned(), format!("\"{value}\"")];
     Ok(match credentials {

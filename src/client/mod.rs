@@ -2,67 +2,29 @@
 //! each service's errors (`service_errors`). No terminal code here.
 
 pub mod auth;
+pub mod credentials;
 pub mod error;
 pub mod executor;
 pub mod pagination;
+pub mod redact;
 pub mod request;
 pub mod service_errors;
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::time::Duration;
 
 use bytes::Bytes;
 
+pub use credentials::{credential_variables, url_variable, Credentials, Secret};
 pub use error::{ApiError, CallError};
 pub use executor::{CallEvent, CallId, CallState, Executor};
+pub use redact::{Redactor, REDACTED};
 pub use request::{build, PreparedRequest};
 
 use crate::catalog::Service;
 
 /// The values a user gave for an operation's parameters, by parameter name.
 pub type Values = BTreeMap<String, String>;
-
-/// A secret string: never printed by `Debug` or `Display`, so it cannot leak into logs or screens.
-#[derive(Clone, PartialEq, Eq)]
-pub struct Secret(String);
-
-impl Secret {
-    pub fn new(value: impl Into<String>) -> Secret {
-        Secret(value.into())
-    }
-    /// The secret itself, for signing and auth headers only.
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for Secret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("[redacted]")
-    }
-}
-
-/// How a service authenticates, with the secrets it needs.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Credentials {
-    /// An Ably API key `<appId>.<keyId>:<secret>` (Basic auth, and signing of token requests).
-    AblyKey(Secret),
-    /// An Ably token (sent as `Bearer base64(token)`).
-    AblyToken(Secret),
-    /// `Authorization: Token <key>`.
-    Deepgram(Secret),
-    /// Basic with the account id and license key.
-    Avatax { account_id: String, license_key: Secret },
-    /// `Authorization: Bearer <token>`.
-    Taxjar(Secret),
-    /// `CB-ACCESS-*` headers, HMAC-signed with the base64 secret.
-    Coinbase { key: String, secret: Secret, passphrase: Secret },
-    /// Basic `api:<key>`.
-    Mailgun(Secret),
-    /// Basic `<key>:` (empty password).
-    Easypost(Secret),
-}
 
 /// Where one service's calls go, and as whom.
 #[derive(Clone, Debug)]

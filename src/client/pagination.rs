@@ -13,6 +13,7 @@ use super::error::CallError;
 use super::request::PreparedRequest;
 use super::Response;
 use crate::catalog::Paging;
+use crate::json_index::RECORD_KEYS;
 
 /// Pages `--all-pages` reads at most, unless told otherwise.
 pub const DEFAULT_PAGE_CAP: usize = 1000;
@@ -174,10 +175,6 @@ fn with_query(url: &str, set: &[(&str, &str)], remove: &[&str]) -> Option<String
     parsed.query_pairs_mut().clear().extend_pairs(kept).extend_pairs(set.iter().copied());
     Some(parsed.into())
 }
-
-/// The members that hold a list response's records, by convention, tried first (the index's
-/// [`crate::json_index::JsonDoc::records_at`] follows the same rules).
-pub const RECORD_KEYS: [&str; 4] = ["value", "items", "data", "results"];
 
 /// The records of a list response: the array itself, or the array field that holds them
 /// (`value` for AvaTax, `items` for Mailgun, the plural resource name for EasyPost, ...).

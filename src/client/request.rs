@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::error::CallError;
-use super::{auth, service_errors, Credentials, HttpSettings, Response, Target, Values};
+use super::{auth, service_errors, Credentials, HttpSettings, Redactor, Response, Target, Values};
 use crate::catalog::{
     file_path, items, validate, BodyEncoding, Kind, Location, Method, Operation, Param, ResponseFormat, Service,
 };
@@ -337,7 +337,7 @@ pub async fn execute(
     let attempts = if request.method.is_idempotent() { settings.attempts.max(1) } else { 1 };
     let mut attempt = 0;
     // Computed only when an event is logged: the fields of a disabled event are never evaluated.
-    let redactor = || crate::history::Redactor::for_credentials(credentials);
+    let redactor = || Redactor::for_credentials(credentials);
     let service = request.service.name();
     loop {
         attempt += 1;
@@ -708,6 +708,12 @@ pub fn to_httpie(request: &PreparedRequest, credentials: &Credentials) -> Result
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::client::Secret;
+
+    /// A target on a local simulator's port (the client knows no simulator; these only build).
+    fn simulator_target(service: Service, credentials: Credentials, port: u16) -> Target {
+        Target { service, base_url: format!("http://127.0.0.1:{port}"), credentials, live: false }
+    }
 
     fn with_retry_after(value: &str) -> Response {
         Response {
@@ -774,7 +780,7 @@ mod tests {
             };
             given.insert((*name).to_owned(), joined);
         }
-        let target = crate::config::sandbox_target(Service::Mailgun, "http://127.0.0.1:7706".into());
+        let target = simulator_target(Service::Mailgun, Credentials::Mailgun(Secret::new("key-sandbox")), 7706);
         build(op, &given, body, &target)
     }
 
@@ -896,7 +902,9 @@ mod tests {
             .into_iter()
             .map(|(k, v)| (k.to_owned(), v.to_owned()))
             .collect();
-        let target = crate::config::sandbox_target(Service::Avatax, "http://127.0.0.1:7703".into());
+        let credentials =
+            Credentials::Avatax { account_id: "1100000001".into(), license_key: Secret::new("LICENSE1234") };
+        let target = simulator_target(Service::Avatax, credentials, 7703);
         let request = build(op, &values, None, &target).expect("valid");
         assert!(request.url.ends_with("/transactions/INV-1?%24include=Lines%2CSummary"), "{}", request.url);
     }

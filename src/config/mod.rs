@@ -17,7 +17,7 @@ use reqwest::Url;
 use serde::Deserialize;
 
 use crate::catalog::Service;
-use crate::client::{Credentials, HttpSettings, Secret, Target};
+use crate::client::{credential_variables, url_variable, Credentials, HttpSettings, Secret, Target};
 use crate::inert::inert;
 use crate::sandbox::{self, credentials as sandbox_creds};
 
@@ -387,24 +387,6 @@ pub fn live_url(service: Service, region: Option<&str>) -> &'static str {
         Service::Mailgun => "https://api.mailgun.net",
         Service::Easypost => "https://api.easypost.com",
     }
-}
-
-/// The environment variables that make a service live, in the order [`credentials`] reads them.
-pub fn credential_variables(service: Service) -> &'static [&'static str] {
-    match service {
-        Service::Ably => &["ABLY_API_KEY"],
-        Service::Deepgram => &["DEEPGRAM_API_KEY"],
-        Service::Avatax => &["AVATAX_ACCOUNT_ID", "AVATAX_LICENSE_KEY"],
-        Service::Taxjar => &["TAXJAR_API_KEY"],
-        Service::Coinbase => &["COINBASE_API_KEY", "COINBASE_API_SECRET", "COINBASE_API_PASSPHRASE"],
-        Service::Mailgun => &["MAILGUN_API_KEY"],
-        Service::Easypost => &["EASYPOST_API_KEY"],
-    }
-}
-
-/// The variable that points a service at another base URL: `OPSDECK_ABLY_URL`.
-pub fn url_variable(service: Service) -> String {
-    format!("OPSDECK_{}_URL", service.name().to_ascii_uppercase())
 }
 
 /// `OPSDECK_<SERVICE>_URL`, checked, when set.

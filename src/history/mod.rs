@@ -12,8 +12,16 @@
 //! Several processes may write at once (the console and any number of `opsdeck call`): the file
 //! is in WAL mode with a busy timeout. A history that cannot be opened (read-only or missing data
 //! folder) is a warning; the call goes on.
-
-pub mod redact;
+//!
+//! Recording costs less than the call: a call is one transaction (one `INSERT`) appended to the
+//! WAL with `synchronous = NORMAL`, which SQLite does not sync. Nothing else writes on a call's
+//! way: no connection moves the WAL into the database when it closes (SQLite's default, which
+//! cost a new WAL, and four fsyncs, per `opsdeck call`), the schema is written only when its
+//! version is behind, and the retention is applied at most once a day. The WAL goes into the
+//! database (a checkpoint: its only fsyncs, and the WAL starts again empty) when a recorded call
+//! finds it past [`CHECKPOINT_WAL_BYTES`], after a prune, and on `clear`. What WAL and `NORMAL`
+//! promise holds: a crash of opsdeck loses no recorded call; a crash of the machine may lose the
+//! last ones (not yet written out by the system), and neither corrupts the file.
 
 use std::path::{Path, PathBuf};
 use std::sync::{mpsc, Arc, Mutex, PoisonError};
@@ -21,14 +29,15 @@ use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
-use rusqlite::{params, Connection, OptionalExtension, Row};
+use rusqlite::config::DbConfig;
+use rusqlite::{params, Connection, OptionalExtension, Row, TransactionBehavior};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::catalog::{Operation, Service};
+use crate::client::redact::{self, Redactor, REDACTED};
 use crate::client::{CallError, Response, Target, Values};
 use crate::config::{HistorySettings, Mode};
-pub use redact::{Redactor, REDACTED};
 
 /// Days a call is kept when `[history] retention_days` is not set.
 pub const DEFAULT_RETENTION_DAYS: u32 = 90;
@@ -36,12 +45,21 @@ pub const DEFAULT_RETENTION_DAYS: u32 = 90;
 pub const DEFAULT_MAX_BODY_BYTES: usize = 256 * 1024;
 /// How long a write waits for another process holding the file before it gives up.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+/// The schema below, as `PRAGMA user_version`: an open that finds it current writes nothing.
+const SCHEMA_VERSION: i64 = 1;
+/// The retention is applied at most this often (when something is past it).
+pub const PRUNE_EVERY: Duration = Duration::from_secs(24 * 60 * 60);
+/// The WAL size a recorded call moves into the database (a checkpoint, truncating the WAL). Each
+/// `opsdeck call` is a new process that reads the whole WAL back when it opens the history (SQLite's
+/// recovery), so the WAL is kept small; a call with a small answer adds about 20 KB to it.
+pub const CHECKPOINT_WAL_BYTES: u64 = 1024 * 1024;
 
 /// `[history]` with its defaults applied.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Settings {
     pub enabled: bool,
-    /// Calls older than this many days are deleted when the history is opened; 0 keeps them all.
+    /// Calls older than this many days are deleted when the history is opened (and at most once
+    /// a day, so one may stay a day longer); 0 keeps them all.
     pub retention_days: u32,
     pub max_body_bytes: usize,
 }
@@ -300,7 +318,11 @@ CREATE TABLE IF NOT EXISTS calls (
 );
 CREATE INDEX IF NOT EXISTS calls_at ON calls (at_ms);
 CREATE INDEX IF NOT EXISTS calls_service ON calls (service, id);
+CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
 ";
+
+/// The `meta` row holding when the retention was last applied (unix ms).
+const PRUNED_AT: &str = "pruned_at_ms";
 
 const COLUMNS: &str = "id, at_ms, source, profile, service, operation, params, body, target, base_url, status, \
                        error, duration_ms, response_size, truncated, content_type";
@@ -311,10 +333,11 @@ fn sql_error(path: &Path) -> impl Fn(rusqlite::Error) -> String + '_ {
 
 impl History {
     /// Opens (creating it and its folder) the history at `path`, and deletes what is older than
-    /// the retention. The file is readable by its owner only: it holds response bodies.
+    /// the retention when that is due ([`History::prune_if_due`]). The file is readable by its
+    /// owner only: it holds response bodies.
     pub fn open(path: &Path, settings: &HistorySettings) -> Result<History, String> {
         let history = History::open_quiet(path, Settings::from(settings))?;
-        history.prune()?;
+        history.prune_if_due(SystemTime::now())?;
         Ok(history)
     }
 
@@ -327,10 +350,19 @@ impl History {
         let error = sql_error(path);
         let conn = Connection::open(path).map_err(&error)?;
         conn.busy_timeout(BUSY_TIMEOUT).map_err(&error)?;
-        conn.query_row("PRAGMA journal_mode = WAL", [], |row| row.get::<_, String>(0)).map_err(&error)?;
-        // Deleted calls (retention, clear) are overwritten, not left in free pages.
-        conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA secure_delete = ON;").map_err(&error)?;
-        conn.execute_batch(SCHEMA).map_err(&error)?;
+        // The last connection to close leaves the WAL as it is: checkpoints are `record`'s.
+        conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true).map_err(&error)?;
+        // Deleted calls (retention, clear) are overwritten, not left in free pages. No automatic
+        // checkpoint: a passive one leaves the WAL to be read back whole by the next process.
+        conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA secure_delete = ON; PRAGMA wal_autocheckpoint = 0;")
+            .map_err(&error)?;
+        let version: i64 = conn.query_row("PRAGMA user_version", [], |row| row.get(0)).map_err(&error)?;
+        if version < SCHEMA_VERSION {
+            // Once per file (and per schema change); WAL mode is kept in the file from then on.
+            conn.query_row("PRAGMA journal_mode = WAL", [], |row| row.get::<_, String>(0)).map_err(&error)?;
+            conn.execute_batch(&format!("BEGIN IMMEDIATE; {SCHEMA} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"))
+                .map_err(&error)?;
+        }
         Ok(History { conn, settings, path: path.to_owned() })
     }
 
@@ -370,7 +402,32 @@ impl History {
                 ],
             )
             .map_err(sql_error(&self.path))?;
-        Ok(self.conn.last_insert_rowid())
+        let id = self.conn.last_insert_rowid();
+        if self.wal_bytes() >= CHECKPOINT_WAL_BYTES {
+            // The recorded call is in; a checkpoint that fails (busy) is tried again next time.
+            let _ = self.checkpoint();
+        }
+        Ok(id)
+    }
+
+    /// The size of the WAL file (0 when there is none).
+    fn wal_bytes(&self) -> u64 {
+        let mut wal = self.path.clone().into_os_string();
+        wal.push("-wal");
+        std::fs::metadata(wal).map_or(0, |m| m.len())
+    }
+
+    /// Moves the WAL into the database and empties it (`TRUNCATE`): the one place the history
+    /// syncs (the WAL, then the database; and the new WAL's header when the next call starts it).
+    fn checkpoint(&self) -> Result<(), String> {
+        let busy: i64 = self
+            .conn
+            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |row| row.get(0))
+            .map_err(sql_error(&self.path))?;
+        if busy != 0 {
+            return Err(format!("history {}: checkpoint deferred, the file is busy", self.path.display()));
+        }
+        Ok(())
     }
 
     /// Recorded calls, newest first, without their bodies.
@@ -397,22 +454,70 @@ impl History {
             .map_err(sql_error(&self.path))
     }
 
-    /// Deletes the calls older than the retention; returns how many.
-    pub fn prune(&self) -> Result<usize, String> {
-        if self.settings.retention_days == 0 {
+    /// Applies the retention when it is due: something is older than it and it was last applied
+    /// [`PRUNE_EVERY`] ago or more (or never, or in what is now the future). Otherwise this only
+    /// reads, so an open on a call's way writes nothing. Returns how many calls were deleted.
+    pub fn prune_if_due(&self, now: SystemTime) -> Result<usize, String> {
+        let Some(cutoff) = self.cutoff(now) else {
+            return Ok(0);
+        };
+        let error = sql_error(&self.path);
+        let last: Option<i64> = self
+            .conn
+            .query_row("SELECT value FROM meta WHERE name = ?1", [PRUNED_AT], |row| row.get(0))
+            .optional()
+            .map_err(&error)?;
+        let now_ms = unix_millis(now);
+        let every = i64::try_from(PRUNE_EVERY.as_millis()).unwrap_or(i64::MAX);
+        if last.is_some_and(|last| last <= now_ms && now_ms - last < every) {
             return Ok(0);
         }
+        let stale: bool = self
+            .conn
+            .query_row("SELECT EXISTS (SELECT 1 FROM calls WHERE at_ms < ?1)", [cutoff], |row| row.get(0))
+            .map_err(&error)?;
+        if !stale {
+            return Ok(0);
+        }
+        self.prune(now)
+    }
+
+    /// Deletes the calls older than the retention at `now`, notes when, and checkpoints so the
+    /// deleted calls' pages leave the WAL too; returns how many were deleted.
+    pub fn prune(&self, now: SystemTime) -> Result<usize, String> {
+        let Some(cutoff) = self.cutoff(now) else {
+            return Ok(0);
+        };
+        let error = sql_error(&self.path);
+        let transaction =
+            rusqlite::Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate).map_err(&error)?;
+        let deleted = transaction.execute("DELETE FROM calls WHERE at_ms < ?1", [cutoff]).map_err(&error)?;
+        transaction
+            .execute(
+                "INSERT INTO meta (name, value) VALUES (?1, ?2) ON CONFLICT (name) DO UPDATE SET value = ?2",
+                params![PRUNED_AT, unix_millis(now)],
+            )
+            .map_err(&error)?;
+        transaction.commit().map_err(&error)?;
+        if deleted > 0 {
+            let _ = self.checkpoint();
+        }
+        Ok(deleted)
+    }
+
+    /// The time before which calls are past the retention, in unix ms; `None` when kept forever.
+    fn cutoff(&self, now: SystemTime) -> Option<i64> {
         let keep = Duration::from_secs(u64::from(self.settings.retention_days) * 24 * 60 * 60);
-        let cutoff = unix_millis(SystemTime::now().checked_sub(keep).unwrap_or(UNIX_EPOCH));
-        self.conn.execute("DELETE FROM calls WHERE at_ms < ?1", [cutoff]).map_err(sql_error(&self.path))
+        (self.settings.retention_days > 0).then(|| unix_millis(now.checked_sub(keep).unwrap_or(UNIX_EPOCH)))
     }
 
     /// Deletes every recorded call; returns how many there were.
     pub fn clear(&self) -> Result<usize, String> {
         let error = sql_error(&self.path);
         let deleted = self.conn.execute("DELETE FROM calls", []).map_err(&error)?;
-        // Give the pages back and move the WAL's copies into the (now zeroed) file.
-        let _ = self.conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE); VACUUM;");
+        // Move the WAL's copies into the (now zeroed) file, give the pages back, and empty the WAL
+        // of the rewritten pages too.
+        let _ = self.conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE); VACUUM; PRAGMA wal_checkpoint(TRUNCATE);");
         Ok(deleted)
     }
 }
@@ -684,6 +789,115 @@ mod tests {
         assert_eq!((String::from_utf8(kept).unwrap().as_str(), truncated), ("0123[redacted]", true));
         let (kept, truncated) = kept_body(b"short", 100, &redactor);
         assert_eq!((kept.as_slice(), truncated), (b"short".as_slice(), false));
+    }
+
+    /// A folder of its own for one test, empty.
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("opsdeck-history-unit-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    fn entry(at: SystemTime, body: Vec<u8>) -> Entry {
+        Entry {
+            at,
+            source: Source::Cli,
+            profile: "default".into(),
+            service: Service::Ably,
+            operation: "time_get".into(),
+            values: Values::new(),
+            body: None,
+            target: "SANDBOX",
+            base_url: "http://127.0.0.1:1".into(),
+            outcome: Outcome::Response { status: 200, content_type: None, body: body.into() },
+            duration: Duration::from_millis(1),
+            redactor: Redactor::default(),
+        }
+    }
+
+    fn settings(retention_days: u32) -> HistorySettings {
+        HistorySettings { enabled: None, retention_days: Some(retention_days), max_body_bytes: Some(1 << 20) }
+    }
+
+    fn read(path: &Path, suffix: &str) -> Vec<u8> {
+        let mut name = path.as_os_str().to_owned();
+        name.push(suffix);
+        std::fs::read(name).unwrap_or_default()
+    }
+
+    /// The transactions in the WAL since it was last started: its frames that end one (a commit
+    /// frame holds the database size) and carry the WAL header's salt.
+    fn wal_commits(path: &Path) -> usize {
+        let wal = read(path, "-wal");
+        if wal.len() < 32 {
+            return 0;
+        }
+        let page = u32::from_be_bytes([wal[8], wal[9], wal[10], wal[11]]) as usize;
+        let salt = &wal[16..24];
+        let frames = wal[32..].chunks_exact(24 + page);
+        frames.take_while(|frame| &frame[8..16] == salt).filter(|frame| frame[4..8] != [0; 4]).count()
+    }
+
+    #[test]
+    fn a_recorded_call_is_one_transaction_in_the_wal_and_the_database_file_is_not_written() {
+        let path = scratch("one-transaction").join("history.sqlite");
+        let history = History::open(&path, &settings(90)).unwrap();
+        history.record(&entry(SystemTime::now(), b"[1]".to_vec())).unwrap();
+        drop(history);
+        let (database, commits) = (read(&path, ""), wal_commits(&path));
+
+        let history = History::open(&path, &settings(90)).unwrap();
+        assert_eq!(wal_commits(&path), commits, "opening writes nothing");
+        history.record(&entry(SystemTime::now(), b"[2]".to_vec())).unwrap();
+        assert_eq!(wal_commits(&path), commits + 1, "one call, one transaction");
+        drop(history);
+        assert_eq!(wal_commits(&path), commits + 1, "closing leaves the WAL as it is");
+        assert!(read(&path, "") == database, "the database file is written only by a checkpoint");
+        let history = History::open(&path, &settings(90)).unwrap();
+        assert_eq!(history.list(&Filter::default()).unwrap().len(), 2, "read back from the WAL");
+    }
+
+    #[test]
+    fn the_retention_is_applied_when_due_at_most_once_a_day() {
+        let path = scratch("retention-due").join("history.sqlite");
+        let now = SystemTime::now();
+        let days = |n: u64| Duration::from_secs(n * 24 * 60 * 60);
+        let history = History::open(&path, &settings(30)).unwrap();
+        history.record(&entry(now - days(31), Vec::new())).unwrap();
+        drop(history);
+        // Never applied and something is past it: the open applies it.
+        let history = History::open(&path, &settings(30)).unwrap();
+        assert!(history.list(&Filter::default()).unwrap().is_empty());
+        history.record(&entry(now - days(40), Vec::new())).unwrap();
+        drop(history);
+        // Applied less than a day ago: an open only reads.
+        let commits = wal_commits(&path);
+        let history = History::open(&path, &settings(30)).unwrap();
+        assert_eq!(history.list(&Filter::default()).unwrap().len(), 1, "not due yet");
+        assert_eq!(wal_commits(&path), commits, "nothing was written");
+        assert_eq!(history.prune_if_due(now + PRUNE_EVERY - Duration::from_secs(60)).unwrap(), 0);
+        assert_eq!(history.prune_if_due(now + PRUNE_EVERY + Duration::from_secs(60)).unwrap(), 1, "a day later it is");
+        assert_eq!(history.prune_if_due(now + PRUNE_EVERY * 3).unwrap(), 0, "nothing past it: no write");
+        assert_eq!(wal_commits(&path), 0, "a prune that deleted calls empties the WAL into the file");
+    }
+
+    #[test]
+    fn a_wal_past_its_limit_goes_into_the_database_and_starts_again() {
+        let path = scratch("checkpoint").join("history.sqlite");
+        let history = History::open(&path, &settings(90)).unwrap();
+        let body = vec![b'x'; 64 * 1024];
+        let mut recorded = 0;
+        while history.wal_bytes() < CHECKPOINT_WAL_BYTES - 80 * 1024 {
+            history.record(&entry(SystemTime::now(), body.clone())).unwrap();
+            recorded += 1;
+        }
+        let database = read(&path, "").len();
+        history.record(&entry(SystemTime::now(), body.clone())).unwrap();
+        history.record(&entry(SystemTime::now(), body)).unwrap();
+        assert!(read(&path, "").len() > database + 2 * 64 * 1024, "the calls are in the database file");
+        assert!(wal_commits(&path) <= 1, "the WAL started again: {} commits", wal_commits(&path));
+        assert_eq!(history.list(&Filter::default()).unwrap().len(), recorded + 2);
     }
 
     #[test]

@@ -149,7 +149,7 @@ impl JsonDoc {
             _ => return None,
         }
         let found = |item: Item<'_>| RecordsAt { key: self.key(item.id), array: item.id };
-        for key in crate::client::pagination::RECORD_KEYS {
+        for key in super::RECORD_KEYS {
             if let Some(array) = root.get(key).filter(|i| i.kind() == Kind::Array) {
                 return Some(found(array));
             }

@@ -30,6 +30,11 @@ pub const MAX_DEPTH: usize = 512;
 /// Largest body the index can address: offsets are `u32` so that a node stays at 16 bytes.
 pub const MAX_BODY_LEN: usize = u32::MAX as usize;
 
+/// The members that hold a list response's records, by convention, tried first: by
+/// [`JsonDoc::records_at`] and by the client's pagination (`client::pagination::records`), so a
+/// page is read the same way wherever it is read.
+pub const RECORD_KEYS: [&str; 4] = ["value", "items", "data", "results"];
+
 const NO_PARENT: u32 = u32::MAX;
 
 /// Identifies a value of a [`JsonDoc`] by its position in document order, so ids compare in

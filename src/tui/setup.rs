@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 
 use crate::catalog::Service;
+use crate::client::{credential_variables, url_variable};
 use crate::config::{self, Config, Mode, LOCAL_PROFILE};
 use crate::sandbox::Sandbox;
 use crate::tui::tab::Tab;
@@ -32,7 +33,7 @@ fn variables() -> Vec<String> {
     let mut names: Vec<String> = Service::ALL
         .into_iter()
         .flat_map(|service| {
-            config::credential_variables(service).iter().map(|v| (*v).to_owned()).chain([config::url_variable(service)])
+            credential_variables(service).iter().map(|v| (*v).to_owned()).chain([url_variable(service)])
         })
         .collect();
     names.extend(["MAILGUN_REGION", "NO_COLOR", "COLORTERM", "TERM"].map(str::to_owned));

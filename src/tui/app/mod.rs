@@ -327,7 +327,7 @@ impl App {
                 "The {} simulator is not built yet, so nothing can be sent offline. Set {} \
                  (or a profile in config.toml) to use the live service.",
                 tab.service.title(),
-                crate::config::credential_variables(tab.service).join(", ")
+                crate::client::credential_variables(tab.service).join(", ")
             )
         })
     }
