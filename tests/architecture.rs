@@ -98,7 +98,7 @@ fn graph(within: &[&str], depth: usize) -> BTreeMap<String, BTreeSet<String>> {
                 .rev()
                 .map(|n| named[..n].to_vec())
                 .find(|p| known.contains(p) || known.iter().any(|k| k.len() > p.len() && k[..p.len()] == p[..]));
-            let Some(to) = target.as_ref().and_then(|t| key(t)) else { continue };
+            let Some(to) = target.as_ref().and_then(&key) else { continue };
             if to != from {
                 edges.entry(from.clone()).or_default().insert(to);
             }

@@ -58,8 +58,8 @@ impl App {
                 }
             }
             RowAction::View(detail, fetch) => {
-                self.tab_mut().detail = Some(detail.clone());
-                self.popup = Some(Popup::Detail(detail));
+                self.tab_mut().detail = Some((*detail).clone());
+                self.popup = Some(Popup::Detail(*detail));
                 if let Some(op) = fetch.as_ref().and_then(|(name, _)| self.operation_of_tab(name)) {
                     let values = fetch.map(|(_, values)| values).unwrap_or_default();
                     // The view stays open; the answer replaces it only while nothing else is.

@@ -583,8 +583,7 @@ mod tests {
 
     #[test]
     fn amounts_in_money_format_right_aligned_and_statuses_coloured() {
-        let mut b = Browser::default();
-        b.tone = Some(crate::tui::services::tones(Service::Avatax));
+        let mut b = Browser { tone: Some(crate::tui::services::tones(Service::Avatax)), ..Browser::default() };
         b.set_records(
             vec![
                 json!({"code": "INV-1", "status": "Committed", "totalAmount": 1234.5, "totalTax": "95.67"}),
@@ -704,8 +703,7 @@ mod tests {
 
     #[test]
     fn event_types_severities_and_domain_states_are_toned() {
-        let mut b = Browser::default();
-        b.tone = Some(crate::tui::services::tones(Service::Mailgun));
+        let mut b = Browser { tone: Some(crate::tui::services::tones(Service::Mailgun)), ..Browser::default() };
         b.set_records(
             vec![
                 json!({"id": "1", "event": "delivered", "severity": null, "state": "active"}),

@@ -37,7 +37,7 @@ impl ServiceConsole for Avatax {
                 values.insert("$include".into(), "Summary,Addresses".into());
                 let addressed = values.contains_key("companyCode") && values.contains_key("transactionCode");
                 let fetch = (!has_details && addressed).then_some(("transactions_get", values));
-                Some(RowAction::View(transaction_detail(record), fetch))
+                Some(RowAction::View(Box::new(transaction_detail(record)), fetch))
             }
             _ => None,
         }

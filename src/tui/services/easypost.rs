@@ -49,7 +49,7 @@ impl ServiceConsole for Easypost {
     /// A shipment's rates, a tracker's timeline, a batch, an address's verification: the view
     /// opens from the row at once (the row is the whole record).
     fn open_row(&self, list_op: &str, record: &Value, _scope: &dyn Fn(&str) -> Option<String>) -> Option<RowAction> {
-        record_detail(list_op, record).map(|detail| RowAction::View(detail, None))
+        record_detail(list_op, record).map(|detail| RowAction::View(Box::new(detail), None))
     }
 
     fn suggest(&self, op: &Operation, record: &Map<String, Value>, _target: &Target, values: &mut Values) {

@@ -104,7 +104,7 @@ pub enum RowAction {
     Drill(&'static str),
     /// Show this view of the row at once (kept for `b`); with an operation, also ask for the
     /// whole record, whose answer replaces the view.
-    View(Detail, Option<(&'static str, Values)>),
+    View(Box<Detail>, Option<(&'static str, Values)>),
     /// Send this operation (a domain, asked for with its DNS records).
     Fetch(&'static str, Values),
 }
