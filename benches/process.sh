@@ -63,14 +63,17 @@ say "building the baseline (release, target dir $base_dir/target)"
 (cd "$base_dir" && CARGO_TARGET_DIR="$base_dir/target" cargo build --release --quiet --bin opsdeck)
 say "building this tree (release)"
 cargo build --release --quiet --bin opsdeck
-base_bin=$base_dir/target/release/opsdeck
-this_bin=${CARGO_TARGET_DIR:-$tree/target}/release/opsdeck
-case $this_bin in /*) ;; *) this_bin=$tree/$this_bin ;; esac
-bins=("$base_bin" "$this_bin")
+base_built=$base_dir/target/release/opsdeck
+this_built=${CARGO_TARGET_DIR:-$tree/target}/release/opsdeck
+case $this_built in /*) ;; *) this_built=$tree/$this_built ;; esac
+# Copies, taken at once: a target dir shared with another checkout may get its binary next.
+work=$(mktemp -d "$tmp_root/opsdeck-process.XXXXXX")
+cp "$this_built" "$work/opsdeck-this"
+cp "$base_built" "$work/opsdeck-baseline"
+bins=("$work/opsdeck-baseline" "$work/opsdeck-this")
 names=(baseline this)
 
 # ---- a clean environment: no user config, history or credentials ------------------------------
-work=$(mktemp -d "$tmp_root/opsdeck-process.XXXXXX")
 sock=opsdeck-process-$$
 sandboxes=()
 cleanup() {
@@ -210,8 +213,8 @@ done
 
 # ---- the table ---------------------------------------------------------------------------------
 echo
-echo "baseline: $short ($base_bin)"
-echo "this tree: $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src Cargo.toml build.rs 2>/dev/null || echo '+changes') ($this_bin)"
+echo "baseline: $short ($base_built)"
+echo "this tree: $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src Cargo.toml build.rs 2>/dev/null || echo '+changes') ($this_built)"
 echo "runs: $RUNS, calls per batch: $CALLS"
 printf '%-44s %12s %12s %8s\n' figure baseline "this tree" ratio
 for figure in "${figures[@]}"; do
