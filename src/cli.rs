@@ -572,8 +572,12 @@ pub async fn call(global: &GlobalArgs, args: &CallArgs, io: &mut CallIo<'_>) -> 
             }
         }
     }
-    let (history, warning) = crate::history::open_for_call(io.history.as_deref(), &config.history);
-    warn(io.err, &Vec::from_iter(warning));
+    // The history opens on a thread of its own while the request is on its way: its file is
+    // read and checked in the time the answer takes, not before the request goes out.
+    let opening = {
+        let (path, settings) = (io.history.clone(), config.history.clone());
+        tokio::task::spawn_blocking(move || crate::history::open_for_call(path.as_deref(), &settings))
+    };
     let settings = config.http_settings();
     let http = client::http_client(&settings).map_err(|e| call_failure(op, &e))?;
     let cancel = CancellationToken::new();
@@ -582,6 +586,9 @@ pub async fn call(global: &GlobalArgs, args: &CallArgs, io: &mut CallIo<'_>) -> 
         async move { client::request::execute(http, &request, credentials, settings, cancel).await }
     };
     let (sent, first) = (std::time::Instant::now(), send(request.clone()).await);
+    let (history, warning) =
+        opening.await.unwrap_or_else(|e| (None, Some(format!("the history could not be opened: {e}"))));
+    warn(io.err, &Vec::from_iter(warning));
     if let Some(history) = &history {
         let profile = global.profile.as_deref().or(config.default_profile.as_deref()).unwrap_or("default");
         let (source, mode) = (crate::history::Source::Cli, &resolved.mode);

@@ -16,7 +16,16 @@ fn main() -> ExitCode {
     if let Some(warning) = &log_warning {
         eprintln!("opsdeck: warning: {}", inert_lines(warning));
     }
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    // The console and `opsdeck sandbox` serve and draw at once: they get a thread per core. A
+    // one-shot command does one thing at a time, so it starts no worker threads (a call is
+    // measured in milliseconds, and starting threads is a good part of them).
+    let serves = matches!(cli.command, None | Some(Command::Sandbox { .. }));
+    let mut builder = if serves {
+        tokio::runtime::Builder::new_multi_thread()
+    } else {
+        tokio::runtime::Builder::new_current_thread()
+    };
+    let runtime = match builder.enable_all().build() {
         Ok(runtime) => runtime,
         Err(e) => {
             eprintln!("opsdeck: cannot start the async runtime: {e}");
