@@ -83,7 +83,7 @@ impl Output {
             include: args.include,
             to_terminal,
             id_field: op.id_field,
-            layout: crate::tui::services::layout(op),
+            layout: if table { crate::tui::services::layout(op) } else { None },
             op_name: op.full_name(),
         })
     }

@@ -253,9 +253,7 @@ impl App {
     pub(super) fn run_detail_command(&mut self, command: DetailCommand) {
         match command {
             DetailCommand::Send { op: name, values } => {
-                let Some(op) = self.tab().service.operation(name) else {
-                    return self.error(format!("{name} is no operation of {}", self.tab().service.title()));
-                };
+                let Some(op) = self.operation_of_tab(name) else { return };
                 let values: Values = values.into_iter().collect();
                 if op.destructive {
                     self.request_operation(op, values);
@@ -265,24 +263,18 @@ impl App {
                 }
             }
             DetailCommand::Form { op: name, values } => {
-                let Some(op) = self.tab().service.operation(name) else {
-                    return self.error(format!("{name} is no operation of {}", self.tab().service.title()));
-                };
+                let Some(op) = self.operation_of_tab(name) else { return };
                 let values: Values = values.into_iter().collect();
                 self.open_form_with(op, &values);
             }
             DetailCommand::Open { op: name, values } => {
-                let Some(op) = self.tab().service.operation(name) else {
-                    return self.error(format!("{name} is no operation of {}", self.tab().service.title()));
-                };
+                let Some(op) = self.operation_of_tab(name) else { return };
                 self.popup = None;
                 self.request_operation(op, values.into_iter().collect());
             }
             DetailCommand::Save { url, file_name } => self.open_save_prompt(url, &file_name),
             DetailCommand::SendThenSave { op: name, values, pointer, file_name } => {
-                let Some(op) = self.tab().service.operation(name) else {
-                    return self.error(format!("{name} is no operation of {}", self.tab().service.title()));
-                };
+                let Some(op) = self.operation_of_tab(name) else { return };
                 // The view stays open and takes the answer; the save prompt follows it.
                 if let Some(id) = self.send_operation(op, values.into_iter().collect()) {
                     self.save_after = Some((id, pointer, file_name));

@@ -60,8 +60,8 @@ impl App {
             RowAction::View(detail, fetch) => {
                 self.tab_mut().detail = Some((*detail).clone());
                 self.popup = Some(Popup::Detail(*detail));
-                if let Some(op) = fetch.as_ref().and_then(|(name, _)| self.operation_of_tab(name)) {
-                    let values = fetch.map(|(_, values)| values).unwrap_or_default();
+                let Some((name, values)) = fetch else { return true };
+                if let Some(op) = self.operation_of_tab(name) {
                     // The view stays open; the answer replaces it only while nothing else is.
                     let popup = self.popup.take();
                     self.send_operation(op, values);
@@ -74,7 +74,8 @@ impl App {
         true
     }
 
-    /// The operation `name` of the active tab's service; an error in the status line if it has none.
+    /// The operation `name` of the active tab's service (a view's or a service's command names
+    /// one); an error in the status line if it has none.
     pub(super) fn operation_of_tab(&mut self, name: &str) -> Option<&'static Operation> {
         let service = self.tab().service;
         let op = service.operation(name);
