@@ -387,7 +387,7 @@ fn popup_title(h: &Harness) -> String {
         Some(Popup::Detail(detail)) => detail.title.clone(),
         Some(Popup::Form(form)) => format!("form {}", form.op.name),
         Some(Popup::Confirm(confirm)) => format!("confirm {}", confirm.op.name),
-        Some(Popup::Save(prompt, _)) => format!("save {}", prompt.path),
+        Some(Popup::Save(prompt, _)) => format!("save {}", prompt.path.text()),
         Some(_) => "another popup".into(),
         None => "no popup".into(),
     }

@@ -214,6 +214,61 @@ async fn o_lists_the_selected_resources_operations_first() {
 }
 
 #[tokio::test]
+async fn the_operations_menu_moves_with_j_and_k_and_filters_after_slash_as_lazygit_does() {
+    let mut h = console("", None).await;
+    h.keys("o");
+    let selected = |h: &mut Harness| {
+        let screen = h.screen();
+        let Some(Popup::Menu(menu)) = &h.console.app.popup else { panic!("menu:\n{screen}") };
+        (menu.query().to_owned(), menu.is_typing())
+    };
+    h.keys("jjk");
+    assert_eq!(selected(&mut h), (String::new(), false), "j and k move; nothing is typed");
+    h.keys("G<Enter>");
+    let Some(Popup::Form(form)) = &h.console.app.popup else { panic!("G then Enter picks the last") };
+    let last = form.op.name;
+    h.keys("<Esc>og");
+    h.keys("<Enter>");
+    let Some(Popup::Form(form)) = &h.console.app.popup else { panic!("g then Enter picks the first") };
+    assert_eq!(form.op.resource, "channels", "the selected resource's operations come first");
+    assert_ne!(form.op.name, last);
+    h.keys("<Esc>o/jj");
+    assert_eq!(selected(&mut h), ("jj".to_owned(), true), "after / the keys are the filter");
+    h.keys("<Esc>");
+    assert_eq!(selected(&mut h), (String::new(), false), "Esc leaves the filter, not the menu");
+    h.keys("/time<Enter>");
+    let Some(Popup::Form(form)) = &h.console.app.popup else { panic!("Enter picks while filtering") };
+    assert_eq!(form.op.name, "time_get");
+    let help = {
+        h.resize(200, 90);
+        h.keys("<Esc>?");
+        h.screen()
+    };
+    assert!(help.contains("filter by name (Esc: the whole list again)"), "{help}");
+}
+
+#[tokio::test]
+async fn g_and_shift_g_go_to_the_top_and_bottom_of_the_resource_list() {
+    let mut h = console("", None).await;
+    h.console.app.focus = Focus::Resources;
+    h.keys("G");
+    let tab = h.console.app.tab();
+    assert_eq!(tab.resource, tab.resources.len() - 1);
+    h.keys("g");
+    assert_eq!(h.console.app.tab().resource, 0);
+}
+
+#[tokio::test]
+async fn esc_leaves_the_inspector_from_any_depth() {
+    let mut h = console("", None).await;
+    h.settle().await;
+    h.console.app.focus = Focus::Inspector;
+    h.keys("jjjlljjll");
+    h.keys("<Esc>");
+    assert_eq!(h.console.app.focus, Focus::Browser);
+}
+
+#[tokio::test]
 async fn the_palette_switches_profile_theme_and_read_only_without_a_restart() {
     let mut h = console(PROFILES, None).await;
     assert!(h.screen().lines().next().unwrap().contains("profile default"));

@@ -266,7 +266,7 @@ async fn a_paste_is_text_never_keys() {
     h.console.app.focus = Focus::Browser;
     h.paste("orders:eu");
     assert!(h.console.app.popup.is_none(), "`o` did not open the operations menu");
-    assert_eq!(h.console.app.tab().browser.filter, "orders:eu");
+    assert_eq!(h.console.app.tab().browser.filter.text(), "orders:eu");
     assert!(h.screen().contains("/orders:eu"), "{}", h.screen());
     h.keys("<Enter>");
     h.keys(":channels_get<Enter>");

@@ -13,6 +13,7 @@ use crate::tui::components::detail::Detail;
 use crate::tui::components::form::Form;
 use crate::tui::components::history_view::HistoryView;
 use crate::tui::components::inspector::Inspector;
+use crate::tui::components::line_input;
 use crate::tui::components::menu::Menu;
 use crate::tui::keymap::Scope;
 use crate::tui::keymap::{Action, ACTIONS};
@@ -302,34 +303,58 @@ fn draw_help(frame: &mut Frame, area: Rect, app: &App) -> u16 {
     }
     let global: Vec<(&str, &str)> = global.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
     let (title, pane): (&str, &[(&str, &str)]) = match app.focus {
-        Focus::Resources => ("resources", &[("j k ↑ ↓", "move"), ("Enter l →", "browse the resource")]),
+        Focus::Resources => ("resources", &[("j k ↑ ↓ g G", "move"), ("Enter l →", "browse the resource")]),
         Focus::Browser => ("browser", Browser::help()),
         Focus::Inspector => ("inspector", Inspector::help()),
     };
     // App-level keys the browser's own list names are listed under "Everywhere", as bound.
-    let pane = pane.iter().filter(|(k, _)| !BROWSER_HELP_APP_KEYS.contains(k));
-    let mut left = vec![Line::from(Span::styled(format!("Keys of the {title}"), theme.title))];
-    left.extend(pane.map(|(k, v)| help_line(k, v, app)));
-    let mut right = vec![Line::from(Span::styled("Everywhere", theme.title))];
-    right.extend(global.iter().map(|(k, v)| help_line(k, v, app)));
-    right.push(Line::default());
-    right.push(Line::from(Span::styled("In forms and menus", theme.title)));
-    right.extend(Form::help().iter().chain(Menu::help()).map(|(k, v)| help_line(k, v, app)));
-    right.push(Line::default());
-    right.push(Line::from(Span::styled(
-        "In table views (transaction, rates, Mailgun domain, EasyPost shipment, tracker, batch)",
-        theme.title,
-    )));
-    right.extend(Detail::help().iter().map(|(k, v)| help_line(k, v, app)));
-    right.push(Line::default());
-    right.push(Line::from(Span::styled("In the history (H)", theme.title)));
-    right.extend(HistoryView::help().iter().skip(1).map(|(k, v)| help_line(k.trim_start(), v, app)));
-    // Two columns when the terminal is wide enough, so everything fits on 30 rows.
-    const COLUMN: u16 = 62;
-    let two_columns = area.width >= 2 * COLUMN + 2;
-    let rows = if two_columns { left.len().max(right.len()) } else { left.len() + 1 + right.len() };
-    let width =
-        if two_columns { 2 * COLUMN + 2 } else { area.width.saturating_sub(4).clamp(10, COLUMN + 2).min(area.width) };
+    let pane: Vec<(&str, &str)> = pane.iter().copied().filter(|(k, _)| !BROWSER_HELP_APP_KEYS.contains(k)).collect();
+    let left: Vec<(String, &[(&str, &str)])> = vec![
+        (format!("Keys of the {title}"), &pane),
+        ("In every text input (filters, search, jq, forms)".into(), line_input::HELP),
+    ];
+    let right: Vec<(String, &[(&str, &str)])> = vec![
+        ("Everywhere".into(), &global),
+        ("In forms".into(), Form::help()),
+        ("In the operations menu (o)".into(), Menu::help()),
+        ("In the palette (:)".into(), Menu::palette_help()),
+        ("In table views (transaction, rates, Mailgun domain, EasyPost shipment, tracker, batch)".into(), Detail::help()),
+        ("In the history (H)".into(), &HistoryView::help()[1..]),
+    ];
+    // Each column as wide as its widest line; two columns when both fit, else one that wraps.
+    let widest = |sections: &[(String, &[(&str, &str)])]| {
+        sections
+            .iter()
+            .flat_map(|(heading, keys)| {
+                let line = |(k, v): &(&str, &str)| 3 + k.trim().width().max(HELP_KEY_WIDTH) + v.width();
+                std::iter::once(heading.width()).chain(keys.iter().map(line))
+            })
+            .max()
+            .unwrap_or(0)
+    };
+    let (left_width, right_width) = (widest(&left), widest(&right));
+    let most_width = usize::from(area.width.saturating_sub(2)).max(10);
+    // Two columns side by side when each gets room enough to read (their descriptions wrap when
+    // narrower than their widest line); one that wraps on a narrow screen.
+    const NARROWEST_COLUMN: usize = 48;
+    let two_columns = most_width >= 2 * NARROWEST_COLUMN + 2;
+    let (first_width, second_width) = match two_columns {
+        true if left_width + 2 + right_width <= most_width => (left_width + 2, right_width),
+        true => {
+            let first = (left_width + 2).min(most_width / 2).max(NARROWEST_COLUMN + 2);
+            (first, most_width - first)
+        }
+        false => (left_width.max(right_width).min(most_width), 0),
+    };
+    let mut first = help_lines(&left, first_width.saturating_sub(if two_columns { 2 } else { 0 }), app);
+    let mut second = help_lines(&right, second_width.max(1), app);
+    if !two_columns {
+        first.push(Line::default());
+        first.extend(help_lines(&right, first_width, app));
+        second.clear();
+    }
+    let rows = first.len().max(second.len());
+    let width = u16::try_from(first_width + second_width + 2).unwrap_or(u16::MAX).min(area.width);
     let height = u16::try_from(rows + 2).unwrap_or(u16::MAX).min(area.height);
     let popup = crate::tui::components::centered(area, width, height);
     frame.render_widget(Clear, popup);
@@ -346,20 +371,73 @@ fn draw_help(frame: &mut Frame, area: Rect, app: &App) -> u16 {
     let scroll = (app.help_scroll.min(most), 0);
     frame.render_widget(block, popup);
     if two_columns {
-        let [first, second] = Layout::horizontal([Constraint::Length(COLUMN), Constraint::Min(1)]).areas(inner);
-        frame.render_widget(Paragraph::new(left).scroll(scroll), first);
-        frame.render_widget(Paragraph::new(right).scroll(scroll), second);
+        let column = u16::try_from(first_width).unwrap_or(u16::MAX);
+        let [left, right] = Layout::horizontal([Constraint::Length(column), Constraint::Min(1)]).areas(inner);
+        frame.render_widget(Paragraph::new(first).scroll(scroll), left);
+        frame.render_widget(Paragraph::new(second).scroll(scroll), right);
     } else {
-        left.push(Line::default());
-        left.extend(right);
-        frame.render_widget(Paragraph::new(left).scroll(scroll), inner);
+        frame.render_widget(Paragraph::new(first).scroll(scroll), inner);
     }
     most
+}
+
+/// The column the descriptions of the help start at, after two spaces and the keys.
+const HELP_KEY_WIDTH: usize = 18;
+
+/// Sections of the help as lines at most `width` wide: a heading, then a line per key whose
+/// description wraps under itself, so nothing is cut; a blank line between sections.
+fn help_lines<'a>(sections: &[(String, &[(&'a str, &'a str)])], width: usize, app: &App) -> Vec<Line<'a>> {
+    let mut lines = Vec::new();
+    for (i, (heading, keys)) in sections.iter().enumerate() {
+        if i > 0 {
+            lines.push(Line::default());
+        }
+        for part in wrap_words(heading, width) {
+            lines.push(Line::from(Span::styled(part, app.theme.title)));
+        }
+        for (key, what) in keys.iter() {
+            let key = key.trim();
+            let key_cell = format!("  {key:<HELP_KEY_WIDTH$} ");
+            let indent = key_cell.width();
+            let room = width.saturating_sub(indent).max(10);
+            for (n, part) in wrap_words(what, room).into_iter().enumerate() {
+                let lead = if n == 0 { key_cell.clone() } else { " ".repeat(indent) };
+                lines.push(Line::from(vec![Span::styled(lead, app.theme.accent), Span::styled(part, app.theme.text)]));
+            }
+        }
+    }
+    lines
+}
+
+/// `text` cut into lines of at most `width` columns at spaces (a word longer than that is cut).
+fn wrap_words(text: &str, width: usize) -> Vec<String> {
+    let width = width.max(1);
+    let mut lines = vec![String::new()];
+    for word in text.split(' ') {
+        let line = lines.last_mut().expect("never empty");
+        let needed = if line.is_empty() { word.width() } else { line.width() + 1 + word.width() };
+        if needed <= width {
+            if !line.is_empty() {
+                line.push(' ');
+            }
+            line.push_str(word);
+            continue;
+        }
+        let mut rest = word;
+        let mut next = String::new();
+        while rest.width() > width {
+            let cut = rest.char_indices().take_while(|(i, _)| rest[..*i].width() < width).last().map_or(rest.len(), |(i, c)| i + c.len_utf8());
+            lines.push(rest[..cut].to_owned());
+            rest = &rest[cut..];
+        }
+        next.push_str(rest);
+        lines.push(next);
+    }
+    lines.retain(|l| !l.is_empty() || text.is_empty());
+    lines
 }
 
 /// The lines of [`Browser::help`] that are app-level actions with keys of their own.
 const BROWSER_HELP_APP_KEYS: &[&str] = &["c", "n p", "r", "a", "o"];
 
-fn help_line<'a>(key: &'a str, what: &'a str, app: &App) -> Line<'a> {
-    Line::from(vec![Span::styled(format!("  {key:<18}"), app.theme.accent), Span::styled(what, app.theme.text)])
-}
+

@@ -50,8 +50,16 @@ impl Harness {
         Harness { console, terminal: Terminal::new(TestBackend::new(160, 40)).expect("terminal") }
     }
 
+    /// Types `text` character by character, `<` included (no key names).
+    pub fn type_text(&mut self, text: &str) {
+        for c in text.chars() {
+            self.console.app.handle_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+        }
+    }
+
     /// Presses keys written as text: plain characters, or `<Enter>`, `<Esc>`, `<Tab>`, `<S-Tab>`,
-    /// `<Down>`, `<Up>`, `<BS>`, `<C-x>` (Ctrl plus a letter).
+    /// `<Down>`, `<Up>`, `<Left>`, `<Right>`, `<Home>`, `<End>`, `<Del>`, `<BS>`, `<C-x>` (Ctrl
+    /// plus a letter), `<A-x>` (Alt plus a letter).
     pub fn keys(&mut self, keys: &str) {
         let mut rest = keys;
         while let Some(c) = rest.chars().next() {
@@ -68,6 +76,12 @@ impl Harness {
                     "BS" => KeyEvent::new(KeyCode::Backspace, KeyModifiers::NONE),
                     "Left" => KeyEvent::new(KeyCode::Left, KeyModifiers::NONE),
                     "Right" => KeyEvent::new(KeyCode::Right, KeyModifiers::NONE),
+                    "Home" => KeyEvent::new(KeyCode::Home, KeyModifiers::NONE),
+                    "End" => KeyEvent::new(KeyCode::End, KeyModifiers::NONE),
+                    "Del" => KeyEvent::new(KeyCode::Delete, KeyModifiers::NONE),
+                    alt if alt.starts_with("A-") => {
+                        KeyEvent::new(KeyCode::Char(alt.chars().nth(2).expect("letter")), KeyModifiers::ALT)
+                    }
                     function if function.starts_with('F') => {
                         KeyEvent::new(KeyCode::F(function[1..].parse().expect("F1-F24")), KeyModifiers::NONE)
                     }

@@ -285,6 +285,11 @@ impl App {
                     let tab = self.tab_mut();
                     tab.resource = tab.resource.saturating_sub(1);
                 }
+                KeyCode::Home | KeyCode::Char('g') => self.tab_mut().resource = 0,
+                KeyCode::End | KeyCode::Char('G') => {
+                    let tab = self.tab_mut();
+                    tab.resource = tab.resources.len().saturating_sub(1);
+                }
                 KeyCode::Enter | KeyCode::Right | KeyCode::Char('l') => {
                     self.focus = Focus::Browser;
                     self.open_resource();
@@ -321,7 +326,9 @@ impl App {
                 }
             },
             Focus::Inspector => {
-                if key.code == KeyCode::Char('y') && key.modifiers.is_empty() {
+                // While `/` or `|` is typed, `y` is text like every other character.
+                let typing = self.tab().inspector.is_typing();
+                if key.code == KeyCode::Char('y') && key.modifiers.is_empty() && !typing {
                     match self.tab().inspector.copy_text() {
                         Some(text) => {
                             let what = human_bytes(text.len() as u64);

@@ -19,6 +19,7 @@ use crate::json_index::{Item, JsonDoc, Kind};
 pub use crate::table::{truncate_to_width, Layout};
 use crate::table::{Column, RowSpec, CELL_SEPARATOR};
 use crate::tui::components::detail::Tone;
+use crate::tui::components::line_input::LineInput;
 use crate::tui::theme::Theme;
 
 /// What a row that arrived while tailing starts with.
@@ -84,7 +85,7 @@ pub struct Browser {
     visible: Vec<usize>,
     selected: usize,
     offset: usize,
-    pub filter: String,
+    pub filter: LineInput,
     filter_editing: bool,
     /// "page 2 · 40,000 rows", shown in the title.
     pub page_label: String,
@@ -283,7 +284,7 @@ impl Browser {
     }
 
     fn apply_filter(&mut self) {
-        let needle = self.filter.to_lowercase();
+        let needle = self.filter.text().to_lowercase();
         if needle.is_empty() {
             self.visible = (0..self.rows.len()).collect();
         } else {
@@ -304,12 +305,7 @@ impl Browser {
                     self.filter_editing = false;
                 }
                 KeyCode::Enter => self.filter_editing = false,
-                KeyCode::Backspace => {
-                    self.filter.pop();
-                }
-                KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) && !crate::inert::is_unsafe(c) => {
-                    self.filter.push(c)
-                }
+                _ if self.filter.handle_key(&key) => {}
                 _ => return BrowserAction::None,
             }
             self.apply_filter();
@@ -364,7 +360,7 @@ impl Browser {
     /// Pasted text goes into the row filter, which opens if it was closed.
     pub fn paste(&mut self, text: &str) {
         self.filter_editing = true;
-        self.filter.push_str(text);
+        self.filter.insert_str(text);
         self.apply_filter();
     }
 
@@ -403,8 +399,14 @@ impl Browser {
             title.push(Span::styled(format!("{} ", inert(note)), theme.warning));
         }
         if !self.filter.is_empty() || self.filter_editing {
-            let cursor = if self.filter_editing { "▏" } else { "" };
-            title.push(Span::styled(format!("/{}{cursor} ", inert(&self.filter)), theme.accent));
+            title.push(Span::styled("/", theme.accent));
+            if self.filter_editing {
+                let room = usize::from(area.width / 2).max(8);
+                title.extend(self.filter.spans(room, theme.accent, theme.selection));
+                title.push(Span::raw(" "));
+            } else {
+                title.push(Span::styled(format!("{} ", self.filter.text()), theme.accent));
+            }
             title.push(Span::styled(format!("{} of {} ", self.visible.len(), self.rows.len()), theme.muted));
         }
         let block = Block::default().borders(Borders::ALL).border_style(theme.border(focused)).title(Line::from(title));
@@ -681,7 +683,7 @@ mod tests {
         assert_eq!(b.merge_new(page, Some("id"), 100), 0, "nothing twice");
         assert_eq!(b.row_count(), 4);
         assert_eq!(b.selected_record().unwrap()["id"], "e1", "the cursor stays on its record");
-        assert_eq!(b.filter, "example", "the row filter stays");
+        assert_eq!(b.filter.text(), "example", "the row filter stays");
         assert_eq!(b.new_count(), 2);
         let text = screen(&mut b, 70, 8);
         let lines: Vec<&str> = text.lines().collect();

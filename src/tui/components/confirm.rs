@@ -1,7 +1,7 @@
 //! Asks before a destructive operation runs, restating exactly what will happen and where. On a
 //! live service the target's id must be typed, so a reflexive Enter cannot delete production data.
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
@@ -10,6 +10,7 @@ use ratatui::Frame;
 use crate::catalog::Operation;
 use crate::client::Values;
 use crate::inert::inert;
+use crate::tui::components::line_input::LineInput;
 use crate::tui::theme::Theme;
 
 #[derive(Debug, PartialEq, Eq)]
@@ -27,7 +28,7 @@ pub struct Confirm {
     profile: String,
     /// What must be typed on LIVE (the target's id), if anything identifies it.
     expected: Option<String>,
-    typed: String,
+    typed: LineInput,
     /// What the call will spend or do, in words, beyond its parameters (`buys USPS Priority
     /// for 7.42 USD`): filled by the app from what it has seen, shown above the question.
     pub effects: Vec<String>,
@@ -43,7 +44,7 @@ impl Confirm {
             .rev()
             .find_map(|name| values.get(*name).cloned())
             .or_else(|| op.params.iter().find_map(|p| values.get(p.name).cloned()));
-        Confirm { op, values, live, profile, expected, typed: String::new(), effects: Vec::new() }
+        Confirm { op, values, live, profile, expected, typed: LineInput::default(), effects: Vec::new() }
     }
 
     fn target(&self) -> String {
@@ -58,10 +59,15 @@ impl Confirm {
             .join("  ")
     }
 
+    /// What has been typed into the id box (LIVE).
+    pub fn typed(&self) -> &str {
+        self.typed.text()
+    }
+
     /// Pasted text is typed into the id box on LIVE; elsewhere a paste decides nothing.
     pub fn paste(&mut self, text: &str) {
         if self.live {
-            self.typed.push_str(text);
+            self.typed.insert_str(text);
         }
     }
 
@@ -77,18 +83,13 @@ impl Confirm {
             };
         }
         match key.code {
-            KeyCode::Enter if Some(&self.typed) == self.expected.as_ref() || self.expected.is_none() => {
+            KeyCode::Enter if self.expected.as_deref().is_none_or(|id| id == self.typed.text()) => {
                 ConfirmAction::Confirmed
             }
-            KeyCode::Backspace => {
-                self.typed.pop();
+            _ => {
+                self.typed.handle_key(&key);
                 ConfirmAction::None
             }
-            KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
-                self.typed.push(c);
-                ConfirmAction::None
-            }
-            _ => ConfirmAction::None,
         }
     }
 
@@ -121,7 +122,9 @@ impl Confirm {
                     format!("Type {} and press Enter to confirm; Esc cancels.", inert(expected)),
                     theme.warning,
                 )));
-                lines.push(Line::from(Span::styled(format!("> {}▏", inert(&self.typed)), theme.accent)));
+                let mut typed = vec![Span::styled("> ", theme.accent)];
+                typed.extend(self.typed.spans(usize::from(width.saturating_sub(4)), theme.accent, theme.selection));
+                lines.push(Line::from(typed));
             }
             (None, true) => lines.push(Line::from(Span::styled("Enter confirms on LIVE; Esc cancels.", theme.warning))),
             _ => lines.push(Line::from(Span::styled("y or Enter confirms · n or Esc cancels", theme.warning))),
@@ -137,6 +140,7 @@ impl Confirm {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crossterm::event::KeyModifiers;
     use crate::catalog::Service;
 
     fn key(code: KeyCode) -> KeyEvent {
@@ -157,7 +161,7 @@ mod tests {
             live.handle_key(key(KeyCode::Char(c)));
         }
         assert_eq!(live.handle_key(key(KeyCode::Enter)), ConfirmAction::None);
-        let mut live = Confirm { typed: String::new(), ..live };
+        let mut live = Confirm { typed: LineInput::default(), ..live };
         for c in "INV-7".chars() {
             live.handle_key(key(KeyCode::Char(c)));
         }

@@ -12,6 +12,7 @@ use tui_textarea::{CursorMove, TextArea};
 use crate::catalog::{items, join_items, validate, Kind, Location, Operation, Param, ITEM_SEPARATOR};
 use crate::client::Values;
 use crate::inert::{inert, inert_lines};
+use crate::tui::components::line_input::{edit_for, Edit, LineInput};
 use crate::tui::components::line_items::{LineItemsAction, LineItemsEditor};
 use crate::tui::theme::Theme;
 
@@ -166,6 +167,48 @@ fn prefill_text(op: &Operation, param: &Param, prefill: &Values) -> Option<Strin
         Kind::List if value.contains(ITEM_SEPARATOR) => items(param, value).join(", "),
         _ => value.clone(),
     })
+}
+
+/// Applies what `key` asks of a field's text, with the keys of every single-line input
+/// ([`edit_for`]) and, in a field of several lines, Enter for a new line. False when the key
+/// edits nothing.
+fn edit_text(input: &mut TextArea<'static>, key: &KeyEvent, lines: bool) -> bool {
+    let Some(edit) = edit_for(key) else {
+        if lines && key.code == KeyCode::Enter && key.modifiers.is_empty() {
+            input.insert_newline();
+            return true;
+        }
+        return false;
+    };
+    let (row, column) = input.cursor();
+    let line = input.lines().get(row).cloned().unwrap_or_default();
+    let (at_start, at_end) = (column == 0, column >= line.chars().count());
+    match edit {
+        // Across a line break: the text area's own moves and deletes join or cross lines.
+        Edit::DeleteBack if at_start => {
+            input.delete_char();
+        }
+        Edit::DeleteForward if at_end => {
+            input.delete_next_char();
+        }
+        Edit::Left if at_start => input.move_cursor(CursorMove::Back),
+        Edit::Right if at_end => input.move_cursor(CursorMove::Forward),
+        // Within the line: exactly as in every single-line input.
+        _ => {
+            let mut edited = LineInput::at(&line, column);
+            edited.apply(edit);
+            if edited.text() != line {
+                input.move_cursor(CursorMove::Head);
+                if !line.is_empty() {
+                    input.delete_line_by_end();
+                }
+                input.insert_str(edited.text());
+            }
+            let to = |n: usize| u16::try_from(n).unwrap_or(u16::MAX);
+            input.move_cursor(CursorMove::Jump(to(row), to(edited.column())));
+        }
+    }
+    true
 }
 
 /// An open form.
@@ -383,7 +426,8 @@ impl Form {
             // In JSON the arrows move in the text; Tab and Shift-Tab still move between fields.
             KeyCode::Down | KeyCode::Up if self.focused_json().is_some() => {
                 if let Some(field) = self.fields.get_mut(self.focused) {
-                    field.input.input(key);
+                    let up = key.code == KeyCode::Up;
+                    field.input.move_cursor(if up { CursorMove::Up } else { CursorMove::Down });
                 }
             }
             KeyCode::Tab | KeyCode::Down => self.move_focus(1),
@@ -393,8 +437,10 @@ impl Form {
             }
             _ => {
                 if let Some(field) = self.fields.get_mut(self.focused) {
-                    field.input.input(key);
-                    field.error = None;
+                    let lines = takes_lines(field.param);
+                    if edit_text(&mut field.input, &key, lines) {
+                        field.error = None;
+                    }
                 }
             }
         }

@@ -2,7 +2,7 @@
 //! them by text; Enter shows the stored response in the inspector, `e` opens the operation's form
 //! with the stored values, `s` (or `r`) sends it again (destructive operations still ask first).
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, List, ListItem, ListState, Paragraph, Wrap};
@@ -11,6 +11,7 @@ use ratatui::Frame;
 use crate::format::human_bytes;
 use crate::history::{short_time, Filter, History, Record};
 use crate::inert::inert;
+use crate::tui::components::line_input::LineInput;
 use crate::tui::theme::Theme;
 
 /// Calls read into the view at most (the newest).
@@ -36,7 +37,7 @@ pub struct HistoryView {
     /// Indices into `records` that match the filter.
     shown: Vec<usize>,
     selected: usize,
-    filter: String,
+    filter: LineInput,
     typing: bool,
     /// A problem to show above the list (a read that failed).
     note: Option<String>,
@@ -52,7 +53,7 @@ impl HistoryView {
             records: Vec::new(),
             shown: Vec::new(),
             selected: 0,
-            filter: String::new(),
+            filter: LineInput::default(),
             typing: false,
             note: None,
             page: 10,
@@ -85,8 +86,13 @@ impl HistoryView {
         self.typing
     }
 
+    /// The filter as typed.
+    pub fn filter_text(&self) -> &str {
+        self.filter.text()
+    }
+
     fn refilter(&mut self) {
-        let words: Vec<String> = self.filter.split_whitespace().map(str::to_lowercase).collect();
+        let words: Vec<String> = self.filter.text().split_whitespace().map(str::to_lowercase).collect();
         self.shown = (0..self.records.len())
             .filter(|i| {
                 let text = search_text(&self.records[*i]);
@@ -122,16 +128,9 @@ impl HistoryView {
                     self.filter.clear();
                     self.refilter();
                 }
-                KeyCode::Backspace => {
-                    self.filter.pop();
-                    self.refilter();
-                }
                 KeyCode::Down => self.move_by(1),
                 KeyCode::Up => self.move_by(-1),
-                KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
-                    self.filter.push(c);
-                    self.refilter();
-                }
+                _ if self.filter.handle_key(&key) => self.refilter(),
                 _ => {}
             }
             return HistoryAction::None;
@@ -169,7 +168,7 @@ impl HistoryView {
     /// Pasted text joins the filter.
     pub fn paste(&mut self, text: &str) {
         self.typing = true;
-        self.filter.push_str(text);
+        self.filter.insert_str(text);
         self.refilter();
     }
 
@@ -193,8 +192,12 @@ impl HistoryView {
             theme.title,
         )];
         if self.typing || !self.filter.is_empty() {
-            let cursor = if self.typing { "▏" } else { "" };
-            title.push(Span::styled(format!("/ {}{cursor} ", inert(&self.filter)), theme.accent));
+            title.push(Span::styled("/ ", theme.accent));
+            match self.typing {
+                true => title.extend(self.filter.spans(usize::from(width / 2).max(8), theme.accent, theme.selection)),
+                false => title.push(Span::styled(self.filter.text().to_owned(), theme.accent)),
+            }
+            title.push(Span::raw(" "));
         }
         let keys = if self.typing {
             " Enter keep filter · Esc clear "

@@ -23,6 +23,7 @@ use ratatui::Frame;
 use crate::format::human_bytes;
 use crate::inert::inert;
 use crate::json_index::{JsonDoc, JsonError, Kind};
+use crate::tui::components::line_input::LineInput;
 use crate::tui::json_tree::{visible_text, JsonTree, LineIndex, Searcher, TreeLine};
 use crate::tui::theme::Theme;
 
@@ -99,7 +100,7 @@ enum SearchNote {
 #[derive(Debug, Default)]
 struct Search {
     /// The `/` box's text while it is open.
-    input: Option<String>,
+    input: Option<LineInput>,
     needle: String,
     /// Offset of the last match, where `n` and `N` continue from.
     last: Option<usize>,
@@ -113,7 +114,7 @@ struct Search {
 #[derive(Debug, Default)]
 struct JqFilter {
     /// The `|` line's text while it is open.
-    input: Option<String>,
+    input: Option<LineInput>,
     /// The filter of each view, by its title (`messages_list`, `channels record`).
     by_view: HashMap<String, String>,
     /// The filter whose result is shown, and how many results it gave.
@@ -263,6 +264,11 @@ impl Inspector {
 
     /// True while the `/` box is open, so the app sends letters here instead of treating them
     /// as global keys.
+    /// The text of the `/` or `|` prompt being typed.
+    pub fn typed(&self) -> Option<&str> {
+        self.search.input.as_ref().or(self.jq.input.as_ref()).map(LineInput::text)
+    }
+
     pub fn is_typing(&self) -> bool {
         self.search.input.is_some() || self.jq.input.is_some()
     }
@@ -271,7 +277,7 @@ impl Inspector {
     pub fn paste(&mut self, text: &str) -> bool {
         match self.search.input.as_mut().or(self.jq.input.as_mut()) {
             Some(input) => {
-                input.push_str(text);
+                input.insert_str(text);
                 true
             }
             None => false,
@@ -381,11 +387,11 @@ impl Inspector {
                 if self.mode == InspectorMode::Headers {
                     self.mode = self.body_mode();
                 }
-                self.search.input = Some(String::new());
+                self.search.input = Some(LineInput::default());
                 true
             }
             KeyCode::Char('|') if !ctrl && self.view.is_some() => {
-                self.jq.input = Some(self.filter().unwrap_or_default().to_owned());
+                self.jq.input = Some(LineInput::new(self.filter().unwrap_or_default()));
                 true
             }
             // The browser pages with `n`; here they step through matches, and are always ours.
@@ -495,7 +501,7 @@ impl Inspector {
         match key.code {
             KeyCode::Esc => self.search.input = None,
             KeyCode::Enter => {
-                let needle = std::mem::take(input);
+                let needle = input.take();
                 self.search.input = None;
                 if !needle.is_empty() {
                     self.search.needle = needle;
@@ -503,13 +509,9 @@ impl Inspector {
                     self.search_step(true);
                 }
             }
-            KeyCode::Backspace => {
-                input.pop();
+            _ => {
+                input.handle_key(&key);
             }
-            KeyCode::Char(c) if !key.modifiers.intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) => {
-                input.push(c);
-            }
-            _ => {}
         }
     }
 
@@ -518,17 +520,13 @@ impl Inspector {
         match key.code {
             KeyCode::Esc => self.jq.input = None,
             KeyCode::Enter => {
-                let code = std::mem::take(input);
+                let code = input.take();
                 self.jq.input = None;
                 self.apply_filter(&code);
             }
-            KeyCode::Backspace => {
-                input.pop();
+            _ => {
+                input.handle_key(&key);
             }
-            KeyCode::Char(c) if !key.modifiers.intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) => {
-                input.push(c);
-            }
-            _ => {}
         }
     }
 
@@ -633,11 +631,9 @@ impl Inspector {
             if rows.height >= 1 {
                 let y = rows.bottom() - 1;
                 rows.height -= 1;
-                let line = Line::from(vec![
-                    Span::styled("/", theme.accent),
-                    Span::styled(inert(input).into_owned(), theme.text),
-                    Span::styled("▏", theme.accent),
-                ]);
+                let mut spans = vec![Span::styled("/", theme.accent)];
+                spans.extend(input.spans(usize::from(rows.width.saturating_sub(1)), theme.text, theme.selection));
+                let line = Line::from(spans);
                 buf.set_line(rows.x, y, &line, rows.width);
             }
         }
@@ -672,11 +668,9 @@ impl Inspector {
     fn draw_filter_bar(&self, buf: &mut Buffer, rows: &mut Rect, theme: &Theme) {
         let mut lines = Vec::new();
         if let Some(input) = &self.jq.input {
-            lines.push(Line::from(vec![
-                Span::styled("| ", theme.accent),
-                Span::styled(inert(input).into_owned(), theme.text),
-                Span::styled("▏", theme.accent),
-            ]));
+            let mut spans = vec![Span::styled("| ", theme.accent)];
+            spans.extend(input.spans(usize::from(rows.width.saturating_sub(2)), theme.text, theme.selection));
+            lines.push(Line::from(spans));
         } else if let (Some(code), Some(_)) = (self.filter(), &self.jq.error) {
             lines.push(Line::from(vec![
                 Span::styled("| ", theme.accent),

@@ -12,6 +12,7 @@ use serde_json::{Map, Value};
 use unicode_width::UnicodeWidthStr;
 
 use crate::inert::inert;
+use crate::tui::components::line_input::LineInput;
 use crate::tui::theme::Theme;
 
 /// What a cell holds.
@@ -192,18 +193,17 @@ impl LineItemsEditor {
             }
             KeyCode::Down => self.row = (self.row + 1).min(self.rows.len().saturating_sub(1)),
             KeyCode::Up => self.row = self.row.saturating_sub(1),
-            KeyCode::Backspace => {
+            // The cell is typed at its end (arrows move between cells): the text keys of every
+            // input, and deleting back by character, word or all.
+            _ => {
                 if let Some(cell) = self.cell_mut() {
-                    cell.pop();
+                    let mut input = LineInput::new(cell);
+                    if input.handle_key(&key) {
+                        *cell = input.take();
+                        self.error = None;
+                    }
                 }
             }
-            KeyCode::Char(c) if !ctrl && !crate::inert::is_unsafe(c) => {
-                if let Some(cell) = self.cell_mut() {
-                    cell.push(c);
-                }
-                self.error = None;
-            }
-            _ => {}
         }
         LineItemsAction::None
     }
@@ -211,7 +211,9 @@ impl LineItemsEditor {
     /// Pasted text goes into the cell, on one line.
     pub fn paste(&mut self, text: &str) {
         if let Some(cell) = self.cell_mut() {
-            cell.push_str(text);
+            let mut input = LineInput::new(cell);
+            input.insert_str(text);
+            *cell = input.take();
         }
     }
 

@@ -1,5 +1,9 @@
 //! A filterable list of operations: `o` (the tab's, the selected resource first) and `:` (the
 //! command palette: every operation of every service, by fuzzy name).
+//!
+//! The two take keys as their models do: the operations menu is a list, as in lazygit (`j`/`k`
+//! move, `/` starts a filter, Enter picks); the palette is a prompt, as in editors (every
+//! character filters, arrows and `Ctrl-n`/`Ctrl-p` move).
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::layout::Rect;
@@ -9,6 +13,7 @@ use ratatui::Frame;
 
 use crate::catalog::Operation;
 use crate::inert::inert;
+use crate::tui::components::line_input::LineInput;
 use crate::tui::keymap::Action;
 use crate::tui::theme::Theme;
 
@@ -64,7 +69,11 @@ pub struct Menu {
     ops: Vec<Entry>,
     /// Indices into `ops` matching the query, best first.
     shown: Vec<usize>,
-    query: String,
+    query: LineInput,
+    /// Whether keys are text for the query: always in the palette, after `/` in a list menu.
+    typing: bool,
+    /// The palette: the query is always being typed.
+    prompt: bool,
     /// Index into `shown`; never a heading.
     selected: usize,
     /// Whether to show the service name (the palette spans services).
@@ -73,13 +82,32 @@ pub struct Menu {
 
 impl Menu {
     pub fn new(title: impl Into<String>, ops: Vec<&'static Operation>, show_service: bool) -> Menu {
-        Menu::from_entries(title.into(), ops.into_iter().map(Entry::Op).collect(), show_service)
+        Menu::from_entries(title.into(), ops.into_iter().map(Entry::Op).collect(), show_service, false)
     }
 
-    fn from_entries(title: String, ops: Vec<Entry>, show_service: bool) -> Menu {
-        let mut menu = Menu { title, ops, shown: Vec::new(), query: String::new(), selected: 0, show_service };
+    fn from_entries(title: String, ops: Vec<Entry>, show_service: bool, prompt: bool) -> Menu {
+        let mut menu = Menu {
+            title,
+            ops,
+            shown: Vec::new(),
+            query: LineInput::default(),
+            typing: prompt,
+            prompt,
+            selected: 0,
+            show_service,
+        };
         menu.refilter();
         menu
+    }
+
+    /// The filter typed so far.
+    pub fn query(&self) -> &str {
+        self.query.text()
+    }
+
+    /// Whether keys go to the filter.
+    pub fn is_typing(&self) -> bool {
+        self.typing
     }
 
     /// A service's operations in two groups under headings: those of `resource` first, then
@@ -99,17 +127,17 @@ impl Menu {
             entries.push(Entry::Heading("other operations".into()));
         }
         entries.extend(rest.into_iter().map(Entry::Op));
-        Menu::from_entries(title.into(), entries, false)
+        Menu::from_entries(title.into(), entries, false, false)
     }
 
     /// The command palette: every operation, and the console's own actions after them.
     pub fn palette(ops: Vec<&'static Operation>, items: Vec<PaletteItem>) -> Menu {
         let entries = ops.into_iter().map(Entry::Op).chain(items.into_iter().map(Entry::Item)).collect();
-        Menu::from_entries("all operations".into(), entries, true)
+        Menu::from_entries("all operations".into(), entries, true, true)
     }
 
     fn refilter(&mut self) {
-        let query = self.query.to_lowercase();
+        let query = self.query.text().to_lowercase();
         if query.is_empty() {
             // Everything in order, headings included.
             self.shown = (0..self.ops.len()).collect();
@@ -153,7 +181,15 @@ impl Menu {
     }
 
     pub fn handle_key(&mut self, key: KeyEvent) -> MenuAction {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let page = 10;
         match key.code {
+            KeyCode::Esc if self.typing && !self.prompt => {
+                // Out of the filter, back to the whole list.
+                self.typing = false;
+                self.query.clear();
+                self.refilter();
+            }
             KeyCode::Esc => return MenuAction::Cancel,
             KeyCode::Enter => {
                 return match self.shown.get(self.selected).map(|i| &self.ops[*i]) {
@@ -164,29 +200,48 @@ impl Menu {
             }
             KeyCode::Down => self.step(1, true),
             KeyCode::Up => self.step(1, false),
-            KeyCode::Char('n') if key.modifiers.contains(KeyModifiers::CONTROL) => self.step(1, true),
-            KeyCode::Char('p') if key.modifiers.contains(KeyModifiers::CONTROL) => self.step(1, false),
-            KeyCode::Backspace => {
-                self.query.pop();
-                self.refilter();
+            KeyCode::PageDown => self.step(page, true),
+            KeyCode::PageUp => self.step(page, false),
+            KeyCode::Char('n') if ctrl => self.step(1, true),
+            KeyCode::Char('p') if ctrl => self.step(1, false),
+            _ if self.typing && self.query.handle_key(&key) => self.refilter(),
+            _ if self.typing => {}
+            KeyCode::Char('j') => self.step(1, true),
+            KeyCode::Char('k') => self.step(1, false),
+            KeyCode::Char('g') | KeyCode::Home => {
+                self.selected = 0;
+                self.step(0, true);
             }
-            KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
-                self.query.push(c);
-                self.refilter();
+            KeyCode::Char('G') | KeyCode::End => {
+                self.selected = self.shown.len().saturating_sub(1);
+                self.step(0, false);
             }
+            KeyCode::Char('/') => self.typing = true,
             _ => {}
         }
         MenuAction::None
     }
 
-    /// Pasted text joins the query.
+    /// Pasted text joins the query (and starts the filter of a list menu).
     pub fn paste(&mut self, text: &str) {
-        self.query.push_str(text);
+        self.typing = true;
+        self.query.insert_str(text);
         self.refilter();
     }
 
+    /// The keys of the operations menu (`o`).
     pub fn help() -> &'static [(&'static str, &'static str)] {
-        &[("type", "filter by name"), ("↑ ↓ ^p ^n", "move"), ("Enter", "open the operation's form"), ("Esc", "close")]
+        &[
+            ("j k ↑ ↓ g G", "move"),
+            ("/", "filter by name (Esc: the whole list again)"),
+            ("Enter", "open the operation's form"),
+            ("Esc", "close"),
+        ]
+    }
+
+    /// The keys of the palette (`:`).
+    pub fn palette_help() -> &'static [(&'static str, &'static str)] {
+        &[("type", "filter by name"), ("↑ ↓ ^p ^n", "move"), ("Enter", "run it"), ("Esc", "close")]
     }
 
     pub fn render(&self, frame: &mut Frame, area: Rect, theme: &Theme) {
@@ -196,10 +251,16 @@ impl Menu {
         let popup =
             Rect { x: area.x + (area.width - width) / 2, y: area.y + (area.height - height) / 3, width, height };
         frame.render_widget(Clear, popup);
-        let title = Line::from(vec![
-            Span::styled(format!(" {} ", inert(&self.title)), theme.title),
-            Span::styled(format!("> {}▏ ", inert(&self.query)), theme.accent),
-        ]);
+        let mut title = vec![Span::styled(format!(" {} ", inert(&self.title)), theme.title)];
+        if self.typing {
+            let room = usize::from(width.saturating_sub(4)).saturating_sub(self.title.len() + 4).max(8);
+            title.push(Span::styled("> ", theme.accent));
+            title.extend(self.query.spans(room, theme.accent, theme.selection));
+            title.push(Span::raw(" "));
+        } else {
+            title.push(Span::styled("/ filter ", theme.muted));
+        }
+        let title = Line::from(title);
         let block = Block::default().borders(Borders::ALL).border_style(theme.border_focused).title(title);
         let items: Vec<ListItem> = self
             .shown
@@ -264,7 +325,7 @@ mod tests {
     fn fuzzy_matching_ranks_tight_matches_first() {
         assert!(fuzzy_score("msgl", "ably messages_list").is_some());
         assert!(fuzzy_score("xyz", "ably messages_list").is_none());
-        let mut menu = Menu::new("palette", all_operations().collect(), true);
+        let mut menu = Menu::palette(all_operations().collect(), Vec::new());
         for c in "ably time".chars() {
             menu.handle_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
         }

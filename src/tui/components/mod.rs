@@ -8,6 +8,7 @@ pub mod detail;
 pub mod form;
 pub mod history_view;
 pub mod inspector;
+pub mod line_input;
 pub mod line_items;
 pub mod menu;
 pub mod sandbox_view;

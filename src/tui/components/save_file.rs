@@ -10,13 +10,14 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 use ratatui::Frame;
 
 use crate::inert::inert;
+use crate::tui::components::line_input::LineInput;
 use crate::tui::theme::Theme;
 
 /// The largest file saved: labels are kilobytes, a batch's merged label a few megabytes.
@@ -37,7 +38,7 @@ pub enum SaveAction {
 /// The open popup: the file's link and the path being edited.
 pub struct SavePrompt {
     pub url: String,
-    pub path: String,
+    pub path: LineInput,
     /// Why the last Enter did not save (the file exists, no name given).
     pub message: Option<String>,
 }
@@ -53,21 +54,21 @@ pub struct SaveReport {
 impl SavePrompt {
     /// A prompt for `url`, starting from `file_name` in the current folder.
     pub fn new(url: String, file_name: &str) -> SavePrompt {
-        SavePrompt { url, path: format!("./{file_name}"), message: None }
+        SavePrompt { url, path: LineInput::new(&format!("./{file_name}")), message: None }
     }
 
     pub fn paste(&mut self, text: &str) {
-        self.path.extend(text.chars().filter(|c| !crate::inert::is_unsafe(*c) && *c != '\n'));
+        self.path.insert_str(text);
     }
 
     pub fn handle_key(&mut self, key: KeyEvent) -> SaveAction {
-        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         match key.code {
             KeyCode::Esc => return SaveAction::Cancel,
             KeyCode::Enter => {
                 let home = directories::BaseDirs::new();
-                let path = expand_home(self.path.trim(), home.as_ref().map(directories::BaseDirs::home_dir));
-                if self.path.trim().is_empty() {
+                let typed = self.path.text().trim();
+                let path = expand_home(typed, home.as_ref().map(directories::BaseDirs::home_dir));
+                if typed.is_empty() {
                     self.message = Some("give the file a name".into());
                 } else if path.exists() {
                     // Checked again when the file is created; this is only the early word.
@@ -77,12 +78,11 @@ impl SavePrompt {
                     return SaveAction::Save(path);
                 }
             }
-            KeyCode::Backspace => {
-                self.path.pop();
+            _ => {
+                if self.path.handle_key(&key) {
+                    self.message = None;
+                }
             }
-            KeyCode::Char('u') if ctrl => self.path.clear(),
-            KeyCode::Char(c) if !ctrl && !crate::inert::is_unsafe(c) => self.path.push(c),
-            _ => {}
         }
         SaveAction::None
     }
@@ -97,15 +97,14 @@ impl SavePrompt {
             .border_style(theme.border_focused)
             .title(Span::styled(" save file ", theme.title))
             .title_bottom(Span::styled(" Enter saves · Ctrl-u clears · Esc cancels ", theme.muted));
+        let mut to = vec![Span::styled("to   ", theme.muted)];
+        to.extend(self.path.spans(usize::from(width.saturating_sub(7)), theme.accent, theme.selection));
         let mut lines = vec![
             Line::from(vec![
                 Span::styled("from ", theme.muted),
                 Span::styled(inert(&self.url).into_owned(), theme.text),
             ]),
-            Line::from(vec![
-                Span::styled("to   ", theme.muted),
-                Span::styled(format!("{}▏", inert(&self.path)), theme.accent),
-            ]),
+            Line::from(to),
         ];
         match &self.message {
             Some(message) => lines.push(Line::styled(inert(message).into_owned(), theme.error)),
@@ -227,6 +226,7 @@ pub fn write_new(path: &Path, bytes: &[u8]) -> Result<u64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crossterm::event::KeyModifiers;
 
     fn key(code: KeyCode) -> KeyEvent {
         KeyEvent::new(code, KeyModifiers::NONE)
@@ -285,7 +285,7 @@ mod tests {
         let taken = dir.join("taken.zpl");
         std::fs::write(&taken, "x").unwrap();
         let mut prompt = SavePrompt::new("http://127.0.0.1:1/f.zpl".into(), "9400.zpl");
-        assert_eq!(prompt.path, "./9400.zpl");
+        assert_eq!(prompt.path.text(), "./9400.zpl");
         prompt.handle_key(KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL));
         assert_eq!(prompt.handle_key(key(KeyCode::Enter)), SaveAction::None);
         assert!(prompt.message.as_deref().is_some_and(|m| m.contains("name")));
