@@ -26,6 +26,15 @@ async fn y_copies_the_last_request_as_httpie_or_curl_without_secrets() {
     // The event loop found a way: the status line says which.
     h.console.app.on_copied(text, Ok(Copied::Osc52));
     assert!(h.screen().contains("copied as HTTPie via OSC 52 (terminal)"), "{}", h.screen());
+    // A passing notice: it stays with its tab and fades after a few seconds.
+    h.keys("2");
+    assert!(!h.screen().contains("copied as HTTPie"), "not on another tab: {}", h.screen());
+    h.keys("1");
+    assert!(h.screen().contains("copied as HTTPie"), "back on its own tab: {}", h.screen());
+    let fades_at = h.console.app.tab().status_fades_at.expect("a passing notice");
+    assert!(h.console.app.next_deadline().is_some_and(|at| at <= fades_at), "the loop wakes up to take it off");
+    h.console.app.on_tick(fades_at);
+    assert!(!h.screen().contains("copied as HTTPie"), "faded: {}", h.screen());
 
     // No way worked: the command is shown where it can be selected.
     h.keys("Y<Enter>");

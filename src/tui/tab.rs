@@ -60,6 +60,8 @@ pub struct Tab {
     pub status: Option<(String, Severity)>,
     /// Whether `status` is the error of the list in view, which its next load clears.
     status_is_list_error: bool,
+    /// When a passing notice (copied, saved) leaves the status line.
+    pub status_fades_at: Option<Instant>,
     /// The chart under the browser while the page in view is a time series.
     pub chart: Option<ChartView>,
     /// The last request sent from this tab, for `Y`.
@@ -76,6 +78,9 @@ pub struct WatchState {
     pub last_poll: Option<Instant>,
     pub in_flight: Option<CallId>,
 }
+
+/// How long a passing notice (copied, saved) stays on the status line.
+pub const NOTICE_FADES_AFTER: std::time::Duration = std::time::Duration::from_secs(4);
 
 /// How a status message reads: news, or something that went wrong.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -121,6 +126,7 @@ impl Tab {
             tail: None,
             status: None,
             status_is_list_error: false,
+            status_fades_at: None,
             chart: None,
             sent: None,
             watch: WatchState::default(),
@@ -135,6 +141,21 @@ impl Tab {
     pub fn say(&mut self, message: String, severity: Severity) {
         self.status = Some((message, severity));
         self.status_is_list_error = false;
+        self.status_fades_at = None;
+    }
+
+    /// Says `message` for a few seconds: news that is done with once read (copied, saved).
+    pub fn say_briefly(&mut self, message: String, now: Instant) {
+        self.say(message, Severity::Info);
+        self.status_fades_at = Some(now + NOTICE_FADES_AFTER);
+    }
+
+    /// Takes a passing notice off once its time is up.
+    pub fn fade_status(&mut self, now: Instant) {
+        if self.status_fades_at.is_some_and(|at| at <= now) {
+            self.status = None;
+            self.status_fades_at = None;
+        }
     }
 
     /// Says why the list in view failed; its next successful load takes the message away.

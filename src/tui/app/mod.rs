@@ -69,7 +69,8 @@ pub enum Popup {
 #[derive(Debug)]
 pub enum Background {
     Sandbox(SandboxReport),
-    Saved(SaveReport),
+    /// A file saved for tab `.0`, or why not.
+    Saved(usize, SaveReport),
     /// A body indexed off the UI thread (see [`indexer`]), by its job's ticket.
     Indexed(u64, Result<Indexed, JsonError>),
     /// An embedded simulator built and seeded, or why it could not be.
@@ -240,7 +241,9 @@ impl App {
 
     /// What the status line says: the tab in view's message, else the console's.
     pub fn status(&self) -> Option<&(String, Severity)> {
-        self.tab().status.as_ref().or(self.notice.as_ref())
+        let tab = self.tab();
+        let faded = tab.status_fades_at.is_some_and(|at| at <= Instant::now());
+        tab.status.as_ref().filter(|_| !faded).or(self.notice.as_ref())
     }
 
     /// A message about what the user just did in the tab in view.
@@ -255,6 +258,13 @@ impl App {
     /// A message about tab `tab`'s own action (a call it sent answered): it stays with that tab.
     fn info_on(&mut self, tab: usize, message: impl Into<String>) {
         self.tabs[tab].say(message.into(), Severity::Info);
+    }
+
+    /// A passing notice on tab `tab` (copied, saved): it fades after a few seconds.
+    fn info_briefly(&mut self, tab: usize, message: impl Into<String>) {
+        if let Some(tab) = self.tabs.get_mut(tab) {
+            tab.say_briefly(message.into(), Instant::now());
+        }
     }
 
     fn error_on(&mut self, tab: usize, message: impl Into<String>) {
@@ -360,9 +370,9 @@ impl App {
                     self.error_on(index, format!("the {} simulator did not start: {e}", service.title()));
                 }
             }
-            Background::Saved(SaveReport { path, result }) => match result {
-                Ok(bytes) => self.info(format!("saved {} to {}", human_bytes(bytes), path.display())),
-                Err(e) => self.error(format!("not saved: {e}")),
+            Background::Saved(tab, SaveReport { path, result }) => match result {
+                Ok(bytes) => self.info_briefly(tab, format!("saved {} to {}", human_bytes(bytes), path.display())),
+                Err(e) => self.error_on(tab, format!("not saved: {e}")),
             },
         }
     }
@@ -395,11 +405,13 @@ impl App {
             Some(at) => (at + self.tail_every).max(now),
             None => now,
         });
-        refresh.into_iter().chain(tail).chain(redraw).chain(watch).min()
+        let fade = self.tab().status_fades_at;
+        refresh.into_iter().chain(tail).chain(redraw).chain(watch).chain(fade).min()
     }
 
     /// Time passed: reload the lists whose auto-refresh is due.
     pub fn on_tick(&mut self, now: Instant) {
+        self.tabs.iter_mut().for_each(|tab| tab.fade_status(now));
         let active = self.active;
         for index in 0..self.tabs.len() {
             let tab = &self.tabs[index];

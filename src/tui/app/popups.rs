@@ -96,9 +96,10 @@ impl App {
         self.download_client = Some(client.clone());
         self.background_pending += 1;
         self.info(format!("saving {}…", path.display()));
+        let tab = self.active;
         tokio::spawn(async move {
             let report = save_file::download_to(client, url, path, save_file::MAX_FILE_BYTES).await;
-            let _ = sender.send(Background::Saved(report));
+            let _ = sender.send(Background::Saved(tab, report));
         });
     }
 
@@ -229,7 +230,7 @@ impl App {
         let job =
             self.copying.take().unwrap_or(CopyJob { what: human_bytes(text.len() as u64), show_on_failure: false });
         match result {
-            Ok(how) => self.info(format!("copied {} {how}", job.what)),
+            Ok(how) => self.info_briefly(self.active, format!("copied {} {how}", job.what)),
             Err(why) if job.show_on_failure => {
                 let tab = self.tab_mut();
                 tab.inspector.show(ResponseView {
