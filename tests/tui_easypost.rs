@@ -678,6 +678,9 @@ async fn a_batch_is_bought_labelled_and_scan_formed_with_its_states_going_by() {
     save_as(&mut h, &dir.join("batch.pdf"));
     h.settle().await;
     assert_eq!(std::fs::read(dir.join("batch.pdf")).unwrap(), file_bytes("b714.pdf"));
+    // The "saved" notice fades; after that nothing moves any more.
+    let fades_at = h.console.app.tab().status_fades_at.expect("saved is a passing notice");
+    h.console.app.on_tick(fades_at);
     assert_eq!(h.console.app.next_deadline(), None, "done: nothing moves any more");
     let _ = std::fs::remove_dir_all(dir);
     assert!(books.lock().unwrap().file_headers.iter().all(|h| !h.iter().any(|n| n == "authorization")));

@@ -13,7 +13,7 @@ use axum::{Json, Router};
 use serde_json::{json, Value};
 
 use opsdeck::cli::GlobalArgs;
-use opsdeck::tui::app::Popup;
+use opsdeck::tui::app::{Focus, Popup};
 use opsdeck::tui::harness::Harness;
 
 fn no_args() -> GlobalArgs {
@@ -500,4 +500,46 @@ async fn avatax_commit_and_void_against_the_embedded_simulator() {
         (Some(code.as_str()), Some("Cancelled")),
         "list refreshed"
     );
+}
+
+/// A path parameter comes only from a record the user selected: companies (DEFAULT) → tax codes
+/// (whose system codes say `companyId: 0`) → customers lists DEFAULT's customers, never company 0.
+#[tokio::test]
+async fn a_list_is_called_with_the_company_the_user_chose_never_a_zero_id() {
+    let mut h = Harness::new().await;
+    h.keys("3");
+    h.settle().await;
+    h.browse("companies").await;
+    let companies = h.console.app.tab().browser.records().to_vec();
+    let default = companies.iter().position(|c| c["companyCode"] == "DEFAULT").expect("DEFAULT is seeded");
+    let id = companies[default]["id"].to_string();
+    h.console.app.focus = Focus::Browser;
+    h.keys(&"j".repeat(default));
+    h.browse("tax codes").await;
+    assert!(h.console.app.tab().browser.row_count() > 0, "{}", h.screen());
+    for resource in ["customers", "certificates"] {
+        h.browse(resource).await;
+        let sent = h.console.app.tab().sent.as_ref().expect("a list call").url.clone();
+        assert!(sent.contains(&format!("/companies/{id}/")), "{resource}: {sent}");
+        assert!(!sent.contains("/companies/0/"), "{resource}: {sent}");
+        let screen = h.screen();
+        assert!(screen.contains(&format!("{resource} of DEFAULT")), "{screen}");
+        assert!(!screen.contains("404"), "{screen}");
+    }
+}
+
+/// With no company chosen yet, a list that needs one says where to choose it and sends nothing.
+#[tokio::test]
+async fn a_list_that_needs_a_company_says_to_pick_one_first_and_sends_nothing() {
+    let mut h = Harness::new().await;
+    h.keys("3");
+    h.settle().await;
+    let sent_before = h.console.app.tab().sent.clone().map(|s| s.url);
+    let active = h.console.app.active;
+    h.console.app.tabs[active].context.clear();
+    h.browse("customers").await;
+    let screen = h.screen();
+    assert!(screen.contains("pick one in companies first"), "{screen}");
+    assert_eq!(h.console.app.tab().sent.clone().map(|s| s.url), sent_before, "nothing sent");
+    assert!(h.console.app.popup.is_none(), "no form guessed at");
 }

@@ -41,6 +41,9 @@ pub struct Tab {
     /// selected channel, `deviceId` of the selected device): what forms and lists that need
     /// one are filled with. Never a filter: a list is not narrowed by what was clicked before.
     pub context: Values,
+    /// What the record each id of `context` came from is called (`DEFAULT` for a company's
+    /// id), by path parameter, with the id it names: a list's title says whose it is.
+    pub context_labels: std::collections::HashMap<String, (String, String)>,
     /// What each operation's form last held, so nothing typed is lost when a call fails.
     pub drafts: std::collections::HashMap<&'static str, Values>,
     pub page: Option<PageState>,
@@ -115,6 +118,7 @@ impl Tab {
             browser,
             inspector: Inspector::new(),
             context: Values::new(),
+            context_labels: std::collections::HashMap::new(),
             drafts: std::collections::HashMap::new(),
             page: None,
             loading: None,
@@ -237,26 +241,69 @@ impl Tab {
         let Some(page_op) = self.page.as_ref().map(|p| p.op) else { return };
         let Some(record) = self.selected_record() else { return };
         let operations = self.service.operations();
+        let console = services::console(self.service);
         let is_path_param = |name: &str| {
             operations.iter().any(|op| op.params.iter().any(|p| p.location == Location::Path && p.name == name))
         };
+        let mut remembered: Vec<(String, String)> = Vec::new();
         for (key, value) in &record {
-            if let Some(text) = scalar(value).filter(|_| is_path_param(key)) {
-                self.context.insert(key.clone(), text);
+            if let Some(text) = id_value(value).filter(|_| is_path_param(key)) {
+                remembered.push((key.clone(), text));
             }
         }
-        for (name, value) in services::console(self.service).remembered(page_op.name, &record) {
-            self.context.insert(name.to_owned(), value);
+        for (name, value) in console.remembered(page_op.name, &record) {
+            remembered.push((name.to_owned(), value));
         }
-        let Some(id) = page_op.id_field.and_then(|f| record.get(f)).and_then(scalar) else { return };
+        let own_id = page_op.id_field.and_then(|f| record.get(f)).and_then(id_value);
         let listed_with = |name: &str| page_op.params.iter().any(|p| p.location == Location::Path && p.name == name);
-        for op in operations.iter().filter(|op| op.resource == page_op.resource) {
-            for param in op.params.iter().filter(|p| p.location == Location::Path) {
-                if !record.contains_key(param.name) && !listed_with(param.name) {
-                    self.context.insert(param.name.to_owned(), id.clone());
+        if let Some(id) = &own_id {
+            let label = console.label(&record).unwrap_or_else(|| id.clone());
+            for op in operations.iter().filter(|op| op.resource == page_op.resource) {
+                for param in op.params.iter().filter(|p| p.location == Location::Path) {
+                    if !record.contains_key(param.name) && !listed_with(param.name) {
+                        remembered.push((param.name.to_owned(), id.clone()));
+                        self.context_labels.insert(param.name.to_owned(), (id.clone(), label.clone()));
+                    }
                 }
             }
         }
+        for (name, id) in remembered {
+            self.context.insert(name, id);
+        }
+    }
+
+    /// The resource whose rows give `param` (a company's id for `companyId`): the one with an
+    /// operation that takes it in its path while its list does not, so picking one of its rows
+    /// is how a user chooses it.
+    pub fn source_of(&self, param: &str) -> Option<&'static str> {
+        let operations = self.service.operations();
+        operations.iter().filter(|op| op.is_list() && op.id_field.is_some()).map(|list| list.resource).find(|resource| {
+            let list = operations.iter().find(|op| op.resource == *resource && op.is_list());
+            let listed_with = list.is_some_and(|l| l.params.iter().any(|p| p.location == Location::Path && p.name == param));
+            !listed_with
+                && operations
+                    .iter()
+                    .filter(|op| op.resource == *resource)
+                    .any(|op| op.params.iter().any(|p| p.location == Location::Path && p.name == param))
+        })
+    }
+
+    /// Whose `op` with `values` lists, for its title: each path parameter's value, by the name
+    /// of the record it was picked from when it was (`DEFAULT`, not `100007`).
+    pub fn scope_label(&self, op: &'static Operation, values: &Values) -> Option<String> {
+        let parts: Vec<String> = op
+            .params
+            .iter()
+            .filter(|p| p.location == Location::Path)
+            .filter_map(|p| {
+                let value = values.get(p.name)?;
+                Some(match self.context_labels.get(p.name) {
+                    Some((id, label)) if id == value => label.clone(),
+                    _ => value.clone(),
+                })
+            })
+            .collect();
+        (!parts.is_empty()).then(|| parts.join(" / "))
     }
 
     /// The values the browser lists `op` with: the ids it needs (from the selection and the
@@ -307,6 +354,7 @@ impl Tab {
                 {
                     Some(v.to_string())
                 }
+                _ if param.location == Location::Path => id_value(v),
                 other => scalar(other),
             });
             // The context holds ids by the path parameter that takes them, nothing else.
@@ -319,6 +367,13 @@ impl Tab {
         services::console(op.service).suggest(op, &record, &self.target, &mut values);
         values
     }
+}
+
+/// A value that can stand for a record's id: a non-empty string or a number other than zero. A
+/// zero or empty id is a placeholder (AvaTax's system tax codes belong to `companyId: 0`) and
+/// never addresses a record the user chose.
+fn id_value(value: &Value) -> Option<String> {
+    scalar(value).filter(|text| !text.is_empty() && text != "0" && !matches!(value, Value::Bool(_)))
 }
 
 fn scalar(value: &Value) -> Option<String> {

@@ -199,7 +199,7 @@ async fn a_bad_draft_does_not_break_browsing() {
     assert!(h.console.app.popup.is_none(), "no form: the selected channel is enough");
     assert!(h.console.app.tab().browser.row_count() > 0);
     let screen = h.screen();
-    assert!(screen.contains("messages page 1"), "{screen}");
+    assert!(screen.contains("messages of alerts:ops page 1"), "the title names the channel: {screen}");
 }
 
 #[tokio::test]
@@ -211,8 +211,9 @@ async fn delete_asks_first_and_only_then_sends() {
     let device = h.console.app.tab().browser.selected_record().unwrap()["id"].as_str().unwrap().to_owned();
     h.keys("o");
     let Some(Popup::Menu(_)) = h.console.app.popup else { panic!("menu") };
-    h.keys("push_device_delete<Enter>");
+    h.keys("/push_device_delete<Enter>");
     let Some(Popup::Form(form)) = h.console.app.popup.as_ref() else { panic!("form") };
+    assert_eq!(form.op.name, "push_device_delete");
     assert_eq!(form.values().get("deviceId"), Some(&device), "pre-filled from the selection");
     h.keys("<C-s>");
     let screen = h.screen();

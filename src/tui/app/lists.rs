@@ -40,13 +40,24 @@ impl App {
             return;
         };
         let values = tab.browse_values(op);
-        // A company's records say whose they are (AvaTax scopes most lists by company).
-        let company = values.get("companyCode").or_else(|| tab.context.get("companyCode")).cloned();
-        if let Some(company) = company.filter(|_| op.params.iter().any(|p| p.name.starts_with("company"))) {
-            tab.browser.title = format!("{} of {company}", op.resource);
+        // Whose list it is, from the values it is really called with.
+        if let Some(scope) = tab.scope_label(op, &values) {
+            tab.browser.title = format!("{} of {scope}", op.resource);
         }
-        let missing = op.params.iter().any(|p| p.required && !values.contains_key(p.name));
-        if missing {
+        let missing = op.params.iter().find(|p| p.required && !values.contains_key(p.name));
+        // An id the user has not picked yet: say where to pick it, never guess one.
+        if let Some((param, source)) = missing.and_then(|p| Some((p, tab.source_of(p.name)?))) {
+            tab.browser.clear();
+            tab.browser.notice = Some((
+                format!(
+                    "{} lists by {}: pick one in {source} first (or press {o} for the form)",
+                    op.resource, param.name
+                ),
+                false,
+            ));
+            return;
+        }
+        if missing.is_some() {
             tab.browser.clear();
             tab.browser.notice = Some((format!("{} needs parameters: fill the form and press Ctrl-s", op.name), false));
             self.open_form(op);

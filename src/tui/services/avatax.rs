@@ -16,6 +16,11 @@ use crate::tui::services::{RowAction, ServiceConsole};
 pub struct Avatax;
 
 impl ServiceConsole for Avatax {
+    /// A company by its code, as AvaTax's own console names it.
+    fn label(&self, record: &Map<String, Value>) -> Option<String> {
+        ["companyCode", "code", "name"].iter().find_map(|key| record.get(*key)?.as_str().map(str::to_owned))
+    }
+
     fn cell_tone(&self, header: &str, text: &str) -> Option<Tone> {
         (header == "status").then(|| status_tone(text)).flatten()
     }

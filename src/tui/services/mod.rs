@@ -77,6 +77,12 @@ pub trait ServiceConsole: Sync {
         Vec::new()
     }
 
+    /// What a record is called where its id is shown for it (a list's title: `customers of
+    /// DEFAULT`): by default its `name` or `code`.
+    fn label(&self, record: &Map<String, Value>) -> Option<String> {
+        ["name", "code"].iter().find_map(|key| record.get(*key)?.as_str().filter(|s| !s.is_empty()).map(str::to_owned))
+    }
+
     /// Values `op`'s form starts with beyond the generic ones, from the selected `record` and
     /// the tab's `target`.
     fn suggest(&self, op: &Operation, record: &Map<String, Value>, target: &Target, values: &mut Values) {
