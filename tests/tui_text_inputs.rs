@@ -20,7 +20,7 @@ fn typed(h: &Harness) -> String {
     let app = &h.console.app;
     match &app.popup {
         Some(Popup::Menu(menu)) => menu.query().to_owned(),
-        Some(Popup::Form(form)) => form.values().into_iter().map(|(_, v)| v).next().unwrap_or_default(),
+        Some(Popup::Form(form)) => form.values().into_values().next().unwrap_or_default(),
         Some(Popup::History(view)) => view.filter_text().to_owned(),
         Some(Popup::Save(prompt, _)) => prompt.path.text().to_owned(),
         Some(Popup::Confirm(confirm)) => confirm.typed().to_owned(),
