@@ -263,4 +263,35 @@ async fn suppressions_lists_routes_and_webhooks_are_reached_from_their_rows() {
     send(&mut h, "webhooks_list", &[("domain", "mg.example.com")]).await;
     assert!(popup_title(&h).starts_with("webhooks ("), "{}", h.screen());
     assert!(h.screen().contains("http://127.0.0.1:9/hook"), "{}", h.screen());
+
+    // The webhooks resource is a list too: its answer keys webhooks by name, and each is a row
+    // whose name fills the forms of the others.
+    h.keys("<Esc>");
+    h.browse("webhooks").await;
+    let screen = h.screen();
+    assert!(!screen.contains("has no list"), "{screen}");
+    assert!(screen.contains("webhooks of mg.example.com"), "{screen}");
+    select_row(&mut h, "delivered");
+    assert!(h.screen().contains("http://127.0.0.1:9/hook"), "{}", h.screen());
+    h.keys(":mailgun webhooks_delete<Enter>");
+    let Some(Popup::Form(form)) = h.console.app.popup.as_ref() else { panic!("form") };
+    assert_eq!(form.values().get("id").map(String::as_str), Some("delivered"));
+}
+
+/// Enter on a resource with no list opens its operations and sends nothing (AvaTax addresses
+/// and utilities, Ably time).
+#[tokio::test]
+async fn enter_on_a_resource_without_a_list_opens_its_operations_and_sends_nothing() {
+    let mut h = Harness::new().await;
+    for (tab, resource) in [("1", "time"), ("3", "addresses"), ("3", "utilities")] {
+        h.keys(tab);
+        h.settle().await;
+        let sent_before = h.console.app.tab().sent.clone().map(|s| s.url);
+        h.browse(resource).await;
+        let Some(Popup::Menu(menu)) = &h.console.app.popup else { panic!("{resource}: a menu:\n{}", h.screen()) };
+        assert!(!menu.is_typing());
+        assert_eq!(h.console.app.tab().sent.clone().map(|s| s.url), sent_before, "{resource}: nothing sent");
+        assert_eq!(h.console.app.executor.active_count(), 0, "{resource}");
+        h.keys("<Esc>");
+    }
 }

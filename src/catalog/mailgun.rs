@@ -478,7 +478,10 @@ pub(super) static OPERATIONS: &[Operation] = &[
     // webhooks
     Operation {
         params: &[DOMAIN],
-        // One object keyed by webhook name rather than rows, and never more than one page.
+        // One object keyed by webhook name rather than rows, and never more than one page: each
+        // member is a row named by its key, the `id` the other webhook operations take.
+        id_field: Some("id"),
+        keyed: Some("webhooks"),
         paging: Paging::PagingUrl,
         ..op(
             "webhooks_list",

@@ -507,6 +507,10 @@ pub struct Operation {
     /// For a list operation: the field of each row that identifies it, used to pre-fill the
     /// forms of operations on one record (e.g. `id`, `channelId`).
     pub id_field: Option<&'static str>,
+    /// For a list whose answer keys its records by name instead of listing them
+    /// (`{"webhooks": {"delivered": {...}}}`): the member that holds them. Each becomes a row
+    /// with its name under `id_field`.
+    pub keyed: Option<&'static str>,
     /// Values the browser adds when it lists this resource, for a richer table than the API's
     /// default (Ably channels with their metadata rather than bare names).
     pub browse: &'static [(&'static str, &'static str)],
@@ -541,6 +545,7 @@ impl Operation {
             mutates: !matches!(method, Method::Get),
             destructive: matches!(method, Method::Delete),
             id_field: None,
+            keyed: None,
             browse: &[],
             response: ResponseFormat::Json,
             max_file_bytes: None,

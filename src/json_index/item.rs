@@ -172,6 +172,28 @@ impl JsonDoc {
         Ok((doc, records))
     }
 
+    /// The records of an answer that keys them by name (`{"webhooks": {"delivered": {...}}}`):
+    /// each member of the object at `member` as an object with its key under `name_field` first
+    /// (a member that is no object is under `value`). `None` when there is no such object.
+    pub fn keyed_records(&self, member: &str, name_field: &str) -> Option<Vec<Value>> {
+        let object = self.root().get(member).filter(|item| item.kind() == Kind::Object)?;
+        let records = object
+            .children()
+            .map(|item| {
+                let mut record = serde_json::Map::new();
+                record.insert(name_field.to_owned(), Value::String(self.key(item.id).unwrap_or_default()));
+                match item.to_value() {
+                    Value::Object(fields) => record.extend(fields.into_iter().filter(|(k, _)| k != name_field)),
+                    other => {
+                        record.insert("value".to_owned(), other);
+                    }
+                }
+                Value::Object(record)
+            })
+            .collect();
+        Some(records)
+    }
+
     /// The records of a list response, in order.
     pub fn records(&self) -> Option<Vec<NodeId>> {
         let at = self.records_at()?;

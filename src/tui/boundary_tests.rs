@@ -203,7 +203,7 @@ async fn auto_refresh_idles_on_tabs_with_nothing_to_call() {
     // A resource without a list (Ably's server time) has nothing to reload either.
     h.keys("1");
     h.browse("time").await;
-    h.keys("a");
+    h.keys("<Esc>a");
     assert!(h.console.app.next_deadline().is_none(), "no deadline without a list in view");
     // ...and a list in view is reloaded when due, never in the past.
     h.browse("channels").await;

@@ -29,6 +29,9 @@ const VIEW_BODY_LIMIT: usize = 8 * 1024 * 1024;
 #[derive(Debug)]
 pub struct Indexed {
     pub doc: Arc<JsonDoc>,
+    /// Where the rows' records are: `doc`, or for an answer that keys its records by name
+    /// ([`Operation::keyed`](crate::catalog::Operation)) those records, each with its name.
+    pub records_doc: Arc<JsonDoc>,
     /// The page's rows, when rows were asked for and the body is a list.
     pub table: Option<Table>,
     /// The page's time series, when it is one.
@@ -101,18 +104,36 @@ impl Job {
 
 /// Indexes `body`, and makes its rows with `rows` when it is a list: what a job does, on
 /// whatever thread it runs (benchmarks call it directly).
-pub fn index(body: Bytes, watch: &Watch, rows: Option<&RowSpec>, value: bool) -> Result<Indexed, JsonError> {
+pub fn index(body: Bytes, watch: &Watch, rows: Option<&Rows>, value: bool) -> Result<Indexed, JsonError> {
     let doc = Arc::new(JsonDoc::parse_watched(body, watch)?);
     let value = (value && doc.body().len() <= VIEW_BODY_LIMIT).then(|| doc.root().to_value());
-    let records = rows.and_then(|_| doc.records());
+    let keyed = rows.and_then(|r| doc.keyed_records(r.keyed?, r.spec.id_field?));
+    let (records_doc, records) = match keyed.map(|records| JsonDoc::from_values(&records)) {
+        Some(Ok((keyed_doc, records))) => (Arc::new(keyed_doc), Some(records)),
+        _ => (doc.clone(), rows.and_then(|_| doc.records())),
+    };
     let (table, series) = match (rows, records) {
-        (Some(spec), Some(records)) => {
-            let series = time_series(&doc, &records);
-            (Some(spec.table(&doc, &records)), series)
+        (Some(rows), Some(records)) => {
+            let series = time_series(&records_doc, &records);
+            (Some(rows.spec.table(&records_doc, &records)), series)
         }
         _ => (None, None),
     };
-    Ok(Indexed { doc, table, series, value })
+    Ok(Indexed { doc, records_doc, table, series, value })
+}
+
+/// How to make a list's rows: the table's columns, and whether its answer keys its records by
+/// name rather than listing them.
+pub struct Rows {
+    pub spec: RowSpec,
+    pub keyed: Option<&'static str>,
+}
+
+impl Rows {
+    /// The rows of `op`'s pages, as the browser shows them.
+    pub fn of(op: &'static crate::catalog::Operation) -> Rows {
+        Rows { spec: RowSpec::new(op.id_field, crate::tui::services::layout(op)), keyed: op.keyed }
+    }
 }
 
 /// The page's time series: its records are decoded only when the first one looks like a point
@@ -143,7 +164,7 @@ pub fn spawn(
     done: impl FnOnce(Result<Indexed, JsonError>) + Send + 'static,
     body: Bytes,
     watch: Arc<Watch>,
-    rows: Option<RowSpec>,
+    rows: Option<Rows>,
     value: bool,
 ) {
     let job = move || {

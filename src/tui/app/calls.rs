@@ -211,7 +211,7 @@ impl App {
 
     pub(super) fn show_page(&mut self, tab: usize, page: Page) {
         let op = page.op;
-        let rows = RowSpec::new(op.id_field, services::layout(op));
+        let rows = indexer::Rows::of(op);
         let size = page.response.body.len();
         let body = page.response.body.clone();
         if size > PROGRESS_NOTICE_ABOVE {
@@ -222,7 +222,7 @@ impl App {
 
     /// Starts indexing `body` off the UI thread for tab `tab`; a page or response still being
     /// indexed for that tab is dropped (the newest wins), a tail poll's is not.
-    pub(super) fn start_indexing(&mut self, tab: usize, body: bytes::Bytes, rows: Option<RowSpec>, then: Then) {
+    pub(super) fn start_indexing(&mut self, tab: usize, body: bytes::Bytes, rows: Option<indexer::Rows>, then: Then) {
         if !matches!(then, Then::Tail { .. }) {
             self.cancel_indexing(tab);
         }
@@ -328,9 +328,9 @@ impl App {
         // A page that is no time series has no chart; one that is keeps the series chosen.
         let previous_chart = self.tabs[tab].chart.take();
         let view = response_view(op.name, &response);
-        let (doc, table, series) = match result {
-            Ok(Indexed { doc, table, series, .. }) => (Ok(doc), table, series),
-            Err(error) => (Err(error), None, None),
+        let (doc, records_doc, table, series) = match result {
+            Ok(Indexed { doc, records_doc, table, series, .. }) => (Ok(doc), Some(records_doc), table, series),
+            Err(error) => (Err(error), None, None, None),
         };
         if let Some(series) = series {
             let view = match previous_chart {
@@ -343,24 +343,25 @@ impl App {
             self.tabs[tab].chart = Some(view);
         }
         let tab_state = &mut self.tabs[tab];
-        match (&doc, table) {
-            (Ok(doc), Some(table)) => {
+        match (&doc, table, records_doc) {
+            (Ok(_), Some(table), Some(records_doc)) => {
                 let count = table.rows.len();
-                tab_state.browser.set_page(doc.clone(), table, op.id_field, services::layout(op));
+                tab_state.browser.set_page(records_doc, table, op.id_field, services::layout(op));
                 let more = if matches!(pagination::next_page(op.paging, &request, &response), Ok(Some(_))) {
                     format!(" · {n}: next")
                 } else {
                     String::new()
                 };
+                let rows = if count == 1 { "row" } else { "rows" };
                 tab_state.browser.page_label =
-                    format!("page {page_number} · {} rows{more}", crate::format::thousands(count));
+                    format!("page {page_number} · {} {rows}{more}", crate::format::thousands(count));
             }
-            (Ok(_), None) => {
+            (Ok(_), _, _) => {
                 tab_state.browser.clear();
                 tab_state.browser.notice =
                     Some(("the response has no list of records; see the inspector".into(), false));
             }
-            (Err(error), _) => {
+            (Err(error), _, _) => {
                 tab_state.browser.clear();
                 tab_state.browser.notice = Some((format!("no table: the response {}", body_problem(error)), true));
             }

@@ -28,13 +28,7 @@ impl App {
                 tab.service.operations().iter().filter(|op| op.resource == resource).collect();
             tab.browser.clear();
             tab.browser.notice = Some((format!("{resource} has no list; press {o} for its operations"), false));
-            // A resource with one parameterless GET (server time) is simply fetched.
-            if let [single] = ops.as_slice() {
-                if single.method == crate::catalog::Method::Get && single.params.iter().all(|p| !p.required) {
-                    self.send_operation(single, Values::new());
-                    return;
-                }
-            }
+            // Its operations to choose from: nothing is sent without a form or a choice.
             let title = format!("{resource} operations");
             self.popup = Some(Popup::Menu(Menu::new(title, ops, false)));
             return;
@@ -255,7 +249,7 @@ impl App {
         match result {
             Ok(response) => {
                 let rows = tab_state.browser.spec_for_more(op.id_field);
-                self.start_indexing(tab, response.body, Some(rows), Then::Tail { op });
+                self.start_indexing(tab, response.body, Some(indexer::Rows { spec: rows, keyed: op.keyed }), Then::Tail { op });
             }
             Err(error) => {
                 let message = format!("tail: {}: {error} (it keeps polling)", op.full_name());
@@ -273,7 +267,7 @@ impl App {
         if !following || tab_state.page.as_ref().is_none_or(|p| p.op.name != op.name) {
             return;
         }
-        let Ok(Indexed { doc, table: Some(table), .. }) = result else { return };
+        let Ok(Indexed { records_doc: doc, table: Some(table), .. }) = result else { return };
         let arrived = tab_state.browser.merge_rows(doc, table, op.id_field, TAIL_CAP);
         let total = {
             let Some(tail) = tab_state.tail.as_mut() else { return };

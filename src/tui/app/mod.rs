@@ -24,7 +24,6 @@ use crate::config::Mode;
 use crate::format::human_bytes;
 use crate::history::{Entry, Record};
 use crate::json_index::JsonError;
-use crate::table::RowSpec;
 use crate::tui::areas::Areas;
 use crate::tui::components::browser::BrowserAction;
 use crate::tui::components::chart::{self, ChartView};
