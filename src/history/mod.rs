@@ -3,7 +3,7 @@
 //! again, and sent again.
 //!
 //! What is kept: when, profile, service, operation, the parameter values, the `--body` document,
-//! the target (LIVE, SANDBOX, or an EXTERNAL sandbox) and its base URL, the status (or the error),
+//! the target (LIVE, SANDBOX, or a URL the user gave) and its base URL, the status (or the error),
 //! the duration, the response size and the response body up to `[history] max_body_bytes`. What is
 //! never kept: credentials. Headers are not stored at all; every value, body and message goes
 //! through a [`Redactor`] of the target's credentials (raw and Basic-encoded forms) and the values
@@ -117,7 +117,8 @@ pub struct Entry {
     pub values: Values,
     /// The whole-body document (`opsdeck call --body`), if one was given.
     pub body: Option<Value>,
-    /// `LIVE`, `SANDBOX` or `EXTERNAL` (a simulator elsewhere: `opsdeck sandbox`, a URL override).
+    /// `LIVE`, `SANDBOX` (the embedded simulator) or `URL` (a base URL the user gave: `opsdeck
+    /// sandbox` elsewhere, an `OPSDECK_*_URL`, a profile's `base_url`).
     pub target: &'static str,
     pub base_url: String,
     pub outcome: Outcome,
@@ -125,12 +126,13 @@ pub struct Entry {
     pub redactor: Redactor,
 }
 
-/// The label a target is recorded and shown with.
+/// The label a target is recorded and shown with, in the history and on every label of the
+/// console (which adds the URL's host to `URL`).
 pub fn target_label(mode: &Mode) -> &'static str {
     match mode {
         Mode::Live => "LIVE",
         Mode::Embedded => "SANDBOX",
-        Mode::External => "EXTERNAL",
+        Mode::External => "URL",
     }
 }
 

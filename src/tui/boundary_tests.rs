@@ -490,3 +490,32 @@ async fn config_warnings_show_in_the_status_line_at_start() {
     assert!(!status.contains("s3cr3t"), "{status}");
     console.sandbox.shutdown();
 }
+
+/// One decision of where a tab's calls go, read by every label (issue 18): a URL the user gave
+/// is shown as its host, never as SANDBOX; a service with no simulator says so everywhere.
+#[tokio::test]
+async fn every_label_says_the_same_target() {
+    let url = fake_upstream(Router::new().fallback(|| async { axum::Json(json!({"projects": []})) })).await;
+    let host = url.trim_start_matches("http://").trim_end_matches('/').to_owned();
+    let env = move |name: &str| (name == "OPSDECK_DEEPGRAM_URL").then(|| url.clone());
+    let mut h = Harness::with_env(no_args(), &env).await;
+    h.resize(200, 50);
+    let header = h.screen().lines().next().unwrap_or_default().to_owned();
+    assert!(header.contains(&format!("2 Deepgram URL {host}")), "{header}");
+    assert!(header.contains("5 Coinbase no sim"), "{header}");
+    h.keys("2");
+    h.settle().await;
+    let screen = h.screen();
+    let status = screen.lines().last().unwrap_or_default();
+    assert!(status.contains(&format!("URL {host}")) && !status.contains("SANDBOX"), "{status}");
+    h.keys(":deepgram projects_get<Enter>");
+    let screen = h.screen();
+    let title = screen.lines().find(|l| l.contains("deepgram projects_get")).unwrap_or_default();
+    assert!(title.contains(&format!("→ URL {host}")) && !title.contains("SANDBOX"), "the form's title: {screen}");
+    h.keys("<Esc>5");
+    let screen = h.screen();
+    let status = screen.lines().last().unwrap_or_default();
+    assert!(status.contains("no sim") && !status.contains("SANDBOX"), "{status}");
+    h.keys(":coinbase accounts_get<Enter>");
+    assert!(h.screen().contains("→ no sim http://127.0.0.1:"), "{}", h.screen());
+}

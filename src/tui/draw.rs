@@ -5,8 +5,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, List, ListItem, ListState, Paragraph, Wrap};
 use ratatui::Frame;
 
+use crate::config::Mode;
 use crate::inert::inert;
-use crate::tui::app::{mode_label, App, Focus, Popup, Severity};
+use crate::tui::app::{App, Focus, Popup, Severity};
 use crate::tui::areas::Areas;
 use crate::tui::components::browser::Browser;
 use crate::tui::components::detail::Detail;
@@ -150,12 +151,15 @@ fn draw_header(frame: &mut Frame, area: Rect, app: &App) -> Vec<(Rect, usize)> {
         }
         for (index, tab) in app.tabs.iter().enumerate() {
             let active = index == app.active;
-            let live = mode_label(tab) == "LIVE";
-            let (badge, badge_style) = match (live, bar.short_badges) {
-                (true, _) => ("LIVE", theme.live_badge),
-                _ if !tab.available => (if bar.short_badges { "—" } else { "no sim" }, theme.muted),
-                (false, false) => ("SANDBOX", theme.sandbox_badge),
-                (false, true) => ("SBX", theme.sandbox_badge),
+            let live = tab.mode == Mode::Live;
+            let full = tab.target_badge();
+            let (badge, badge_style) = match (&tab.mode, bar.short_badges) {
+                (Mode::Live, _) => ("LIVE".to_owned(), theme.live_badge),
+                _ if !tab.available => ((if bar.short_badges { "—" } else { "no sim" }).to_owned(), theme.muted),
+                (Mode::External, true) => ("URL".to_owned(), theme.accent),
+                (Mode::External, false) => (full, theme.accent),
+                (Mode::Embedded, false) => (full, theme.sandbox_badge),
+                (Mode::Embedded, true) => ("SBX".to_owned(), theme.sandbox_badge),
             };
             if !active && !bar.all_named {
                 pieces.push((Span::styled(format!(" {}", index + 1), theme.muted), Some(index)));
@@ -236,9 +240,13 @@ fn draw_status(frame: &mut Frame, area: Rect, app: &App) {
         let restore = app.keymap.hint(Action::Zoom).map(|key| format!(" ({key} restores)")).unwrap_or_default();
         spans.push(Span::styled(format!(" zoomed{restore} "), theme.accent));
     }
-    let (badge, style) =
-        if tab.target.live { (" LIVE ", theme.live_badge) } else { (" SANDBOX ", theme.sandbox_badge) };
-    spans.push(Span::styled(badge, style));
+    let style = match &tab.mode {
+        Mode::Live => theme.live_badge,
+        Mode::External => theme.accent,
+        Mode::Embedded if !tab.available => theme.muted,
+        Mode::Embedded => theme.sandbox_badge,
+    };
+    spans.push(Span::styled(format!(" {} ", inert(&tab.target_badge())), style));
     spans.push(Span::styled(format!(" {} ", inert(&tab.target.base_url)), theme.muted));
     // Every status message passes here, and many quote a server (errors, ids): one line, inert.
     match app.status() {
@@ -318,7 +326,10 @@ fn draw_help(frame: &mut Frame, area: Rect, app: &App) -> u16 {
         ("In forms".into(), Form::help()),
         ("In the operations menu (o)".into(), Menu::help()),
         ("In the palette (:)".into(), Menu::palette_help()),
-        ("In table views (transaction, rates, Mailgun domain, EasyPost shipment, tracker, batch)".into(), Detail::help()),
+        (
+            "In table views (transaction, rates, Mailgun domain, EasyPost shipment, tracker, batch)".into(),
+            Detail::help(),
+        ),
         ("In the history (H)".into(), &HistoryView::help()[1..]),
     ];
     // Each column as wide as its widest line; two columns when both fit, else one that wraps.
@@ -426,7 +437,11 @@ fn wrap_words(text: &str, width: usize) -> Vec<String> {
         let mut rest = word;
         let mut next = String::new();
         while rest.width() > width {
-            let cut = rest.char_indices().take_while(|(i, _)| rest[..*i].width() < width).last().map_or(rest.len(), |(i, c)| i + c.len_utf8());
+            let cut = rest
+                .char_indices()
+                .take_while(|(i, _)| rest[..*i].width() < width)
+                .last()
+                .map_or(rest.len(), |(i, c)| i + c.len_utf8());
             lines.push(rest[..cut].to_owned());
             rest = &rest[cut..];
         }
@@ -439,5 +454,3 @@ fn wrap_words(text: &str, width: usize) -> Vec<String> {
 
 /// The lines of [`Browser::help`] that are app-level actions with keys of their own.
 const BROWSER_HELP_APP_KEYS: &[&str] = &["c", "n p", "r", "a", "o"];
-
-

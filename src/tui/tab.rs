@@ -141,6 +141,30 @@ impl Tab {
         self.resources.get(self.resource).copied().unwrap_or("")
     }
 
+    /// Where this tab's calls go, as every label of the console says it (header, status bar,
+    /// form titles, confirmations; the history records [`crate::history::target_label`]):
+    /// `LIVE`, `SANDBOX` (the embedded simulator), `no sim` (the embedded sandbox has no
+    /// simulator for this service, so nothing can be called), or `URL host:port` (a base URL the
+    /// user gave, never called SANDBOX).
+    pub fn target_badge(&self) -> String {
+        match &self.mode {
+            Mode::Embedded if !self.available => "no sim".into(),
+            Mode::External => {
+                let url = reqwest::Url::parse(&self.target.base_url).ok();
+                let host = url.as_ref().and_then(|u| {
+                    Some(format!("{}{}", u.host_str()?, u.port().map(|p| format!(":{p}")).unwrap_or_default()))
+                });
+                format!("URL {}", host.unwrap_or_else(|| self.target.base_url.clone()))
+            }
+            mode => crate::history::target_label(mode).into(),
+        }
+    }
+
+    /// The badge and the base URL, for titles: `SANDBOX http://127.0.0.1:7701`.
+    pub fn target_line(&self) -> String {
+        format!("{} {}", self.target_badge(), self.target.base_url)
+    }
+
     /// Says `message` in the status line while this tab is shown.
     pub fn say(&mut self, message: String, severity: Severity) {
         self.status = Some((message, severity));
@@ -277,15 +301,18 @@ impl Tab {
     /// is how a user chooses it.
     pub fn source_of(&self, param: &str) -> Option<&'static str> {
         let operations = self.service.operations();
-        operations.iter().filter(|op| op.is_list() && op.id_field.is_some()).map(|list| list.resource).find(|resource| {
-            let list = operations.iter().find(|op| op.resource == *resource && op.is_list());
-            let listed_with = list.is_some_and(|l| l.params.iter().any(|p| p.location == Location::Path && p.name == param));
-            !listed_with
-                && operations
-                    .iter()
-                    .filter(|op| op.resource == *resource)
-                    .any(|op| op.params.iter().any(|p| p.location == Location::Path && p.name == param))
-        })
+        operations.iter().filter(|op| op.is_list() && op.id_field.is_some()).map(|list| list.resource).find(
+            |resource| {
+                let list = operations.iter().find(|op| op.resource == *resource && op.is_list());
+                let listed_with =
+                    list.is_some_and(|l| l.params.iter().any(|p| p.location == Location::Path && p.name == param));
+                !listed_with
+                    && operations
+                        .iter()
+                        .filter(|op| op.resource == *resource)
+                        .any(|op| op.params.iter().any(|p| p.location == Location::Path && p.name == param))
+            },
+        )
     }
 
     /// Whose `op` with `values` lists, for its title: each path parameter's value, by the name

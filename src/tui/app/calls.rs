@@ -11,6 +11,7 @@ impl App {
             let effects = services::console(op.service).effects(op, &values, &|id| self.known_record(id));
             let mut confirm = Confirm::new(op, values, live, self.profile.clone());
             confirm.effects = effects;
+            confirm.badge = self.tab().target_line();
             self.popup = Some(Popup::Confirm(confirm));
         } else {
             self.send_operation(op, values);

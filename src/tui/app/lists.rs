@@ -249,7 +249,12 @@ impl App {
         match result {
             Ok(response) => {
                 let rows = tab_state.browser.spec_for_more(op.id_field);
-                self.start_indexing(tab, response.body, Some(indexer::Rows { spec: rows, keyed: op.keyed }), Then::Tail { op });
+                self.start_indexing(
+                    tab,
+                    response.body,
+                    Some(indexer::Rows { spec: rows, keyed: op.keyed }),
+                    Then::Tail { op },
+                );
             }
             Err(error) => {
                 let message = format!("tail: {}: {error} (it keeps polling)", op.full_name());

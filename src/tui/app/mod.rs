@@ -432,13 +432,6 @@ impl App {
     }
 }
 
-pub fn mode_label(tab: &Tab) -> &'static str {
-    match tab.mode {
-        Mode::Live => "LIVE",
-        Mode::Embedded | Mode::External => "SANDBOX",
-    }
-}
-
 fn response_view(title: &str, response: &client::Response) -> ResponseView {
     ResponseView {
         title: title.to_owned(),

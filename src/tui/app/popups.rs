@@ -18,8 +18,7 @@ impl App {
     /// Opens `op`'s form with exactly these values.
     pub(super) fn open_form_with(&mut self, op: &'static Operation, values: &Values) {
         let tab = self.tab();
-        let label = format!("{} {}", mode_label(tab), tab.target.base_url);
-        let mut form = Form::new(op, values, label);
+        let mut form = Form::new(op, values, tab.target_line());
         if self.read_only && op.mutates {
             form.message =
                 Some(format!("{}: this operation changes state and will not be sent", self.read_only_reason()));

@@ -32,6 +32,8 @@ pub struct Confirm {
     /// What the call will spend or do, in words, beyond its parameters (`buys USPS Priority
     /// for 7.42 USD`): filled by the app from what it has seen, shown above the question.
     pub effects: Vec<String>,
+    /// Where it goes, as the tab says it (`SANDBOX http://127.0.0.1:7701`, `LIVE https://…`).
+    pub badge: String,
 }
 
 impl Confirm {
@@ -44,7 +46,8 @@ impl Confirm {
             .rev()
             .find_map(|name| values.get(*name).cloned())
             .or_else(|| op.params.iter().find_map(|p| values.get(p.name).cloned()));
-        Confirm { op, values, live, profile, expected, typed: LineInput::default(), effects: Vec::new() }
+        let badge = if live { "LIVE" } else { "SANDBOX" }.to_owned();
+        Confirm { op, values, live, profile, expected, typed: LineInput::default(), effects: Vec::new(), badge }
     }
 
     fn target(&self) -> String {
@@ -99,8 +102,8 @@ impl Confirm {
         let height = 10u16.saturating_add(effects).min(area.height);
         let popup = super::centered(area, width, height);
         frame.render_widget(Clear, popup);
-        let (badge, badge_style) =
-            if self.live { (" LIVE ", theme.live_badge) } else { (" SANDBOX ", theme.sandbox_badge) };
+        let badge_style = if self.live { theme.live_badge } else { theme.sandbox_badge };
+        let badge = format!(" {} ", inert(&self.badge));
         let mut lines = vec![
             Line::from(vec![
                 Span::styled(badge, badge_style),
@@ -140,8 +143,8 @@ impl Confirm {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crossterm::event::KeyModifiers;
     use crate::catalog::Service;
+    use crossterm::event::KeyModifiers;
 
     fn key(code: KeyCode) -> KeyEvent {
         KeyEvent::new(code, KeyModifiers::NONE)

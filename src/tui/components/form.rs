@@ -8,6 +8,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 use ratatui::Frame;
 use tui_textarea::{CursorMove, TextArea};
+use unicode_width::UnicodeWidthStr;
 
 use crate::catalog::{items, join_items, validate, Kind, Location, Operation, Param, ITEM_SEPARATOR};
 use crate::client::Values;
@@ -501,10 +502,17 @@ impl Form {
         let height = wanted.max(5).min(area.height);
         let popup = super::centered(area, width, height);
         frame.render_widget(Clear, popup);
+        // The name and the target always show; the method and path give way, from their middle.
+        let name = format!(" {} ", self.op.full_name());
+        let target = format!("→ {} ", inert(&self.target_label));
+        let room = usize::from(width.saturating_sub(2)).saturating_sub(name.width() + target.width() + 1);
         let title = Line::from(vec![
-            Span::styled(format!(" {} ", self.op.full_name()), theme.title),
-            Span::styled(format!("{} {} ", self.op.method, self.op.path), theme.muted),
-            Span::styled(format!("→ {} ", inert(&self.target_label)), theme.accent),
+            Span::styled(name, theme.title),
+            Span::styled(
+                format!("{} ", super::cut_middle(&format!("{} {}", self.op.method, self.op.path), room)),
+                theme.muted,
+            ),
+            Span::styled(target, theme.accent),
         ]);
         let footer = match &self.message {
             Some(message) => Span::styled(format!(" {} ", inert(message)), theme.error),

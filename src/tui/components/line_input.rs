@@ -359,11 +359,13 @@ mod tests {
     #[test]
     fn a_long_line_scrolls_to_keep_the_cursor_in_view() {
         let input = typed("abcdefghij");
-        let text: String = input.spans(5, Style::default(), Style::default()).iter().map(|s| s.content.as_ref()).collect();
+        let text: String =
+            input.spans(5, Style::default(), Style::default()).iter().map(|s| s.content.as_ref()).collect();
         assert_eq!(text, "ghij ");
         let mut input = input;
         input.apply(Edit::Start);
-        let text: String = input.spans(5, Style::default(), Style::default()).iter().map(|s| s.content.as_ref()).collect();
+        let text: String =
+            input.spans(5, Style::default(), Style::default()).iter().map(|s| s.content.as_ref()).collect();
         assert_eq!(text, "abcde");
     }
 }
