@@ -20,6 +20,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Block;
 use ratatui::Frame;
 
+use unicode_width::UnicodeWidthStr;
+
 use crate::format::human_bytes;
 use crate::inert::inert;
 use crate::json_index::{JsonDoc, JsonError, Kind};
@@ -138,7 +140,15 @@ pub struct Inspector {
     search: Search,
     /// Body rows at the last draw: the size of a page.
     page: usize,
+    /// `p` in the raw view: the JSON body as received rather than pretty-printed.
+    as_received: bool,
+    /// The pretty-printed JSON body, made once per body when the raw view first shows it: the
+    /// body it was made from, and its text (`None` when too large to re-indent).
+    pretty: Option<(Bytes, Option<Bytes>)>,
 }
+
+/// The largest JSON body the raw view pretty-prints; a larger one is shown as received.
+const PRETTY_LIMIT: usize = 8 * 1024 * 1024;
 
 impl Default for Inspector {
     fn default() -> Inspector {
@@ -159,6 +169,8 @@ impl Inspector {
             headers_top: 0,
             search: Search::default(),
             page: 10,
+            as_received: false,
+            pretty: None,
         }
     }
 
@@ -240,11 +252,26 @@ impl Inspector {
     }
 
     /// The text the search and the raw view read: the filter's result or the response's body.
-    fn shown_bytes(&self) -> Bytes {
-        match &self.body {
+    /// The text the raw view shows and `/` searches there: a JSON body pretty-printed (unless
+    /// `p` asked for it as received, or it is too large), any other as received.
+    fn shown_bytes(&mut self) -> Bytes {
+        let received = match &self.body {
             Body::Json(tree) => tree.doc().body().clone(),
-            _ => self.view.as_ref().map(|v| v.body.clone()).unwrap_or_default(),
+            _ => return self.view.as_ref().map(|v| v.body.clone()).unwrap_or_default(),
+        };
+        // The tree's search and selection address the body as received.
+        if self.as_received || self.mode != InspectorMode::Raw {
+            return received;
         }
+        let stale = self
+            .pretty
+            .as_ref()
+            .is_none_or(|(from, _)| from.as_ptr() != received.as_ptr() || from.len() != received.len());
+        if stale {
+            let pretty = (received.len() <= PRETTY_LIMIT).then(|| Bytes::from(pretty_json(&received)));
+            self.pretty = Some((received.clone(), pretty));
+        }
+        self.pretty.as_ref().and_then(|(_, pretty)| pretty.clone()).unwrap_or(received)
     }
 
     /// Forgets the shown response (e.g. when the tab's target changes).
@@ -326,6 +353,7 @@ impl Inspector {
             ("← / h", "fold, or go to the parent"),
             ("e / c", "expand all / collapse all"),
             ("t / w / H", "tree / raw / headers"),
+            ("p", "raw: JSON pretty-printed or as received"),
             ("/", "search the body"),
             ("|", "jq filter: Enter shows its result, empty clears"),
             ("y", "copy the selected value (or the text) to the clipboard"),
@@ -381,6 +409,13 @@ impl Inspector {
             }
             KeyCode::Char('H') if !ctrl && self.view.is_some() => {
                 self.mode = InspectorMode::Headers;
+                true
+            }
+            // The raw view's JSON: pretty-printed, or the bytes as received.
+            KeyCode::Char('p') if !ctrl && self.mode == InspectorMode::Raw && matches!(self.body, Body::Json(_)) => {
+                self.as_received = !self.as_received;
+                self.raw = RawScroll::default();
+                self.search.last = None;
                 true
             }
             KeyCode::Char('/') if !ctrl && self.has_text() => {
@@ -754,7 +789,15 @@ impl Inspector {
                 }
                 Some(tree.percent())
             }
-            Body::Json(tree) => Some(draw_raw(buf, area, tree.doc().body(), None, &mut self.raw, theme)),
+            Body::Json(_) => {
+                let text = self.shown_bytes();
+                let note = match (self.as_received, text.len() > PRETTY_LIMIT) {
+                    (true, _) => Some("as received (p: pretty-printed)"),
+                    (false, true) => Some("as received: too large to pretty-print"),
+                    (false, false) => None,
+                };
+                Some(draw_raw(buf, area, &text, note, &mut self.raw, theme))
+            }
             Body::Text { note } => Some(draw_raw(buf, area, &view.body, note.as_deref(), &mut self.raw, theme)),
         }
     }
@@ -836,14 +879,44 @@ fn draw_headers(buf: &mut Buffer, area: Rect, headers: &[(String, String)], top:
         buf.set_stringn(area.x, area.y, "no headers", usize::from(area.width), theme.muted);
         return;
     }
-    *top = (*top).min(headers.len().saturating_sub(usize::from(area.height)));
-    for (row, (name, value)) in (area.y..area.bottom()).zip(headers.iter().skip(*top)) {
-        let line = Line::from(vec![
-            Span::styled(inert(name).into_owned(), theme.json_key),
-            Span::styled(": ", theme.json_punctuation),
-            Span::styled(inert(value).into_owned(), theme.text),
-        ]);
-        buf.set_line(area.x, row, &line, area.width);
+    *top = (*top).min(headers.len().saturating_sub(1));
+    // A long value (a cookie, a link list) wraps under itself rather than running off the pane.
+    let width = usize::from(area.width).max(4);
+    let mut rows = area.y..area.bottom();
+    'headers: for (name, value) in headers.iter().skip(*top) {
+        let name = inert(name).into_owned();
+        let value = inert(value).into_owned();
+        let first_room = width.saturating_sub(name.width() + 2).max(1);
+        let mut chars = value.chars().peekable();
+        let mut first = true;
+        loop {
+            let Some(row) = rows.next() else { break 'headers };
+            let room = if first { first_room } else { width - 2 };
+            let mut piece = String::new();
+            let mut used = 0;
+            while let Some(c) = chars.peek() {
+                let w = unicode_width::UnicodeWidthChar::width(*c).unwrap_or(0);
+                if used + w > room {
+                    break;
+                }
+                used += w;
+                piece.push(*c);
+                chars.next();
+            }
+            let line = match first {
+                true => Line::from(vec![
+                    Span::styled(name.clone(), theme.json_key),
+                    Span::styled(": ", theme.json_punctuation),
+                    Span::styled(piece, theme.text),
+                ]),
+                false => Line::from(vec![Span::raw("  "), Span::styled(piece, theme.text)]),
+            };
+            buf.set_line(area.x, row, &line, area.width);
+            first = false;
+            if chars.peek().is_none() {
+                break;
+            }
+        }
     }
 }
 
@@ -953,3 +1026,78 @@ fn is_text(body: &[u8]) -> bool {
 #[cfg(test)]
 #[path = "inspector_tests.rs"]
 mod tests;
+
+/// A valid JSON text re-indented by two spaces, token by token: numbers, strings and key order
+/// stay exactly as they came (nothing is parsed into values and written again).
+fn pretty_json(body: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(body.len() + body.len() / 4);
+    let mut depth = 0usize;
+    let (mut in_string, mut escaped) = (false, false);
+    let newline = |out: &mut Vec<u8>, depth: usize| {
+        out.push(b'\n');
+        out.extend(std::iter::repeat_n(b' ', depth * 2));
+    };
+    let mut i = 0;
+    while i < body.len() {
+        let byte = body[i];
+        i += 1;
+        if in_string {
+            out.push(byte);
+            match (escaped, byte) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match byte {
+            b' ' | b'\n' | b'\r' | b'\t' => {}
+            b'"' => {
+                in_string = true;
+                out.push(byte);
+            }
+            b'{' | b'[' => {
+                out.push(byte);
+                // An empty container stays on one line: `[]`, `{}`.
+                let next = body[i..].iter().position(|b| !b" \n\r\t".contains(b)).map(|n| body[i + n]);
+                if matches!(next, Some(b'}' | b']')) {
+                    continue;
+                }
+                depth += 1;
+                newline(&mut out, depth);
+            }
+            b'}' | b']' => {
+                if !matches!(out.last(), Some(b'{' | b'[')) {
+                    depth = depth.saturating_sub(1);
+                    newline(&mut out, depth);
+                }
+                out.push(byte);
+            }
+            b',' => {
+                out.push(byte);
+                newline(&mut out, depth);
+            }
+            b':' => out.extend_from_slice(b": "),
+            _ => out.push(byte),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod pretty_tests {
+    use super::pretty_json;
+
+    #[test]
+    fn pretty_json_reindents_and_keeps_every_token_as_sent() {
+        let body = br#"{"a":[1,2.50,{}],"b":{"c":"x, y: {z}","d":[]},"e":"q\"}","n":1e400}"#;
+        let pretty = String::from_utf8(pretty_json(body)).unwrap();
+        assert_eq!(
+            pretty,
+            "{\n  \"a\": [\n    1,\n    2.50,\n    {}\n  ],\n  \"b\": {\n    \"c\": \"x, y: {z}\",\n    \"d\": []\n  },\n  \"e\": \"q\\\"}\",\n  \"n\": 1e400\n}"
+        );
+        assert_eq!(String::from_utf8(pretty_json(b"[ ]")).unwrap(), "[]");
+        assert_eq!(String::from_utf8(pretty_json(b" 42 ")).unwrap(), "42");
+    }
+}

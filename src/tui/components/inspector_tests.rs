@@ -172,11 +172,16 @@ fn plain_text_and_raw_mode() {
     assert!(contains(&screen, "│second line"));
     assert!(screen[0].contains("raw·headers"));
 
-    // JSON in raw mode, scrolled sideways.
+    // JSON in raw mode: pretty-printed, and `p` shows the bytes as received, scrolled sideways.
     inspector.show(view(BODY));
     key(&mut inspector, "w");
     let screen = draw(&mut inspector, 30, 8);
+    assert!(contains(&screen, "│  \"items\": ["), "{screen:#?}");
+    assert!(contains(&screen, "│      \"id\": \"ch_1\","), "{screen:#?}");
+    key(&mut inspector, "p");
+    let screen = draw(&mut inspector, 30, 8);
     assert!(contains(&screen, "│{\"items\":[{\"id\":"), "{screen:#?}");
+    assert!(contains(&screen, "as received"), "{screen:#?}");
     key(&mut inspector, "l");
     let screen = draw(&mut inspector, 30, 8);
     assert!(contains(&screen, "│:[{\"id\":\"ch_1\""), "{screen:#?}");
@@ -213,6 +218,16 @@ fn headers_mode() {
     // The mode sticks for the next response.
     inspector.show(view("[1]"));
     assert_eq!(inspector.mode(), InspectorMode::Headers);
+
+    // A long value wraps under itself: its end is on screen.
+    let mut long = view(BODY);
+    let link = format!("<https://api.example.com/items?page=2&{}>; rel=\"next\"", "q=x&".repeat(12));
+    long.headers = vec![("link".into(), link), ("x-request-id".into(), "req_9".into())];
+    inspector.show(long);
+    let screen = draw(&mut inspector, 40, 10);
+    assert!(contains(&screen, "│link: <https://api.example.com/items?p"), "{screen:#?}");
+    assert!(contains(&screen, "rel=\"next\""), "the end of the value is shown: {screen:#?}");
+    assert!(contains(&screen, "│x-request-id: req_9"), "{screen:#?}");
 }
 
 #[test]
