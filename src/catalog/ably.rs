@@ -61,6 +61,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
             "[{\"channels\":[\"a\",\"b\"],\"messages\":[{\"name\":\"n\",\"data\":\"d\"}]}]",
         )
         .json()
+        .template(r#"[{"channels":[""],"messages":[{"name":"","data":""}]}]"#)
         .required()],
         body: BodyEncoding::Json,
         ..op(
@@ -115,6 +116,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
                 .one_of(&["phone", "tablet", "desktop", "tv", "watch", "car", "embedded", "other"]),
             Param::body("push", "{\"recipient\":{\"transportType\":\"fcm\",\"registrationToken\":\"...\"}}")
                 .json()
+                .template(r#"{"recipient":{"transportType":"","registrationToken":""}}"#)
                 .required(),
             Param::body("clientId", "client id the device belongs to"),
             Param::body("metadata", "free-form metadata object").json(),
@@ -160,7 +162,10 @@ pub(super) static OPERATIONS: &[Operation] = &[
     },
     Operation {
         params: &[
-            Param::body("recipient", "{\"deviceId\":\"...\"} or {\"clientId\":\"...\"}").json().required(),
+            Param::body("recipient", "{\"deviceId\":\"...\"} or {\"clientId\":\"...\"}")
+                .json()
+                .template(r#"{"clientId":""}"#)
+                .required(),
             Param::body("notification", "{\"title\":\"...\",\"body\":\"...\"}").json(),
             Param::body("data", "string key/value pairs for the app").json(),
         ],

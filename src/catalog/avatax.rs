@@ -133,6 +133,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
             "[{\"companyCode\":\"ACME\",\"name\":\"Acme Inc\",\"defaultCountry\":\"US\"}]",
         )
         .json()
+        .template(r#"[{"companyCode":"","name":"","defaultCountry":"US"}]"#)
         .required()],
         body: BodyEncoding::Json,
         ..op(
@@ -212,6 +213,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
                 "[{\"number\":\"1\",\"quantity\":1,\"amount\":100,\"taxCode\":\"P0000000\"}]",
             )
             .json()
+        .template(r#"[{"number":"1","quantity":1,"amount":0,"taxCode":""}]"#)
             .required(),
             Param::body("commit", "invoice types only: create it already committed")
                 .boolean()
@@ -399,6 +401,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
                 "[{\"customerCode\":\"C1\",\"name\":\"...\",\"line1\":\"...\",\"city\":\"...\",\"region\":\"CA\",\"postalCode\":\"...\",\"country\":\"US\"}]",
             )
             .json()
+        .template(r#"[{"customerCode":"","name":"","line1":"","city":"","region":"","postalCode":"","country":"US"}]"#)
             .required(),
         ],
         body: BodyEncoding::Json,
@@ -457,6 +460,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
                 "[{\"signedDate\":\"2024-01-01\",\"exemptionReason\":{\"name\":\"RESALE\"},\"exposureZone\":{\"name\":\"California\"},\"customers\":[{\"customerCode\":\"C1\"}]}]",
             )
             .json()
+        .template(r#"[{"signedDate":"","exemptionReason":{"name":""},"exposureZone":{"name":""},"customers":[{"customerCode":""}]}]"#)
             .required(),
         ],
         body: BodyEncoding::Json,
@@ -497,6 +501,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
                 "[{\"country\":\"US\",\"region\":\"CA\",\"jurisTypeId\":\"STA\",\"jurisCode\":\"06\",\"jurisName\":\"CALIFORNIA\"}]",
             )
             .json()
+        .template(r#"[{"country":"US","region":"","jurisTypeId":"STA","jurisCode":"","jurisName":""}]"#)
             .required(),
         ],
         body: BodyEncoding::Json,

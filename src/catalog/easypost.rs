@@ -22,9 +22,11 @@ const WEBHOOK_ID: Param = Param::path("id", "webhook id (hook_...)");
 const ADDRESS: Param =
     Param::body("address", "{\"name\":..,\"street1\":..,\"city\":..,\"state\":..,\"zip\":..,\"country\":\"US\"}")
         .json()
+        .template(r#"{"name":"","street1":"","city":"","state":"","zip":"","country":"US"}"#)
         .required();
 const VERIFY_CARRIER: Param = Param::body("verify_carrier", "carrier to verify with, e.g. USPS");
-const BATCH_SHIPMENTS: Param = Param::body("shipments", "[{\"id\":\"shp_...\"},...]").json().required();
+const BATCH_SHIPMENTS: Param =
+    Param::body("shipments", "[{\"id\":\"shp_...\"},...]").json().template(r#"[{"id":""}]"#).required();
 const CUSTOM_HEADERS: Param =
     Param::body("custom_headers", "headers added to each POST: [{\"name\":\"X-Key\",\"value\":\"v\"}]").json();
 
@@ -72,6 +74,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
             "{\"to_address\":{..},\"from_address\":{..},\"parcel\":{..}}; ids as {\"id\":..}",
         )
         .json()
+        .template(r#"{"to_address":{"name":"","street1":"","city":"","state":"","zip":"","country":"US"},"from_address":{"name":"","street1":"","city":"","state":"","zip":"","country":"US"},"parcel":{"length":0,"width":0,"height":0,"weight":0}}"#)
         .required()],
         body: BodyEncoding::Json,
         ..op(
@@ -85,7 +88,8 @@ pub(super) static OPERATIONS: &[Operation] = &[
     Operation {
         params: &[
             SHIPMENT_ID,
-            Param::body("rate", "the chosen rate: {\"id\":\"rate_...\"}").json().required(),
+            Param::body("rate", "the chosen rate: {\"id\":\"rate_...\"}").json()
+        .template(r#"{"id":""}"#).required(),
             Param::body("insurance", "insured value in USD, decimal string, e.g. 100.00"),
             Param::body("end_shipper_id", "end shipper id (es_...) where the carrier needs one"),
         ],
@@ -161,6 +165,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
     Operation {
         params: &[Param::body("parcel", "inches and ounces: {\"length\":10,\"width\":8,\"height\":4,\"weight\":15.4}")
             .json()
+        .template(r#"{"length":0,"width":0,"height":0,"weight":0}"#)
             .required()],
         body: BodyEncoding::Json,
         ..op("parcels_create", "parcels", Method::Post, "/v2/parcels", "create a parcel with dimensions and weight")
@@ -186,6 +191,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
             "{\"shipments\":[{\"id\":\"shp_...\"}],\"reference\":\"...\"} or {} for an empty one",
         )
         .json()
+        .template(r#"{"shipments":[{"id":""}],"reference":""}"#)
         .required()],
         body: BodyEncoding::Json,
         ..op("batches_create", "batches", Method::Post, "/v2/batches", "create a batch")
@@ -275,6 +281,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
             "{\"tracking_code\":\"EZ1000000001\",\"carrier\":\"USPS\"} (carrier optional)",
         )
         .json()
+        .template(r#"{"tracking_code":"","carrier":""}"#)
         .required()],
         body: BodyEncoding::Json,
         ..op(
@@ -302,6 +309,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
             "{\"tracking_code\":..,\"carrier\":..,\"amount\":\"100.00\",\"to_address\":{..},\"from_address\":{..}}",
         )
         .json()
+        .template(r#"{"tracking_code":"","carrier":"","amount":"","to_address":{"id":""},"from_address":{"id":""}}"#)
         .required()],
         body: BodyEncoding::Json,
         // Money-moving: it asks first, restating what it buys.
@@ -338,6 +346,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
     Operation {
         params: &[Param::body("refund", "{\"carrier\":\"USPS\",\"tracking_codes\":[\"...\"]} (a list even for one)")
             .json()
+        .template(r#"{"carrier":"","tracking_codes":[""]}"#)
             .required()],
         body: BodyEncoding::Json,
         destructive: true,
@@ -361,6 +370,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
             "{\"url\":\"https://...\",\"webhook_secret\":\"...\",\"custom_headers\":[..]}",
         )
         .json()
+        .template(r#"{"url":"","webhook_secret":""}"#)
         .required()],
         body: BodyEncoding::Json,
         ..op(

@@ -226,6 +226,9 @@ pub struct Param {
     /// A `List` or `File` the service takes only once (one MIME message), so giving it several
     /// times is refused instead of sending what the service would reject or ignore.
     pub single: bool,
+    /// For a JSON field: the shape a form starts from, as JSON with the values to fill in left
+    /// empty. Only a shape: a form refuses to send it untouched.
+    pub template: Option<&'static str>,
 }
 
 /// The rule the names of a prefixed family follow after the prefix.
@@ -334,7 +337,13 @@ impl Param {
             comma_joined: false,
             family: None,
             single: false,
+            template: None,
         }
+    }
+    /// The JSON shape a form's field starts from (see [`Param::template`]).
+    pub const fn template(mut self, shape: &'static str) -> Param {
+        self.template = Some(shape);
+        self
     }
     /// A family of body fields named `prefix` + any suffix following `rule` (`h:` + a header name).
     pub const fn family(prefix: &'static str, rule: Family, help: &'static str) -> Param {

@@ -42,7 +42,8 @@ const LINE_ITEMS: Param = Param::body(
     "line_items",
     "[{\"id\":\"1\",\"quantity\":1,\"product_tax_code\":\"20010\",\"unit_price\":15,\"discount\":0,\"sales_tax\":0.95}]",
 )
-.json();
+.json()
+        .template(r#"[{"id":"1","quantity":1,"product_tax_code":"","unit_price":0,"discount":0}]"#);
 const REFERENCE: Param = Param::body("transaction_reference_id", "transaction_id of the refunded order");
 
 // Fields of customer bodies.
@@ -378,7 +379,8 @@ pub(super) static OPERATIONS: &[Operation] = &[
                 "line_items",
                 "[{\"id\":\"1\",\"quantity\":1,\"product_tax_code\":\"20010\",\"unit_price\":15,\"discount\":0}]",
             )
-            .json(),
+            .json()
+            .template(r#"[{"id":"1","quantity":1,"product_tax_code":"","unit_price":0,"discount":0}]"#),
         ],
         body: BodyEncoding::Json,
         mutates: false,

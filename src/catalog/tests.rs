@@ -168,3 +168,18 @@ fn destructive_verbs_are_marked_destructive() {
         }
     }
 }
+
+#[test]
+fn templates_are_json_shapes_of_json_fields() {
+    let mut count = 0;
+    for op in crate::catalog::all_operations() {
+        for param in op.params.iter().filter(|p| p.template.is_some()) {
+            let shape = param.template.unwrap_or_default();
+            assert_eq!(param.kind, crate::catalog::Kind::Json, "{} {}", op.name, param.name);
+            assert!(serde_json::from_str::<serde_json::Value>(shape).is_ok(), "{} {}: {shape}", op.name, param.name);
+            count += 1;
+        }
+    }
+    // Every required JSON field of the shipping and tax catalogs starts from one.
+    assert!(count >= 19, "{count}");
+}

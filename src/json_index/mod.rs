@@ -17,6 +17,8 @@ use bytes::Bytes;
 
 mod item;
 mod parse;
+mod pretty;
+pub use pretty::pretty;
 #[cfg(test)]
 mod tests;
 

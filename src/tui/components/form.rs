@@ -91,6 +91,9 @@ struct Field {
     /// A pre-filled value that holds control characters is shown inert (`␛` for ESC); this is
     /// the value as it was, sent as long as the shown text is left as it is.
     prefilled: Option<Prefilled>,
+    /// The catalog's shape the field started from (pretty-printed): left as it is, it is no
+    /// value the user chose, so it is never sent.
+    template: Option<String>,
 }
 
 struct Prefilled {
@@ -114,6 +117,9 @@ impl Field {
     /// of one value (a family's JSON is expanded by [`Form::values`]).
     fn value(&self) -> String {
         let text = self.input.lines().join("\n");
+        if self.template.as_ref() == Some(&text) {
+            return String::new();
+        }
         if let Some(prefilled) = self.prefilled.as_ref().filter(|p| p.shown == text) {
             return prefilled.value.clone();
         }
@@ -130,6 +136,9 @@ impl Field {
     /// What is wrong with the field's value, if anything: a family's object is expanded and
     /// each name and value checked; a file field names the path that cannot be read.
     fn problem(&self) -> Option<String> {
+        if self.template.as_ref().is_some_and(|t| *t == self.input.lines().join("\n")) {
+            return Some("fill in the template's values (it is only the shape)".into());
+        }
         let value = self.value();
         if self.param.family.is_none() || value.is_empty() {
             return validate::check_value(self.param, &value).err();
@@ -232,7 +241,15 @@ impl Form {
             .params
             .iter()
             .map(|param| {
-                let text = prefill_text(op, param, prefill).unwrap_or_default();
+                let given = prefill_text(op, param, prefill);
+                // A required JSON field nobody filled starts from its shape, over several lines.
+                let template = match (&given, param.template) {
+                    (None, Some(shape)) if param.required => {
+                        Some(String::from_utf8_lossy(&crate::json_index::pretty(shape.as_bytes())).into_owned())
+                    }
+                    _ => None,
+                };
+                let text = given.or_else(|| template.clone()).unwrap_or_default();
                 // The value the untouched text stands for: what was given, items and all.
                 let value = match prefill.get(param.name) {
                     Some(given) if param.family.is_none() => given.clone(),
@@ -258,7 +275,7 @@ impl Form {
                     hint = "a file path; Enter for another line, one path per line".to_owned();
                 }
                 input.set_placeholder_text(hint);
-                Field { param, input, error: None, prefilled }
+                Field { param, input, error: None, prefilled, template }
             })
             .collect();
         Form { op, fields, focused: 0, target_label, message: None, line_items: None }
@@ -333,6 +350,11 @@ impl Form {
             return editor.paste(&text.replace('\n', " "));
         }
         let Some(field) = self.fields.get_mut(self.focused) else { return };
+        // A whole value pasted over the untouched shape replaces it.
+        if field.template.as_ref().is_some_and(|t| *t == field.input.lines().join("\n")) {
+            field.input.select_all();
+            field.input.cut();
+        }
         if takes_lines(field.param) {
             field.input.insert_str(text);
         } else {
@@ -807,6 +829,32 @@ mod tests {
         assert_eq!(again.fields_value("to"), "b@x.com, c@y.com");
         assert_eq!(again.values(), recorded, "untouched, the same values go out");
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_required_json_field_starts_from_its_shape_and_is_never_sent_untouched() {
+        let op = Service::Easypost.operation("shipments_create").unwrap();
+        let mut form = Form::new(op, &Values::new(), "SANDBOX".into());
+        let shown = form.fields[0].input.lines().to_vec();
+        assert!(shown.len() > 10, "over several lines: {shown:?}");
+        assert_eq!(shown[0], "{");
+        assert_eq!(shown[1], "  \"to_address\": {");
+        assert!(shown.iter().any(|l| l.trim() == "\"street1\": \"\","), "{shown:?}");
+        // Sent as it is, it would be values nobody chose: refused, with the reason.
+        assert_eq!(form.handle_key(ctrl_s()), FormAction::None);
+        assert_eq!(form.fields[0].error.as_deref(), Some("fill in the template's values (it is only the shape)"));
+        assert!(form.values().is_empty());
+        // Edited, it is the user's value.
+        form.handle_key(key(KeyCode::Char('x')));
+        assert!(form.fields[0].problem().is_some_and(|p| p.contains("JSON")), "now it is checked as JSON");
+        // A field given a value does not start from the shape; an optional one starts empty.
+        let mut values = Values::new();
+        values.insert("shipment".into(), r#"{"to_address":{"id":"adr_1"}}"#.into());
+        let given = Form::new(op, &values, "SANDBOX".into());
+        assert_eq!(given.values().get("shipment").map(String::as_str), Some(r#"{"to_address":{"id":"adr_1"}}"#));
+        let publish = Service::Ably.operation("messages_publish").unwrap();
+        let form = Form::new(publish, &Values::new(), "SANDBOX".into());
+        assert!(form.fields.iter().filter(|f| f.param.kind == Kind::Json).all(|f| f.input.is_empty()));
     }
 
     #[test]
