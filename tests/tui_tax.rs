@@ -423,6 +423,18 @@ async fn a_taxjar_order_opens_from_its_id_with_money_in_money_format() {
     for text in ["order 456", "amount 1,017.45", "sales tax 0.95", "Fuzzy Widget", "15.00", "LOS ANGELES"] {
         assert!(screen.contains(text), "{text} in:\n{screen}");
     }
+    // `t`: a tax calculation of the same sale, pre-filled from the order, sent only on Ctrl-s.
+    assert!(screen.contains("t tax calculation of this sale"), "{screen}");
+    h.keys("t");
+    let Some(Popup::Form(form)) = h.console.app.popup.as_ref() else { panic!("a form:\n{}", h.screen()) };
+    assert_eq!(form.op.name, "taxes_calculate");
+    let values = form.values();
+    for (name, value) in [("to_city", "LOS ANGELES"), ("amount", "1017.45"), ("to_country", "US")] {
+        assert_eq!(values.get(name).map(String::as_str), Some(value), "{name}: {values:?}");
+    }
+    let items: Value = serde_json::from_str(&values["line_items"]).unwrap();
+    assert_eq!(items[0]["unit_price"], json!(15.0), "{items}");
+    assert!(items[0].get("sales_tax").is_none(), "a calculation is not told the tax: {items}");
 }
 
 /// The same views against the embedded TaxJar simulator rather than a fake.

@@ -5,6 +5,7 @@
 use serde_json::{Map, Value};
 
 use crate::catalog::Operation;
+use crate::client::Values;
 use crate::tui::components::detail::{columns, fact, money_cell, percent_cell, text, Align, Detail, Table, Tone};
 use crate::tui::services::ServiceConsole;
 
@@ -25,7 +26,76 @@ impl ServiceConsole for Taxjar {
             _ => None,
         }
     }
+
+    /// `t` on an order or a refund: a tax calculation of the same sale.
+    fn record_action(
+        &self,
+        key: char,
+        record: &Value,
+        _scope: &dyn Fn(&str) -> Option<String>,
+    ) -> Option<(&'static str, Values)> {
+        (key == 't').then(|| ("taxes_calculate", calculation_of(record)))
+    }
 }
+
+/// What a tax calculation of the sale `transaction` (an order or a refund) is asked with: its
+/// addresses, amounts, customer and exemption, and its line items with the fields a
+/// calculation takes.
+fn calculation_of(transaction: &Value) -> Values {
+    let mut values = Values::new();
+    let Some(fields) = transaction.as_object() else { return values };
+    let addresses = ["country", "zip", "state", "city", "street"]
+        .iter()
+        .flat_map(|part| ["from", "to"].into_iter().map(move |side| format!("{side}_{part}")));
+    let scalars = addresses.chain(["amount", "shipping", "customer_id", "exemption_type"].map(str::to_owned));
+    for name in scalars {
+        let text = match fields.get(&name) {
+            Some(Value::String(s)) if !s.is_empty() => s.clone(),
+            Some(Value::Number(n)) => n.to_string(),
+            _ => continue,
+        };
+        values.insert(name, text);
+    }
+    let items: Vec<Value> = fields
+        .get("line_items")
+        .and_then(Value::as_array)
+        .map(|items| {
+            items
+                .iter()
+                .map(|item| {
+                    // Orders say amounts as strings ("15.0"); a calculation takes numbers.
+                    let number = |value: Value| match value {
+                        Value::String(text) => match text.parse::<serde_json::Number>() {
+                            Ok(n) => Value::Number(n),
+                            Err(_) => Value::String(text),
+                        },
+                        other => other,
+                    };
+                    let kept = ["id", "quantity", "product_tax_code", "unit_price", "discount"]
+                        .iter()
+                        .filter_map(|k| {
+                            let value = item.get(*k)?.clone();
+                            let value = if matches!(*k, "quantity" | "unit_price" | "discount") {
+                                number(value)
+                            } else {
+                                value
+                            };
+                            Some(((*k).to_owned(), value))
+                        })
+                        .filter(|(_, v)| !v.is_null());
+                    Value::Object(kept.collect())
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    if !items.is_empty() {
+        values.insert("line_items".into(), Value::Array(items).to_string());
+    }
+    values
+}
+
+/// The record key of order and refund views.
+const SALE_KEYS: &[(char, &str)] = &[('t', "tax calculation of this sale")];
 
 /// TaxJar's rate of a location: each `*_rate` field as a row, named by the jurisdiction beside it.
 fn taxjar_rate(rate: &Value) -> Detail {
@@ -243,6 +313,8 @@ fn taxjar_transaction(kind: &str, record: &Value) -> Detail {
         title: format!("{kind} {}", text(field("transaction_id"))),
         facts,
         tables: vec![table],
+        record: Some(record.clone()),
+        record_keys: SALE_KEYS,
         ..Detail::default()
     }
 }
