@@ -404,6 +404,42 @@ impl Keymap {
 mod tests {
     use super::*;
 
+    /// The README's key table is the keys in effect: every action has its row, named by its
+    /// `[keys]` name, with its default keys.
+    #[test]
+    fn the_readme_key_table_matches_the_default_keys() {
+        let readme = include_str!("../../README.md");
+        let start = readme.find("## Keys").expect("a Keys section");
+        let table: Vec<&str> = readme[start..]
+            .lines()
+            .skip_while(|l| !l.starts_with("| key"))
+            .take_while(|l| l.starts_with('|'))
+            .collect();
+        assert!(table.len() > 10, "{table:?}");
+        let keymap = Keymap::default();
+        for info in ACTIONS {
+            // The seven tab actions share one row: `tab_1` … `tab_7`.
+            let named = match info.action {
+                Action::Tab(_) => "`tab_1`".to_owned(),
+                _ => format!("`{}`", info.name),
+            };
+            let row = table
+                .iter()
+                .find(|row| row.contains(&named))
+                .unwrap_or_else(|| panic!("no README row for {}", info.name));
+            let key_cell = row.split('|').nth(1).unwrap_or_default();
+            match (info.action, keymap.hint(info.action)) {
+                (Action::Tab(_), _) => assert!(key_cell.contains("`1`–`7`"), "{row}"),
+                (_, None) => assert!(key_cell.contains('—'), "{}: no default key, yet: {row}", info.name),
+                (action, Some(_)) => {
+                    for key in keymap.keys(action) {
+                        assert!(key_cell.contains(&format!("`{key}`")), "{}: `{key}` missing in {row}", info.name);
+                    }
+                }
+            }
+        }
+    }
+
     fn event(code: KeyCode, modifiers: KeyModifiers) -> KeyEvent {
         KeyEvent::new(code, modifiers)
     }

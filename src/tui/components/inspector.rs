@@ -358,6 +358,7 @@ impl Inspector {
             ("|", "jq filter: Enter shows its result, empty clears"),
             ("y", "copy the selected value (or the text) to the clipboard"),
             ("n / N", "next / previous match"),
+            ("Esc", "back to the browser, from any depth"),
         ]
     }
 
