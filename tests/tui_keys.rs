@@ -318,3 +318,21 @@ async fn a_read_only_profile_refuses_changes_in_call() {
     assert_eq!(sent.status.code(), Some(0), "{}", String::from_utf8_lossy(&sent.stderr));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Popups are as wide as their content up to the screen (issue 18): the palette's longest
+/// summary is whole at 200 columns, and the help's right column is not cut.
+#[tokio::test]
+async fn popups_are_sized_to_their_content() {
+    let mut h = console("", None).await;
+    h.resize(200, 50);
+    let longest = opsdeck::catalog::all_operations().max_by_key(|op| op.summary.len()).unwrap();
+    h.keys(":");
+    h.type_text(&format!("{} {}", longest.service.name(), longest.name));
+    let screen = h.screen();
+    assert!(screen.contains(longest.summary), "{} in:\n{screen}", longest.summary);
+    h.resize(200, 120);
+    h.keys("<Esc>?");
+    let screen = h.screen();
+    let line = screen.lines().find(|l| l.contains("EasyPost rates: choose one")).unwrap_or_default();
+    assert!(line.contains("buy it (asks first"), "the line is whole: {screen}");
+}

@@ -9,6 +9,8 @@ use ratatui::Frame;
 
 use crate::catalog::Operation;
 use crate::client::Values;
+use unicode_width::UnicodeWidthStr;
+
 use crate::inert::inert;
 use crate::tui::components::line_input::LineInput;
 use crate::tui::theme::Theme;
@@ -48,6 +50,18 @@ impl Confirm {
             .or_else(|| op.params.iter().find_map(|p| values.get(p.name).cloned()));
         let badge = if live { "LIVE" } else { "SANDBOX" }.to_owned();
         Confirm { op, values, live, profile, expected, typed: LineInput::default(), effects: Vec::new(), badge }
+    }
+
+    /// The width the popup's longest line needs, borders included.
+    fn render_width(&self) -> usize {
+        let lines = [
+            format!(" {} {} · profile {}", self.badge, self.op.service.title(), self.profile),
+            format!("{} {}", self.op.name, self.op.summary),
+            format!("target: {}", self.target()),
+            format!("Type {} and press Enter to confirm; Esc cancels.", self.expected.as_deref().unwrap_or_default()),
+        ];
+        let effects = self.effects.iter().map(|e| e.width() + 2);
+        lines.iter().map(|l| l.width()).chain(effects).max().unwrap_or(0) + 2
     }
 
     fn target(&self) -> String {
@@ -97,11 +111,11 @@ impl Confirm {
     }
 
     pub fn render(&self, frame: &mut Frame, area: Rect, theme: &Theme) {
-        let width = area.width.saturating_sub(4).clamp(10, 72).min(area.width);
-        let effects = u16::try_from(self.effects.len()).unwrap_or(u16::MAX);
-        let height = 10u16.saturating_add(effects).min(area.height);
-        let popup = super::centered(area, width, height);
-        frame.render_widget(Clear, popup);
+        // As wide as its longest line (a long target, a price) up to the screen; what is wider
+        // still wraps, and the height counts the wrapped rows.
+        let most = area.width.saturating_sub(4).max(10).min(area.width);
+        let width = self.render_width().clamp(44, usize::from(most));
+        let width = u16::try_from(width).unwrap_or(most);
         let badge_style = if self.live { theme.live_badge } else { theme.sandbox_badge };
         let badge = format!(" {} ", inert(&self.badge));
         let mut lines = vec![
@@ -136,6 +150,18 @@ impl Confirm {
             .borders(Borders::ALL)
             .border_style(theme.warning)
             .title(Span::styled(" This cannot be undone ", theme.warning));
+        let inner_width = usize::from(width.saturating_sub(2)).max(1);
+        // Word wrapping can take a row more than the characters alone would.
+        let rows: usize = lines
+            .iter()
+            .map(|line| match line.width() {
+                w if w <= inner_width => 1,
+                w => w.div_ceil(inner_width) + 1,
+            })
+            .sum();
+        let height = u16::try_from(rows + 2).unwrap_or(u16::MAX).min(area.height);
+        let popup = super::centered(area, width, height);
+        frame.render_widget(Clear, popup);
         frame.render_widget(Paragraph::new(lines).block(block).wrap(Wrap { trim: false }), popup);
     }
 }

@@ -11,6 +11,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, List, ListItem, ListState};
 use ratatui::Frame;
 
+use unicode_width::UnicodeWidthStr;
+
 use crate::catalog::Operation;
 use crate::inert::inert;
 use crate::tui::components::line_input::LineInput;
@@ -245,7 +247,20 @@ impl Menu {
     }
 
     pub fn render(&self, frame: &mut Frame, area: Rect, theme: &Theme) {
-        let width = area.width.saturating_sub(4).clamp(10, 90).min(area.width);
+        // As wide as its widest line (a long summary included) up to the screen.
+        let widest = self
+            .ops
+            .iter()
+            .map(|entry| match entry {
+                Entry::Op(op) => usize::from(self.show_service) * 9 + 28 + 7 + op.summary.width(),
+                Entry::Item(item) => 9 + 35 + item.summary.width(),
+                Entry::Heading(text) => text.width() + 4,
+            })
+            .chain([self.title.width() + 30])
+            .max()
+            .unwrap_or(0);
+        let most = area.width.saturating_sub(4).max(10).min(area.width);
+        let width = u16::try_from(widest + 4).unwrap_or(most).clamp(10.min(most), most);
         let wanted = u16::try_from(self.shown.len()).unwrap_or(u16::MAX).saturating_add(2).max(4);
         let height = wanted.min(area.height.saturating_sub(2).max(3)).min(area.height);
         let popup =
