@@ -149,7 +149,7 @@ Examples:
   opsdeck call ably messages_list channelId=orders:eu --all-pages --jq '.[].id'
   opsdeck call ably messages_list channelId=orders:eu --all-pages --ndjson | head -3
   opsdeck call avatax companies_list -o table
-  opsdeck call ably channels_list --jq '.[] | select(.status.isActive) | .channelId' --raw
+  opsdeck call ably channels_list --jq '.[] | select(.status.isActive) | .channelId'
   opsdeck call ably time_get --include
   opsdeck call ably messages_publish channelId=orders:eu name=shipped data=hello --dry-run
   opsdeck call taxjar taxes_calculate --body @order.json --compact
@@ -190,14 +190,16 @@ pub struct CallArgs {
     /// Send a destructive operation to a LIVE service without asking to type the target's id.
     #[arg(long)]
     pub yes: bool,
-    /// A jq filter over the response body; each result on its own line. With --all-pages it runs
-    /// over the array of all records, with --ndjson over each record.
+    /// A jq filter over the response body; each result on its own line, a string as it is,
+    /// without quotes (as gh --jq prints it; `| tojson` keeps them), anything else as JSON. With
+    /// --all-pages it runs over the array of all records, with --ndjson over each record.
     #[arg(long, value_name = "EXPR")]
     pub jq: Option<String>,
     /// JSON on one line instead of pretty-printed.
     #[arg(long)]
     pub compact: bool,
-    /// A string result printed as it is, without quotes (like jq -r); anything else as JSON.
+    /// A string printed as it is, without quotes, like jq -r: what --jq does anyway; without --jq,
+    /// for a response or --ndjson record that is a JSON string.
     #[arg(long, short = 'r')]
     pub raw: bool,
     /// The HTTP status line and response headers before the body (secrets redacted).

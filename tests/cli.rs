@@ -451,11 +451,21 @@ async fn jq_compact_and_raw_shape_the_output() {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         opsdeck_async(&args, &env).await
     };
+    // As `gh --jq` prints them: a string result bare, any other value as JSON (issue 18).
     let out = run(call(&["--jq", ".[].id"])).await;
     assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(lines(&out), ["\"m1a\"", "\"m1b\""]);
-    let out = run(call(&["--jq", ".[].id", "--raw"])).await;
     assert_eq!(lines(&out), ["m1a", "m1b"]);
+    let out = run(call(&["--jq", ".[].id", "--raw"])).await;
+    assert_eq!(lines(&out), ["m1a", "m1b"], "--raw says the same");
+    let out = run(call(&["--jq", ".[].id | tojson"])).await;
+    assert_eq!(lines(&out), ["\"m1a\"", "\"m1b\""], "tojson keeps the quotes");
+    let out = run(call(&["--jq", ".[] | .timestamp, .clientId, null, true, [.id]", "--compact"])).await;
+    assert_eq!(
+        lines(&out),
+        ["1700000000000", "c1", "null", "true", "[\"m1a\"]", "1700000060000", "c2", "null", "true", "[\"m1b\"]"]
+    );
+    let out = run(call(&["--ndjson", "--jq", ".id"])).await;
+    assert_eq!(lines(&out), ["m1a", "m1b"], "with --ndjson too");
     let out = run(call(&["--jq", ".[1]"])).await;
     assert!(stdout(&out).starts_with("{\n  \"id\": \"m1b\""), "pretty by default: {}", stdout(&out));
     let out = run(call(&["--jq", ".[1]", "--compact"])).await;
