@@ -359,21 +359,40 @@ fn describe(op: &Operation) -> Value {
     })
 }
 
+/// A service by name, for `opsdeck call` and `opsdeck ops` alike; an unknown one is a usage
+/// error suggesting the close names, or the service an operation's name belongs to
+/// (`opsdeck ops messages_list`: did you mean ably messages_list?).
 fn parse_service(name: &str) -> Result<Service, Failure> {
     Service::parse(name).ok_or_else(|| {
         let names: Vec<&str> = Service::ALL.iter().map(|s| s.name()).collect();
         let close = suggest::close_names(name, names.iter().copied());
+        let owners = owners_of(name);
+        let close = if close.is_empty() { owners.iter().map(String::as_str).collect() } else { close };
         let hint = suggest::did_you_mean(&close).map(|q| format!("{q} ")).unwrap_or_default();
         Failure::usage(format!("unknown service '{}'; {hint}(services: {})", inert(name), names.join(", ")))
     })
 }
 
+/// `SERVICE OPERATION` for each service that has an operation called `name`.
+fn owners_of(name: &str) -> Vec<String> {
+    Service::ALL
+        .into_iter()
+        .filter(|s| s.operations().iter().any(|op| op.name.eq_ignore_ascii_case(name)))
+        .map(|s| format!("{s} {}", name.to_ascii_lowercase()))
+        .collect()
+}
+
+/// An operation of `service` by name, for `opsdeck call` and `opsdeck ops` alike; an unknown
+/// one is a usage error suggesting the close names of that service, else the same name in
+/// another service, else saying how many there are to list.
 fn parse_operation(service: Service, name: &str) -> Result<&'static Operation, Failure> {
     service.operation(name).ok_or_else(|| {
         let close = suggest::close_names(name, service.operations().iter().map(|op| op.name));
+        let elsewhere = owners_of(name);
+        let close = if close.is_empty() { elsewhere.iter().map(String::as_str).collect() } else { close };
         let hint = match suggest::did_you_mean(&close) {
             Some(question) => format!("{question} (all: `opsdeck ops {service}`)"),
-            None => format!("see `opsdeck ops {service}`"),
+            None => format!("`opsdeck ops {service}` lists its {} operations", service.operations().len()),
         };
         Failure::usage(format!("unknown operation '{}' of {service}; {hint}", inert(name)))
     })
@@ -975,7 +994,15 @@ mod tests {
         let err = parse_operation(Service::Ably, "list_messages").unwrap_err();
         assert!(err.message.contains("did you mean messages_list"), "{}", err.message);
         let err = parse_operation(Service::Ably, "xyzzy").unwrap_err();
-        assert!(err.message.ends_with("unknown operation 'xyzzy' of ably; see `opsdeck ops ably`"), "{}", err.message);
+        assert!(
+            err.message.ends_with("unknown operation 'xyzzy' of ably; `opsdeck ops ably` lists its 18 operations"),
+            "{}",
+            err.message
+        );
+        let err = parse_operation(Service::Ably, "domains_list").unwrap_err();
+        assert!(err.message.contains("did you mean mailgun domains_list?"), "{}", err.message);
+        let err = parse_service("messages_list").unwrap_err();
+        assert!(err.message.starts_with("unknown service 'messages_list'; did you mean ably messages_list?"));
         let err = parse_service("abyl").unwrap_err();
         assert_eq!(err.code, 2);
         assert!(

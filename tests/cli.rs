@@ -679,6 +679,37 @@ fn unknown_names_get_close_suggestions() {
     assert!(stderr(&out).contains("did you mean channels_list"), "{}", stderr(&out));
 }
 
+/// `opsdeck ops` suggests as `opsdeck call` does, from the same function (issue 18): close
+/// names, else the same name in another service, else how to list them all; exit 2, nothing on
+/// stdout.
+#[test]
+fn ops_suggests_as_call_does() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["ably", "nope"], "unknown operation 'nope' of ably; `opsdeck ops ably` lists its 18 operations"),
+        (
+            &["ably", "publish"],
+            "unknown operation 'publish' of ably; did you mean push_publish, messages_publish or \
+             messages_batch_publish? (all: `opsdeck ops ably`)",
+        ),
+        (&["ably", "domains_list"], "unknown operation 'domains_list' of ably; did you mean mailgun domains_list?"),
+        (&["messages_list"], "unknown service 'messages_list'; did you mean ably messages_list?"),
+        (&["abyl"], "unknown service 'abyl'; did you mean ably?"),
+    ];
+    for (words, expected) in cases {
+        let ops = opsdeck(&[&["ops"][..], words].concat(), &[]);
+        assert_eq!(ops.status.code(), Some(2), "{words:?}");
+        assert!(ops.stdout.is_empty(), "{words:?}: {}", stdout(&ops));
+        assert!(stderr(&ops).starts_with(&format!("opsdeck: {expected}")), "{words:?}: {}", stderr(&ops));
+        let json = opsdeck(&[&["ops"][..], words, &["--json"]].concat(), &[]);
+        assert_eq!(stderr(&json), stderr(&ops), "--json: {words:?}");
+        if let [service, operation] = words {
+            let call = opsdeck(&["call", service, operation], &[]);
+            assert_eq!(call.status.code(), Some(2));
+            assert_eq!(stderr(&call), stderr(&ops), "the same words from `call`");
+        }
+    }
+}
+
 /// A scratch folder for one test's files, removed when dropped.
 struct Scratch(std::path::PathBuf);
 
