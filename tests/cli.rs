@@ -941,3 +941,50 @@ async fn a_send_with_attachments_arrives_as_repeated_multipart_parts() {
         ]
     );
 }
+
+// ---- issue 18, defect 7: base URLs with or without the version prefix -------------------------
+
+/// An operation of each service that needs no parameter (Mailgun's `/v4` one an address).
+const ONE_CALL_EACH: [(&str, &str); 8] = [
+    ("ably", "time_get"),
+    ("deepgram", "projects_list"),
+    ("avatax", "companies_list"),
+    ("taxjar", "categories_list"),
+    ("coinbase", "accounts_list"),
+    ("mailgun", "domains_list"),
+    ("mailgun", "email_validate"),
+    ("easypost", "shipments_list"),
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_service_takes_its_base_url_with_or_without_the_version() {
+    let running = sandbox::start(0, 5).await.unwrap();
+    for (name, operation) in ONE_CALL_EACH {
+        let service = Service::parse(name).unwrap();
+        let path = service.operation(operation).unwrap().path;
+        let variable = opsdeck::client::url_variable(service);
+        let params: &[&str] = if operation == "email_validate" { &["address=a@example.com"] } else { &[] };
+        let args = [&["call", name, operation][..], params].concat();
+        let mut prefixes = vec![String::new()];
+        prefixes.extend(opsdeck::config::version_prefixes(service));
+        for prefix in prefixes {
+            for slash in ["", "/"] {
+                // Where the request goes, for every service: the path once, after the host.
+                let url = format!("http://127.0.0.1:9{prefix}{slash}");
+                let out = opsdeck(&[&args[..], &["--dry-run"]].concat(), &[(variable.as_str(), url.as_str())]);
+                assert!(out.status.success(), "{name} {url}: {}", stderr(&out));
+                let expected = format!("curl -X GET 'http://127.0.0.1:9{path}");
+                assert!(stdout(&out).starts_with(&expected), "{name} {url}: {}", stdout(&out));
+                // And a real answer from the simulators there are.
+                let endpoint = running.endpoints.iter().find(|e| e.service == service).unwrap();
+                if !endpoint.simulated {
+                    continue;
+                }
+                let url = format!("{}{prefix}{slash}", running.base_url(service));
+                let out = opsdeck_async(&args, &[(variable.as_str(), url.as_str())]).await;
+                assert!(out.status.success(), "{name} {operation} at {url}: {}", stderr(&out));
+            }
+        }
+    }
+    running.shutdown();
+}

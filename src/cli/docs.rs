@@ -50,7 +50,11 @@ pub fn environment_variables() -> Vec<(&'static str, Vec<(String, String)>)> {
             "Live credentials: a service whose variables are all set is LIVE (environment first, then the profile)",
             credentials,
         ),
-        ("Base URLs (e.g. http://127.0.0.1:7701 for an `opsdeck sandbox`)", urls),
+        (
+            "Base URLs (e.g. http://127.0.0.1:7701 for an `opsdeck sandbox`; with or without the version the \
+             service's paths start with, such as EasyPost's /v2)",
+            urls,
+        ),
         (
             "Folders",
             vec![
