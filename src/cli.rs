@@ -16,6 +16,7 @@ use crate::sandbox;
 
 pub mod complete;
 pub mod docs;
+mod find_sandbox;
 pub mod output;
 mod suggest;
 
@@ -462,15 +463,33 @@ fn parse_body(body: &str) -> Result<Value, Failure> {
     serde_json::from_str(&text).map_err(|e| Failure::usage(format!("{source} is not valid JSON: {e}")))
 }
 
-/// Finds where a service's calls go; starts the embedded simulator when that is the target:
-/// only that service's listeners, and only its simulator, whose build starts at once on the
-/// blocking pool so it overlaps the rest of the call's start. Returns the sandbox too, so it
-/// lives as long as the call.
+/// Where a call without credentials or a URL of its own goes (see [`resolve_target`]).
+enum Simulator {
+    /// Not a simulator opsdeck picked: LIVE, or a URL the user gave.
+    Given,
+    /// A running `opsdeck sandbox`: what the call changes is still there for the next one.
+    Running { simulated: bool },
+    /// A throwaway simulator started inside this command for this call. `why` says why no
+    /// running sandbox was used, for the note after the call; `None` when the user turned the
+    /// look-up off and expects it.
+    InProcess { sandbox: sandbox::Sandbox, why: Option<String> },
+    /// A dry run with no sandbox running: nothing is started, the URL printed is where
+    /// `opsdeck sandbox` would serve the service, and the note says so.
+    NotStarted { note: String },
+}
+
+/// Finds where a service's calls go. A service with credentials or an `OPSDECK_*_URL` goes
+/// where they say. Any other goes to a running `opsdeck sandbox` when one answers on the
+/// sandbox ports ([`find_sandbox`]), so state lasts from one call to the next; else to a
+/// simulator started in this process for this call (only that service's listeners and its
+/// simulator, whose build starts at once so it overlaps the rest of the call's start), which
+/// lives as long as the returned [`Simulator`]. A dry run starts nothing.
 async fn resolve_target(
     config: &Config,
     global: &GlobalArgs,
     service: Service,
-) -> Result<(ResolvedService, Option<sandbox::Sandbox>), Failure> {
+    dry_run: bool,
+) -> Result<(ResolvedService, Simulator), Failure> {
     let placeholder = |_: Service, _: Option<&'static str>| String::new();
     let env = |name: &str| std::env::var(name).ok();
     let resolved = config.resolve(global.profile.as_deref(), &env, &placeholder)?;
@@ -479,13 +498,66 @@ async fn resolve_target(
         .find(|r| r.target.service == service)
         .ok_or_else(|| Failure::runtime(format!("{service} was not resolved")))?;
     if target.mode != Mode::Embedded {
-        return Ok((target, None));
+        return Ok((target, Simulator::Given));
+    }
+    // Only the simulator's public demo credentials can go to what is found here: a service with
+    // credentials of its own returned above.
+    let look = find_sandbox::Look::from_var(env(find_sandbox::PORT_BASE_VAR).as_deref()).map_err(Failure::usage)?;
+    let port_base = look.port_base();
+    let control = format!("127.0.0.1:{port_base}");
+    let why = match look {
+        find_sandbox::Look::Off => None,
+        find_sandbox::Look::At(base) => match find_sandbox::find(base, service, target.region).await {
+            Ok(found) => {
+                target.target.base_url = found.base_url;
+                target.mode = Mode::External;
+                return Ok((target, Simulator::Running { simulated: found.simulated }));
+            }
+            Err(find_sandbox::NotFound::NothingListens) => Some(format!("no `opsdeck sandbox` answers on {control}")),
+            Err(find_sandbox::NotFound::SomethingElse(reason)) => {
+                Some(format!("{control} answers but is not an opsdeck sandbox ({})", inert(&reason)))
+            }
+        },
+    };
+    let start_one = match port_base {
+        sandbox::DEFAULT_PORT_BASE => "`opsdeck sandbox`".to_owned(),
+        base => format!("`opsdeck sandbox --port-base {base}`"),
+    };
+    if dry_run {
+        let url = format!("http://127.0.0.1:{}", port_base + sandbox::port_offset(service, target.region));
+        let note = match &why {
+            Some(why) => format!(
+                "nothing listens at {url} ({why}): it is where {start_one} serves {}; start it in another \
+                 terminal to send this there",
+                service.title()
+            ),
+            None => format!(
+                "{}=off: nothing is started for a dry run; {url} is where {start_one} serves {}",
+                find_sandbox::PORT_BASE_VAR,
+                service.title()
+            ),
+        };
+        target.target.base_url = url;
+        return Ok((target, Simulator::NotStarted { note }));
     }
     let sandbox = sandbox::start_options(sandbox::SandboxOptions::for_call(service))
         .await
         .map_err(|e| Failure::runtime(format!("cannot start the embedded simulator: {e}")))?;
     target.target.base_url = sandbox.region_base_url(service, target.region);
-    Ok((target, Some(sandbox)))
+    let why = why.map(|why| {
+        format!(
+            "{why}, so this call went to a throwaway {} simulator inside this command: what it created or \
+             changed is gone now. To keep state from one call to the next, run {start_one} in another terminal",
+            service.title()
+        )
+    });
+    Ok((target, Simulator::InProcess { sandbox, why }))
+}
+
+/// A note on stderr: something the user should know that is no warning.
+fn note(err: &mut dyn Write, text: &str) {
+    // A note that cannot be written has nowhere else to go; the call goes on.
+    let _ = writeln!(err, "opsdeck: note: {}", inert(text));
 }
 
 /// Writes each warning once on stderr, as text that cannot act on the terminal.
@@ -560,16 +632,24 @@ pub async fn call(global: &GlobalArgs, args: &CallArgs, io: &mut CallIo<'_>) -> 
         }
     }
     warn(io.err, &config.warnings);
-    let (resolved, sandbox) = resolve_target(&config, global, service).await?;
+    let (resolved, simulator) = resolve_target(&config, global, service, dry_run).await?;
     warn(io.err, &resolved.warnings);
     let target = &resolved.target;
     let request = client::build(op, &values, body.as_ref(), target).map_err(|e| call_failure(op, &e))?;
     if dry_run {
+        if let Simulator::NotStarted { note: text } = &simulator {
+            note(io.err, text);
+        }
         let curl = client::request::to_curl(&request, &target.credentials).map_err(|e| call_failure(op, &e))?;
         let curl = if io.out_is_terminal { inert_lines(&curl) } else { curl.into() };
         return writeln!(io.out, "{curl}").map_err(|e| Failure::runtime(format!("cannot write output: {e}")));
     }
-    if sandbox.as_ref().is_some_and(|s| !s.endpoint(service).simulated) {
+    let simulated = match &simulator {
+        Simulator::Running { simulated } => *simulated,
+        Simulator::InProcess { sandbox, .. } => sandbox.endpoint(service).simulated,
+        Simulator::Given | Simulator::NotStarted { .. } => true,
+    };
+    if !simulated {
         return Err(Failure::runtime(format!(
             "{service} has no simulator yet and no live credentials are set; set {} to call the real service \
              (--dry-run shows the request)",
@@ -610,6 +690,12 @@ pub async fn call(global: &GlobalArgs, args: &CallArgs, io: &mut CallIo<'_>) -> 
     let (history, warning) =
         opening.await.unwrap_or_else(|e| (None, Some(format!("the history could not be opened: {e}"))));
     warn(io.err, &Vec::from_iter(warning));
+    // Once per command, as soon as the call is answered: what it changed is gone already. Only
+    // for an operation that changes something: a read loses nothing (it reads the seeded demo
+    // data), and a script reading it keeps a clean stderr.
+    if let (Simulator::InProcess { why: Some(why), .. }, true) = (&simulator, op.mutates) {
+        note(io.err, why);
+    }
     if let Some(history) = &history {
         let profile = global.profile.as_deref().or(config.default_profile.as_deref()).unwrap_or("default");
         let (source, mode) = (crate::history::Source::Cli, &resolved.mode);
@@ -641,7 +727,7 @@ pub async fn call(global: &GlobalArgs, args: &CallArgs, io: &mut CallIo<'_>) -> 
     if !all_pages {
         write_out(io.out, &output.head(response.status, &response.headers, &target.credentials))?;
         let bytes = output.one(&response)?;
-        drop(sandbox);
+        drop(simulator);
         return write_out(io.out, &bytes);
     }
     // --all-pages: with --ndjson each page goes out as it arrives, else all of them at the end.
@@ -693,7 +779,7 @@ pub async fn call(global: &GlobalArgs, args: &CallArgs, io: &mut CallIo<'_>) -> 
             }
         }
     }
-    drop(sandbox);
+    drop(simulator);
     if streams {
         return Ok(());
     }

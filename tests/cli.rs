@@ -14,16 +14,22 @@ use opsdeck::sandbox;
 use serde_json::Value;
 
 /// Runs the binary with a clean environment (no live credentials, no user config, history and
-/// log in a temporary folder, never the user's).
+/// log in a temporary folder, never the user's, and no look for an `opsdeck sandbox`, so one the
+/// user runs on the default ports cannot change what a test sees; a test that wants the look-up
+/// sets `OPSDECK_SANDBOX_PORT_BASE` itself).
 fn opsdeck(args: &[&str], env: &[(&str, &str)]) -> Output {
     let mut command = Command::new(env!("CARGO_BIN_EXE_opsdeck"));
     let scratch = std::env::temp_dir().join(format!("opsdeck-cli-tests-{}", std::process::id()));
     command.args(args).env_clear().env("OPSDECK_DATA_DIR", &scratch).env("OPSDECK_STATE_DIR", &scratch);
+    command.env(LOOK_FOR_SANDBOX, "off");
     for (k, v) in env {
         command.env(k, v);
     }
     command.output().expect("opsdeck runs")
 }
+
+/// Where `opsdeck call` looks for a running `opsdeck sandbox`.
+const LOOK_FOR_SANDBOX: &str = "OPSDECK_SANDBOX_PORT_BASE";
 
 fn stdout(output: &Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
@@ -734,6 +740,7 @@ impl Drop for Scratch {
 fn opsdeck_in(dir: &std::path::Path, args: &[&str], env: &[(&str, &str)]) -> Output {
     let mut command = Command::new(env!("CARGO_BIN_EXE_opsdeck"));
     command.current_dir(dir).args(args).env_clear().env("OPSDECK_DATA_DIR", dir).env("OPSDECK_STATE_DIR", dir);
+    command.env(LOOK_FOR_SANDBOX, "off");
     for (k, v) in env {
         command.env(k, v);
     }
@@ -940,6 +947,202 @@ async fn a_send_with_attachments_arrives_as_repeated_multipart_parts() {
             text("v:order-id", "1234"),
         ]
     );
+}
+
+// ---- issue 18, defect 6: `opsdeck call` without credentials, with and without a sandbox -------
+
+/// A port base whose nine ports (control and services) nothing listens on as it returns.
+fn free_port_base() -> u16 {
+    for _ in 0..50 {
+        let first = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let base = first.local_addr().unwrap().port();
+        if base > u16::MAX - 8 {
+            continue;
+        }
+        let rest: Result<Vec<_>, _> =
+            (1..=8).map(|offset| std::net::TcpListener::bind(("127.0.0.1", base + offset))).collect();
+        if rest.is_ok() {
+            return base;
+        }
+    }
+    panic!("no nine free ports in a row");
+}
+
+/// A whole sandbox in this process at a port base of its own, as `opsdeck sandbox --port-base`
+/// would run it.
+async fn sandbox_at_free_ports() -> (sandbox::Sandbox, u16) {
+    for _ in 0..10 {
+        let base = free_port_base();
+        if let Ok(running) = sandbox::start(base, 42).await {
+            return (running, base);
+        }
+    }
+    panic!("no sandbox could start");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_without_credentials_goes_to_a_running_sandbox_so_its_state_lasts() {
+    let (running, base) = sandbox_at_free_ports().await;
+    let base_text = base.to_string();
+    let env = [(LOOK_FOR_SANDBOX, base_text.as_str())];
+    let out = opsdeck_async(&["call", "ably", "messages_publish", "channelId=kept", "name=still-here"], &env).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(out.stderr.is_empty(), "nothing to warn about: {}", stderr(&out));
+    let out = opsdeck_async(&["call", "ably", "messages_list", "channelId=kept", "--jq", ".[].name"], &env).await;
+    assert_eq!(lines(&out), ["still-here"], "{}", stderr(&out));
+    // A dry run prints the running sandbox's URL; EasyPost's once with its /v2 (the control port
+    // gives the SDK form, http://127.0.0.1:N/v2).
+    let out = opsdeck_async(&["call", "easypost", "shipments_list", "--dry-run"], &env).await;
+    assert!(
+        stdout(&out).starts_with(&format!("curl -X GET 'http://127.0.0.1:{}/v2/shipments", base + 8)),
+        "{}",
+        stdout(&out)
+    );
+    assert!(out.stderr.is_empty(), "{}", stderr(&out));
+    let eu = [(LOOK_FOR_SANDBOX, base_text.as_str()), ("MAILGUN_REGION", "eu")];
+    let out = opsdeck_async(&["call", "mailgun", "domains_list", "--dry-run"], &eu).await;
+    assert!(stdout(&out).starts_with(&format!("curl -X GET 'http://127.0.0.1:{}/v3/domains", base + 7)));
+    // Deepgram has no simulator yet: the sandbox says so before anything is sent.
+    let out = opsdeck_async(&["call", "deepgram", "projects_list"], &env).await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("deepgram has no simulator yet"), "{}", stderr(&out));
+    running.shutdown();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_sandbox_a_call_that_changes_state_says_the_change_is_gone() {
+    let base = free_port_base();
+    let base_text = base.to_string();
+    let env = [(LOOK_FOR_SANDBOX, base_text.as_str())];
+    let out = opsdeck_async(&["call", "ably", "messages_publish", "channelId=kept", "name=lost"], &env).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(serde_json::from_slice::<Value>(&out.stdout).is_ok(), "{}", stdout(&out));
+    let note = stderr(&out);
+    assert_eq!(note.lines().count(), 1, "once: {note}");
+    assert!(
+        note.starts_with(&format!(
+            "opsdeck: note: no `opsdeck sandbox` answers on 127.0.0.1:{base}, so this call went to a throwaway \
+             Ably simulator inside this command: what it created or changed is gone now."
+        )),
+        "{note}"
+    );
+    assert!(note.contains(&format!("run `opsdeck sandbox --port-base {base}` in another terminal")), "{note}");
+    // ... and it is: the next call has a simulator of its own. A read says nothing.
+    let out = opsdeck_async(&["call", "ably", "messages_list", "channelId=kept", "--jq", ".[].name"], &env).await;
+    assert!(out.status.success() && out.stdout.is_empty() && out.stderr.is_empty(), "{}", stderr(&out));
+    // A dry run starts nothing: it prints where the sandbox would be, and says nothing is there.
+    let out = opsdeck_async(&["call", "ably", "messages_publish", "channelId=k", "name=n", "--dry-run"], &env).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let url = format!("http://127.0.0.1:{}", base + 1);
+    assert!(stdout(&out).starts_with(&format!("curl -X POST '{url}/channels/k/messages'")), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains(&format!("nothing listens at {url} (no `opsdeck sandbox` answers")),
+        "{}",
+        stderr(&out)
+    );
+    // Without the variable, the default ports; `off` never looks, and a dry run then says so.
+    let out = opsdeck(&["call", "ably", "time_get", "--dry-run"], &[]);
+    assert!(stdout(&out).starts_with("curl -X GET 'http://127.0.0.1:7701/time'"), "{}", stdout(&out));
+    assert!(stderr(&out).contains("OPSDECK_SANDBOX_PORT_BASE=off: nothing is started for a dry run"));
+    let out = opsdeck(&["call", "ably", "messages_publish", "channelId=k", "name=n"], &[]);
+    assert!(out.status.success() && out.stderr.is_empty(), "off is silent: {}", stderr(&out));
+    let out = opsdeck(&["call", "ably", "time_get"], &[(LOOK_FOR_SANDBOX, "65530")]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("OPSDECK_SANDBOX_PORT_BASE must be the --port-base"), "{}", stderr(&out));
+}
+
+/// A loopback listener that keeps the head of every request it gets and answers each with
+/// `answer` (`None`: never answers, holds the connection).
+async fn recorder(listener: std::net::TcpListener, answer: Option<&'static str>) -> Arc<std::sync::Mutex<Vec<String>>> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    listener.set_nonblocking(true).unwrap();
+    let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let keep = seen.clone();
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            let keep = keep.clone();
+            tokio::spawn(async move {
+                let mut head = Vec::new();
+                let mut chunk = [0u8; 1024];
+                let reading = async {
+                    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                        match stream.read(&mut chunk).await {
+                            Ok(0) | Err(_) => break,
+                            Ok(n) => head.extend_from_slice(&chunk[..n]),
+                        }
+                    }
+                };
+                let _ = tokio::time::timeout(Duration::from_secs(5), reading).await;
+                keep.lock().unwrap().push(String::from_utf8_lossy(&head).into_owned());
+                match answer {
+                    Some(answer) => {
+                        let _ = stream.write_all(answer.as_bytes()).await;
+                    }
+                    None => tokio::time::sleep(Duration::from_secs(30)).await,
+                }
+            });
+        }
+    });
+    seen
+}
+
+/// Two listeners on consecutive ports: an unrelated program's on the sandbox's control port and
+/// one where the sandbox's Ably would be.
+fn two_listeners() -> (u16, std::net::TcpListener, std::net::TcpListener) {
+    for _ in 0..50 {
+        let control = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let base = control.local_addr().unwrap().port();
+        if let Ok(ably) = std::net::TcpListener::bind(("127.0.0.1", base.wrapping_add(1))) {
+            if base < u16::MAX - 8 {
+                return (base, control, ably);
+            }
+        }
+    }
+    panic!("no two free ports in a row");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unrelated_program_on_the_sandbox_port_is_asked_once_and_sent_no_credential() {
+    let (base, control, ably) = two_listeners();
+    let page =
+        "HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: 13\r\nconnection: close\r\n\r\n<html></html>";
+    let asked = recorder(control, Some(page)).await;
+    let ably_got = recorder(ably, Some("HTTP/1.1 500 Oops\r\ncontent-length: 0\r\n\r\n")).await;
+    let base_text = base.to_string();
+    let env = [(LOOK_FOR_SANDBOX, base_text.as_str())];
+    let out = opsdeck_async(&["call", "ably", "messages_publish", "channelId=c", "name=n"], &env).await;
+    assert!(out.status.success(), "the throwaway simulator answers: {}", stderr(&out));
+    assert!(
+        stderr(&out).contains(&format!(
+            "127.0.0.1:{base} answers but is not an opsdeck sandbox (GET / did not answer JSON), so this call went \
+             to a throwaway Ably simulator"
+        )),
+        "{}",
+        stderr(&out)
+    );
+    let heads = asked.lock().unwrap().clone();
+    assert_eq!(heads.len(), 1, "{heads:?}");
+    assert!(heads[0].starts_with("GET / HTTP/1.0\r\n"), "{heads:?}");
+    assert!(!heads[0].to_ascii_lowercase().contains("authorization"), "{heads:?}");
+    assert!(ably_got.lock().unwrap().is_empty(), "nothing went to the port next to it");
+
+    // A service with credentials of its own is never looked up.
+    let live = [(LOOK_FOR_SANDBOX, base_text.as_str()), ("ABLY_API_KEY", "app.key:s3cr3t")];
+    let out = opsdeck_async(&["call", "ably", "time_get", "--dry-run"], &live).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(asked.lock().unwrap().len(), 1);
+
+    // A program that takes the connection and never answers costs half a second, no more.
+    let (base, silent, _) = two_listeners();
+    let _silent = recorder(silent, None).await;
+    let base_text = base.to_string();
+    let started = Instant::now();
+    let args = ["call", "ably", "messages_publish", "channelId=c", "name=n"];
+    let out = opsdeck_async(&args, &[(LOOK_FOR_SANDBOX, base_text.as_str())]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("(it gave no answer within 500 ms)"), "{}", stderr(&out));
+    assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
 }
 
 // ---- issue 18, defect 7: base URLs with or without the version prefix -------------------------

@@ -38,12 +38,21 @@ pub fn environment_variables() -> Vec<(&'static str, Vec<(String, String)>)> {
                 .push(("MAILGUN_REGION".to_owned(), "Mailgun: region of the live API, us (default) or eu".into()));
         }
     }
-    let urls = Service::ALL
+    let mut urls: Vec<(String, String)> = Service::ALL
         .iter()
         .map(|s| {
             (url_variable(*s), format!("{}: base URL to call instead of the real service or the simulator", s.title()))
         })
         .collect();
+    urls.push((
+        super::find_sandbox::PORT_BASE_VAR.to_owned(),
+        format!(
+            "`opsdeck call` of a service with no credentials and no URL goes to the `opsdeck sandbox` at this \
+             --port-base (default {}) when one runs, else to a throwaway in-process simulator, saying so; \
+             off: always the throwaway one, silently",
+            crate::sandbox::DEFAULT_PORT_BASE
+        ),
+    ));
     let folder = |name: &str, text: &str| (name.to_owned(), text.to_owned());
     vec![
         (
