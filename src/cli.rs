@@ -253,6 +253,39 @@ impl Failure {
     fn runtime(message: impl Into<String>) -> Failure {
         Failure { code: 1, message: message.into() }
     }
+
+    /// The reader of stdout or stderr went away (`| head -1`, a closed pager): the command ends
+    /// quietly with status 0, as gh, rg and jq do. There is no one left to tell, and a pipeline
+    /// under `set -o pipefail` must not fail because its reader had read enough.
+    pub fn reader_gone() -> Failure {
+        Failure { code: 0, message: String::new() }
+    }
+
+    /// Whether this is [`Failure::reader_gone`]: exit 0, print nothing.
+    pub fn is_reader_gone(&self) -> bool {
+        self.code == 0
+    }
+
+    /// A failed write of the command's output: [`Failure::reader_gone`] when the reader closed
+    /// the pipe, else a runtime error that says why (a full disk, say).
+    pub fn output(error: &std::io::Error) -> Failure {
+        if is_reader_gone(error) {
+            return Failure::reader_gone();
+        }
+        Failure::runtime(format!("cannot write output: {error}"))
+    }
+}
+
+/// Whether a write failed because its reader went away (EPIPE; Rust ignores SIGPIPE, so a
+/// closed pipe is an error on the write rather than a signal).
+pub fn is_reader_gone(error: &std::io::Error) -> bool {
+    error.kind() == std::io::ErrorKind::BrokenPipe
+}
+
+/// Writes all of `bytes` and flushes, for every command's output: a reader that went away ends
+/// the command quietly (see [`Failure::reader_gone`]).
+pub fn write_output(out: &mut dyn Write, bytes: &[u8]) -> Result<(), Failure> {
+    out.write_all(bytes).and_then(|()| out.flush()).map_err(|e| Failure::output(&e))
 }
 
 impl From<anyhow::Error> for Failure {
@@ -268,9 +301,7 @@ pub fn ops(service: Option<&str>, operation: Option<&str>, as_json: bool, out: &
         None => Service::ALL.to_vec(),
     };
     let mut ops: Vec<&Operation> = services.iter().flat_map(|s| s.operations()).collect();
-    let write = |out: &mut dyn Write, text: String| {
-        out.write_all(text.as_bytes()).map_err(|e| Failure::runtime(format!("cannot write output: {e}")))
-    };
+    let write = |out: &mut dyn Write, text: String| write_output(out, text.as_bytes());
     if let (Some(name), [service]) = (operation, services.as_slice()) {
         let op = parse_operation(*service, name)?;
         if !as_json {
@@ -642,7 +673,7 @@ pub async fn call(global: &GlobalArgs, args: &CallArgs, io: &mut CallIo<'_>) -> 
         }
         let curl = client::request::to_curl(&request, &target.credentials).map_err(|e| call_failure(op, &e))?;
         let curl = if io.out_is_terminal { inert_lines(&curl) } else { curl.into() };
-        return writeln!(io.out, "{curl}").map_err(|e| Failure::runtime(format!("cannot write output: {e}")));
+        return write_out(io.out, format!("{curl}\n").as_bytes());
     }
     let simulated = match &simulator {
         Simulator::Running { simulated } => *simulated,
@@ -787,15 +818,12 @@ pub async fn call(global: &GlobalArgs, args: &CallArgs, io: &mut CallIo<'_>) -> 
 }
 
 /// Writes and flushes (a streamed page is out before the next is asked for). A reader that went
-/// away (`| head -1`) ends the call quietly: there is no one left to tell.
+/// away (`| head -1`) ends the call quietly, with status 0: no further page is asked for.
 fn write_out(out: &mut dyn Write, bytes: &[u8]) -> Result<(), Failure> {
     if bytes.is_empty() {
         return Ok(());
     }
-    out.write_all(bytes).and_then(|()| out.flush()).map_err(|e| match e.kind() {
-        std::io::ErrorKind::BrokenPipe => Failure { code: 1, message: String::new() },
-        _ => Failure::runtime(format!("cannot write output: {e}")),
-    })
+    write_output(out, bytes)
 }
 
 /// A body as it may be printed: JSON pretty and inert (still the same JSON); anything else raw
@@ -831,11 +859,12 @@ fn api_failure(op: &Operation, error: &CallError, io: &mut CallIo<'_>) -> Failur
     let mut failure = call_failure(op, error);
     let body = error.api_error().map(|api| api.body.clone()).unwrap_or_default();
     match printable_body(&body, None, io.out_is_terminal) {
-        Ok(bytes) => {
-            if let Err(unwritten) = write_out(io.out, &bytes) {
-                failure.message.push_str(&format!(" ({})", unwritten.message));
-            }
-        }
+        Ok(bytes) => match write_out(io.out, &bytes) {
+            Ok(()) => {}
+            // No one reads the body, so no one reads the line about it either.
+            Err(unwritten) if unwritten.is_reader_gone() => return unwritten,
+            Err(unwritten) => failure.message.push_str(&format!(" ({})", unwritten.message)),
+        },
         Err(reason) => failure.message.push_str(&format!(" (error body not shown: {reason})")),
     }
     failure
@@ -963,8 +992,14 @@ pub async fn sandbox(
         ))
     })?;
     let control = sandbox.control_url();
-    let write = |out: &mut dyn Write, text: &str| {
-        out.write_all(text.as_bytes()).and_then(|()| out.flush()).map_err(|e| Failure::runtime(e.to_string()))
+    // The banner is for whoever started the sandbox; the sandbox serves whether or not anyone
+    // reads it (`opsdeck sandbox | grep -m1 'Ctrl-C'` waits until it is ready, then leaves it
+    // running), so a reader that went away only stops the banner.
+    let mut reading = true;
+    let mut write = |out: &mut dyn Write, text: &str| {
+        if reading && out.write_all(text.as_bytes()).and_then(|()| out.flush()).is_err() {
+            reading = false;
+        }
     };
     let head = format!(
         "opsdeck sandbox (seed {seed}, speed {speed}x); control {control}\n\
@@ -981,7 +1016,7 @@ pub async fn sandbox(
         "CREDENTIALS",
         signing = sandbox::credentials::MAILGUN_WEBHOOK_SIGNING_KEY,
     );
-    write(out, &head)?;
+    write(out, &head);
     let handle = sandbox.handle();
     for endpoint in &sandbox.endpoints {
         let name = match endpoint.region {
@@ -994,9 +1029,9 @@ pub async fn sandbox(
             Ok(()) => ("not yet", credentials_line(endpoint.service)),
             Err(e) => ("failed", inert(&e).into_owned()),
         };
-        write(out, &format!("{name:<12} {base:<26} {state:<10} {credentials}\n"))?;
+        write(out, &format!("{name:<12} {base:<26} {state:<10} {credentials}\n"));
     }
-    write(out, "\nCtrl-C stops.\n")?;
+    write(out, "\nCtrl-C stops.\n");
     wait_for_shutdown().await;
     sandbox.shutdown();
     Ok(())

@@ -1191,3 +1191,224 @@ async fn every_service_takes_its_base_url_with_or_without_the_version() {
     }
     running.shutdown();
 }
+
+// ---- issue 18, defect 8: a reader that goes away ends the command quietly, with status 0 ------
+
+/// Which of the binary's output streams has no reader.
+#[derive(Clone, Copy, Debug)]
+enum Closed {
+    Stdout,
+    Stderr,
+    /// `2>&1` into one pipe with no reader.
+    Both,
+}
+
+/// Runs the binary with `closed` having no reader from the start: the read end of its pipe is
+/// closed as soon as the process is spawned, before it can write, so its writes there fail with
+/// EPIPE, as behind `| head` once head has exited. Returns the exit status and what the other
+/// stream got (the closed stream's text cannot be seen: a panic there shows as status 101).
+fn with_closed(closed: Closed, args: &[&str], env: &[(&str, &str)]) -> (std::process::ExitStatus, String) {
+    use std::io::Read;
+    use std::process::Stdio;
+    let bin = env!("CARGO_BIN_EXE_opsdeck");
+    let mut command = match closed {
+        Closed::Both => {
+            let mut shell = Command::new("sh");
+            shell.arg("-c").arg("exec \"$0\" \"$@\" 2>&1").arg(bin).args(args);
+            shell
+        }
+        Closed::Stdout | Closed::Stderr => {
+            let mut command = Command::new(bin);
+            command.args(args);
+            command
+        }
+    };
+    let scratch = std::env::temp_dir().join(format!("opsdeck-cli-closed-{}", std::process::id()));
+    command.env_clear().env("OPSDECK_DATA_DIR", &scratch).env("OPSDECK_STATE_DIR", &scratch);
+    command.env(LOOK_FOR_SANDBOX, "off").envs(env.iter().copied());
+    command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    let mut other = match closed {
+        Closed::Stdout | Closed::Both => {
+            drop(child.stdout.take());
+            Box::new(child.stderr.take().unwrap()) as Box<dyn Read>
+        }
+        Closed::Stderr => {
+            drop(child.stderr.take());
+            Box::new(child.stdout.take().unwrap()) as Box<dyn Read>
+        }
+    };
+    let mut text = String::new();
+    let _ = other.read_to_string(&mut text);
+    (child.wait().unwrap(), text)
+}
+
+#[test]
+fn a_closed_stdout_ends_every_command_quietly() {
+    let cases: &[&[&str]] = &[
+        &["man"],
+        &["completions", "bash"],
+        &["__complete", "call", "ably", ""],
+        &["ops"],
+        &["ops", "--json"],
+        &["ops", "ably", "messages_list"],
+        &["help"],
+        &["help", "environment"],
+        &["--help"],
+        &["call", "--help"],
+        &["--version"],
+        &["paths"],
+        &["paths", "--json"],
+        &["history"],
+        &["history", "--json"],
+        &["call", "ably", "time_get"],
+        &["call", "ably", "time_get", "--dry-run"],
+        &["call", "ably", "time_get", "--include"],
+        &["call", "ably", "channels_list", "--jq", ".[]"],
+        &["call", "ably", "channels_list", "-o", "table"],
+        &["call", "ably", "channels_list", "--ndjson"],
+        &["call", "ably", "messages_list", "channelId=orders:eu", "--all-pages"],
+        &["call", "ably", "messages_list", "channelId=orders:eu", "--all-pages", "--ndjson"],
+        // An API error: the vendor's body goes to stdout, which nobody reads.
+        &["call", "ably", "push_device_get", "deviceId=no-such"],
+    ];
+    for args in cases {
+        let (status, err) = with_closed(Closed::Stdout, args, &[]);
+        assert_eq!(status.code(), Some(0), "{args:?}: {err}");
+        // A dry run's note on where nothing listens comes before the output; nothing else.
+        let err = err.lines().filter(|l| !l.starts_with("opsdeck: note: ")).collect::<Vec<_>>();
+        assert!(err.is_empty(), "{args:?}: nothing to say about the closed pipe: {err:?}");
+    }
+}
+
+#[test]
+fn a_closed_stderr_ends_every_command_quietly() {
+    let free = free_port_base().to_string();
+    /// Arguments, environment, and whether stdout gets an answer.
+    type Case<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)], bool);
+    let cases: &[Case] = &[
+        // Errors: usage (ours and clap's), API.
+        (&["call", "ably", "nope"], &[], false),
+        (&["call"], &[], false),
+        (&["--bogus"], &[], false),
+        (&["ops", "slack"], &[], false),
+        (&["help", "enviroment"], &[], false),
+        (&["call", "ably", "push_device_get", "deviceId=no-such"], &[], true),
+        // Warnings and notes on the way do not stop the answer.
+        (&["call", "ably", "time_get"], &[("OPSDECK_LOG", "opsdeck=loud")], true),
+        (&["call", "ably", "messages_publish", "channelId=a", "name=n"], &[(LOOK_FOR_SANDBOX, &free)], true),
+        (&["call", "ably", "time_get", "--dry-run"], &[(LOOK_FOR_SANDBOX, &free)], true),
+    ];
+    for (args, env, answers) in cases {
+        let (status, out) = with_closed(Closed::Stderr, args, env);
+        assert_eq!(status.code(), Some(0), "{args:?}: {out}");
+        assert_eq!(!out.is_empty(), *answers, "{args:?}: {out}");
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn a_failing_call_into_a_closed_pipe_with_its_errors_ends_quietly() {
+    for args in [
+        &["call", "ably", "push_device_get", "deviceId=no-such"][..],
+        &["call", "ably", "nope"],
+        &["call", "ably", "messages_list", "channelId=a", "--jq", ".foo"],
+        &["man"],
+    ] {
+        let (status, err) = with_closed(Closed::Both, args, &[]);
+        assert_eq!(status.code(), Some(0), "{args:?}: {err}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_closed_stdout_stops_the_page_walk() {
+    let (url, hits) = records_upstream(10).await;
+    let env = [("OPSDECK_ABLY_URL", url.as_str())];
+    for extra in [&["--ndjson"][..], &[], &["--jq", ".[].id"]] {
+        hits.store(0, Ordering::SeqCst);
+        let args = [&["call", "ably", "messages_list", "channelId=a", "--all-pages"][..], extra].concat();
+        let (status, err) = {
+            let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
+            let env: Vec<(String, String)> = env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
+            tokio::task::spawn_blocking(move || {
+                let args: Vec<&str> = args.iter().map(String::as_str).collect();
+                let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+                with_closed(Closed::Stdout, &args, &env)
+            })
+            .await
+            .unwrap()
+        };
+        assert_eq!(status.code(), Some(0), "{extra:?}: {err}");
+        assert!(err.is_empty(), "{extra:?}: {err}");
+        if extra == ["--ndjson"] {
+            assert_eq!(hits.load(Ordering::SeqCst), 1, "the first page's line failed: no second page is asked for");
+        }
+    }
+}
+
+/// `--all-pages --ndjson | head -1`: the reader takes the first line and goes; the next page's
+/// lines find no reader, and the walk ends there, with status 0.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ndjson_into_head_stops_after_the_reader_leaves() {
+    use std::io::BufRead;
+    let gate = Arc::new(tokio::sync::Semaphore::new(0));
+    let served = Arc::new(AtomicUsize::new(0));
+    let (router_gate, router_served) = (gate.clone(), served.clone());
+    let router = axum::Router::new().fallback(move |uri: axum::http::Uri| {
+        let (gate, served) = (router_gate.clone(), router_served.clone());
+        async move {
+            let page = page_asked(&uri);
+            if page == 2 {
+                // Held until the reader has taken its line and gone.
+                if let Ok(permit) = gate.acquire().await {
+                    permit.forget();
+                }
+            }
+            served.fetch_add(1, Ordering::SeqCst);
+            let body = format!(r#"[{{"id":"p{page}a"}},{{"id":"p{page}b"}}]"#);
+            let link = format!("<{}?page={}>; rel=\"next\"", uri.path(), page + 1);
+            ([("content-type", "application/json".to_owned()), ("link", link)], body).into_response()
+        }
+    });
+    let url = serve(router).await;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_opsdeck"))
+        .args(["call", "ably", "messages_list", "channelId=a", "--all-pages", "--ndjson"])
+        .env_clear()
+        .env("OPSDECK_ABLY_URL", &url)
+        .env("OPSDECK_DATA_DIR", std::env::temp_dir().join(format!("opsdeck-cli-head-{}", std::process::id())))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let first = tokio::task::spawn_blocking(move || {
+        let mut line = String::new();
+        std::io::BufReader::new(stdout).read_line(&mut line).map(|_| line)
+    })
+    .await
+    .unwrap()
+    .unwrap();
+    assert_eq!(first, "{\"id\":\"p1a\"}\n");
+    gate.add_permits(1);
+    let out = tokio::task::spawn_blocking(move || child.wait_with_output()).await.unwrap().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(out.stderr.is_empty(), "{}", stderr(&out));
+    assert_eq!(served.load(Ordering::SeqCst), 2, "no third page once the second found no reader");
+}
+
+#[test]
+fn a_sandbox_whose_banner_has_no_reader_keeps_serving() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_opsdeck"))
+        .args(["sandbox", "--port-base", "0"])
+        .env_clear()
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    std::thread::sleep(Duration::from_secs(2));
+    let still_running = child.try_wait().unwrap().is_none();
+    let _ = child.kill();
+    let out = child.wait_with_output().unwrap();
+    assert!(still_running, "it stopped: {:?} {}", out.status, stderr(&out));
+}

@@ -151,7 +151,7 @@ pub fn help(topic: &[String], out: &mut dyn Write) -> Result<(), Failure> {
             }
         }
     };
-    out.write_all(text.as_bytes()).map_err(|e| Failure::runtime(format!("cannot write output: {e}")))
+    super::write_output(out, text.as_bytes())
 }
 
 /// `opsdeck man`: opsdeck(1) on `out`, or with `dir` opsdeck.1 and one page per subcommand
@@ -160,7 +160,7 @@ pub fn man(dir: Option<&Path>, out: &mut dyn Write) -> Result<(), Failure> {
     let mut command = Cli::command();
     command.build();
     let Some(dir) = dir else {
-        return top_page(&command, out).map_err(|e| Failure::runtime(format!("cannot write output: {e}")));
+        return top_page(&command, out).and_then(|()| out.flush()).map_err(|e| Failure::output(&e));
     };
     let failed =
         |e: std::io::Error| Failure::runtime(format!("cannot write the manual pages into {}: {e}", dir.display()));
@@ -175,7 +175,7 @@ pub fn man(dir: Option<&Path>, out: &mut dyn Write) -> Result<(), Failure> {
     top_page(&command, &mut file).map_err(failed)?;
     written.insert(0, top);
     let list: String = written.iter().map(|p| format!("{}\n", p.display())).collect();
-    out.write_all(list.as_bytes()).map_err(|e| Failure::runtime(format!("cannot write output: {e}")))
+    super::write_output(out, list.as_bytes())
 }
 
 /// opsdeck(1): clap's sections, then ENVIRONMENT from [`environment_variables`].
