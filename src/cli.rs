@@ -1023,7 +1023,8 @@ pub async fn sandbox(
             Some(region) => format!("{}-{region}", endpoint.service),
             None => endpoint.service.name().to_owned(),
         };
-        let base = endpoint.sdk_base_url();
+        // The base `OPSDECK_*_URL` expects (it takes the one with the version too).
+        let base = endpoint.base_url();
         let (state, credentials) = match handle.ensure(endpoint.service).await {
             Ok(()) if endpoint.simulated => ("simulated", credentials_line(endpoint.service)),
             Ok(()) => ("not yet", credentials_line(endpoint.service)),
@@ -1031,10 +1032,52 @@ pub async fn sandbox(
         };
         write(out, &format!("{name:<12} {base:<26} {state:<10} {credentials}\n"));
     }
+    write(out, &sandbox_usage(&sandbox.endpoints, port_base));
     write(out, "\nCtrl-C stops.\n");
     wait_for_shutdown().await;
     sandbox.shutdown();
     Ok(())
+}
+
+/// What `opsdeck sandbox` prints under its table: the `OPSDECK_*_URL` lines that point opsdeck
+/// (the console, `opsdeck call`, scripts) at it from another shell, ready to paste, how
+/// `opsdeck call` finds it without them, and the base URLs SDKs want where they differ.
+fn sandbox_usage(endpoints: &[sandbox::Endpoint], port_base: u16) -> String {
+    let mut text =
+        String::from("\nTo point opsdeck at this sandbox from another shell (the console and `opsdeck call`):\n");
+    // A service without a simulator answers 501 to everything: pointing opsdeck at it helps no one.
+    for endpoint in endpoints.iter().filter(|e| e.simulated) {
+        let line = format!("export {}={}", client::url_variable(endpoint.service), endpoint.base_url());
+        match endpoint.region {
+            None => text.push_str(&format!("  {line}\n")),
+            Some(region) => {
+                text.push_str(&format!("  # {} {} region: {line}\n", endpoint.service.title(), region.to_uppercase()));
+            }
+        }
+    }
+    match port_base {
+        0 => {}
+        sandbox::DEFAULT_PORT_BASE => text.push_str(&format!(
+            "Without them `opsdeck call` finds this sandbox by itself (control port {port_base}), and so does \
+             the console with `opsdeck --profile local`.\n"
+        )),
+        _ => text.push_str(&format!(
+            "Without them `opsdeck call` finds this sandbox with {}={port_base}.\n",
+            find_sandbox::PORT_BASE_VAR
+        )),
+    }
+    let sdk: Vec<String> = endpoints
+        .iter()
+        .filter(|e| e.simulated && e.region.is_none() && e.sdk_base_url() != e.base_url())
+        .map(|e| format!("{} {}", e.service.title(), e.sdk_base_url()))
+        .collect();
+    if !sdk.is_empty() {
+        text.push_str(&format!(
+            "SDKs take the same base URLs, except: {} (opsdeck takes either form).\n",
+            sdk.join(", ")
+        ));
+    }
+    text
 }
 
 fn credentials_line(service: Service) -> String {

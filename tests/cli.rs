@@ -1192,6 +1192,67 @@ async fn every_service_takes_its_base_url_with_or_without_the_version() {
     running.shutdown();
 }
 
+#[test]
+fn the_sandbox_prints_the_base_urls_opsdeck_takes() {
+    use std::io::Read;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_opsdeck"))
+        .args(["sandbox", "--port-base", "0"])
+        .env_clear()
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut out = child.stdout.take().unwrap();
+    let mut banner = String::new();
+    let mut chunk = [0u8; 4096];
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !banner.contains("Ctrl-C stops.") && Instant::now() < deadline {
+        match out.read(&mut chunk) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => banner.push_str(&String::from_utf8_lossy(&chunk[..n])),
+        }
+    }
+    // Each `export OPSDECK_X_URL=...` line, as pasted into a shell (the EU one is a comment).
+    let exports: Vec<(String, String)> = banner
+        .lines()
+        .filter_map(|l| l.trim_start().trim_start_matches("# Mailgun EU region: ").strip_prefix("export "))
+        .filter_map(|l| l.split_once('=').map(|(k, v)| (k.to_owned(), v.to_owned())))
+        .collect();
+    let variables: Vec<&str> = exports.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(
+        variables,
+        [
+            "OPSDECK_ABLY_URL",
+            "OPSDECK_AVATAX_URL",
+            "OPSDECK_TAXJAR_URL",
+            "OPSDECK_MAILGUN_URL",
+            "OPSDECK_MAILGUN_URL",
+            "OPSDECK_EASYPOST_URL"
+        ],
+        "{banner}"
+    );
+    let easypost_row = banner.lines().find(|l| l.starts_with("easypost ")).unwrap_or_default();
+    assert!(!easypost_row.contains("/v2"), "the table shows the base OPSDECK_*_URL expects: {easypost_row}");
+    let (_, easypost) = exports.iter().find(|(k, _)| k == "OPSDECK_EASYPOST_URL").unwrap();
+    assert!(banner.contains(&format!("SDKs take the same base URLs, except: EasyPost {easypost}/v2")), "{banner}");
+    // Every line works as it is printed.
+    for (variable, url) in &exports {
+        let (service, operation) = match variable.as_str() {
+            "OPSDECK_ABLY_URL" => ("ably", "time_get"),
+            "OPSDECK_AVATAX_URL" => ("avatax", "companies_list"),
+            "OPSDECK_TAXJAR_URL" => ("taxjar", "categories_list"),
+            "OPSDECK_MAILGUN_URL" => ("mailgun", "domains_list"),
+            _ => ("easypost", "shipments_list"),
+        };
+        let out = opsdeck(&["call", service, operation], &[(variable.as_str(), url.as_str())]);
+        assert!(out.status.success(), "{variable}={url}: {}", stderr(&out));
+    }
+    let out = opsdeck(&["call", "easypost", "shipments_list"], &[("OPSDECK_EASYPOST_URL", &format!("{easypost}/v2"))]);
+    assert!(out.status.success(), "the SDK form too: {}", stderr(&out));
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
 // ---- issue 18, defect 8: a reader that goes away ends the command quietly, with status 0 ------
 
 /// Which of the binary's output streams has no reader.
