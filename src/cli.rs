@@ -155,8 +155,12 @@ Examples:
   opsdeck call ably messages_publish channelId=orders:eu name=shipped data=hello --dry-run
   opsdeck call taxjar taxes_calculate --body @order.json --compact
 
-Exit status: 0 success; 1 an API, network or paging error (the vendor's error body on stdout);
-2 a usage error (nothing was sent).";
+Without credentials or OPSDECK_<SERVICE>_URL a call goes to the `opsdeck sandbox` running on this
+machine (at OPSDECK_SANDBOX_PORT_BASE, default 7700), so what it changes lasts; with none running,
+to a throwaway simulator inside the command, and a call that changes something says so.
+
+Exit status: 0 success, or the reader of the output went away (`| head`); 1 an API, network or
+paging error (the vendor's error body on stdout); 2 a usage error (nothing was sent).";
 
 const COMPLETION_EXAMPLES: &str = "\
 Examples:
@@ -1331,6 +1335,38 @@ mod tests {
         assert_eq!(err.code, 2);
         assert!(err.message.contains("give at most 65527, or 0 for free ports"), "{}", err.message);
         assert!(check_port_base(65527).is_ok() && check_port_base(0).is_ok() && check_port_base(7700).is_ok());
+    }
+
+    #[test]
+    fn the_sandbox_says_how_opsdeck_reaches_it() {
+        let endpoint = |service, region, port, simulated| sandbox::Endpoint {
+            service,
+            region,
+            addr: std::net::SocketAddr::from(([127, 0, 0, 1], port)),
+            simulated,
+        };
+        let endpoints = [
+            endpoint(Service::Ably, None, 7701, true),
+            endpoint(Service::Deepgram, None, 7702, false),
+            endpoint(Service::Mailgun, None, 7706, true),
+            endpoint(Service::Mailgun, Some("eu"), 7707, true),
+            endpoint(Service::Easypost, None, 7708, true),
+        ];
+        let text = sandbox_usage(&endpoints, 7700);
+        assert_eq!(
+            text,
+            "\nTo point opsdeck at this sandbox from another shell (the console and `opsdeck call`):\n\
+             \x20 export OPSDECK_ABLY_URL=http://127.0.0.1:7701\n\
+             \x20 export OPSDECK_MAILGUN_URL=http://127.0.0.1:7706\n\
+             \x20 # Mailgun EU region: export OPSDECK_MAILGUN_URL=http://127.0.0.1:7707\n\
+             \x20 export OPSDECK_EASYPOST_URL=http://127.0.0.1:7708\n\
+             Without them `opsdeck call` finds this sandbox by itself (control port 7700), and so does the \
+             console with `opsdeck --profile local`.\n\
+             SDKs take the same base URLs, except: EasyPost http://127.0.0.1:7708/v2 (opsdeck takes either form).\n"
+        );
+        assert!(sandbox_usage(&endpoints, 17700)
+            .contains("Without them `opsdeck call` finds this sandbox with OPSDECK_SANDBOX_PORT_BASE=17700.\n"));
+        assert!(!sandbox_usage(&endpoints, 0).contains("Without them"), "free ports: no base to give");
     }
 
     #[test]

@@ -48,8 +48,8 @@ pub fn environment_variables() -> Vec<(&'static str, Vec<(String, String)>)> {
         super::find_sandbox::PORT_BASE_VAR.to_owned(),
         format!(
             "`opsdeck call` of a service with no credentials and no URL goes to the `opsdeck sandbox` at this \
-             --port-base (default {}) when one runs, else to a throwaway in-process simulator, saying so; \
-             off: always the throwaway one, silently",
+             --port-base (default {}) when one runs, else to a throwaway in-process simulator (a call that \
+             changes something says so); off: always the throwaway one, silently",
             crate::sandbox::DEFAULT_PORT_BASE
         ),
     ));
