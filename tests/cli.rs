@@ -1192,17 +1192,29 @@ async fn every_service_takes_its_base_url_with_or_without_the_version() {
     running.shutdown();
 }
 
+/// A child process stopped when dropped, so a failing assertion leaves no sandbox running.
+struct Stopped(std::process::Child);
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 #[test]
 fn the_sandbox_prints_the_base_urls_opsdeck_takes() {
     use std::io::Read;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_opsdeck"))
-        .args(["sandbox", "--port-base", "0"])
-        .env_clear()
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut out = child.stdout.take().unwrap();
+    let mut child = Stopped(
+        Command::new(env!("CARGO_BIN_EXE_opsdeck"))
+            .args(["sandbox", "--port-base", "0"])
+            .env_clear()
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let mut out = child.0.stdout.take().unwrap();
     let mut banner = String::new();
     let mut chunk = [0u8; 4096];
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -1249,8 +1261,6 @@ fn the_sandbox_prints_the_base_urls_opsdeck_takes() {
     }
     let out = opsdeck(&["call", "easypost", "shipments_list"], &[("OPSDECK_EASYPOST_URL", &format!("{easypost}/v2"))]);
     assert!(out.status.success(), "the SDK form too: {}", stderr(&out));
-    let _ = child.kill();
-    let _ = child.wait();
 }
 
 // ---- issue 18, defect 8: a reader that goes away ends the command quietly, with status 0 ------
