@@ -16,6 +16,7 @@ use crate::sandbox;
 
 pub mod complete;
 pub mod docs;
+mod find_sandbox;
 pub mod output;
 mod suggest;
 
@@ -149,13 +150,17 @@ Examples:
   opsdeck call ably messages_list channelId=orders:eu --all-pages --jq '.[].id'
   opsdeck call ably messages_list channelId=orders:eu --all-pages --ndjson | head -3
   opsdeck call avatax companies_list -o table
-  opsdeck call ably channels_list --jq '.[] | select(.status.isActive) | .channelId' --raw
+  opsdeck call ably channels_list --jq '.[] | select(.status.isActive) | .channelId'
   opsdeck call ably time_get --include
   opsdeck call ably messages_publish channelId=orders:eu name=shipped data=hello --dry-run
   opsdeck call taxjar taxes_calculate --body @order.json --compact
 
-Exit status: 0 success; 1 an API, network or paging error (the vendor's error body on stdout);
-2 a usage error (nothing was sent).";
+Without credentials or OPSDECK_<SERVICE>_URL a call goes to the `opsdeck sandbox` running on this
+machine (at OPSDECK_SANDBOX_PORT_BASE, default 7700), so what it changes lasts; with none running,
+to a throwaway simulator inside the command, and a call that changes something says so.
+
+Exit status: 0 success, or the reader of the output went away (`| head`); 1 an API, network or
+paging error (the vendor's error body on stdout); 2 a usage error (nothing was sent).";
 
 const COMPLETION_EXAMPLES: &str = "\
 Examples:
@@ -190,14 +195,16 @@ pub struct CallArgs {
     /// Send a destructive operation to a LIVE service without asking to type the target's id.
     #[arg(long)]
     pub yes: bool,
-    /// A jq filter over the response body; each result on its own line. With --all-pages it runs
-    /// over the array of all records, with --ndjson over each record.
+    /// A jq filter over the response body; each result on its own line, a string as it is,
+    /// without quotes (as gh --jq prints it; `| tojson` keeps them), anything else as JSON. With
+    /// --all-pages it runs over the array of all records, with --ndjson over each record.
     #[arg(long, value_name = "EXPR")]
     pub jq: Option<String>,
     /// JSON on one line instead of pretty-printed.
     #[arg(long)]
     pub compact: bool,
-    /// A string result printed as it is, without quotes (like jq -r); anything else as JSON.
+    /// A string printed as it is, without quotes, like jq -r: what --jq does anyway; without --jq,
+    /// for a response or --ndjson record that is a JSON string.
     #[arg(long, short = 'r')]
     pub raw: bool,
     /// The HTTP status line and response headers before the body (secrets redacted).
@@ -250,6 +257,39 @@ impl Failure {
     fn runtime(message: impl Into<String>) -> Failure {
         Failure { code: 1, message: message.into() }
     }
+
+    /// The reader of stdout or stderr went away (`| head -1`, a closed pager): the command ends
+    /// quietly with status 0, as gh, rg and jq do. There is no one left to tell, and a pipeline
+    /// under `set -o pipefail` must not fail because its reader had read enough.
+    pub fn reader_gone() -> Failure {
+        Failure { code: 0, message: String::new() }
+    }
+
+    /// Whether this is [`Failure::reader_gone`]: exit 0, print nothing.
+    pub fn is_reader_gone(&self) -> bool {
+        self.code == 0
+    }
+
+    /// A failed write of the command's output: [`Failure::reader_gone`] when the reader closed
+    /// the pipe, else a runtime error that says why (a full disk, say).
+    pub fn output(error: &std::io::Error) -> Failure {
+        if is_reader_gone(error) {
+            return Failure::reader_gone();
+        }
+        Failure::runtime(format!("cannot write output: {error}"))
+    }
+}
+
+/// Whether a write failed because its reader went away (EPIPE; Rust ignores SIGPIPE, so a
+/// closed pipe is an error on the write rather than a signal).
+pub fn is_reader_gone(error: &std::io::Error) -> bool {
+    error.kind() == std::io::ErrorKind::BrokenPipe
+}
+
+/// Writes all of `bytes` and flushes, for every command's output: a reader that went away ends
+/// the command quietly (see [`Failure::reader_gone`]).
+pub fn write_output(out: &mut dyn Write, bytes: &[u8]) -> Result<(), Failure> {
+    out.write_all(bytes).and_then(|()| out.flush()).map_err(|e| Failure::output(&e))
 }
 
 impl From<anyhow::Error> for Failure {
@@ -265,9 +305,7 @@ pub fn ops(service: Option<&str>, operation: Option<&str>, as_json: bool, out: &
         None => Service::ALL.to_vec(),
     };
     let mut ops: Vec<&Operation> = services.iter().flat_map(|s| s.operations()).collect();
-    let write = |out: &mut dyn Write, text: String| {
-        out.write_all(text.as_bytes()).map_err(|e| Failure::runtime(format!("cannot write output: {e}")))
-    };
+    let write = |out: &mut dyn Write, text: String| write_output(out, text.as_bytes());
     if let (Some(name), [service]) = (operation, services.as_slice()) {
         let op = parse_operation(*service, name)?;
         if !as_json {
@@ -357,21 +395,40 @@ fn describe(op: &Operation) -> Value {
     })
 }
 
+/// A service by name, for `opsdeck call` and `opsdeck ops` alike; an unknown one is a usage
+/// error suggesting the close names, or the service an operation's name belongs to
+/// (`opsdeck ops messages_list`: did you mean ably messages_list?).
 fn parse_service(name: &str) -> Result<Service, Failure> {
     Service::parse(name).ok_or_else(|| {
         let names: Vec<&str> = Service::ALL.iter().map(|s| s.name()).collect();
         let close = suggest::close_names(name, names.iter().copied());
+        let owners = owners_of(name);
+        let close = if close.is_empty() { owners.iter().map(String::as_str).collect() } else { close };
         let hint = suggest::did_you_mean(&close).map(|q| format!("{q} ")).unwrap_or_default();
         Failure::usage(format!("unknown service '{}'; {hint}(services: {})", inert(name), names.join(", ")))
     })
 }
 
+/// `SERVICE OPERATION` for each service that has an operation called `name`.
+fn owners_of(name: &str) -> Vec<String> {
+    Service::ALL
+        .into_iter()
+        .filter(|s| s.operations().iter().any(|op| op.name.eq_ignore_ascii_case(name)))
+        .map(|s| format!("{s} {}", name.to_ascii_lowercase()))
+        .collect()
+}
+
+/// An operation of `service` by name, for `opsdeck call` and `opsdeck ops` alike; an unknown
+/// one is a usage error suggesting the close names of that service, else the same name in
+/// another service, else saying how many there are to list.
 fn parse_operation(service: Service, name: &str) -> Result<&'static Operation, Failure> {
     service.operation(name).ok_or_else(|| {
         let close = suggest::close_names(name, service.operations().iter().map(|op| op.name));
+        let elsewhere = owners_of(name);
+        let close = if close.is_empty() { elsewhere.iter().map(String::as_str).collect() } else { close };
         let hint = match suggest::did_you_mean(&close) {
             Some(question) => format!("{question} (all: `opsdeck ops {service}`)"),
-            None => format!("see `opsdeck ops {service}`"),
+            None => format!("`opsdeck ops {service}` lists its {} operations", service.operations().len()),
         };
         Failure::usage(format!("unknown operation '{}' of {service}; {hint}", inert(name)))
     })
@@ -441,15 +498,33 @@ fn parse_body(body: &str) -> Result<Value, Failure> {
     serde_json::from_str(&text).map_err(|e| Failure::usage(format!("{source} is not valid JSON: {e}")))
 }
 
-/// Finds where a service's calls go; starts the embedded simulator when that is the target:
-/// only that service's listeners, and only its simulator, whose build starts at once on the
-/// blocking pool so it overlaps the rest of the call's start. Returns the sandbox too, so it
-/// lives as long as the call.
+/// Where a call without credentials or a URL of its own goes (see [`resolve_target`]).
+enum Simulator {
+    /// Not a simulator opsdeck picked: LIVE, or a URL the user gave.
+    Given,
+    /// A running `opsdeck sandbox`: what the call changes is still there for the next one.
+    Running { simulated: bool },
+    /// A throwaway simulator started inside this command for this call. `why` says why no
+    /// running sandbox was used, for the note after the call; `None` when the user turned the
+    /// look-up off and expects it.
+    InProcess { sandbox: sandbox::Sandbox, why: Option<String> },
+    /// A dry run with no sandbox running: nothing is started, the URL printed is where
+    /// `opsdeck sandbox` would serve the service, and the note says so.
+    NotStarted { note: String },
+}
+
+/// Finds where a service's calls go. A service with credentials or an `OPSDECK_*_URL` goes
+/// where they say. Any other goes to a running `opsdeck sandbox` when one answers on the
+/// sandbox ports ([`find_sandbox`]), so state lasts from one call to the next; else to a
+/// simulator started in this process for this call (only that service's listeners and its
+/// simulator, whose build starts at once so it overlaps the rest of the call's start), which
+/// lives as long as the returned [`Simulator`]. A dry run starts nothing.
 async fn resolve_target(
     config: &Config,
     global: &GlobalArgs,
     service: Service,
-) -> Result<(ResolvedService, Option<sandbox::Sandbox>), Failure> {
+    dry_run: bool,
+) -> Result<(ResolvedService, Simulator), Failure> {
     let placeholder = |_: Service, _: Option<&'static str>| String::new();
     let env = |name: &str| std::env::var(name).ok();
     let resolved = config.resolve(global.profile.as_deref(), &env, &placeholder)?;
@@ -458,13 +533,66 @@ async fn resolve_target(
         .find(|r| r.target.service == service)
         .ok_or_else(|| Failure::runtime(format!("{service} was not resolved")))?;
     if target.mode != Mode::Embedded {
-        return Ok((target, None));
+        return Ok((target, Simulator::Given));
+    }
+    // Only the simulator's public demo credentials can go to what is found here: a service with
+    // credentials of its own returned above.
+    let look = find_sandbox::Look::from_var(env(find_sandbox::PORT_BASE_VAR).as_deref()).map_err(Failure::usage)?;
+    let port_base = look.port_base();
+    let control = format!("127.0.0.1:{port_base}");
+    let why = match look {
+        find_sandbox::Look::Off => None,
+        find_sandbox::Look::At(base) => match find_sandbox::find(base, service, target.region).await {
+            Ok(found) => {
+                target.target.base_url = found.base_url;
+                target.mode = Mode::External;
+                return Ok((target, Simulator::Running { simulated: found.simulated }));
+            }
+            Err(find_sandbox::NotFound::NothingListens) => Some(format!("no `opsdeck sandbox` answers on {control}")),
+            Err(find_sandbox::NotFound::SomethingElse(reason)) => {
+                Some(format!("{control} answers but is not an opsdeck sandbox ({})", inert(&reason)))
+            }
+        },
+    };
+    let start_one = match port_base {
+        sandbox::DEFAULT_PORT_BASE => "`opsdeck sandbox`".to_owned(),
+        base => format!("`opsdeck sandbox --port-base {base}`"),
+    };
+    if dry_run {
+        let url = format!("http://127.0.0.1:{}", port_base + sandbox::port_offset(service, target.region));
+        let note = match &why {
+            Some(why) => format!(
+                "nothing listens at {url} ({why}): it is where {start_one} serves {}; start it in another \
+                 terminal to send this there",
+                service.title()
+            ),
+            None => format!(
+                "{}=off: nothing is started for a dry run; {url} is where {start_one} serves {}",
+                find_sandbox::PORT_BASE_VAR,
+                service.title()
+            ),
+        };
+        target.target.base_url = url;
+        return Ok((target, Simulator::NotStarted { note }));
     }
     let sandbox = sandbox::start_options(sandbox::SandboxOptions::for_call(service))
         .await
         .map_err(|e| Failure::runtime(format!("cannot start the embedded simulator: {e}")))?;
     target.target.base_url = sandbox.region_base_url(service, target.region);
-    Ok((target, Some(sandbox)))
+    let why = why.map(|why| {
+        format!(
+            "{why}, so this call went to a throwaway {} simulator inside this command: what it created or \
+             changed is gone now. To keep state from one call to the next, run {start_one} in another terminal",
+            service.title()
+        )
+    });
+    Ok((target, Simulator::InProcess { sandbox, why }))
+}
+
+/// A note on stderr: something the user should know that is no warning.
+fn note(err: &mut dyn Write, text: &str) {
+    // A note that cannot be written has nowhere else to go; the call goes on.
+    let _ = writeln!(err, "opsdeck: note: {}", inert(text));
 }
 
 /// Writes each warning once on stderr, as text that cannot act on the terminal.
@@ -539,16 +667,24 @@ pub async fn call(global: &GlobalArgs, args: &CallArgs, io: &mut CallIo<'_>) -> 
         }
     }
     warn(io.err, &config.warnings);
-    let (resolved, sandbox) = resolve_target(&config, global, service).await?;
+    let (resolved, simulator) = resolve_target(&config, global, service, dry_run).await?;
     warn(io.err, &resolved.warnings);
     let target = &resolved.target;
     let request = client::build(op, &values, body.as_ref(), target).map_err(|e| call_failure(op, &e))?;
     if dry_run {
+        if let Simulator::NotStarted { note: text } = &simulator {
+            note(io.err, text);
+        }
         let curl = client::request::to_curl(&request, &target.credentials).map_err(|e| call_failure(op, &e))?;
         let curl = if io.out_is_terminal { inert_lines(&curl) } else { curl.into() };
-        return writeln!(io.out, "{curl}").map_err(|e| Failure::runtime(format!("cannot write output: {e}")));
+        return write_out(io.out, format!("{curl}\n").as_bytes());
     }
-    if sandbox.as_ref().is_some_and(|s| !s.endpoint(service).simulated) {
+    let simulated = match &simulator {
+        Simulator::Running { simulated } => *simulated,
+        Simulator::InProcess { sandbox, .. } => sandbox.endpoint(service).simulated,
+        Simulator::Given | Simulator::NotStarted { .. } => true,
+    };
+    if !simulated {
         return Err(Failure::runtime(format!(
             "{service} has no simulator yet and no live credentials are set; set {} to call the real service \
              (--dry-run shows the request)",
@@ -589,6 +725,12 @@ pub async fn call(global: &GlobalArgs, args: &CallArgs, io: &mut CallIo<'_>) -> 
     let (history, warning) =
         opening.await.unwrap_or_else(|e| (None, Some(format!("the history could not be opened: {e}"))));
     warn(io.err, &Vec::from_iter(warning));
+    // Once per command, as soon as the call is answered: what it changed is gone already. Only
+    // for an operation that changes something: a read loses nothing (it reads the seeded demo
+    // data), and a script reading it keeps a clean stderr.
+    if let (Simulator::InProcess { why: Some(why), .. }, true) = (&simulator, op.mutates) {
+        note(io.err, why);
+    }
     if let Some(history) = &history {
         let profile = global.profile.as_deref().or(config.default_profile.as_deref()).unwrap_or("default");
         let (source, mode) = (crate::history::Source::Cli, &resolved.mode);
@@ -620,7 +762,7 @@ pub async fn call(global: &GlobalArgs, args: &CallArgs, io: &mut CallIo<'_>) -> 
     if !all_pages {
         write_out(io.out, &output.head(response.status, &response.headers, &target.credentials))?;
         let bytes = output.one(&response)?;
-        drop(sandbox);
+        drop(simulator);
         return write_out(io.out, &bytes);
     }
     // --all-pages: with --ndjson each page goes out as it arrives, else all of them at the end.
@@ -672,7 +814,7 @@ pub async fn call(global: &GlobalArgs, args: &CallArgs, io: &mut CallIo<'_>) -> 
             }
         }
     }
-    drop(sandbox);
+    drop(simulator);
     if streams {
         return Ok(());
     }
@@ -680,15 +822,12 @@ pub async fn call(global: &GlobalArgs, args: &CallArgs, io: &mut CallIo<'_>) -> 
 }
 
 /// Writes and flushes (a streamed page is out before the next is asked for). A reader that went
-/// away (`| head -1`) ends the call quietly: there is no one left to tell.
+/// away (`| head -1`) ends the call quietly, with status 0: no further page is asked for.
 fn write_out(out: &mut dyn Write, bytes: &[u8]) -> Result<(), Failure> {
     if bytes.is_empty() {
         return Ok(());
     }
-    out.write_all(bytes).and_then(|()| out.flush()).map_err(|e| match e.kind() {
-        std::io::ErrorKind::BrokenPipe => Failure { code: 1, message: String::new() },
-        _ => Failure::runtime(format!("cannot write output: {e}")),
-    })
+    write_output(out, bytes)
 }
 
 /// A body as it may be printed: JSON pretty and inert (still the same JSON); anything else raw
@@ -724,11 +863,12 @@ fn api_failure(op: &Operation, error: &CallError, io: &mut CallIo<'_>) -> Failur
     let mut failure = call_failure(op, error);
     let body = error.api_error().map(|api| api.body.clone()).unwrap_or_default();
     match printable_body(&body, None, io.out_is_terminal) {
-        Ok(bytes) => {
-            if let Err(unwritten) = write_out(io.out, &bytes) {
-                failure.message.push_str(&format!(" ({})", unwritten.message));
-            }
-        }
+        Ok(bytes) => match write_out(io.out, &bytes) {
+            Ok(()) => {}
+            // No one reads the body, so no one reads the line about it either.
+            Err(unwritten) if unwritten.is_reader_gone() => return unwritten,
+            Err(unwritten) => failure.message.push_str(&format!(" ({})", unwritten.message)),
+        },
         Err(reason) => failure.message.push_str(&format!(" (error body not shown: {reason})")),
     }
     failure
@@ -856,8 +996,14 @@ pub async fn sandbox(
         ))
     })?;
     let control = sandbox.control_url();
-    let write = |out: &mut dyn Write, text: &str| {
-        out.write_all(text.as_bytes()).and_then(|()| out.flush()).map_err(|e| Failure::runtime(e.to_string()))
+    // The banner is for whoever started the sandbox; the sandbox serves whether or not anyone
+    // reads it (`opsdeck sandbox | grep -m1 'Ctrl-C'` waits until it is ready, then leaves it
+    // running), so a reader that went away only stops the banner.
+    let mut reading = true;
+    let mut write = |out: &mut dyn Write, text: &str| {
+        if reading && out.write_all(text.as_bytes()).and_then(|()| out.flush()).is_err() {
+            reading = false;
+        }
     };
     let head = format!(
         "opsdeck sandbox (seed {seed}, speed {speed}x); control {control}\n\
@@ -874,25 +1020,68 @@ pub async fn sandbox(
         "CREDENTIALS",
         signing = sandbox::credentials::MAILGUN_WEBHOOK_SIGNING_KEY,
     );
-    write(out, &head)?;
+    write(out, &head);
     let handle = sandbox.handle();
     for endpoint in &sandbox.endpoints {
         let name = match endpoint.region {
             Some(region) => format!("{}-{region}", endpoint.service),
             None => endpoint.service.name().to_owned(),
         };
-        let base = endpoint.sdk_base_url();
+        // The base `OPSDECK_*_URL` expects (it takes the one with the version too).
+        let base = endpoint.base_url();
         let (state, credentials) = match handle.ensure(endpoint.service).await {
             Ok(()) if endpoint.simulated => ("simulated", credentials_line(endpoint.service)),
             Ok(()) => ("not yet", credentials_line(endpoint.service)),
             Err(e) => ("failed", inert(&e).into_owned()),
         };
-        write(out, &format!("{name:<12} {base:<26} {state:<10} {credentials}\n"))?;
+        write(out, &format!("{name:<12} {base:<26} {state:<10} {credentials}\n"));
     }
-    write(out, "\nCtrl-C stops.\n")?;
+    write(out, &sandbox_usage(&sandbox.endpoints, port_base));
+    write(out, "\nCtrl-C stops.\n");
     wait_for_shutdown().await;
     sandbox.shutdown();
     Ok(())
+}
+
+/// What `opsdeck sandbox` prints under its table: the `OPSDECK_*_URL` lines that point opsdeck
+/// (the console, `opsdeck call`, scripts) at it from another shell, ready to paste, how
+/// `opsdeck call` finds it without them, and the base URLs SDKs want where they differ.
+fn sandbox_usage(endpoints: &[sandbox::Endpoint], port_base: u16) -> String {
+    let mut text =
+        String::from("\nTo point opsdeck at this sandbox from another shell (the console and `opsdeck call`):\n");
+    // A service without a simulator answers 501 to everything: pointing opsdeck at it helps no one.
+    for endpoint in endpoints.iter().filter(|e| e.simulated) {
+        let line = format!("export {}={}", client::url_variable(endpoint.service), endpoint.base_url());
+        match endpoint.region {
+            None => text.push_str(&format!("  {line}\n")),
+            Some(region) => {
+                text.push_str(&format!("  # {} {} region: {line}\n", endpoint.service.title(), region.to_uppercase()));
+            }
+        }
+    }
+    match port_base {
+        0 => {}
+        sandbox::DEFAULT_PORT_BASE => text.push_str(&format!(
+            "Without them `opsdeck call` finds this sandbox by itself (control port {port_base}), and so does \
+             the console with `opsdeck --profile local`.\n"
+        )),
+        _ => text.push_str(&format!(
+            "Without them `opsdeck call` finds this sandbox with {}={port_base}.\n",
+            find_sandbox::PORT_BASE_VAR
+        )),
+    }
+    let sdk: Vec<String> = endpoints
+        .iter()
+        .filter(|e| e.simulated && e.region.is_none() && e.sdk_base_url() != e.base_url())
+        .map(|e| format!("{} {}", e.service.title(), e.sdk_base_url()))
+        .collect();
+    if !sdk.is_empty() {
+        text.push_str(&format!(
+            "SDKs take the same base URLs, except: {} (opsdeck takes either form).\n",
+            sdk.join(", ")
+        ));
+    }
+    text
 }
 
 fn credentials_line(service: Service) -> String {
@@ -973,7 +1162,15 @@ mod tests {
         let err = parse_operation(Service::Ably, "list_messages").unwrap_err();
         assert!(err.message.contains("did you mean messages_list"), "{}", err.message);
         let err = parse_operation(Service::Ably, "xyzzy").unwrap_err();
-        assert!(err.message.ends_with("unknown operation 'xyzzy' of ably; see `opsdeck ops ably`"), "{}", err.message);
+        assert!(
+            err.message.ends_with("unknown operation 'xyzzy' of ably; `opsdeck ops ably` lists its 18 operations"),
+            "{}",
+            err.message
+        );
+        let err = parse_operation(Service::Ably, "domains_list").unwrap_err();
+        assert!(err.message.contains("did you mean mailgun domains_list?"), "{}", err.message);
+        let err = parse_service("messages_list").unwrap_err();
+        assert!(err.message.starts_with("unknown service 'messages_list'; did you mean ably messages_list?"));
         let err = parse_service("abyl").unwrap_err();
         assert_eq!(err.code, 2);
         assert!(
@@ -1138,6 +1335,38 @@ mod tests {
         assert_eq!(err.code, 2);
         assert!(err.message.contains("give at most 65527, or 0 for free ports"), "{}", err.message);
         assert!(check_port_base(65527).is_ok() && check_port_base(0).is_ok() && check_port_base(7700).is_ok());
+    }
+
+    #[test]
+    fn the_sandbox_says_how_opsdeck_reaches_it() {
+        let endpoint = |service, region, port, simulated| sandbox::Endpoint {
+            service,
+            region,
+            addr: std::net::SocketAddr::from(([127, 0, 0, 1], port)),
+            simulated,
+        };
+        let endpoints = [
+            endpoint(Service::Ably, None, 7701, true),
+            endpoint(Service::Deepgram, None, 7702, false),
+            endpoint(Service::Mailgun, None, 7706, true),
+            endpoint(Service::Mailgun, Some("eu"), 7707, true),
+            endpoint(Service::Easypost, None, 7708, true),
+        ];
+        let text = sandbox_usage(&endpoints, 7700);
+        assert_eq!(
+            text,
+            "\nTo point opsdeck at this sandbox from another shell (the console and `opsdeck call`):\n\
+             \x20 export OPSDECK_ABLY_URL=http://127.0.0.1:7701\n\
+             \x20 export OPSDECK_MAILGUN_URL=http://127.0.0.1:7706\n\
+             \x20 # Mailgun EU region: export OPSDECK_MAILGUN_URL=http://127.0.0.1:7707\n\
+             \x20 export OPSDECK_EASYPOST_URL=http://127.0.0.1:7708\n\
+             Without them `opsdeck call` finds this sandbox by itself (control port 7700), and so does the \
+             console with `opsdeck --profile local`.\n\
+             SDKs take the same base URLs, except: EasyPost http://127.0.0.1:7708/v2 (opsdeck takes either form).\n"
+        );
+        assert!(sandbox_usage(&endpoints, 17700)
+            .contains("Without them `opsdeck call` finds this sandbox with OPSDECK_SANDBOX_PORT_BASE=17700.\n"));
+        assert!(!sandbox_usage(&endpoints, 0).contains("Without them"), "free ports: no base to give");
     }
 
     #[test]

@@ -20,8 +20,9 @@ fn runtime(message: impl Into<String>) -> Failure {
     Failure { code: 1, message: message.into() }
 }
 
+/// A reader that went away ends the command quietly (see [`Failure::reader_gone`]).
 fn write(out: &mut dyn Write, text: &str) -> Result<(), Failure> {
-    out.write_all(text.as_bytes()).and_then(|()| out.flush()).map_err(|e| runtime(format!("cannot write output: {e}")))
+    crate::cli::write_output(out, text.as_bytes())
 }
 
 /// JSON for stdout: pretty, and inert when a terminal shows it (still the same JSON).

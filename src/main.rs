@@ -8,13 +8,25 @@ use opsdeck::cli::{self, CallIo, Cli, Command, Failure};
 use opsdeck::inert::inert_lines;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // Help, the version, or a usage error: clap's text on stdout or stderr. A reader that
+        // went away ends it quietly, as for every other output (`opsdeck --help | head -3`).
+        Err(error) => {
+            return match error.print() {
+                Err(e) if cli::is_reader_gone(&e) => ExitCode::SUCCESS,
+                _ => ExitCode::from(u8::try_from(error.exit_code()).unwrap_or(2)),
+            }
+        }
+    };
     let paths = opsdeck::paths::Paths::current(cli.global.config.as_deref());
     // Before anything runs, so every call is logged; a log that cannot be written only warns (the
     // console says so in its status line too, since this line is behind its screen).
     let log_warning = opsdeck::log::init(cli.global.debug, paths.log_file.as_deref()).err();
     if let Some(warning) = &log_warning {
-        eprintln!("opsdeck: warning: {}", inert_lines(warning));
+        // Not `eprintln!`, which panics when stderr is a closed pipe; a warning nobody can read
+        // stops nothing.
+        let _ = writeln!(std::io::stderr(), "opsdeck: warning: {}", inert_lines(warning));
     }
     // The console and `opsdeck sandbox` serve and draw at once: they get a thread per core. A
     // one-shot command does one thing at a time, so it starts no worker threads (a call is
@@ -28,7 +40,7 @@ fn main() -> ExitCode {
     let runtime = match builder.enable_all().build() {
         Ok(runtime) => runtime,
         Err(e) => {
-            eprintln!("opsdeck: cannot start the async runtime: {e}");
+            let _ = writeln!(std::io::stderr(), "opsdeck: cannot start the async runtime: {e}");
             return ExitCode::from(1);
         }
     };
@@ -63,10 +75,12 @@ fn main() -> ExitCode {
                 };
                 cli::call(&cli.global, args, &mut io).await
             }
-            Some(Command::Completions { shell }) => write_all(&mut stdout, cli::complete::script(*shell).as_bytes()),
+            Some(Command::Completions { shell }) => {
+                cli::write_output(&mut stdout, cli::complete::script(*shell).as_bytes())
+            }
             Some(Command::Complete { words }) => {
                 let lines: String = cli::complete::candidates(words).into_iter().map(|c| c + "\n").collect();
-                write_all(&mut stdout, lines.as_bytes())
+                cli::write_output(&mut stdout, lines.as_bytes())
             }
             Some(Command::Man { dir }) => cli::docs::man(dir.as_deref(), &mut stdout),
             Some(Command::Help { topic }) => cli::docs::help(topic, &mut stdout),
@@ -80,19 +94,15 @@ fn main() -> ExitCode {
     runtime.shutdown_background();
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        // The reader of the output went away: nothing to say, and nothing went wrong.
+        Err(failure) if failure.is_reader_gone() => ExitCode::SUCCESS,
         Err(failure) => {
             // Failures quote servers and config values: shown, never acted on by the terminal.
-            // No message: nothing to say (the reader of stdout went away).
-            if !failure.message.is_empty() {
-                eprintln!("opsdeck: {}", inert_lines(&failure.message));
+            // A reader of stderr that went away (`2>&1 | head -2`) ends the command quietly too.
+            match writeln!(stderr, "opsdeck: {}", inert_lines(&failure.message)) {
+                Err(e) if cli::is_reader_gone(&e) => ExitCode::SUCCESS,
+                _ => ExitCode::from(u8::try_from(failure.code).unwrap_or(1)),
             }
-            ExitCode::from(u8::try_from(failure.code).unwrap_or(1))
         }
     }
-}
-
-fn write_all(out: &mut dyn Write, bytes: &[u8]) -> Result<(), Failure> {
-    out.write_all(bytes)
-        .and_then(|()| out.flush())
-        .map_err(|e| Failure { code: 1, message: format!("cannot write output: {e}") })
 }

@@ -14,16 +14,22 @@ use opsdeck::sandbox;
 use serde_json::Value;
 
 /// Runs the binary with a clean environment (no live credentials, no user config, history and
-/// log in a temporary folder, never the user's).
+/// log in a temporary folder, never the user's, and no look for an `opsdeck sandbox`, so one the
+/// user runs on the default ports cannot change what a test sees; a test that wants the look-up
+/// sets `OPSDECK_SANDBOX_PORT_BASE` itself).
 fn opsdeck(args: &[&str], env: &[(&str, &str)]) -> Output {
     let mut command = Command::new(env!("CARGO_BIN_EXE_opsdeck"));
     let scratch = std::env::temp_dir().join(format!("opsdeck-cli-tests-{}", std::process::id()));
     command.args(args).env_clear().env("OPSDECK_DATA_DIR", &scratch).env("OPSDECK_STATE_DIR", &scratch);
+    command.env(LOOK_FOR_SANDBOX, "off");
     for (k, v) in env {
         command.env(k, v);
     }
     command.output().expect("opsdeck runs")
 }
+
+/// Where `opsdeck call` looks for a running `opsdeck sandbox`.
+const LOOK_FOR_SANDBOX: &str = "OPSDECK_SANDBOX_PORT_BASE";
 
 fn stdout(output: &Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
@@ -451,11 +457,21 @@ async fn jq_compact_and_raw_shape_the_output() {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         opsdeck_async(&args, &env).await
     };
+    // As `gh --jq` prints them: a string result bare, any other value as JSON (issue 18).
     let out = run(call(&["--jq", ".[].id"])).await;
     assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(lines(&out), ["\"m1a\"", "\"m1b\""]);
-    let out = run(call(&["--jq", ".[].id", "--raw"])).await;
     assert_eq!(lines(&out), ["m1a", "m1b"]);
+    let out = run(call(&["--jq", ".[].id", "--raw"])).await;
+    assert_eq!(lines(&out), ["m1a", "m1b"], "--raw says the same");
+    let out = run(call(&["--jq", ".[].id | tojson"])).await;
+    assert_eq!(lines(&out), ["\"m1a\"", "\"m1b\""], "tojson keeps the quotes");
+    let out = run(call(&["--jq", ".[] | .timestamp, .clientId, null, true, [.id]", "--compact"])).await;
+    assert_eq!(
+        lines(&out),
+        ["1700000000000", "c1", "null", "true", "[\"m1a\"]", "1700000060000", "c2", "null", "true", "[\"m1b\"]"]
+    );
+    let out = run(call(&["--ndjson", "--jq", ".id"])).await;
+    assert_eq!(lines(&out), ["m1a", "m1b"], "with --ndjson too");
     let out = run(call(&["--jq", ".[1]"])).await;
     assert!(stdout(&out).starts_with("{\n  \"id\": \"m1b\""), "pretty by default: {}", stdout(&out));
     let out = run(call(&["--jq", ".[1]", "--compact"])).await;
@@ -669,6 +685,37 @@ fn unknown_names_get_close_suggestions() {
     assert!(stderr(&out).contains("did you mean channels_list"), "{}", stderr(&out));
 }
 
+/// `opsdeck ops` suggests as `opsdeck call` does, from the same function (issue 18): close
+/// names, else the same name in another service, else how to list them all; exit 2, nothing on
+/// stdout.
+#[test]
+fn ops_suggests_as_call_does() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["ably", "nope"], "unknown operation 'nope' of ably; `opsdeck ops ably` lists its 18 operations"),
+        (
+            &["ably", "publish"],
+            "unknown operation 'publish' of ably; did you mean push_publish, messages_publish or \
+             messages_batch_publish? (all: `opsdeck ops ably`)",
+        ),
+        (&["ably", "domains_list"], "unknown operation 'domains_list' of ably; did you mean mailgun domains_list?"),
+        (&["messages_list"], "unknown service 'messages_list'; did you mean ably messages_list?"),
+        (&["abyl"], "unknown service 'abyl'; did you mean ably?"),
+    ];
+    for (words, expected) in cases {
+        let ops = opsdeck(&[&["ops"][..], words].concat(), &[]);
+        assert_eq!(ops.status.code(), Some(2), "{words:?}");
+        assert!(ops.stdout.is_empty(), "{words:?}: {}", stdout(&ops));
+        assert!(stderr(&ops).starts_with(&format!("opsdeck: {expected}")), "{words:?}: {}", stderr(&ops));
+        let json = opsdeck(&[&["ops"][..], words, &["--json"]].concat(), &[]);
+        assert_eq!(stderr(&json), stderr(&ops), "--json: {words:?}");
+        if let [service, operation] = words {
+            let call = opsdeck(&["call", service, operation], &[]);
+            assert_eq!(call.status.code(), Some(2));
+            assert_eq!(stderr(&call), stderr(&ops), "the same words from `call`");
+        }
+    }
+}
+
 /// A scratch folder for one test's files, removed when dropped.
 struct Scratch(std::path::PathBuf);
 
@@ -693,6 +740,7 @@ impl Drop for Scratch {
 fn opsdeck_in(dir: &std::path::Path, args: &[&str], env: &[(&str, &str)]) -> Output {
     let mut command = Command::new(env!("CARGO_BIN_EXE_opsdeck"));
     command.current_dir(dir).args(args).env_clear().env("OPSDECK_DATA_DIR", dir).env("OPSDECK_STATE_DIR", dir);
+    command.env(LOOK_FOR_SANDBOX, "off");
     for (k, v) in env {
         command.env(k, v);
     }
@@ -899,4 +947,542 @@ async fn a_send_with_attachments_arrives_as_repeated_multipart_parts() {
             text("v:order-id", "1234"),
         ]
     );
+}
+
+// ---- issue 18, defect 6: `opsdeck call` without credentials, with and without a sandbox -------
+
+/// A port base whose nine ports (control and services) nothing listens on as it returns.
+fn free_port_base() -> u16 {
+    for _ in 0..50 {
+        let first = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let base = first.local_addr().unwrap().port();
+        if base > u16::MAX - 8 {
+            continue;
+        }
+        let rest: Result<Vec<_>, _> =
+            (1..=8).map(|offset| std::net::TcpListener::bind(("127.0.0.1", base + offset))).collect();
+        if rest.is_ok() {
+            return base;
+        }
+    }
+    panic!("no nine free ports in a row");
+}
+
+/// A whole sandbox in this process at a port base of its own, as `opsdeck sandbox --port-base`
+/// would run it.
+async fn sandbox_at_free_ports() -> (sandbox::Sandbox, u16) {
+    for _ in 0..10 {
+        let base = free_port_base();
+        if let Ok(running) = sandbox::start(base, 42).await {
+            return (running, base);
+        }
+    }
+    panic!("no sandbox could start");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_without_credentials_goes_to_a_running_sandbox_so_its_state_lasts() {
+    let (running, base) = sandbox_at_free_ports().await;
+    let base_text = base.to_string();
+    let env = [(LOOK_FOR_SANDBOX, base_text.as_str())];
+    let out = opsdeck_async(&["call", "ably", "messages_publish", "channelId=kept", "name=still-here"], &env).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(out.stderr.is_empty(), "nothing to warn about: {}", stderr(&out));
+    let out = opsdeck_async(&["call", "ably", "messages_list", "channelId=kept", "--jq", ".[].name"], &env).await;
+    assert_eq!(lines(&out), ["still-here"], "{}", stderr(&out));
+    // A dry run prints the running sandbox's URL; EasyPost's once with its /v2 (the control port
+    // gives the SDK form, http://127.0.0.1:N/v2).
+    let out = opsdeck_async(&["call", "easypost", "shipments_list", "--dry-run"], &env).await;
+    assert!(
+        stdout(&out).starts_with(&format!("curl -X GET 'http://127.0.0.1:{}/v2/shipments", base + 8)),
+        "{}",
+        stdout(&out)
+    );
+    assert!(out.stderr.is_empty(), "{}", stderr(&out));
+    let eu = [(LOOK_FOR_SANDBOX, base_text.as_str()), ("MAILGUN_REGION", "eu")];
+    let out = opsdeck_async(&["call", "mailgun", "domains_list", "--dry-run"], &eu).await;
+    assert!(stdout(&out).starts_with(&format!("curl -X GET 'http://127.0.0.1:{}/v3/domains", base + 7)));
+    // Deepgram has no simulator yet: the sandbox says so before anything is sent.
+    let out = opsdeck_async(&["call", "deepgram", "projects_list"], &env).await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("deepgram has no simulator yet"), "{}", stderr(&out));
+    running.shutdown();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_sandbox_a_call_that_changes_state_says_the_change_is_gone() {
+    let base = free_port_base();
+    let base_text = base.to_string();
+    let env = [(LOOK_FOR_SANDBOX, base_text.as_str())];
+    let out = opsdeck_async(&["call", "ably", "messages_publish", "channelId=kept", "name=lost"], &env).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(serde_json::from_slice::<Value>(&out.stdout).is_ok(), "{}", stdout(&out));
+    let note = stderr(&out);
+    assert_eq!(note.lines().count(), 1, "once: {note}");
+    assert!(
+        note.starts_with(&format!(
+            "opsdeck: note: no `opsdeck sandbox` answers on 127.0.0.1:{base}, so this call went to a throwaway \
+             Ably simulator inside this command: what it created or changed is gone now."
+        )),
+        "{note}"
+    );
+    assert!(note.contains(&format!("run `opsdeck sandbox --port-base {base}` in another terminal")), "{note}");
+    // ... and it is: the next call has a simulator of its own. A read says nothing.
+    let out = opsdeck_async(&["call", "ably", "messages_list", "channelId=kept", "--jq", ".[].name"], &env).await;
+    assert!(out.status.success() && out.stdout.is_empty() && out.stderr.is_empty(), "{}", stderr(&out));
+    // A dry run starts nothing: it prints where the sandbox would be, and says nothing is there.
+    let out = opsdeck_async(&["call", "ably", "messages_publish", "channelId=k", "name=n", "--dry-run"], &env).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let url = format!("http://127.0.0.1:{}", base + 1);
+    assert!(stdout(&out).starts_with(&format!("curl -X POST '{url}/channels/k/messages'")), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains(&format!("nothing listens at {url} (no `opsdeck sandbox` answers")),
+        "{}",
+        stderr(&out)
+    );
+    // Without the variable, the default ports; `off` never looks, and a dry run then says so.
+    let out = opsdeck(&["call", "ably", "time_get", "--dry-run"], &[]);
+    assert!(stdout(&out).starts_with("curl -X GET 'http://127.0.0.1:7701/time'"), "{}", stdout(&out));
+    assert!(stderr(&out).contains("OPSDECK_SANDBOX_PORT_BASE=off: nothing is started for a dry run"));
+    let out = opsdeck(&["call", "ably", "messages_publish", "channelId=k", "name=n"], &[]);
+    assert!(out.status.success() && out.stderr.is_empty(), "off is silent: {}", stderr(&out));
+    let out = opsdeck(&["call", "ably", "time_get"], &[(LOOK_FOR_SANDBOX, "65530")]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("OPSDECK_SANDBOX_PORT_BASE must be the --port-base"), "{}", stderr(&out));
+}
+
+/// A loopback listener that keeps the head of every request it gets and answers each with
+/// `answer` (`None`: never answers, holds the connection).
+async fn recorder(listener: std::net::TcpListener, answer: Option<&'static str>) -> Arc<std::sync::Mutex<Vec<String>>> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    listener.set_nonblocking(true).unwrap();
+    let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let keep = seen.clone();
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            let keep = keep.clone();
+            tokio::spawn(async move {
+                let mut head = Vec::new();
+                let mut chunk = [0u8; 1024];
+                let reading = async {
+                    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                        match stream.read(&mut chunk).await {
+                            Ok(0) | Err(_) => break,
+                            Ok(n) => head.extend_from_slice(&chunk[..n]),
+                        }
+                    }
+                };
+                let _ = tokio::time::timeout(Duration::from_secs(5), reading).await;
+                keep.lock().unwrap().push(String::from_utf8_lossy(&head).into_owned());
+                match answer {
+                    Some(answer) => {
+                        let _ = stream.write_all(answer.as_bytes()).await;
+                    }
+                    None => tokio::time::sleep(Duration::from_secs(30)).await,
+                }
+            });
+        }
+    });
+    seen
+}
+
+/// Two listeners on consecutive ports: an unrelated program's on the sandbox's control port and
+/// one where the sandbox's Ably would be.
+fn two_listeners() -> (u16, std::net::TcpListener, std::net::TcpListener) {
+    for _ in 0..50 {
+        let control = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let base = control.local_addr().unwrap().port();
+        if let Ok(ably) = std::net::TcpListener::bind(("127.0.0.1", base.wrapping_add(1))) {
+            if base < u16::MAX - 8 {
+                return (base, control, ably);
+            }
+        }
+    }
+    panic!("no two free ports in a row");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unrelated_program_on_the_sandbox_port_is_asked_once_and_sent_no_credential() {
+    let (base, control, ably) = two_listeners();
+    let page =
+        "HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: 13\r\nconnection: close\r\n\r\n<html></html>";
+    let asked = recorder(control, Some(page)).await;
+    let ably_got = recorder(ably, Some("HTTP/1.1 500 Oops\r\ncontent-length: 0\r\n\r\n")).await;
+    let base_text = base.to_string();
+    let env = [(LOOK_FOR_SANDBOX, base_text.as_str())];
+    let out = opsdeck_async(&["call", "ably", "messages_publish", "channelId=c", "name=n"], &env).await;
+    assert!(out.status.success(), "the throwaway simulator answers: {}", stderr(&out));
+    assert!(
+        stderr(&out).contains(&format!(
+            "127.0.0.1:{base} answers but is not an opsdeck sandbox (GET / did not answer JSON), so this call went \
+             to a throwaway Ably simulator"
+        )),
+        "{}",
+        stderr(&out)
+    );
+    let heads = asked.lock().unwrap().clone();
+    assert_eq!(heads.len(), 1, "{heads:?}");
+    assert!(heads[0].starts_with("GET / HTTP/1.0\r\n"), "{heads:?}");
+    assert!(!heads[0].to_ascii_lowercase().contains("authorization"), "{heads:?}");
+    assert!(ably_got.lock().unwrap().is_empty(), "nothing went to the port next to it");
+
+    // A service with credentials of its own is never looked up.
+    let live = [(LOOK_FOR_SANDBOX, base_text.as_str()), ("ABLY_API_KEY", "app.key:s3cr3t")];
+    let out = opsdeck_async(&["call", "ably", "time_get", "--dry-run"], &live).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(asked.lock().unwrap().len(), 1);
+
+    // A program that takes the connection and never answers costs half a second, no more.
+    let (base, silent, _) = two_listeners();
+    let _silent = recorder(silent, None).await;
+    let base_text = base.to_string();
+    let started = Instant::now();
+    let args = ["call", "ably", "messages_publish", "channelId=c", "name=n"];
+    let out = opsdeck_async(&args, &[(LOOK_FOR_SANDBOX, base_text.as_str())]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("(it gave no answer within 500 ms)"), "{}", stderr(&out));
+    assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+}
+
+// ---- issue 18, defect 7: base URLs with or without the version prefix -------------------------
+
+/// An operation of each service that needs no parameter (Mailgun's `/v4` one an address).
+const ONE_CALL_EACH: [(&str, &str); 8] = [
+    ("ably", "time_get"),
+    ("deepgram", "projects_list"),
+    ("avatax", "companies_list"),
+    ("taxjar", "categories_list"),
+    ("coinbase", "accounts_list"),
+    ("mailgun", "domains_list"),
+    ("mailgun", "email_validate"),
+    ("easypost", "shipments_list"),
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_service_takes_its_base_url_with_or_without_the_version() {
+    let running = sandbox::start(0, 5).await.unwrap();
+    for (name, operation) in ONE_CALL_EACH {
+        let service = Service::parse(name).unwrap();
+        let path = service.operation(operation).unwrap().path;
+        let variable = opsdeck::client::url_variable(service);
+        let params: &[&str] = if operation == "email_validate" { &["address=a@example.com"] } else { &[] };
+        let args = [&["call", name, operation][..], params].concat();
+        let mut prefixes = vec![String::new()];
+        prefixes.extend(opsdeck::config::version_prefixes(service));
+        for prefix in prefixes {
+            for slash in ["", "/"] {
+                // Where the request goes, for every service: the path once, after the host.
+                let url = format!("http://127.0.0.1:9{prefix}{slash}");
+                let out = opsdeck(&[&args[..], &["--dry-run"]].concat(), &[(variable.as_str(), url.as_str())]);
+                assert!(out.status.success(), "{name} {url}: {}", stderr(&out));
+                let expected = format!("curl -X GET 'http://127.0.0.1:9{path}");
+                assert!(stdout(&out).starts_with(&expected), "{name} {url}: {}", stdout(&out));
+                // And a real answer from the simulators there are.
+                let endpoint = running.endpoints.iter().find(|e| e.service == service).unwrap();
+                if !endpoint.simulated {
+                    continue;
+                }
+                let url = format!("{}{prefix}{slash}", running.base_url(service));
+                let out = opsdeck_async(&args, &[(variable.as_str(), url.as_str())]).await;
+                assert!(out.status.success(), "{name} {operation} at {url}: {}", stderr(&out));
+            }
+        }
+    }
+    running.shutdown();
+}
+
+/// A child process stopped when dropped, so a failing assertion leaves no sandbox running.
+struct Stopped(std::process::Child);
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn the_sandbox_prints_the_base_urls_opsdeck_takes() {
+    use std::io::Read;
+    let mut child = Stopped(
+        Command::new(env!("CARGO_BIN_EXE_opsdeck"))
+            .args(["sandbox", "--port-base", "0"])
+            .env_clear()
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let mut out = child.0.stdout.take().unwrap();
+    let mut banner = String::new();
+    let mut chunk = [0u8; 4096];
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !banner.contains("Ctrl-C stops.") && Instant::now() < deadline {
+        match out.read(&mut chunk) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => banner.push_str(&String::from_utf8_lossy(&chunk[..n])),
+        }
+    }
+    // Each `export OPSDECK_X_URL=...` line, as pasted into a shell (the EU one is a comment).
+    let exports: Vec<(String, String)> = banner
+        .lines()
+        .filter_map(|l| l.trim_start().trim_start_matches("# Mailgun EU region: ").strip_prefix("export "))
+        .filter_map(|l| l.split_once('=').map(|(k, v)| (k.to_owned(), v.to_owned())))
+        .collect();
+    let variables: Vec<&str> = exports.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(
+        variables,
+        [
+            "OPSDECK_ABLY_URL",
+            "OPSDECK_AVATAX_URL",
+            "OPSDECK_TAXJAR_URL",
+            "OPSDECK_MAILGUN_URL",
+            "OPSDECK_MAILGUN_URL",
+            "OPSDECK_EASYPOST_URL"
+        ],
+        "{banner}"
+    );
+    let easypost_row = banner.lines().find(|l| l.starts_with("easypost ")).unwrap_or_default();
+    assert!(!easypost_row.contains("/v2"), "the table shows the base OPSDECK_*_URL expects: {easypost_row}");
+    let (_, easypost) = exports.iter().find(|(k, _)| k == "OPSDECK_EASYPOST_URL").unwrap();
+    assert!(banner.contains(&format!("SDKs take the same base URLs, except: EasyPost {easypost}/v2")), "{banner}");
+    // Every line works as it is printed.
+    for (variable, url) in &exports {
+        let (service, operation) = match variable.as_str() {
+            "OPSDECK_ABLY_URL" => ("ably", "time_get"),
+            "OPSDECK_AVATAX_URL" => ("avatax", "companies_list"),
+            "OPSDECK_TAXJAR_URL" => ("taxjar", "categories_list"),
+            "OPSDECK_MAILGUN_URL" => ("mailgun", "domains_list"),
+            _ => ("easypost", "shipments_list"),
+        };
+        let out = opsdeck(&["call", service, operation], &[(variable.as_str(), url.as_str())]);
+        assert!(out.status.success(), "{variable}={url}: {}", stderr(&out));
+    }
+    let out = opsdeck(&["call", "easypost", "shipments_list"], &[("OPSDECK_EASYPOST_URL", &format!("{easypost}/v2"))]);
+    assert!(out.status.success(), "the SDK form too: {}", stderr(&out));
+}
+
+// ---- issue 18, defect 8: a reader that goes away ends the command quietly, with status 0 ------
+
+/// Which of the binary's output streams has no reader.
+#[cfg(unix)]
+#[derive(Clone, Copy, Debug)]
+enum Closed {
+    Stdout,
+    Stderr,
+    /// `2>&1` into one pipe with no reader.
+    Both,
+}
+
+/// Runs the binary with `closed` having no reader from the start, as behind `| head` once head
+/// has exited: a shell starts, the read end of that stream's pipe is closed, and only then is
+/// the shell told to exec the binary, so its first write there fails with EPIPE whatever the
+/// timing. Returns the exit status and what the other stream got (the closed stream's text
+/// cannot be seen: a panic there shows as status 101).
+#[cfg(unix)]
+fn with_closed(closed: Closed, args: &[&str], env: &[(&str, &str)]) -> (std::process::ExitStatus, String) {
+    use std::io::{Read, Write};
+    use std::process::Stdio;
+    let script = match closed {
+        Closed::Both => "read go; exec \"$0\" \"$@\" 2>&1",
+        Closed::Stdout | Closed::Stderr => "read go; exec \"$0\" \"$@\"",
+    };
+    let mut command = Command::new("sh");
+    command.arg("-c").arg(script).arg(env!("CARGO_BIN_EXE_opsdeck")).args(args);
+    let scratch = std::env::temp_dir().join(format!("opsdeck-cli-closed-{}", std::process::id()));
+    command.env_clear().env("OPSDECK_DATA_DIR", &scratch).env("OPSDECK_STATE_DIR", &scratch);
+    command.env(LOOK_FOR_SANDBOX, "off").envs(env.iter().copied());
+    command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    let mut other = match closed {
+        Closed::Stdout | Closed::Both => {
+            drop(child.stdout.take());
+            Box::new(child.stderr.take().unwrap()) as Box<dyn Read>
+        }
+        Closed::Stderr => {
+            drop(child.stderr.take());
+            Box::new(child.stdout.take().unwrap()) as Box<dyn Read>
+        }
+    };
+    // The read end is closed: now the binary may start (and then reads an empty stdin).
+    let mut go = child.stdin.take().unwrap();
+    go.write_all(b"go\n").unwrap();
+    drop(go);
+    let mut text = String::new();
+    let _ = other.read_to_string(&mut text);
+    (child.wait().unwrap(), text)
+}
+
+#[cfg(unix)]
+#[test]
+fn a_closed_stdout_ends_every_command_quietly() {
+    let cases: &[&[&str]] = &[
+        &["man"],
+        &["completions", "bash"],
+        &["__complete", "call", "ably", ""],
+        &["ops"],
+        &["ops", "--json"],
+        &["ops", "ably", "messages_list"],
+        &["help"],
+        &["help", "environment"],
+        &["--help"],
+        &["call", "--help"],
+        &["--version"],
+        &["paths"],
+        &["paths", "--json"],
+        &["history"],
+        &["history", "--json"],
+        &["call", "ably", "time_get"],
+        &["call", "ably", "time_get", "--dry-run"],
+        &["call", "ably", "time_get", "--include"],
+        &["call", "ably", "channels_list", "--jq", ".[]"],
+        &["call", "ably", "channels_list", "-o", "table"],
+        &["call", "ably", "channels_list", "--ndjson"],
+        &["call", "ably", "messages_list", "channelId=orders:eu", "--all-pages"],
+        &["call", "ably", "messages_list", "channelId=orders:eu", "--all-pages", "--ndjson"],
+        // An API error: the vendor's body goes to stdout, which nobody reads.
+        &["call", "ably", "push_device_get", "deviceId=no-such"],
+    ];
+    for args in cases {
+        let (status, err) = with_closed(Closed::Stdout, args, &[]);
+        assert_eq!(status.code(), Some(0), "{args:?}: {err}");
+        // A dry run's note on where nothing listens comes before the output; nothing else.
+        let err = err.lines().filter(|l| !l.starts_with("opsdeck: note: ")).collect::<Vec<_>>();
+        assert!(err.is_empty(), "{args:?}: nothing to say about the closed pipe: {err:?}");
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn a_closed_stderr_ends_every_command_quietly() {
+    let free = free_port_base().to_string();
+    /// Arguments, environment, and whether stdout gets an answer.
+    type Case<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)], bool);
+    let cases: &[Case] = &[
+        // Errors: usage (ours and clap's), API.
+        (&["call", "ably", "nope"], &[], false),
+        (&["call"], &[], false),
+        (&["--bogus"], &[], false),
+        (&["ops", "slack"], &[], false),
+        (&["help", "enviroment"], &[], false),
+        (&["call", "ably", "push_device_get", "deviceId=no-such"], &[], true),
+        // Warnings and notes on the way do not stop the answer.
+        (&["call", "ably", "time_get"], &[("OPSDECK_LOG", "opsdeck=loud")], true),
+        (&["call", "ably", "messages_publish", "channelId=a", "name=n"], &[(LOOK_FOR_SANDBOX, &free)], true),
+        (&["call", "ably", "time_get", "--dry-run"], &[(LOOK_FOR_SANDBOX, &free)], true),
+    ];
+    for (args, env, answers) in cases {
+        let (status, out) = with_closed(Closed::Stderr, args, env);
+        assert_eq!(status.code(), Some(0), "{args:?}: {out}");
+        assert_eq!(!out.is_empty(), *answers, "{args:?}: {out}");
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn a_failing_call_into_a_closed_pipe_with_its_errors_ends_quietly() {
+    for args in [
+        &["call", "ably", "push_device_get", "deviceId=no-such"][..],
+        &["call", "ably", "nope"],
+        &["call", "ably", "messages_list", "channelId=a", "--jq", ".foo"],
+        &["man"],
+    ] {
+        let (status, err) = with_closed(Closed::Both, args, &[]);
+        assert_eq!(status.code(), Some(0), "{args:?}: {err}");
+    }
+}
+
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_closed_stdout_stops_the_page_walk() {
+    let (url, hits) = records_upstream(10).await;
+    let env = [("OPSDECK_ABLY_URL", url.as_str())];
+    for extra in [&["--ndjson"][..], &[], &["--jq", ".[].id"]] {
+        hits.store(0, Ordering::SeqCst);
+        let args = [&["call", "ably", "messages_list", "channelId=a", "--all-pages"][..], extra].concat();
+        let (status, err) = {
+            let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
+            let env: Vec<(String, String)> = env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
+            tokio::task::spawn_blocking(move || {
+                let args: Vec<&str> = args.iter().map(String::as_str).collect();
+                let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+                with_closed(Closed::Stdout, &args, &env)
+            })
+            .await
+            .unwrap()
+        };
+        assert_eq!(status.code(), Some(0), "{extra:?}: {err}");
+        assert!(err.is_empty(), "{extra:?}: {err}");
+        if extra == ["--ndjson"] {
+            assert_eq!(hits.load(Ordering::SeqCst), 1, "the first page's line failed: no second page is asked for");
+        }
+    }
+}
+
+/// `--all-pages --ndjson | head -1`: the reader takes the first line and goes; the next page's
+/// lines find no reader, and the walk ends there, with status 0.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ndjson_into_head_stops_after_the_reader_leaves() {
+    use std::io::BufRead;
+    let gate = Arc::new(tokio::sync::Semaphore::new(0));
+    let served = Arc::new(AtomicUsize::new(0));
+    let (router_gate, router_served) = (gate.clone(), served.clone());
+    let router = axum::Router::new().fallback(move |uri: axum::http::Uri| {
+        let (gate, served) = (router_gate.clone(), router_served.clone());
+        async move {
+            let page = page_asked(&uri);
+            if page == 2 {
+                // Held until the reader has taken its line and gone.
+                if let Ok(permit) = gate.acquire().await {
+                    permit.forget();
+                }
+            }
+            served.fetch_add(1, Ordering::SeqCst);
+            let body = format!(r#"[{{"id":"p{page}a"}},{{"id":"p{page}b"}}]"#);
+            let link = format!("<{}?page={}>; rel=\"next\"", uri.path(), page + 1);
+            ([("content-type", "application/json".to_owned()), ("link", link)], body).into_response()
+        }
+    });
+    let url = serve(router).await;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_opsdeck"))
+        .args(["call", "ably", "messages_list", "channelId=a", "--all-pages", "--ndjson"])
+        .env_clear()
+        .env("OPSDECK_ABLY_URL", &url)
+        .env("OPSDECK_DATA_DIR", std::env::temp_dir().join(format!("opsdeck-cli-head-{}", std::process::id())))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let first = tokio::task::spawn_blocking(move || {
+        let mut line = String::new();
+        std::io::BufReader::new(stdout).read_line(&mut line).map(|_| line)
+    })
+    .await
+    .unwrap()
+    .unwrap();
+    assert_eq!(first, "{\"id\":\"p1a\"}\n");
+    gate.add_permits(1);
+    let out = tokio::task::spawn_blocking(move || child.wait_with_output()).await.unwrap().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(out.stderr.is_empty(), "{}", stderr(&out));
+    assert_eq!(served.load(Ordering::SeqCst), 2, "no third page once the second found no reader");
+}
+
+#[test]
+fn a_sandbox_whose_banner_has_no_reader_keeps_serving() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_opsdeck"))
+        .args(["sandbox", "--port-base", "0"])
+        .env_clear()
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    std::thread::sleep(Duration::from_secs(2));
+    let still_running = child.try_wait().unwrap().is_none();
+    let _ = child.kill();
+    let out = child.wait_with_output().unwrap();
+    assert!(still_running, "it stopped: {:?} {}", out.status, stderr(&out));
 }

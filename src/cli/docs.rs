@@ -38,19 +38,32 @@ pub fn environment_variables() -> Vec<(&'static str, Vec<(String, String)>)> {
                 .push(("MAILGUN_REGION".to_owned(), "Mailgun: region of the live API, us (default) or eu".into()));
         }
     }
-    let urls = Service::ALL
+    let mut urls: Vec<(String, String)> = Service::ALL
         .iter()
         .map(|s| {
             (url_variable(*s), format!("{}: base URL to call instead of the real service or the simulator", s.title()))
         })
         .collect();
+    urls.push((
+        super::find_sandbox::PORT_BASE_VAR.to_owned(),
+        format!(
+            "`opsdeck call` of a service with no credentials and no URL goes to the `opsdeck sandbox` at this \
+             --port-base (default {}) when one runs, else to a throwaway in-process simulator (a call that \
+             changes something says so); off: always the throwaway one, silently",
+            crate::sandbox::DEFAULT_PORT_BASE
+        ),
+    ));
     let folder = |name: &str, text: &str| (name.to_owned(), text.to_owned());
     vec![
         (
             "Live credentials: a service whose variables are all set is LIVE (environment first, then the profile)",
             credentials,
         ),
-        ("Base URLs (e.g. http://127.0.0.1:7701 for an `opsdeck sandbox`)", urls),
+        (
+            "Base URLs (e.g. http://127.0.0.1:7701 for an `opsdeck sandbox`; with or without the version the \
+             service's paths start with, such as EasyPost's /v2)",
+            urls,
+        ),
         (
             "Folders",
             vec![
@@ -138,7 +151,7 @@ pub fn help(topic: &[String], out: &mut dyn Write) -> Result<(), Failure> {
             }
         }
     };
-    out.write_all(text.as_bytes()).map_err(|e| Failure::runtime(format!("cannot write output: {e}")))
+    super::write_output(out, text.as_bytes())
 }
 
 /// `opsdeck man`: opsdeck(1) on `out`, or with `dir` opsdeck.1 and one page per subcommand
@@ -147,7 +160,7 @@ pub fn man(dir: Option<&Path>, out: &mut dyn Write) -> Result<(), Failure> {
     let mut command = Cli::command();
     command.build();
     let Some(dir) = dir else {
-        return top_page(&command, out).map_err(|e| Failure::runtime(format!("cannot write output: {e}")));
+        return top_page(&command, out).and_then(|()| out.flush()).map_err(|e| Failure::output(&e));
     };
     let failed =
         |e: std::io::Error| Failure::runtime(format!("cannot write the manual pages into {}: {e}", dir.display()));
@@ -162,7 +175,7 @@ pub fn man(dir: Option<&Path>, out: &mut dyn Write) -> Result<(), Failure> {
     top_page(&command, &mut file).map_err(failed)?;
     written.insert(0, top);
     let list: String = written.iter().map(|p| format!("{}\n", p.display())).collect();
-    out.write_all(list.as_bytes()).map_err(|e| Failure::runtime(format!("cannot write output: {e}")))
+    super::write_output(out, list.as_bytes())
 }
 
 /// opsdeck(1): clap's sections, then ENVIRONMENT from [`environment_variables`].

@@ -27,6 +27,7 @@ pub enum Format {
 pub struct Output {
     filter: Option<Filter>,
     compact: bool,
+    /// `--raw`: a string value printed bare, without quotes, with or without a filter.
     raw: bool,
     format: Format,
     ndjson: bool,
@@ -225,9 +226,12 @@ impl Output {
         Failure::runtime(format!("{}: --jq: {}", self.op_name, inert(error)))
     }
 
-    /// A value on its own line(s): a string bare with `--raw`, else JSON; inert for a terminal.
+    /// A value on its own line(s): a string bare when it is a `--jq` result (as `gh --jq` prints
+    /// it: `--jq '.[].id'` gives ids to paste or pipe, not JSON strings; `tojson` keeps the
+    /// quotes) or with `--raw`, else JSON; inert for a terminal.
     fn json_line(&self, value: &Value, compact: bool) -> Vec<u8> {
-        if let (true, Value::String(text)) = (self.raw, value) {
+        let bare = self.raw || self.filter.is_some();
+        if let (true, Value::String(text)) = (bare, value) {
             let mut line = if self.to_terminal { inert_lines(text).into_owned() } else { text.clone() };
             line.push('\n');
             return line.into_bytes();

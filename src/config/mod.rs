@@ -392,13 +392,14 @@ pub fn live_url(service: Service, region: Option<&str>) -> &'static str {
 /// `OPSDECK_<SERVICE>_URL`, checked, when set.
 fn url_override(service: Service, env: &dyn Fn(&str) -> Option<String>) -> anyhow::Result<Option<String>> {
     let variable = url_variable(service);
-    env(&variable).filter(|u| !u.is_empty()).map(|url| checked_base_url(&url, &variable)).transpose()
+    env(&variable).filter(|u| !u.is_empty()).map(|url| checked_base_url(service, &url, &variable)).transpose()
 }
 
-/// `url` as a base URL (no trailing slash), or an error naming `source`, the variable or config
-/// key it came from. Credentials in the URL are refused: they would bypass the redaction that
-/// every other secret gets.
-fn checked_base_url(url: &str, source: &str) -> anyhow::Result<String> {
+/// `url` as `service`'s base URL (no trailing slash, no version prefix: see
+/// [`without_version_prefix`]), or an error naming `source`, the variable or config key it came
+/// from. Credentials in the URL are refused: they would bypass the redaction that every other
+/// secret gets.
+pub fn checked_base_url(service: Service, url: &str, source: &str) -> anyhow::Result<String> {
     let example = "e.g. https://api.example.com or http://127.0.0.1:7701";
     let parsed = Url::parse(url).map_err(|e| {
         anyhow::anyhow!("{source} is not a valid base URL ('{}': {e}); give scheme and host, {example}", inert(url))
@@ -422,7 +423,44 @@ fn checked_base_url(url: &str, source: &str) -> anyhow::Result<String> {
         "{source} must not have a query or fragment: '{}'; {example}",
         inert(url)
     );
-    Ok(url.trim_end_matches('/').to_owned())
+    Ok(without_version_prefix(service, url.trim_end_matches('/')).to_owned())
+}
+
+/// The version prefixes `service`'s catalog paths start with: `/v2` (EasyPost, TaxJar), `/v1`
+/// (Deepgram), `/api/v2` (AvaTax), `/v3` and `/v4` (Mailgun); none for Ably and Coinbase, whose
+/// paths start at the root. Read from the catalog, so they cannot drift from the paths the
+/// client joins to the base URL.
+pub fn version_prefixes(service: Service) -> Vec<String> {
+    let mut prefixes: Vec<String> = Vec::new();
+    for op in service.operations() {
+        let segments: Vec<&str> = op.path.split('/').skip(1).take(2).collect();
+        // `v` and a number, as the first or second segment (`/v2/...`, `/api/v2/...`).
+        let is_version = |s: &&str| s.len() > 1 && s.starts_with('v') && s[1..].bytes().all(|b| b.is_ascii_digit());
+        if let Some(at) = segments.iter().position(is_version) {
+            let prefix = format!("/{}", segments[..=at].join("/"));
+            if !prefixes.contains(&prefix) {
+                prefixes.push(prefix);
+            }
+        }
+    }
+    prefixes
+}
+
+/// `base` without the version prefix `service`'s paths already carry, so both forms of a base
+/// URL work: the one SDKs and docs give (`http://127.0.0.1:7708/v2`, `https://api.easypost.com/v2`)
+/// and the bare one. The client joins the catalog path (`/v2/shipments`) to the base, which
+/// would otherwise make `/v2/v2/shipments`. Only a prefix at the very end is taken off: a
+/// gateway's own path (`https://gw.example.com/easypost/v2`) stays.
+fn without_version_prefix(service: Service, base: &str) -> &str {
+    // The path starts after `scheme://host[:port]`; a prefix inside the host is no prefix.
+    let path_start = base.find("://").map_or(0, |i| i + 3);
+    let path_start = base[path_start..].find('/').map_or(base.len(), |i| path_start + i);
+    for prefix in version_prefixes(service) {
+        if base[path_start..].ends_with(prefix.as_str()) {
+            return &base[..base.len() - prefix.len()];
+        }
+    }
+    base
 }
 
 /// Whether `url` stays on this machine (loopback address or `localhost`).
@@ -459,7 +497,7 @@ fn resolve_service(
         (Some(url), _) => Some(Given { value: url, source: url_variable }),
         (None, Some(url)) => {
             let source = profile.map(|p| p.key("url")).unwrap_or_default();
-            Some(Given { value: checked_base_url(url, &source)?, source })
+            Some(Given { value: checked_base_url(service, url, &source)?, source })
         }
         (None, None) => None,
     };
@@ -826,6 +864,52 @@ mod tests {
         let env = env_of(&[("OPSDECK_TAXJAR_URL", "127.0.0.1:7704")]);
         let err = Config::default().resolve(Some("local"), &env, &embedded).unwrap_err().to_string();
         assert!(err.contains("OPSDECK_TAXJAR_URL"), "{err}");
+    }
+
+    #[test]
+    fn version_prefixes_come_from_the_catalog() {
+        let prefixes = |service| version_prefixes(service);
+        assert_eq!(prefixes(Service::Ably), Vec::<String>::new());
+        assert_eq!(prefixes(Service::Coinbase), Vec::<String>::new());
+        assert_eq!(prefixes(Service::Deepgram), ["/v1"]);
+        assert_eq!(prefixes(Service::Avatax), ["/api/v2"]);
+        assert_eq!(prefixes(Service::Taxjar), ["/v2"]);
+        assert_eq!(prefixes(Service::Mailgun), ["/v3", "/v4"]);
+        assert_eq!(prefixes(Service::Easypost), ["/v2"]);
+    }
+
+    /// Defect 7 of issue 18: `OPSDECK_EASYPOST_URL=http://127.0.0.1:17708/v2` (what the sandbox
+    /// printed) called `/v2/v2/...`. Every service takes its base with or without the version.
+    #[test]
+    fn a_base_url_is_taken_with_or_without_the_version_prefix() {
+        for service in Service::ALL {
+            let variable = url_variable(service);
+            let mut forms = vec!["http://127.0.0.1:9".to_owned(), "http://127.0.0.1:9/".to_owned()];
+            for prefix in version_prefixes(service) {
+                forms.push(format!("http://127.0.0.1:9{prefix}"));
+                forms.push(format!("http://127.0.0.1:9{prefix}/"));
+            }
+            for url in forms {
+                let env = |name: &str| (name == variable).then(|| url.clone());
+                let resolved = Config::default().resolve(None, &env, &embedded).unwrap();
+                let base = &resolved.iter().find(|r| r.target.service == service).unwrap().target.base_url;
+                assert_eq!(base, "http://127.0.0.1:9", "{service}: {url}");
+                let local = Config::default().resolve(Some(LOCAL_PROFILE), &env, &embedded).unwrap();
+                let base = &local.iter().find(|r| r.target.service == service).unwrap().target.base_url;
+                assert_eq!(base, "http://127.0.0.1:9", "--profile local, {service}: {url}");
+            }
+        }
+        let config = config("[profiles.work.avatax]\nurl = \"https://sandbox-rest.avatax.com/api/v2/\"\n");
+        let resolved = config.resolve(Some("work"), &|_| None, &embedded).unwrap();
+        assert_eq!(resolved[2].target.base_url, "https://sandbox-rest.avatax.com");
+        // Only the service's own prefix, only at the end of the path, never in the host.
+        let base = |service, url| checked_base_url(service, url, "X").unwrap();
+        assert_eq!(base(Service::Easypost, "https://gw.example.com/easypost/v2"), "https://gw.example.com/easypost");
+        assert_eq!(base(Service::Easypost, "https://gw.example.com/v2/easypost"), "https://gw.example.com/v2/easypost");
+        assert_eq!(base(Service::Ably, "https://gw.example.com/v2"), "https://gw.example.com/v2");
+        assert_eq!(base(Service::Avatax, "https://gw.example.com/v2"), "https://gw.example.com/v2");
+        assert_eq!(base(Service::Mailgun, "https://api.eu.mailgun.net/v3"), "https://api.eu.mailgun.net");
+        assert_eq!(base(Service::Deepgram, "http://v1"), "http://v1");
     }
 
     #[test]
