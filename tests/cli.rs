@@ -1486,3 +1486,26 @@ fn a_sandbox_whose_banner_has_no_reader_keeps_serving() {
     let out = child.wait_with_output().unwrap();
     assert!(still_running, "it stopped: {:?} {}", out.status, stderr(&out));
 }
+
+/// `-o table` of an answer that keys its records by name (Mailgun webhooks) has a row per
+/// name, as the console's browser shows it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_table_of_records_keyed_by_name_has_a_row_per_name() {
+    let router = axum::Router::new().fallback(|| async {
+        axum::Json(serde_json::json!({
+            "webhooks": {
+                "delivered": {"urls": ["https://hooks.example.com/d"]},
+                "opened": {"urls": ["https://hooks.example.com/o"]}
+            }
+        }))
+    });
+    let url = serve(router).await;
+    let env = [("OPSDECK_MAILGUN_URL", url.as_str()), ("MAILGUN_API_KEY", "key-test")];
+    let out = opsdeck_async(&["call", "mailgun", "webhooks_list", "domain=mg.example.com", "-o", "table"], &env).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let table = lines(&out);
+    assert_eq!(table.len(), 3, "a header and two rows: {}", stdout(&out));
+    assert!(table[0].starts_with("id"), "{}", stdout(&out));
+    assert!(table[1].starts_with("delivered"), "{}", stdout(&out));
+    assert!(table[2].starts_with("opened"), "{}", stdout(&out));
+}

@@ -37,6 +37,8 @@ pub struct Output {
     /// The list's columns and cells as the console's browser shows them, when its service has
     /// its own (Mailgun events, EasyPost lists).
     layout: Option<crate::table::Layout>,
+    /// An answer that keys its records by name (Mailgun webhooks): the member holding them.
+    keyed: Option<&'static str>,
     op_name: String,
 }
 
@@ -85,6 +87,7 @@ impl Output {
             to_terminal,
             id_field: op.id_field,
             layout: if table { crate::tui::services::layout(op) } else { None },
+            keyed: op.keyed,
             op_name: op.full_name(),
         })
     }
@@ -218,6 +221,12 @@ impl Output {
         let doc = JsonDoc::parse(body.clone()).map_err(|e| {
             Failure::runtime(format!("{}: the response is not JSON ({e}), so it cannot be tabled", self.op_name))
         })?;
+        // Records keyed by name are rows named by their keys, as the console shows them.
+        if let Some(rows) = self.keyed.zip(self.id_field).and_then(|(member, name)| doc.keyed_records(member, name)) {
+            return crate::table::render_values(&rows, self.id_field, self.layout.clone())
+                .map(String::into_bytes)
+                .map_err(|e| Failure::runtime(format!("{}: the table cannot be made: {e}", self.op_name)));
+        }
         let records = doc.records().unwrap_or_else(|| vec![NodeId::ROOT]);
         Ok(crate::table::render_text(&doc, &records, self.id_field, self.layout.clone()).into_bytes())
     }
