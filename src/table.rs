@@ -371,84 +371,115 @@ pub struct ColumnNeed {
     pub empty: bool,
 }
 
-/// Narrowest a cut column is made, whatever it needs.
+/// Narrowest the last column shown is cut to, in the room the others leave.
 const NARROWEST: u16 = 12;
+/// A value this long or shorter (an address, an id, a name, a status) is shown whole or not at
+/// all: cut, it says something else, and cutting it saves little room.
+const SHORT: u16 = 24;
+/// Narrowest a long value (a subject, a URL) is cut to among other columns.
+const FLOOR: u16 = 20;
 
 /// The width of each column shown in `total` terminal columns, `gap` between two: the columns
-/// left out (the trailing ones that do not fit) have none, so the result may be shorter.
+/// left out (trailing ones that do not fit) have none, so the result may be shorter.
 ///
-/// When everything fits, each column is as wide as it needs. Else columns empty on screen give
-/// up their room; each other column keeps its need when whole, and otherwise at least three
-/// fifths of it (and at least [`NARROWEST`]), so a column shown is still read, rather than
-/// every column cut to a few characters (an e-mail address to 13 at 200 terminal columns).
-/// Trailing columns that do not fit so are left out (the inspector has them), but the first of
-/// them takes what room is left when that is at least [`NARROWEST`]. What room is spare then
-/// goes to the columns that are cut, in proportion to how much of them is cut.
+/// When everything fits, each column is as wide as it needs. Else the columns empty on screen
+/// give up their room, and a time or id that cannot be whole is not shown (width 0). Of the
+/// rest, as many leading columns are shown as can be with every short value ([`SHORT`]) whole
+/// and every long one cut to no fewer than [`FLOOR`] columns; the room they leave goes to the
+/// columns cut, the most to those that need the most (each is cut to one level, the widest
+/// first), so spare width never sits beside a cut value. Rather than every column cut to a
+/// dozen characters (an e-mail address to 13 at 200 terminal columns), fewer columns are
+/// shown and read whole; the inspector has the others. The first column left out still takes
+/// what room remains when that is at least [`NARROWEST`].
 pub fn fit_widths(columns: &[ColumnNeed], total: u16, gap: u16) -> Vec<u16> {
-    let room = |widths: &[u16]| {
-        let cells: u32 = widths.iter().map(|w| u32::from(*w)).sum();
-        cells + u32::from(gap) * u32::try_from(widths.len().saturating_sub(1)).unwrap_or(u32::MAX)
-    };
+    let count = columns.len();
+    let gaps = |k: usize| u32::from(gap) * u32::try_from(k.saturating_sub(1)).unwrap_or(u32::MAX);
     let total32 = u32::from(total);
-    let needs: Vec<u16> = columns.iter().map(|c| c.need).collect();
-    if room(&needs) <= total32 {
-        return needs;
+    let fits = |needs: &[u32]| needs.iter().sum::<u32>() + gaps(needs.len()) <= total32;
+    let mut needs: Vec<u32> = columns.iter().map(|c| u32::from(c.need)).collect();
+    if fits(&needs) {
+        return columns.iter().map(|c| c.need).collect();
     }
-    let needs: Vec<u16> = columns.iter().enumerate().map(|(i, c)| if i > 0 && c.empty { 0 } else { c.need }).collect();
-    if room(&needs) <= total32 {
-        return needs;
+    for (need, column) in needs.iter_mut().zip(columns).skip(1) {
+        if column.empty {
+            *need = 0;
+        }
     }
-    let least = |i: usize| {
-        let need = needs[i];
-        if columns[i].whole || i == 0 {
-            need
+    if fits(&needs) {
+        return needs.iter().map(|n| u16::try_from(*n).unwrap_or(u16::MAX)).collect();
+    }
+    let whole = |i: usize| i == 0 || columns[i].whole;
+    // A time or id that cannot be whole beside the ones before it is not shown at all.
+    let mut fixed = 0;
+    for (i, need) in needs.iter_mut().enumerate().filter(|(i, _)| whole(*i)) {
+        if i > 0 && fixed + *need + gaps(i + 1) > total32 {
+            *need = 0;
         } else {
-            need.min(NARROWEST.max(u16::try_from(u32::from(need) * 3 / 5).unwrap_or(u16::MAX)))
-        }
-    };
-    let mut widths: Vec<u16> = Vec::new();
-    for i in 0..columns.len() {
-        let mut next = widths.clone();
-        next.push(least(i));
-        if room(&next) <= total32 {
-            widths = next;
-            continue;
-        }
-        // The first column that does not fit at its least takes what is left, when that is
-        // enough to read it; the columns after it are left out.
-        let used = if widths.is_empty() { 0 } else { room(&widths) + u32::from(gap) };
-        let left = u16::try_from(total32.saturating_sub(used)).unwrap_or(0);
-        if widths.is_empty() {
-            widths.push(left.min(needs[i]));
-        } else if left >= NARROWEST.min(needs[i]) && !columns[i].whole {
-            widths.push(left.min(needs[i]));
-        }
-        break;
-    }
-    // Spare room to the columns cut, in proportion to what each lacks.
-    let spare = total32.saturating_sub(room(&widths));
-    let lacks: Vec<u32> = widths.iter().enumerate().map(|(i, w)| u32::from(needs[i].saturating_sub(*w))).collect();
-    let lacking: u32 = lacks.iter().sum();
-    if spare > 0 && lacking > 0 {
-        let mut given = 0;
-        for (i, lack) in lacks.iter().enumerate() {
-            let share = (spare.min(lacking) * lack / lacking).min(*lack);
-            widths[i] += u16::try_from(share).unwrap_or(0);
-            given += share;
-        }
-        // What rounding left over, one column at a time to those still cut.
-        let mut left = spare.min(lacking) - given;
-        for (i, width) in widths.iter_mut().enumerate() {
-            if left == 0 {
-                break;
-            }
-            if *width < needs[i] {
-                *width += 1;
-                left -= 1;
-            }
+            fixed += *need;
         }
     }
-    widths
+    // The longest run of leading columns that can be shown well, and the level cut ones get.
+    let mut shown = 1;
+    let mut level = None;
+    for k in (2..=count).rev() {
+        let cells = total32.checked_sub(gaps(k) + (0..k).filter(|i| whole(*i)).map(|i| needs[i]).sum::<u32>());
+        let cut: Vec<u32> = (0..k).filter(|i| !whole(*i)).map(|i| needs[i]).collect();
+        let Some(cells) = cells else { continue };
+        let found = water_level(&cut, cells);
+        let good = match found {
+            None => true,
+            Some(l) => l >= u32::from(FLOOR) && cut.iter().all(|n| *n <= l || *n > u32::from(SHORT)),
+        };
+        if good {
+            (shown, level) = (k, found);
+            break;
+        }
+    }
+    let mut widths: Vec<u32> = (0..shown)
+        .map(|i| match level {
+            Some(l) if !whole(i) => needs[i].min(l),
+            _ => needs[i],
+        })
+        .collect();
+    widths[0] = widths[0].min(total32);
+    // What the level's rounding left, a column at a time to those still cut.
+    let mut left = total32.saturating_sub(widths.iter().sum::<u32>() + gaps(shown));
+    for (i, width) in widths.iter_mut().enumerate() {
+        if left > 0 && *width < needs[i] {
+            *width += 1;
+            left -= 1;
+        }
+    }
+    // The first column left out takes what remains, when that is enough to read.
+    if let Some(next) = (shown < count).then_some(shown).filter(|i| !whole(*i) && needs[*i] > 0) {
+        let room = total32.saturating_sub(widths.iter().sum::<u32>() + gaps(shown + 1));
+        if room >= needs[next].min(u32::from(NARROWEST)) {
+            widths.push(room.min(needs[next]));
+        }
+    }
+    while widths.len() > 1 && widths.last() == Some(&0) {
+        widths.pop();
+    }
+    widths.into_iter().map(|w| u16::try_from(w).unwrap_or(u16::MAX)).collect()
+}
+
+/// The widest level `needs` can all be cut to (each `min(need, level)`) in `cells` columns;
+/// `None` when they fit whole.
+fn water_level(needs: &[u32], cells: u32) -> Option<u32> {
+    if needs.iter().sum::<u32>() <= cells {
+        return None;
+    }
+    let mut sorted = needs.to_vec();
+    sorted.sort_unstable();
+    let mut remaining = cells;
+    for (j, need) in sorted.iter().enumerate() {
+        let rest = u32::try_from(sorted.len() - j).unwrap_or(u32::MAX);
+        if need * rest > remaining {
+            return Some(remaining / rest);
+        }
+        remaining -= need;
+    }
+    None
 }
 
 /// Records as plain aligned text, one line per record under a header line, with the columns the
@@ -635,30 +666,41 @@ mod tests {
     }
 
     #[test]
-    fn widths_what_fits_is_whole_and_spare_room_goes_to_what_is_cut() {
+    fn widths_show_fewer_columns_whole_rather_than_all_cut() {
         // Everything fits: as wide as needed, wider than any old cap.
         assert_eq!(fit_widths(&[need(10), need(55)], 80, 1), [10, 55]);
-        // A Mailgun failure in 88 columns: time, event, recipient, subject, severity, reason,
-        // code, from. Trailing columns go rather than all being cut to a dozen characters.
+        // Mailgun failures in the 88 columns the browser has at 200: time, event, recipient,
+        // subject, severity, reason, code, from. The address stays whole (it was cut to 13),
+        // the subject is cut, and the failure columns wait for the inspector.
         let time = ColumnNeed { need: 19, whole: true, empty: false };
-        let widths = fit_widths(&[time, need(9), need(30), need(35), need(9), need(40), need(4), need(40)], 88, 1);
-        assert_eq!(widths.len(), 5, "{widths:?}");
-        assert_eq!(widths.iter().sum::<u16>() + 4, 88, "the room is used: {widths:?}");
-        assert!(widths[2] >= 20 && widths[3] >= 22, "cut columns keep most of themselves: {widths:?}");
-        // Spare room goes in proportion to what each lacks.
-        let widths = fit_widths(&[need(10), need(20), need(60)], 70, 1);
-        assert_eq!(widths.iter().sum::<u16>() + 2, 70, "{widths:?}");
-        assert!(widths[2] - 36 > widths[1] - 12, "{widths:?}");
+        let widths = fit_widths(&[time, need(6), need(18), need(34), need(9), need(23), need(4), need(48)], 88, 1);
+        assert_eq!(widths, [19, 6, 18, 32, 9], "{widths:?}");
+        // Ably messages: id, time, name, service, severity whole, the summary in what is left.
+        let id = ColumnNeed { whole: true, ..need(16) };
+        let widths = fit_widths(&[id, time, need(14), need(13), need(8), need(25), need(40), need(12)], 88, 1);
+        assert_eq!(widths, [16, 19, 14, 13, 8, 13], "{widths:?}");
+        // Spare room goes to the columns cut, the widest first, to one level.
+        assert_eq!(fit_widths(&[need(10), need(30), need(60)], 70, 1), [10, 29, 29]);
+        assert_eq!(fit_widths(&[need(10), need(22), need(60)], 70, 1), [10, 22, 36]);
         // The first column left out takes what room is left, when enough to read.
         assert_eq!(
             fit_widths(&[ColumnNeed { whole: true, ..need(36) }, time, need(4), need(60)], 88, 1),
             [36, 19, 4, 26]
         );
-        // Empty columns give their room up; a lone first column is cut to the room.
+        // Empty columns give their room up; a time that cannot be whole is skipped; a lone
+        // first column is cut to the room.
         let empty = ColumnNeed { empty: true, ..need(30) };
-        assert_eq!(fit_widths(&[need(10), empty, need(30)], 30, 1), [10, 0, 18]);
+        assert_eq!(fit_widths(&[need(10), empty, need(19)], 30, 1), [10, 0, 18]);
+        assert_eq!(fit_widths(&[id, time, need(14), need(13)], 34, 1), [16, 0, 14]);
         assert_eq!(fit_widths(&[ColumnNeed { whole: true, ..need(50) }, need(5)], 20, 1), [20]);
         assert_eq!(fit_widths(&[], 20, 1), Vec::<u16>::new());
         assert_eq!(fit_widths(&[need(5)], 0, 1), [0]);
+        // Whatever the room, what is returned fits in it.
+        let page = [id, time, need(30), need(8), need(60), need(23), need(4), need(48)];
+        for total in 0..200 {
+            let widths = fit_widths(&page, total, 1);
+            let used: u32 = widths.iter().map(|w| u32::from(*w)).sum::<u32>() + widths.len().saturating_sub(1) as u32;
+            assert!(used <= u32::from(total) || widths.len() == 1, "{total}: {widths:?}");
+        }
     }
 }
