@@ -654,6 +654,7 @@ fn footer(partial: bool, width: usize) -> String {
         format!(" {PARTIAL_MARK} last interval still counting ·{keys}"),
         format!(" {PARTIAL_MARK} last still counting ·{keys}"),
         format!(" {PARTIAL_MARK} partial ·{keys}"),
+        format!(" {PARTIAL_MARK} partial · [ ] series "),
         format!(" {PARTIAL_MARK} partial "),
     ]
     .into_iter()
