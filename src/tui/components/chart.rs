@@ -136,10 +136,17 @@ fn buckets(records: &[Value], time_field: &str) -> bool {
     if fields.iter().any(|(key, varies)| *varies && is_id(key)) {
         return false;
     }
-    let mut measures = Vec::new();
-    if let Some(first) = objects.first() {
-        for (key, value) in first.iter().filter(|(k, _)| *k != time_field) {
-            flatten(value, key, 0, &mut measures);
+    // The measures any record has: a bucket still counting may have few of them yet.
+    let mut measures: Vec<String> = Vec::new();
+    let mut found = Vec::new();
+    for object in &objects {
+        for (key, value) in object.iter().filter(|(k, _)| *k != time_field) {
+            flatten(value, key, 0, &mut found);
+        }
+        for (name, _) in found.drain(..) {
+            if !measures.contains(&name) {
+                measures.push(name);
+            }
         }
     }
     let texts = fields.iter().filter(|(key, varies)| {
