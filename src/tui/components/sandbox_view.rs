@@ -392,6 +392,16 @@ impl SandboxView {
         self.form.is_some()
     }
 
+    /// Pasted text goes into the fault form's field with the cursor, on one line; `false` when
+    /// no form or field takes it (the kind row, or no form open).
+    pub fn paste(&mut self, text: &str) -> bool {
+        let Some(form) = self.form.as_mut().filter(|f| !f.sending) else { return false };
+        let Some(field) = form.field() else { return false };
+        let value = &mut form.values[field.index()];
+        value.extend(text.chars().map(|c| if c.is_control() { ' ' } else { c }).filter(|c| !is_unsafe(*c)));
+        true
+    }
+
     fn title(&self) -> String {
         match &self.control {
             Ok(url) => format!("sandbox · {} · control {url}", self.service.title()),
@@ -465,7 +475,7 @@ impl SandboxView {
         self.detail.facts.clear();
         let mut problems = Vec::new();
         match &self.outcome {
-            Some(Ok(done)) => self.detail.facts.push(("done".into(), done.clone(), Some(Tone::Good))),
+            Some(Ok(done)) => self.detail.facts.push(("✓".into(), done.clone(), Some(Tone::Good))),
             // A refusal the form shows is not said twice.
             Some(Err(reason)) if self.form.as_ref().is_none_or(|f| f.message.as_ref() != Some(reason)) => {
                 problems.push(format!("not done: {reason}"));
@@ -535,7 +545,7 @@ impl SandboxView {
 
     pub fn render(&mut self, frame: &mut Frame, area: Rect, theme: &Theme) {
         self.detail.keys = Some(if self.control.is_ok() {
-            " a add fault · j k select · x clear · X clear all · r refresh · ? keys · Esc close "
+            " a add · j k select · x clear · X clear all · r refresh · ? keys · Esc close "
         } else {
             " Esc close "
         });
@@ -799,5 +809,18 @@ mod tests {
         press(&mut form, &[KeyCode::Down, KeyCode::Down, KeyCode::Down]);
         typed(&mut form, "s\u{1b}");
         assert_eq!(form.body(Service::Ably).unwrap_err(), "retry after s: 30s is not a whole number");
+    }
+
+    #[test]
+    fn a_paste_goes_into_the_field_with_the_cursor_on_one_line() {
+        let mut view = SandboxView::new(Service::Ably, Ok("http://127.0.0.1:1".into()));
+        assert!(!view.paste("/time"), "no form open");
+        view.handle_key(KeyEvent::new(KeyCode::Char('a'), KeyModifiers::NONE));
+        assert!(view.is_typing());
+        assert!(!view.paste("x"), "the kind row takes no text");
+        view.handle_key(KeyEvent::new(KeyCode::Down, KeyModifiers::NONE));
+        assert!(view.paste("/channels/\u{1b}[2J\nx"));
+        let form = view.form.as_ref().unwrap();
+        assert_eq!(form.values[Field::Path.index()], "*/channels/ [2J x");
     }
 }
