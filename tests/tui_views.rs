@@ -203,7 +203,10 @@ async fn faults_are_added_and_cleared_from_the_sandbox_view() {
     h.keys("S");
     h.settle().await;
     let screen = h.screen();
-    assert!(screen.contains("active faults (0)") && screen.contains("a add fault"), "{screen}");
+    assert!(
+        screen.contains("active faults (0)") && screen.contains("a add · j k select · x clear · X clear all"),
+        "{screen}"
+    );
     // a: the form, its kind first (an error status, 503), then the path.
     h.keys("a");
     let screen = h.screen();
@@ -290,4 +293,30 @@ async fn a_refused_fault_is_said_in_the_view_and_nothing_panics() {
     let screen = h.screen();
     assert!(words(&screen).contains("cannot reach http://127.0.0.1:9/faults"), "{screen}");
     assert!(matches!(h.console.app.popup, Some(Popup::Sandbox(_))));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_simulators_stats_chart_unasked_and_transactions_do_not() {
+    use opsdeck::tui::components::chart::worth_auto_chart;
+    let mut h = console_on(Service::Ably, 200, 50).await;
+    h.browse("stats").await;
+    let stats = h.console.app.tab().browser.records();
+    assert!(stats.len() > 10 && worth_auto_chart(&stats), "Ably stats are a series");
+    let avatax = h.console.sandbox.base_url(Service::Avatax);
+    let page: Value = serde_json::from_slice(
+        &reqwest::Client::new()
+            .get(format!("{avatax}/api/v2/companies/DEFAULT/transactions"))
+            .basic_auth("1100000001", Some("SANDBOXLICENSEKEY"))
+            .send()
+            .await
+            .unwrap()
+            .bytes()
+            .await
+            .unwrap(),
+    )
+    .unwrap();
+    let transactions = page["value"].as_array().unwrap();
+    assert!(transactions.len() > 2 && transactions[0]["totalAmount"].is_number(), "{page}");
+    assert!(opsdeck::tui::components::chart::detect(transactions).is_some(), "`c` can still chart them");
+    assert!(!worth_auto_chart(transactions), "transactions with a totalAmount are no series to show unasked");
 }
