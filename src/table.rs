@@ -174,7 +174,8 @@ struct Candidate {
 /// their order (a field one record has and another lacks goes where it was met), and a field
 /// that fewer than half the records have gives way to those most have. A column whose value is
 /// the same in every record of a page of more than one says nothing about any row (Ably's stats
-/// `schema`), so it is left out: the inspector still has it.
+/// `schema`), so it is left out: the inspector still has it. A status and the main amounts
+/// ([`column_rank`] 0) are kept all the same, being what a row is read for.
 pub fn columns_of(doc: &JsonDoc, records: &[NodeId], id_field: Option<&str>) -> Vec<Column> {
     fn walk(value: Item<'_>, path: &mut Vec<String>, found: &mut Vec<Candidate>, cursor: &mut Option<usize>) {
         if value.kind() != Kind::Object {
@@ -208,7 +209,15 @@ pub fn columns_of(doc: &JsonDoc, records: &[NodeId], id_field: Option<&str>) -> 
     let id_path: Option<Vec<String>> = id_field.map(|id| vec![id.to_owned()]);
     found.retain(|c| Some(&c.path) != id_path.as_ref());
     if records.len() > 1 {
-        let varies: Vec<bool> = found.iter().map(|c| !same_everywhere(doc, records, &c.path)).collect();
+        // A document's status and main amounts stay: `Committed` in every row still answers
+        // the question the row is read for.
+        let varies: Vec<bool> = found
+            .iter()
+            .map(|c| {
+                let header = c.path.last().map_or("", String::as_str);
+                column_rank(header) == 0 || !same_everywhere(doc, records, &c.path)
+            })
+            .collect();
         // Only when something is left: a page whose every field is the same still shows them.
         if id_field.is_some() || varies.contains(&true) {
             let mut keep = varies.into_iter();
@@ -637,6 +646,9 @@ mod tests {
         assert_eq!(columns, ["intervalId", "count"], "schema, unit and an all-null peak say nothing");
         // One row: nothing to compare with, everything is shown.
         assert_eq!(labels(&[stat(21, 3)], Some("intervalId")), ["intervalId", "unit", "schema", "count", "peak"]);
+        // A status and a main amount stay, the same or not: they are what a row is read for.
+        let transaction = |code: &str| json!({"code": code, "status": "Committed", "totalAmount": 10, "version": 1});
+        assert_eq!(labels(&[transaction("A"), transaction("B")], Some("code")), ["code", "status", "totalAmount"]);
         // The id stays even when every row has the same; so do the columns of a page of copies.
         assert_eq!(labels(&[json!({"id": 1, "a": 2}), json!({"id": 1, "a": 2})], Some("id")), ["id"]);
         assert_eq!(labels(&[json!({"a": 1, "b": 2}), json!({"a": 1, "b": 2})], None), ["a", "b"]);
