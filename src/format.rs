@@ -114,10 +114,19 @@ pub fn thousands(n: usize) -> String {
     out
 }
 
-/// Columns whose numbers are millisecond timestamps (Ably's `timestamp`, `issued`, `expires`).
+/// Columns whose values are times: millisecond or second epochs (Ably's `timestamp`, `issued`,
+/// `expires`), RFC 3339 (`created_at`) and RFC 2822 (Mailgun's `created_at`) text.
 pub fn is_time_column(name: &str) -> bool {
     let name = name.to_ascii_lowercase();
     ["time", "issued", "expires", "created", "updated", "modified"].iter().any(|w| name.contains(w))
+}
+
+/// The one way the console and `opsdeck call -o table` write a moment: `2026-11-26 13:19:15`,
+/// in UTC, as every simulator and most vendors keep their times. Tables, the history and the
+/// sandbox view all use it, so two times on one screen always read alike.
+pub fn datetime_text(at: time::OffsetDateTime) -> String {
+    let format = time::macros::format_description!("[year]-[month]-[day] [hour]:[minute]:[second]");
+    at.to_offset(time::UtcOffset::UTC).format(&format).unwrap_or_default()
 }
 
 /// A millisecond epoch as `2026-11-22 05:12:40` UTC; `None` outside 2001..2286, where a number is
@@ -126,9 +135,101 @@ pub fn epoch_ms_text(ms: i64) -> Option<String> {
     if !(1_000_000_000_000..10_000_000_000_000).contains(&ms) {
         return None;
     }
-    let at = time::OffsetDateTime::from_unix_timestamp(ms / 1000).ok()?;
-    let format = time::macros::format_description!("[year]-[month]-[day] [hour]:[minute]:[second]");
-    at.format(&format).ok()
+    Some(datetime_text(time::OffsetDateTime::from_unix_timestamp(ms / 1000).ok()?))
+}
+
+/// Epoch seconds (with a fraction) as `2018-06-22 18:29:59` UTC.
+pub fn epoch_seconds_text(seconds: f64) -> Option<String> {
+    if !seconds.is_finite() || !(0.0..1e11).contains(&seconds) {
+        return None;
+    }
+    Some(datetime_text(time::OffsetDateTime::from_unix_timestamp(seconds.floor() as i64).ok()?))
+}
+
+/// A number in a time column as a moment: milliseconds from 2001 to 2286, or seconds from 1973
+/// to 5138 (Mailgun's float `timestamp`); any other number is a count, not a time.
+pub fn epoch_text(number: f64) -> Option<String> {
+    if !number.is_finite() {
+        return None;
+    }
+    if (1e12..1e13).contains(&number) {
+        return epoch_ms_text(number as i64);
+    }
+    (1e8..1e11).contains(&number).then(|| epoch_seconds_text(number)).flatten()
+}
+
+/// A time written as text, in any shape the seven services write one: RFC 3339 / ISO 8601 with
+/// an offset (`2026-11-26T13:19:15.120Z`), ISO 8601 without one (AvaTax's `2026-11-26T13:19:15`,
+/// taken as UTC), RFC 2822 (Mailgun's `Thu, 26 Nov 2026 13:19:15 UTC`, `GMT` or `+0000`), or
+/// epoch seconds or milliseconds written as digits. `None` for anything else, a bare date
+/// included (`2026-11-26` is a day, not a moment, and reads fine as it is).
+pub fn parse_timestamp(text: &str) -> Option<time::OffsetDateTime> {
+    use time::format_description::well_known::{Iso8601, Rfc2822, Rfc3339};
+    use time::{OffsetDateTime, PrimitiveDateTime};
+    let text = text.trim();
+    // Cheap refusals first: a table asks this of every cell of a time column.
+    if text.len() < 8 || text.len() > 64 {
+        return None;
+    }
+    if text.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+        let number: f64 = text.parse().ok()?;
+        let seconds = if (1e12..1e13).contains(&number) {
+            number / 1000.0
+        } else if (1e8..1e11).contains(&number) {
+            number
+        } else {
+            return None;
+        };
+        return OffsetDateTime::from_unix_timestamp(seconds.floor() as i64).ok();
+    }
+    if text.as_bytes().get(4) == Some(&b'-') {
+        if !text.contains(['T', 't', ' ']) {
+            return None;
+        }
+        if let Ok(at) = OffsetDateTime::parse(text, &Rfc3339) {
+            return Some(at);
+        }
+        // `2026-11-26 13:19:15` and `2026-11-26T13:19:15+01:00` that RFC 3339 refuses.
+        let iso = text.replacen(' ', "T", 1);
+        if let Ok(at) = OffsetDateTime::parse(&iso, &Iso8601::DEFAULT) {
+            return Some(at);
+        }
+        return PrimitiveDateTime::parse(&iso, &Iso8601::DEFAULT).ok().map(PrimitiveDateTime::assume_utc);
+    }
+    if !text.contains(':') || !text.starts_with(|c: char| c.is_ascii_alphanumeric()) {
+        return None;
+    }
+    // The `time` crate reads numeric zones and `GMT`/`UT`; `UTC`, which Mailgun writes too, is
+    // read as `+0000`.
+    match text.rsplit_once(' ') {
+        Some((rest, "UTC" | "GMT" | "UT" | "Z")) => OffsetDateTime::parse(&format!("{rest} +0000"), &Rfc2822).ok(),
+        _ => OffsetDateTime::parse(text, &Rfc2822).ok(),
+    }
+}
+
+/// A time written as text ([`parse_timestamp`]) in the console's one format
+/// ([`datetime_text`]); `None` when it is no time, so the text is shown as it is.
+pub fn timestamp_text(text: &str) -> Option<String> {
+    parse_timestamp(text).map(datetime_text)
+}
+
+/// `1 row`, `2 rows`, `40,000 rows`: a count and its noun, made plural the regular way (`s`).
+/// Use [`plural_with`] for a noun that is not (`1 entry`, `2 entries`).
+pub fn plural(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{} {noun}s", thousands(n))
+    }
+}
+
+/// [`plural`] with the plural given: `plural_with(n, "entry", "entries")`.
+pub fn plural_with(n: usize, one: &str, many: &str) -> String {
+    if n == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{} {many}", thousands(n))
+    }
 }
 
 /// A size in bytes as people say it.
@@ -141,16 +242,6 @@ pub fn human_bytes(bytes: u64) -> String {
         1_048_576..1_073_741_824 => format!("{:.1} MB", b / (KB * KB)),
         _ => format!("{:.1} GB", b / (KB * KB * KB)),
     }
-}
-
-/// Epoch seconds (with a fraction) as `2018-06-22 18:29:59` UTC.
-pub fn epoch_seconds_text(seconds: f64) -> Option<String> {
-    if !seconds.is_finite() || !(0.0..1e11).contains(&seconds) {
-        return None;
-    }
-    let at = time::OffsetDateTime::from_unix_timestamp(seconds.floor() as i64).ok()?;
-    let format = time::macros::format_description!("[year]-[month]-[day] [hour]:[minute]:[second]");
-    at.format(&format).ok()
 }
 
 /// An ISO 8601 time as `2025-03-07 16:46` (EasyPost's times are UTC); other text as it is.
@@ -188,6 +279,45 @@ mod tests {
         assert_eq!(percent(&json!(0.0775)).as_deref(), Some("7.75 %"));
         assert_eq!(percent(&json!("0.0625")).as_deref(), Some("6.25 %"));
         assert_eq!(percent(&json!(0.00375)).as_deref(), Some("0.375 %"));
+    }
+
+    #[test]
+    fn times_in_every_shape_read_in_one_format() {
+        let one = Some("2024-01-01 10:05:00".to_owned());
+        for text in [
+            "2024-01-01T10:05:00Z",
+            "2024-01-01T10:05:00.250Z",
+            "2024-01-01T11:05:00+01:00",
+            "2024-01-01T10:05:00",
+            "2024-01-01 10:05:00",
+            "Mon, 01 Jan 2024 10:05:00 UTC",
+            "Mon, 01 Jan 2024 10:05:00 GMT",
+            "Mon, 01 Jan 2024 10:05:00 -0000",
+            "Mon, 01 Jan 2024 11:05:00 +0100",
+            "1704103500",
+            "1704103500.6",
+            "1704103500000",
+        ] {
+            assert_eq!(timestamp_text(text), one, "{text}");
+        }
+        for not_time in
+            ["", "2024-01-01", "orders:eu", "12", "2024-13-01T10:00:00Z", "Mon, 99 Jan", "1.5", "hello: world"]
+        {
+            assert_eq!(timestamp_text(not_time), None, "{not_time}");
+        }
+        assert_eq!(epoch_text(1_704_103_500.6), one);
+        assert_eq!(epoch_text(1_704_103_500_000.0), one);
+        assert_eq!(epoch_text(3600.0), None, "a duration is no time");
+        assert_eq!(epoch_ms_text(1_704_103_500_000), one);
+    }
+
+    #[test]
+    fn counts_say_one_row_and_two_rows() {
+        assert_eq!(plural(0, "row"), "0 rows");
+        assert_eq!(plural(1, "row"), "1 row");
+        assert_eq!(plural(40_000, "row"), "40,000 rows");
+        assert_eq!(plural_with(1, "entry", "entries"), "1 entry");
+        assert_eq!(plural_with(2, "entry", "entries"), "2 entries");
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::borrow::Cow;
 
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
-use crate::format::{self as money, epoch_ms_text, is_time_column};
+use crate::format::{self as money, epoch_text, is_time_column, timestamp_text};
 use crate::inert::inert;
 use crate::json_index::{Item, JsonDoc, JsonError, Kind, NodeId};
 
@@ -156,51 +156,113 @@ impl RowSpec {
 /// cost more than it saves.
 const PARALLEL_ROWS_FROM: usize = 4_000;
 
-/// The columns of a page: `id_field` first, then the scalar leaves of the first records in
-/// order of appearance, nested objects flattened.
+/// Records a page's columns are chosen from at most: a sample spread evenly over the whole page
+/// (its first records included), so a page of 40,000 rows costs no more than one of 200 and an
+/// odd first record (a plain-text message among objects) does not decide for the rest.
+const COLUMN_SAMPLE: usize = 200;
+
+/// A candidate column while a page is read: its path and in how many sampled records it is.
+struct Candidate {
+    path: Vec<String>,
+    seen: usize,
+}
+
+/// The columns of a page: `id_field` first, then the scalar leaves of its records (nested
+/// objects flattened), in the order the records write them.
+///
+/// Every record counts, not only the first: the keys of all sampled records are merged in
+/// their order (a field one record has and another lacks goes where it was met), and a field
+/// that fewer than half the records have gives way to those most have. A column whose value is
+/// the same in every record of a page of more than one says nothing about any row (Ably's stats
+/// `schema`), so it is left out: the inspector still has it. A status and the main amounts
+/// ([`column_rank`] 0) are kept all the same, being what a row is read for.
 pub fn columns_of(doc: &JsonDoc, records: &[NodeId], id_field: Option<&str>) -> Vec<Column> {
-    let mut columns: Vec<Column> = Vec::new();
-    if let Some(id) = id_field {
-        columns.push(Column::new(vec![id.to_owned()]));
-    }
-    fn walk(value: Item<'_>, path: &mut Vec<String>, columns: &mut Vec<Column>) {
+    fn walk(value: Item<'_>, path: &mut Vec<String>, found: &mut Vec<Candidate>, cursor: &mut Option<usize>) {
         if value.kind() != Kind::Object {
             return;
         }
         for child in value.children() {
-            if columns.len() >= CANDIDATE_COLUMNS {
-                return;
-            }
             path.push(child.doc.key(child.id).unwrap_or_default());
             match child.kind() {
-                Kind::Object if path.len() < MAX_DEPTH => walk(child, path, columns),
+                Kind::Object if path.len() < MAX_DEPTH => walk(child, path, found, cursor),
                 _ => {
-                    if !columns.iter().any(|c| c.path == *path) {
-                        columns.push(Column::new(path.clone()));
+                    if let Some(index) = found.iter().position(|c| c.path == *path) {
+                        found[index].seen += 1;
+                        *cursor = Some(index);
+                    } else if found.len() < CANDIDATE_COLUMNS {
+                        // A field not met before goes right after the one this record wrote
+                        // before it, so the columns keep the order the records use.
+                        let at = cursor.map_or(0, |c| c + 1);
+                        found.insert(at, Candidate { path: path.clone(), seen: 1 });
+                        *cursor = Some(at);
                     }
                 }
             }
             path.pop();
         }
     }
-    for &record in records.iter().take(50) {
-        walk(doc.item(record), &mut Vec::new(), &mut columns);
+    let sample = sample(records, COLUMN_SAMPLE);
+    let mut found: Vec<Candidate> = Vec::new();
+    for &record in &sample {
+        walk(doc.item(record), &mut Vec::new(), &mut found, &mut None);
     }
-    if columns.is_empty() {
-        columns.push(Column::new(vec!["value".into()]));
+    let id_path: Option<Vec<String>> = id_field.map(|id| vec![id.to_owned()]);
+    found.retain(|c| Some(&c.path) != id_path.as_ref());
+    if records.len() > 1 {
+        // A document's status and main amounts stay: `Committed` in every row still answers
+        // the question the row is read for.
+        let varies: Vec<bool> = found
+            .iter()
+            .map(|c| {
+                let header = c.path.last().map_or("", String::as_str);
+                column_rank(header) == 0 || !same_everywhere(doc, records, &c.path)
+            })
+            .collect();
+        // Only when something is left: a page whose every field is the same still shows them.
+        if id_field.is_some() || varies.contains(&true) {
+            let mut keep = varies.into_iter();
+            found.retain(|_| keep.next().unwrap_or(true));
+        }
     }
-    let headers: Vec<String> = columns.iter().map(|c| c.header().to_owned()).collect();
-    for column in &mut columns {
-        column.qualified = headers.iter().filter(|h| *h == column.header()).count() > 1;
+    let mut columns: Vec<Column> = id_path.into_iter().map(Column::new).collect();
+    let first = columns.len();
+    let mut rest: Vec<(bool, Column)> =
+        found.into_iter().map(|c| (c.seen * 2 < sample.len(), Column::new(c.path))).collect();
+    if first == 0 && rest.is_empty() {
+        rest.push((false, Column::new(vec!["value".into()])));
     }
-    // Which columns make the cut: a document's status and main amounts before other fields,
-    // other records' ids after them; otherwise the records' own order.
-    let first = usize::from(id_field.is_some()).min(columns.len());
-    columns[first..].sort_by_key(|c| column_rank(c.header()));
+    let headers: Vec<String> =
+        columns.iter().chain(rest.iter().map(|(_, c)| c)).map(|c| c.header().to_owned()).collect();
+    let alike = |column: &Column| headers.iter().filter(|h| *h == column.header()).count() > 1;
+    for column in columns.iter_mut().chain(rest.iter_mut().map(|(_, c)| c)) {
+        column.qualified = alike(column);
+    }
+    // Which columns make the cut: fields most records have before the rare ones; then a
+    // document's status and main amounts before other fields, other records' ids after them;
+    // otherwise the records' own order.
+    rest.sort_by_key(|(rare, c)| (*rare, column_rank(c.header())));
+    columns.extend(rest.into_iter().map(|(_, c)| c));
     columns.truncate(MAX_COLUMNS);
     // When is usually the second question after which: time columns come right after the id.
     columns[first..].sort_by_key(|c| !is_time_column(c.header()));
     columns
+}
+
+/// Up to `most` of `records`, spread evenly from the first to the last.
+fn sample(records: &[NodeId], most: usize) -> Vec<NodeId> {
+    if records.len() <= most {
+        return records.to_vec();
+    }
+    (0..most).map(|i| records[i * (records.len() - 1) / (most - 1)]).collect()
+}
+
+/// Whether the value at `path` is written the same in every record (absent and `null` alike).
+/// Stops at the first record that differs, which for most columns is the second.
+fn same_everywhere(doc: &JsonDoc, records: &[NodeId], path: &[String]) -> bool {
+    let text = |record: NodeId| doc.item(record).path(path).filter(|v| v.kind() != Kind::Null).map(|v| doc.text(v.id));
+    let Some((&head, rest)) = records.split_first() else { return true };
+    let first = text(head);
+    rest.iter().all(|&record| text(record) == first)
 }
 
 /// Whether a column is kept before others when not all fit (lower first); equal ranks keep
@@ -220,7 +282,8 @@ const PRIMARY_AMOUNTS: &[&str] =
     &["totalAmount", "totalTax", "amount", "sales_tax", "order_total_amount", "amount_to_collect"];
 
 /// Appends the generic text of a record's cell to `out`: strings as they are, numbers as
-/// written (money in money format, millisecond times as dates), containers as their size.
+/// written, containers as their size; money in money format, and in a time column any time
+/// (epoch seconds or milliseconds, RFC 3339, RFC 2822) in the console's one format.
 /// `scratch` is a buffer to decode into.
 fn push_cell(out: &mut String, scratch: &mut String, record: Item<'_>, column: &Column, id_field: Option<&str>) {
     let value = match record.kind() {
@@ -238,8 +301,16 @@ fn push_cell(out: &mut String, scratch: &mut String, record: Item<'_>, column: &
             // Only what a cell can show is decoded: a string may be megabytes long.
             scratch.clear();
             let cut = value.push_str_prefix(scratch, MAX_CELL + 1).unwrap_or_default();
-            match (column.money && !cut).then(|| money::money_text(scratch)).flatten() {
-                Some(amount) => push_clean(out, &amount),
+            let formatted = match () {
+                () if cut => None,
+                () if column.money => money::money_text(scratch),
+                // RFC 2822 beside RFC 3339 on one screen reads as two kinds of time: every
+                // time a table shows is written one way.
+                () if is_time_column(column.header()) => timestamp_text(scratch),
+                () => None,
+            };
+            match formatted {
+                Some(text) => push_clean(out, &text),
                 None if cut => {
                     scratch.push('…');
                     push_clean(out, scratch);
@@ -251,7 +322,7 @@ fn push_cell(out: &mut String, scratch: &mut String, record: Item<'_>, column: &
             let literal = value.literal().unwrap_or_default();
             let formatted = match () {
                 () if column.money => money::money_text(&literal),
-                () if is_time_column(column.header()) => value.as_i64().and_then(epoch_ms_text),
+                () if is_time_column(column.header()) => value.as_f64().and_then(epoch_text),
                 () => None,
             };
             push_clean(out, formatted.as_deref().unwrap_or(&literal));
@@ -294,6 +365,130 @@ pub fn truncate_to_width(text: &str, max: usize) -> String {
     }
     cut.push('…');
     cut
+}
+
+/// What the width of a column on screen is chosen from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ColumnNeed {
+    /// Its header's width or its widest cell's, whichever is wider: what it needs to be whole.
+    pub need: u16,
+    /// Never cut: the id, which says which row it is, and times, where a cut one reads as a
+    /// different time.
+    pub whole: bool,
+    /// No cell has a value: when room is short, it gives its room up first (a failure's reason
+    /// among deliveries), and has it back when rows with values are shown.
+    pub empty: bool,
+}
+
+/// Narrowest the last column shown is cut to, in the room the others leave.
+const NARROWEST: u16 = 12;
+/// A value this long or shorter (an address, an id, a name, a status) is shown whole or not at
+/// all: cut, it says something else, and cutting it saves little room.
+const SHORT: u16 = 24;
+/// Narrowest a long value (a subject, a URL) is cut to among other columns.
+const FLOOR: u16 = 20;
+
+/// The width of each column shown in `total` terminal columns, `gap` between two: the columns
+/// left out (trailing ones that do not fit) have none, so the result may be shorter.
+///
+/// When everything fits, each column is as wide as it needs. Else the columns empty on screen
+/// give up their room, and a time or id that cannot be whole is not shown (width 0). Of the
+/// rest, as many leading columns are shown as can be with every short value ([`SHORT`]) whole
+/// and every long one cut to no fewer than [`FLOOR`] columns; the room they leave goes to the
+/// columns cut, the most to those that need the most (each is cut to one level, the widest
+/// first), so spare width never sits beside a cut value. Rather than every column cut to a
+/// dozen characters (an e-mail address to 13 at 200 terminal columns), fewer columns are
+/// shown and read whole; the inspector has the others. The first column left out still takes
+/// what room remains when that is at least [`NARROWEST`].
+pub fn fit_widths(columns: &[ColumnNeed], total: u16, gap: u16) -> Vec<u16> {
+    let count = columns.len();
+    let gaps = |k: usize| u32::from(gap) * u32::try_from(k.saturating_sub(1)).unwrap_or(u32::MAX);
+    let total32 = u32::from(total);
+    let fits = |needs: &[u32]| needs.iter().sum::<u32>() + gaps(needs.len()) <= total32;
+    let mut needs: Vec<u32> = columns.iter().map(|c| u32::from(c.need)).collect();
+    if fits(&needs) {
+        return columns.iter().map(|c| c.need).collect();
+    }
+    for (need, column) in needs.iter_mut().zip(columns).skip(1) {
+        if column.empty {
+            *need = 0;
+        }
+    }
+    if fits(&needs) {
+        return needs.iter().map(|n| u16::try_from(*n).unwrap_or(u16::MAX)).collect();
+    }
+    let whole = |i: usize| i == 0 || columns[i].whole;
+    // A time or id that cannot be whole beside the ones before it is not shown at all.
+    let mut fixed = 0;
+    for (i, need) in needs.iter_mut().enumerate().filter(|(i, _)| whole(*i)) {
+        if i > 0 && fixed + *need + gaps(i + 1) > total32 {
+            *need = 0;
+        } else {
+            fixed += *need;
+        }
+    }
+    // The longest run of leading columns that can be shown well, and the level cut ones get.
+    let mut shown = 1;
+    let mut level = None;
+    for k in (2..=count).rev() {
+        let cells = total32.checked_sub(gaps(k) + (0..k).filter(|i| whole(*i)).map(|i| needs[i]).sum::<u32>());
+        let cut: Vec<u32> = (0..k).filter(|i| !whole(*i)).map(|i| needs[i]).collect();
+        let Some(cells) = cells else { continue };
+        let found = water_level(&cut, cells);
+        let good = match found {
+            None => true,
+            Some(l) => l >= u32::from(FLOOR) && cut.iter().all(|n| *n <= l || *n > u32::from(SHORT)),
+        };
+        if good {
+            (shown, level) = (k, found);
+            break;
+        }
+    }
+    let mut widths: Vec<u32> = (0..shown)
+        .map(|i| match level {
+            Some(l) if !whole(i) => needs[i].min(l),
+            _ => needs[i],
+        })
+        .collect();
+    widths[0] = widths[0].min(total32);
+    // What the level's rounding left, a column at a time to those still cut.
+    let mut left = total32.saturating_sub(widths.iter().sum::<u32>() + gaps(shown));
+    for (i, width) in widths.iter_mut().enumerate() {
+        if left > 0 && *width < needs[i] {
+            *width += 1;
+            left -= 1;
+        }
+    }
+    // The first column left out takes what remains, when that is enough to read.
+    if let Some(next) = (shown < count).then_some(shown).filter(|i| !whole(*i) && needs[*i] > 0) {
+        let room = total32.saturating_sub(widths.iter().sum::<u32>() + gaps(shown + 1));
+        if room >= needs[next].min(u32::from(NARROWEST)) {
+            widths.push(room.min(needs[next]));
+        }
+    }
+    while widths.len() > 1 && widths.last() == Some(&0) {
+        widths.pop();
+    }
+    widths.into_iter().map(|w| u16::try_from(w).unwrap_or(u16::MAX)).collect()
+}
+
+/// The widest level `needs` can all be cut to (each `min(need, level)`) in `cells` columns;
+/// `None` when they fit whole.
+fn water_level(needs: &[u32], cells: u32) -> Option<u32> {
+    if needs.iter().sum::<u32>() <= cells {
+        return None;
+    }
+    let mut sorted = needs.to_vec();
+    sorted.sort_unstable();
+    let mut remaining = cells;
+    for (j, need) in sorted.iter().enumerate() {
+        let rest = u32::try_from(sorted.len() - j).unwrap_or(u32::MAX);
+        if need * rest > remaining {
+            return Some(remaining / rest);
+        }
+        remaining -= need;
+    }
+    None
 }
 
 /// Records as plain aligned text, one line per record under a header line, with the columns the
@@ -412,5 +607,112 @@ mod tests {
     fn cells_are_cut_to_a_width_whole_characters_only() {
         assert_eq!(truncate_to_width("注文注文", 5), "注文…");
         assert_eq!(truncate_to_width("short", 60), "short");
+    }
+
+    fn labels(records: &[serde_json::Value], id_field: Option<&'static str>) -> Vec<String> {
+        let (doc, nodes) = JsonDoc::from_values(records).unwrap();
+        columns_of(&doc, &nodes, id_field).iter().map(Column::label).collect()
+    }
+
+    #[test]
+    fn columns_come_from_every_record_not_the_first() {
+        // One plain-text message published on a channel of alerts: it is the newest, so first.
+        let alert = |n: u32| {
+            json!({"id": format!("m:{n}"), "name": "alert.firing", "data": {"service": "billing", "severity": "warning",
+                "summary": format!("queue depth {n}"), "runbook": format!("https://runbooks.example.com/{n}")},
+                "clientId": "alertmanager", "connectionId": format!("c{n}"), "timestamp": 1_795_713_297_688_i64 + i64::from(n),
+                "serial": format!("s{n}"), "action": 0})
+        };
+        let mut page = vec![json!({"id": "m:0", "name": "greeting", "data": "hello plain text", "clientId": "me",
+            "connectionId": "c0", "timestamp": 1_795_713_297_999_i64, "serial": "s0", "action": 0})];
+        page.extend((1..=5).map(alert));
+        let columns = labels(&page, Some("id"));
+        assert_eq!(columns[..6], ["id", "timestamp", "name", "service", "severity", "summary"], "{columns:?}");
+        assert!(
+            !columns.contains(&"data".to_owned()),
+            "one plain message does not make a column of {{…4}}: {columns:?}"
+        );
+        let text = render_values(&page, Some("id"), None).unwrap();
+        assert!(!text.contains("{…"), "{text}");
+    }
+
+    #[test]
+    fn a_column_the_same_in_every_row_is_left_out() {
+        let stat = |minute: u32, count: u32| {
+            json!({"intervalId": format!("2026-11-26:17:{minute:02}"), "unit": "minute",
+                "schema": "https://schemas.ably.com/json/app-stats-0.0.5.json", "count": count, "peak": null})
+        };
+        let columns = labels(&[stat(21, 3), stat(20, 125), stat(19, 149)], Some("intervalId"));
+        assert_eq!(columns, ["intervalId", "count"], "schema, unit and an all-null peak say nothing");
+        // One row: nothing to compare with, everything is shown.
+        assert_eq!(labels(&[stat(21, 3)], Some("intervalId")), ["intervalId", "unit", "schema", "count", "peak"]);
+        // A status and a main amount stay, the same or not: they are what a row is read for.
+        let transaction = |code: &str| json!({"code": code, "status": "Committed", "totalAmount": 10, "version": 1});
+        assert_eq!(labels(&[transaction("A"), transaction("B")], Some("code")), ["code", "status", "totalAmount"]);
+        // The id stays even when every row has the same; so do the columns of a page of copies.
+        assert_eq!(labels(&[json!({"id": 1, "a": 2}), json!({"id": 1, "a": 2})], Some("id")), ["id"]);
+        assert_eq!(labels(&[json!({"a": 1, "b": 2}), json!({"a": 1, "b": 2})], None), ["a", "b"]);
+    }
+
+    #[test]
+    fn times_read_one_way_whatever_their_shape() {
+        let records = vec![
+            json!({"name": "a", "created_at": "Mon, 01 Jan 2024 10:05:00 GMT", "updated_at": "2024-01-01T11:05:00+01:00",
+                "timestamp": 1_704_103_500.25, "note": "Mon, 01 Jan 2024 10:05:00 GMT", "expires": 3600}),
+            json!({"name": "b", "created_at": "not a time", "updated_at": "2024-01-01T10:05:00Z",
+                "timestamp": 1_704_103_500_000_i64, "note": "x", "expires": 60}),
+        ];
+        let text = render_values(&records, Some("name"), None).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[1].matches("2024-01-01 10:05:00").count(), 3, "{text}");
+        assert!(
+            lines[1].contains("Mon, 01 Jan 2024 10:05:00 GMT"),
+            "a column that is no time is left as it is: {text}"
+        );
+        assert!(lines[1].contains("3600") && lines[2].contains("60"), "a count in a time column stays a count: {text}");
+        assert!(lines[2].contains("not a time") && lines[2].matches("2024-01-01 10:05:00").count() == 2, "{text}");
+    }
+
+    fn need(need: u16) -> ColumnNeed {
+        ColumnNeed { need, whole: false, empty: false }
+    }
+
+    #[test]
+    fn widths_show_fewer_columns_whole_rather_than_all_cut() {
+        // Everything fits: as wide as needed, wider than any old cap.
+        assert_eq!(fit_widths(&[need(10), need(55)], 80, 1), [10, 55]);
+        // Mailgun failures in the 88 columns the browser has at 200: time, event, recipient,
+        // subject, severity, reason, code, from. The address stays whole (it was cut to 13),
+        // the subject is cut, and the failure columns wait for the inspector.
+        let time = ColumnNeed { need: 19, whole: true, empty: false };
+        let widths = fit_widths(&[time, need(6), need(18), need(34), need(9), need(23), need(4), need(48)], 88, 1);
+        assert_eq!(widths, [19, 6, 18, 32, 9], "{widths:?}");
+        // Ably messages: id, time, name, service, severity whole, the summary in what is left.
+        let id = ColumnNeed { whole: true, ..need(16) };
+        let widths = fit_widths(&[id, time, need(14), need(13), need(8), need(25), need(40), need(12)], 88, 1);
+        assert_eq!(widths, [16, 19, 14, 13, 8, 13], "{widths:?}");
+        // Spare room goes to the columns cut, the widest first, to one level.
+        assert_eq!(fit_widths(&[need(10), need(30), need(60)], 70, 1), [10, 29, 29]);
+        assert_eq!(fit_widths(&[need(10), need(22), need(60)], 70, 1), [10, 22, 36]);
+        // The first column left out takes what room is left, when enough to read.
+        assert_eq!(
+            fit_widths(&[ColumnNeed { whole: true, ..need(36) }, time, need(4), need(60)], 88, 1),
+            [36, 19, 4, 26]
+        );
+        // Empty columns give their room up; a time that cannot be whole is skipped; a lone
+        // first column is cut to the room.
+        let empty = ColumnNeed { empty: true, ..need(30) };
+        assert_eq!(fit_widths(&[need(10), empty, need(19)], 30, 1), [10, 0, 18]);
+        assert_eq!(fit_widths(&[id, time, need(14), need(13)], 34, 1), [16, 0, 14]);
+        assert_eq!(fit_widths(&[ColumnNeed { whole: true, ..need(50) }, need(5)], 20, 1), [20]);
+        assert_eq!(fit_widths(&[], 20, 1), Vec::<u16>::new());
+        assert_eq!(fit_widths(&[need(5)], 0, 1), [0]);
+        // Whatever the room, what is returned fits in it.
+        let page = [id, time, need(30), need(8), need(60), need(23), need(4), need(48)];
+        for total in 0..200 {
+            let widths = fit_widths(&page, total, 1);
+            let used: u32 = widths.iter().map(|w| u32::from(*w)).sum::<u32>() + widths.len().saturating_sub(1) as u32;
+            assert!(used <= u32::from(total) || widths.len() == 1, "{total}: {widths:?}");
+        }
     }
 }

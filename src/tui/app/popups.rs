@@ -102,7 +102,9 @@ impl App {
         });
     }
 
-    /// Reads the requests and faults again on a spawned task; the view shows "loading" meanwhile.
+    /// Sends the change of faults the view holds (if any), then reads the requests and faults
+    /// again, on a spawned task; the view shows "loading" meanwhile, and what the control port
+    /// said when the report comes back.
     pub(super) fn refresh_sandbox_view(&mut self) {
         let Some(Popup::Sandbox(view)) = self.popup.as_mut() else { return };
         let Ok(control) = view.control.clone() else { return };
@@ -118,10 +120,10 @@ impl App {
             }
         };
         self.control_client = Some(client.clone());
-        let (service, generation) = (view.service, view.start_refresh());
+        let (service, generation, change) = (view.service, view.start_refresh(), view.take_change());
         self.background_pending += 1;
         tokio::spawn(async move {
-            let report = sandbox_view::fetch(client, control, service, generation).await;
+            let report = sandbox_view::change_then_fetch(client, control, service, generation, change).await;
             let _ = sender.send(Background::Sandbox(report));
         });
     }

@@ -16,8 +16,8 @@ use unicode_width::UnicodeWidthStr;
 use crate::format::is_time_column;
 use crate::inert::inert;
 use crate::json_index::{Item, JsonDoc, Kind};
+use crate::table::{fit_widths, Column, ColumnNeed, RowSpec, CELL_SEPARATOR};
 pub use crate::table::{truncate_to_width, Layout};
-use crate::table::{Column, RowSpec, CELL_SEPARATOR};
 use crate::tui::components::detail::Tone;
 use crate::tui::components::line_input::LineInput;
 use crate::tui::theme::Theme;
@@ -466,56 +466,27 @@ impl Browser {
         frame.render_widget(Table::new(rows, widths).header(header).column_spacing(1), inner);
     }
 
-    /// Each column as wide as its header or its widest visible cell; when they do not fit, the
-    /// columns empty on screen give up their room, the trailing columns that could not fit even
-    /// at their narrowest are left out, then the
-    /// widest others shrink (down to 12 characters; the id and dates keep their width), so the
-    /// columns shown get the room of those left out.
+    /// Each column's width for the rows on screen, as [`fit_widths`] shares `total` out: the
+    /// id and dates whole, columns empty on screen giving their room up first, cut columns
+    /// given the spare room in proportion to what they lack.
     fn column_widths(&self, on_screen: &[(usize, Vec<&str>)], total: u16) -> Vec<Constraint> {
         fn cell<'a>(row: &[&'a str], c: usize) -> &'a str {
             row.get(c).copied().unwrap_or_default()
         }
-        let mut widths: Vec<u16> = self
+        let needs: Vec<ColumnNeed> = self
             .columns
             .iter()
             .enumerate()
-            .map(|(c, name)| {
+            .map(|(c, column)| {
                 let widest = on_screen.iter().map(|(_, row)| cell(row, c).width()).max().unwrap_or(0);
-                u16::try_from(widest.max(name.label().width()).min(40)).unwrap_or(40)
+                ColumnNeed {
+                    need: u16::try_from(widest.max(column.label().width())).unwrap_or(u16::MAX),
+                    whole: c == 0 || is_time_column(column.header()),
+                    empty: on_screen.iter().all(|(_, row)| cell(row, c).is_empty()),
+                }
             })
             .collect();
-        const NARROWEST: u16 = 12;
-        // The id column keeps its width: it is what identifies the row. Dates stay whole too: a
-        // cut date reads as a different one.
-        let shrinkable = |index: usize| index > 0 && !is_time_column(self.columns[index].header());
-        // Short of room, a column with nothing in any row on screen (a failure's reason among
-        // deliveries) gives its room up first; it comes back when rows with values scroll in.
-        if widths.iter().map(|w| w + 1).sum::<u16>() > total {
-            for (c, width) in widths.iter_mut().enumerate().skip(1) {
-                if on_screen.iter().all(|(_, row)| cell(row, c).is_empty()) {
-                    *width = 0;
-                }
-            }
-        }
-        let narrowest = |index: usize, width: u16| if shrinkable(index) { width.min(NARROWEST) } else { width };
-        while widths.len() > 1 && widths.iter().enumerate().map(|(i, w)| narrowest(i, *w) + 1).sum::<u16>() > total {
-            widths.pop();
-        }
-        let mut used: u16 = widths.iter().map(|w| w + 1).sum();
-        while used > total {
-            let Some(widest) = widths
-                .iter_mut()
-                .enumerate()
-                .filter(|(i, w)| shrinkable(*i) && **w > NARROWEST)
-                .map(|(_, w)| w)
-                .max_by_key(|w| **w)
-            else {
-                break;
-            };
-            *widest -= 1;
-            used -= 1;
-        }
-        widths.into_iter().map(Constraint::Length).collect()
+        fit_widths(&needs, total, 1).into_iter().map(Constraint::Length).collect()
     }
 }
 
@@ -638,10 +609,11 @@ mod tests {
     #[test]
     fn short_of_room_a_column_empty_on_screen_gives_its_room_to_the_others() {
         let mut browser = Browser::default();
-        let row = |id: &str| json!({"id": id, "recipient": "someone.long@example.com", "note": "", "subject": "Quarterly report"});
-        browser.set_records(vec![row("a"), row("b")], Some("id"));
-        let narrow = screen(&mut browser, 50, 5);
-        assert!(narrow.contains("someone.long@example.com"), "{narrow}");
+        let row = |id: &str, note: &str| json!({"id": id, "recipient": format!("someone.{id}@example.com"), "note": note, "subject": format!("Quarterly report {id}")});
+        // Only a row below the screen has a note (a page's constant columns are not shown).
+        browser.set_records(vec![row("a", ""), row("b", ""), row("c", "late")], Some("id"));
+        let narrow = screen(&mut browser, 46, 5);
+        assert!(narrow.contains("someone.a@example.com"), "{narrow}");
         assert!(!narrow.contains("note"), "{narrow}");
         let wide = screen(&mut browser, 120, 5);
         assert!(wide.contains("note"), "with room the empty column stays:\n{wide}");

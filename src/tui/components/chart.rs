@@ -4,6 +4,12 @@
 //! or Coinbase candles (`[time, low, high, open, close, volume]`), drawn one series at a time.
 //!
 //! Detection is pure and generic, so a new service's stats or candles chart without code here.
+//! [`detect`] finds any series (what `c` charts when asked); [`worth_auto_chart`] says whether a
+//! page is one whose point is its series, so the chart may appear without being asked.
+//!
+//! The x axis labels are chosen to fit the width drawn in (how many, and how much of the time
+//! they say), never cut; the newest point, when its interval is still counting, is drawn as
+//! partial (dimmed, with a hollow marker, and said in the footer) rather than as a drop.
 
 use ratatui::layout::Rect;
 use ratatui::symbols::Marker;
@@ -11,8 +17,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Axis, Block, Chart, Dataset, GraphType};
 use ratatui::Frame;
 use serde_json::Value;
-use time::format_description::well_known::{Iso8601, Rfc2822, Rfc3339};
 use time::{Date, Month, OffsetDateTime, PrimitiveDateTime, Time};
+use unicode_width::UnicodeWidthStr;
 
 use crate::inert::inert;
 use crate::tui::theme::Theme;
@@ -37,6 +43,116 @@ pub struct TimeSeries {
     /// The field the times came from (`intervalId`, `time`, `created_at`).
     pub time_field: String,
     pub series: Vec<Series>,
+    /// The usual time between two points (the most common gap), in seconds: each point counts
+    /// what happened from its time until the next. `None` with a single time.
+    pub interval: Option<f64>,
+    /// Whether the records mark the interval still counting themselves (a field
+    /// `inProgress`/`in_progress` on the newest record, as Ably's stats do): `Some(marked)` when
+    /// any record has such a field, `None` when none does and the clock decides.
+    pub in_progress: Option<bool>,
+    /// Whether the page is worth a chart without being asked ([`worth_auto_chart`]).
+    pub automatic: bool,
+}
+
+impl TimeSeries {
+    fn new(time_field: String, series: Vec<Series>, interval: Option<f64>, in_progress: Option<bool>) -> TimeSeries {
+        TimeSeries { time_field, series, interval, in_progress, automatic: false }
+    }
+
+    /// The newest time of any series.
+    fn latest(&self) -> Option<f64> {
+        self.series.iter().filter_map(|s| s.points.last().map(|p| p.0)).reduce(f64::max)
+    }
+
+    /// Whether the point at `at` (unix seconds) is a bucket still counting at `now`: the
+    /// records say so, or, when they do not, its interval has not ended by `now`. Its value is
+    /// then only what has been counted so far, so it is drawn as partial, not as a drop.
+    pub fn is_partial(&self, at: f64, now: f64) -> bool {
+        match self.in_progress {
+            Some(marked) => marked && self.latest() == Some(at),
+            None => self.interval.is_some_and(|interval| at + interval > now),
+        }
+    }
+}
+
+/// Whether a page of `records` is worth a chart nobody asked for: its records are the points of
+/// a time series (stats, usage, candles), not things that each have a time and some numbers.
+///
+/// The contract, for the app deciding what to show when a page arrives:
+/// - pure: reads only `records` (the page's records, in page order), no clock, no I/O; cheap
+///   next to decoding the page (it reads at most the first 200 records beyond [`detect`]);
+/// - `true` for candles (arrays of a time and numbers), and for pages of objects that
+///   [`detect`] reads as a series whose records are buckets: no record has an `id`, no
+///   id-named field (`*_id`, `*Id`) differs between records (Ably's constant `appId` is fine, a
+///   trade's `trade_id` is not), each record has a time of its own, and numbers that measure
+///   something are at least as many as the text fields that differ between records (Ably
+///   stats, Mailgun stats, Deepgram usage);
+/// - `false` for everything else, even when [`detect`] finds a series in it (AvaTax
+///   transactions: an id, a date, a `totalAmount`): those are charted only when the user asks
+///   (`c`), with [`detect`].
+///
+/// [`detect`] sets [`TimeSeries::automatic`] to this, so the app holding a series need not
+/// decode the page again.
+pub fn worth_auto_chart(records: &[Value]) -> bool {
+    detect_series(records).is_some_and(|series| buckets(records, &series.time_field))
+}
+
+/// Whether the records of a series are buckets (see [`worth_auto_chart`]).
+fn buckets(records: &[Value], time_field: &str) -> bool {
+    if records.iter().all(Value::is_array) {
+        return true;
+    }
+    let records = &records[..records.len().min(200)];
+    let mut objects = Vec::with_capacity(records.len());
+    for record in records {
+        match record.as_object() {
+            Some(object) if !object.contains_key("id") => objects.push(object),
+            _ => return false,
+        }
+    }
+    let numbers = time_like_name(time_field);
+    let mut times: Vec<f64> =
+        objects.iter().filter_map(|o| o.get(time_field).and_then(|v| parse_time(v, numbers))).collect();
+    let timed = times.len();
+    times.sort_by(f64::total_cmp);
+    times.dedup();
+    if times.len() < timed {
+        // Two records at one time are two things, not two buckets.
+        return false;
+    }
+    // Every top-level scalar field that is not the time, by whether it differs between records.
+    let mut fields: Vec<(&str, bool)> = Vec::new();
+    for (key, value) in objects.iter().flat_map(|o| o.iter()) {
+        if key == time_field || value.is_object() || value.is_array() {
+            continue;
+        }
+        let varies = objects.iter().any(|o| o.get(key) != Some(value));
+        match fields.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, v)) => *v |= varies,
+            None => fields.push((key, varies)),
+        }
+    }
+    let is_id = |key: &str| key.ends_with("_id") || key.ends_with("Id") || key.eq_ignore_ascii_case("id");
+    if fields.iter().any(|(key, varies)| *varies && is_id(key)) {
+        return false;
+    }
+    // The measures any record has: a bucket still counting may have few of them yet.
+    let mut measures: Vec<String> = Vec::new();
+    let mut found = Vec::new();
+    for object in &objects {
+        for (key, value) in object.iter().filter(|(k, _)| *k != time_field) {
+            flatten(value, key, 0, &mut found);
+        }
+        for (name, _) in found.drain(..) {
+            if !measures.contains(&name) {
+                measures.push(name);
+            }
+        }
+    }
+    let texts = fields.iter().filter(|(key, varies)| {
+        *varies && objects.iter().any(|o| o.get(*key).is_some_and(|v| v.is_string() || v.is_boolean()))
+    });
+    !measures.is_empty() && measures.len() >= texts.count()
 }
 
 /// A time: an RFC 3339 / ISO 8601 string, Ably's `intervalId` (`2024-01-01:10:05`,
@@ -61,30 +177,11 @@ pub fn parse_time(value: &Value, numbers: bool) -> Option<f64> {
 }
 
 fn parse_time_text(text: &str) -> Option<f64> {
-    if let Ok(at) = OffsetDateTime::parse(text, &Rfc3339) {
-        return Some(unix(at));
-    }
-    if let Ok(at) = OffsetDateTime::parse(text, &Iso8601::DEFAULT) {
-        return Some(unix(at));
-    }
-    if let Ok(at) = PrimitiveDateTime::parse(text, &Iso8601::DEFAULT) {
-        return Some(unix(at.assume_utc()));
-    }
-    rfc2822(text).or_else(|| interval_id(text))
-}
-
-/// RFC 2822 (`Tue, 14 Feb 2012 00:00:00 UTC`, `... GMT`, `... -0000`, `... +0100`), as Mailgun
-/// writes its stats buckets and record dates. The `time` crate reads numeric zones and `GMT`/`UT`;
-/// `UTC`, which Mailgun writes too, is read as `+0000`.
-fn rfc2822(text: &str) -> Option<f64> {
-    if !text.contains(':') || !text.chars().next().is_some_and(|c| c.is_ascii_alphanumeric()) {
+    // Digits alone are an id or a count here: a number is a time only in a time field.
+    if text.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
         return None;
     }
-    let numeric = match text.rsplit_once(' ') {
-        Some((rest, "UTC" | "GMT" | "UT" | "Z")) => format!("{rest} +0000"),
-        _ => text.to_owned(),
-    };
-    OffsetDateTime::parse(&numeric, &Rfc2822).ok().map(unix)
+    crate::format::parse_timestamp(text).map(unix).or_else(|| interval_id(text))
 }
 
 /// Ably's `intervalId`: `yyyy-mm-dd:hh:mm`, `yyyy-mm-dd:hh`, `yyyy-mm-dd` or `yyyy-mm`, in UTC.
@@ -137,21 +234,61 @@ fn is_measure(path: &str) -> bool {
 /// The page's time series, if it is one: at least two records with a time, and numbers. `None`
 /// for anything else, cheaply (the first record decides most pages).
 pub fn detect(records: &[Value]) -> Option<TimeSeries> {
+    let mut series = detect_series(records)?;
+    series.automatic = buckets(records, &series.time_field);
+    Some(series)
+}
+
+fn detect_series(records: &[Value]) -> Option<TimeSeries> {
     if records.len() < MIN_POINTS {
         return None;
     }
     candles(records).or_else(|| objects(records))
 }
 
+/// The most common gap between the distinct `times`, in seconds (the shortest of equally
+/// common ones): the interval each point counts.
+fn usual_gap(mut times: Vec<f64>) -> Option<f64> {
+    times.sort_by(f64::total_cmp);
+    times.dedup();
+    let mut gaps: Vec<f64> = times.windows(2).map(|w| w[1] - w[0]).filter(|gap| *gap > 0.0).collect();
+    gaps.sort_by(f64::total_cmp);
+    let mut best: Option<(usize, f64)> = None;
+    for run in gaps.chunk_by(|a, b| (a - b).abs() < 0.5) {
+        if best.is_none_or(|(count, _)| run.len() > count) {
+            best = Some((run.len(), run[0]));
+        }
+    }
+    best.map(|(_, gap)| gap)
+}
+
+/// Whether the records mark the interval still counting (`Some(newest is marked)`), or say
+/// nothing of it (`None`).
+fn marked_in_progress(records: &[Value], time_field: &str, numbers: bool) -> Option<bool> {
+    fn mark(record: &Value) -> Option<&Value> {
+        ["inProgress", "in_progress"].iter().find_map(|key| record.get(*key))
+    }
+    if !records.iter().any(|r| mark(r).is_some()) {
+        return None;
+    }
+    let newest = records
+        .iter()
+        .filter_map(|r| Some((r.get(time_field).and_then(|v| parse_time(v, numbers))?, r)))
+        .max_by(|a, b| a.0.total_cmp(&b.0))?;
+    Some(mark(newest.1).is_some_and(|v| !v.is_null() && v.as_bool() != Some(false)))
+}
+
 /// Coinbase candles: arrays of `[time, low, high, open, close, volume]` numbers.
 fn candles(records: &[Value]) -> Option<TimeSeries> {
     let mut columns: Vec<Vec<(f64, f64)>> = vec![Vec::new(); CANDLE_COLUMNS.len()];
+    let mut times = Vec::with_capacity(records.len());
     for record in records {
         let row = record.as_array()?;
         if row.len() != CANDLE_COLUMNS.len() + 1 {
             return None;
         }
         let at = parse_time(row.first()?, true)?;
+        times.push(at);
         for (column, value) in columns.iter_mut().zip(&row[1..]) {
             column.push((at, value.as_f64()?));
         }
@@ -160,7 +297,7 @@ fn candles(records: &[Value]) -> Option<TimeSeries> {
         CANDLE_COLUMNS.iter().zip(columns).map(|(name, points)| sorted((*name).to_owned(), points)).collect();
     // The close is what a chart of prices shows first.
     series.sort_by_key(|s| s.name != "close");
-    Some(TimeSeries { time_field: "time".to_owned(), series })
+    Some(TimeSeries::new("time".to_owned(), series, usual_gap(times), None))
 }
 
 fn objects(records: &[Value]) -> Option<TimeSeries> {
@@ -180,9 +317,11 @@ fn objects(records: &[Value]) -> Option<TimeSeries> {
     // Series in the order their fields first appear, so ties keep the vendor's order.
     let mut series: Vec<Series> = Vec::new();
     let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let mut times = Vec::with_capacity(records.len());
     for record in records {
         let Some(object) = record.as_object() else { continue };
         let Some(at) = object.get(time_field).and_then(|v| parse_time(v, numbers)) else { continue };
+        times.push(at);
         let mut fields = Vec::new();
         for (key, value) in object.iter().filter(|(k, _)| *k != time_field) {
             flatten(value, key, 0, &mut fields);
@@ -215,7 +354,8 @@ fn objects(records: &[Value]) -> Option<TimeSeries> {
             std::cmp::Reverse(s.points.len()),
         )
     });
-    Some(TimeSeries { time_field: time_field.clone(), series })
+    let in_progress = marked_in_progress(records, time_field, numbers);
+    Some(TimeSeries::new(time_field.clone(), series, usual_gap(times), in_progress))
 }
 
 fn preference(name: &str) -> u8 {
@@ -253,10 +393,117 @@ fn sorted(name: String, mut points: Vec<(f64, f64)>) -> Series {
     Series { name, points }
 }
 
-/// A time axis label: `MM-DD HH:MM` in UTC, or the date alone for whole days.
+/// A time axis label: `MM-DD HH:MM` in UTC.
 pub fn time_label(seconds: f64) -> String {
-    let Ok(at) = OffsetDateTime::from_unix_timestamp(seconds.floor() as i64) else { return String::new() };
-    format!("{:02}-{:02} {:02}:{:02}", u8::from(at.month()), at.day(), at.hour(), at.minute())
+    label_text(seconds, LabelFormat::DayTime)
+}
+
+/// How much of a time an axis label says, longest first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum LabelFormat {
+    /// `11-26 17:21`
+    DayTime,
+    /// `17:21`, the day said once in the axis title.
+    Time,
+    /// `11-26`
+    Day,
+    /// `2026-11-26`
+    Date,
+    /// `2026-11`
+    Month,
+    /// `2026`
+    Year,
+}
+
+fn utc(seconds: f64) -> Option<OffsetDateTime> {
+    OffsetDateTime::from_unix_timestamp(seconds.floor() as i64).ok()
+}
+
+fn label_text(seconds: f64, format: LabelFormat) -> String {
+    let Some(at) = utc(seconds) else { return String::new() };
+    let (month, day) = (u8::from(at.month()), at.day());
+    match format {
+        LabelFormat::DayTime => format!("{month:02}-{day:02} {:02}:{:02}", at.hour(), at.minute()),
+        LabelFormat::Time => format!("{:02}:{:02}", at.hour(), at.minute()),
+        LabelFormat::Day => format!("{month:02}-{day:02}"),
+        LabelFormat::Date => format!("{}-{month:02}-{day:02}", at.year()),
+        LabelFormat::Month => format!("{}-{month:02}", at.year()),
+        LabelFormat::Year => at.year().to_string(),
+    }
+}
+
+/// Labels on an axis at most: more would crowd it.
+const MAX_X_LABELS: usize = 6;
+/// Blank columns at least between two labels, so they read as two.
+const LABEL_GAP: u16 = 2;
+
+/// The x axis labels of times `first..last` on a plot `width` columns wide: each label's
+/// column from the plot's left edge and its text, the first at the left edge, the last ending
+/// at the right one, those between centred on their time. As many as fit (two at least, six at
+/// most), saying as much of the time as fits: the day and time, else the time alone (the day
+/// then goes into the axis title, returned beside them), else the day alone. A label is never
+/// cut: when not even two fit, only the last is given, and none when it does not fit either.
+/// `midnights`: every point is at 00:00 (daily buckets), so the time of day says nothing.
+pub fn x_labels(first: f64, last: f64, width: u16, midnights: bool) -> (Vec<(u16, String)>, Option<String>) {
+    let (Some(start), Some(end)) = (utc(first), utc(last)) else { return (Vec::new(), None) };
+    let same_day = start.date() == end.date();
+    let long = last - first > 330.0 * 86_400.0;
+    let day_span = || format!("{} – {}", label_text(first, LabelFormat::Day), label_text(last, LabelFormat::Day));
+    let candidates: Vec<(LabelFormat, Option<String>)> = if long {
+        vec![(LabelFormat::Date, None), (LabelFormat::Month, None), (LabelFormat::Year, None)]
+    } else if same_day && !midnights {
+        vec![(LabelFormat::Time, Some(label_text(first, LabelFormat::Date)))]
+    } else if midnights {
+        vec![(LabelFormat::Day, None)]
+    } else {
+        vec![(LabelFormat::DayTime, None), (LabelFormat::Day, None), (LabelFormat::Time, Some(day_span()))]
+    };
+    for (format, title) in &candidates {
+        for count in (2..=MAX_X_LABELS).rev() {
+            let times: Vec<f64> = (0..count).map(|i| first + (last - first) * i as f64 / (count - 1) as f64).collect();
+            let texts: Vec<String> = times.iter().map(|t| label_text(*t, *format)).collect();
+            // Two labels alike (two ticks in one day, shown as days) would say nothing new.
+            if texts.windows(2).any(|pair| pair[0] == pair[1]) {
+                continue;
+            }
+            if let Some(placed) = place(&texts, width) {
+                return (placed, title.clone());
+            }
+        }
+    }
+    // Not even two fit: the newest time alone, right-aligned, when it fits.
+    let (format, title) = candidates.last().cloned().unwrap_or((LabelFormat::DayTime, None));
+    let text = label_text(last, format);
+    let text_width = u16::try_from(text.width()).unwrap_or(u16::MAX);
+    if text_width <= width {
+        return (vec![(width - text_width, text)], title);
+    }
+    (Vec::new(), None)
+}
+
+/// Where evenly spaced labels start on a plot `width` columns wide, or `None` when they
+/// would overlap, come closer than [`LABEL_GAP`], or leave the plot.
+fn place(texts: &[String], width: u16) -> Option<Vec<(u16, String)>> {
+    let count = texts.len();
+    let mut placed: Vec<(u16, String)> = Vec::with_capacity(count);
+    let mut free_from = 0_u32;
+    for (i, text) in texts.iter().enumerate() {
+        let w = u32::try_from(text.width()).ok()?;
+        let span = u32::from(width.saturating_sub(1));
+        let tick =
+            (span * u32::try_from(i).ok()? + u32::try_from(count - 1).ok()? / 2) / u32::try_from(count - 1).ok()?;
+        let start = match i {
+            0 => 0,
+            _ if i + 1 == count => u32::from(width).checked_sub(w)?,
+            _ => tick.checked_sub(w / 2)?,
+        };
+        if start < free_from || start + w > u32::from(width) {
+            return None;
+        }
+        free_from = start + w + u32::from(LABEL_GAP);
+        placed.push((u16::try_from(start).ok()?, text.clone()));
+    }
+    Some(placed)
 }
 
 /// A value axis label, short: `950`, `12.5k`, `3.1M`.
@@ -310,49 +557,116 @@ impl ChartView {
     }
 
     pub fn render(&self, frame: &mut Frame, area: Rect, theme: &Theme) {
+        let now = unix(OffsetDateTime::now_utc());
+        self.render_at(frame, area, theme, now);
+    }
+
+    /// [`ChartView::render`] as at `now` (unix seconds), which decides whether the newest point
+    /// is still counting.
+    pub fn render_at(&self, frame: &mut Frame, area: Rect, theme: &Theme, now: f64) {
         let area = area.intersection(frame.area());
         if area.is_empty() {
             return;
         }
         let Some(series) = self.series() else { return };
+        let (first, last) = match (series.points.first(), series.points.last()) {
+            (Some(first), Some(last)) => (first.0, last.0),
+            _ => return,
+        };
+        let partial = series.points.len() >= 2 && self.data.is_partial(last, now);
         let count = self.data.series.len();
         let title = Line::from(vec![
             Span::styled(format!(" {} ", inert(&series.name)), theme.title),
             Span::styled(format!("{}/{count} ", self.selected + 1), theme.muted),
         ]);
+        let inner_width = usize::from(area.width.saturating_sub(2));
+        let footer = footer(partial, inner_width);
         let block = Block::bordered()
             .border_style(theme.border(false))
             .title(title)
-            .title_bottom(Line::styled(" [ ] series · C hides ", theme.muted).right_aligned());
-        let (first, last) = match (series.points.first(), series.points.last()) {
-            (Some(first), Some(last)) => (first.0, last.0),
-            _ => return,
-        };
+            .title_bottom(Line::styled(footer, theme.muted).right_aligned());
+        let inner = block.inner(area);
         let (low, high) = series.points.iter().fold((f64::MAX, f64::MIN), |(lo, hi), p| (lo.min(p.1), hi.max(p.1)));
         let (low, high) = if high > low { (low.min(0.0), high) } else { (low.min(0.0), low.max(0.0) + 1.0) };
         let span = if last > first { (first, last) } else { (first - 1.0, first + 1.0) };
-        let middle = (span.0 + span.1) / 2.0;
-        let x_labels: Vec<Span> = [span.0, middle, span.1].iter().map(|t| Span::raw(time_label(*t))).collect();
         let y_labels: Vec<Span> = [low, (low + high) / 2.0, high].iter().map(|v| Span::raw(value_label(*v))).collect();
-        let dataset = Dataset::default()
-            .marker(Marker::Braille)
-            .graph_type(GraphType::Line)
-            .style(theme.accent)
-            .data(&series.points);
-        let chart = Chart::new(vec![dataset])
+        let y_label_width = y_labels.iter().map(Span::width).max().unwrap_or(0);
+        // The plot's columns as the chart lays them out: the y labels (at most a third of the
+        // width) and the axis line come first.
+        let label_columns = u16::try_from(y_label_width).unwrap_or(u16::MAX).min(inner.width / 3);
+        let plot_left = inner.x + label_columns + u16::from(inner.x + label_columns + 1 < inner.right());
+        let plot_width = inner.right().saturating_sub(plot_left);
+        let midnights = series.points.iter().all(|p| p.0.rem_euclid(86_400.0) == 0.0);
+        let (x_labels, day) = x_labels(span.0, span.1, plot_width, midnights);
+        let mut axis_title = inert(&self.data.time_field).into_owned();
+        if let Some(day) = day {
+            axis_title = format!("{axis_title} · {day}");
+        }
+        let done = if partial { &series.points[..series.points.len() - 1] } else { &series.points[..] };
+        let mut datasets =
+            vec![Dataset::default().marker(Marker::Braille).graph_type(GraphType::Line).style(theme.accent).data(done)];
+        let tail = &series.points[series.points.len().saturating_sub(2)..];
+        if partial {
+            datasets.push(
+                Dataset::default().marker(Marker::Braille).graph_type(GraphType::Line).style(theme.muted).data(tail),
+            );
+        }
+        let chart = Chart::new(datasets)
             .block(block)
             .style(theme.text)
             .x_axis(
                 Axis::default()
-                    .title(Span::styled(inert(&self.data.time_field).into_owned(), theme.muted))
+                    .title(Span::styled(axis_title, theme.muted))
                     .style(theme.muted)
                     .bounds([span.0, span.1])
-                    .labels(x_labels)
-                    .labels_alignment(ratatui::layout::Alignment::Right),
+                    // Blank labels keep the chart's room for them; the labels themselves are
+                    // placed below, where they fit whole (the chart's own spacing cuts them).
+                    .labels(vec![Span::raw(""), Span::raw("")]),
             )
             .y_axis(Axis::default().style(theme.muted).bounds([low, high]).labels(y_labels));
         frame.render_widget(chart, area);
+        if inner.height < 3 || plot_width == 0 {
+            return;
+        }
+        let label_row = inner.bottom() - 1;
+        let buffer = frame.buffer_mut();
+        for (offset, text) in &x_labels {
+            buffer.set_stringn(plot_left + offset, label_row, text, usize::from(plot_width - offset), theme.muted);
+        }
+        if partial {
+            // The point still counting, hollow: a value that will grow, not a fall.
+            let plot_bottom = inner.bottom() - 3;
+            let plot_height = plot_bottom + 1 - inner.y;
+            let x_frac = (last - span.0) / (span.1 - span.0);
+            let y_frac = (high - series.points[series.points.len() - 1].1) / (high - low);
+            let column = ((x_frac * f64::from(plot_width * 2 - 1)) as u16 / 2).min(plot_width - 1);
+            let row = ((y_frac * f64::from(plot_height * 4 - 1)) as u16 / 4).min(plot_height - 1);
+            if let Some(cell) = buffer.cell_mut((plot_left + column, inner.y + row)) {
+                cell.set_symbol(PARTIAL_MARK).set_style(theme.muted);
+            }
+        }
     }
+}
+
+/// What marks the point still counting, on the plot and in the footer.
+pub const PARTIAL_MARK: &str = "○";
+
+/// The chart's bottom line: its keys, and that the newest point is partial, as much as fits.
+fn footer(partial: bool, width: usize) -> String {
+    let keys = " [ ] series · C hides ";
+    if !partial {
+        return keys.to_owned();
+    }
+    [
+        format!(" {PARTIAL_MARK} last interval still counting ·{keys}"),
+        format!(" {PARTIAL_MARK} last still counting ·{keys}"),
+        format!(" {PARTIAL_MARK} partial ·{keys}"),
+        format!(" {PARTIAL_MARK} partial · [ ] series "),
+        format!(" {PARTIAL_MARK} partial "),
+    ]
+    .into_iter()
+    .find(|text| text.width() + 2 <= width)
+    .unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -486,7 +800,8 @@ mod tests {
         let screen = draw(&chart);
         assert!(screen[0].contains("entries.messages.all.all.count 1/2"), "{screen:#?}");
         let text = screen.join("\n");
-        for label in ["01-01 10:04", "01-01 10:06", "intervalId", "9", "[ ] series · C hides"] {
+        // Within one day the labels give the time and the axis title the day.
+        for label in ["10:04", "10:06", "intervalId · 2024-01-01", "9", "[ ] series · C hides"] {
             assert!(text.contains(label), "{label} in {text}");
         }
         assert!(
@@ -502,5 +817,168 @@ mod tests {
             let mut terminal = Terminal::new(TestBackend::new(w, h)).unwrap();
             terminal.draw(|frame| chart.render(frame, frame.area(), &Theme::dark())).unwrap();
         }
+    }
+
+    /// The screen of a chart drawn `width` x `height` as at `now`.
+    fn drawn(chart: &ChartView, width: u16, height: u16, now: f64) -> Vec<String> {
+        let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+        terminal.draw(|frame| chart.render_at(frame, frame.area(), &Theme::dark(), now)).unwrap();
+        let buffer = terminal.backend().buffer().clone();
+        (0..height).map(|y| (0..width).map(|x| buffer[(x, y)].symbol()).collect::<String>()).collect()
+    }
+
+    /// A minute of Ably stats for each of `minutes` minutes up to `newest` (unix seconds), newest
+    /// first as Ably lists them; the newest marked in progress when `counting`.
+    fn minute_stats(newest: f64, minutes: usize, counting: bool) -> Vec<Value> {
+        (0..minutes)
+            .map(|i| {
+                let at = utc(newest - 60.0 * i as f64).unwrap();
+                let id = format!(
+                    "{}-{:02}-{:02}:{:02}:{:02}",
+                    at.year(),
+                    u8::from(at.month()),
+                    at.day(),
+                    at.hour(),
+                    at.minute()
+                );
+                let mut record = json!({"intervalId": id, "unit": "minute", "appId": "opsdeck",
+                    "schema": "https://schemas.ably.com/json/app-stats-0.0.5.json",
+                    "entries": {"messages.all.all.count": 100 + (i * 37) % 50, "messages.all.all.data": 2000 + i}});
+                if counting && i == 0 {
+                    record["inProgress"] = json!(format!("{id}:15"));
+                }
+                record
+            })
+            .collect()
+    }
+
+    #[test]
+    fn x_axis_labels_at_80x24_are_whole_times_never_cut() {
+        // 100 minutes of stats in a chart the size the console gives it at 80x24 (the issue
+        // saw `10-31 00:0 1-13 00:  -26 00:00` there).
+        let newest = at("2026-11-26T17:21:00Z");
+        let chart = ChartView::new(detect(&minute_stats(newest, 100, false)).unwrap());
+        let screen = drawn(&chart, 36, 12, newest + 3600.0);
+        let axis = &screen[10];
+        let words: Vec<&str> = axis.trim_matches(|c| c == '│' || c == ' ').split_whitespace().collect();
+        assert!(words.len() >= 2, "at least the first and last time:\n{}", screen.join("\n"));
+        for word in &words {
+            let whole =
+                word.len() == 5 && word.as_bytes()[2] == b':' && word.bytes().filter(u8::is_ascii_digit).count() == 4;
+            assert!(whole, "{word:?} is a whole HH:MM label:\n{}", screen.join("\n"));
+        }
+        assert_eq!(words.first(), Some(&"15:42"), "{}", screen.join("\n"));
+        assert_eq!(words.last(), Some(&"17:21"), "{}", screen.join("\n"));
+        assert!(screen.join("\n").contains("intervalId · 2026-11-26"), "the day, once:\n{}", screen.join("\n"));
+    }
+
+    #[test]
+    fn labels_fit_any_width_and_say_as_much_as_fits() {
+        let day = 86_400.0;
+        let start = at("2026-01-05T08:00:00Z");
+        for (span, midnights) in [
+            (300.0, false),
+            (6.0 * 3600.0, false),
+            (30.0 * 3600.0, false),
+            (20.0 * day, false),
+            (20.0 * day, true),
+            (900.0 * day, true),
+        ] {
+            for width in 0..=120_u16 {
+                let (labels, _) = x_labels(start, start + span, width, midnights);
+                let mut free = 0;
+                for (offset, text) in &labels {
+                    let end = offset + u16::try_from(text.width()).unwrap();
+                    assert!(*offset >= free && end <= width, "{span} s at {width}: {labels:?}");
+                    free = end + LABEL_GAP;
+                }
+                if width >= 30 {
+                    assert!(labels.len() >= 2, "{span} s at {width}: {labels:?}");
+                }
+            }
+        }
+        // Wide enough, the day and time; narrower, the day alone; within a day, the time.
+        let (wide, title) = x_labels(start, start + 20.0 * day, 100, false);
+        assert_eq!((wide[0].1.as_str(), title), ("01-05 08:00", None));
+        let (narrow, _) = x_labels(start, start + 20.0 * day, 16, false);
+        assert_eq!(narrow.iter().map(|l| l.1.as_str()).collect::<Vec<_>>(), ["01-05", "01-25"]);
+        let (hours, title) = x_labels(start, start + 3600.0, 30, false);
+        assert_eq!((hours[0].1.as_str(), title.as_deref()), ("08:00", Some("2026-01-05")));
+        assert_eq!(x_labels(start, start + 3600.0, 4, false).0, [], "nothing rather than a cut label");
+    }
+
+    #[test]
+    fn the_interval_still_counting_is_drawn_partial() {
+        let newest = at("2026-11-26T17:21:00Z");
+        // Ably marks the minute in progress itself.
+        let counting = detect(&minute_stats(newest, 30, true)).unwrap();
+        assert_eq!((counting.interval, counting.in_progress), (Some(60.0), Some(true)));
+        assert!(counting.is_partial(newest, newest + 86_400.0), "the record's mark wins over the clock");
+        let screen = drawn(&ChartView::new(counting), 70, 14, newest + 15.0).join("\n");
+        assert!(screen.contains("○ last interval still counting"), "{screen}");
+        assert!(screen.contains(PARTIAL_MARK), "{screen}");
+        let done = detect(&minute_stats(newest, 30, false)).unwrap();
+        assert!(done.is_partial(newest, newest + 15.0), "marked nowhere: the clock says the minute is not over");
+        assert!(!done.is_partial(newest, newest + 60.0));
+        // Candles say nothing: the clock decides (the newest minute ends 60 s after it began).
+        let candles: Vec<Value> =
+            (0..10).map(|i| json!([newest - 60.0 * f64::from(i), 1.0, 3.0, 2.0, 2.5, 100.0])).collect();
+        let candles = detect(&candles).unwrap();
+        assert_eq!((candles.interval, candles.in_progress), (Some(60.0), None));
+        assert!(candles.is_partial(newest, newest + 30.0));
+        assert!(!candles.is_partial(newest, newest + 60.0));
+        assert!(!candles.is_partial(newest - 60.0, newest + 30.0), "only the newest can be counting");
+        let screen = drawn(&ChartView::new(candles.clone()), 70, 14, newest + 90.0).join("\n");
+        assert!(!screen.contains("counting") && !screen.contains(PARTIAL_MARK), "{screen}");
+        // Narrow, the footer says it shorter, and never loses it.
+        let screen = drawn(&ChartView::new(candles), 30, 12, newest + 30.0).join("\n");
+        assert!(screen.contains("○ partial"), "{screen}");
+    }
+
+    #[test]
+    fn only_pages_of_series_chart_unasked() {
+        let newest = at("2026-11-26T17:21:00Z");
+        let stats = minute_stats(newest, 10, true);
+        let mailgun = json!([
+            {"time": "Mon, 01 Jan 2024 00:00:00 UTC", "accepted": {"incoming": 0, "outgoing": 10, "total": 10},
+             "delivered": {"smtp": 9, "http": 0, "total": 9}},
+            {"time": "Tue, 02 Jan 2024 00:00:00 UTC", "accepted": {"incoming": 0, "outgoing": 20, "total": 20},
+             "delivered": {"smtp": 17, "http": 0, "total": 17}}
+        ]);
+        let usage = json!([
+            {"start": "2024-01-01", "end": "2024-01-02", "hours": 1.5, "total_hours": 1.5, "requests": 12},
+            {"start": "2024-01-02", "end": "2024-01-03", "hours": 2.5, "total_hours": 4.0, "requests": 20}
+        ]);
+        let candles = json!([[1_704_103_560, 1.0, 3.0, 2.0, 2.5, 100.0], [1_704_103_500, 1.0, 2.0, 1.5, 1.8, 90.0]]);
+        for page in [
+            stats,
+            mailgun.as_array().unwrap().clone(),
+            usage.as_array().unwrap().clone(),
+            candles.as_array().unwrap().clone(),
+        ] {
+            assert!(worth_auto_chart(&page), "{page:?}");
+            assert!(detect(&page).unwrap().automatic);
+        }
+        let transaction = |id: u32, date: &str, total: f64| {
+            json!({"id": id, "code": format!("INV-{id}"), "companyId": 1, "date": date, "status": "Committed",
+                "type": "SalesInvoice", "customerCode": "ACME", "currencyCode": "USD", "totalAmount": total,
+                "totalTax": total * 0.08, "totalTaxable": total})
+        };
+        let transactions = vec![transaction(1, "2024-01-01", 100.0), transaction(2, "2024-01-03", 250.0)];
+        let found = detect(&transactions).expect("`c` still charts it when asked");
+        assert!(!found.automatic && !worth_auto_chart(&transactions), "a list of things with an amount");
+        // Trades: numbered, so things, not buckets.
+        let trades = json!([
+            {"time": "2024-01-01T10:00:00Z", "trade_id": 7, "side": "buy", "size": 0.5, "price": 100.0},
+            {"time": "2024-01-01T10:01:00Z", "trade_id": 8, "side": "sell", "size": 0.2, "price": 101.0}
+        ]);
+        assert!(detect(trades.as_array().unwrap()).is_some() && !worth_auto_chart(trades.as_array().unwrap()));
+        // Two records at one time are two things.
+        let same_time = json!([
+            {"time": "2024-01-01T10:00:00Z", "requests": 1}, {"time": "2024-01-01T10:00:00Z", "requests": 2},
+            {"time": "2024-01-01T10:01:00Z", "requests": 3}
+        ]);
+        assert!(!worth_auto_chart(same_time.as_array().unwrap()));
+        assert!(!worth_auto_chart(&[]));
     }
 }

@@ -8,7 +8,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, List, ListItem, ListState, Paragraph, Wrap};
 use ratatui::Frame;
 
-use crate::format::human_bytes;
+use crate::format::{human_bytes, plural};
 use crate::history::{short_time, Filter, History, Record};
 use crate::inert::inert;
 use crate::tui::components::line_input::LineInput;
@@ -188,7 +188,7 @@ impl HistoryView {
         let popup = super::centered(area, width, height);
         frame.render_widget(Clear, popup);
         let mut title = vec![Span::styled(
-            format!(" history · {} of {} calls ", self.shown.len(), self.records.len()),
+            format!(" history · {} of {} ", self.shown.len(), plural(self.records.len(), "call")),
             theme.title,
         )];
         if self.typing || !self.filter.is_empty() {
@@ -230,8 +230,8 @@ impl HistoryView {
         let Widths { id, operation, status } = widths;
         frame.render_widget(
             Paragraph::new(format!(
-                "  {:<id$} {:<19}  {:<8} {:<8} {:<operation$} {:<status$} {:>8} {:>9}  {}",
-                "ID", "TIME (UTC)", "TARGET", "SERVICE", "OPERATION", "STATUS", "TIME", "SIZE", "VALUES"
+                "  {:<id$} {:<19}  {:<8} {:<8} {:<operation$} {:<status$} {:>9} {:>9}  {}",
+                "ID", "WHEN (UTC)", "TARGET", "SERVICE", "OPERATION", "STATUS", "TOOK", "SIZE", "VALUES"
             ))
             .style(theme.title),
             header_area,
