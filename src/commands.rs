@@ -83,7 +83,14 @@ pub fn history(
         Some(HistoryAction::Show { id, json }) => show(&store, *id, *json || args.json, out, out_is_terminal),
         Some(HistoryAction::Clear) => {
             let deleted = store.clear().map_err(runtime)?;
-            write(out, &format!("deleted {deleted} recorded call(s) from {}\n", path.display()))
+            write(
+                out,
+                &format!(
+                    "deleted {} from {}\n",
+                    crate::format::plural(deleted, "recorded call"),
+                    path.display()
+                ),
+            )
         }
         None => {
             let service = match args.service.as_deref() {

@@ -185,7 +185,7 @@ async fn history_lists_filters_and_shows_a_call_as_people_read_it() {
     assert_eq!(out.status.code(), Some(2));
 
     let out = opsdeck(&data, &["history", "clear"], &[]);
-    assert!(String::from_utf8_lossy(&out.stdout).contains("deleted 3 recorded call(s)"));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("deleted 3 recorded calls"));
     assert_eq!(history_json(&data, &[]), serde_json::json!([]));
 }
 

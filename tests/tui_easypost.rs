@@ -460,7 +460,7 @@ async fn the_rates_view_marks_the_cheapest_and_the_fastest_and_buying_asks_first
     h.keys("<C-s>");
     assert_eq!(popup_title(&h), "confirm shipments_buy");
     let screen = h.screen();
-    assert!(screen.contains("buys USPS Priority for 7.42 USD, 2 day(s)"), "{screen}");
+    assert!(screen.contains("buys USPS Priority for 7.42 USD, 2 days"), "{screen}");
     assert!(screen.contains("SANDBOX"), "{screen}");
     h.keys("n");
     h.settle().await;

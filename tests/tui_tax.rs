@@ -555,3 +555,20 @@ async fn a_list_that_needs_a_company_says_to_pick_one_first_and_sends_nothing() 
     assert_eq!(h.console.app.tab().sent.clone().map(|s| s.url), sent_before, "nothing sent");
     assert!(h.console.app.popup.is_none(), "no form guessed at");
 }
+
+/// A list of things with an amount (AvaTax transactions) is no time series: no chart takes half
+/// the browser unasked; `C` draws one on request.
+#[tokio::test]
+async fn transactions_get_a_chart_only_when_asked() {
+    let mut h = Harness::new().await;
+    h.keys("3");
+    h.settle().await;
+    h.keys("<Enter>");
+    h.settle().await;
+    assert!(h.console.app.tab().browser.row_count() > 0, "{}", h.screen());
+    assert!(h.console.app.chart().is_none(), "no chart unasked:\n{}", h.screen());
+    h.keys("C");
+    assert!(h.console.app.chart().is_some(), "C asks for it:\n{}", h.screen());
+    h.keys("C");
+    assert!(h.console.app.chart().is_none(), "C hides it again");
+}

@@ -111,3 +111,19 @@ async fn form_fields_history_save_path_and_live_confirmation_take_every_printabl
     h.console.app.popup = Some(Popup::Confirm(Confirm::new(delete, values, true, "prod".into())));
     type_everything_and_edit(&mut h, "LIVE confirmation");
 }
+
+#[tokio::test]
+async fn the_sandbox_views_fault_form_takes_every_printable_key() {
+    let mut h = Harness::new().await;
+    h.keys("S");
+    assert!(matches!(h.console.app.popup, Some(Popup::Sandbox(_))), "the sandbox view");
+    h.keys("a<Down>");
+    let all = printable();
+    h.keys("<C-u>");
+    h.type_text(&all);
+    let screen = h.screen();
+    // The field scrolls to keep the cursor in view: its end is on screen, and nothing quit.
+    assert!(screen.contains("xyz{|}~"), "{screen}");
+    assert!(!h.console.app.quit);
+    assert!(matches!(h.console.app.popup, Some(Popup::Sandbox(_))), "q was text, not close");
+}

@@ -189,7 +189,7 @@ async fn ctrl_x_leaves_no_pane_loading_and_calls_in_flight_show_their_time() {
     h.keys("<C-x>");
     let screen = h.screen();
     assert!(!screen.contains("loading"), "{screen}");
-    assert!(screen.contains("cancelled 1 call(s)"), "{screen}");
+    assert!(screen.contains("cancelled 1 call"), "{screen}");
     assert!(h.console.app.next_deadline().is_none(), "idle again");
 }
 

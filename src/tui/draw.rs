@@ -16,6 +16,7 @@ use crate::tui::components::history_view::HistoryView;
 use crate::tui::components::inspector::Inspector;
 use crate::tui::components::line_input;
 use crate::tui::components::menu::Menu;
+use crate::tui::components::sandbox_view::SandboxView;
 use crate::tui::keymap::Scope;
 use crate::tui::keymap::{Action, ACTIONS};
 use unicode_width::UnicodeWidthStr;
@@ -65,13 +66,14 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
     if !resources.is_empty() {
         app.areas.resources_offset = draw_resources(frame, resources, app, focus == Focus::Resources && !popup_open);
     }
+    let chart_shown = app.chart().is_some();
     {
         // Borrowed field by field, so the panes can take the theme without a copy per frame.
-        let App { tabs, active, popup, theme, chart_hidden, .. } = &mut *app;
+        let App { tabs, active, popup, theme, .. } = &mut *app;
         let tab = &mut tabs[*active];
         if !browser.is_empty() {
             // A time series gets a chart under the browser, beside the JSON, when there is room.
-            let chart = tab.chart.as_ref().filter(|_| !*chart_hidden && browser.height >= 16);
+            let chart = tab.chart.as_ref().filter(|_| chart_shown && browser.height >= 16);
             let browser = match chart {
                 Some(chart) => {
                     let [rows, chart_area] =
@@ -331,6 +333,7 @@ fn draw_help(frame: &mut Frame, area: Rect, app: &App) -> u16 {
             Detail::help(),
         ),
         ("In the history (H)".into(), &HistoryView::help()[1..]),
+        ("In the sandbox view (S)".into(), &SandboxView::help()[1..]),
     ];
     // Each column as wide as its widest line; two columns when both fit, else one that wraps.
     let widest = |sections: &[(String, &[(&str, &str)])]| {

@@ -67,6 +67,9 @@ pub struct Tab {
     pub status_fades_at: Option<Instant>,
     /// The chart under the browser while the page in view is a time series.
     pub chart: Option<ChartView>,
+    /// The list whose chart the user asked for with `C` although its point is no time series
+    /// (a list of things with an amount): it is drawn only then.
+    pub chart_asked_for: Option<&'static str>,
     /// The last request sent from this tab, for `Y`.
     pub sent: Option<PreparedRequest>,
     /// The open view's asking again (a tracker, a batch on its way).
@@ -132,6 +135,7 @@ impl Tab {
             status_is_list_error: false,
             status_fades_at: None,
             chart: None,
+            chart_asked_for: None,
             sent: None,
             watch: WatchState::default(),
         }

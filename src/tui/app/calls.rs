@@ -353,9 +353,8 @@ impl App {
                 } else {
                     String::new()
                 };
-                let rows = if count == 1 { "row" } else { "rows" };
                 tab_state.browser.page_label =
-                    format!("page {page_number} · {} {rows}{more}", crate::format::thousands(count));
+                    format!("page {page_number} · {}{more}", crate::format::plural(count, "row"));
             }
             (Ok(_), _, _) => {
                 tab_state.browser.clear();

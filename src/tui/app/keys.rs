@@ -64,8 +64,12 @@ impl App {
                 self.purposes.clear();
                 let indexing: usize = (0..self.tabs.len()).map(|tab| self.cancel_indexing(tab)).sum();
                 match indexing {
-                    0 => self.info(format!("cancelled {n} call(s)")),
-                    _ => self.info(format!("cancelled {n} call(s) and the indexing of {indexing} response(s)")),
+                    0 => self.info(format!("cancelled {}", crate::format::plural(n, "call"))),
+                    _ => self.info(format!(
+                        "cancelled {} and the indexing of {}",
+                        crate::format::plural(n, "call"),
+                        crate::format::plural(indexing, "response")
+                    )),
                 }
             }
             Action::NextPage => self.next_page(),
@@ -259,7 +263,12 @@ impl App {
             Some(Popup::Confirm(confirm)) => return confirm.paste(&text),
             Some(Popup::History(view)) => return view.paste(&text),
             Some(Popup::Save(prompt, _)) => return prompt.paste(&text),
-            Some(Popup::Help | Popup::Detail(_) | Popup::Sandbox(_) | Popup::Copy(..)) => {}
+            Some(Popup::Sandbox(view)) => {
+                if view.paste(&text) {
+                    return;
+                }
+            }
+            Some(Popup::Help | Popup::Detail(_) | Popup::Copy(..)) => {}
             None => {
                 let focus = self.focus;
                 let tab = self.tab_mut();

@@ -282,7 +282,7 @@ impl App {
         tab_state.browser.tail_note = Some(tail_note(every, total));
         if arrived > 0 {
             let rows = tab_state.browser.row_count();
-            tab_state.browser.page_label = format!("{} rows", crate::format::thousands(rows));
+            tab_state.browser.page_label = crate::format::plural(rows, "row");
             tab_state.remember_selection();
         }
     }

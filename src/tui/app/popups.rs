@@ -128,12 +128,25 @@ impl App {
         });
     }
 
-    /// The chart of the active tab, when its page is a time series and charts are shown.
+    /// The chart of the active tab, when charts are shown and its page is a time series whose
+    /// point is time (stats, usage, candles) or one the user asked to see charted.
     pub fn chart(&self) -> Option<&ChartView> {
-        self.tab().chart.as_ref().filter(|_| !self.chart_hidden)
+        let tab = self.tab();
+        let asked = tab.chart_asked_for.is_some() && tab.chart_asked_for == tab.page.as_ref().map(|p| p.op.name);
+        tab.chart.as_ref().filter(|chart| !self.chart_hidden && (chart.data.automatic || asked))
     }
 
+    /// `C`: a page that could be charted but is not by itself (a list of transactions with their
+    /// amounts) is charted on request; otherwise charts are hidden or shown again.
     pub(super) fn toggle_chart(&mut self) {
+        let tab = self.tab();
+        let chartable = tab.chart.as_ref().is_some_and(|c| !c.data.automatic);
+        let page = tab.page.as_ref().map(|p| p.op.name);
+        if chartable && self.chart().is_none() && page.is_some() {
+            self.chart_hidden = false;
+            self.tabs[self.active].chart_asked_for = page;
+            return self.info("chart shown: [ and ] choose the series");
+        }
         self.chart_hidden = !self.chart_hidden;
         match (self.chart_hidden, self.tab().chart.is_some()) {
             (true, _) => self.info("charts hidden (C shows them)"),
@@ -143,14 +156,14 @@ impl App {
     }
 
     pub(super) fn cycle_chart(&mut self, forward: bool) {
-        let hidden = self.chart_hidden;
+        let shown = self.chart().is_some();
         match self.tabs[self.active].chart.as_mut() {
-            Some(chart) if !hidden => {
+            Some(chart) if shown => {
                 chart.cycle(forward);
                 let name = chart.series().map(|s| s.name.clone()).unwrap_or_default();
                 self.info(format!("chart: {name}"));
             }
-            Some(_) => self.info("charts are hidden: C shows them"),
+            Some(_) => self.info("no chart shown: C shows it"),
             None => self.info(NO_CHART),
         }
     }
@@ -341,7 +354,12 @@ impl App {
                 title: format!("history #{} {}", record.id, record.operation),
                 status: record.status,
                 duration: Duration::from_millis(record.duration_ms),
-                request_line: format!("{} {} · {}{cut}", record.target, record.base_url, record.time),
+                request_line: format!(
+                    "{} {} · {} UTC{cut}",
+                    record.target,
+                    record.base_url,
+                    crate::history::short_time(record.at_ms)
+                ),
                 headers: Vec::new(),
                 body: body.into(),
                 content_type: record.content_type.clone(),

@@ -17,8 +17,9 @@ use serde_json::{json, Map, Value};
 
 use crate::catalog::Service;
 use crate::format::{plural, timestamp_text};
-use crate::inert::{inert, is_unsafe};
+use crate::inert::inert;
 use crate::tui::components::detail::{Align, Detail, DetailAction, Table, Tone};
+use crate::tui::components::line_input::LineInput;
 use crate::tui::theme::Theme;
 use unicode_width::UnicodeWidthStr;
 
@@ -160,7 +161,7 @@ impl Field {
 struct FaultForm {
     kind: FaultKind,
     /// Each field's text, by [`Field::index`]; kept when the kind changes.
-    values: [String; 7],
+    values: [LineInput; 7],
     /// The row with the cursor: 0 is the kind, then the kind's fields.
     row: usize,
     /// Why the last Enter did not add it (a value that is no number, the control port's
@@ -172,10 +173,10 @@ struct FaultForm {
 
 impl FaultForm {
     fn new() -> FaultForm {
-        let mut values: [String; 7] = Default::default();
-        values[Field::Path.index()] = "*".to_owned();
-        values[Field::Status.index()] = "503".to_owned();
-        values[Field::RetryAfter.index()] = "30".to_owned();
+        let mut values: [LineInput; 7] = Default::default();
+        values[Field::Path.index()].set("*");
+        values[Field::Status.index()].set("503");
+        values[Field::RetryAfter.index()].set("30");
         FaultForm { kind: FaultKind::Status, values, row: 0, message: None, sending: false }
     }
 
@@ -193,8 +194,8 @@ impl FaultForm {
         let next = if forward { (at + 1) % all.len() } else { (at + all.len() - 1) % all.len() };
         self.kind = all[next];
         // A latency fault needs one: start from a delay that is felt.
-        if self.kind == FaultKind::Latency && self.values[Field::Latency.index()].trim().is_empty() {
-            self.values[Field::Latency.index()] = "2000".to_owned();
+        if self.kind == FaultKind::Latency && self.values[Field::Latency.index()].text().trim().is_empty() {
+            self.values[Field::Latency.index()].set("2000");
         }
     }
 
@@ -204,7 +205,7 @@ impl FaultForm {
         let mut fault = Map::new();
         fault.insert("service".into(), json!(service.name()));
         for field in self.kind.fields() {
-            let text = self.values[field.index()].trim();
+            let text = self.values[field.index()].text().trim();
             if text.is_empty() {
                 continue;
             }
@@ -236,7 +237,6 @@ impl FaultForm {
 
     /// Edits the focused row; Enter gives the fault to add.
     fn handle_key(&mut self, key: KeyEvent, service: Service) -> FormKey {
-        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         let field = self.field();
         match key.code {
             KeyCode::Esc => return FormKey::Cancel,
@@ -249,29 +249,12 @@ impl FaultForm {
             KeyCode::BackTab | KeyCode::Up => self.row = (self.row + self.rows() - 1) % self.rows(),
             KeyCode::Left if field.is_none() => self.cycle_kind(false),
             KeyCode::Right | KeyCode::Char(' ') if field.is_none() => self.cycle_kind(true),
-            KeyCode::Backspace => {
+            // A field edits as every text input does.
+            _ => {
                 if let Some(field) = field {
-                    self.values[field.index()].pop();
+                    self.values[field.index()].handle_key(&key);
                 }
             }
-            KeyCode::Char('u') if ctrl => {
-                if let Some(field) = field {
-                    self.values[field.index()].clear();
-                }
-            }
-            KeyCode::Char('w') if ctrl => {
-                if let Some(field) = field {
-                    let text = &mut self.values[field.index()];
-                    let kept = text.trim_end().rfind([' ', '/']).map_or(0, |i| i + 1);
-                    text.truncate(kept);
-                }
-            }
-            KeyCode::Char(c) if !ctrl && !key.modifiers.contains(KeyModifiers::ALT) && !is_unsafe(c) => {
-                if let Some(field) = field {
-                    self.values[field.index()].push(c);
-                }
-            }
-            _ => {}
         }
         FormKey::None
     }
@@ -314,15 +297,17 @@ impl FaultForm {
         ])];
         for (i, field) in self.kind.fields().iter().enumerate() {
             let focused = self.row == i + 1;
-            let value = inert(&self.values[field.index()]).into_owned();
-            let shown = if focused { format!("{value}▏") } else { value };
-            let pad = 20_usize.saturating_sub(shown.width());
-            lines.push(Line::from(vec![
-                label(field.label(), focused),
-                Span::styled(shown, if focused { theme.selection } else { theme.text }),
-                Span::raw(" ".repeat(pad)),
-                Span::styled(format!(" {}", field.hint(self.kind)), theme.muted),
-            ]));
+            let input = &self.values[field.index()];
+            let shown: Vec<Span> = match focused {
+                true => input.spans(30, theme.selection, theme.accent),
+                false => vec![Span::styled(input.text().to_owned(), theme.text)],
+            };
+            let pad = 20_usize.saturating_sub(shown.iter().map(|s| s.content.width()).sum());
+            let mut line = vec![label(field.label(), focused)];
+            line.extend(shown);
+            line.push(Span::raw(" ".repeat(pad)));
+            line.push(Span::styled(format!(" {}", field.hint(self.kind)), theme.muted));
+            lines.push(Line::from(line));
         }
         if let Some(message) = &self.message {
             lines.push(Line::from(Span::styled(inert(message).into_owned(), theme.error)));
@@ -397,8 +382,7 @@ impl SandboxView {
     pub fn paste(&mut self, text: &str) -> bool {
         let Some(form) = self.form.as_mut().filter(|f| !f.sending) else { return false };
         let Some(field) = form.field() else { return false };
-        let value = &mut form.values[field.index()];
-        value.extend(text.chars().map(|c| if c.is_control() { ' ' } else { c }).filter(|c| !is_unsafe(*c)));
+        form.values[field.index()].insert_str(text);
         true
     }
 
@@ -821,6 +805,6 @@ mod tests {
         view.handle_key(KeyEvent::new(KeyCode::Down, KeyModifiers::NONE));
         assert!(view.paste("/channels/\u{1b}[2J\nx"));
         let form = view.form.as_ref().unwrap();
-        assert_eq!(form.values[Field::Path.index()], "*/channels/ [2J x");
+        assert_eq!(form.values[Field::Path.index()].text(), "*/channels/[2J x");
     }
 }

@@ -954,7 +954,9 @@ pub fn effects(op: &Operation, values: &Values, known: &dyn Fn(&str) -> Option<V
                 .and_then(|s| array(s.get("rates")).iter().find(|r| field(r, "id") == rate_id).cloned());
             let mut effects = vec![match rate {
                 Some(rate) => {
-                    let days = days(&rate).map_or_else(String::new, |d| format!(", {d} day(s)"));
+                    let days = days(&rate).map_or_else(String::new, |d| {
+                        format!(", {}", crate::format::plural(usize::try_from(d).unwrap_or(0), "day"))
+                    });
                     format!(
                         "buys {} {} for {}{days}",
                         field(&rate, "carrier"),

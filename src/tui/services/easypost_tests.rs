@@ -324,7 +324,7 @@ fn a_purchase_says_what_it_buys_and_for_how_much() {
     let values: Values =
         pairs(&[("id", "shp_1"), ("rate", r#"{"id":"rate_p"}"#), ("insurance", "100")]).into_iter().collect();
     let said = effects(op("shipments_buy"), &values, &known);
-    assert_eq!(said, ["buys USPS Priority for 7.42 USD, 2 day(s)", "and insures it for 100.00 USD, for a fee"]);
+    assert_eq!(said, ["buys USPS Priority for 7.42 USD, 2 days", "and insures it for 100.00 USD, for a fee"]);
     let unknown: Values = pairs(&[("id", "shp_9"), ("rate", r#"{"id":"rate_q"}"#)]).into_iter().collect();
     assert!(effects(op("shipments_buy"), &unknown, &known)[0].contains("rate_q, whose price is not known here"));
     let batch = json!({"id": "batch_1", "object": "Batch", "num_shipments": 3});

@@ -182,11 +182,12 @@ fn dns_detail(body: &Value) -> Detail {
     }
     if missing > 0 {
         notes.push(format!(
-            "{missing} record(s) missing from DNS: publish them at your DNS host as shown; v verifies again"
+            "{} missing from DNS: publish them at your DNS host as shown; v verifies again",
+            crate::format::plural(missing, "record")
         ));
     }
     if unknown > 0 {
-        notes.push(format!("{unknown} record(s) not checked yet: v verifies them now"));
+        notes.push(format!("{} not checked yet: v verifies them now", crate::format::plural(unknown, "record")));
     }
     if missing == 0 && unknown == 0 && valid > 0 && state != "active" {
         notes.push("every record is valid: v verifies again to activate the domain".to_owned());
@@ -526,8 +527,8 @@ mod tests {
         assert_eq!(receiving.columns.last().unwrap().0, "priority");
         assert_eq!(receiving.rows[1], ["✗ missing", "MX", "news.example.com", "mxb.mailgun.org", "10"]);
         let note = detail.note.clone().unwrap();
-        assert!(note.contains("4 record(s) missing") && note.contains("v verifies"), "{note}");
-        assert!(note.contains("1 record(s) not checked yet"), "{note}");
+        assert!(note.contains("4 records missing") && note.contains("v verifies"), "{note}");
+        assert!(note.contains("1 record not checked yet"), "{note}");
         assert_eq!(
             detail.commands[0].command,
             DetailCommand::Send { op: "domains_verify", values: vec![("domain".into(), "news.example.com".into())] }
