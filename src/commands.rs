@@ -85,11 +85,7 @@ pub fn history(
             let deleted = store.clear().map_err(runtime)?;
             write(
                 out,
-                &format!(
-                    "deleted {} from {}\n",
-                    crate::format::plural(deleted, "recorded call"),
-                    path.display()
-                ),
+                &format!("deleted {} from {}\n", crate::format::plural(deleted, "recorded call"), path.display()),
             )
         }
         None => {

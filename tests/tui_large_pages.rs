@@ -120,7 +120,7 @@ async fn keys_are_answered_while_a_page_is_indexed_and_cancelling_drops_it() {
     until_indexing(&mut h).await;
     h.keys("<C-x>");
     assert!(h.console.app.indexing.is_empty());
-    assert!(h.screen().contains("and the indexing of 1 response(s)"), "{}", h.screen());
+    assert!(h.screen().contains("and the indexing of 1 response"), "{}", h.screen());
     h.settle().await;
     assert_eq!(h.console.app.tab().browser.row_count(), 2);
     h.keys("r");

@@ -153,7 +153,7 @@ impl Field {
     /// Rows the input takes: JSON gets room to breathe, files a row per path.
     fn input_height(&self) -> u16 {
         if is_json(self.param) {
-            u16::try_from(self.input.lines().len().clamp(2, 6)).unwrap_or(6)
+            u16::try_from(self.input.lines().len().clamp(2, 12)).unwrap_or(12)
         } else if self.param.kind == Kind::File {
             u16::try_from(self.input.lines().len().clamp(1, 4)).unwrap_or(4)
         } else {
@@ -262,8 +262,21 @@ impl Form {
                 }
                 let shown = input.lines().join("\n");
                 let prefilled = (shown != value).then_some(Prefilled { shown, value });
-                input.move_cursor(CursorMove::Bottom);
-                input.move_cursor(CursorMove::End);
+                // In a shape, the cursor waits in its first empty value; elsewhere at the end.
+                let first_blank = template
+                    .as_ref()
+                    .and(input.lines().iter().enumerate().find_map(|(row, line)| Some((row, line.find("\"\"")?))));
+                match first_blank {
+                    Some((row, at)) => {
+                        let column = input.lines()[row][..at].chars().count() + 1;
+                        let to = |n: usize| u16::try_from(n).unwrap_or(u16::MAX);
+                        input.move_cursor(CursorMove::Jump(to(row), to(column)));
+                    }
+                    None => {
+                        input.move_cursor(CursorMove::Bottom);
+                        input.move_cursor(CursorMove::End);
+                    }
+                }
                 input.set_cursor_line_style(ratatui::style::Style::default());
                 let mut hint = param.default.map(|d| format!("default {d}")).unwrap_or_default();
                 if !param.allowed.is_empty() {
@@ -844,9 +857,11 @@ mod tests {
         assert_eq!(form.handle_key(ctrl_s()), FormAction::None);
         assert_eq!(form.fields[0].error.as_deref(), Some("fill in the template's values (it is only the shape)"));
         assert!(form.values().is_empty());
-        // Edited, it is the user's value.
+        // The cursor waits in the first empty value: typing fills it, and it is the user's value.
         form.handle_key(key(KeyCode::Char('x')));
-        assert!(form.fields[0].problem().is_some_and(|p| p.contains("JSON")), "now it is checked as JSON");
+        assert_eq!(form.fields[0].problem(), None);
+        let sent: serde_json::Value = serde_json::from_str(&form.values()["shipment"]).unwrap();
+        assert_eq!(sent["to_address"]["name"], "x");
         // A field given a value does not start from the shape; an optional one starts empty.
         let mut values = Values::new();
         values.insert("shipment".into(), r#"{"to_address":{"id":"adr_1"}}"#.into());

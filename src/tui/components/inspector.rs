@@ -686,9 +686,27 @@ impl Inspector {
             };
             title.push(Span::styled(format!("| {}{results} ", inert(code)), theme.accent));
         }
-        let mut block = Block::bordered().border_style(theme.border(focused)).title(Line::from(title));
+        // The modes on the right, whole: the title on the left gives way, from its middle, and
+        // when even the modes do not fit beside a short title only the mode in use is named.
+        let mut tabs = self.mode_tabs(theme);
+        let room = usize::from(area.width.saturating_sub(2));
+        if tabs.width() + 12 > room {
+            let current = match self.mode {
+                InspectorMode::Tree => "tree",
+                InspectorMode::Raw => "raw",
+                InspectorMode::Headers => "headers",
+            };
+            tabs = Line::from(Span::styled(format!(" {current} "), theme.accent));
+        }
+        let left_room = room.saturating_sub(if self.view.is_some() { tabs.width() + 1 } else { 0 });
+        let mut left = Line::from(title);
+        if left.width() > left_room {
+            let text: String = left.spans.iter().map(|s| s.content.as_ref()).collect();
+            left = Line::from(Span::styled(super::cut_middle(&text, left_room), theme.title));
+        }
+        let mut block = Block::bordered().border_style(theme.border(focused)).title(left);
         if self.view.is_some() {
-            block = block.title(self.mode_tabs(theme).right_aligned());
+            block = block.title(tabs.right_aligned());
         }
         if let Some(note) = self.note_line(theme) {
             block = block.title_bottom(note);

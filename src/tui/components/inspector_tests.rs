@@ -277,8 +277,12 @@ fn a_jq_filter_shows_its_result_as_the_tree_and_is_kept_per_view() {
     assert!(contains(&screen, "alerts"), "nothing runs before Enter");
     key(&mut inspector, "\n");
     assert!(!inspector.is_typing());
-    let screen = draw(&mut inspector, 60, 14);
+    let screen = draw(&mut inspector, 64, 14);
     assert!(screen[0].contains("list channels | .items[].id · 2 results"), "{screen:#?}");
+    // Narrower, the title gives way from its middle and the modes stay whole.
+    let narrow = draw(&mut inspector, 60, 14);
+    assert!(narrow[0].contains("list channels | .i…") && narrow[0].contains("2 results"), "{narrow:#?}");
+    assert!(narrow[0].contains("tree·raw·headers"), "{narrow:#?}");
     assert!(contains(&screen, "\"ch_1\"") && contains(&screen, "\"ch_2\""), "{screen:#?}");
     assert!(!contains(&screen, "alerts"), "{screen:#?}");
     assert_eq!(inspector.copy_text().as_deref(), Some("[\n  \"ch_1\",\n  \"ch_2\"\n]"));
