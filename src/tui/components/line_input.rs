@@ -248,26 +248,9 @@ impl LineInput {
         let at_width = at.and_then(UnicodeWidthChar::width).unwrap_or(1).max(1);
         // Keep as much of the text before the cursor as fits with the cursor itself.
         let room = width.saturating_sub(at_width);
-        let mut shown_before = String::new();
-        let mut used = 0;
-        for c in before.chars().rev() {
-            let w = c.width().unwrap_or(0);
-            if used + w > room {
-                break;
-            }
-            used += w;
-            shown_before.insert(0, c);
-        }
-        let mut shown_after = String::new();
-        let mut left = width.saturating_sub(used + at_width);
-        for c in under {
-            let w = c.width().unwrap_or(0);
-            if w > left {
-                break;
-            }
-            left -= w;
-            shown_after.push(c);
-        }
+        let (reversed, used) = super::fit_chars(before.chars().rev(), room);
+        let shown_before: String = reversed.chars().rev().collect();
+        let (shown_after, _) = super::fit_chars(under, width.saturating_sub(used + at_width));
         vec![Span::styled(shown_before, style), Span::styled(at_text, cursor), Span::styled(shown_after, style)]
     }
 }

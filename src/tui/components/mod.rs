@@ -33,29 +33,25 @@ pub fn cut_middle(text: &str, width: usize) -> String {
         return String::new();
     }
     let room = width - 1;
-    let (head_room, tail_room) = (room - room / 2, room / 2);
-    let mut head = String::new();
+    let (head, _) = fit_chars(text.chars(), room - room / 2);
+    let (tail, _) = fit_chars(text.chars().rev(), room / 2);
+    format!("{head}…{}", tail.chars().rev().collect::<String>())
+}
+
+/// The characters of `chars`, in order, while they fit in `room` columns, and the columns they
+/// take.
+pub fn fit_chars(chars: impl Iterator<Item = char>, room: usize) -> (String, usize) {
+    let mut taken = String::new();
     let mut used = 0;
-    for c in text.chars() {
+    for c in chars {
         let w = c.width().unwrap_or(0);
-        if used + w > head_room {
+        if used + w > room {
             break;
         }
         used += w;
-        head.push(c);
+        taken.push(c);
     }
-    let mut tail: Vec<char> = Vec::new();
-    let mut used = 0;
-    for c in text.chars().rev() {
-        let w = c.width().unwrap_or(0);
-        if used + w > tail_room {
-            break;
-        }
-        used += w;
-        tail.push(c);
-    }
-    tail.reverse();
-    format!("{head}…{}", tail.into_iter().collect::<String>())
+    (taken, used)
 }
 
 #[cfg(test)]
