@@ -2,6 +2,12 @@
 //! `opsdeck call --jq` and the inspector's `|` filter, so both accept the same
 //! language and report the same errors.
 
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
 use jaq_core::data::JustLut;
 use jaq_core::load::{lex, parse, Arena, File, Loader};
 use jaq_core::{unwrap_valr, Compiler, Ctx, Vars};
@@ -78,6 +84,197 @@ impl Filter {
         Ok(outputs)
     }
 }
+
+/// The first argument that makes `opsdeck` a jq worker ([`worker_main`]): hidden, internal.
+pub const WORKER_ARG: &str = "__jq";
+
+/// What a filter may spend: a filter is code the user typed, and jq code can loop forever
+/// (`def f: f; f`), recurse until the stack is gone (`def f: [f]; f`) or fill the memory
+/// (`[range(1e9)]`). Outside a worker none of that can be stopped, so a budgeted filter runs in
+/// a worker process that is killed past its time and dies past its memory.
+#[derive(Clone, Copy, Debug)]
+pub struct Budget {
+    pub time: Duration,
+    /// Address space of the worker, in bytes.
+    pub memory: u64,
+    /// The most bytes of results taken back.
+    pub output: usize,
+}
+
+impl Budget {
+    pub const DEFAULT: Budget = Budget { time: Duration::from_secs(20), memory: 1 << 30, output: 256 << 20 };
+}
+
+/// Where budgeted filters run.
+#[derive(Clone, Debug)]
+pub enum Runner {
+    /// A worker process: this `opsdeck` binary with [`WORKER_ARG`].
+    Worker(PathBuf),
+    /// On a thread of this process, with no budget but the count of results: for test binaries,
+    /// which are not `opsdeck` and cannot be workers.
+    Thread,
+}
+
+impl Runner {
+    /// The worker binary: `OPSDECK_JQ_BIN` when set (tests point it at the built binary), else
+    /// this executable when it is `opsdeck`.
+    pub fn detect() -> Runner {
+        if let Some(path) = std::env::var_os("OPSDECK_JQ_BIN").filter(|p| !p.is_empty()) {
+            return Runner::Worker(path.into());
+        }
+        match std::env::current_exe() {
+            Ok(path) if path.file_stem().is_some_and(|stem| stem == "opsdeck") => Runner::Worker(path),
+            _ => Runner::Thread,
+        }
+    }
+}
+
+/// Runs `code` over the JSON `body` within `budget`, stopping early when `cancel` is set.
+/// The errors say which limit was met, as the user can act on it.
+pub fn run_budgeted(
+    runner: &Runner,
+    code: &str,
+    body: &[u8],
+    budget: Budget,
+    cancel: &AtomicBool,
+) -> Result<Vec<Value>, String> {
+    let filter = Filter::compile(code)?;
+    let binary = match runner {
+        Runner::Thread => return filter.run_bytes(body),
+        Runner::Worker(binary) => binary,
+    };
+    let mut child = Command::new(binary)
+        .arg(WORKER_ARG)
+        .arg(code)
+        .env("OPSDECK_JQ_MEMORY", budget.memory.to_string())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("jq: cannot start its worker ({}): {e}", binary.display()))?;
+    let (Some(mut stdin), Some(stdout), Some(stderr)) = (child.stdin.take(), child.stdout.take(), child.stderr.take())
+    else {
+        let _ = child.kill();
+        return Err("jq: its worker has no pipes".into());
+    };
+    let body = body.to_vec();
+    // A worker that stops reading (it failed) must not block the writer: its write fails.
+    let writer = std::thread::spawn(move || drop(stdin.write_all(&body)));
+    let limit = budget.output;
+    let reader = std::thread::spawn(move || read_capped(stdout, limit));
+    let errors = std::thread::spawn(move || read_capped(stderr, 64 << 10));
+    let started = Instant::now();
+    let stopped = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Ok(status),
+            Ok(None) => {}
+            Err(e) => break Err(format!("jq: its worker was lost: {e}")),
+        }
+        if cancel.load(Ordering::Relaxed) {
+            let _ = child.kill();
+            let _ = child.wait();
+            break Err("jq: cancelled".to_owned());
+        }
+        if started.elapsed() > budget.time {
+            let _ = child.kill();
+            let _ = child.wait();
+            break Err(format!(
+                "jq: stopped after {} s: the filter did not end (a recursion with no base case?)",
+                budget.time.as_secs()
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let _ = writer.join();
+    let output = reader.join().unwrap_or_else(|_| Err(()));
+    let said = errors.join().ok().and_then(Result::ok).unwrap_or_default();
+    let said = String::from_utf8_lossy(&said);
+    let status = stopped?;
+    // Past the cap the reader stops, and the worker fails writing: the cap is the reason.
+    if output.is_err() {
+        return Err(format!(
+            "jq: the results are over {}; ask for less",
+            crate::format::human_bytes(budget.output as u64)
+        ));
+    }
+    if !status.success() {
+        return Err(match status.code() {
+            Some(WORKER_JQ_ERROR) => said.trim().to_owned(),
+            _ if said.contains("overflowed its stack") => {
+                "jq: the filter recursed too deeply (a recursion with no base case?)".to_owned()
+            }
+            _ if said.contains("memory allocation") => {
+                format!("jq: the filter needed more than the {} MB it may use", budget.memory >> 20)
+            }
+            _ => format!("jq: its worker failed ({status})"),
+        });
+    }
+    let output = output.unwrap_or_default();
+    output
+        .split(|b| *b == b'\n')
+        .filter(|line| !line.is_empty())
+        .map(|line| serde_json::from_slice(line).map_err(|e| format!("jq: a result could not be read: {e}")))
+        .collect()
+}
+
+/// Reads `from` to its end, or fails past `limit` bytes (and stops reading, so a writer that
+/// goes on fails rather than waits).
+fn read_capped(from: impl Read, limit: usize) -> Result<Vec<u8>, ()> {
+    let mut taken = Vec::new();
+    let read = from.take(limit as u64 + 1).read_to_end(&mut taken);
+    match read {
+        Ok(_) if taken.len() <= limit => Ok(taken),
+        _ => Err(()),
+    }
+}
+
+/// The exit status of a worker whose filter failed as jq code does (its message on stderr).
+const WORKER_JQ_ERROR: i32 = 3;
+
+/// `opsdeck __jq CODE`: a jq worker. Reads a JSON body on stdin, writes each result as one line
+/// of JSON on stdout; a filter error is one line on stderr and status 3. Its address space is
+/// capped at `OPSDECK_JQ_MEMORY` bytes first, so running out ends it rather than the machine.
+pub fn worker_main(code: &str) -> i32 {
+    let memory = std::env::var("OPSDECK_JQ_MEMORY").ok().and_then(|m| m.parse::<u64>().ok());
+    if let Some(bytes) = memory {
+        limit_memory(bytes);
+    }
+    let mut body = Vec::new();
+    let mut err = std::io::stderr();
+    if let Err(e) = std::io::stdin().read_to_end(&mut body) {
+        let _ = writeln!(err, "jq: the body could not be read: {e}");
+        return WORKER_JQ_ERROR;
+    }
+    let results = Filter::compile(code).and_then(|filter| filter.run_bytes(&body));
+    match results {
+        Ok(results) => {
+            let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+            for result in results {
+                if writeln!(out, "{result}").is_err() {
+                    return 1;
+                }
+            }
+            if out.flush().is_err() {
+                return 1;
+            }
+            0
+        }
+        Err(e) => {
+            let _ = writeln!(err, "{}", e.lines().next().unwrap_or_default());
+            WORKER_JQ_ERROR
+        }
+    }
+}
+
+#[cfg(unix)]
+fn limit_memory(bytes: u64) {
+    // A limit that cannot be set leaves the worker as the rest of the system is: the time budget
+    // still ends it.
+    let _ = rlimit::setrlimit(rlimit::Resource::AS, bytes, bytes);
+}
+
+#[cfg(not(unix))]
+fn limit_memory(_bytes: u64) {}
 
 fn to_json(value: &Val) -> Result<Value, String> {
     // jaq writes its values as JSON text; numbers jq cannot put in JSON (nan,

@@ -128,6 +128,13 @@ impl Harness {
         self.console.app.handle_paste(text);
     }
 
+    /// Waits for the jq filters at work, so a screen shows their results.
+    pub fn wait_filters(&mut self) {
+        for tab in &mut self.console.app.tabs {
+            tab.inspector.wait_filter(Duration::from_secs(30));
+        }
+    }
+
     /// Applies call results, the sandbox view's reads and files saved, until nothing is in flight.
     pub async fn settle(&mut self) {
         loop {
@@ -146,6 +153,7 @@ impl Harness {
     }
 
     pub fn screen(&mut self) -> String {
+        self.wait_filters();
         let app = &mut self.console.app;
         self.terminal.draw(|f| draw::draw(f, app)).expect("draws");
         let buffer = self.terminal.backend().buffer();

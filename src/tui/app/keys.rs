@@ -63,6 +63,12 @@ impl App {
                 self.tabs.iter_mut().for_each(Tab::stop_loading);
                 self.purposes.clear();
                 let indexing: usize = (0..self.tabs.len()).map(|tab| self.cancel_indexing(tab)).sum();
+                // jq filters at work stop too: the inspector says so under its filter line.
+                for tab in &mut self.tabs {
+                    if tab.inspector.cancel_filter() {
+                        tab.inspector.note_cancelled_filter();
+                    }
+                }
                 match indexing {
                     0 => self.info(format!("cancelled {}", crate::format::plural(n, "call"))),
                     _ => self.info(format!(

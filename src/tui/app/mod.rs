@@ -405,12 +405,17 @@ impl App {
             None => now,
         });
         let fade = self.tab().status_fades_at;
-        refresh.into_iter().chain(tail).chain(redraw).chain(watch).chain(fade).min()
+        // A jq filter at work: its result is looked for, and its running time drawn.
+        let filtering = self.tabs.iter().any(|t| t.inspector.is_filtering()).then(|| now + IN_FLIGHT_REDRAW);
+        refresh.into_iter().chain(tail).chain(redraw).chain(watch).chain(fade).chain(filtering).min()
     }
 
     /// Time passed: reload the lists whose auto-refresh is due.
     pub fn on_tick(&mut self, now: Instant) {
-        self.tabs.iter_mut().for_each(|tab| tab.fade_status(now));
+        for tab in &mut self.tabs {
+            tab.fade_status(now);
+            tab.inspector.poll_filter();
+        }
         let active = self.active;
         for index in 0..self.tabs.len() {
             let tab = &self.tabs[index];

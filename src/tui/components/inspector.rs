@@ -8,6 +8,7 @@
 //! filter and its copy all act on one body and one scroll state, and read best together.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -123,6 +124,23 @@ struct JqFilter {
     applied: Option<(String, usize)>,
     /// Why the filter of this view gave nothing to show (compile or runtime error, too large).
     error: Option<String>,
+    /// The filter running off the UI thread, within its budget, until its result comes back.
+    running: Option<JqJob>,
+}
+
+/// A jq filter at work on a worker ([`crate::jq::run_budgeted`]): `Esc` cancels it.
+#[derive(Debug)]
+struct JqJob {
+    code: String,
+    started: std::time::Instant,
+    cancel: Arc<AtomicBool>,
+    result: std::sync::mpsc::Receiver<Result<(JsonTree, usize), String>>,
+}
+
+/// Where the console's filters run: decided once.
+fn jq_runner() -> &'static crate::jq::Runner {
+    static RUNNER: std::sync::OnceLock<crate::jq::Runner> = std::sync::OnceLock::new();
+    RUNNER.get_or_init(crate::jq::Runner::detect)
 }
 
 /// The inspector pane: owns the shown response and all of its view state.
@@ -192,6 +210,7 @@ impl Inspector {
     fn show_as(&mut self, view: ResponseView, body: Body) {
         self.body = body;
         self.unfiltered = None;
+        self.cancel_filter();
         self.jq.input = None;
         self.jq.applied = None;
         self.jq.error = None;
@@ -215,6 +234,7 @@ impl Inspector {
     /// Runs `code` over the response and shows its result as the tree; an empty filter shows
     /// the whole response again. Remembered for this view either way.
     fn apply_filter(&mut self, code: &str) {
+        self.cancel_filter();
         let Some(view) = self.view.as_ref() else { return };
         let title = view.title.clone();
         if let Some(original) = self.unfiltered.take() {
@@ -231,10 +251,42 @@ impl Inspector {
             return;
         }
         self.jq.by_view.insert(title, code.to_owned());
-        match filter_result(code, &self.body, &view.body, FILTER_LIMIT) {
+        if let Err(error) = filter_input(code, &self.body, &view.body, FILTER_LIMIT) {
+            self.jq.error = Some(error);
+            return;
+        }
+        // Off the UI thread, within its budget: the keys keep working, and Esc stops it.
+        let (send, result) = std::sync::mpsc::channel();
+        let cancel = Arc::new(AtomicBool::new(false));
+        let job = JqJob { code: code.to_owned(), started: std::time::Instant::now(), cancel: cancel.clone(), result };
+        let (code, body) = (code.to_owned(), view.body.clone());
+        std::thread::spawn(move || {
+            let outputs = crate::jq::run_budgeted(jq_runner(), &code, &body, crate::jq::Budget::DEFAULT, &cancel);
+            // Nobody waits for a cancelled filter.
+            let _ = send.send(outputs.and_then(result_tree));
+        });
+        self.jq.running = Some(job);
+    }
+
+    /// Whether a filter is running.
+    pub fn is_filtering(&self) -> bool {
+        self.jq.running.is_some()
+    }
+
+    /// Shows the running filter's result when it has come back; true when something changed.
+    pub fn poll_filter(&mut self) -> bool {
+        let Some(job) = self.jq.running.as_ref() else { return false };
+        let outcome = match job.result.try_recv() {
+            Ok(outcome) => outcome,
+            Err(std::sync::mpsc::TryRecvError::Empty) => return false,
+            Err(std::sync::mpsc::TryRecvError::Disconnected) => Err("jq: its worker stopped with no answer".into()),
+        };
+        let code = job.code.clone();
+        self.jq.running = None;
+        match outcome {
             Ok((tree, count)) => {
                 self.unfiltered = Some(std::mem::replace(&mut self.body, Body::Json(Box::new(tree))));
-                self.jq.applied = Some((code.to_owned(), count));
+                self.jq.applied = Some((code, count));
                 self.raw = RawScroll::default();
                 self.search.last = None;
                 self.search.note = None;
@@ -243,6 +295,33 @@ impl Inspector {
                 }
             }
             Err(error) => self.jq.error = Some(error),
+        }
+        true
+    }
+
+    /// Says under the filter line that its filter was stopped.
+    pub fn note_cancelled_filter(&mut self) {
+        self.jq.error = Some("jq: cancelled (| runs it again)".into());
+    }
+
+    /// Waits for the running filter (tests and screenshots, which look at its result).
+    pub fn wait_filter(&mut self, at_most: Duration) {
+        let until = std::time::Instant::now() + at_most;
+        while self.is_filtering() && std::time::Instant::now() < until {
+            if !self.poll_filter() {
+                std::thread::sleep(Duration::from_millis(2));
+            }
+        }
+    }
+
+    /// Stops the running filter, if any; true when one was running.
+    pub fn cancel_filter(&mut self) -> bool {
+        match self.jq.running.take() {
+            Some(job) => {
+                job.cancel.store(true, Ordering::Relaxed);
+                true
+            }
+            None => false,
         }
     }
 
@@ -393,6 +472,10 @@ impl Inspector {
         }
         if self.jq.input.is_some() {
             self.filter_key(key);
+            return true;
+        }
+        if key.code == KeyCode::Esc && self.cancel_filter() {
+            self.note_cancelled_filter();
             return true;
         }
         if key.modifiers.intersects(KeyModifiers::ALT) {
@@ -725,6 +808,15 @@ impl Inspector {
             let mut spans = vec![Span::styled("| ", theme.accent)];
             spans.extend(input.spans(usize::from(rows.width.saturating_sub(2)), theme.text, theme.selection));
             lines.push(Line::from(spans));
+        } else if let Some(job) = &self.jq.running {
+            lines.push(Line::from(vec![
+                Span::styled("| ", theme.accent),
+                Span::styled(inert(&job.code).into_owned(), theme.text),
+                Span::styled(
+                    format!("  running… {:.1} s · Esc cancels", job.started.elapsed().as_secs_f64()),
+                    theme.muted,
+                ),
+            ]));
         } else if let (Some(code), Some(_)) = (self.filter(), &self.jq.error) {
             lines.push(Line::from(vec![
                 Span::styled("| ", theme.accent),
@@ -974,8 +1066,10 @@ fn draw_raw(buf: &mut Buffer, area: Rect, body: &Bytes, note: Option<&str>, raw:
 
 /// The filter's outputs as a tree, and how many there were: one output as itself, any other
 /// number as an array of them. Refuses what is not JSON or too big to filter here.
-fn filter_result(code: &str, shown: &Body, body: &Bytes, limit: usize) -> Result<(JsonTree, usize), String> {
-    let filter = crate::jq::Filter::compile(code)?;
+/// Why `code` cannot run over this body, if it cannot: it does not compile, the body is not
+/// JSON, or it is larger than filters run on here.
+fn filter_input(code: &str, shown: &Body, body: &Bytes, limit: usize) -> Result<(), String> {
+    crate::jq::Filter::compile(code)?;
     if !matches!(shown, Body::Json(_)) {
         return Err("the body is not JSON, so jq cannot filter it".to_owned());
     }
@@ -986,7 +1080,11 @@ fn filter_result(code: &str, shown: &Body, body: &Bytes, limit: usize) -> Result
             human_bytes(limit as u64)
         ));
     }
-    let mut outputs = filter.run_bytes(body)?;
+    Ok(())
+}
+
+/// A filter's results as the tree shown: one result as itself, several as an array.
+fn result_tree(mut outputs: Vec<serde_json::Value>) -> Result<(JsonTree, usize), String> {
     let count = outputs.len();
     let result = match outputs.pop() {
         Some(only) if count == 1 => only,
