@@ -186,7 +186,7 @@ pub fn run_budgeted(
         std::thread::sleep(Duration::from_millis(5));
     };
     let _ = writer.join();
-    let output = reader.join().unwrap_or_else(|_| Err(()));
+    let output = reader.join().unwrap_or(Err(()));
     let said = errors.join().ok().and_then(Result::ok).unwrap_or_default();
     let said = String::from_utf8_lossy(&said);
     let status = stopped?;
