@@ -944,3 +944,23 @@ async fn with_the_simulator_a_batch_goes_from_creating_to_label_generated_in_its
     assert!(std::fs::read(dir.join("batch.pdf")).unwrap().starts_with(b"%PDF"), "{}", h.screen());
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// A shipment created with a carrier and a service is bought in the same call: the console asks
+/// first and says what it buys, as for any purchase; without them it is only created.
+#[tokio::test]
+async fn a_shipment_bought_in_its_create_call_is_asked_first() {
+    let mut h = simulator().await;
+    let bought = NEW_SHIPMENT.replacen('{', r#"{"carrier": "USPS", "service": "Priority", "#, 1);
+    h.keys(":easypost shipments_create<Enter>");
+    let Some(Popup::Form(form)) = h.console.app.popup.as_mut() else { panic!("form:\n{}", h.screen()) };
+    form.set_value("shipment", &bought);
+    h.keys("<C-s>");
+    assert_eq!(popup_title(&h), "confirm shipments_create", "{}", h.screen());
+    assert!(h.screen().contains("buys postage in the same call: USPS Priority"), "{}", h.screen());
+    assert_eq!(h.console.app.executor.active_count(), 0, "nothing sent before the answer");
+    h.keys("n");
+    assert!(h.console.app.popup.is_none());
+    assert_eq!(h.console.app.executor.active_count(), 0, "n sends nothing");
+    // Without a carrier and a service it buys nothing, and goes at once.
+    create_shipment(&mut h).await;
+}

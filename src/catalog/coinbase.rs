@@ -133,6 +133,18 @@ pub(super) static OPERATIONS: &[Operation] = &[
             PROFILE_BODY,
         ],
         body: BodyEncoding::Json,
+        // An order spends funds (or sells them) as soon as it matches.
+        spends: Some(|value| {
+            let side = value("side").unwrap_or_else(|| "buy".into());
+            let product = value("product_id").unwrap_or_default();
+            let amount = match (value("size"), value("funds"), value("price")) {
+                (Some(size), _, Some(price)) => format!("{size} at {price}"),
+                (Some(size), _, None) => format!("{size} at market"),
+                (None, Some(funds), _) => format!("for {funds} at market"),
+                _ => String::new(),
+            };
+            Some(format!("places an order: {side} {product} {amount}").trim_end().to_owned())
+        }),
         ..op("orders_create", "orders", Method::Post, "/orders", "place a limit, market or stop order")
     },
     Operation {

@@ -77,6 +77,13 @@ pub(super) static OPERATIONS: &[Operation] = &[
         .template(r#"{"to_address":{"name":"","street1":"","city":"","state":"","zip":"","country":"US"},"from_address":{"name":"","street1":"","city":"","state":"","zip":"","country":"US"},"parcel":{"length":0,"width":0,"height":0,"weight":0}}"#)
         .required()],
         body: BodyEncoding::Json,
+        // With a carrier and a service, EasyPost buys the label in the same call.
+        spends: Some(|value| {
+            let shipment: serde_json::Value = serde_json::from_str(&value("shipment")?).ok()?;
+            let given = |key: &str| shipment.get(key).and_then(serde_json::Value::as_str).filter(|s| !s.is_empty());
+            let (carrier, service) = (given("carrier")?, given("service")?);
+            Some(format!("buys postage in the same call: {carrier} {service}"))
+        }),
         ..op(
             "shipments_create",
             "shipments",

@@ -492,6 +492,9 @@ pub enum ResponseFormat {
     Bytes,
 }
 
+/// What a call spends given its values (looked up by name), or `None` when it spends nothing.
+pub type SpendRule = fn(&dyn Fn(&str) -> Option<String>) -> Option<String>;
+
 /// One operation of one service.
 #[derive(Debug)]
 pub struct Operation {
@@ -516,6 +519,10 @@ pub struct Operation {
     /// For a list operation: the field of each row that identifies it, used to pre-fill the
     /// forms of operations on one record (e.g. `id`, `channelId`).
     pub id_field: Option<&'static str>,
+    /// When what is sent makes a call spend money though its name does not say so (EasyPost's
+    /// shipment bought in the same call, a Coinbase order): what it spends, from the values by
+    /// name. Such a call is asked first like a destructive one.
+    pub spends: Option<SpendRule>,
     /// For a list whose answer keys its records by name instead of listing them
     /// (`{"webhooks": {"delivered": {...}}}`): the member that holds them. Each becomes a row
     /// with its name under `id_field`.
@@ -555,10 +562,22 @@ impl Operation {
             destructive: matches!(method, Method::Delete),
             id_field: None,
             keyed: None,
+            spends: None,
             browse: &[],
             response: ResponseFormat::Json,
             max_file_bytes: None,
         }
+    }
+
+    /// What sending this with the values `value` gives spends, when it does (see [`Operation::spends`]).
+    pub fn spending(&self, value: &dyn Fn(&str) -> Option<String>) -> Option<String> {
+        self.spends.and_then(|rule| rule(value))
+    }
+
+    /// Whether a call must be asked first (on LIVE: confirmed or `--yes`): destructive, or
+    /// spending with these values.
+    pub fn asks_first(&self, value: &dyn Fn(&str) -> Option<String>) -> bool {
+        self.destructive || self.spending(value).is_some()
     }
 
     /// `service operation`, for messages.

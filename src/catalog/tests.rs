@@ -183,3 +183,21 @@ fn templates_are_json_shapes_of_json_fields() {
     // Every required JSON field of the shipping and tax catalogs starts from one.
     assert!(count >= 19, "{count}");
 }
+
+#[test]
+fn calls_that_spend_are_known_by_what_they_send() {
+    use crate::catalog::Service;
+    let values = |pairs: &'static [(&'static str, &'static str)]| {
+        move |name: &str| pairs.iter().find(|(k, _)| *k == name).map(|(_, v)| (*v).to_owned())
+    };
+    let create = Service::Easypost.operation("shipments_create").unwrap();
+    assert!(!create.asks_first(&values(&[("shipment", r#"{"to_address":{"id":"adr_1"}}"#)])));
+    let buying = values(&[("shipment", r#"{"carrier":"UPS","service":"Ground","to_address":{"id":"adr_1"}}"#)]);
+    assert_eq!(create.spending(&buying).as_deref(), Some("buys postage in the same call: UPS Ground"));
+    let order = Service::Coinbase.operation("orders_create").unwrap();
+    let limit = values(&[("side", "sell"), ("product_id", "BTC-USD"), ("size", "0.5"), ("price", "60000")]);
+    assert_eq!(order.spending(&limit).as_deref(), Some("places an order: sell BTC-USD 0.5 at 60000"));
+    assert!(order.asks_first(&values(&[])), "every order spends");
+    let list = Service::Coinbase.operation("orders_list").unwrap();
+    assert!(!list.asks_first(&values(&[])));
+}

@@ -6,9 +6,11 @@ impl App {
     /// A form was submitted: ask first if the operation is destructive, saying what it will
     /// spend or do when the records seen tell (the price of the rate being bought).
     pub(super) fn request_operation(&mut self, op: &'static Operation, values: Values) {
-        if op.destructive {
+        let spending = op.spending(&|name| values.get(name).cloned());
+        if op.destructive || spending.is_some() {
             let live = self.tab().target.live;
-            let effects = services::console(op.service).effects(op, &values, &|id| self.known_record(id));
+            let mut effects = services::console(op.service).effects(op, &values, &|id| self.known_record(id));
+            effects.extend(spending);
             let mut confirm = Confirm::new(op, values, live, self.profile.clone());
             confirm.effects = effects;
             confirm.badge = self.tab().target_line();

@@ -270,7 +270,7 @@ impl App {
             DetailCommand::Send { op: name, values } => {
                 let Some(op) = self.operation_of_tab(name) else { return };
                 let values: Values = values.into_iter().collect();
-                if op.destructive {
+                if op.asks_first(&|name| values.get(name).cloned()) {
                     self.request_operation(op, values);
                 } else {
                     // The view stays open; the answer replaces it.
