@@ -691,16 +691,20 @@ pub async fn call(global: &GlobalArgs, args: &CallArgs, io: &mut CallIo<'_>) -> 
             client::credential_variables(service).join(", ")
         )));
     }
-    if target.live && op.destructive {
+    // Destructive, or spending because of what is sent (a shipment bought in its create call).
+    let spending = op.spending(&|name| values.get(name).cloned());
+    if target.live && (op.destructive || spending.is_some()) {
         let profile = global.profile.as_deref().or(config.default_profile.as_deref()).unwrap_or("default");
+        let spends = spending.as_deref().map(|what| format!(": {what}")).unwrap_or_default();
         match (yes, io.answers.as_deref_mut()) {
-            (true, _) => {
-                warn(io.err, &[format!("{} on LIVE {} ({})", op.full_name(), service.title(), target.base_url)])
-            }
+            (true, _) => warn(
+                io.err,
+                &[format!("{} on LIVE {} ({}){spends}", op.full_name(), service.title(), target.base_url)],
+            ),
             (false, Some(answers)) => confirm_on_live(op, &values, target, profile, answers, io.err)?,
             (false, None) => {
                 return Err(Failure::usage(format!(
-                    "{} cannot be undone and {} is LIVE ({}); there is no terminal to ask on, so add --yes to send it",
+                    "{} cannot be undone{spends} and {} is LIVE ({}); there is no terminal to ask on, so add --yes to send it",
                     op.full_name(),
                     service.title(),
                     target.base_url
@@ -931,8 +935,9 @@ pub fn confirm_on_live(
 ) -> Result<(), Failure> {
     let expected = target_id(op, values);
     let given = if values.is_empty() { "(no parameters)".to_owned() } else { given_words(op, values).join("  ") };
+    let spends = op.spending(&|name| values.get(name).cloned()).map(|what| format!("→ {what}\n")).unwrap_or_default();
     let question = format!(
-        "LIVE {} · profile {profile} · {}\n{} — {}. This cannot be undone.\ntarget: {given}\n\
+        "LIVE {} · profile {profile} · {}\n{} — {}. This cannot be undone.\ntarget: {given}\n{spends}\
          Type {expected} and press Enter to confirm (anything else cancels): ",
         op.service.title(),
         target.base_url,

@@ -116,6 +116,12 @@ pub enum Runner {
 }
 
 impl Runner {
+    /// The runner of this process, decided once.
+    pub fn shared() -> &'static Runner {
+        static RUNNER: std::sync::OnceLock<Runner> = std::sync::OnceLock::new();
+        RUNNER.get_or_init(Runner::detect)
+    }
+
     /// The worker binary: `OPSDECK_JQ_BIN` when set (tests point it at the built binary), else
     /// this executable when it is `opsdeck`.
     pub fn detect() -> Runner {
@@ -139,6 +145,18 @@ pub fn run_budgeted(
     cancel: &AtomicBool,
 ) -> Result<Vec<Value>, String> {
     let filter = Filter::compile(code)?;
+    run_compiled(runner, &filter, body, budget, cancel)
+}
+
+/// [`run_budgeted`] for a filter compiled already.
+pub fn run_compiled(
+    runner: &Runner,
+    filter: &Filter,
+    body: &[u8],
+    budget: Budget,
+    cancel: &AtomicBool,
+) -> Result<Vec<Value>, String> {
+    let code = filter.code();
     let binary = match runner {
         Runner::Thread => return filter.run_bytes(body),
         Runner::Worker(binary) => binary,

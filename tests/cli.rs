@@ -495,7 +495,7 @@ async fn jq_compact_and_raw_shape_the_output() {
     // A filter that fails on the body is a runtime error.
     let out = run(call(&["--jq", ".foo"])).await;
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    assert!(stderr(&out).contains("ably messages_list: --jq: jq: "), "{}", stderr(&out));
+    assert!(stderr(&out).contains("ably messages_list: --jq: cannot index"), "{}", stderr(&out));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1508,4 +1508,41 @@ async fn a_table_of_records_keyed_by_name_has_a_row_per_name() {
     assert!(table[0].starts_with("id"), "{}", stdout(&out));
     assert!(table[1].starts_with("delivered"), "{}", stdout(&out));
     assert!(table[2].starts_with("opened"), "{}", stdout(&out));
+}
+
+/// `--jq` runs within a budget (issue 19): a filter that recurses forever or fills the memory
+/// stops with its reason and status 1, not with the machine's memory or a crash.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_runaway_jq_filter_stops_at_its_budget_with_a_clear_error() {
+    let (url, _) = records_upstream(1).await;
+    let env = [("OPSDECK_ABLY_URL", url.as_str())];
+    for (code, said) in [
+        ("def f: [f]; f", "--jq: the filter recursed too deeply"),
+        ("[range(1e9)]", "--jq: the filter needed more than the 1024 MB it may use"),
+    ] {
+        let out = opsdeck_async(&["call", "ably", "messages_list", "channelId=a", "--jq", code], &env).await;
+        assert_eq!(out.status.code(), Some(1), "{code}: {}", stderr(&out));
+        assert!(stderr(&out).contains(said), "{code}: {}", stderr(&out));
+        assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
+    }
+}
+
+/// A call that spends because of what it sends (an EasyPost shipment with carrier and service is
+/// bought in its create call) is asked on LIVE like a destructive one, saying what it spends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_live_call_that_spends_needs_yes_and_says_what_it_spends() {
+    let (url, hits) = counting_upstream().await;
+    let env = [("EASYPOST_API_KEY", "EZAK_live_test"), ("OPSDECK_EASYPOST_URL", url.as_str())];
+    let buy = r#"shipment={"carrier":"USPS","service":"Priority","to_address":{"id":"adr_1"},"from_address":{"id":"adr_2"},"parcel":{"id":"prcl_1"}}"#;
+    let out = opsdeck_async(&["call", "easypost", "shipments_create", buy], &env).await;
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("buys postage in the same call: USPS Priority"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("add --yes"), "{}", stderr(&out));
+    assert_eq!(hits.load(Ordering::SeqCst), 0, "nothing was sent");
+
+    // Only created, it spends nothing: sent at once.
+    let create = r#"shipment={"to_address":{"id":"adr_1"},"from_address":{"id":"adr_2"},"parcel":{"id":"prcl_1"}}"#;
+    let out = opsdeck_async(&["call", "easypost", "shipments_create", create], &env).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(hits.load(Ordering::SeqCst), 1);
 }

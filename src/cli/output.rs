@@ -178,7 +178,7 @@ impl Output {
         let mut out = Vec::new();
         for record in records {
             let results = match &self.filter {
-                Some(filter) => filter.run(&record).map_err(|e| self.jq_failure(&e))?,
+                Some(filter) => run_filter(filter, &record).map_err(|e| self.jq_failure(&e))?,
                 None => vec![record],
             };
             for result in &results {
@@ -191,7 +191,7 @@ impl Output {
     /// A whole body (or all records): through the filter, then as JSON lines or a table.
     fn render(&self, input: Value) -> Result<Vec<u8>, Failure> {
         let results = match &self.filter {
-            Some(filter) => filter.run(&input).map_err(|e| self.jq_failure(&e))?,
+            Some(filter) => run_filter(filter, &input).map_err(|e| self.jq_failure(&e))?,
             None => vec![input],
         };
         if self.format == Format::Table {
@@ -232,6 +232,8 @@ impl Output {
     }
 
     fn jq_failure(&self, error: &str) -> Failure {
+        // The worker's messages start with `jq:` already.
+        let error = error.strip_prefix("jq: ").unwrap_or(error);
         Failure::runtime(format!("{}: --jq: {}", self.op_name, inert(error)))
     }
 
@@ -345,4 +347,12 @@ mod tests {
              X-Echo: [redacted]\nX-Echo-Basic: [redacted]\nX-Evil: a␛]52;c;aGk=␇b\n\n"
         );
     }
+}
+
+/// Runs `--jq` in a worker with the budget of every filter (time, memory, size of results), so
+/// a filter that never ends or fills the memory stops with its reason instead of the machine.
+fn run_filter(filter: &Filter, input: &Value) -> Result<Vec<Value>, String> {
+    let body = serde_json::to_vec(input).map_err(|e| e.to_string())?;
+    let cancel = std::sync::atomic::AtomicBool::new(false);
+    crate::jq::run_compiled(crate::jq::Runner::shared(), filter, &body, crate::jq::Budget::DEFAULT, &cancel)
 }

@@ -137,12 +137,6 @@ struct JqJob {
     result: std::sync::mpsc::Receiver<Result<(JsonTree, usize), String>>,
 }
 
-/// Where the console's filters run: decided once.
-fn jq_runner() -> &'static crate::jq::Runner {
-    static RUNNER: std::sync::OnceLock<crate::jq::Runner> = std::sync::OnceLock::new();
-    RUNNER.get_or_init(crate::jq::Runner::detect)
-}
-
 /// The inspector pane: owns the shown response and all of its view state.
 #[derive(Debug)]
 pub struct Inspector {
@@ -261,7 +255,8 @@ impl Inspector {
         let job = JqJob { code: code.to_owned(), started: std::time::Instant::now(), cancel: cancel.clone(), result };
         let (code, body) = (code.to_owned(), view.body.clone());
         std::thread::spawn(move || {
-            let outputs = crate::jq::run_budgeted(jq_runner(), &code, &body, crate::jq::Budget::DEFAULT, &cancel);
+            let outputs =
+                crate::jq::run_budgeted(crate::jq::Runner::shared(), &code, &body, crate::jq::Budget::DEFAULT, &cancel);
             // Nobody waits for a cancelled filter.
             let _ = send.send(outputs.and_then(result_tree));
         });
