@@ -320,6 +320,14 @@ pub fn secret_texts(credentials: &Credentials) -> Vec<String> {
     texts
 }
 
+/// Runs `--jq` in a worker with the budget of every filter (time, memory, size of results), so
+/// a filter that never ends or fills the memory stops with its reason instead of the machine.
+fn run_filter(filter: &Filter, input: &Value) -> Result<Vec<Value>, String> {
+    let body = serde_json::to_vec(input).map_err(|e| e.to_string())?;
+    let cancel = std::sync::atomic::AtomicBool::new(false);
+    crate::jq::run_compiled(crate::jq::Runner::shared(), filter, &body, crate::jq::Budget::DEFAULT, &cancel)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -347,12 +355,4 @@ mod tests {
              X-Echo: [redacted]\nX-Echo-Basic: [redacted]\nX-Evil: a␛]52;c;aGk=␇b\n\n"
         );
     }
-}
-
-/// Runs `--jq` in a worker with the budget of every filter (time, memory, size of results), so
-/// a filter that never ends or fills the memory stops with its reason instead of the machine.
-fn run_filter(filter: &Filter, input: &Value) -> Result<Vec<Value>, String> {
-    let body = serde_json::to_vec(input).map_err(|e| e.to_string())?;
-    let cancel = std::sync::atomic::AtomicBool::new(false);
-    crate::jq::run_compiled(crate::jq::Runner::shared(), filter, &body, crate::jq::Budget::DEFAULT, &cancel)
 }
