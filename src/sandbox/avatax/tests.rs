@@ -137,12 +137,12 @@ fn tax_amount_override_spreads_over_the_lines_and_keeps_the_calculation() {
 fn filters_parse_with_precedence_and_refuse_what_is_malformed() {
     let parsed = odata::parse_filter("a eq 1 or b eq 'x' and (c gt 2)").unwrap().unwrap();
     match parsed {
-        Filter::Or(left, right) => {
+        Filter::Or(terms) => {
             assert_eq!(
-                *left,
+                terms[0],
                 Filter::Compare { field: "a".into(), op: CompareOp::Eq, value: Literal::Number("1".into()) }
             );
-            assert!(matches!(*right, Filter::And(_, _)));
+            assert!(matches!(&terms[1], Filter::And(t) if t.len() == 2));
         }
         other => panic!("or binds loosest: {other:?}"),
     }
@@ -161,6 +161,41 @@ fn filters_parse_with_precedence_and_refuse_what_is_malformed() {
     ] {
         assert_eq!(odata::parse_filter(text).unwrap_err().code, code, "{text}");
     }
+}
+
+#[test]
+fn hostile_filters_are_refused_as_syntax_errors_without_exhausting_the_stack() {
+    // Run on a thread with a worker's stack (tokio's 2 MiB), where the sandbox parses filters.
+    let worker = std::thread::Builder::new().stack_size(2 * 1024 * 1024);
+    let handle = worker
+        .spawn(|| {
+            let parens = format!("{}totalAmount gt 0{}", "(".repeat(1500), ")".repeat(1500));
+            let nots = format!("{}totalAmount gt 0", "not ".repeat(12_000));
+            for text in [parens.as_str(), nots.as_str()] {
+                let error = odata::parse_filter(text).unwrap_err();
+                assert_eq!((error.status, error.code, error.number), (400, "SyntaxError", 19));
+                assert_eq!(error.refers_to.as_deref(), Some("$filter"));
+            }
+            // As deep as allowed still parses and runs.
+            let depth = odata::MAX_FILTER_DEPTH;
+            let deep = format!("{}a gt 0{}", "(".repeat(depth), ")".repeat(depth));
+            assert!(odata::parse_filter(&deep).unwrap().is_some());
+            let too_deep = format!("{}not a gt 0", "not ".repeat(depth));
+            assert_eq!(odata::parse_filter(&too_deep).unwrap_err().code, "SyntaxError");
+            // The longest filter read, all `and`s: parsed, checked, matched and dropped.
+            let mut chain = String::from("a gt 0");
+            while chain.len() + " and a gt 0".len() <= odata::MAX_FILTER_LEN {
+                chain.push_str(" and a gt 0");
+            }
+            let records = vec![json!({"a": 1}), json!({"a": 0})];
+            let list = ListQuery { filter: Some(chain.clone()), order_by: None };
+            let page = odata::fetch_result("/x", records.clone(), &records[0], &list, &Query::default()).unwrap();
+            assert_eq!(page["@recordsetCount"], 1);
+            chain.push_str(" and a gt 0");
+            assert_eq!(odata::parse_filter(&chain).unwrap_err().code, "SyntaxError");
+        })
+        .unwrap();
+    handle.join().unwrap();
 }
 
 #[test]
