@@ -121,6 +121,34 @@ fn a_refused_call_leaves_the_state_as_it_was() {
 }
 
 #[test]
+fn money_past_what_the_simulator_can_add_up_is_refused_and_stores_nothing() {
+    let mut state = state();
+    let before = format!("{:?}", state.transactions);
+    let max = "79228162514264337593543950335";
+    let mut two_lines = sale("HUGE-1", 1.0, false);
+    let line = two_lines["lines"][0].clone();
+    two_lines["lines"] = json!([line.clone(), line]);
+    // As text: a JSON number this large reads as a float just past the largest Decimal.
+    two_lines["lines"][0]["amount"] = json!(max);
+    two_lines["lines"][1]["amount"] = json!(max);
+    two_lines["lines"][1]["number"] = json!("2");
+    let mut tiny_quantity = sale("HUGE-2", 1e27, false);
+    tiny_quantity["lines"][0]["quantity"] = json!(1e-20);
+    let mut override_shares = sale("HUGE-3", 1e27, false);
+    let negative = json!({"number": "2", "quantity": 1, "amount": -9.99e26, "taxCode": "PS081282"});
+    override_shares["lines"].as_array_mut().unwrap().push(negative);
+    override_shares["taxOverride"] = json!({"type": "TaxAmount", "taxAmount": 1e27, "reason": "x"});
+    for body in [&two_lines, &tiny_quantity, &override_shares] {
+        let Err(error) = create(&mut state, body) else { panic!("accepted {body}") };
+        assert_eq!((error.status, error.code, error.number), (400, "RangeError", 6), "{body}");
+    }
+    assert_eq!(format!("{:?}", state.transactions), before);
+    // One line of the largest amount still works, and its totals render.
+    let one = create(&mut state, &sale("BIG-1", 1e27, false)).unwrap();
+    assert_eq!(one.total_amount(), one.lines[0].line_amount);
+}
+
+#[test]
 fn tax_amount_override_spreads_over_the_lines_and_keeps_the_calculation() {
     let mut state = state();
     let mut body = sale("OVR-1", 100.0, false);
