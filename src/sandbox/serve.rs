@@ -2,6 +2,7 @@
 //! hold the sandbox: a client has a bounded time to send a request's head and then its body, and
 //! each listener serves a bounded number of connections at once.
 
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -10,7 +11,7 @@ use axum::http::header::{self, HeaderValue};
 use axum::http::{Request, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::{Json, Router};
-use futures_util::StreamExt;
+use futures_util::{FutureExt as _, StreamExt};
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper::service::Service as _;
@@ -112,9 +113,21 @@ async fn serve_connection(
         let router = router.clone();
         async move {
             let response = match buffered(request, limits).await {
-                Ok(request) => match router.call(request).await {
-                    Ok(response) => response,
-                    Err(never) => match never {},
+                // A simulator's panic is caught nearer, to answer in its vendor's shape; this
+                // catches the rest (the control port's own handlers) so no panic ends a
+                // connection without an answer.
+                Ok(request) => match AssertUnwindSafe(router.call(request)).catch_unwind().await {
+                    Ok(Ok(response)) => response,
+                    Ok(Err(never)) => match never {},
+                    Err(panic) => {
+                        let why = super::lazy::panic_text(panic.as_ref());
+                        tracing::error!("the sandbox panicked on a request: {why}");
+                        refusal(
+                            StatusCode::INTERNAL_SERVER_ERROR,
+                            "internal_error",
+                            "the opsdeck sandbox failed on this request; see its log".to_owned(),
+                        )
+                    }
                 },
                 Err(refusal) => refusal,
             };
