@@ -955,10 +955,9 @@ impl State {
             } else {
                 Decimal::ZERO
             };
-            let mut amount = line
-                .amount
-                .checked_sub(discount)
-                .ok_or_else(|| too_large(&format!("lines[{i}].amount"), "The line's amount less its discount is too large."))?;
+            let mut amount = line.amount.checked_sub(discount).ok_or_else(|| {
+                too_large(&format!("lines[{i}].amount"), "The line's amount less its discount is too large.")
+            })?;
             if line.tax_included && relief == Relief::None && tax_code.code != "NT" {
                 // The amount holds the tax: the net is what, taxed, gives the amount back.
                 amount = calc::cents(amount / (Decimal::ONE + rates.total()));
@@ -996,8 +995,9 @@ impl State {
             });
         }
         if let Some(TaxOverride::TaxAmount { amount, .. }) = &input.tax_override {
-            spread_tax(&mut lines, *amount)
-                .ok_or_else(|| too_large("taxOverride.taxAmount", "The tax override's share of a line is too large."))?;
+            spread_tax(&mut lines, *amount).ok_or_else(|| {
+                too_large("taxOverride.taxAmount", "The tax override's share of a line is too large.")
+            })?;
         }
         Ok((lines, messages))
     }

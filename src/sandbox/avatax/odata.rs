@@ -35,11 +35,29 @@ pub enum Filter {
     /// Criteria joined by `or` (two or more).
     Or(Vec<Filter>),
     Not(Box<Filter>),
-    Compare { field: String, op: CompareOp, value: Literal },
-    Between { field: String, low: Literal, high: Literal },
-    In { field: String, values: Vec<Literal> },
-    Text { field: String, op: TextOp, value: String },
-    IsNull { field: String, negated: bool },
+    Compare {
+        field: String,
+        op: CompareOp,
+        value: Literal,
+    },
+    Between {
+        field: String,
+        low: Literal,
+        high: Literal,
+    },
+    In {
+        field: String,
+        values: Vec<Literal>,
+    },
+    Text {
+        field: String,
+        op: TextOp,
+        value: String,
+    },
+    IsNull {
+        field: String,
+        negated: bool,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -388,10 +406,7 @@ fn describe(token: &Token) -> String {
 /// Parses a `$filter`; an empty or blank filter is `None`.
 pub fn parse_filter(input: &str) -> Result<Option<Filter>, AvaError> {
     if input.len() > MAX_FILTER_LEN {
-        return Err(syntax(format!(
-            "The filter is {} bytes long; at most {MAX_FILTER_LEN} are read.",
-            input.len()
-        )));
+        return Err(syntax(format!("The filter is {} bytes long; at most {MAX_FILTER_LEN} are read.", input.len())));
     }
     let tokens = tokenize(input)?;
     if tokens.is_empty() {
