@@ -131,3 +131,84 @@ async fn bodies_past_a_listeners_budget_get_503_with_retry_after() {
     assert!(!answer.starts_with("HTTP/1.1 503"), "served once the bytes were given back: {answer}");
     sandbox.shutdown();
 }
+
+/// A raw request to `addr` with `headers`; the status line and body of the answer.
+async fn raw_get(addr: std::net::SocketAddr, path: &str, headers: &str) -> String {
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    let request = format!("GET {path} HTTP/1.1\r\n{headers}Connection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = String::new();
+    tokio::time::timeout(Duration::from_secs(10), stream.read_to_string(&mut answer)).await.unwrap().unwrap();
+    answer
+}
+
+#[tokio::test]
+async fn the_control_port_answers_only_loopback_hosts_and_no_web_page() {
+    let sandbox = sandbox::start(0, 42).await.unwrap();
+    let control = sandbox.control;
+    let port = control.port();
+    for host in [format!("127.0.0.1:{port}"), format!("localhost:{port}"), format!("LOCALHOST:{port}")] {
+        let answer = raw_get(control, "/", &format!("Host: {host}\r\n")).await;
+        assert!(answer.starts_with("HTTP/1.1 200"), "{host}: {answer}");
+    }
+    let other = port.wrapping_add(1);
+    for host in ["evil.example".to_owned(), format!("evil.example:{port}"), format!("127.0.0.1:{other}")] {
+        let answer = raw_get(control, "/reset", &format!("Host: {host}\r\n")).await;
+        assert!(answer.starts_with("HTTP/1.1 403"), "{host}: {answer}");
+        assert!(answer.contains("\"error\":\"forbidden_host\""), "{answer}");
+    }
+    let answer = raw_get(control, "/", "").await;
+    assert!(answer.starts_with("HTTP/1.1 403"), "no Host: {answer}");
+    let headers = format!("Host: 127.0.0.1:{port}\r\nOrigin: http://evil.example\r\n");
+    let answer = raw_get(control, "/faults", &headers).await;
+    assert!(answer.starts_with("HTTP/1.1 403"), "{answer}");
+    assert!(answer.contains("\"error\":\"forbidden_origin\""), "{answer}");
+    // A cross-origin text/plain POST, as a web page sends one, resets nothing.
+    let http = reqwest::Client::new();
+    let response = http
+        .post(format!("{}/reset", sandbox.control_url()))
+        .header("origin", "http://evil.example")
+        .header("content-type", "text/plain")
+        .body("x")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 403);
+    sandbox.shutdown();
+}
+
+#[tokio::test]
+async fn webhooks_never_target_the_sandboxs_own_ports() {
+    let sandbox = sandbox::start(0, 42).await.unwrap();
+    let http = reqwest::Client::new();
+    let own = [sandbox.control_url(), sandbox.base_url(Service::Easypost), sandbox.base_url(Service::Mailgun)];
+    for base in &own {
+        let url = format!("{base}/reset");
+        let easypost = sandbox.base_url(Service::Easypost);
+        let response = http
+            .post(format!("{easypost}/v2/webhooks"))
+            .basic_auth(credentials::EASYPOST_KEY, Some(""))
+            .header("content-type", "application/json")
+            .body(json!({"webhook": {"url": url}}).to_string())
+            .send()
+            .await
+            .unwrap();
+        let status = response.status().as_u16();
+        let body = response.text().await.unwrap();
+        assert_eq!(status, 422, "{url}: {body}");
+        assert!(body.contains("a port of the sandbox itself"), "{body}");
+        let mailgun = sandbox.base_url(Service::Mailgun);
+        let response = http
+            .post(format!("{mailgun}/v3/domains/mg.example.com/webhooks"))
+            .basic_auth("api", Some(credentials::MAILGUN_KEY))
+            .form(&[("id", "delivered"), ("url", url.as_str())])
+            .send()
+            .await
+            .unwrap();
+        let status = response.status().as_u16();
+        let body = response.text().await.unwrap();
+        assert_eq!(status, 400, "{url}: {body}");
+        assert!(body.contains("a port of the sandbox itself"), "{body}");
+    }
+    sandbox.shutdown();
+}

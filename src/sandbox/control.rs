@@ -126,6 +126,8 @@ fn build_failed(message: String) -> Response {
 
 /// Everything the control port reads and changes.
 pub(super) struct ControlState {
+    /// The control port's own port: the one a `Host` it accepts names.
+    pub(super) port: u16,
     pub(super) endpoints: Vec<Endpoint>,
     /// The simulators, built or not.
     pub(super) slots: Vec<Arc<Slot>>,
@@ -149,6 +151,7 @@ pub(super) fn router(state: Arc<ControlState>) -> Router {
         .filter(|s| s.has_control_routes())
         .map(|s| (format!("/{}", s.service().name()), simulator_routes(Arc::clone(s))))
         .collect();
+    let port = state.port;
     let mut router = Router::new()
         .route("/", get(index))
         .route("/requests", get(requests))
@@ -161,7 +164,43 @@ pub(super) fn router(state: Arc<ControlState>) -> Router {
     for (prefix, routes) in extra {
         router = router.nest_service(&prefix, routes);
     }
-    router
+    router.layer(axum::middleware::from_fn(move |request: Request, next: axum::middleware::Next| async move {
+        match refuse_foreign(&request, port) {
+            Some(refusal) => refusal.into_response(),
+            None => next.run(request).await,
+        }
+    }))
+}
+
+/// The control port resets and breaks every simulator, so only this machine's own tools may
+/// reach it: a `Host` other than a loopback name with this port (DNS rebinding), or any `Origin`
+/// (a web page in the user's browser: the control port has no web UI, so it knows no origin),
+/// gets 403.
+fn refuse_foreign(request: &Request, port: u16) -> Option<Refusal> {
+    let headers = request.headers();
+    if let Some(origin) = headers.get(axum::http::header::ORIGIN) {
+        let origin = String::from_utf8_lossy(origin.as_bytes()).into_owned();
+        return Some(Refusal(
+            StatusCode::FORBIDDEN,
+            "forbidden_origin",
+            format!("the control port takes no requests from web pages (Origin {origin:?}); call it from a script or opsdeck"),
+        ));
+    }
+    let host = headers.get(axum::http::header::HOST).map(|h| String::from_utf8_lossy(h.as_bytes()).into_owned());
+    let loopback = host.as_deref().is_some_and(|host| {
+        let host = host.trim().to_ascii_lowercase();
+        ["127.0.0.1", "localhost", "[::1]"].iter().any(|name| host == format!("{name}:{port}"))
+    });
+    (!loopback).then(|| {
+        Refusal(
+            StatusCode::FORBIDDEN,
+            "forbidden_host",
+            format!(
+                "the control port answers only requests addressed to 127.0.0.1:{port}, localhost:{port} or [::1]:{port}, not Host {:?}",
+                host.unwrap_or_default()
+            ),
+        )
+    })
 }
 
 /// A simulator's control routes ([`super::Simulator::control_router`]), its simulator built by
