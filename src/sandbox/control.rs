@@ -25,7 +25,7 @@ use serde_json::json;
 
 use super::errors::{reason, sandbox_error, with_retry_after};
 use super::faults::{DropConnection, FaultBook, FaultSpec, Outcome};
-use super::lazy::{dispatch, Built, Slot};
+use super::lazy::{dispatch_guarded, Built, Slot};
 use super::request::Query;
 use super::request_log::{RequestLog, LOG_PER_SERVICE};
 use super::{clock, not_simulated, Endpoint, SandboxClock};
@@ -106,11 +106,18 @@ async fn forward(observer: &Observer, built: Option<Result<&Built, String>>, req
         None => not_simulated(observer.service),
         Some(Err(message)) => build_failed(message),
         Some(Ok(built)) => match built.router(observer.region) {
-            Some(router) => dispatch(router, request).await,
+            Some(router) => match dispatch_guarded(router, request, observer.service).await {
+                Ok(response) => response,
+                Err(_) => built.simulator.error_response(StatusCode::INTERNAL_SERVER_ERROR, PANIC_MESSAGE),
+            },
             None => not_simulated(observer.service),
         },
     }
 }
+
+/// What a request the simulator panicked on is told (the panic itself goes to the log).
+pub(super) const PANIC_MESSAGE: &str =
+    "Internal Server Error (the opsdeck sandbox's simulator failed on this request; see its log)";
 
 /// The answer of a simulator that could not be built.
 fn build_failed(message: String) -> Response {
@@ -119,6 +126,8 @@ fn build_failed(message: String) -> Response {
 
 /// Everything the control port reads and changes.
 pub(super) struct ControlState {
+    /// The control port's own port: the one a `Host` it accepts names.
+    pub(super) port: u16,
     pub(super) endpoints: Vec<Endpoint>,
     /// The simulators, built or not.
     pub(super) slots: Vec<Arc<Slot>>,
@@ -142,6 +151,7 @@ pub(super) fn router(state: Arc<ControlState>) -> Router {
         .filter(|s| s.has_control_routes())
         .map(|s| (format!("/{}", s.service().name()), simulator_routes(Arc::clone(s))))
         .collect();
+    let port = state.port;
     let mut router = Router::new()
         .route("/", get(index))
         .route("/requests", get(requests))
@@ -154,7 +164,43 @@ pub(super) fn router(state: Arc<ControlState>) -> Router {
     for (prefix, routes) in extra {
         router = router.nest_service(&prefix, routes);
     }
-    router
+    router.layer(axum::middleware::from_fn(move |request: Request, next: axum::middleware::Next| async move {
+        match refuse_foreign(&request, port) {
+            Some(refusal) => refusal.into_response(),
+            None => next.run(request).await,
+        }
+    }))
+}
+
+/// The control port resets and breaks every simulator, so only this machine's own tools may
+/// reach it: a `Host` other than a loopback name with this port (DNS rebinding), or any `Origin`
+/// (a web page in the user's browser: the control port has no web UI, so it knows no origin),
+/// gets 403.
+fn refuse_foreign(request: &Request, port: u16) -> Option<Refusal> {
+    let headers = request.headers();
+    if let Some(origin) = headers.get(axum::http::header::ORIGIN) {
+        let origin = String::from_utf8_lossy(origin.as_bytes()).into_owned();
+        return Some(Refusal(
+            StatusCode::FORBIDDEN,
+            "forbidden_origin",
+            format!("the control port takes no requests from web pages (Origin {origin:?}); call it from a script or opsdeck"),
+        ));
+    }
+    let host = headers.get(axum::http::header::HOST).map(|h| String::from_utf8_lossy(h.as_bytes()).into_owned());
+    let loopback = host.as_deref().is_some_and(|host| {
+        let host = host.trim().to_ascii_lowercase();
+        ["127.0.0.1", "localhost", "[::1]"].iter().any(|name| host == format!("{name}:{port}"))
+    });
+    (!loopback).then(|| {
+        Refusal(
+            StatusCode::FORBIDDEN,
+            "forbidden_host",
+            format!(
+                "the control port answers only requests addressed to 127.0.0.1:{port}, localhost:{port} or [::1]:{port}, not Host {:?}",
+                host.unwrap_or_default()
+            ),
+        )
+    })
 }
 
 /// A simulator's control routes ([`super::Simulator::control_router`]), its simulator built by
@@ -165,7 +211,12 @@ fn simulator_routes(slot: Arc<Slot>) -> Router {
         async move {
             match slot.get().await {
                 // A path the simulator does not have gets the control port's own 404.
-                Ok(Built { control: Some(routes), .. }) => dispatch(&routes.clone().fallback(not_found), request).await,
+                Ok(Built { control: Some(routes), .. }) => {
+                    let routes = routes.clone().fallback(not_found);
+                    dispatch_guarded(&routes, request, slot.service()).await.unwrap_or_else(|_| {
+                        sandbox_error(StatusCode::INTERNAL_SERVER_ERROR, "simulator_failed", PANIC_MESSAGE.to_owned())
+                    })
+                }
                 Ok(_) => not_found(request.uri().clone()).await,
                 Err(message) => build_failed(message),
             }
@@ -326,5 +377,76 @@ async fn delete_fault(State(state): State<Arc<ControlState>>, Path(id): Path<Str
         )
             .into_response(),
         deleted => Json(json!({ "deleted": deleted })).into_response(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! A panic in a simulator's handler, through the platform as every listener serves it.
+
+    #![allow(clippy::unwrap_used, reason = "a test panics on failure")]
+
+    use std::net::Ipv4Addr;
+
+    use axum::routing::get;
+    use tokio::net::TcpListener;
+    use tokio_util::sync::CancellationToken;
+
+    use super::*;
+    use crate::sandbox::avatax::AvataxSimulator;
+    use crate::sandbox::{serve, Platform, ServeLimits, Simulator};
+
+    /// Test only: AvaTax's error shape over a router whose `/panic` panics, standing for a
+    /// simulator bug.
+    struct Panicking(AvataxSimulator);
+
+    impl Simulator for Panicking {
+        fn service(&self) -> Service {
+            Service::Avatax
+        }
+        fn router(&self) -> Router {
+            let bug = || async {
+                let panics: fn() -> &'static str = || panic!("a bug in a handler");
+                panics()
+            };
+            Router::new().route("/panic", get(bug)).route("/ok", get(|| async { "ok" }))
+        }
+        fn reset(&self) {}
+        fn error_response(&self, status: StatusCode, message: &str) -> Response {
+            self.0.error_response(status, message)
+        }
+    }
+
+    #[tokio::test]
+    async fn a_panicking_request_is_its_own_500_in_the_vendors_shape_and_the_rest_carry_on() {
+        let platform = Platform::real_time(1);
+        let build: super::super::lazy::Build = |p| Arc::new(Panicking(AvataxSimulator::new(p)));
+        let slot = Arc::new(Slot::new(Service::Avatax, build, false, platform.clone(), None));
+        let log = Arc::new(RequestLog::default());
+        let observer = Arc::new(Observer {
+            service: Service::Avatax,
+            region: None,
+            slot: Some(slot),
+            log: Arc::clone(&log),
+            faults: Arc::new(FaultBook::new(1)),
+            clock: platform.clock.clone(),
+        });
+        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let stop = CancellationToken::new();
+        tokio::spawn(serve::serve(listener, observed(observer), ServeLimits::DEFAULT, stop.clone()));
+        let http = reqwest::Client::new();
+        for _ in 0..2 {
+            let response = http.get(format!("{base}/panic")).send().await.unwrap();
+            assert_eq!(response.status().as_u16(), 500);
+            let body: serde_json::Value = serde_json::from_str(&response.text().await.unwrap()).unwrap();
+            assert_eq!(body["error"]["code"], "InternalServerError", "AvaTax's shape: {body}");
+            assert!(body["error"]["message"].as_str().unwrap().contains("failed on this request"), "{body}");
+            let ok = http.get(format!("{base}/ok")).send().await.unwrap();
+            assert_eq!((ok.status().as_u16(), ok.text().await.unwrap().as_str()), (200, "ok"));
+        }
+        let statuses: Vec<u16> = log.recent(None, 10).iter().map(|r| r.status).collect();
+        assert_eq!(statuses, [200, 500, 200, 500]);
+        stop.cancel();
     }
 }

@@ -136,11 +136,7 @@ impl Slot {
             Built { simulator, routers, control }
         }));
         let done = built.map_err(|panic| {
-            let why = panic
-                .downcast_ref::<&str>()
-                .map(|s| (*s).to_owned())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "it panicked".to_owned());
+            let why = panic_text(panic.as_ref());
             let message = format!("the {} simulator could not be started: {why}", service.title());
             tracing::error!("{message}");
             message
@@ -158,4 +154,26 @@ pub(super) async fn dispatch(router: &Router, request: Request) -> Response {
         Ok(response) => response,
         Err(never) => match never {},
     }
+}
+
+/// What a panic said, for the log and the 500 it becomes.
+pub(super) fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "it panicked".to_owned())
+}
+
+/// [`dispatch`], with a panic of the simulator's handler caught and logged: `Err` says what
+/// it said, for the caller to answer that one request with a 500 in the vendor's shape. The
+/// other requests, and the process, carry on (the simulators' locks ignore poisoning).
+pub(super) async fn dispatch_guarded(router: &Router, request: Request, service: Service) -> Result<Response, String> {
+    use futures_util::FutureExt as _;
+    let (method, path) = (request.method().clone(), request.uri().path().to_owned());
+    AssertUnwindSafe(dispatch(router, request)).catch_unwind().await.map_err(|panic| {
+        let why = panic_text(panic.as_ref());
+        tracing::error!(service = service.name(), %method, path, "the simulator panicked on a request: {why}");
+        why
+    })
 }

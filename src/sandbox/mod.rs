@@ -188,6 +188,8 @@ pub struct Sandbox {
     handle: SandboxHandle,
     clock: SandboxClock,
     stop: CancellationToken,
+    /// Every port it listens on, which webhooks may not target (`outbox::claim_ports`).
+    ports: Arc<[u16]>,
 }
 
 impl Sandbox {
@@ -236,6 +238,9 @@ impl Sandbox {
     }
 
     pub fn shutdown(&self) {
+        if !self.stop.is_cancelled() {
+            outbox::release_ports(&self.ports);
+        }
         self.stop.cancel();
     }
 }
@@ -423,6 +428,7 @@ pub async fn start_options(options: SandboxOptions) -> std::io::Result<Sandbox> 
         bind(0).await.map_err(|e| std::io::Error::new(e.kind(), format!("cannot listen for the control port: {e}")))?;
     let control = control_listener.local_addr()?;
     let shared = Arc::new(control::ControlState {
+        port: control.port(),
         endpoints: endpoints.clone(),
         slots: slots.clone(),
         log,
@@ -430,6 +436,8 @@ pub async fn start_options(options: SandboxOptions) -> std::io::Result<Sandbox> 
         clock: platform.clock.clone(),
     });
     listeners.push((control_listener, control::router(shared)));
+    let ports: Vec<u16> = endpoints.iter().map(|e| e.addr.port()).chain([control.port()]).collect();
+    outbox::claim_ports(&ports);
     for (listener, router) in listeners {
         tokio::spawn(serve::serve(listener, router, limits, stop.clone()));
     }
@@ -439,7 +447,7 @@ pub async fn start_options(options: SandboxOptions) -> std::io::Result<Sandbox> 
         }
     }
     let handle = SandboxHandle { slots: slots.into() };
-    Ok(Sandbox { control, endpoints, handle, clock: platform.clock, stop })
+    Ok(Sandbox { control, endpoints, handle, clock: platform.clock, stop, ports: ports.into() })
 }
 
 /// What every path of a service without a simulator answers: 501 with a plain explanation.

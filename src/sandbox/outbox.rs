@@ -28,30 +28,81 @@ pub fn client() -> reqwest::Client {
         .unwrap_or_default()
 }
 
-/// Whether `url` is http(s) to this machine only, with no credentials in it.
-pub fn is_loopback_url(url: &str) -> bool {
-    let Ok(parsed) = reqwest::Url::parse(url) else {
-        return false;
-    };
-    if !matches!(parsed.scheme(), "http" | "https") || !parsed.username().is_empty() || parsed.password().is_some() {
-        return false;
-    }
-    let Some(host) = parsed.host_str() else {
-        return false;
-    };
-    host.eq_ignore_ascii_case("localhost")
-        || host
-            .trim_start_matches('[')
-            .trim_end_matches(']')
-            .parse::<std::net::IpAddr>()
-            .is_ok_and(|ip| ip.is_loopback())
+/// The ports of the sandboxes running in this process (their listeners and control ports): a
+/// webhook must never reach one (a POST to `/reset` on the control port would reset every
+/// simulator).
+static OWN_PORTS: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
+
+/// Counts `ports` as the sandbox's own until [`release_ports`].
+pub(super) fn claim_ports(ports: &[u16]) {
+    OWN_PORTS.lock().unwrap_or_else(std::sync::PoisonError::into_inner).extend_from_slice(ports);
 }
 
-/// What the sandbox says of a URL it will not send to, in any vendor's error message.
+/// Forgets `ports` (once each) when their sandbox stops.
+pub(super) fn release_ports(ports: &[u16]) {
+    let mut own = OWN_PORTS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    for port in ports {
+        if let Some(at) = own.iter().position(|p| p == port) {
+            own.swap_remove(at);
+        }
+    }
+}
+
+fn is_own_port(port: u16) -> bool {
+    OWN_PORTS.lock().unwrap_or_else(std::sync::PoisonError::into_inner).contains(&port)
+}
+
+/// Why the sandbox will not send to `url`, or `None` when it will: http(s) to this machine only,
+/// with no credentials in it, and not to one of the sandbox's own ports.
+fn refusal(url: &str) -> Option<&'static str> {
+    let Ok(parsed) = reqwest::Url::parse(url) else {
+        return Some("not a URL");
+    };
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Some("not an http or https URL");
+    }
+    if !parsed.username().is_empty() || parsed.password().is_some() {
+        return Some("a URL with a user name or password in it");
+    }
+    let loopback = parsed.host_str().is_some_and(|host| {
+        host.eq_ignore_ascii_case("localhost")
+            || host
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .parse::<std::net::IpAddr>()
+                .is_ok_and(|ip| ip.is_loopback())
+    });
+    if !loopback {
+        return Some("not a loopback URL");
+    }
+    if parsed.port_or_known_default().is_some_and(is_own_port) {
+        return Some("a port of the sandbox itself");
+    }
+    None
+}
+
+/// Whether the sandbox sends to `url`: http(s) to this machine only, with no credentials in it,
+/// and not to one of the sandbox's own ports.
+pub fn is_loopback_url(url: &str) -> bool {
+    refusal(url).is_none()
+}
+
+/// What the sandbox says of a URL it will not send to, in any vendor's error message. The URL
+/// is shown without its user name and password.
 pub fn loopback_only(url: &str) -> String {
+    let why = refusal(url).unwrap_or("not a URL the sandbox sends to");
+    let shown = match reqwest::Url::parse(url) {
+        Ok(mut parsed) => {
+            let _ = parsed.set_username("");
+            let _ = parsed.set_password(None);
+            parsed.to_string()
+        }
+        Err(_) => url.to_owned(),
+    };
     format!(
-        "{url} is not a valid url: the opsdeck sandbox only delivers webhooks to loopback URLs \
-         (http://127.0.0.1:PORT/..., http://localhost:PORT/..., http://[::1]:PORT/...)"
+        "{shown} is not a valid url ({why}): the opsdeck sandbox only delivers webhooks to loopback URLs \
+         of your own receivers (http://127.0.0.1:PORT/..., http://localhost:PORT/..., http://[::1]:PORT/...), \
+         without credentials and not to its own ports"
     )
 }
 
@@ -197,6 +248,10 @@ impl Outbox {
 
 /// Makes one POST; the answer's status, or 0 when the receiver could not be reached.
 pub async fn post(http: &reqwest::Client, delivery: &Delivery) -> u16 {
+    // Checked again as it is sent: a port may have become the sandbox's since the URL was given.
+    if !is_loopback_url(&delivery.url) {
+        return 0;
+    }
     let mut request =
         http.post(&delivery.url).header(reqwest::header::CONTENT_TYPE, "application/json").body(delivery.body.clone());
     for (name, value) in &delivery.headers {
@@ -225,6 +280,22 @@ mod tests {
         assert!(!is_loopback_url("ftp://127.0.0.1/hook"));
         assert!(!is_loopback_url("http://user:pw@127.0.0.1/hook"));
         assert!(!is_loopback_url("not a url"));
+    }
+
+    #[test]
+    fn never_the_sandboxs_own_ports_and_the_refusal_says_why() {
+        // A port no other test of this process claims.
+        let port = 1;
+        assert!(is_loopback_url("http://127.0.0.1:1/reset"));
+        claim_ports(&[port]);
+        assert!(!is_loopback_url("http://127.0.0.1:1/reset"));
+        assert!(!is_loopback_url("http://localhost:1/reset"));
+        assert!(loopback_only("http://127.0.0.1:1/reset").contains("a port of the sandbox itself"));
+        release_ports(&[port]);
+        assert!(is_loopback_url("http://127.0.0.1:1/reset"));
+        let said = loopback_only("http://user:secret@127.0.0.1:9000/hook");
+        assert!(said.contains("user name or password") && !said.contains("secret"), "{said}");
+        assert!(loopback_only("http://example.com/hook").contains("not a loopback URL"));
     }
 
     #[test]

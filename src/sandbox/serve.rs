@@ -2,6 +2,7 @@
 //! hold the sandbox: a client has a bounded time to send a request's head and then its body, and
 //! each listener serves a bounded number of connections at once.
 
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -10,7 +11,7 @@ use axum::http::header::{self, HeaderValue};
 use axum::http::{Request, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::{Json, Router};
-use futures_util::StreamExt;
+use futures_util::{FutureExt as _, StreamExt};
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper::service::Service as _;
@@ -43,6 +44,10 @@ pub struct ServeLimits {
     /// Bodies above this get 413 before any simulator sees them: it bounds the memory one
     /// connection can take. Simulators apply their vendor's own (lower) limits after it.
     pub max_body: usize,
+    /// Bytes of request bodies one listener holds at once, being read or being answered: past
+    /// it a request gets 503 with `Retry-After` instead of more memory (`max_connections` bodies
+    /// of `max_body` each would be 8 GiB).
+    pub max_bodies_in_flight: usize,
 }
 
 impl ServeLimits {
@@ -52,6 +57,7 @@ impl ServeLimits {
         body_read: Duration::from_secs(30),
         max_connections: 512,
         max_body: 16 * 1024 * 1024,
+        max_bodies_in_flight: 64 * 1024 * 1024,
     };
 }
 
@@ -66,6 +72,8 @@ impl Default for ServeLimits {
 pub async fn serve(listener: TcpListener, router: Router, limits: ServeLimits, stop: CancellationToken) {
     // A cap of 0 would accept nothing ever; one connection at a time is the least that works.
     let slots = Arc::new(Semaphore::new(limits.max_connections.max(1)));
+    // One permit per byte of body held by this listener's requests.
+    let bodies = Arc::new(Semaphore::new(limits.max_bodies_in_flight.min(Semaphore::MAX_PERMITS)));
     loop {
         let permit = tokio::select! {
             () = stop.cancelled() => return,
@@ -88,7 +96,7 @@ pub async fn serve(listener: TcpListener, router: Router, limits: ServeLimits, s
                 }
             },
         };
-        tokio::spawn(serve_connection(stream, router.clone(), limits, stop.clone(), permit));
+        tokio::spawn(serve_connection(stream, router.clone(), limits, Arc::clone(&bodies), stop.clone(), permit));
     }
 }
 
@@ -102,6 +110,7 @@ async fn serve_connection(
     stream: TcpStream,
     router: Router,
     limits: ServeLimits,
+    bodies: Arc<Semaphore>,
     stop: CancellationToken,
     permit: OwnedSemaphorePermit,
 ) {
@@ -110,14 +119,30 @@ async fn serve_connection(
     let router = TowerToHyperService::new(router);
     let service = hyper::service::service_fn(move |request: Request<Incoming>| {
         let router = router.clone();
+        let bodies = Arc::clone(&bodies);
         async move {
-            let response = match buffered(request, limits).await {
-                Ok(request) => match router.call(request).await {
-                    Ok(response) => response,
-                    Err(never) => match never {},
+            // The body's bytes stay counted until its answer is made.
+            let mut held = Held(None);
+            let response = match buffered(request, limits, &bodies, &mut held).await {
+                // A simulator's panic is caught nearer, to answer in its vendor's shape; this
+                // catches the rest (the control port's own handlers) so no panic ends a
+                // connection without an answer.
+                Ok(request) => match AssertUnwindSafe(router.call(request)).catch_unwind().await {
+                    Ok(Ok(response)) => response,
+                    Ok(Err(never)) => match never {},
+                    Err(panic) => {
+                        let why = super::lazy::panic_text(panic.as_ref());
+                        tracing::error!("the sandbox panicked on a request: {why}");
+                        refusal(
+                            StatusCode::INTERNAL_SERVER_ERROR,
+                            "internal_error",
+                            "the opsdeck sandbox failed on this request; see its log".to_owned(),
+                        )
+                    }
                 },
                 Err(refusal) => refusal,
             };
+            drop(held);
             // An injected fault asked for the connection to go: an error from the service makes
             // hyper close it without writing a response, as a crashed upstream would.
             if response.extensions().get::<DropConnection>().is_some() {
@@ -144,8 +169,32 @@ async fn serve_connection(
     drop(permit);
 }
 
+/// The bytes of body a request holds of its listener's budget ([`ServeLimits::max_bodies_in_flight`]).
+struct Held(Option<OwnedSemaphorePermit>);
+
+impl Held {
+    /// Counts `bytes` more, or says the listener holds too much already.
+    fn take(&mut self, bodies: &Arc<Semaphore>, bytes: usize) -> Result<(), BodyError> {
+        if bytes == 0 {
+            return Ok(());
+        }
+        let bytes = u32::try_from(bytes).map_err(|_| BodyError::Busy)?;
+        let permit = Arc::clone(bodies).try_acquire_many_owned(bytes).map_err(|_| BodyError::Busy)?;
+        match &mut self.0 {
+            Some(held) => held.merge(permit),
+            None => self.0 = Some(permit),
+        }
+        Ok(())
+    }
+}
+
 /// The request with its whole body read within `body_read`, or the answer refusing it.
-async fn buffered(request: Request<Incoming>, limits: ServeLimits) -> Result<Request<Body>, Response> {
+async fn buffered(
+    request: Request<Incoming>,
+    limits: ServeLimits,
+    bodies: &Arc<Semaphore>,
+    held: &mut Held,
+) -> Result<Request<Body>, Response> {
     let (parts, incoming) = request.into_parts();
     let declared = parts
         .headers
@@ -155,9 +204,18 @@ async fn buffered(request: Request<Incoming>, limits: ServeLimits) -> Result<Req
     if declared.is_some_and(|len| len > limits.max_body as u64) {
         return Err(too_large(limits.max_body));
     }
-    let body = match tokio::time::timeout(limits.body_read, collect(incoming, limits.max_body)).await {
+    // A declared length is counted before a byte is read, so a refused client sends nothing.
+    if let Some(len) = declared.and_then(|len| usize::try_from(len).ok()) {
+        if held.take(bodies, len).is_err() {
+            return Err(busy(limits.max_bodies_in_flight));
+        }
+    }
+    let reserved = declared.and_then(|len| usize::try_from(len).ok()).unwrap_or(0);
+    let collecting = collect(incoming, limits.max_body, reserved, bodies, held);
+    let body = match tokio::time::timeout(limits.body_read, collecting).await {
         Ok(Ok(body)) => body,
         Ok(Err(BodyError::TooLarge)) => return Err(too_large(limits.max_body)),
+        Ok(Err(BodyError::Busy)) => return Err(busy(limits.max_bodies_in_flight)),
         Ok(Err(BodyError::Read(e))) => {
             return Err(refusal(
                 StatusCode::BAD_REQUEST,
@@ -178,20 +236,46 @@ async fn buffered(request: Request<Incoming>, limits: ServeLimits) -> Result<Req
 
 enum BodyError {
     TooLarge,
+    /// The listener holds its budget of body bytes already.
+    Busy,
     Read(axum::Error),
 }
 
-async fn collect(incoming: Incoming, max_body: usize) -> Result<Bytes, BodyError> {
+/// Reads the body, counting in `held` every byte past the `reserved` ones counted already.
+async fn collect(
+    incoming: Incoming,
+    max_body: usize,
+    reserved: usize,
+    bodies: &Arc<Semaphore>,
+    held: &mut Held,
+) -> Result<Bytes, BodyError> {
     let mut chunks = Body::new(incoming).into_data_stream();
     let mut body = Vec::new();
     while let Some(chunk) = chunks.next().await {
         let chunk = chunk.map_err(BodyError::Read)?;
-        if body.len().saturating_add(chunk.len()) > max_body {
+        let len = body.len().saturating_add(chunk.len());
+        if len > max_body {
             return Err(BodyError::TooLarge);
         }
+        // A body longer than it declared is hyper's error; a chunked one is counted as it comes.
+        let counted = body.len().max(reserved);
+        held.take(bodies, len.saturating_sub(counted))?;
         body.extend_from_slice(&chunk);
     }
     Ok(Bytes::from(body))
+}
+
+/// 503 with `Retry-After`: the listener holds as many body bytes as it takes at once.
+fn busy(max_bodies_in_flight: usize) -> Response {
+    let mut response = refusal(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "too_many_bodies",
+        format!(
+            "the sandbox is reading as many request bodies as it holds at once ({max_bodies_in_flight} bytes on this port); retry shortly"
+        ),
+    );
+    response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    response
 }
 
 fn too_large(max_body: usize) -> Response {

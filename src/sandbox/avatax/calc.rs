@@ -122,7 +122,9 @@ fn engine_error(error: &tax::TaxError, field: &str) -> AvaError {
         tax::TaxError::NegativeQuantity { .. }
         | tax::TaxError::NegativeDiscount { .. }
         | tax::TaxError::DiscountExceedsAmount { .. }
-        | tax::TaxError::NegativeFreight(_) => {
+        | tax::TaxError::NegativeFreight(_)
+        | tax::TaxError::AmountTooLarge
+        | tax::TaxError::UnitPriceTooLarge { .. } => {
             AvaError::new(400, "RangeError", 6, "A line value is out of range.").describe(text).refers_to("lines")
         }
         tax::TaxError::UnknownTaxCode { code, .. } => AvaError::unknown_reference("TaxCode", code, "lines"),

@@ -825,6 +825,22 @@ impl State {
                 AvaError::new(400, "MissingLine", 311, "Transactions must have at least one line.").refers_to("lines")
             );
         }
+        // Within this bound no amount, discount share, tax or total below can overflow, so a
+        // refused document is refused here, before anything is stored.
+        let override_amount = match &input.tax_override {
+            Some(TaxOverride::TaxAmount { amount, .. }) => *amount,
+            _ => Decimal::ZERO,
+        };
+        let money = input.lines.iter().map(|l| l.amount).chain([input.discount, override_amount]);
+        if crate::sandbox::tax::document_money(money).is_none() {
+            return Err(AvaError::range(
+                "lines",
+                format!(
+                    "The amounts of the document, the discount and any tax override together pass {}.",
+                    crate::sandbox::tax::MAX_DOCUMENT_MONEY
+                ),
+            ));
+        }
         let discounted_total: Decimal = input.lines.iter().filter(|l| l.discounted).map(|l| l.amount).sum();
         if input.discount != Decimal::ZERO && discounted_total == Decimal::ZERO {
             return Err(AvaError::new(
@@ -933,11 +949,15 @@ impl State {
                 Relief::None
             };
             let discount = if line.discounted && discounted_total != Decimal::ZERO {
-                calc::cents(input.discount * line.amount / discounted_total)
+                let share = crate::sandbox::tax::proportion(input.discount, line.amount, discounted_total)
+                    .ok_or_else(|| too_large("discount", "The discount's share of a line is too large."))?;
+                calc::cents(share)
             } else {
                 Decimal::ZERO
             };
-            let mut amount = line.amount - discount;
+            let mut amount = line.amount.checked_sub(discount).ok_or_else(|| {
+                too_large(&format!("lines[{i}].amount"), "The line's amount less its discount is too large.")
+            })?;
             if line.tax_included && relief == Relief::None && tax_code.code != "NT" {
                 // The amount holds the tax: the net is what, taxed, gives the amount back.
                 amount = calc::cents(amount / (Decimal::ONE + rates.total()));
@@ -975,7 +995,9 @@ impl State {
             });
         }
         if let Some(TaxOverride::TaxAmount { amount, .. }) = &input.tax_override {
-            spread_tax(&mut lines, *amount);
+            spread_tax(&mut lines, *amount).ok_or_else(|| {
+                too_large("taxOverride.taxAmount", "The tax override's share of a line is too large.")
+            })?;
         }
         Ok((lines, messages))
     }
@@ -1577,17 +1599,19 @@ fn scale_line(line: &Line, factor: Decimal, amounts: bool) -> Line {
 /// Spreads an overriding tax amount over the lines in proportion to their taxable amounts
 /// (the last taxable line takes the rounding remainder); `tax_calculated` keeps the
 /// calculation.
-fn spread_tax(lines: &mut [Line], amount: Decimal) {
-    let taxable: Decimal = lines.iter().map(|l| l.tax.taxable).sum();
+/// `None` when a share overflows (lines of mixed signs can make one larger than the amount).
+fn spread_tax(lines: &mut [Line], amount: Decimal) -> Option<()> {
+    use crate::sandbox::tax::proportion;
+    let taxable = lines.iter().try_fold(Decimal::ZERO, |sum, l| sum.checked_add(l.tax.taxable))?;
     let last = lines.iter().rposition(|l| l.tax.taxable != Decimal::ZERO);
     let mut given = Decimal::ZERO;
     for (i, line) in lines.iter_mut().enumerate() {
         let share = match last {
-            Some(l) if l == i => amount - given,
-            Some(_) if taxable != Decimal::ZERO => calc::cents(amount * line.tax.taxable / taxable),
+            Some(l) if l == i => amount.checked_sub(given)?,
+            Some(_) if taxable != Decimal::ZERO => calc::cents(proportion(amount, line.tax.taxable, taxable)?),
             _ => Decimal::ZERO,
         };
-        given += share;
+        given = given.checked_add(share)?;
         let calculated = line.tax.tax;
         // Each jurisdiction keeps its proportion of the line's calculated tax.
         let mut left = share;
@@ -1596,14 +1620,22 @@ fn spread_tax(lines: &mut [Line], amount: Decimal) {
             detail.tax = if j + 1 == count {
                 left
             } else if calculated != Decimal::ZERO {
-                calc::cents(share * detail.tax / calculated)
+                calc::cents(proportion(share, detail.tax, calculated)?)
             } else {
                 Decimal::ZERO
             };
-            left -= detail.tax;
+            left = left.checked_sub(detail.tax)?;
         }
         line.tax.tax = share;
     }
+    // What the document's totals add up must fit too.
+    lines.iter().try_fold(Decimal::ZERO, |sum, l| sum.checked_add(l.tax.tax))?;
+    Some(())
+}
+
+/// `RangeError` for money past what the simulator can add up.
+fn too_large(field: &str, why: &str) -> AvaError {
+    AvaError::range(field, why)
 }
 
 /// Checks the region of a US or Canadian address.

@@ -17,17 +17,47 @@ use crate::sandbox::request::Query;
 /// The service's hard limit of rows per call.
 pub const MAX_TOP: usize = 1000;
 
+/// The longest `$filter` read, in bytes. The real service sits behind a web server whose query
+/// strings stop well short of this (IIS's default is 2,048 bytes), so no filter it would take
+/// is refused here; what is refused gets the `SyntaxError` a malformed filter gets.
+pub const MAX_FILTER_LEN: usize = 8 * 1024;
+
+/// The deepest nesting of parentheses and `not` read: the parser descends once per level, so a
+/// bound keeps a hostile filter (1,500 `(` or 12,000 `not `) from exhausting a worker's stack.
+/// Far beyond any filter a person or an SDK writes.
+pub const MAX_FILTER_DEPTH: usize = 64;
+
 /// A parsed `$filter`.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Filter {
-    And(Box<Filter>, Box<Filter>),
-    Or(Box<Filter>, Box<Filter>),
+    /// Criteria joined by `and` (two or more), kept flat so that a long chain costs no depth.
+    And(Vec<Filter>),
+    /// Criteria joined by `or` (two or more).
+    Or(Vec<Filter>),
     Not(Box<Filter>),
-    Compare { field: String, op: CompareOp, value: Literal },
-    Between { field: String, low: Literal, high: Literal },
-    In { field: String, values: Vec<Literal> },
-    Text { field: String, op: TextOp, value: String },
-    IsNull { field: String, negated: bool },
+    Compare {
+        field: String,
+        op: CompareOp,
+        value: Literal,
+    },
+    Between {
+        field: String,
+        low: Literal,
+        high: Literal,
+    },
+    In {
+        field: String,
+        values: Vec<Literal>,
+    },
+    Text {
+        field: String,
+        op: TextOp,
+        value: String,
+    },
+    IsNull {
+        field: String,
+        negated: bool,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -186,6 +216,8 @@ fn tokenize(input: &str) -> Result<Vec<Token>, AvaError> {
 struct Parser {
     tokens: Vec<Token>,
     at: usize,
+    /// Parentheses and `not`s open around the token at `at`.
+    depth: usize,
 }
 
 fn is_keyword(token: Option<&Token>, keyword: &str) -> bool {
@@ -213,36 +245,47 @@ impl Parser {
     }
 
     fn or(&mut self) -> Result<Filter, AvaError> {
-        let mut left = self.and()?;
+        let mut terms = vec![self.and()?];
         while self.eat_keyword("or") {
-            let right = self.and()?;
-            left = Filter::Or(Box::new(left), Box::new(right));
+            terms.push(self.and()?);
         }
-        Ok(left)
+        Ok(if terms.len() == 1 { terms.remove(0) } else { Filter::Or(terms) })
     }
 
     fn and(&mut self) -> Result<Filter, AvaError> {
-        let mut left = self.unary()?;
+        let mut terms = vec![self.unary()?];
         while self.eat_keyword("and") {
-            let right = self.unary()?;
-            left = Filter::And(Box::new(left), Box::new(right));
+            terms.push(self.unary()?);
         }
-        Ok(left)
+        Ok(if terms.len() == 1 { terms.remove(0) } else { Filter::And(terms) })
     }
 
     fn unary(&mut self) -> Result<Filter, AvaError> {
+        if is_keyword(self.peek(), "not") || self.peek() == Some(&Token::Open) {
+            self.depth += 1;
+            if self.depth > MAX_FILTER_DEPTH {
+                return Err(syntax(format!(
+                    "The filter nests parentheses and 'not' deeper than {MAX_FILTER_DEPTH} levels."
+                )));
+            }
+            let inner = self.nested();
+            self.depth -= 1;
+            return inner;
+        }
+        self.criterion()
+    }
+
+    /// A `not` or a parenthesised filter, one level deeper.
+    fn nested(&mut self) -> Result<Filter, AvaError> {
         if self.eat_keyword("not") {
             return Ok(Filter::Not(Box::new(self.unary()?)));
         }
-        if self.peek() == Some(&Token::Open) {
-            self.at += 1;
-            let inner = self.or()?;
-            return match self.next() {
-                Some(Token::Close) => Ok(inner),
-                _ => Err(syntax("A parenthesis is not closed.")),
-            };
+        self.at += 1;
+        let inner = self.or()?;
+        match self.next() {
+            Some(Token::Close) => Ok(inner),
+            _ => Err(syntax("A parenthesis is not closed.")),
         }
-        self.criterion()
     }
 
     fn field(&mut self) -> Result<String, AvaError> {
@@ -362,11 +405,14 @@ fn describe(token: &Token) -> String {
 
 /// Parses a `$filter`; an empty or blank filter is `None`.
 pub fn parse_filter(input: &str) -> Result<Option<Filter>, AvaError> {
+    if input.len() > MAX_FILTER_LEN {
+        return Err(syntax(format!("The filter is {} bytes long; at most {MAX_FILTER_LEN} are read.", input.len())));
+    }
     let tokens = tokenize(input)?;
     if tokens.is_empty() {
         return Ok(None);
     }
-    let mut parser = Parser { tokens, at: 0 };
+    let mut parser = Parser { tokens, at: 0, depth: 0 };
     let filter = parser.or()?;
     match parser.peek() {
         None => Ok(Some(filter)),
@@ -463,8 +509,22 @@ fn compare(field: &str, value: &Value, literal: &Literal) -> Result<Option<Order
 
 fn matches(filter: &Filter, record: &Map<String, Value>) -> Result<bool, AvaError> {
     Ok(match filter {
-        Filter::And(a, b) => matches(a, record)? && matches(b, record)?,
-        Filter::Or(a, b) => matches(a, record)? || matches(b, record)?,
+        Filter::And(terms) => {
+            for term in terms {
+                if !matches(term, record)? {
+                    return Ok(false);
+                }
+            }
+            true
+        }
+        Filter::Or(terms) => {
+            for term in terms {
+                if matches(term, record)? {
+                    return Ok(true);
+                }
+            }
+            false
+        }
         Filter::Not(inner) => !matches(inner, record)?,
         Filter::Compare { field, op, value } => {
             let ordering = compare(field, field_value(record, field, false)?, value)?;
@@ -514,9 +574,10 @@ fn matches(filter: &Filter, record: &Map<String, Value>) -> Result<bool, AvaErro
 
 fn fields_of(filter: &Filter, out: &mut Vec<String>) {
     match filter {
-        Filter::And(a, b) | Filter::Or(a, b) => {
-            fields_of(a, out);
-            fields_of(b, out);
+        Filter::And(terms) | Filter::Or(terms) => {
+            for term in terms {
+                fields_of(term, out);
+            }
         }
         Filter::Not(inner) => fields_of(inner, out),
         Filter::Compare { field, .. }

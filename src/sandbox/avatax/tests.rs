@@ -121,6 +121,34 @@ fn a_refused_call_leaves_the_state_as_it_was() {
 }
 
 #[test]
+fn money_past_what_the_simulator_can_add_up_is_refused_and_stores_nothing() {
+    let mut state = state();
+    let before = format!("{:?}", state.transactions);
+    let max = "79228162514264337593543950335";
+    let mut two_lines = sale("HUGE-1", 1.0, false);
+    let line = two_lines["lines"][0].clone();
+    two_lines["lines"] = json!([line.clone(), line]);
+    // As text: a JSON number this large reads as a float just past the largest Decimal.
+    two_lines["lines"][0]["amount"] = json!(max);
+    two_lines["lines"][1]["amount"] = json!(max);
+    two_lines["lines"][1]["number"] = json!("2");
+    let mut tiny_quantity = sale("HUGE-2", 1e27, false);
+    tiny_quantity["lines"][0]["quantity"] = json!(1e-20);
+    let mut override_shares = sale("HUGE-3", 1e27, false);
+    let negative = json!({"number": "2", "quantity": 1, "amount": -9.99e26, "taxCode": "PS081282"});
+    override_shares["lines"].as_array_mut().unwrap().push(negative);
+    override_shares["taxOverride"] = json!({"type": "TaxAmount", "taxAmount": 1e27, "reason": "x"});
+    for body in [&two_lines, &tiny_quantity, &override_shares] {
+        let Err(error) = create(&mut state, body) else { panic!("accepted {body}") };
+        assert_eq!((error.status, error.code, error.number), (400, "RangeError", 6), "{body}");
+    }
+    assert_eq!(format!("{:?}", state.transactions), before);
+    // One line of the largest amount still works, and its totals render.
+    let one = create(&mut state, &sale("BIG-1", 1e27, false)).unwrap();
+    assert_eq!(one.total_amount(), one.lines[0].line_amount);
+}
+
+#[test]
 fn tax_amount_override_spreads_over_the_lines_and_keeps_the_calculation() {
     let mut state = state();
     let mut body = sale("OVR-1", 100.0, false);
@@ -137,12 +165,12 @@ fn tax_amount_override_spreads_over_the_lines_and_keeps_the_calculation() {
 fn filters_parse_with_precedence_and_refuse_what_is_malformed() {
     let parsed = odata::parse_filter("a eq 1 or b eq 'x' and (c gt 2)").unwrap().unwrap();
     match parsed {
-        Filter::Or(left, right) => {
+        Filter::Or(terms) => {
             assert_eq!(
-                *left,
+                terms[0],
                 Filter::Compare { field: "a".into(), op: CompareOp::Eq, value: Literal::Number("1".into()) }
             );
-            assert!(matches!(*right, Filter::And(_, _)));
+            assert!(matches!(&terms[1], Filter::And(t) if t.len() == 2));
         }
         other => panic!("or binds loosest: {other:?}"),
     }
@@ -161,6 +189,41 @@ fn filters_parse_with_precedence_and_refuse_what_is_malformed() {
     ] {
         assert_eq!(odata::parse_filter(text).unwrap_err().code, code, "{text}");
     }
+}
+
+#[test]
+fn hostile_filters_are_refused_as_syntax_errors_without_exhausting_the_stack() {
+    // Run on a thread with a worker's stack (tokio's 2 MiB), where the sandbox parses filters.
+    let worker = std::thread::Builder::new().stack_size(2 * 1024 * 1024);
+    let handle = worker
+        .spawn(|| {
+            let parens = format!("{}totalAmount gt 0{}", "(".repeat(1500), ")".repeat(1500));
+            let nots = format!("{}totalAmount gt 0", "not ".repeat(12_000));
+            for text in [parens.as_str(), nots.as_str()] {
+                let error = odata::parse_filter(text).unwrap_err();
+                assert_eq!((error.status, error.code, error.number), (400, "SyntaxError", 19));
+                assert_eq!(error.refers_to.as_deref(), Some("$filter"));
+            }
+            // As deep as allowed still parses and runs.
+            let depth = odata::MAX_FILTER_DEPTH;
+            let deep = format!("{}a gt 0{}", "(".repeat(depth), ")".repeat(depth));
+            assert!(odata::parse_filter(&deep).unwrap().is_some());
+            let too_deep = format!("{}not a gt 0", "not ".repeat(depth));
+            assert_eq!(odata::parse_filter(&too_deep).unwrap_err().code, "SyntaxError");
+            // The longest filter read, all `and`s: parsed, checked, matched and dropped.
+            let mut chain = String::from("a gt 0");
+            while chain.len() + " and a gt 0".len() <= odata::MAX_FILTER_LEN {
+                chain.push_str(" and a gt 0");
+            }
+            let records = vec![json!({"a": 1}), json!({"a": 0})];
+            let list = ListQuery { filter: Some(chain.clone()), order_by: None };
+            let page = odata::fetch_result("/x", records.clone(), &records[0], &list, &Query::default()).unwrap();
+            assert_eq!(page["@recordsetCount"], 1);
+            chain.push_str(" and a gt 0");
+            assert_eq!(odata::parse_filter(&chain).unwrap_err().code, "SyntaxError");
+        })
+        .unwrap();
+    handle.join().unwrap();
 }
 
 #[test]

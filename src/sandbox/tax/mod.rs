@@ -188,6 +188,10 @@ pub enum TaxError {
     UnknownEntityUseCode(String),
     #[error("freight {0} is negative")]
     NegativeFreight(Decimal),
+    #[error("the amounts are too large: together they pass {MAX_DOCUMENT_MONEY}")]
+    AmountTooLarge,
+    #[error("line {line}: amount {amount} over quantity {quantity} is too large a unit price")]
+    UnitPriceTooLarge { line: String, amount: Decimal, quantity: Decimal },
     #[error("the shipped tax table is broken: {0}")]
     Table(String),
 }
@@ -400,6 +404,33 @@ impl fmt::Display for Level {
             Level::Special => "Special",
         })
     }
+}
+
+/// The most money one document may carry: every amount, discount, freight and override on it,
+/// counted unsigned, together. A quarter of what a [`Decimal`] holds (about 1.98e28), so every
+/// net, tax, total and sum the simulators derive from them fits without overflow, while any sum
+/// a real document could hold passes.
+pub const MAX_DOCUMENT_MONEY: Decimal = Decimal::from_parts(u32::MAX, u32::MAX, u32::MAX >> 2, false, 0);
+
+/// The unsigned sum of `amounts` if it stays within [`MAX_DOCUMENT_MONEY`]; `None` past it.
+pub fn document_money(amounts: impl IntoIterator<Item = Decimal>) -> Option<Decimal> {
+    amounts
+        .into_iter()
+        .try_fold(Decimal::ZERO, |sum, amount| sum.checked_add(amount.abs()))
+        .filter(|sum| *sum <= MAX_DOCUMENT_MONEY)
+}
+
+/// `total × part / whole` (a share of `total` in proportion), `None` when it overflows or
+/// `whole` is zero. Exact when the product fits; else through the ratio, which is as exact as
+/// anything money needs.
+pub fn proportion(total: Decimal, part: Decimal, whole: Decimal) -> Option<Decimal> {
+    if whole.is_zero() {
+        return None;
+    }
+    total
+        .checked_mul(part)
+        .and_then(|product| product.checked_div(whole))
+        .or_else(|| part.checked_div(whole).and_then(|ratio| total.checked_mul(ratio)))
 }
 
 /// Rounds money to cents, half away from zero, as both vendors' examples do.
@@ -660,6 +691,11 @@ pub fn calculate(request: &Request) -> Result<Calculation, TaxError> {
     };
     let has_nexus = request.nexus.iter().any(|n| n.covers(&taxing.country, &taxing.region));
     let state = if taxing.country == "US" { table.state(&taxing.region) } else { None };
+    // Within this bound no sum, net or tax below can overflow.
+    let money = request.lines.iter().flat_map(|l| [l.amount, l.discount]).chain([request.freight]);
+    if document_money(money).is_none() {
+        return Err(TaxError::AmountTooLarge);
+    }
     let mut lines = Vec::with_capacity(request.lines.len());
     let mut unrounded_total = Decimal::ZERO;
     for line in &request.lines {
@@ -691,12 +727,14 @@ pub fn calculate(request: &Request) -> Result<Calculation, TaxError> {
             has_nexus,
             exempt,
             request.rounding,
-        );
+        )?;
         unrounded_total += raw;
         lines.push(tax);
     }
     let freight_exempt = request.exemption.applies(&taxing.country, &taxing.region)?;
-    let freight = (!request.freight.is_zero()).then(|| {
+    let freight = if request.freight.is_zero() {
+        None
+    } else {
         let (tax, raw) = tax_line(
             &taxing,
             state,
@@ -708,10 +746,10 @@ pub fn calculate(request: &Request) -> Result<Calculation, TaxError> {
             has_nexus,
             freight_exempt,
             request.rounding,
-        );
+        )?;
         unrounded_total += raw;
-        tax
-    });
+        Some(tax)
+    };
     let all: Vec<&LineTax> = lines.iter().chain(freight.as_ref()).collect();
     let total_tax = match request.rounding {
         Rounding::EachJurisdiction => all.iter().map(|l| l.tax).sum(),
@@ -747,13 +785,22 @@ fn tax_line(
     has_nexus: bool,
     exempt: bool,
     rounding: Rounding,
-) -> (LineTax, Decimal) {
+) -> Result<(LineTax, Decimal), TaxError> {
     let mut details = Vec::with_capacity(rates.jurisdictions.len());
     let mut raw_total = Decimal::ZERO;
     let mut taxable_max = Decimal::ZERO;
     let mut rate = Decimal::ZERO;
     if has_nexus && !exempt {
-        let unit = if quantity.is_zero() { net } else { net / quantity };
+        // A tiny quantity can make the unit price more than a Decimal holds.
+        let unit = if quantity.is_zero() {
+            net
+        } else {
+            net.checked_div(quantity).ok_or_else(|| TaxError::UnitPriceTooLarge {
+                line: id.to_owned(),
+                amount: net,
+                quantity,
+            })?
+        };
         for jurisdiction in &rates.jurisdictions {
             let (taxable, applied_rate) =
                 rules::taxable_part(state, rates, category, jurisdiction, unit, quantity, net);
@@ -801,5 +848,5 @@ fn tax_line(
         rate,
         details,
     };
-    (line, raw_total)
+    Ok((line, raw_total))
 }

@@ -526,8 +526,12 @@ fn build(
         )));
     }
     if version == ApiVersion::V2020 && !lines.is_empty() {
-        let lines_total: Decimal = lines.iter().map(|l| Decimal::from(l.quantity) * l.unit_price - l.discount).sum();
-        if lines_total + shipping != amount {
+        let too_large = || TaxjarError::bad_request(crate::sandbox::tax::TaxError::AmountTooLarge.to_string());
+        let lines_total = lines.iter().try_fold(Decimal::ZERO, |sum, l| {
+            Decimal::from(l.quantity).checked_mul(l.unit_price)?.checked_sub(l.discount)?.checked_add(sum)
+        });
+        let lines_total = lines_total.ok_or_else(too_large)?;
+        if lines_total.checked_add(shipping).ok_or_else(too_large)? != amount {
             return Err(TaxjarError::bad_request(format!(
                 "amount {amount} must equal the line items ({lines_total}) plus shipping ({shipping})"
             )));

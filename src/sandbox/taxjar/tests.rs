@@ -58,3 +58,26 @@ fn orders_past_the_cap_forget_the_oldest_created_first() {
         "seeded orders stay; the newest API ones fill the rest"
     );
 }
+
+#[test]
+fn amounts_past_what_the_simulator_can_multiply_or_add_are_a_400() {
+    use super::models::{ApiVersion, Fields, Kind};
+    let mut state = seeded_state(7, datetime!(2024-06-01 12:00 UTC));
+    let max = i64::MAX;
+    let body = serde_json::json!({"to_country": "US", "to_zip": "90002", "to_state": "CA", "shipping": 0,
+        "line_items": [{"quantity": max, "unit_price": max}]});
+    let error = super::wire::calculate(&state, &Fields::new(body.as_object().unwrap())).unwrap_err();
+    assert_eq!(error.status, 400, "{error:?}");
+    let body = serde_json::json!({"to_country": "US", "to_zip": "90002", "to_state": "CA", "shipping": 1e28,
+        "amount": 7e28, "line_items": [{"quantity": 1, "unit_price": 7e28}]});
+    let error = super::wire::calculate(&state, &Fields::new(body.as_object().unwrap())).unwrap_err();
+    assert_eq!(error.status, 400, "{error:?}");
+    // An order whose lines cannot be added up is refused and not stored.
+    let before = state.transactions.len();
+    let body = serde_json::json!({"transaction_id": "huge", "transaction_date": "2024-05-01",
+        "to_country": "US", "to_zip": "90002", "to_state": "CA", "amount": 10, "shipping": 0, "sales_tax": 0,
+        "line_items": [{"quantity": max, "unit_price": max, "sales_tax": 0}]});
+    let error = state.create(Kind::Order, &Fields::new(body.as_object().unwrap()), ApiVersion::V2020).unwrap_err();
+    assert_eq!(error.status, 400, "{error:?}");
+    assert_eq!(state.transactions.len(), before);
+}

@@ -130,7 +130,11 @@ pub fn calculate(state: &State, body: &Fields<'_>) -> Result<Value, TaxjarError>
         let quantity = item.quantity("quantity")?.unwrap_or(1);
         let unit_price = item.amount("unit_price")?.unwrap_or_default();
         let discount = item.amount("discount")?.unwrap_or_default();
-        let amount = Decimal::from(quantity) * unit_price;
+        let amount = Decimal::from(quantity).checked_mul(unit_price).ok_or_else(|| {
+            TaxjarError::bad_request(format!(
+                "line_items[{index}]: quantity {quantity} times unit_price {unit_price} is too large"
+            ))
+        })?;
         if discount > amount {
             return Err(TaxjarError::bad_request(format!(
                 "line_items[{index}].discount {discount} is more than the line's amount {amount}"
@@ -148,6 +152,12 @@ pub fn calculate(state: &State, body: &Fields<'_>) -> Result<Value, TaxjarError>
     }
     if lines.is_empty() {
         lines.push(tax::Line::new("1", Decimal::ONE, amount.unwrap_or_default()));
+    }
+    // Every sum of the answer (order total, taxable amounts) is made of these, so within the
+    // bound none overflows.
+    let money = lines.iter().flat_map(|l| [l.amount, l.discount]).chain([shipping, amount.unwrap_or_default()]);
+    if tax::document_money(money).is_none() {
+        return Err(TaxjarError::bad_request(tax::TaxError::AmountTooLarge.to_string()));
     }
     // Origin: from_*, else the first nexus address, else the address on file.
     let nexus_addresses = body.objects("nexus_addresses")?;
@@ -205,7 +215,9 @@ pub fn calculate(state: &State, body: &Fields<'_>) -> Result<Value, TaxjarError>
         | tax::TaxError::NegativeDiscount { .. }
         | tax::TaxError::DiscountExceedsAmount { .. }
         | tax::TaxError::UnknownTaxCode { .. }
-        | tax::TaxError::NegativeFreight(_) => TaxjarError::bad_request(e.to_string()),
+        | tax::TaxError::NegativeFreight(_)
+        | tax::TaxError::AmountTooLarge
+        | tax::TaxError::UnitPriceTooLarge { .. } => TaxjarError::bad_request(e.to_string()),
         _ => {
             // Which address was wrong: check the destination first, as TaxJar does.
             let prefix = if tax::rates(&request.to).is_err() { "to_" } else { "from_" };

@@ -1,0 +1,214 @@
+//! Hostile requests against a running sandbox (issue 19): absurd filters, money past what can be
+//! added up, and more request bodies at once than a listener holds. Each must be refused as the
+//! vendor would refuse it, while the sandbox goes on serving.
+
+#![allow(clippy::unwrap_used, reason = "a test panics on failure")]
+
+use std::time::Duration;
+
+use opsdeck::catalog::Service;
+use opsdeck::sandbox::{self, credentials, ServeLimits};
+use serde_json::{json, Value};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+async fn avatax(http: &reqwest::Client, request: reqwest::RequestBuilder) -> (u16, Value) {
+    let _ = http;
+    let response =
+        request.basic_auth(credentials::AVATAX_ACCOUNT_ID, Some(credentials::AVATAX_LICENSE_KEY)).send().await.unwrap();
+    let status = response.status().as_u16();
+    let text = response.text().await.unwrap();
+    (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
+}
+
+#[tokio::test]
+async fn a_nested_filter_is_avataxs_400_and_the_sandbox_goes_on() {
+    let sandbox = sandbox::start(0, 42).await.unwrap();
+    let base = sandbox.base_url(Service::Avatax);
+    let http = reqwest::Client::new();
+    let list = format!("{base}/api/v2/companies/DEFAULT/transactions");
+    let parens = format!("{}totalAmount gt 0{}", "(".repeat(1500), ")".repeat(1500));
+    let nots = format!("{}totalAmount gt 0", "not ".repeat(12_000));
+    for filter in [parens, nots] {
+        let (status, body) = avatax(&http, http.get(&list).query(&[("$filter", filter)])).await;
+        assert_eq!(status, 400, "{body}");
+        assert_eq!(body["error"]["code"], "SyntaxError", "{body}");
+        assert_eq!(body["error"]["details"][0]["refersTo"], "$filter", "{body}");
+    }
+    let (status, body) = avatax(&http, http.get(&list)).await;
+    assert_eq!(status, 200, "{body}");
+    sandbox.shutdown();
+}
+
+#[tokio::test]
+async fn money_past_what_can_be_added_up_is_a_400_and_stores_nothing() {
+    let sandbox = sandbox::start(0, 42).await.unwrap();
+    let http = reqwest::Client::new();
+    let base = sandbox.base_url(Service::Avatax);
+    let max = "79228162514264337593543950335";
+    let line = |n: &str| json!({"number": n, "quantity": 1, "amount": max, "taxCode": "PS081282"});
+    let document = json!({
+        "type": "SalesInvoice", "code": "HUGE", "companyCode": "DEFAULT", "date": "2024-06-14", "customerCode": "ABC",
+        "addresses": {"SingleLocation": {"line1": "123 Main Street", "city": "Irvine", "region": "CA", "country": "US", "postalCode": "92615"}},
+        "lines": [line("1"), line("2")],
+    });
+    let create = http
+        .post(format!("{base}/api/v2/transactions/create"))
+        .header("content-type", "application/json")
+        .body(document.to_string());
+    let (status, body) = avatax(&http, create).await;
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(body["error"]["code"], "RangeError", "{body}");
+    let (status, body) = avatax(&http, http.get(format!("{base}/api/v2/companies/DEFAULT/transactions"))).await;
+    assert_eq!(status, 200, "the list still answers: {body}");
+    let (status, body) = avatax(&http, http.get(format!("{base}/api/v2/companies/DEFAULT/transactions/HUGE"))).await;
+    assert_eq!(status, 404, "nothing was stored: {body}");
+
+    let taxjar = sandbox.base_url(Service::Taxjar);
+    let order = json!({"to_country": "US", "to_zip": "90002", "to_state": "CA", "shipping": 0,
+        "line_items": [{"quantity": i64::MAX, "unit_price": i64::MAX}]});
+    let response = http
+        .post(format!("{taxjar}/v2/taxes"))
+        .bearer_auth(credentials::TAXJAR_TOKEN)
+        .header("content-type", "application/json")
+        .body(order.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 400);
+    let body: Value = serde_json::from_str(&response.text().await.unwrap()).unwrap();
+    assert_eq!(body["error"], "Bad Request", "TaxJar's shape: {body}");
+    sandbox.shutdown();
+}
+
+/// Reads an answer's head (status line and headers) from a connection.
+async fn head(stream: &mut TcpStream) -> String {
+    let mut received = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !received.windows(4).any(|w| w == b"\r\n\r\n") {
+        let n = tokio::time::timeout(Duration::from_secs(10), stream.read(&mut buf)).await.unwrap().unwrap();
+        assert!(n > 0, "closed before an answer: {:?}", String::from_utf8_lossy(&received));
+        received.extend_from_slice(&buf[..n]);
+    }
+    String::from_utf8_lossy(&received).into_owned()
+}
+
+#[tokio::test]
+async fn bodies_past_a_listeners_budget_get_503_with_retry_after() {
+    let limits = ServeLimits { max_bodies_in_flight: 4096, body_read: Duration::from_secs(20), ..ServeLimits::DEFAULT };
+    let sandbox = sandbox::start_with(0, 42, limits).await.unwrap();
+    let addr = sandbox.endpoint(Service::Ably).addr;
+    let post = |length: usize| {
+        format!("POST /channels/big/messages HTTP/1.1\r\nHost: sandbox\r\nContent-Type: application/json\r\nContent-Length: {length}\r\n\r\n")
+    };
+    // One client holds 3,000 of the 4,096 bytes, sending its body slowly.
+    let mut holder = TcpStream::connect(addr).await.unwrap();
+    holder.write_all(post(3000).as_bytes()).await.unwrap();
+    holder.write_all(&[b' '; 10]).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    // A declared body past what is left is refused before it is sent.
+    let mut second = TcpStream::connect(addr).await.unwrap();
+    second.write_all(post(2000).as_bytes()).await.unwrap();
+    let answer = head(&mut second).await;
+    assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+    assert!(answer.to_ascii_lowercase().contains("retry-after: 1"), "{answer}");
+    // A chunked one, as it passes what is left.
+    let mut chunked = TcpStream::connect(addr).await.unwrap();
+    let chunk = format!("7d0\r\n{}\r\n0\r\n\r\n", " ".repeat(2000));
+    let request = "POST /channels/big/messages HTTP/1.1\r\nHost: sandbox\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
+    chunked.write_all(format!("{request}{chunk}").as_bytes()).await.unwrap();
+    let answer = head(&mut chunked).await;
+    assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+    // The holder finishes and is answered; its bytes are given back.
+    holder.write_all(&[b' '; 2990]).await.unwrap();
+    let answer = head(&mut holder).await;
+    assert!(!answer.starts_with("HTTP/1.1 503"), "{answer}");
+    drop(holder);
+    let mut third = TcpStream::connect(addr).await.unwrap();
+    third.write_all(post(2000).as_bytes()).await.unwrap();
+    third.write_all(&[b' '; 2000]).await.unwrap();
+    let answer = head(&mut third).await;
+    assert!(!answer.starts_with("HTTP/1.1 503"), "served once the bytes were given back: {answer}");
+    sandbox.shutdown();
+}
+
+/// A raw request to `addr` with `headers`; the status line and body of the answer.
+async fn raw_get(addr: std::net::SocketAddr, path: &str, headers: &str) -> String {
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    let request = format!("GET {path} HTTP/1.1\r\n{headers}Connection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = String::new();
+    tokio::time::timeout(Duration::from_secs(10), stream.read_to_string(&mut answer)).await.unwrap().unwrap();
+    answer
+}
+
+#[tokio::test]
+async fn the_control_port_answers_only_loopback_hosts_and_no_web_page() {
+    let sandbox = sandbox::start(0, 42).await.unwrap();
+    let control = sandbox.control;
+    let port = control.port();
+    for host in [format!("127.0.0.1:{port}"), format!("localhost:{port}"), format!("LOCALHOST:{port}")] {
+        let answer = raw_get(control, "/", &format!("Host: {host}\r\n")).await;
+        assert!(answer.starts_with("HTTP/1.1 200"), "{host}: {answer}");
+    }
+    let other = port.wrapping_add(1);
+    for host in ["evil.example".to_owned(), format!("evil.example:{port}"), format!("127.0.0.1:{other}")] {
+        let answer = raw_get(control, "/reset", &format!("Host: {host}\r\n")).await;
+        assert!(answer.starts_with("HTTP/1.1 403"), "{host}: {answer}");
+        assert!(answer.contains("\"error\":\"forbidden_host\""), "{answer}");
+    }
+    let answer = raw_get(control, "/", "").await;
+    assert!(answer.starts_with("HTTP/1.1 403"), "no Host: {answer}");
+    let headers = format!("Host: 127.0.0.1:{port}\r\nOrigin: http://evil.example\r\n");
+    let answer = raw_get(control, "/faults", &headers).await;
+    assert!(answer.starts_with("HTTP/1.1 403"), "{answer}");
+    assert!(answer.contains("\"error\":\"forbidden_origin\""), "{answer}");
+    // A cross-origin text/plain POST, as a web page sends one, resets nothing.
+    let http = reqwest::Client::new();
+    let response = http
+        .post(format!("{}/reset", sandbox.control_url()))
+        .header("origin", "http://evil.example")
+        .header("content-type", "text/plain")
+        .body("x")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 403);
+    sandbox.shutdown();
+}
+
+#[tokio::test]
+async fn webhooks_never_target_the_sandboxs_own_ports() {
+    let sandbox = sandbox::start(0, 42).await.unwrap();
+    let http = reqwest::Client::new();
+    let own = [sandbox.control_url(), sandbox.base_url(Service::Easypost), sandbox.base_url(Service::Mailgun)];
+    for base in &own {
+        let url = format!("{base}/reset");
+        let easypost = sandbox.base_url(Service::Easypost);
+        let response = http
+            .post(format!("{easypost}/v2/webhooks"))
+            .basic_auth(credentials::EASYPOST_KEY, Some(""))
+            .header("content-type", "application/json")
+            .body(json!({"webhook": {"url": url}}).to_string())
+            .send()
+            .await
+            .unwrap();
+        let status = response.status().as_u16();
+        let body = response.text().await.unwrap();
+        assert_eq!(status, 422, "{url}: {body}");
+        assert!(body.contains("a port of the sandbox itself"), "{body}");
+        let mailgun = sandbox.base_url(Service::Mailgun);
+        let response = http
+            .post(format!("{mailgun}/v3/domains/mg.example.com/webhooks"))
+            .basic_auth("api", Some(credentials::MAILGUN_KEY))
+            .form(&[("id", "delivered"), ("url", url.as_str())])
+            .send()
+            .await
+            .unwrap();
+        let status = response.status().as_u16();
+        let body = response.text().await.unwrap();
+        assert_eq!(status, 400, "{url}: {body}");
+        assert!(body.contains("a port of the sandbox itself"), "{body}");
+    }
+    sandbox.shutdown();
+}
