@@ -1509,3 +1509,33 @@ async fn a_table_of_records_keyed_by_name_has_a_row_per_name() {
     assert!(table[1].starts_with("delivered"), "{}", stdout(&out));
     assert!(table[2].starts_with("opened"), "{}", stdout(&out));
 }
+
+/// A body of tiny values (`[0,0,0,…]`) is held to the console's index budget: a filter or table
+/// over it is refused with a message naming its size and how to get the bytes, and the plain
+/// output is the body as it came, not a document built of it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_of_tiny_values_is_refused_for_filters_and_printed_as_it_came() {
+    let mut body = String::with_capacity(24 * 1024 * 1024);
+    body.push('[');
+    while body.len() < 24 * 1024 * 1024 {
+        body.push_str("0,");
+    }
+    body.push_str("0]");
+    let served = bytes::Bytes::from(body);
+    let page = served.clone();
+    let router = axum::Router::new().fallback(axum::routing::any(move || {
+        let page = page.clone();
+        async move { ([("content-type", "application/json")], page) }
+    }));
+    let url = serve(router).await;
+    let env = [("OPSDECK_ABLY_URL", url.as_str())];
+    let out = opsdeck_async(&["call", "ably", "messages_list", "channelId=a", "--jq", "length"], &env).await;
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let message = stderr(&out);
+    assert!(message.contains("the response (24.0 MB) holds more than"), "{message}");
+    assert!(message.contains("values") && message.contains("> body.json"), "{message}");
+    assert!(!message.contains("not JSON"), "{message}");
+    let out = opsdeck_async(&["call", "ably", "messages_list", "channelId=a"], &env).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(out.stdout == served, "the plain output is the body unchanged ({} bytes)", out.stdout.len());
+}

@@ -124,6 +124,14 @@ impl Output {
             return super::printable_body(&response.body, response.content_type(), self.to_terminal)
                 .map_err(|reason| Failure::runtime(format!("{}: {reason}", self.op_name)));
         }
+        if let Err(why) = super::json_budget(&response.body) {
+            return Err(Failure::runtime(format!(
+                "{}: {why}; --jq, -o table, --compact, --raw and --ndjson are refused for it. Without them \
+                 the body is printed as it came: redirect it to a file (`> body.json`) and read it with a \
+                 streaming tool",
+                self.op_name
+            )));
+        }
         let empty = response.body.iter().all(u8::is_ascii_whitespace);
         if self.format == Format::Table && self.filter.is_none() && !empty {
             return self.table_of_body(&response.body);

@@ -145,7 +145,10 @@ impl Redactor {
     pub fn learn(&mut self, text: &[u8]) {
         let mut found = Vec::new();
         let trimmed = text.trim_ascii_start();
-        if trimmed.starts_with(b"{") || trimmed.starts_with(b"[") {
+        // A document costs many times its text: only texts of a size a request or a kept
+        // history body has are read as one (the byte-level redaction covers the rest).
+        const MAX_LEARNED_JSON: usize = 4 * 1024 * 1024;
+        if (trimmed.starts_with(b"{") || trimmed.starts_with(b"[")) && trimmed.len() <= MAX_LEARNED_JSON {
             if let Ok(value) = serde_json::from_slice::<serde_json::Value>(trimmed) {
                 secrets_in_json(&value, false, &mut found);
             }
