@@ -861,6 +861,10 @@ fn printable_body(body: &[u8], content_type: Option<&str>, to_terminal: bool) ->
     }
 }
 
+/// How deep serde_json reads JSON into a document (its recursion limit): deeper JSON is still
+/// JSON, but `--jq` and the other reshaping outputs cannot read it.
+pub(crate) const SERDE_MAX_DEPTH: usize = 128;
+
 /// Bodies up to this size always fit the index budget (a value takes at least 2 bytes of body
 /// and 16 of index), so only bigger ones are checked.
 const ALWAYS_WITHIN_BUDGET: usize = 8 * 1024 * 1024;
@@ -907,6 +911,12 @@ fn json_of(response: &client::Response) -> Result<Value, Failure> {
         ))
     })?;
     serde_json::from_slice(&response.body).map_err(|e| {
+        if e.to_string().starts_with("recursion limit exceeded") {
+            return Failure::runtime(format!(
+                "a page of {} is JSON nested deeper than {SERDE_MAX_DEPTH} levels, more than --all-pages reads",
+                inert(&response.request_line)
+            ));
+        }
         Failure::runtime(format!(
             "a page of {} is not JSON ({e}); its first bytes: {}",
             inert(&response.request_line),

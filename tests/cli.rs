@@ -1539,3 +1539,35 @@ async fn a_body_of_tiny_values_is_refused_for_filters_and_printed_as_it_came() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(out.stdout == served, "the plain output is the body unchanged ({} bytes)", out.stdout.len());
 }
+
+/// Valid JSON nested deeper than a reader goes is called what it is, not "not JSON": printed as it
+/// came without a filter, and a filter or table says how deep it may be.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deeply_nested_json_is_json_and_says_how_deep_is_too_deep() {
+    let body = format!("{}0{}", "[".repeat(300), "]".repeat(300));
+    let served = body.clone();
+    let router = axum::Router::new().fallback(axum::routing::any(move || {
+        let page = served.clone();
+        async move { ([("content-type", "application/json")], page) }
+    }));
+    let url = serve(router).await;
+    let env = [("OPSDECK_ABLY_URL", url.as_str())];
+    let out = opsdeck_async(&["call", "ably", "messages_list", "channelId=a"], &env).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out).trim(), body);
+    let out = opsdeck_async(&["call", "ably", "messages_list", "channelId=a", "--jq", "length"], &env).await;
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("nested deeper than 128 levels"), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("not JSON"), "{}", stderr(&out));
+    let deeper = format!("{}0{}", "[".repeat(600), "]".repeat(600));
+    let router = axum::Router::new().fallback(axum::routing::any(move || {
+        let page = deeper.clone();
+        async move { ([("content-type", "application/json")], page) }
+    }));
+    let url = serve(router).await;
+    let env = [("OPSDECK_ABLY_URL", url.as_str())];
+    let out = opsdeck_async(&["call", "ably", "messages_list", "channelId=a", "-o", "table"], &env).await;
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("nested deeper than 512 levels"), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("not JSON"), "{}", stderr(&out));
+}

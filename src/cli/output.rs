@@ -147,6 +147,14 @@ impl Output {
                     return super::printable_body(&response.body, response.content_type(), self.to_terminal)
                         .map_err(|reason| Failure::runtime(format!("{}: {reason}", self.op_name)));
                 }
+                Err(e) if e.to_string().starts_with("recursion limit exceeded") => {
+                    return Err(Failure::runtime(format!(
+                        "{}: the response is JSON nested deeper than {} levels, more than --jq, -o table, \
+                         --compact, --raw and --ndjson read; without them it is printed as it came",
+                        self.op_name,
+                        super::SERDE_MAX_DEPTH
+                    )))
+                }
                 Err(e) => {
                     return Err(Failure::runtime(format!(
                         "{}: the response is not JSON ({e}), so it cannot be filtered or tabled",
@@ -226,8 +234,13 @@ impl Output {
 
     /// `-o table` of one response, read through the index: no DOM of the body, at any size.
     fn table_of_body(&self, body: &bytes::Bytes) -> Result<Vec<u8>, Failure> {
-        let doc = JsonDoc::parse(body.clone()).map_err(|e| {
-            Failure::runtime(format!("{}: the response is not JSON ({e}), so it cannot be tabled", self.op_name))
+        let doc = JsonDoc::parse(body.clone()).map_err(|e| match e.kind {
+            crate::json_index::JsonErrorKind::TooDeep => Failure::runtime(format!(
+                "{}: the response is JSON nested deeper than {} levels, so it cannot be tabled",
+                self.op_name,
+                crate::json_index::MAX_DEPTH
+            )),
+            _ => Failure::runtime(format!("{}: the response is not JSON ({e}), so it cannot be tabled", self.op_name)),
         })?;
         // Records keyed by name are rows named by their keys, as the console shows them.
         if let Some(rows) = self.keyed.zip(self.id_field).and_then(|(member, name)| doc.keyed_records(member, name)) {
