@@ -838,8 +838,12 @@ fn write_out(out: &mut dyn Write, bytes: &[u8]) -> Result<(), Failure> {
 /// into a file or pipe, but on a terminal only as inert text, never as raw bytes. `Err` says why
 /// it cannot be shown.
 fn printable_body(body: &[u8], content_type: Option<&str>, to_terminal: bool) -> Result<Vec<u8>, String> {
-    if let Ok(value) = serde_json::from_slice::<Value>(body) {
-        return Ok(pretty(&value));
+    // A body of more tiny values than the console's index budget allows is printed as it came,
+    // not pretty-printed: its document would take many times its size in memory.
+    if json_budget(body).is_ok() {
+        if let Ok(value) = serde_json::from_slice::<Value>(body) {
+            return Ok(pretty(&value));
+        }
     }
     if !to_terminal || body.is_empty() {
         return Ok(body.to_vec());
@@ -861,6 +865,30 @@ fn printable_body(body: &[u8], content_type: Option<&str>, to_terminal: bool) ->
     }
 }
 
+/// How deep serde_json reads JSON into a document (its recursion limit): deeper JSON is still
+/// JSON, but `--jq` and the other reshaping outputs cannot read it.
+pub(crate) const SERDE_MAX_DEPTH: usize = 128;
+
+/// Bodies up to this size always fit the index budget (a value takes at least 2 bytes of body
+/// and 16 of index), so only bigger ones are checked.
+const ALWAYS_WITHIN_BUDGET: usize = 8 * 1024 * 1024;
+
+/// Whether a JSON body may be read into a document: the console's index budget
+/// ([`crate::json_index::BUDGET_TIMES_BODY`] times its size plus
+/// [`crate::json_index::BUDGET_SLACK`]) applied to `opsdeck call`, so a body of tiny values
+/// (`[0,0,0,…]`) is refused rather than taking gigabytes. The error says why, for a message.
+pub(crate) fn json_budget(body: &[u8]) -> Result<(), String> {
+    if body.len() <= ALWAYS_WITHIN_BUDGET {
+        return Ok(());
+    }
+    match crate::json_index::JsonDoc::parse(bytes::Bytes::copy_from_slice(body)) {
+        Err(e) if matches!(e.kind, crate::json_index::JsonErrorKind::TooManyValues { .. }) => {
+            Err(format!("the response ({}) holds {}", crate::format::human_bytes(body.len() as u64), e.kind))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// An API error: the vendor's error body on stdout (as `gh api` does), the one-line message
 /// for stderr.
 fn api_failure(op: &Operation, error: &CallError, io: &mut CallIo<'_>) -> Failure {
@@ -879,7 +907,20 @@ fn api_failure(op: &Operation, error: &CallError, io: &mut CallIo<'_>) -> Failur
 }
 
 fn json_of(response: &client::Response) -> Result<Value, Failure> {
+    json_budget(&response.body).map_err(|why| {
+        Failure::runtime(format!(
+            "a page of {}: {why}; --all-pages reads every page into memory: read the pages one at a time \
+             without it",
+            inert(&response.request_line)
+        ))
+    })?;
     serde_json::from_slice(&response.body).map_err(|e| {
+        if e.to_string().starts_with("recursion limit exceeded") {
+            return Failure::runtime(format!(
+                "a page of {} is JSON nested deeper than {SERDE_MAX_DEPTH} levels, more than --all-pages reads",
+                inert(&response.request_line)
+            ));
+        }
         Failure::runtime(format!(
             "a page of {} is not JSON ({e}); its first bytes: {}",
             inert(&response.request_line),

@@ -1546,3 +1546,65 @@ async fn a_live_call_that_spends_needs_yes_and_says_what_it_spends() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(hits.load(Ordering::SeqCst), 1);
 }
+
+/// A body of tiny values (`[0,0,0,…]`) is held to the console's index budget: a filter or table
+/// over it is refused with a message naming its size and how to get the bytes, and the plain
+/// output is the body as it came, not a document built of it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_of_tiny_values_is_refused_for_filters_and_printed_as_it_came() {
+    let mut body = String::with_capacity(24 * 1024 * 1024);
+    body.push('[');
+    while body.len() < 24 * 1024 * 1024 {
+        body.push_str("0,");
+    }
+    body.push_str("0]");
+    let served = bytes::Bytes::from(body);
+    let page = served.clone();
+    let router = axum::Router::new().fallback(axum::routing::any(move || {
+        let page = page.clone();
+        async move { ([("content-type", "application/json")], page) }
+    }));
+    let url = serve(router).await;
+    let env = [("OPSDECK_ABLY_URL", url.as_str())];
+    let out = opsdeck_async(&["call", "ably", "messages_list", "channelId=a", "--jq", "length"], &env).await;
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let message = stderr(&out);
+    assert!(message.contains("the response (24.0 MB) holds more than"), "{message}");
+    assert!(message.contains("values") && message.contains("> body.json"), "{message}");
+    assert!(!message.contains("not JSON"), "{message}");
+    let out = opsdeck_async(&["call", "ably", "messages_list", "channelId=a"], &env).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(out.stdout == served, "the plain output is the body unchanged ({} bytes)", out.stdout.len());
+}
+
+/// Valid JSON nested deeper than a reader goes is called what it is, not "not JSON": printed as it
+/// came without a filter, and a filter or table says how deep it may be.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deeply_nested_json_is_json_and_says_how_deep_is_too_deep() {
+    let body = format!("{}0{}", "[".repeat(300), "]".repeat(300));
+    let served = body.clone();
+    let router = axum::Router::new().fallback(axum::routing::any(move || {
+        let page = served.clone();
+        async move { ([("content-type", "application/json")], page) }
+    }));
+    let url = serve(router).await;
+    let env = [("OPSDECK_ABLY_URL", url.as_str())];
+    let out = opsdeck_async(&["call", "ably", "messages_list", "channelId=a"], &env).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out).trim(), body);
+    let out = opsdeck_async(&["call", "ably", "messages_list", "channelId=a", "--jq", "length"], &env).await;
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("nested deeper than 128 levels"), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("not JSON"), "{}", stderr(&out));
+    let deeper = format!("{}0{}", "[".repeat(600), "]".repeat(600));
+    let router = axum::Router::new().fallback(axum::routing::any(move || {
+        let page = deeper.clone();
+        async move { ([("content-type", "application/json")], page) }
+    }));
+    let url = serve(router).await;
+    let env = [("OPSDECK_ABLY_URL", url.as_str())];
+    let out = opsdeck_async(&["call", "ably", "messages_list", "channelId=a", "-o", "table"], &env).await;
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("nested deeper than 512 levels"), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("not JSON"), "{}", stderr(&out));
+}

@@ -12,6 +12,7 @@ use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use axum::routing::any;
 use axum::Router;
+use base64::Engine as _;
 use opsdeck::catalog::Service;
 use opsdeck::client::{self, auth, pagination, CallError, Credentials, HttpSettings, Secret, Target, Values};
 use tokio_util::sync::CancellationToken;
@@ -121,6 +122,34 @@ async fn an_ably_next_link_to_another_origin_is_refused_and_never_reached() {
     let error = pagination::next_page(op.paging, &request, &response).unwrap_err();
     assert!(matches!(&error, CallError::OffOrigin { url, .. } if url.starts_with(&elsewhere)), "{error:?}");
     assert_eq!(connections.load(Ordering::SeqCst), 0);
+}
+
+/// A same-origin next link with user info (`http://evil:pw@host/...`) is followed without it:
+/// the next page goes with the user's credential, not one the server chose.
+#[tokio::test]
+async fn a_next_link_with_user_info_is_followed_without_it() {
+    let seen = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let log = seen.clone();
+    let router = Router::new().fallback(any(move |request: axum::extract::Request| {
+        let log = log.clone();
+        async move {
+            let header =
+                |name: &str| request.headers().get(name).and_then(|v| v.to_str().ok()).unwrap_or_default().to_owned();
+            log.lock().unwrap().push(header("authorization"));
+            let link = format!("<http://evil:pw@{}/channels?cursor=2>; rel=\"next\"", header("host"));
+            ([("link", link), ("content-type", "application/json".to_owned())], "[\"a\"]")
+        }
+    }));
+    let target = ably(serve(router).await);
+    let request = prepare(&target, "channels_list", &[]);
+    let response = send(&target, &request, HttpSettings::default()).await.unwrap();
+    let op = Service::Ably.operation("channels_list").unwrap();
+    let next = pagination::next_page(op.paging, &request, &response).unwrap().unwrap();
+    assert!(!next.url.contains("evil") && !next.url.contains("pw@"), "{}", next.url);
+    send(&target, &next, HttpSettings::default()).await.unwrap();
+    let seen = seen.lock().unwrap().clone();
+    let basic = |s: &str| format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(s));
+    assert_eq!(seen, [basic("app.key:s3cr3t"), basic("app.key:s3cr3t")], "evil:pw is {:?}", basic("evil:pw"));
 }
 
 /// Every secret of `credentials` as it would travel: the raw values and the real auth headers.

@@ -334,3 +334,46 @@ async fn the_console_history_view_inspects_edits_and_resends() {
     assert!(screen.contains("history · 3 of 3 calls"), "sent again and recorded: {screen}");
     h.keys("<Esc>");
 }
+
+/// Secrets a call carries in its own content: a JSON value's secret fields at any depth, a
+/// header-like `{"name":"Authorization","value":…}` pair, and a URL's user info are kept out of
+/// every column of the history (params, body, response, error).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn secrets_inside_json_values_and_urls_never_reach_the_file() {
+    let data = scratch("json-secrets");
+    let webhook = r#"{"url":"http://127.0.0.1:9/hook","webhook_secret":"WHSEC-first-0123","custom_headers":[{"name":"Authorization","value":"Bearer HDR-first-4567"}]}"#;
+    let out = opsdeck_async(&data, &["call", "easypost", "webhooks_create", &format!("webhook={webhook}")], &[]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let body = r#"{"webhook":{"url":"http://127.0.0.1:9/hook2","webhook_secret":"WHSEC-second-89","custom_headers":[{"name":"X-Api-Key","value":"HDR-second-0123"}]}}"#;
+    let out = opsdeck_async(&data, &["call", "easypost", "webhooks_create", "--body", body], &[]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = opsdeck_async(
+        &data,
+        &[
+            "call",
+            "mailgun",
+            "webhooks_create",
+            "domain=mg.example.com",
+            "id=delivered",
+            "url=https://hookuser:HOOKPASS-77@hooks.example.com/x",
+        ],
+        &[],
+    )
+    .await;
+    assert!(out.status.code().is_some(), "{}", stderr(&out));
+
+    let list = history_json(&data, &[]);
+    assert_eq!(list.as_array().unwrap().len(), 3, "{list}");
+    let mut everything = list.to_string();
+    for record in list.as_array().unwrap() {
+        everything.push_str(&history_json(&data, &["show", &record["id"].to_string()]).to_string());
+    }
+    for secret in ["WHSEC-first-0123", "HDR-first-4567", "WHSEC-second-89", "HDR-second-0123", "HOOKPASS-77"] {
+        assert!(!everything.contains(secret), "{secret} is in the history: {everything}");
+    }
+    assert!(everything.contains("127.0.0.1:9/hook"), "what is not a secret stays: {everything}");
+    let bytes = raw_bytes(&data);
+    for secret in ["WHSEC-first-0123", "HDR-first-4567", "WHSEC-second-89", "HDR-second-0123", "HOOKPASS-77"] {
+        assert_absent(&bytes, secret);
+    }
+}

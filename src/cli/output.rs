@@ -124,6 +124,14 @@ impl Output {
             return super::printable_body(&response.body, response.content_type(), self.to_terminal)
                 .map_err(|reason| Failure::runtime(format!("{}: {reason}", self.op_name)));
         }
+        if let Err(why) = super::json_budget(&response.body) {
+            return Err(Failure::runtime(format!(
+                "{}: {why}; --jq, -o table, --compact, --raw and --ndjson are refused for it. Without them \
+                 the body is printed as it came: redirect it to a file (`> body.json`) and read it with a \
+                 streaming tool",
+                self.op_name
+            )));
+        }
         let empty = response.body.iter().all(u8::is_ascii_whitespace);
         if self.format == Format::Table && self.filter.is_none() && !empty {
             return self.table_of_body(&response.body);
@@ -138,6 +146,14 @@ impl Output {
                     // --compact or --raw on a text body: nothing to reshape.
                     return super::printable_body(&response.body, response.content_type(), self.to_terminal)
                         .map_err(|reason| Failure::runtime(format!("{}: {reason}", self.op_name)));
+                }
+                Err(e) if e.to_string().starts_with("recursion limit exceeded") => {
+                    return Err(Failure::runtime(format!(
+                        "{}: the response is JSON nested deeper than {} levels, more than --jq, -o table, \
+                         --compact, --raw and --ndjson read; without them it is printed as it came",
+                        self.op_name,
+                        super::SERDE_MAX_DEPTH
+                    )))
                 }
                 Err(e) => {
                     return Err(Failure::runtime(format!(
@@ -218,8 +234,13 @@ impl Output {
 
     /// `-o table` of one response, read through the index: no DOM of the body, at any size.
     fn table_of_body(&self, body: &bytes::Bytes) -> Result<Vec<u8>, Failure> {
-        let doc = JsonDoc::parse(body.clone()).map_err(|e| {
-            Failure::runtime(format!("{}: the response is not JSON ({e}), so it cannot be tabled", self.op_name))
+        let doc = JsonDoc::parse(body.clone()).map_err(|e| match e.kind {
+            crate::json_index::JsonErrorKind::TooDeep => Failure::runtime(format!(
+                "{}: the response is JSON nested deeper than {} levels, so it cannot be tabled",
+                self.op_name,
+                crate::json_index::MAX_DEPTH
+            )),
+            _ => Failure::runtime(format!("{}: the response is not JSON ({e}), so it cannot be tabled", self.op_name)),
         })?;
         // Records keyed by name are rows named by their keys, as the console shows them.
         if let Some(rows) = self.keyed.zip(self.id_field).and_then(|(member, name)| doc.keyed_records(member, name)) {

@@ -105,7 +105,8 @@ pub fn http_client(settings: &HttpSettings) -> Result<reqwest::Client, CallError
         let first = attempt.previous().first().map(reqwest::Url::as_str).unwrap_or_default();
         let (here, there) = (pagination::origin(first), pagination::origin(attempt.url().as_str()));
         if here.is_none() || here != there {
-            let refused = RefusedRedirect { url: attempt.url().to_string(), origin: here.unwrap_or_default() };
+            let url = pagination::without_userinfo(attempt.url().as_str());
+            let refused = RefusedRedirect { url, origin: here.unwrap_or_default() };
             attempt.error(refused)
         } else if attempt.previous().len() > MAX_REDIRECTS {
             attempt.error(format!("more than {MAX_REDIRECTS} redirects"))

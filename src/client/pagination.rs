@@ -28,6 +28,7 @@ pub fn next_page(
     let Some(url) = next_url(paging, request, response) else {
         return Ok(None);
     };
+    let url = without_userinfo(&url);
     let (here, there) = (origin(&request.url), origin(&url));
     if here.is_none() || here != there {
         return Err(CallError::OffOrigin { url, origin: here.unwrap_or_else(|| request.url.clone()) });
@@ -35,6 +36,20 @@ pub fn next_page(
     let mut next = request.clone();
     next.url = url;
     Ok(Some(next))
+}
+
+/// `url` without user info: reqwest turns a URL's `user:password@` into Basic auth, so a link
+/// from the server carrying one would replace the user's credential with the server's choice (and
+/// print a password wherever the link is shown). Text that is not a URL is returned as it is.
+pub fn without_userinfo(url: &str) -> String {
+    match Url::parse(url) {
+        Ok(mut parsed) if !parsed.username().is_empty() || parsed.password().is_some() => {
+            let _ = parsed.set_username("");
+            let _ = parsed.set_password(None);
+            parsed.to_string()
+        }
+        _ => url.to_owned(),
+    }
 }
 
 /// `scheme://host:port` of a URL, with the scheme's default port made explicit, so that

@@ -126,13 +126,67 @@ impl Redactor {
         bytes
     }
 
-    /// A parameter's value as it may be kept: redacted whole when its name says it is a secret.
+    /// A parameter's value as it may be kept: redacted whole when its name says it is a secret;
+    /// otherwise as [`Redactor::scrub`] leaves it (a JSON value's secret fields, URLs' user info).
     pub fn param(&self, name: &str, value: &str) -> String {
         if is_secret_name(name) {
             REDACTED.to_owned()
         } else {
-            self.text(value)
+            String::from_utf8_lossy(&self.scrub(value.as_bytes())).into_owned()
         }
+    }
+
+    /// Learns the secrets a request or response carries in its own content, so they are removed
+    /// wherever else they appear (a webhook secret sent in a parameter and echoed in the response,
+    /// a URL's password repeated in an error): the string values of secret-named fields at any
+    /// depth (and every string under them), the values of header-like pairs
+    /// (`{"name":"Authorization","value":"Bearer …"}`), and the user info of every URL.
+    /// `text` need not be JSON; what is not JSON only gives its URLs' user info.
+    pub fn learn(&mut self, text: &[u8]) {
+        let mut found = Vec::new();
+        let trimmed = text.trim_ascii_start();
+        // A document costs many times its text: only texts of a size a request or a kept
+        // history body has are read as one (the byte-level redaction covers the rest).
+        const MAX_LEARNED_JSON: usize = 4 * 1024 * 1024;
+        if (trimmed.starts_with(b"{") || trimmed.starts_with(b"[")) && trimmed.len() <= MAX_LEARNED_JSON {
+            if let Ok(value) = serde_json::from_slice::<serde_json::Value>(trimmed) {
+                secrets_in_json(&value, false, &mut found);
+            }
+        }
+        for (from, to) in userinfo_spans(text) {
+            let userinfo = String::from_utf8_lossy(&text[from..to]).into_owned();
+            if let Some((_, password)) = userinfo.split_once(':') {
+                found.push(password.to_owned());
+                found.push(percent_decoded(password));
+            }
+            found.push(percent_decoded(&userinfo));
+            found.push(userinfo);
+        }
+        for secret in found {
+            self.add(secret);
+        }
+    }
+
+    /// One more secret to remove (and its JSON-escaped form), unless it is too short to be one.
+    fn add(&mut self, secret: String) {
+        if secret.len() < MIN_SECRET_LEN {
+            return;
+        }
+        let escaped = serde_json::to_string(&secret).unwrap_or_default();
+        let escaped = escaped.trim_matches('"');
+        if escaped != secret && escaped.len() >= MIN_SECRET_LEN {
+            self.secrets.push(escaped.to_owned());
+        }
+        self.secrets.push(secret);
+        self.secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+        self.secrets.dedup();
+    }
+
+    /// Text (JSON or not, whole or cut) as it may be kept: the values of secret-named JSON fields
+    /// redacted ([`json_fields`]), every known secret removed, and the user info of every URL in
+    /// it replaced (`https://[redacted]@host/`).
+    pub fn scrub(&self, text: &[u8]) -> Vec<u8> {
+        without_userinfo(&self.bytes(&json_fields(text)))
     }
 
     /// A URL as it may be logged or kept: no user info, secret-named query values redacted,
@@ -160,16 +214,109 @@ impl Redactor {
     }
 }
 
+/// Collects the secrets in a JSON value: every string under a secret-named field (`under`), and
+/// the value of a header-like pair whose name is a secret header's.
+fn secrets_in_json(value: &serde_json::Value, under: bool, found: &mut Vec<String>) {
+    use serde_json::Value;
+    match value {
+        Value::String(text) if under => {
+            found.push(text.clone());
+            // `Bearer xyz`, `Basic xyz`: the credential alone may be repeated elsewhere.
+            if let Some((_, credential)) = text.split_once(' ') {
+                found.push(credential.trim().to_owned());
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|item| secrets_in_json(item, under, found)),
+        Value::Object(fields) => {
+            let header_name = fields.iter().find_map(|(key, value)| {
+                matches!(key.to_ascii_lowercase().as_str(), "name" | "key" | "header").then(|| value.as_str()).flatten()
+            });
+            let header_secret = header_name.is_some_and(is_secret_header);
+            for (key, value) in fields {
+                let secret = under
+                    || is_secret_name(key)
+                    || (header_secret && matches!(key.to_ascii_lowercase().as_str(), "value" | "values"));
+                secrets_in_json(value, secret, found);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Whether a header of this name carries a credential (`Authorization`, `X-Api-Key`, `Cookie`).
+pub fn is_secret_header(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    is_secret_name(name) || lower.contains("auth") || lower.contains("cookie") || lower.contains("api-key")
+}
+
+/// The spans of user info in every URL of `text`: after `://` (or `:\/\/` in JSON), up to the
+/// last `@` before the authority ends.
+fn userinfo_spans(text: &[u8]) -> Vec<(usize, usize)> {
+    let mut spans = Vec::new();
+    let mut at = 0;
+    while let Some(found) = memchr::memchr(b':', &text[at..]) {
+        let sep = at + found;
+        let start = if text[sep..].starts_with(b"://") {
+            sep + 3
+        } else if text[sep..].starts_with(br":\/\/") {
+            sep + 5
+        } else {
+            at = sep + 1;
+            continue;
+        };
+        let mut end = start;
+        let mut last_at = None;
+        while end < text.len() {
+            match text[end] {
+                b'/' | b'\\' | b'?' | b'#' | b'"' | b'\'' | b'<' | b'>' | b'`' => break,
+                c if c.is_ascii_whitespace() || c.is_ascii_control() => break,
+                b'@' => last_at = Some(end),
+                _ => {}
+            }
+            end += 1;
+        }
+        if let Some(last) = last_at {
+            if last > start {
+                spans.push((start, last));
+            }
+        }
+        at = end.max(sep + 1);
+    }
+    spans
+}
+
+/// `text` with the user info of every URL replaced by `[redacted]`.
+pub fn without_userinfo(text: &[u8]) -> Vec<u8> {
+    let spans = userinfo_spans(text);
+    if spans.is_empty() {
+        return text.to_vec();
+    }
+    let mut out = Vec::with_capacity(text.len());
+    let mut from = 0;
+    for (start, end) in spans {
+        out.extend_from_slice(&text[from..start]);
+        out.extend_from_slice(REDACTED.as_bytes());
+        from = end;
+    }
+    out.extend_from_slice(&text[from..]);
+    out
+}
+
 fn percent_decoded(text: &str) -> String {
     percent_encoding::percent_decode_str(text).decode_utf8_lossy().into_owned()
 }
 
 /// Whether a parameter, query or JSON field of this name holds a secret (compared
 /// case-insensitively, `-` and `_` ignored): API keys, tokens, signatures, passwords, MACs.
-/// Suffixes, not substrings: `keyName` and `keyword` are not secrets; over-redacting `monkey` is
-/// the safe side of the trade.
+/// `secret`, `password`, `passphrase` and `token` anywhere in the name (`webhook_secret`,
+/// `secretKey`, `tokens`); the other words as suffixes: `keyName` and `keyword` are not secrets;
+/// over-redacting `monkey` is the safe side of the trade.
 pub fn is_secret_name(name: &str) -> bool {
     let name: String = name.chars().filter(|c| *c != '_' && *c != '-').collect::<String>().to_ascii_lowercase();
+    const SECRET_WORDS: [&str; 5] = ["secret", "password", "passwd", "passphrase", "token"];
+    if SECRET_WORDS.iter().any(|word| name.contains(word)) {
+        return true;
+    }
     const SECRET_ENDINGS: [&str; 7] = ["key", "secret", "token", "password", "passphrase", "signature", "credential"];
     SECRET_ENDINGS.iter().any(|word| name.ends_with(word))
         || matches!(name.as_str(), "mac" | "sig" | "auth" | "authorization" | "credentials")
@@ -278,6 +425,21 @@ mod tests {
         assert_eq!(
             redactor.url("https://u:p@example.com/x?key=a.b:c&limit=5&access_token=t"),
             "https://example.com/x?key=[redacted]&limit=5&access_token=[redacted]"
+        );
+    }
+
+    #[test]
+    fn secrets_carried_in_json_and_urls_are_learned_and_removed_everywhere() {
+        let mut redactor = Redactor::default();
+        redactor.learn(br#"{"a":{"custom_headers":[{"name":"Authorization","value":"Bearer abc-123-def"}]},"u":"https://me:pw-9876@h.com/x"}"#);
+        assert_eq!(redactor.scrub(b"echo abc-123-def and pw-9876"), b"echo [redacted] and [redacted]");
+        assert_eq!(
+            redactor.scrub(br#"{"url":"https:\/\/x:y@h.com\/p","webhook_secret":"s"}"#),
+            br#"{"url":"https:\/\/[redacted]@h.com\/p","webhook_secret":"[redacted]"}"#
+        );
+        assert_eq!(
+            without_userinfo(b"see http://a:b@c.d/e?f=g@h and mailto:x@y"),
+            b"see http://[redacted]@c.d/e?f=g@h and mailto:x@y"
         );
     }
 }

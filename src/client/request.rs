@@ -444,7 +444,14 @@ fn finish(
 /// 50 MB here would cost as much as indexing it.
 fn is_json(body: &[u8]) -> bool {
     if body.len() <= FULLY_CHECKED_JSON {
-        return serde_json::from_slice::<serde::de::IgnoredAny>(body).is_ok();
+        // The index's pass, not serde's: it has no recursion limit of 128, so JSON nested deeper
+        // is still JSON (nested past the index's own depth limit, or holding more values than it
+        // may index, it is JSON too: whoever reads it says why it cannot).
+        use crate::json_index::{JsonDoc, JsonErrorKind};
+        return match JsonDoc::parse(Bytes::copy_from_slice(body)) {
+            Ok(_) => true,
+            Err(e) => matches!(e.kind, JsonErrorKind::TooDeep | JsonErrorKind::TooManyValues { .. }),
+        };
     }
     let text = body.trim_ascii();
     matches!((text.first(), text.last()), (Some(b'{'), Some(b'}')) | (Some(b'['), Some(b']')))

@@ -622,58 +622,140 @@ fn profile_secrets(place: &ProfilePlace<'_>) -> anyhow::Result<Option<Vec<Given>
         .map(Some)
 }
 
-/// Runs `sh -c command` and returns its trimmed output: the secret. A command still running
-/// after `timeout` is killed and is an error.
+/// The most a secret command may print before its first line ends: a secret is far shorter, and
+/// a command like `yes` must not fill memory.
+pub const SECRET_COMMAND_MAX_OUTPUT: usize = 64 * 1024;
+
+/// Runs `sh -c command` in a process group of its own and returns the secret: its first line,
+/// trimmed, as soon as that line has ended (the rest, and the command's exit, are not waited for),
+/// or its whole trimmed output when it ends without a newline. A command still running after
+/// `timeout`, or printing more than [`SECRET_COMMAND_MAX_OUTPUT`] before its first line ends, is
+/// killed with everything it started (the whole group) and is an error. Its standard error is never
+/// read: a failure says only its exit status, since that text may hold a secret.
 fn run_secret_command(command: &str, timeout: Duration) -> anyhow::Result<String> {
+    use std::os::unix::process::CommandExt as _;
     let shown = inert(command);
     let mut child = Command::new("sh")
         .arg("-c")
         .arg(command)
+        .process_group(0)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+        .stderr(Stdio::null())
         .spawn()
         .map_err(|e| anyhow::anyhow!("cannot run `{shown}`: {e}"))?;
-    // Both pipes are drained while the command runs, so one that writes a lot cannot block on a
-    // full pipe; the readers report through channels so a grandchild keeping a pipe open cannot
-    // hold opsdeck past the deadline either.
-    let stdout = read_in_background(child.stdout.take());
-    let stderr = read_in_background(child.stderr.take());
+    let group = ProcessGroup(child.id());
+    // The reader reports through a channel, so a grandchild keeping the pipe open cannot hold
+    // opsdeck past the deadline.
+    let chunks = read_in_background(child.stdout.take());
     let deadline = Instant::now() + timeout;
+    let mut output = Vec::new();
+    let stopped = |child: &mut std::process::Child, why: String| {
+        group.kill();
+        let _ = child.kill();
+        let _ = child.wait();
+        anyhow::anyhow!(why)
+    };
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match chunks.recv_timeout(left) {
+            Ok(chunk) => {
+                output.extend_from_slice(&chunk);
+                if let Some(line) = first_line(&output) {
+                    let line = line.to_vec();
+                    // The secret is in: whatever the command still does is not waited for.
+                    group.kill();
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    return secret_text(&shown, line);
+                }
+                if output.len() > SECRET_COMMAND_MAX_OUTPUT {
+                    let kb = SECRET_COMMAND_MAX_OUTPUT / 1024;
+                    return Err(stopped(
+                        &mut child,
+                        format!("`{shown}` printed more than {kb} KB without ending a line, and was stopped"),
+                    ));
+                }
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                let seconds = timeout.as_secs_f32();
+                return Err(stopped(
+                    &mut child,
+                    format!("`{shown}` gave no answer within {seconds} s and was stopped"),
+                ));
+            }
+        }
+    }
+    // The output ended without a finished line: the command's exit says whether it is the secret.
     let status = loop {
         if let Some(status) = child.try_wait()? {
             break status;
         }
         if Instant::now() >= deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            anyhow::bail!("`{shown}` gave no answer within {} s and was stopped", timeout.as_secs_f32());
+            let seconds = timeout.as_secs_f32();
+            return Err(stopped(&mut child, format!("`{shown}` gave no answer within {seconds} s and was stopped")));
         }
         std::thread::sleep(Duration::from_millis(10));
     };
-    let remaining = || deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(100));
-    let output = stdout.recv_timeout(remaining()).unwrap_or_default();
-    let errors = stderr.recv_timeout(remaining()).unwrap_or_default();
-    anyhow::ensure!(
-        status.success(),
-        "`{shown}` failed ({status}): {}",
-        inert(String::from_utf8_lossy(&errors).trim())
-    );
+    group.kill();
+    anyhow::ensure!(status.success(), "`{shown}` failed ({status})");
+    secret_text(&shown, output)
+}
+
+/// The first line of `output` with something in it, once that line has ended.
+fn first_line(output: &[u8]) -> Option<&[u8]> {
+    let mut rest = output;
+    while let Some(end) = memchr::memchr(b'\n', rest) {
+        let line = &rest[..end];
+        if !line.trim_ascii().is_empty() {
+            return Some(line);
+        }
+        rest = &rest[end + 1..];
+    }
+    None
+}
+
+fn secret_text(shown: &str, bytes: Vec<u8>) -> anyhow::Result<String> {
     let secret =
-        String::from_utf8(output).map_err(|_| anyhow::anyhow!("`{shown}` printed something that is not UTF-8"))?;
+        String::from_utf8(bytes).map_err(|_| anyhow::anyhow!("`{shown}` printed something that is not UTF-8"))?;
     let secret = secret.trim().to_owned();
     anyhow::ensure!(!secret.is_empty(), "`{shown}` printed nothing");
     Ok(secret)
 }
 
+/// The process group a secret command runs in (its id is the `sh`'s pid).
+struct ProcessGroup(u32);
+
+impl ProcessGroup {
+    /// Kills every process of the group, the command's children with it. Through `sh`'s `kill`
+    /// builtin, so no foreign-function binding is needed; a group already gone is no error.
+    fn kill(&self) {
+        let _ = Command::new("sh")
+            .args(["-c", "kill -s KILL -- -\"$1\" 2>/dev/null", "sh", &self.0.to_string()])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+    }
+}
+
+/// The pipe's bytes as they come, in chunks, then the channel closes at its end.
 fn read_in_background(pipe: Option<impl Read + Send + 'static>) -> mpsc::Receiver<Vec<u8>> {
     let (sender, receiver) = mpsc::channel();
     std::thread::spawn(move || {
-        let mut bytes = Vec::new();
-        if let Some(mut pipe) = pipe {
-            let _ = pipe.read_to_end(&mut bytes);
+        let Some(mut pipe) = pipe else { return };
+        let mut buffer = vec![0; 8192];
+        loop {
+            match pipe.read(&mut buffer) {
+                Ok(0) | Err(_) => return,
+                Ok(n) => {
+                    if sender.send(buffer[..n].to_vec()).is_err() {
+                        return;
+                    }
+                }
+            }
         }
-        let _ = sender.send(bytes);
     });
     receiver
 }
@@ -980,6 +1062,49 @@ mod tests {
         assert!(started.elapsed() < Duration::from_secs(3), "took {:?}", started.elapsed());
         assert!(err.contains("gave no answer within 0.3 s and was stopped"), "{err}");
         assert_eq!(run_secret_command("printf ' s3 \\n'", SECRET_COMMAND_TIMEOUT).unwrap(), "s3");
+    }
+
+    /// Whether process `pid` is gone (or only a zombie waiting to be reaped by init).
+    fn gone(pid: &str) -> bool {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .map_or(true, |stat| stat.rsplit(')').next().is_some_and(|rest| rest.trim_start().starts_with('Z')))
+    }
+
+    #[test]
+    fn a_secret_command_is_stopped_with_its_children_and_answers_at_its_first_line() {
+        let dir = std::env::temp_dir().join(format!("opsdeck-secret-cmd-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let pid_file = dir.join("pid");
+        // A timeout kills what the command started, not only `sh`.
+        let command = format!("sleep 37 & echo $! > '{}'; wait", pid_file.display());
+        let err = run_secret_command(&command, Duration::from_millis(500)).unwrap_err().to_string();
+        assert!(err.contains("was stopped"), "{err}");
+        let pid = std::fs::read_to_string(&pid_file).unwrap().trim().to_owned();
+        let started = Instant::now();
+        while !gone(&pid) && started.elapsed() < Duration::from_secs(2) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(gone(&pid), "the command's child {pid} outlived its timeout");
+
+        // A finished first line is the secret: neither the rest nor the exit is waited for.
+        let started = Instant::now();
+        assert_eq!(run_secret_command("sleep 30 & echo key-1234", SECRET_COMMAND_TIMEOUT).unwrap(), "key-1234");
+        assert!(started.elapsed() < Duration::from_secs(3), "took {:?}", started.elapsed());
+        assert_eq!(run_secret_command("printf 'pw-1\\nlogin: me\\n'", SECRET_COMMAND_TIMEOUT).unwrap(), "pw-1");
+
+        // Endless output without a line end stops at the cap, at once.
+        let started = Instant::now();
+        let err = run_secret_command("cat /dev/zero", SECRET_COMMAND_TIMEOUT).unwrap_err().to_string();
+        assert!(err.contains("printed more than 64 KB without ending a line"), "{err}");
+        assert!(started.elapsed() < Duration::from_secs(3), "took {:?}", started.elapsed());
+
+        // A failure says its exit status, never what the command wrote to stderr.
+        let err = run_secret_command("printf 'bad token TOP%s' SECRET-1 >&2; exit 3", SECRET_COMMAND_TIMEOUT)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("failed (exit status: 3)"), "{err}");
+        assert!(!err.contains("TOPSECRET-1"), "{err}");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

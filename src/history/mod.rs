@@ -35,7 +35,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::catalog::{Operation, Service};
-use crate::client::redact::{self, Redactor, REDACTED};
+use crate::client::redact::{Redactor, REDACTED};
 use crate::client::{CallError, Response, Target, Values};
 use crate::config::{HistorySettings, Mode};
 
@@ -569,20 +569,34 @@ struct StoredEntry {
 
 impl StoredEntry {
     fn from_entry(entry: &Entry, max_body_bytes: usize) -> StoredEntry {
-        let redactor = &entry.redactor;
+        // The secrets the call carries in its own content (a webhook's secret or custom
+        // Authorization header in a JSON value, a URL's password) are learned from every column
+        // first, so each is removed from every other column too.
+        let mut learned = entry.redactor.clone();
+        for value in entry.values.values() {
+            learned.learn(value.as_bytes());
+        }
+        let body_text = entry.body.as_ref().map(Value::to_string);
+        if let Some(text) = &body_text {
+            learned.learn(text.as_bytes());
+        }
+        let (status, error, content_type, response) = match &entry.outcome {
+            Outcome::Response { status, content_type, body } => (Some(*status), None, content_type.clone(), body),
+            Outcome::Failed { status, message, body } => (*status, Some(message), None, body),
+        };
+        if let Some(message) = error {
+            learned.learn(message.as_bytes());
+        }
+        // Only the part that may be kept is read for secrets: a huge body is never parsed whole.
+        learned.learn(&response[..max_body_bytes.min(response.len())]);
+        let redactor = &learned;
         let params: Map<String, Value> = entry
             .values
             .iter()
             .map(|(name, value)| (name.clone(), Value::String(redactor.param(name, value))))
             .collect();
-        let body = entry.body.as_ref().map(|doc| {
-            let text = redact::json_fields(doc.to_string().as_bytes());
-            String::from_utf8_lossy(&redactor.bytes(&text)).into_owned()
-        });
-        let (status, error, content_type, response) = match &entry.outcome {
-            Outcome::Response { status, content_type, body } => (Some(*status), None, content_type.clone(), body),
-            Outcome::Failed { status, message, body } => (*status, Some(redactor.text(message)), None, body),
-        };
+        let body = body_text.map(|text| String::from_utf8_lossy(&redactor.scrub(text.as_bytes())).into_owned());
+        let error = error.map(|message| String::from_utf8_lossy(&redactor.scrub(message.as_bytes())).into_owned());
         let (kept, truncated) = kept_body(response, max_body_bytes, redactor);
         StoredEntry {
             profile: redactor.text(&entry.profile),
@@ -605,7 +619,7 @@ impl StoredEntry {
 fn kept_body(body: &[u8], cap: usize, redactor: &Redactor) -> (Vec<u8>, bool) {
     let cut = redactor.cut_outside_secrets(body, cap.min(body.len()));
     let truncated = cut < body.len();
-    let mut kept = redactor.bytes(&redact::json_fields(&body[..cut]));
+    let mut kept = redactor.scrub(&body[..cut]);
     if truncated {
         if let Err(e) = std::str::from_utf8(&kept) {
             if e.error_len().is_none() {

@@ -95,7 +95,7 @@ pub enum JsonErrorKind {
     Empty,
     #[error("body of {0} bytes is too large to index (the limit is 4 GiB)")]
     TooLarge(usize),
-    #[error("nesting deeper than {MAX_DEPTH} levels")]
+    #[error("valid so far but nested deeper than {MAX_DEPTH} levels")]
     TooDeep,
     #[error("invalid UTF-8")]
     InvalidUtf8,
