@@ -86,6 +86,11 @@ pub fn environment_variables() -> Vec<(&'static str, Vec<(String, String)>)> {
                 folder("TMUX", "set inside tmux: copies go through OSC 52 only with `set-clipboard on`"),
                 folder("VISUAL", "editor for JSON form fields in the console (Ctrl-e; before EDITOR)"),
                 folder("EDITOR", "editor for JSON form fields in the console when VISUAL is not set (else vi)"),
+                folder(
+                    "OPSDECK_JQ_BIN",
+                    "the binary jq filters run in, as a worker within a budget (default: this opsdeck)",
+                ),
+                folder("OPSDECK_JQ_MEMORY", "set by opsdeck for its jq worker: the bytes the worker may use"),
             ],
         ),
     ]

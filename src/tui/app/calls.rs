@@ -400,6 +400,24 @@ pub(super) fn body_problem(error: &JsonError) -> String {
         crate::json_index::JsonErrorKind::TooManyValues { .. } => {
             format!("holds {error}; it is shown as text in the inspector (ask for fewer records)")
         }
+        // Valid JSON, only deeper than the index goes: not "not JSON".
+        crate::json_index::JsonErrorKind::TooDeep => {
+            format!(
+                "is JSON nested deeper than {} levels; it is shown as text in the inspector",
+                crate::json_index::MAX_DEPTH
+            )
+        }
         _ => format!("is not JSON ({error}); see the inspector"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn json_too_deep_to_index_is_not_called_not_json() {
+        let deep = format!("{}{}", "[".repeat(600), "]".repeat(600));
+        let error = crate::json_index::JsonDoc::parse(bytes::Bytes::from(deep)).expect_err("too deep");
+        let said = super::body_problem(&error);
+        assert!(said.contains("nested deeper than 512 levels") && !said.contains("not JSON"), "{said}");
     }
 }
