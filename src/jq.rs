@@ -66,6 +66,22 @@ impl Filter {
         self.run_val(input)
     }
 
+    /// Runs the filter over the body, or over each item of the body's array.
+    pub fn run_over(&self, over: Over, body: &[u8]) -> Result<Vec<Value>, String> {
+        if over == Over::Whole {
+            return self.run_bytes(body);
+        }
+        let items: Vec<Value> = serde_json::from_slice(body).map_err(|e| format!("the body is no array: {e}"))?;
+        let mut outputs = Vec::new();
+        for item in &items {
+            outputs.extend(self.run(item)?);
+            if outputs.len() > MAX_OUTPUTS {
+                return Err(format!("jq: the filter produced more than {MAX_OUTPUTS} results"));
+            }
+        }
+        Ok(outputs)
+    }
+
     pub fn run(&self, input: &Value) -> Result<Vec<Value>, String> {
         let text = serde_json::to_vec(input).map_err(|e| e.to_string())?;
         self.run_bytes(&text)
@@ -145,25 +161,35 @@ pub fn run_budgeted(
     cancel: &AtomicBool,
 ) -> Result<Vec<Value>, String> {
     let filter = Filter::compile(code)?;
-    run_compiled(runner, &filter, body, budget, cancel)
+    run_compiled(runner, &filter, Over::Whole, body, budget, cancel)
+}
+
+/// What a filter runs over: the body, or each item of the body's array in turn (`--ndjson`
+/// with `--jq`: one worker for a page of records, not one per record).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Over {
+    Whole,
+    Each,
 }
 
 /// [`run_budgeted`] for a filter compiled already.
 pub fn run_compiled(
     runner: &Runner,
     filter: &Filter,
+    over: Over,
     body: &[u8],
     budget: Budget,
     cancel: &AtomicBool,
 ) -> Result<Vec<Value>, String> {
     let code = filter.code();
     let binary = match runner {
-        Runner::Thread => return filter.run_bytes(body),
+        Runner::Thread => return filter.run_over(over, body),
         Runner::Worker(binary) => binary,
     };
     let mut child = Command::new(binary)
         .arg(WORKER_ARG)
         .arg(code)
+        .args((over == Over::Each).then_some(EACH_ARG))
         .env("OPSDECK_JQ_MEMORY", budget.memory.to_string())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -246,13 +272,16 @@ fn read_capped(from: impl Read, limit: usize) -> Result<Vec<u8>, ()> {
     }
 }
 
+/// The worker's third argument when the filter runs over each item of the body's array.
+const EACH_ARG: &str = "each";
+
 /// The exit status of a worker whose filter failed as jq code does (its message on stderr).
 const WORKER_JQ_ERROR: i32 = 3;
 
-/// `opsdeck __jq CODE`: a jq worker. Reads a JSON body on stdin, writes each result as one line
+/// `opsdeck __jq CODE [each]`: a jq worker. Reads a JSON body on stdin, writes each result as one line
 /// of JSON on stdout; a filter error is one line on stderr and status 3. Its address space is
 /// capped at `OPSDECK_JQ_MEMORY` bytes first, so running out ends it rather than the machine.
-pub fn worker_main(code: &str) -> i32 {
+pub fn worker_main(code: &str, each: bool) -> i32 {
     let memory = std::env::var("OPSDECK_JQ_MEMORY").ok().and_then(|m| m.parse::<u64>().ok());
     if let Some(bytes) = memory {
         limit_memory(bytes);
@@ -263,7 +292,8 @@ pub fn worker_main(code: &str) -> i32 {
         let _ = writeln!(err, "jq: the body could not be read: {e}");
         return WORKER_JQ_ERROR;
     }
-    let results = Filter::compile(code).and_then(|filter| filter.run_bytes(&body));
+    let over = if each { Over::Each } else { Over::Whole };
+    let results = Filter::compile(code).and_then(|filter| filter.run_over(over, &body));
     match results {
         Ok(results) => {
             let mut out = std::io::BufWriter::new(std::io::stdout().lock());
@@ -358,6 +388,14 @@ mod tests {
         assert!(runtime.starts_with("jq: "), "{runtime}");
         let not_json = Filter::compile(".").expect("compiles").run_bytes(b"<html>").expect_err("not json");
         assert!(not_json.contains("not JSON"), "{not_json}");
+    }
+
+    #[test]
+    fn a_filter_runs_over_each_item_of_an_array() {
+        let id = Filter::compile(".id").expect("compiles");
+        let each = id.run_over(Over::Each, br#"[{"id":1},{"id":"b"}]"#).expect("runs");
+        assert_eq!(each, vec![json!(1), json!("b")]);
+        assert!(id.run_over(Over::Each, b"{}").expect_err("no array").contains("no array"));
     }
 
     #[test]

@@ -11,7 +11,8 @@ fn main() -> ExitCode {
     // A jq worker of a console or a call (see `opsdeck::jq::run_budgeted`): nothing else runs.
     if std::env::args_os().nth(1).is_some_and(|arg| arg == opsdeck::jq::WORKER_ARG) {
         let code = std::env::args().nth(2).unwrap_or_default();
-        let status = opsdeck::jq::worker_main(&code);
+        let each = std::env::args().nth(3).is_some_and(|arg| arg == "each");
+        let status = opsdeck::jq::worker_main(&code, each);
         return ExitCode::from(u8::try_from(status).unwrap_or(1));
     }
     let cli = match Cli::try_parse() {

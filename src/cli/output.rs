@@ -191,15 +191,16 @@ impl Output {
             Some(_) => pagination::into_records(body).unwrap_or_default(),
             None => vec![body],
         };
-        let mut out = Vec::new();
-        for record in records {
-            let results = match &self.filter {
-                Some(filter) => run_filter(filter, &record).map_err(|e| self.jq_failure(&e))?,
-                None => vec![record],
-            };
-            for result in &results {
-                out.extend(self.json_line(result, true));
+        // The filter runs over each record, all of a page in one worker.
+        let results = match &self.filter {
+            Some(filter) => {
+                run_filter(filter, crate::jq::Over::Each, &Value::Array(records)).map_err(|e| self.jq_failure(&e))?
             }
+            None => records,
+        };
+        let mut out = Vec::new();
+        for result in &results {
+            out.extend(self.json_line(result, true));
         }
         Ok(out)
     }
@@ -207,7 +208,7 @@ impl Output {
     /// A whole body (or all records): through the filter, then as JSON lines or a table.
     fn render(&self, input: Value) -> Result<Vec<u8>, Failure> {
         let results = match &self.filter {
-            Some(filter) => run_filter(filter, &input).map_err(|e| self.jq_failure(&e))?,
+            Some(filter) => run_filter(filter, crate::jq::Over::Whole, &input).map_err(|e| self.jq_failure(&e))?,
             None => vec![input],
         };
         if self.format == Format::Table {
@@ -343,10 +344,10 @@ pub fn secret_texts(credentials: &Credentials) -> Vec<String> {
 
 /// Runs `--jq` in a worker with the budget of every filter (time, memory, size of results), so
 /// a filter that never ends or fills the memory stops with its reason instead of the machine.
-fn run_filter(filter: &Filter, input: &Value) -> Result<Vec<Value>, String> {
+fn run_filter(filter: &Filter, over: crate::jq::Over, input: &Value) -> Result<Vec<Value>, String> {
     let body = serde_json::to_vec(input).map_err(|e| e.to_string())?;
     let cancel = std::sync::atomic::AtomicBool::new(false);
-    crate::jq::run_compiled(crate::jq::Runner::shared(), filter, &body, crate::jq::Budget::DEFAULT, &cancel)
+    crate::jq::run_compiled(crate::jq::Runner::shared(), filter, over, &body, crate::jq::Budget::DEFAULT, &cancel)
 }
 
 #[cfg(test)]
