@@ -139,14 +139,18 @@ impl Runner {
     }
 
     /// The worker binary: `OPSDECK_JQ_BIN` when set (tests point it at the built binary), else
-    /// this executable when it is `opsdeck`.
+    /// this executable, whatever it is called (a copy named otherwise keeps its budget), unless
+    /// it is a test binary of cargo's (in a `deps` folder), which cannot be a worker.
     pub fn detect() -> Runner {
         if let Some(path) = std::env::var_os("OPSDECK_JQ_BIN").filter(|p| !p.is_empty()) {
             return Runner::Worker(path.into());
         }
         match std::env::current_exe() {
-            Ok(path) if path.file_stem().is_some_and(|stem| stem == "opsdeck") => Runner::Worker(path),
-            _ => Runner::Thread,
+            Ok(path) if path.parent().and_then(|dir| dir.file_name()).is_some_and(|dir| dir == "deps") => {
+                Runner::Thread
+            }
+            Ok(path) => Runner::Worker(path),
+            Err(_) => Runner::Thread,
         }
     }
 }

@@ -17,8 +17,6 @@ use bytes::Bytes;
 
 mod item;
 mod parse;
-mod pretty;
-pub use pretty::pretty;
 #[cfg(test)]
 mod tests;
 
@@ -603,8 +601,9 @@ fn hex4(b: &[u8], pos: usize) -> Option<u32> {
     u32::from_str_radix(text, 16).ok()
 }
 
-/// Re-indents already validated JSON text; strings are copied byte for byte.
-fn pretty_print(text: &[u8]) -> String {
+/// Re-indents already validated JSON text by two spaces, token by token: strings, numbers and key
+/// order stay exactly as they came (nothing is parsed into values and written again).
+pub fn pretty_print(text: &[u8]) -> String {
     let mut out: Vec<u8> = Vec::with_capacity(text.len() * 2);
     let mut indent = 0usize;
     let newline = |out: &mut Vec<u8>, indent: usize| {

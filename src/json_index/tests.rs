@@ -369,3 +369,14 @@ fn utf8_is_checked_a_stretch_at_a_time_across_the_whole_body() {
         assert_eq!((error.kind, error.offset), (JsonErrorKind::InvalidUtf8, at));
     }
 }
+
+#[test]
+fn pretty_print_reindents_and_keeps_every_token_as_sent() {
+    let body = br#"{"a":[1,2.50,{}],"b":{"c":"x, y: {z}","d":[]},"e":"q\"}","n":1e400}"#;
+    assert_eq!(
+        super::pretty_print(body),
+        "{\n  \"a\": [\n    1,\n    2.50,\n    {}\n  ],\n  \"b\": {\n    \"c\": \"x, y: {z}\",\n    \"d\": []\n  },\n  \"e\": \"q\\\"}\",\n  \"n\": 1e400\n}"
+    );
+    assert_eq!(super::pretty_print(b"[ ]"), "[]");
+    assert_eq!(super::pretty_print(b" 42 "), "42");
+}

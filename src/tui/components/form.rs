@@ -244,9 +244,7 @@ impl Form {
                 let given = prefill_text(op, param, prefill);
                 // A required JSON field nobody filled starts from its shape, over several lines.
                 let template = match (&given, param.template) {
-                    (None, Some(shape)) if param.required => {
-                        Some(String::from_utf8_lossy(&crate::json_index::pretty(shape.as_bytes())).into_owned())
-                    }
+                    (None, Some(shape)) if param.required => Some(crate::json_index::pretty_print(shape.as_bytes())),
                     _ => None,
                 };
                 let text = given.or_else(|| template.clone()).unwrap_or_default();

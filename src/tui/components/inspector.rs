@@ -342,7 +342,8 @@ impl Inspector {
             .as_ref()
             .is_none_or(|(from, _)| from.as_ptr() != received.as_ptr() || from.len() != received.len());
         if stale {
-            let pretty = (received.len() <= PRETTY_LIMIT).then(|| Bytes::from(crate::json_index::pretty(&received)));
+            let pretty =
+                (received.len() <= PRETTY_LIMIT).then(|| Bytes::from(crate::json_index::pretty_print(&received)));
             self.pretty = Some((received.clone(), pretty));
         }
         self.pretty.as_ref().and_then(|(_, pretty)| pretty.clone()).unwrap_or(received)
