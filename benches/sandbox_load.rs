@@ -1,17 +1,25 @@
 //! Load benchmark of the simulators: C concurrent clients over loopback send N requests of one
 //! operation in total; prints throughput and p50/p99 latency, then checks that every accepted
-//! request left exactly one stored record (nothing lost, nothing duplicated).
+//! request left exactly one stored record (nothing lost, nothing duplicated; past a collection's
+//! cap, the oldest gone and the rest once each). Then, with the N records stored:
+//! - memory per record: the heap the simulator grew by (counted by the allocator, every
+//!   allocation of the process) divided by the records stored, beside the size of one record's
+//!   JSON as the service gives it back (compact), and their ratio;
+//! - list latency: a first page of 10 in the list's own order, read 200 times one after another
+//!   (p50, p99).
 //!
 //! `cargo bench --bench sandbox_load` (plain `main`, `harness = false`). Knobs, by environment:
 //! `LOAD_CASE` (a case name, or `all`), `LOAD_REQUESTS` (default 20000), `LOAD_CLIENTS`
-//! (default 16).
+//! (default 16). `benches/sandbox_load.sh` runs it here and at the commit before issue 19, side
+//! by side.
 //!
 //! Adding a case: one `Case` value in `CASES` with the request a client sends (`request`) and
 //! how to count what the simulator stored (`stored`; `None` for an operation that stores nothing,
 //! such as a tax calculation), optionally a second request made from the first one's answer and
 //! timed with it (`then`: EasyPost's buy of the shipment just created, with its cheapest rate),
 //! and optionally reads made by other clients at the same time (`reads`: Mailgun's event queries
-//! while messages are sent).
+//! while messages are sent), plus the record read back for its JSON size (`record`, `pick`) and
+//! the list read for latency (`list`).
 
 #![allow(clippy::unwrap_used, reason = "a benchmark panics on failure")]
 
@@ -21,6 +29,7 @@ use std::pin::Pin;
 use std::time::{Duration, Instant};
 
 use opsdeck::catalog::Service;
+use peak_alloc::PeakAlloc;
 use opsdeck::sandbox::{self, credentials, Sandbox};
 use serde_json::{json, Value};
 
@@ -33,6 +42,9 @@ struct Call {
     form: Option<String>,
     authorization: String,
 }
+
+#[global_allocator]
+static HEAP: PeakAlloc = PeakAlloc;
 
 type Counted<'a> = Pin<Box<dyn Future<Output = Result<usize, String>> + Send + 'a>>;
 
@@ -50,6 +62,14 @@ struct Case {
     reads: Option<fn(client: usize, index: usize) -> Call>,
     /// A second request built from the first one's answer; the pair is one timed operation.
     then: Option<fn(answer: &Value) -> Call>,
+    /// Reads back a stored record: the `last`-th request of client 0.
+    record: fn(last: usize) -> Call,
+    /// The record in `record`'s answer, measured as compact JSON.
+    pick: fn(&Value) -> Value,
+    /// A first page of 10 records in the list's own order.
+    list: fn() -> Call,
+    /// The most records of this kind the simulator keeps (its documented cap).
+    cap: usize,
 }
 
 const CASES: &[Case] = &[
@@ -60,6 +80,7 @@ const CASES: &[Case] = &[
         stored: Some(ably_stored),
         reads: None,
         then: None,
+        record: ably_record, pick: first_item, list: ably_list, cap: 10_000 * 2_000,
     },
     Case {
         name: "avatax transactions_create",
@@ -68,6 +89,7 @@ const CASES: &[Case] = &[
         stored: Some(avatax_stored),
         reads: None,
         then: None,
+        record: avatax_record, pick: whole, list: avatax_list, cap: 100_000,
     },
     Case {
         name: "taxjar taxes_calculate",
@@ -76,6 +98,7 @@ const CASES: &[Case] = &[
         stored: None,
         reads: None,
         then: None,
+        record: taxjar_record, pick: whole, list: taxjar_list, cap: usize::MAX,
     },
     Case {
         name: "taxjar transactions_create_order",
@@ -84,6 +107,7 @@ const CASES: &[Case] = &[
         stored: Some(taxjar_orders_stored),
         reads: None,
         then: None,
+        record: taxjar_record, pick: whole, list: taxjar_list, cap: 100_000,
     },
     Case {
         name: "mailgun messages_send",
@@ -92,6 +116,7 @@ const CASES: &[Case] = &[
         stored: Some(mailgun_stored),
         reads: Some(mailgun_events),
         then: None,
+        record: mailgun_record, pick: every_item, list: mailgun_list, cap: 100_000,
     },
     Case {
         name: "easypost shipments_create + shipments_buy",
@@ -100,6 +125,7 @@ const CASES: &[Case] = &[
         stored: Some(easypost_stored),
         reads: None,
         then: Some(easypost_buy),
+        record: easypost_record, pick: first_shipment, list: easypost_list, cap: 50_000,
     },
 ];
 
@@ -396,6 +422,71 @@ fn easypost_stored<'a>(sandbox: &'a Sandbox, http: &'a reqwest::Client, _clients
     })
 }
 
+/// The answer itself is the record.
+fn whole(answer: &Value) -> Value {
+    answer.clone()
+}
+
+/// A list answer (Ably history): its first item.
+fn first_item(answer: &Value) -> Value {
+    answer[0].clone()
+}
+
+/// Mailgun's event page for one message: its events together (accepted, delivered).
+fn every_item(answer: &Value) -> Value {
+    answer["items"].clone()
+}
+
+fn first_shipment(answer: &Value) -> Value {
+    answer["shipments"][0].clone()
+}
+
+fn get(path: String, authorization: String) -> Call {
+    Call { method: reqwest::Method::GET, path, body: None, form: None, authorization }
+}
+
+fn ably_record(_last: usize) -> Call {
+    get("/channels/load-0/messages?limit=1".into(), ably_auth())
+}
+
+fn ably_list() -> Call {
+    get("/channels/load-0/messages?limit=10".into(), ably_auth())
+}
+
+fn avatax_record(last: usize) -> Call {
+    get(format!("/api/v2/companies/DEFAULT/transactions/LOAD-0-{last}"), avatax_auth())
+}
+
+fn avatax_list() -> Call {
+    get("/api/v2/companies/DEFAULT/transactions?$top=10".into(), avatax_auth())
+}
+
+fn taxjar_record(last: usize) -> Call {
+    get(format!("/v2/transactions/orders/load-0-{last}"), taxjar_auth())
+}
+
+/// TaxJar lists every order id in a date range, unpaged: a range holding none of the run's
+/// orders (dated 2026-11-01) costs what the range holds, if the list is indexed by date.
+fn taxjar_list() -> Call {
+    get("/v2/transactions/orders?from_transaction_date=2026-11-02&to_transaction_date=2026-11-30".into(), taxjar_auth())
+}
+
+fn mailgun_record(last: usize) -> Call {
+    get(format!("/v3/mg.example.com/events?recipient=load-0-{last}%40example.com"), mailgun_auth())
+}
+
+fn mailgun_list() -> Call {
+    get("/v3/mg.example.com/events?limit=10".into(), mailgun_auth())
+}
+
+fn easypost_record(_last: usize) -> Call {
+    get("/v2/shipments?page_size=1".into(), easypost_auth())
+}
+
+fn easypost_list() -> Call {
+    get("/v2/shipments?page_size=10".into(), easypost_auth())
+}
+
 /// Sends one call; its JSON answer (`Null` when not JSON), or `Err` naming what went wrong.
 async fn send(http: &reqwest::Client, base: &str, call: Call) -> Result<Value, String> {
     let mut builder = http.request(call.method, format!("{base}{}", call.path));
@@ -433,6 +524,9 @@ async fn run(case: &Case, requests: usize, clients: usize) {
     let base = sandbox.base_url(case.service);
     let http = reqwest::Client::builder().pool_max_idle_per_host(clients).build().unwrap();
     let per_client = requests.div_ceil(clients);
+    // The simulator seeds itself on its first request: that is not the run's memory.
+    send(&http, &base, (case.list)()).await.unwrap();
+    let heap_before = HEAP.current_usage();
     let started = Instant::now();
     let writing = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
     let mut readers = Vec::new();
@@ -526,8 +620,40 @@ async fn run(case: &Case, requests: usize, clients: usize) {
         );
         assert_eq!(read_failures, 0, "{}: event queries failed", case.name);
     }
-    assert_eq!(stored, ok, "{}: every accepted request is stored exactly once", case.name);
     assert!(failures.is_empty(), "{}: {} requests failed", case.name, failures.len());
+    if case.stored.is_none() {
+        return sandbox.shutdown();
+    }
+    // Past half the cap the seeded records and the cap's eviction step decide what is kept.
+    if ok <= case.cap / 2 {
+        assert_eq!(stored, ok, "{}: every accepted request is stored exactly once", case.name);
+    } else {
+        assert!(stored <= ok && stored >= case.cap / 2, "{}: {stored} of {ok} kept, cap {}", case.name, case.cap);
+    }
+    let heap_after = HEAP.current_usage();
+    let record = send(&http, &base, (case.record)(per_client - 1)).await.unwrap();
+    let record_json = serde_json::to_string(&(case.pick)(&record)).unwrap().len();
+    let per_record = heap_after.saturating_sub(heap_before) as f64 / stored.max(1) as f64;
+    println!(
+        "{:<32} memory: {:>8.0} B a record (heap +{:.1} MB for {stored})  JSON {record_json} B  ratio {:.2}",
+        "  + stored records",
+        per_record,
+        heap_after.saturating_sub(heap_before) as f64 / 1e6,
+        per_record / record_json.max(1) as f64,
+    );
+    let mut list_latencies = Vec::with_capacity(200);
+    for _ in 0..200 {
+        let sent = Instant::now();
+        send(&http, &base, (case.list)()).await.unwrap();
+        list_latencies.push(sent.elapsed());
+    }
+    list_latencies.sort_unstable();
+    println!(
+        "{:<32} list latency at {stored} records: p50 {:>8.3} ms  p99 {:>8.3} ms",
+        "  + first page of 10",
+        percentile(&list_latencies, 0.50).as_secs_f64() * 1000.0,
+        percentile(&list_latencies, 0.99).as_secs_f64() * 1000.0,
+    );
     sandbox.shutdown();
 }
 
