@@ -29,8 +29,8 @@ use std::pin::Pin;
 use std::time::{Duration, Instant};
 
 use opsdeck::catalog::Service;
-use peak_alloc::PeakAlloc;
 use opsdeck::sandbox::{self, credentials, Sandbox};
+use peak_alloc::PeakAlloc;
 use serde_json::{json, Value};
 
 /// One request to send: method, path (after the service's base URL), body and auth header.
@@ -80,7 +80,10 @@ const CASES: &[Case] = &[
         stored: Some(ably_stored),
         reads: None,
         then: None,
-        record: ably_record, pick: first_item, list: ably_list, cap: 10_000 * 2_000,
+        record: ably_record,
+        pick: first_item,
+        list: ably_list,
+        cap: 10_000 * 2_000,
     },
     Case {
         name: "avatax transactions_create",
@@ -89,7 +92,10 @@ const CASES: &[Case] = &[
         stored: Some(avatax_stored),
         reads: None,
         then: None,
-        record: avatax_record, pick: whole, list: avatax_list, cap: 100_000,
+        record: avatax_record,
+        pick: whole,
+        list: avatax_list,
+        cap: 100_000,
     },
     Case {
         name: "taxjar taxes_calculate",
@@ -98,7 +104,10 @@ const CASES: &[Case] = &[
         stored: None,
         reads: None,
         then: None,
-        record: taxjar_record, pick: whole, list: taxjar_list, cap: usize::MAX,
+        record: taxjar_record,
+        pick: whole,
+        list: taxjar_list,
+        cap: usize::MAX,
     },
     Case {
         name: "taxjar transactions_create_order",
@@ -107,7 +116,10 @@ const CASES: &[Case] = &[
         stored: Some(taxjar_orders_stored),
         reads: None,
         then: None,
-        record: taxjar_record, pick: whole, list: taxjar_list, cap: 100_000,
+        record: taxjar_record,
+        pick: whole,
+        list: taxjar_list,
+        cap: 100_000,
     },
     Case {
         name: "mailgun messages_send",
@@ -116,7 +128,10 @@ const CASES: &[Case] = &[
         stored: Some(mailgun_stored),
         reads: Some(mailgun_events),
         then: None,
-        record: mailgun_record, pick: every_item, list: mailgun_list, cap: 100_000,
+        record: mailgun_record,
+        pick: every_item,
+        list: mailgun_list,
+        cap: 100_000,
     },
     Case {
         name: "easypost shipments_create + shipments_buy",
@@ -125,7 +140,10 @@ const CASES: &[Case] = &[
         stored: Some(easypost_stored),
         reads: None,
         then: Some(easypost_buy),
-        record: easypost_record, pick: first_shipment, list: easypost_list, cap: 50_000,
+        record: easypost_record,
+        pick: first_shipment,
+        list: easypost_list,
+        cap: 50_000,
     },
 ];
 

@@ -473,6 +473,13 @@ async fn audit_returns_the_original_request_and_response() {
     assert_eq!(audit["original"]["response"]["id"], created["id"]);
     assert_eq!(audit["original"]["response"]["totalTax"], 7.75);
     assert_eq!(audit["reconstructed"]["request"]["type"], "SalesInvoice");
+    // The answer of the original call, whole, even after the document has moved on.
+    assert_eq!(audit["original"]["response"], created);
+    ava.json("transactions_commit", &[("companyCode", "DEFAULT"), ("transactionCode", "AUD-1"), ("commit", "true")])
+        .await;
+    let later = ava.json("transactions_audit", &[("companyCode", "DEFAULT"), ("transactionCode", "AUD-1")]).await;
+    assert_eq!(later["original"]["response"], created);
+    assert_eq!(later["original"]["request"], audit["original"]["request"]);
 }
 
 #[tokio::test]

@@ -8,6 +8,7 @@
 //! demo data. This file only reads requests, authenticates and writes responses.
 
 mod calc;
+mod documents;
 mod errors;
 mod input;
 mod models;

@@ -11,6 +11,7 @@ use serde_json::Value;
 use time::{Date, OffsetDateTime};
 
 use super::calc::{self, LineTax, Place, Relief};
+use super::documents::Documents;
 use super::errors::AvaError;
 use super::reference::{self, TaxCode};
 use crate::sandbox::rng::Rng;
@@ -322,12 +323,36 @@ impl Transaction {
     }
 }
 
-/// The original call of a document, for `audit`.
+/// The original call of a document version, for `audit`: the request as sent (compact JSON
+/// text, a tenth of what it costs as a `Value`), and what the version was when it was answered.
+/// The answer itself is not kept: only the status changes after it, so rendering the version
+/// with its first status and time gives the same text back.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Audit {
-    pub request: Value,
-    pub response: Value,
+    request: Box<str>,
     pub timestamp: OffsetDateTime,
+    status: DocStatus,
+}
+
+impl Audit {
+    fn new(request: &Value, first: &Transaction) -> Audit {
+        Audit { request: request.to_string().into_boxed_str(), timestamp: first.modified, status: first.status }
+    }
+
+    pub fn request(&self) -> Value {
+        serde_json::from_str(&self.request).unwrap_or(Value::Null)
+    }
+
+    /// The version as it was answered: its first status, unlocked, not yet adjusted.
+    pub fn as_answered(&self, version: &Transaction) -> Transaction {
+        Transaction {
+            status: self.status,
+            modified: self.timestamp,
+            locked: false,
+            status_before_adjustment: None,
+            ..version.clone()
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -458,7 +483,7 @@ pub struct State {
     pub certificates: Vec<Certificate>,
     pub nexus: Vec<Nexus>,
     /// Every version of every recorded document, oldest first.
-    pub transactions: Vec<Transaction>,
+    pub transactions: Documents,
     audits: HashMap<i64, Audit>,
     /// Versions kept at most ([`MAX_DOCUMENTS`]; lower in tests).
     pub max_documents: usize,
@@ -476,7 +501,7 @@ impl State {
             return;
         }
         let excess = self.transactions.len() - self.max_documents + self.max_documents / 10;
-        for forgotten in self.transactions.drain(..excess) {
+        for forgotten in self.transactions.remove_oldest(excess) {
             self.audits.remove(&forgotten.id);
         }
     }
@@ -500,7 +525,7 @@ impl State {
             customers: Vec::new(),
             certificates: Vec::new(),
             nexus: Vec::new(),
-            transactions: Vec::new(),
+            transactions: Documents::default(),
             audits: HashMap::new(),
             max_documents: MAX_DOCUMENTS,
         }
@@ -1007,18 +1032,12 @@ impl State {
     /// The current version of a document: `doc_type` `None` means the sales invoice, or the
     /// only document with that code.
     fn find(&self, company_id: i64, code: &str, doc_type: Option<DocType>) -> Result<usize, AvaError> {
-        let current = |t: DocType| {
-            self.transactions
-                .iter()
-                .enumerate()
-                .filter(|(_, x)| x.company_id == company_id && x.code.eq_ignore_ascii_case(code) && x.doc_type == t)
-                .max_by_key(|(_, x)| x.version)
-                .map(|(i, _)| i)
-        };
+        let versions = || self.transactions.versions_of(company_id, code).map(|i| (i, &self.transactions[i]));
+        let current =
+            |t: DocType| versions().filter(|(_, x)| x.doc_type == t).max_by_key(|(_, x)| x.version).map(|(i, _)| i);
         if let Some(t) = doc_type {
             return current(t).ok_or_else(|| {
-                let other =
-                    self.transactions.iter().find(|x| x.company_id == company_id && x.code.eq_ignore_ascii_case(code));
+                let other = versions().map(|(_, x)| x).next();
                 match other {
                     Some(o) => AvaError::new(
                         400,
@@ -1035,7 +1054,7 @@ impl State {
             return Ok(i);
         }
         let mut types: Vec<DocType> = Vec::new();
-        for x in self.transactions.iter().filter(|x| x.company_id == company_id && x.code.eq_ignore_ascii_case(code)) {
+        for (_, x) in versions() {
             if !types.contains(&x.doc_type) {
                 types.push(x.doc_type);
             }
@@ -1137,21 +1156,14 @@ impl State {
                     transaction.id = old.id;
                     transaction.created = old.created;
                     transaction.version = old.version;
-                    self.transactions[i] = transaction.clone();
+                    self.transactions.replace(i, transaction.clone());
                 }
                 None => self.transactions.push(transaction.clone()),
             }
-            self.audits.insert(transaction.id, Audit { request, response: Value::Null, timestamp: now });
+            self.audits.insert(transaction.id, Audit::new(&request, &transaction));
             self.forget_beyond_cap();
         }
         Ok(transaction)
-    }
-
-    /// Stores the response of the call that created a document version, for its audit.
-    pub fn record_response(&mut self, transaction_id: i64, response: Value) {
-        if let Some(audit) = self.audits.get_mut(&transaction_id) {
-            audit.response = response;
-        }
     }
 
     pub fn audit(&self, company_code: &str, code: &str) -> Result<(&Transaction, &Audit), AvaError> {
@@ -1226,7 +1238,7 @@ impl State {
         previous.status = DocStatus::Adjusted;
         previous.modified = now;
         self.transactions.push(new.clone());
-        self.audits.insert(new.id, Audit { request, response: Value::Null, timestamp: now });
+        self.audits.insert(new.id, Audit::new(&request, &new));
         self.forget_beyond_cap();
         Ok(new)
     }
@@ -1348,9 +1360,7 @@ impl State {
                     return Ok(self.cancel(index, now));
                 }
                 // Saved, Posted and already voided documents are removed with all versions.
-                let ids: Vec<i64> = self.transactions.iter().filter(|x| same_doc(x)).map(|x| x.id).collect();
-                self.transactions.retain(|x| !same_doc(x));
-                for id in ids {
+                for id in self.transactions.remove_where(same_doc) {
                     self.audits.remove(&id);
                 }
                 Ok(Transaction { status: DocStatus::Cancelled, modified: now, ..current })
@@ -1373,8 +1383,8 @@ impl State {
                 }
                 let previous = self
                     .transactions
-                    .iter()
-                    .position(|x| same_doc(x) && x.version == current.version - 1)
+                    .versions_of(current.company_id, &current.code)
+                    .find(|i| same_doc(&self.transactions[*i]) && self.transactions[*i].version == current.version - 1)
                     .ok_or_else(|| document_not_found(code))?;
                 let restored = &mut self.transactions[previous];
                 restored.status = restored.status_before_adjustment.take().unwrap_or(DocStatus::Saved);
@@ -1545,7 +1555,7 @@ impl State {
             destination_address_id,
         };
         self.transactions.push(transaction.clone());
-        self.audits.insert(transaction.id, Audit { request, response: Value::Null, timestamp: now });
+        self.audits.insert(transaction.id, Audit::new(&request, &transaction));
         self.forget_beyond_cap();
         Ok(transaction)
     }

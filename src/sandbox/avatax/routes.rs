@@ -213,9 +213,7 @@ fn transactions_create(state: &mut State, call: &Call) -> Result<Reply, AvaError
     let parsed = input::transaction(&body, "")?;
     let transaction = state.create_transaction(parsed, body, call.now)?;
     let response = render::transaction(&transaction, include(call, Include::FULL));
-    if transaction.doc_type.is_recorded() {
-        state.record_response(transaction.id, render::transaction(&transaction, Include::FULL));
-    }
+    if transaction.doc_type.is_recorded() {}
     Reply::created(response)
 }
 
@@ -261,7 +259,7 @@ fn transactions_get_by_id(state: &State, call: &Call) -> Result<Reply, AvaError>
     let raw = call.segment(1);
     let id: i64 =
         raw.parse().map_err(|_| AvaError::invalid_value("id", format!("'{raw}' is not a transaction id.")))?;
-    let t = state.transactions.iter().find(|t| t.id == id).ok_or_else(|| {
+    let t = state.transactions.position(id).map(|i| &state.transactions[i]).ok_or_else(|| {
         AvaError::not_found("Document", raw).describe(format!("The Document with id '{raw}' was not found."))
     })?;
     Reply::ok(render::transaction(t, include(call, Include::FULL)))
@@ -284,7 +282,6 @@ fn transactions_adjust(state: &mut State, call: &Call) -> Result<Reply, AvaError
         body.clone(),
         call.now,
     )?;
-    state.record_response(t.id, render::transaction(&t, Include::FULL));
     Reply::ok(render::transaction(&t, include(call, Include::FULL)))
 }
 
@@ -313,7 +310,6 @@ fn transactions_refund(state: &mut State, call: &Call) -> Result<Reply, AvaError
     };
     let refund = input::refund(&body, use_tax_date)?;
     let t = state.refund(call.segment(1), call.segment(3), document_type(call)?, refund, body, call.now)?;
-    state.record_response(t.id, render::transaction(&t, Include::FULL));
     Reply::ok(render::transaction(&t, include(call, Include::FULL)))
 }
 
@@ -332,7 +328,7 @@ fn transactions_audit(state: &State, call: &Call) -> Result<Reply, AvaError> {
         "serverTimestamp": render::timestamp(audit.timestamp),
         "serverDuration": "00:00:00.0010000",
         "apiCallStatus": "OriginalApiCallAvailable",
-        "original": {"request": audit.request, "response": audit.response},
+        "original": {"request": audit.request(), "response": render::transaction(&audit.as_answered(t), Include::FULL)},
         "reconstructed": {"request": render::reconstructed_request(t)},
     }))
 }

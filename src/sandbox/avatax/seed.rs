@@ -11,7 +11,7 @@ use super::models::{
     self, CertificateInput, CompanyInput, Customer, NexusInput, RefundInput, RefundType, State, VoidReason,
 };
 use super::reference;
-use super::render::{self, Include};
+use super::render;
 use crate::sandbox::credentials::AVATAX_ACCOUNT_ID;
 use crate::sandbox::rng::Rng;
 
@@ -205,7 +205,6 @@ fn seed_transactions(
         );
         let Ok(parsed) = input::transaction(&request, "") else { continue };
         let Ok(created) = state.create_transaction(parsed, request.clone(), created_at) else { continue };
-        state.record_response(created.id, render::transaction(&created, Include::FULL));
         let later = created_at + Duration::hours(rng.range(1, 48));
         match fate {
             Fate::Saved | Fate::Committed | Fate::Purchase => {}
@@ -226,11 +225,17 @@ fn seed_transactions(
                 if let Ok(parsed) = input::transaction(&changed, "") {
                     let adjust = json!({"adjustmentReason": "PriceAdjusted", "adjustmentDescription": "Price matched",
                                         "newTransaction": changed});
-                    if let Ok(new) =
-                        state.adjust(company_code, &code, None, "PriceAdjusted", "Price matched", parsed, adjust, later)
-                    {
-                        state.record_response(new.id, render::transaction(&new, Include::FULL));
-                    }
+                    // A seed that does not apply is left out, as the create above is.
+                    let _ = state.adjust(
+                        company_code,
+                        &code,
+                        None,
+                        "PriceAdjusted",
+                        "Price matched",
+                        parsed,
+                        adjust,
+                        later,
+                    );
                 }
             }
             Fate::Refunded | Fate::PartlyRefunded => {
@@ -247,9 +252,7 @@ fn seed_transactions(
                 let body = json!({"refundTransactionCode": refund.code, "refundDate": render::date(refund.date),
                                   "refundType": if partial { "Partial" } else { "Full" }, "refundLines": refund.lines,
                                   "referenceCode": refund.reference_code});
-                if let Ok(r) = state.refund(company_code, &code, None, refund, body, later) {
-                    state.record_response(r.id, render::transaction(&r, Include::FULL));
-                }
+                let _ = state.refund(company_code, &code, None, refund, body, later);
             }
         }
     }
