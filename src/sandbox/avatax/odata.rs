@@ -666,12 +666,13 @@ fn paging_error(e: &PagingError) -> AvaError {
     .refers_to(e.param)
 }
 
-/// Filters, sorts and pages `records` (each a serialized model; `template` a full record of
+/// Filters, sorts and pages `records` (each serialized by `render`; `template` a full record of
 /// the kind, for checking field names) into a FetchResult for the list at `path`. `query` is
 /// the request's own, which `@nextLink` repeats with `$skip` moved on.
-pub fn fetch_result(
+pub fn fetch_result<R>(
     path: &str,
-    records: Vec<Value>,
+    records: Vec<R>,
+    render: impl Fn(R) -> Value,
     template: &Value,
     list: &ListQuery,
     query: &Query,
@@ -700,8 +701,16 @@ pub fn fetch_result(
             })?;
         }
     }
+    if filter.is_none() && order.is_empty() {
+        // The list's own order and every record kept: only the page is rendered, so a page
+        // costs what it holds however long the list.
+        let total = records.len();
+        let range = paging.range(total);
+        let page: Vec<Value> = records.into_iter().skip(range.start).take(range.len()).map(render).collect();
+        return Ok(paging.envelope(page, total, paging.next_link(path, query, total)));
+    }
     let mut kept = Vec::new();
-    for record in records {
+    for record in records.into_iter().map(render) {
         let keep = match (&filter, record.as_object()) {
             (Some(f), Some(map)) => matches(f, map)?,
             _ => true,

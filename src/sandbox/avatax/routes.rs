@@ -6,7 +6,7 @@ use serde_json::{json, Value};
 use super::calc::{self, Place};
 use super::errors::AvaError;
 use super::input::{self, Fields};
-use super::models::{self, DocType, State, VoidReason};
+use super::models::{self, DocType, State, Transaction, VoidReason};
 use super::odata::{self, ListQuery};
 use super::reference;
 use super::render::{self, Include};
@@ -73,7 +73,18 @@ fn list_query(call: &Call) -> ListQuery {
 
 /// The FetchResult of a list call.
 fn fetch(call: &Call, records: Vec<Value>, template: &Value) -> Result<Reply, AvaError> {
-    Reply::ok(odata::fetch_result(&call.path, records, template, &list_query(call), &call.raw_query)?)
+    fetch_rendered(call, records, |record| record, template)
+}
+
+/// The FetchResult of a list whose records are rendered as they are needed: only a page's
+/// worth when nothing is filtered or sorted.
+fn fetch_rendered<R>(
+    call: &Call,
+    records: Vec<R>,
+    render: impl Fn(R) -> Value,
+    template: &Value,
+) -> Result<Reply, AvaError> {
+    Reply::ok(odata::fetch_result(&call.path, records, render, template, &list_query(call), &call.raw_query)?)
 }
 
 /// The numeric company id of a company-scoped path.
@@ -231,17 +242,16 @@ fn transactions_list(state: &State, call: &Call) -> Result<Reply, AvaError> {
     let mentions_date = odata::parse_filter(filter_text)?.is_some_and(|f| odata::mentions(&f, "date"));
     let since = call.now.date() - time::Duration::days(30);
     let shape = include(call, Include::HEADER);
-    let records: Vec<Value> = state
+    let records: Vec<&Transaction> = state
         .transactions
         .iter()
         .filter(|t| t.company_id == company.id)
         // Documents recorded through the API carry no data source id.
         .filter(|_| data_source.is_none())
         .filter(|t| mentions_date || t.input.date >= since)
-        .map(|t| render::transaction(t, shape))
         .collect();
     let template = state.transactions.first().map(|t| render::transaction(t, Include::FULL)).unwrap_or(Value::Null);
-    fetch(call, records, &template)
+    fetch_rendered(call, records, |t| render::transaction(t, shape), &template)
 }
 
 fn transactions_get(state: &State, call: &Call, type_segment: Option<&str>) -> Result<Reply, AvaError> {

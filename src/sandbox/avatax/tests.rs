@@ -217,7 +217,8 @@ fn hostile_filters_are_refused_as_syntax_errors_without_exhausting_the_stack() {
             }
             let records = vec![json!({"a": 1}), json!({"a": 0})];
             let list = ListQuery { filter: Some(chain.clone()), order_by: None };
-            let page = odata::fetch_result("/x", records.clone(), &records[0], &list, &Query::default()).unwrap();
+            let page =
+                odata::fetch_result("/x", records.clone(), |r| r, &records[0], &list, &Query::default()).unwrap();
             assert_eq!(page["@recordsetCount"], 1);
             chain.push_str(" and a gt 0");
             assert_eq!(odata::parse_filter(&chain).unwrap_err().code, "SyntaxError");
@@ -233,15 +234,36 @@ fn fetch_result_filters_sorts_and_links_the_next_page() {
         .collect();
     let list = ListQuery { filter: Some("region eq 'ca' or id ge 5".into()), order_by: Some("id desc".into()) };
     let query = Query::parse("$top=2").unwrap();
-    let result = odata::fetch_result("/x", records.clone(), &records[0], &list, &query).unwrap();
+    let result = odata::fetch_result("/x", records.clone(), |r| r, &records[0], &list, &query).unwrap();
     assert_eq!(result["@recordsetCount"], 3);
     assert_eq!(result["value"], json!([records[4], records[3]]));
     assert_eq!(result["@nextLink"], "/x?%24top=2&%24skip=2");
     let over = Query::parse("$top=5000").unwrap();
     assert_eq!(
-        odata::fetch_result("/x", records, &json!({"id": 1}), &ListQuery::default(), &over).unwrap_err().code,
+        odata::fetch_result("/x", records, |r| r, &json!({"id": 1}), &ListQuery::default(), &over).unwrap_err().code,
         "QueryParameterOutOfRange"
     );
+}
+
+#[test]
+fn an_unfiltered_page_renders_only_itself_and_reads_as_a_filtered_one() {
+    let records: Vec<i64> = (1..=25).collect();
+    let rendered = std::cell::Cell::new(0);
+    let render = |i: i64| {
+        rendered.set(rendered.get() + 1);
+        json!({"id": i})
+    };
+    let query = Query::parse("$top=10&$skip=10").unwrap();
+    let plain = odata::fetch_result("/x", records.clone(), render, &json!({"id": 0}), &ListQuery::default(), &query)
+        .unwrap();
+    assert_eq!(rendered.get(), 10, "only the page is rendered");
+    assert_eq!(plain["@recordsetCount"], 25);
+    assert_eq!(plain["value"], json!((11..=20).map(|i| json!({"id": i})).collect::<Vec<_>>()));
+    assert_eq!(plain["@nextLink"], "/x?%24top=10&%24skip=20");
+    let everything = ListQuery { filter: Some("id gt 0".into()), order_by: None };
+    let filtered =
+        odata::fetch_result("/x", records, |i| json!({"id": i}), &json!({"id": 0}), &everything, &query).unwrap();
+    assert_eq!((&filtered["@recordsetCount"], &filtered["value"]), (&plain["@recordsetCount"], &plain["value"]));
 }
 
 #[test]
