@@ -485,22 +485,44 @@ pub struct State {
     /// Every version of every recorded document, oldest first.
     pub transactions: Documents,
     audits: HashMap<i64, Audit>,
-    /// Versions kept at most ([`MAX_DOCUMENTS`]; lower in tests).
-    pub max_documents: usize,
+    /// How many of each are kept (lower in tests).
+    pub caps: Caps,
 }
 
-/// Document versions a sandbox keeps: past it the oldest are forgotten, so a sandbox left
-/// running under load keeps bounded memory (the real service keeps documents for years).
-pub const MAX_DOCUMENTS: usize = 100_000;
+/// What a sandbox keeps at most, so one left running under load keeps bounded memory (the real
+/// service keeps documents for years). Past a cap the oldest document versions, customers,
+/// certificates and nexus declarations are forgotten; companies, which everything else
+/// belongs to, are refused instead.
+#[derive(Clone, Copy, Debug)]
+pub struct Caps {
+    pub documents: usize,
+    pub companies: usize,
+    pub customers: usize,
+    pub certificates: usize,
+    pub nexus: usize,
+}
+
+impl Caps {
+    pub const DEFAULT: Caps =
+        Caps { documents: 100_000, companies: 1_000, customers: 50_000, certificates: 50_000, nexus: 10_000 };
+}
+
+/// Drops the oldest records of `list` past `cap`.
+fn keep_newest<T>(list: &mut Vec<T>, cap: usize) {
+    if list.len() > cap {
+        list.drain(..list.len() - cap);
+    }
+}
 
 impl State {
     /// Forgets the oldest versions once past the cap, a tenth of it at a time, so the cost of
     /// shifting the list is paid rarely.
     fn forget_beyond_cap(&mut self) {
-        if self.transactions.len() <= self.max_documents {
+        let cap = self.caps.documents;
+        if self.transactions.len() <= cap {
             return;
         }
-        let excess = self.transactions.len() - self.max_documents + self.max_documents / 10;
+        let excess = self.transactions.len() - cap + cap / 10;
         for forgotten in self.transactions.remove_oldest(excess) {
             self.audits.remove(&forgotten.id);
         }
@@ -527,7 +549,7 @@ impl State {
             nexus: Vec::new(),
             transactions: Documents::default(),
             audits: HashMap::new(),
-            max_documents: MAX_DOCUMENTS,
+            caps: Caps::DEFAULT,
         }
     }
 
@@ -604,6 +626,16 @@ impl State {
                 .describe("Company codes are unique within an account.")
                 .refers_to(at("companyCode")));
             }
+        }
+        if self.companies.len() + inputs.len() > self.caps.companies {
+            return Err(AvaError::new(
+                400,
+                // Not an AvaTax code: the refusal is the simulator's, and says so.
+                "SandboxLimitReached",
+                0,
+                format!("The sandbox keeps at most {} companies.", self.caps.companies),
+            )
+            .describe("The simulator's own limit, not the service's: restart or reset the sandbox to start over."));
         }
         let mut created = Vec::new();
         for input in inputs {
@@ -687,6 +719,7 @@ impl State {
             self.customers.push(c.clone());
             created.push(c);
         }
+        keep_newest(&mut self.customers, self.caps.customers);
         Ok(created)
     }
 
@@ -752,6 +785,7 @@ impl State {
             self.certificates.push(certificate.clone());
             created.push(certificate);
         }
+        keep_newest(&mut self.certificates, self.caps.certificates);
         Ok(created)
     }
 
@@ -826,6 +860,7 @@ impl State {
             self.nexus.push(nexus.clone());
             created.push(nexus);
         }
+        keep_newest(&mut self.nexus, self.caps.nexus);
         Ok(created)
     }
 

@@ -254,8 +254,8 @@ fn an_unfiltered_page_renders_only_itself_and_reads_as_a_filtered_one() {
         json!({"id": i})
     };
     let query = Query::parse("$top=10&$skip=10").unwrap();
-    let plain = odata::fetch_result("/x", records.clone(), render, &json!({"id": 0}), &ListQuery::default(), &query)
-        .unwrap();
+    let plain =
+        odata::fetch_result("/x", records.clone(), render, &json!({"id": 0}), &ListQuery::default(), &query).unwrap();
     assert_eq!(rendered.get(), 10, "only the page is rendered");
     assert_eq!(plain["@recordsetCount"], 25);
     assert_eq!(plain["value"], json!((11..=20).map(|i| json!({"id": i})).collect::<Vec<_>>()));
@@ -270,12 +270,49 @@ fn an_unfiltered_page_renders_only_itself_and_reads_as_a_filtered_one() {
 fn documents_past_the_cap_forget_the_oldest_first() {
     let mut state = state();
     let seeded = state.transactions.len();
-    state.max_documents = seeded + 20;
+    state.caps.documents = seeded + 20;
     for i in 0..200 {
         create(&mut state, &sale(&format!("CAP-{i}"), 10.0, false)).unwrap();
-        assert!(state.transactions.len() <= state.max_documents, "{} kept", state.transactions.len());
+        assert!(state.transactions.len() <= state.caps.documents, "{} kept", state.transactions.len());
     }
     let codes: Vec<&str> = state.transactions.iter().map(|t| t.code.as_str()).collect();
     assert!(codes.contains(&"CAP-199"), "the newest is kept");
     assert!(!codes.contains(&"CAP-0"), "the oldest is forgotten");
+}
+
+#[test]
+fn customers_past_their_cap_forget_the_oldest_and_companies_past_theirs_are_refused() {
+    use super::models::{CompanyInput, Customer};
+    let mut state = state();
+    let company = state.company_by_code("DEFAULT").unwrap().id;
+    state.caps.customers = 5;
+    for i in 0..20 {
+        let customer = Customer {
+            customer_code: format!("CAP-{i}"),
+            name: "Capped".into(),
+            line1: "1 Main St".into(),
+            city: "Irvine".into(),
+            region: "CA".into(),
+            postal_code: "92615".into(),
+            country: "US".into(),
+            ..Customer::default()
+        };
+        state.create_customers(company, vec![customer], NOW).unwrap();
+        assert!(state.customers.len() <= state.caps.customers);
+    }
+    let codes: Vec<&str> = state.customers.iter().map(|c| c.customer_code.as_str()).collect();
+    assert_eq!(codes, ["CAP-15", "CAP-16", "CAP-17", "CAP-18", "CAP-19"], "the newest five");
+
+    state.caps.companies = state.companies.len() + 1;
+    let company = |code: &str| CompanyInput {
+        code: code.into(),
+        name: code.into(),
+        default_country: "US".into(),
+        ..CompanyInput::default()
+    };
+    state.create_companies(vec![company("ONE-MORE")], NOW).unwrap();
+    let before = state.companies.len();
+    let refused = state.create_companies(vec![company("TOO-MANY")], NOW).unwrap_err();
+    assert_eq!((refused.status, refused.code), (400, "SandboxLimitReached"));
+    assert_eq!(state.companies.len(), before, "nothing is stored");
 }
