@@ -6,7 +6,7 @@
 //!   allocation of the process) divided by the records stored, beside the size of one record's
 //!   JSON as the service gives it back (compact), and their ratio;
 //! - list latency: a first page of 10 in the list's own order, read 200 times one after another
-//!   (p50, p99).
+//!   (p50, p99; `LOAD_LIST_READS` times when set).
 //!
 //! `cargo bench --bench sandbox_load` (plain `main`, `harness = false`). Knobs, by environment:
 //! `LOAD_CASE` (a case name, or `all`), `LOAD_REQUESTS` (default 20000), `LOAD_CLIENTS`
@@ -659,8 +659,9 @@ async fn run(case: &Case, requests: usize, clients: usize) {
         heap_after.saturating_sub(heap_before) as f64 / 1e6,
         per_record / record_json.max(1) as f64,
     );
-    let mut list_latencies = Vec::with_capacity(200);
-    for _ in 0..200 {
+    let reads = env_number("LOAD_LIST_READS", 200);
+    let mut list_latencies = Vec::with_capacity(reads);
+    for _ in 0..reads {
         let sent = Instant::now();
         send(&http, &base, (case.list)()).await.unwrap();
         list_latencies.push(sent.elapsed());

@@ -429,3 +429,25 @@ fn local_checks_stop_a_bad_request_before_it_is_built() {
     assert!(error.contains("channelId: 'a␛]52;c;x␇' holds a control"), "{error}");
     assert!(error.contains("start: start '2024-05-02' is after end '2024-05-01'"), "{error}");
 }
+
+#[test]
+fn a_dry_run_shows_no_secret_typed_into_the_body() {
+    let target = Target {
+        service: Service::Easypost,
+        base_url: "https://api.easypost.com".into(),
+        credentials: Credentials::Easypost(Secret::new("EZ-secret")),
+        live: true,
+    };
+    let webhook = r#"{"url":"https://user:pa55word@hooks.example.com/in","webhook_secret":"whsec-typed-in","custom_headers":[{"name":"Authorization","value":"Bearer typed-token-1"}]}"#;
+    let request = prepare(&target, "webhooks_create", &[("webhook", webhook)]);
+    for copy in [
+        client::request::to_curl(&request, &target.credentials).unwrap(),
+        client::request::to_httpie(&request, &target.credentials).unwrap(),
+    ] {
+        for secret in ["whsec-typed-in", "typed-token-1", "pa55word", "EZ-secret"] {
+            assert!(!copy.contains(secret), "the copy shows {secret}: {copy}");
+        }
+        assert!(copy.contains("hooks.example.com/in"), "the rest of the body stays: {copy}");
+        assert!(copy.ends_with("# secrets in the body are shown as [redacted]"), "{copy}");
+    }
+}

@@ -614,6 +614,7 @@ fn find_source<'a, T: std::error::Error + 'static>(error: &'a (dyn std::error::E
 pub fn to_curl(request: &PreparedRequest, credentials: &Credentials) -> Result<String, CallError> {
     let mut authorized = request.clone();
     let auth_args = auth::dry_run_auth(&mut authorized, credentials)?;
+    let shown = ShownBody::new(request, credentials);
     let quote = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
     let mut parts = vec!["curl".to_owned(), "-X".to_owned(), authorized.method.to_string(), quote(&authorized.url)];
     parts.extend(auth_args);
@@ -630,7 +631,7 @@ pub fn to_curl(request: &PreparedRequest, credentials: &Credentials) -> Result<S
             match std::str::from_utf8(bytes) {
                 Ok(text) => {
                     parts.push("--data-raw".into());
-                    parts.push(quote(text));
+                    parts.push(quote(&shown.body(text)));
                 }
                 Err(_) => parts.push(format!("--data-binary @- # {} bytes", bytes.len())),
             }
@@ -639,7 +640,7 @@ pub fn to_curl(request: &PreparedRequest, credentials: &Credentials) -> Result<S
             for field in fields {
                 parts.push("-F".into());
                 parts.push(match &field.value {
-                    MultipartValue::Text(text) => quote(&format!("{}={text}", field.name)),
+                    MultipartValue::Text(text) => quote(&format!("{}={}", field.name, shown.field(&field.name, text))),
                     MultipartValue::File { content_type, path, .. } => {
                         quote(&format!("{}=@{};type={content_type}", field.name, curl_file(path)))
                     }
@@ -647,7 +648,61 @@ pub fn to_curl(request: &PreparedRequest, credentials: &Credentials) -> Result<S
             }
         }
     }
-    Ok(parts.join(" "))
+    Ok(shown.finish(parts.join(" ")))
+}
+
+/// What a printed request shows of its body: secrets typed into it (a `webhook_secret`, a custom
+/// `Authorization` header's value, a password in a URL, the target's own credential) become
+/// `[redacted]`, as in the history, and the command then says so: it is for reading and for the
+/// key's owner to fill in, never a secret to replay.
+struct ShownBody {
+    redactor: Redactor,
+    redacted: std::cell::Cell<bool>,
+}
+
+impl ShownBody {
+    fn new(request: &PreparedRequest, credentials: &Credentials) -> ShownBody {
+        let mut redactor = Redactor::for_credentials(credentials);
+        match &request.body {
+            RequestBody::Bytes { bytes, .. } => redactor.learn(bytes),
+            RequestBody::Multipart(fields) => {
+                for field in fields {
+                    if let MultipartValue::Text(text) = &field.value {
+                        redactor.learn(text.as_bytes());
+                    }
+                }
+            }
+            RequestBody::Empty => {}
+        }
+        ShownBody { redactor, redacted: std::cell::Cell::new(false) }
+    }
+
+    fn body(&self, text: &str) -> String {
+        // What was learned from the request as given, not every secret-named field: the
+        // placeholders the dry run puts in a signed body (`mac`) stay to be read.
+        let shown = super::redact::without_userinfo(&self.redactor.bytes(text.as_bytes()));
+        let shown = String::from_utf8_lossy(&shown).into_owned();
+        if shown != text {
+            self.redacted.set(true);
+        }
+        shown
+    }
+
+    fn field(&self, name: &str, text: &str) -> String {
+        if super::redact::is_secret_name(name) && !text.is_empty() {
+            self.redacted.set(true);
+            return super::redact::REDACTED.to_owned();
+        }
+        self.body(text)
+    }
+
+    fn finish(&self, command: String) -> String {
+        if self.redacted.get() {
+            format!("{command} # secrets in the body are shown as {}", super::redact::REDACTED)
+        } else {
+            command
+        }
+    }
 }
 
 /// A file path as curl's `-F name=@PATH;type=...` (and HTTPie's `name@PATH;type=...`) read it: in
@@ -666,6 +721,7 @@ fn curl_file(path: &str) -> String {
 pub fn to_httpie(request: &PreparedRequest, credentials: &Credentials) -> Result<String, CallError> {
     let mut authorized = request.clone();
     let auth_args = auth::dry_run_auth(&mut authorized, credentials)?;
+    let shown = ShownBody::new(request, credentials);
     let quote = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
     let mut options = Vec::new();
     let mut items = Vec::new();
@@ -688,7 +744,7 @@ pub fn to_httpie(request: &PreparedRequest, credentials: &Credentials) -> Result
         RequestBody::Bytes { content_type, bytes } => {
             items.push(quote(&format!("Content-Type:{content_type}")));
             match std::str::from_utf8(bytes) {
-                Ok(text) => options.extend(["--raw".to_owned(), quote(text)]),
+                Ok(text) => options.extend(["--raw".to_owned(), quote(&shown.body(text))]),
                 Err(_) => items.push(format!("< body.bin # {} bytes", bytes.len())),
             }
         }
@@ -696,7 +752,7 @@ pub fn to_httpie(request: &PreparedRequest, credentials: &Credentials) -> Result
             options.push("--multipart".to_owned());
             for field in fields {
                 items.push(match &field.value {
-                    MultipartValue::Text(text) => quote(&format!("{}={text}", field.name)),
+                    MultipartValue::Text(text) => quote(&format!("{}={}", field.name, shown.field(&field.name, text))),
                     MultipartValue::File { content_type, path, .. } => {
                         quote(&format!("{}@{};type={content_type}", field.name, curl_file(path)))
                     }
@@ -709,7 +765,7 @@ pub fn to_httpie(request: &PreparedRequest, credentials: &Credentials) -> Result
     parts.push(authorized.method.to_string());
     parts.push(quote(&authorized.url));
     parts.extend(items);
-    Ok(parts.join(" "))
+    Ok(shown.finish(parts.join(" ")))
 }
 
 #[cfg(test)]
