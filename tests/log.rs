@@ -120,3 +120,24 @@ fn paths_names_every_location() {
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.lines().any(|l| l == format!("history  {}", dir.join("data/history.sqlite").display())), "{text}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_call_logs_its_error_without_the_password_of_a_url() {
+    use axum::http::{header, StatusCode};
+    let dir = scratch("userinfo");
+    // A server that sends the client on to a URL carrying a password, again and again.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let target = format!("http://ops:pw-in-the-url@127.0.0.1:{port}/time");
+    let app = axum::Router::new()
+        .fallback(move || async move { (StatusCode::FOUND, [(header::LOCATION, target.clone())], "") });
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let base = format!("http://127.0.0.1:{port}");
+    let env = [("ABLY_API_KEY", c::ABLY_KEY), ("OPSDECK_ABLY_URL", base.as_str())];
+    let out = opsdeck(&dir, &["--debug", "call", "ably", "time_get"], &env).await;
+    assert!(!out.status.success());
+    let log = std::fs::read_to_string(dir.join("opsdeck.log")).unwrap();
+    assert!(log.contains("no response"), "{log}");
+    assert!(!log.contains("pw-in-the-url"), "the password is in the log:\n{log}");
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("pw-in-the-url"), "nor on stderr");
+}

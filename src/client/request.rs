@@ -364,7 +364,8 @@ pub async fn execute(
             ),
             Err(error) => tracing::warn!(
                 service, method = %request.method, url = %redactor().url(&request.url),
-                error = %crate::inert::inert(&redactor().text(&error.to_string())), elapsed_ms, attempt, "no response"
+                error = %crate::inert::inert(&String::from_utf8_lossy(&redactor().scrub(error.to_string().as_bytes()))),
+                elapsed_ms, attempt, "no response"
             ),
         }
         let asked_wait = match &outcome {
