@@ -1,16 +1,21 @@
 //! Every version of every recorded document, in id order (the order they were recorded in: ids
 //! only grow), with an index from a company's document code to its versions, so finding a
-//! document costs the same at 100,000 documents as at ten.
+//! document costs the same at 100,000 documents as at ten, and each version's company and date
+//! side by side, so a list picks its documents without reading each one.
 
 use std::collections::HashMap;
 use std::fmt;
 use std::ops::{Index, IndexMut};
+
+use time::Date;
 
 use super::models::Transaction;
 
 #[derive(Clone, Default)]
 pub struct Documents {
     versions: Vec<Transaction>,
+    /// `versions[i]`'s company id and document date, in the same order.
+    company_dates: Vec<(i64, Date)>,
     /// (company id, code in ASCII lower case, as the service compares codes) → the ids of its
     /// versions, of every document type.
     by_code: HashMap<(i64, Box<str>), Vec<i64>>,
@@ -43,6 +48,7 @@ impl Documents {
     pub fn push(&mut self, transaction: Transaction) {
         debug_assert!(self.versions.last().is_none_or(|last| last.id < transaction.id), "ids only grow");
         self.by_code.entry(code_key(transaction.company_id, &transaction.code)).or_default().push(transaction.id);
+        self.company_dates.push((transaction.company_id, transaction.input.date));
         self.versions.push(transaction);
     }
 
@@ -51,7 +57,15 @@ impl Documents {
         let old = &self.versions[index];
         debug_assert!(old.id == transaction.id && old.company_id == transaction.company_id);
         debug_assert!(old.code.eq_ignore_ascii_case(&transaction.code));
+        self.company_dates[index] = (transaction.company_id, transaction.input.date);
         self.versions[index] = transaction;
+    }
+
+    /// The positions of the versions of `company_id` dated `since` or later (any date: `None`),
+    /// oldest first.
+    pub fn of_company(&self, company_id: i64, since: Option<Date>) -> Vec<usize> {
+        let wanted = |(company, date): &(i64, Date)| *company == company_id && since.is_none_or(|d| *date >= d);
+        self.company_dates.iter().enumerate().filter(|(_, key)| wanted(key)).map(|(i, _)| i).collect()
     }
 
     /// Where the version with this id is.
@@ -68,13 +82,16 @@ impl Documents {
     /// Removes the version at `index`.
     pub fn remove(&mut self, index: usize) -> Transaction {
         let gone = self.versions.remove(index);
+        self.company_dates.remove(index);
         self.unindex(&gone);
         gone
     }
 
     /// Removes the `count` oldest versions, returning them.
     pub fn remove_oldest(&mut self, count: usize) -> Vec<Transaction> {
-        let gone: Vec<Transaction> = self.versions.drain(..count.min(self.versions.len())).collect();
+        let count = count.min(self.versions.len());
+        self.company_dates.drain(..count);
+        let gone: Vec<Transaction> = self.versions.drain(..count).collect();
         for transaction in &gone {
             self.unindex(transaction);
         }
@@ -91,6 +108,7 @@ impl Documents {
             }
             keep
         });
+        self.company_dates = self.versions.iter().map(|t| (t.company_id, t.input.date)).collect();
         for (id, company_id, code) in &gone {
             self.unindex_id(*id, *company_id, code);
         }

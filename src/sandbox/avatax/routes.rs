@@ -6,7 +6,7 @@ use serde_json::{json, Value};
 use super::calc::{self, Place};
 use super::errors::AvaError;
 use super::input::{self, Fields};
-use super::models::{self, DocType, State, Transaction, VoidReason};
+use super::models::{self, DocType, State, VoidReason};
 use super::odata::{self, ListQuery};
 use super::reference;
 use super::render::{self, Include};
@@ -242,16 +242,13 @@ fn transactions_list(state: &State, call: &Call) -> Result<Reply, AvaError> {
     let mentions_date = odata::parse_filter(filter_text)?.is_some_and(|f| odata::mentions(&f, "date"));
     let since = call.now.date() - time::Duration::days(30);
     let shape = include(call, Include::HEADER);
-    let records: Vec<&Transaction> = state
-        .transactions
-        .iter()
-        .filter(|t| t.company_id == company.id)
-        // Documents recorded through the API carry no data source id.
-        .filter(|_| data_source.is_none())
-        .filter(|t| mentions_date || t.input.date >= since)
-        .collect();
+    // Documents recorded through the API carry no data source id.
+    let records = match data_source {
+        Some(_) => Vec::new(),
+        None => state.transactions.of_company(company.id, (!mentions_date).then_some(since)),
+    };
     let template = state.transactions.first().map(|t| render::transaction(t, Include::FULL)).unwrap_or(Value::Null);
-    fetch_rendered(call, records, |t| render::transaction(t, shape), &template)
+    fetch_rendered(call, records, |i| render::transaction(&state.transactions[i], shape), &template)
 }
 
 fn transactions_get(state: &State, call: &Call, type_segment: Option<&str>) -> Result<Reply, AvaError> {

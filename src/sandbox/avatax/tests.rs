@@ -316,3 +316,34 @@ fn customers_past_their_cap_forget_the_oldest_and_companies_past_theirs_are_refu
     assert_eq!((refused.status, refused.code), (400, "SandboxLimitReached"));
     assert_eq!(state.companies.len(), before, "nothing is stored");
 }
+
+#[test]
+fn the_document_index_agrees_with_the_documents_through_deletes_adjustments_and_the_cap() {
+    let mut state = state();
+    let company = state.company_by_code("DEFAULT").unwrap().id;
+    state.caps.documents = 30;
+    for i in 0..40 {
+        create(&mut state, &sale(&format!("IDX-{i}"), 10.0 + f64::from(i), false)).unwrap();
+    }
+    // Deleted with every version; adjusted then the adjustment cancelled; lower-case lookups.
+    state.void("DEFAULT", "idx-39", None, VoidReason::DocDeleted, NOW).unwrap();
+    let changed = input::transaction(&sale("IDX-38", 99.0, false), "").unwrap();
+    state.adjust("DEFAULT", "IDX-38", None, "PriceAdjusted", "", changed, json!({}), NOW).unwrap();
+    assert_eq!(state.transaction("DEFAULT", "idx-38", None).unwrap().version, 2);
+    state.void("DEFAULT", "IDX-38", None, VoidReason::AdjustmentCancelled, NOW).unwrap();
+    assert_eq!(state.transaction("DEFAULT", "IDX-38", None).unwrap().version, 1);
+    assert_eq!(state.transaction("DEFAULT", "IDX-39", None).unwrap_err().code, "EntityNotFoundError");
+    // Every version the list picks is found again by its code, and a forgotten one is not.
+    let listed = state.transactions.of_company(company, None);
+    let all: Vec<usize> =
+        (0..state.transactions.len()).filter(|i| state.transactions[*i].company_id == company).collect();
+    assert_eq!(listed, all);
+    for i in listed {
+        let t = &state.transactions[i];
+        if t.status != DocStatus::Adjusted {
+            assert_eq!(state.transaction("DEFAULT", &t.code, Some(t.doc_type)).unwrap().id, t.id, "{}", t.code);
+        }
+        assert_eq!(state.transactions.position(t.id), Some(i));
+    }
+    assert!(state.transaction("DEFAULT", "IDX-0", None).is_err(), "the oldest went past the cap");
+}
