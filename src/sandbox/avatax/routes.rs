@@ -224,7 +224,6 @@ fn transactions_create(state: &mut State, call: &Call) -> Result<Reply, AvaError
     let parsed = input::transaction(&body, "")?;
     let transaction = state.create_transaction(parsed, body, call.now)?;
     let response = render::transaction(&transaction, include(call, Include::FULL));
-    if transaction.doc_type.is_recorded() {}
     Reply::created(response)
 }
 
