@@ -196,7 +196,12 @@ impl<'a> Raw<'a> {
             }
             Auth::Bearer(token) => format!("Bearer {token}"),
         };
-        Raw { method, target: target.into(), headers: vec![("Authorization".into(), authorization.into_bytes())], body: Vec::new() }
+        Raw {
+            method,
+            target: target.into(),
+            headers: vec![("Authorization".into(), authorization.into_bytes())],
+            body: Vec::new(),
+        }
     }
 
     fn header(mut self, name: &str, value: impl Into<Vec<u8>>) -> Raw<'a> {
@@ -370,20 +375,29 @@ async fn start() -> Sandbox {
 async fn ably_survives_mutated_queries_json_and_msgpack() {
     let sandbox = start().await;
     let msgpack_seed: &'static [u8] = Box::leak(
-        rmp_serde::to_vec_named(&serde_json::json!({"name": "greeting", "data": "hello", "extras": {"headers": {"a": "b"}}}))
-            .unwrap()
-            .into_boxed_slice(),
+        rmp_serde::to_vec_named(
+            &serde_json::json!({"name": "greeting", "data": "hello", "extras": {"headers": {"a": "b"}}}),
+        )
+        .unwrap()
+        .into_boxed_slice(),
     );
-    let msgpack_seeds: &'static [&'static [u8]] = Box::leak(Box::new([msgpack_seed, b"\x92\x82\xa4name\xa1a\xa4data\xa1b\x81\xa4name\xa1c"]));
+    let msgpack_seeds: &'static [&'static [u8]] =
+        Box::leak(Box::new([msgpack_seed, b"\x92\x82\xa4name\xa1a\xa4data\xa1b\x81\xa4name\xa1c"]));
     let targets = [
         Target {
             name: "ably_history_query",
-            seeds: &[b"limit=10&direction=forwards&start=0&end=9999999999999", b"limit=1000&direction=backwards&format=json"],
+            seeds: &[
+                b"limit=10&direction=forwards&start=0&end=9999999999999",
+                b"limit=1000&direction=backwards&format=json",
+            ],
             build: |q| Raw::new("GET", with_query("/channels/fuzz/messages", &q), ABLY),
         },
         Target {
             name: "ably_stats_query",
-            seeds: &[b"unit=hour&limit=5&start=1700000000000&end=1800000000000&direction=forwards", b"unit=month&by=hour"],
+            seeds: &[
+                b"unit=hour&limit=5&start=1700000000000&end=1800000000000&direction=forwards",
+                b"unit=month&by=hour",
+            ],
             build: |q| Raw::new("GET", with_query("/stats", &q), ABLY),
         },
         Target {
@@ -406,7 +420,10 @@ async fn ably_survives_mutated_queries_json_and_msgpack() {
         },
         Target {
             name: "ably_batch_publish",
-            seeds: &[br#"{"channels":["a","b"],"messages":{"name":"n","data":"d"}}"#, br#"[{"channels":"a","messages":[{"data":"x"}]}]"#],
+            seeds: &[
+                br#"{"channels":["a","b"],"messages":{"name":"n","data":"d"}}"#,
+                br#"[{"channels":"a","messages":[{"data":"x"}]}]"#,
+            ],
             build: |b| Raw::new("POST", "/messages", ABLY).body("application/json", b),
         },
         Target {
@@ -419,7 +436,12 @@ async fn ably_survives_mutated_queries_json_and_msgpack() {
     let addr = sandbox.base_url(Service::Ably).trim_start_matches("http://").to_owned();
     // Nesting far past any limit, in both encodings.
     let deep_json = [b"[".repeat(100_000), b"]".repeat(100_000)].concat();
-    check(&addr, "ably deep json", &Raw::new("POST", "/channels/fuzz/messages", ABLY).body("application/json", deep_json)).await;
+    check(
+        &addr,
+        "ably deep json",
+        &Raw::new("POST", "/channels/fuzz/messages", ABLY).body("application/json", deep_json),
+    )
+    .await;
     let deep_msgpack = [vec![0x91; 200_000], vec![0xc0]].concat();
     let deep = Raw::new("POST", "/channels/fuzz/messages", ABLY).body("application/x-msgpack", deep_msgpack.clone());
     check(&addr, "ably deep msgpack", &deep).await;
@@ -429,7 +451,8 @@ async fn ably_survives_mutated_queries_json_and_msgpack() {
     let untyped = Raw::new("POST", "/channels/fuzz/messages", ABLY).body("", deep_msgpack);
     check(&addr, "ably deep msgpack without a type", &untyped).await;
     // A length prefix promising 4 GB.
-    let liar = Raw::new("POST", "/channels/fuzz/messages", ABLY).body("application/x-msgpack", b"\xdb\xff\xff\xff\xffab".to_vec());
+    let liar = Raw::new("POST", "/channels/fuzz/messages", ABLY)
+        .body("application/x-msgpack", b"\xdb\xff\xff\xff\xffab".to_vec());
     check(&addr, "ably msgpack length liar", &liar).await;
     sandbox.shutdown();
 }
@@ -535,12 +558,16 @@ async fn mailgun_survives_mutated_forms_multiparts_and_mime() {
         Target {
             name: "mailgun_form",
             seeds: &[MAILGUN_FORM],
-            build: |b| Raw::new("POST", "/v3/mg.example.com/messages", MAILGUN).body("application/x-www-form-urlencoded", b),
+            build: |b| {
+                Raw::new("POST", "/v3/mg.example.com/messages", MAILGUN).body("application/x-www-form-urlencoded", b)
+            },
         },
         Target {
             name: "mailgun_multipart",
             seeds: &[MAILGUN_MULTIPART],
-            build: |b| Raw::new("POST", "/v3/mg.example.com/messages", MAILGUN).body("multipart/form-data; boundary=B0UND", b),
+            build: |b| {
+                Raw::new("POST", "/v3/mg.example.com/messages", MAILGUN).body("multipart/form-data; boundary=B0UND", b)
+            },
         },
         Target {
             name: "mailgun_multipart_header",
@@ -583,28 +610,46 @@ async fn mailgun_survives_mutated_forms_multiparts_and_mime() {
     // Multiparts nested far past the reader's limit, each level its own boundary.
     let mut deep = b"From: a@mg.example.com\r\nTo: b@example.com\r\n".to_vec();
     for level in 0..5000 {
-        deep.extend_from_slice(format!("Content-Type: multipart/mixed; boundary=\"L{level}\"\r\n\r\n--L{level}\r\n").as_bytes());
+        deep.extend_from_slice(
+            format!("Content-Type: multipart/mixed; boundary=\"L{level}\"\r\n\r\n--L{level}\r\n").as_bytes(),
+        );
     }
     deep.extend_from_slice(b"Content-Type: text/plain\r\n\r\nbottom\r\n");
     check(&addr, "mailgun deep mime", &send(deep)).await;
     // The same boundary at every level, and a thousand folded continuation lines.
-    let same = [b"From: a@mg.example.com\r\n".to_vec(), b"Content-Type: multipart/mixed; boundary=X\r\n\r\n--X\r\n".repeat(3000)].concat();
+    let same = [
+        b"From: a@mg.example.com\r\n".to_vec(),
+        b"Content-Type: multipart/mixed; boundary=X\r\n\r\n--X\r\n".repeat(3000),
+    ]
+    .concat();
     check(&addr, "mailgun same-boundary mime", &send(same)).await;
-    let folded = [b"From: a@mg.example.com\r\nSubject: s".to_vec(), b"\r\n =?utf-8?b?w6k=?=".repeat(20_000), b"\r\n\r\nbody".to_vec()].concat();
+    let folded = [
+        b"From: a@mg.example.com\r\nSubject: s".to_vec(),
+        b"\r\n =?utf-8?b?w6k=?=".repeat(20_000),
+        b"\r\n\r\nbody".to_vec(),
+    ]
+    .concat();
     check(&addr, "mailgun folded subject", &send(folded)).await;
     // Encoded-word openers that never close: one pass over the header, not one per opener.
-    let openers = [b"From: a@mg.example.com\r\nSubject: ".to_vec(), b"=?u?B?x".repeat(200_000), b"\r\n\r\nbody".to_vec()].concat();
+    let openers =
+        [b"From: a@mg.example.com\r\nSubject: ".to_vec(), b"=?u?B?x".repeat(200_000), b"\r\n\r\nbody".to_vec()]
+            .concat();
     check(&addr, "mailgun unclosed encoded words", &send(openers)).await;
     // Many tiny parts, and a part header that never ends.
     let mut many = Vec::new();
     for i in 0..20_000 {
-        many.extend_from_slice(format!("--B0UND\r\nContent-Disposition: form-data; name=\"v:k{i}\"\r\n\r\n{i}\r\n").as_bytes());
+        many.extend_from_slice(
+            format!("--B0UND\r\nContent-Disposition: form-data; name=\"v:k{i}\"\r\n\r\n{i}\r\n").as_bytes(),
+        );
     }
     many.extend_from_slice(b"--B0UND--\r\n");
-    let many = Raw::new("POST", "/v3/mg.example.com/messages", MAILGUN).body("multipart/form-data; boundary=B0UND", many);
+    let many =
+        Raw::new("POST", "/v3/mg.example.com/messages", MAILGUN).body("multipart/form-data; boundary=B0UND", many);
     check(&addr, "mailgun 20000 parts", &many).await;
-    let endless = [b"--B0UND\r\nContent-Disposition: form-data; name=\"a\"\r\nX: ".to_vec(), b"y".repeat(1_000_000)].concat();
-    let endless = Raw::new("POST", "/v3/mg.example.com/messages", MAILGUN).body("multipart/form-data; boundary=B0UND", endless);
+    let endless =
+        [b"--B0UND\r\nContent-Disposition: form-data; name=\"a\"\r\nX: ".to_vec(), b"y".repeat(1_000_000)].concat();
+    let endless =
+        Raw::new("POST", "/v3/mg.example.com/messages", MAILGUN).body("multipart/form-data; boundary=B0UND", endless);
     check(&addr, "mailgun endless part header", &endless).await;
     sandbox.shutdown();
 }
@@ -662,12 +707,25 @@ async fn hostile_request_lines_and_headers_are_4xx() {
             ("folded content-type", json().header("X-Folded", b"a\r\n b".to_vec())),
             ("NUL in a header", json().header("X-Nul", b"a\0b".to_vec())),
             ("non-UTF-8 header", json().header("X-Latin", b"caf\xe9".to_vec())),
-            ("non-UTF-8 authorization", Raw::new("POST", path, auth).header("Authorization", b"Basic \xff\xfe".to_vec())),
+            (
+                "non-UTF-8 authorization",
+                Raw::new("POST", path, auth).header("Authorization", b"Basic \xff\xfe".to_vec()),
+            ),
             ("non-UTF-8 path", Raw::new("GET", [path.as_bytes(), b"/%FF%FE/\xc3"].concat(), auth)),
             ("percent-encoded NUL in path", Raw::new("GET", format!("{path}/%00%2F..%2F"), auth)),
-            ("boundary without a body", Raw::new("POST", path, auth).body("multipart/form-data; boundary=", b"--\r\n".to_vec())),
-            ("boundary of 71", Raw::new("POST", path, auth).body(&format!("multipart/form-data; boundary={}", "b".repeat(71)), b"x".to_vec())),
-            ("JSON called a form", Raw::new("POST", path, auth).body("application/x-www-form-urlencoded", br#"{"a":"%"}"#.to_vec())),
+            (
+                "boundary without a body",
+                Raw::new("POST", path, auth).body("multipart/form-data; boundary=", b"--\r\n".to_vec()),
+            ),
+            (
+                "boundary of 71",
+                Raw::new("POST", path, auth)
+                    .body(&format!("multipart/form-data; boundary={}", "b".repeat(71)), b"x".to_vec()),
+            ),
+            (
+                "JSON called a form",
+                Raw::new("POST", path, auth).body("application/x-www-form-urlencoded", br#"{"a":"%"}"#.to_vec()),
+            ),
             ("form called JSON", Raw::new("POST", path, auth).body("application/json", b"a=1&b=%FF".to_vec())),
             ("NUL body", Raw::new("POST", path, auth).body("application/json", vec![0; 4096])),
             ("odd content type", Raw::new("POST", path, auth).body(";;;=\"\"; boundary", b"{}".to_vec())),
