@@ -78,7 +78,14 @@ pub fn parse(raw: &[u8]) -> Result<Parsed, MimeError> {
                 // Structured (Content-Type, Content-Disposition): the value as sent, unfolded.
                 _ => unfold(raw.get(h.offset_start() as usize..h.offset_end() as usize).unwrap_or_default()),
             };
-            (h.name().to_owned(), value)
+            // The name as sent (`Message-Id`), not the crate's spelling of a known one (`Message-ID`).
+            let sent = raw
+                .get(h.offset_field() as usize..h.offset_start() as usize)
+                .and_then(|b| std::str::from_utf8(b).ok())
+                .and_then(|s| s.split(':').next())
+                .map(str::trim)
+                .filter(|n| !n.is_empty());
+            (sent.unwrap_or(h.name()).to_owned(), value)
         })
         .collect();
     if headers.is_empty() {
@@ -258,6 +265,11 @@ mod tests {
         let parsed = parse(raw.as_bytes()).expect("parses");
         let names: Vec<&str> = parsed.files.iter().map(|f| f.name.as_str()).collect();
         assert_eq!(names, ["a;b.txt", "café.pdf"]);
+        let named =
+            parse(b"Message-Id: <a@b>\r\nFROM: a@mg.example.com\r\nMime-Version: 1.0\r\n\r\nx").expect("parses");
+        let names: Vec<&str> = named.headers.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(names, ["Message-Id", "FROM", "Mime-Version"], "names as sent");
+        assert_eq!(named.header("message-id"), Some("<a@b>"));
         let openers = format!("From: a@mg.example.com\r\nSubject: {}\r\n\r\nbody", "=?u?B?x".repeat(100_000));
         let started = std::time::Instant::now();
         assert!(parse(openers.as_bytes()).is_ok());
