@@ -2,7 +2,8 @@
 //! `provider`), customers with exemptions, the account's nexus regions, and the checks every
 //! create and update passes before anything is stored (a refused call changes nothing).
 
-use std::collections::{btree_map, BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet};
+use std::ops::Bound;
 use std::str::FromStr;
 
 use rust_decimal::Decimal;
@@ -10,6 +11,7 @@ use serde_json::{Map, Value};
 use time::{Date, OffsetDateTime, PrimitiveDateTime, UtcOffset};
 
 use super::errors::TaxjarError;
+use crate::sandbox::retention::{Collection, RetentionPolicy};
 use crate::sandbox::tax::{self, Category, ExemptionKind, Region};
 
 /// The account the sandbox token belongs to (TaxJar's docs show this `user_id`).
@@ -95,17 +97,127 @@ impl Customer {
 /// Orders and refunds a sandbox keeps: past it the oldest created are forgotten, so a sandbox
 /// left running under load keeps bounded memory.
 pub const MAX_TRANSACTIONS: usize = 100_000;
+/// Customers a sandbox keeps: past it the oldest created are forgotten.
+pub const MAX_CUSTOMERS: usize = 10_000;
+
+/// The key of an order or refund: kind, `transaction_id`, `provider`.
+pub type TransactionKey = (Kind, String, String);
+
+/// Sequence numbers of transactions created through the API start here; the seeded ones, below
+/// it, are never forgotten.
+const FIRST_CREATED: u64 = 1 << 40;
+
+/// Orders and refunds: by key, in creation order (what the cap evicts first), and by
+/// transaction date (what the lists read: a date range costs what it holds).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Transactions {
+    keys: BTreeMap<TransactionKey, u64>,
+    /// By sequence number, which is creation order; boxed, so the tree's nodes stay small.
+    records: BTreeMap<u64, Box<Transaction>>,
+    by_date: BTreeSet<(Kind, OffsetDateTime, u64)>,
+    next_seeded: u64,
+    next_created: u64,
+}
+
+impl Transactions {
+    pub fn len(&self) -> usize {
+        self.records.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.records.is_empty()
+    }
+
+    /// Keys in key order.
+    pub fn keys(&self) -> impl Iterator<Item = &TransactionKey> {
+        self.keys.keys()
+    }
+
+    /// Transactions in key order.
+    pub fn values(&self) -> impl Iterator<Item = &Transaction> {
+        self.keys.values().filter_map(|seq| self.records.get(seq).map(|t| &**t))
+    }
+
+    pub fn get(&self, key: &TransactionKey) -> Option<&Transaction> {
+        self.keys.get(key).and_then(|seq| self.records.get(seq)).map(|t| &**t)
+    }
+
+    pub fn contains_key(&self, key: &TransactionKey) -> bool {
+        self.keys.contains_key(key)
+    }
+
+    /// Adds a seeded transaction, which the cap never evicts (or replaces the one of that key).
+    pub fn insert(&mut self, key: TransactionKey, transaction: Transaction) {
+        if self.keys.contains_key(&key) {
+            self.replace(&key, transaction);
+        } else {
+            let seq = self.next_seeded;
+            self.next_seeded += 1;
+            self.add(key, seq, transaction);
+        }
+    }
+
+    /// Adds a transaction created through the API (the key is not stored yet).
+    fn create(&mut self, key: TransactionKey, transaction: Transaction) -> &Transaction {
+        let seq = FIRST_CREATED + self.next_created;
+        self.next_created += 1;
+        self.add(key, seq, transaction)
+    }
+
+    fn add(&mut self, key: TransactionKey, seq: u64, transaction: Transaction) -> &Transaction {
+        self.by_date.insert((transaction.kind, transaction.date, seq));
+        self.keys.insert(key, seq);
+        self.records.entry(seq).or_insert(Box::new(transaction))
+    }
+
+    /// Replaces the transaction of `key`, if stored; keeps its place in creation order.
+    fn replace(&mut self, key: &TransactionKey, transaction: Transaction) -> Option<&Transaction> {
+        let seq = *self.keys.get(key)?;
+        let slot = self.records.get_mut(&seq)?;
+        self.by_date.remove(&(slot.kind, slot.date, seq));
+        self.by_date.insert((transaction.kind, transaction.date, seq));
+        **slot = transaction;
+        Some(&**slot)
+    }
+
+    pub fn remove(&mut self, key: &TransactionKey) -> Option<Transaction> {
+        let seq = self.keys.remove(key)?;
+        let transaction = self.records.remove(&seq)?;
+        self.by_date.remove(&(transaction.kind, transaction.date, seq));
+        Some(*transaction)
+    }
+
+    /// Forgets the oldest transaction created through the API; false when there is none.
+    fn evict_oldest(&mut self) -> bool {
+        let Some((_, transaction)) = self.records.range(FIRST_CREATED..).next() else { return false };
+        let key = (transaction.kind, transaction.transaction_id.clone(), transaction.provider.clone());
+        self.remove(&key).is_some()
+    }
+
+    /// Transactions of one kind dated within `from..=to` (whole days, UTC), in date order.
+    fn dated(&self, kind: Kind, from: Option<Date>, to: Option<Date>) -> impl Iterator<Item = &Transaction> {
+        let start = from.unwrap_or(Date::MIN).midnight().assume_utc();
+        let lower = Bound::Included((kind, start, 0));
+        let upper = match to.map(|d| d.next_day()) {
+            Some(Some(next)) => Bound::Excluded((kind, next.midnight().assume_utc(), 0)),
+            _ => Bound::Unbounded,
+        };
+        self.by_date
+            .range((lower, upper))
+            .take_while(move |(k, _, _)| *k == kind)
+            .filter_map(|(_, _, seq)| self.records.get(seq).map(|t| &**t))
+    }
+}
 
 /// Everything the simulator stores.
 #[derive(Clone, Debug)]
 pub struct State {
-    pub transactions: BTreeMap<(Kind, String, String), Transaction>,
-    /// Keys of the transactions created through the API, oldest first (a deleted one stays until
-    /// its turn comes, and is then skipped).
-    created: VecDeque<(Kind, String, String)>,
+    pub transactions: Transactions,
     /// Transactions kept at most ([`MAX_TRANSACTIONS`]; lower in tests).
     pub max_transactions: usize,
-    pub customers: BTreeMap<String, Customer>,
+    /// Customers by id, at most [`MAX_CUSTOMERS`] (lower in tests), the oldest created going
+    /// first.
+    pub customers: Collection<String, Customer>,
     /// Regions where the account collects, sorted as TaxJar lists them.
     pub nexus: Vec<Region>,
     /// The business address on file: the origin when a calculation gives none.
@@ -115,10 +227,9 @@ pub struct State {
 impl Default for State {
     fn default() -> State {
         State {
-            transactions: BTreeMap::new(),
-            created: VecDeque::new(),
+            transactions: Transactions::default(),
             max_transactions: MAX_TRANSACTIONS,
-            customers: BTreeMap::new(),
+            customers: Collection::new(RetentionPolicy::new(None, MAX_CUSTOMERS)),
             nexus: Vec::new(),
             address_on_file: Place::default(),
         }
@@ -321,12 +432,8 @@ impl State {
 
     /// Ids of one kind and provider whose date falls in `from..=to`, oldest first.
     pub fn list(&self, kind: Kind, provider: &str, from: Option<Date>, to: Option<Date>) -> Vec<String> {
-        let mut found: Vec<&Transaction> = self
-            .transactions
-            .values()
-            .filter(|t| t.kind == kind && t.provider == provider)
-            .filter(|t| from.is_none_or(|d| t.date.date() >= d) && to.is_none_or(|d| t.date.date() <= d))
-            .collect();
+        let mut found: Vec<&Transaction> =
+            self.transactions.dated(kind, from, to).filter(|t| t.provider == provider).collect();
         found.sort_by(|a, b| a.date.cmp(&b.date).then_with(|| a.transaction_id.cmp(&b.transaction_id)));
         found.into_iter().map(|t| t.transaction_id.clone()).collect()
     }
@@ -343,17 +450,12 @@ impl State {
                 transaction.provider
             )));
         }
-        self.created.push_back(key.clone());
         while self.transactions.len() >= self.max_transactions {
-            let Some(oldest) = self.created.pop_front() else { break };
-            self.transactions.remove(&oldest);
+            if !self.transactions.evict_oldest() {
+                break;
+            }
         }
-        // Deleted keys linger in `created` until their turn: keep it from outgrowing the map.
-        if self.created.len() > 2 * self.max_transactions.max(1) {
-            let transactions = &self.transactions;
-            self.created.retain(|key| transactions.contains_key(key));
-        }
-        Ok(self.transactions.entry(key).or_insert(transaction))
+        Ok(self.transactions.create(key, transaction))
     }
 
     /// Updates an order or refund: the fields sent replace the stored ones.
@@ -375,7 +477,9 @@ impl State {
         let existing = self.transaction(kind, id, &provider)?.clone();
         let updated = build(kind, Some(&existing), body, version, self)?;
         let key = (kind, id.to_owned(), provider);
-        Ok(replace(self.transactions.entry(key), updated))
+        self.transactions
+            .replace(&key, updated)
+            .ok_or_else(|| TaxjarError::not_found(format!("{} {id} of provider {} not found", kind.noun(), key.2)))
     }
 
     pub fn delete(&mut self, kind: Kind, id: &str, provider: &str) -> Result<Transaction, TaxjarError> {
@@ -386,39 +490,31 @@ impl State {
     }
 
     pub fn customer(&self, id: &str) -> Result<&Customer, TaxjarError> {
-        self.customers.get(id).ok_or_else(|| TaxjarError::not_found(format!("Customer {id} not found")))
+        self.customers.get(&id.to_owned()).ok_or_else(|| TaxjarError::not_found(format!("Customer {id} not found")))
     }
 
     pub fn create_customer(&mut self, body: &Fields<'_>) -> Result<&Customer, TaxjarError> {
         let customer = build_customer(None, body)?;
-        if self.customers.contains_key(&customer.customer_id) {
+        if self.customers.contains(&customer.customer_id) {
             return Err(TaxjarError::unprocessable(format!(
                 "Customer {} already exists; use PUT to update it",
                 customer.customer_id
             )));
         }
-        Ok(self.customers.entry(customer.customer_id.clone()).or_insert(customer))
+        let id = customer.customer_id.clone();
+        self.customers.insert(id.clone(), 0, customer);
+        self.customer(&id)
     }
 
     pub fn update_customer(&mut self, id: &str, body: &Fields<'_>) -> Result<&Customer, TaxjarError> {
         self.customer(id)?;
         let customer = build_customer(Some(id), body)?;
-        Ok(replace(self.customers.entry(id.to_owned()), customer))
+        self.customers.insert(id.to_owned(), 0, customer);
+        self.customer(id)
     }
 
     pub fn delete_customer(&mut self, id: &str) -> Result<Customer, TaxjarError> {
-        self.customers.remove(id).ok_or_else(|| TaxjarError::not_found(format!("Customer {id} not found")))
-    }
-}
-
-/// Stores `value` in the slot and returns it.
-fn replace<K: Ord, V>(entry: btree_map::Entry<'_, K, V>, value: V) -> &mut V {
-    match entry {
-        btree_map::Entry::Occupied(mut slot) => {
-            slot.insert(value);
-            slot.into_mut()
-        }
-        btree_map::Entry::Vacant(slot) => slot.insert(value),
+        self.customers.remove(&id.to_owned()).ok_or_else(|| TaxjarError::not_found(format!("Customer {id} not found")))
     }
 }
 

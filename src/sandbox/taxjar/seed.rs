@@ -82,7 +82,7 @@ pub fn seeded_state(seed: u64, now: OffsetDateTime) -> State {
         },
     ];
     for customer in customers {
-        state.customers.insert(customer.customer_id.clone(), customer);
+        state.customers.insert(customer.customer_id.clone(), 0, customer);
     }
 
     let count = 12 + rng.below(6);
