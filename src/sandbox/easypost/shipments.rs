@@ -79,8 +79,7 @@ impl State {
     fn given_address(&self, value: Option<&Value>, field: &str) -> Result<Option<Given<Map<String, Value>>>, EpError> {
         let Some(value) = value.filter(|v| !v.is_null()) else { return Ok(None) };
         if let Some(id) = given_id(value).filter(|_| value.get("street1").is_none() && value.get("zip").is_none()) {
-            let record =
-                self.addresses.get(id).ok_or_else(|| EpError::not_found(format!("Address {id} not found")))?;
+            let record = self.addresses.get(id).ok_or_else(|| EpError::not_found(format!("Address {id} not found")))?;
             return Ok(Some(Given::Stored(record)));
         }
         Ok(Some(Given::New(addresses::read_fields(value, field)?)))
@@ -126,9 +125,7 @@ impl State {
             None => return Err(EpError::required("shipment.parcel")),
             Some(value) => match given_id(value).filter(|_| value.get("weight").is_none()) {
                 Some(id) => Given::Stored(
-                    self.parcels
-                        .get(id)
-                        .ok_or_else(|| EpError::not_found(format!("Parcel {id} not found")))?,
+                    self.parcels.get(id).ok_or_else(|| EpError::not_found(format!("Parcel {id} not found")))?,
                 ),
                 None => Given::New(rates::read_parcel(value, "shipment.parcel")?),
             },
@@ -379,8 +376,7 @@ impl State {
         insurance: Option<Decimal>,
         now_ms: i64,
     ) -> Result<(), EpError> {
-        let shipment =
-            self.shipments.get(id).ok_or_else(|| EpError::not_found(format!("Shipment {id} not found")))?;
+        let shipment = self.shipments.get(id).ok_or_else(|| EpError::not_found(format!("Shipment {id} not found")))?;
         let rate = shipment["rates"]
             .as_array()
             .and_then(|rates| rates.iter().find(|r| r["id"] == rate_id))
@@ -499,8 +495,7 @@ impl State {
     /// `POST /v2/shipments/{id}/insure`: insures a bought shipment.
     pub fn insure_shipment(&mut self, id: &str, body: &Value, now_ms: i64) -> Result<Value, EpError> {
         let amount = read_amount(body.get("amount").ok_or_else(|| EpError::required("amount"))?, "amount")?;
-        let shipment =
-            self.shipments.get(id).ok_or_else(|| EpError::not_found(format!("Shipment {id} not found")))?;
+        let shipment = self.shipments.get(id).ok_or_else(|| EpError::not_found(format!("Shipment {id} not found")))?;
         if shipment["selected_rate"].is_null() {
             return Err(EpError::unprocessable(
                 "SHIPMENT.POSTAGE.REQUIRED",

@@ -366,8 +366,7 @@ impl State {
 
     /// `GET /v2/addresses/{id}/verify`: a new, normalized address; the original stays as it was.
     pub fn verify_address(&mut self, id: &str, now_ms: i64) -> Result<Value, EpError> {
-        let original =
-            self.addresses.get(id).ok_or_else(|| EpError::not_found(format!("Address {id} not found")))?;
+        let original = self.addresses.get(id).ok_or_else(|| EpError::not_found(format!("Address {id} not found")))?;
         let fields = addresses::read_fields(&Value::Object(original), "address")?;
         let verification = addresses::verify(&fields);
         if !verification.delivery_ok {
@@ -522,8 +521,7 @@ impl State {
     /// `PATCH /v2/webhooks/{id}`: URL, secret or headers; re-enables a disabled webhook.
     pub fn update_webhook(&mut self, id: &str, body: &Value) -> Result<Record, EpError> {
         let input = body.get("webhook").filter(|w| w.is_object()).unwrap_or(body);
-        let mut record =
-            self.webhooks.get(id).ok_or_else(|| EpError::not_found(format!("Webhook {id} not found")))?;
+        let mut record = self.webhooks.get(id).ok_or_else(|| EpError::not_found(format!("Webhook {id} not found")))?;
         self.webhook_fields(input, &mut record, false)?;
         match input.get("webhook_secret") {
             Some(Value::String(secret)) if secret.is_empty() => {

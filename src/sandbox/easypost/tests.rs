@@ -525,8 +525,15 @@ async fn every_kind_keeps_its_cap_and_forgets_the_oldest_cleanly() {
     let mut addresses = Vec::new();
     let mut parcels = Vec::new();
     for _ in 0..CAP + 2 {
-        addresses.push(post(&router, "/v2/addresses", json!({"address": to()})).await.body["id"].as_str().unwrap().to_owned());
-        parcels.push(post(&router, "/v2/parcels", json!({"parcel": {"weight": 5}})).await.body["id"].as_str().unwrap().to_owned());
+        addresses.push(
+            post(&router, "/v2/addresses", json!({"address": to()})).await.body["id"].as_str().unwrap().to_owned(),
+        );
+        parcels.push(
+            post(&router, "/v2/parcels", json!({"parcel": {"weight": 5}})).await.body["id"]
+                .as_str()
+                .unwrap()
+                .to_owned(),
+        );
     }
     check_cap(&router, &addresses, Some(("/v2/addresses", "addresses")), "/v2/addresses", CAP).await;
     check_cap(&router, &parcels, None, "/v2/parcels", CAP).await;
@@ -536,8 +543,9 @@ async fn every_kind_keeps_its_cap_and_forgets_the_oldest_cleanly() {
         let shipment = new_shipment(&router).await;
         let id = shipment["id"].as_str().unwrap().to_owned();
         rates.push(cheapest(&shipment)["id"].as_str().unwrap().to_owned());
-        let bought =
-            post(&router, &format!("/v2/shipments/{id}/buy"), json!({"rate": {"id": rates.last().unwrap()}})).await.body;
+        let bought = post(&router, &format!("/v2/shipments/{id}/buy"), json!({"rate": {"id": rates.last().unwrap()}}))
+            .await
+            .body;
         trackers.push(bought["tracker"]["id"].as_str().unwrap().to_owned());
         labels.push(bought["postage_label"]["label_url"].as_str().unwrap().replace("http://127.0.0.1:7708", ""));
         let refunded = post(

@@ -2,7 +2,8 @@
 //! `provider`), customers with exemptions, the account's nexus regions, and the checks every
 //! create and update passes before anything is stored (a refused call changes nothing).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::hash::{Hash, Hasher};
 use std::ops::Bound;
 use std::str::FromStr;
 
@@ -18,7 +19,7 @@ use crate::sandbox::tax::{self, Category, ExemptionKind, Region};
 pub const USER_ID: u64 = 10649;
 
 /// Order or refund.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Kind {
     Order,
     Refund,
@@ -66,12 +67,23 @@ pub struct Transaction {
     pub date: OffsetDateTime,
     pub exemption_type: Option<String>,
     pub customer_id: Option<String>,
-    pub from: Place,
+    /// The origin, when any field of it was given (most orders give none: no room is kept).
+    pub from: Option<Box<Place>>,
     pub to: Place,
     pub amount: Decimal,
     pub shipping: Decimal,
     pub sales_tax: Decimal,
     pub lines: Vec<TransactionLine>,
+}
+
+/// A place with no field given.
+static NO_PLACE: Place = Place { country: None, zip: None, state: None, city: None, street: None };
+
+impl Transaction {
+    /// The origin (every field `None` when none was given).
+    pub fn from_place(&self) -> &Place {
+        self.from.as_deref().unwrap_or(&NO_PLACE)
+    }
 }
 
 /// A customer and its exemption.
@@ -108,15 +120,33 @@ pub type TransactionKey = (Kind, String, String);
 const FIRST_CREATED: u64 = 1 << 40;
 
 /// Orders and refunds: by key, in creation order (what the cap evicts first), and by
-/// transaction date (what the lists read: a date range costs what it holds).
+/// transaction date (what the lists read: a date range costs what it holds). The key index holds
+/// a hash of each key, not the key: the record has it (a key whose hash is taken by another is
+/// indexed in full, in `collided`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Transactions {
-    keys: BTreeMap<TransactionKey, u64>,
+    keys: HashMap<u64, u64>,
+    collided: BTreeMap<TransactionKey, u64>,
     /// By sequence number, which is creation order; boxed, so the tree's nodes stay small.
     records: BTreeMap<u64, Box<Transaction>>,
-    by_date: BTreeSet<(Kind, OffsetDateTime, u64)>,
+    /// Per kind (orders, refunds): (transaction date in Unix seconds, sequence number).
+    by_date: [BTreeSet<(i64, u64)>; 2],
     next_seeded: u64,
     next_created: u64,
+}
+
+fn hash_key(kind: Kind, id: &str, provider: &str) -> u64 {
+    // SipHash with fixed keys: the same hash on every run.
+    let mut hasher = std::hash::DefaultHasher::new();
+    (kind, id, provider).hash(&mut hasher);
+    hasher.finish()
+}
+
+fn kind_index(kind: Kind) -> usize {
+    match kind {
+        Kind::Order => 0,
+        Kind::Refund => 1,
+    }
 }
 
 impl Transactions {
@@ -124,31 +154,38 @@ impl Transactions {
         self.records.len()
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.records.is_empty()
+    /// Keys (kind, `transaction_id`, `provider`), oldest created first.
+    #[cfg(test)]
+    pub fn keys(&self) -> impl Iterator<Item = (Kind, &str, &str)> {
+        self.records.values().map(|t| (t.kind, t.transaction_id.as_str(), t.provider.as_str()))
     }
 
-    /// Keys in key order.
-    pub fn keys(&self) -> impl Iterator<Item = &TransactionKey> {
-        self.keys.keys()
-    }
-
-    /// Transactions in key order.
+    /// Transactions, oldest created first.
+    #[cfg(test)]
     pub fn values(&self) -> impl Iterator<Item = &Transaction> {
-        self.keys.values().filter_map(|seq| self.records.get(seq).map(|t| &**t))
+        self.records.values().map(|t| &**t)
+    }
+
+    fn seq_of(&self, key: &TransactionKey) -> Option<u64> {
+        if let Some(seq) = self.collided.get(key) {
+            return Some(*seq);
+        }
+        let seq = *self.keys.get(&hash_key(key.0, &key.1, &key.2))?;
+        let t = self.records.get(&seq)?;
+        (t.kind == key.0 && t.transaction_id == key.1 && t.provider == key.2).then_some(seq)
     }
 
     pub fn get(&self, key: &TransactionKey) -> Option<&Transaction> {
-        self.keys.get(key).and_then(|seq| self.records.get(seq)).map(|t| &**t)
+        self.seq_of(key).and_then(|seq| self.records.get(&seq)).map(|t| &**t)
     }
 
     pub fn contains_key(&self, key: &TransactionKey) -> bool {
-        self.keys.contains_key(key)
+        self.seq_of(key).is_some()
     }
 
     /// Adds a seeded transaction, which the cap never evicts (or replaces the one of that key).
     pub fn insert(&mut self, key: TransactionKey, transaction: Transaction) {
-        if self.keys.contains_key(&key) {
+        if self.contains_key(&key) {
             self.replace(&key, transaction);
         } else {
             let seq = self.next_seeded;
@@ -165,25 +202,37 @@ impl Transactions {
     }
 
     fn add(&mut self, key: TransactionKey, seq: u64, transaction: Transaction) -> &Transaction {
-        self.by_date.insert((transaction.kind, transaction.date, seq));
-        self.keys.insert(key, seq);
+        self.by_date[kind_index(transaction.kind)].insert((transaction.date.unix_timestamp(), seq));
+        let hash = hash_key(key.0, &key.1, &key.2);
+        if let std::collections::hash_map::Entry::Vacant(slot) = self.keys.entry(hash) {
+            slot.insert(seq);
+        } else {
+            self.collided.insert(key, seq);
+        }
         self.records.entry(seq).or_insert(Box::new(transaction))
     }
 
     /// Replaces the transaction of `key`, if stored; keeps its place in creation order.
     fn replace(&mut self, key: &TransactionKey, transaction: Transaction) -> Option<&Transaction> {
-        let seq = *self.keys.get(key)?;
+        let seq = self.seq_of(key)?;
         let slot = self.records.get_mut(&seq)?;
-        self.by_date.remove(&(slot.kind, slot.date, seq));
-        self.by_date.insert((transaction.kind, transaction.date, seq));
+        self.by_date[kind_index(slot.kind)].remove(&(slot.date.unix_timestamp(), seq));
+        self.by_date[kind_index(transaction.kind)].insert((transaction.date.unix_timestamp(), seq));
         **slot = transaction;
         Some(&**slot)
     }
 
     pub fn remove(&mut self, key: &TransactionKey) -> Option<Transaction> {
-        let seq = self.keys.remove(key)?;
+        let seq = match self.collided.remove(key) {
+            Some(seq) => seq,
+            None => {
+                let seq = self.seq_of(key)?;
+                self.keys.remove(&hash_key(key.0, &key.1, &key.2));
+                seq
+            }
+        };
         let transaction = self.records.remove(&seq)?;
-        self.by_date.remove(&(transaction.kind, transaction.date, seq));
+        self.by_date[kind_index(transaction.kind)].remove(&(transaction.date.unix_timestamp(), seq));
         Some(*transaction)
     }
 
@@ -196,16 +245,12 @@ impl Transactions {
 
     /// Transactions of one kind dated within `from..=to` (whole days, UTC), in date order.
     fn dated(&self, kind: Kind, from: Option<Date>, to: Option<Date>) -> impl Iterator<Item = &Transaction> {
-        let start = from.unwrap_or(Date::MIN).midnight().assume_utc();
-        let lower = Bound::Included((kind, start, 0));
+        let lower = from.map_or(Bound::Unbounded, |d| Bound::Included((d.midnight().assume_utc().unix_timestamp(), 0)));
         let upper = match to.map(|d| d.next_day()) {
-            Some(Some(next)) => Bound::Excluded((kind, next.midnight().assume_utc(), 0)),
+            Some(Some(next)) => Bound::Excluded((next.midnight().assume_utc().unix_timestamp(), 0)),
             _ => Bound::Unbounded,
         };
-        self.by_date
-            .range((lower, upper))
-            .take_while(move |(k, _, _)| *k == kind)
-            .filter_map(|(_, _, seq)| self.records.get(seq).map(|t| &**t))
+        self.by_date[kind_index(kind)].range((lower, upper)).filter_map(|(_, seq)| self.records.get(seq).map(|t| &**t))
     }
 }
 
@@ -577,7 +622,7 @@ fn build(
     let mut from = body.place("from_")?;
     if let Some(t) = existing {
         merge(&mut to, &t.to);
-        merge(&mut from, &t.from);
+        merge(&mut from, t.from_place());
     }
     if creating {
         for field in ["to_country", "to_zip", "to_state"] {
@@ -641,7 +686,7 @@ fn build(
         date,
         exemption_type: exemption,
         customer_id,
-        from,
+        from: (from != NO_PLACE).then(|| Box::new(from)),
         to,
         amount,
         shipping,

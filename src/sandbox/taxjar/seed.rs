@@ -146,7 +146,7 @@ pub fn seeded_state(seed: u64, now: OffsetDateTime) -> State {
             date,
             exemption_type: Some("non_exempt".into()),
             customer_id: None,
-            from: origin.clone(),
+            from: Some(Box::new(origin.clone())),
             to,
             amount,
             shipping,
