@@ -81,7 +81,7 @@ static NO_PLACE: Place = Place { country: None, zip: None, state: None, city: No
 
 impl Transaction {
     /// The origin (every field `None` when none was given).
-    pub fn from_place(&self) -> &Place {
+    pub fn origin(&self) -> &Place {
         self.from.as_deref().unwrap_or(&NO_PLACE)
     }
 }
@@ -622,7 +622,7 @@ fn build(
     let mut from = body.place("from_")?;
     if let Some(t) = existing {
         merge(&mut to, &t.to);
-        merge(&mut from, t.from_place());
+        merge(&mut from, t.origin());
     }
     if creating {
         for field in ["to_country", "to_zip", "to_state"] {

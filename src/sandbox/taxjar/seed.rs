@@ -54,9 +54,7 @@ pub fn seeded_state(seed: u64, now: OffsetDateTime) -> State {
     let name = |r: &Region| table.and_then(|t| t.state(&r.region)).map(|s| s.name.clone()).unwrap_or_default();
     nexus.sort_by_key(name);
     let origin = place("9500 Gilman Dr", "La Jolla", "CA", "92093");
-    let mut state = State::default();
-    state.nexus = nexus;
-    state.address_on_file = origin.clone();
+    let mut state = State { nexus, address_on_file: origin.clone(), ..State::default() };
 
     let customers = [
         Customer {
