@@ -54,7 +54,7 @@ impl State {
         out.remove("chosen_rates");
         out.remove("label_format");
         if let Some(form) = out.get("scan_form").and_then(|f| f["id"].as_str()).and_then(|id| self.scan_forms.get(id)) {
-            out.insert("scan_form".into(), Value::Object(form.clone()));
+            out.insert("scan_form".into(), Value::Object(form));
         }
         Value::Object(out)
     }
@@ -62,7 +62,7 @@ impl State {
     pub fn batch_json(&self, id: &str) -> Result<Value, EpError> {
         self.batches
             .get(id)
-            .map(|b| self.render_batch(b))
+            .map(|b| self.render_batch(&b))
             .ok_or_else(|| EpError::not_found(format!("Batch {id} not found")))
     }
 
@@ -129,7 +129,7 @@ impl State {
         ] {
             batch.insert(k.to_owned(), v);
         }
-        self.batches.insert(id.clone(), now_ms, batch);
+        self.keep(|s| &mut s.batches, id.clone(), now_ms, &batch);
         if !ids.is_empty() {
             self.schedule(now_ms + STEP_MS, Step::Batch(id.clone()));
         }
@@ -139,10 +139,13 @@ impl State {
     }
 
     fn set_state(&mut self, id: &str, state: &str, at_ms: i64) {
-        let Some(batch) = self.batches.get_mut(id) else { return };
-        let previous = text(batch, "state").to_owned();
-        batch.insert("state".into(), json!(state));
-        batch.insert("updated_at".into(), json!(time(at_ms)));
+        let previous = self.batches.update(id, |batch| {
+            let previous = text(batch, "state").to_owned();
+            batch.insert("state".into(), json!(state));
+            batch.insert("updated_at".into(), json!(time(at_ms)));
+            previous
+        });
+        let Some(previous) = previous else { return };
         if previous != state {
             let rendered = self.batch_json(id).unwrap_or_default();
             self.emit("batch.updated", rendered, json!({"state": previous}), at_ms);
@@ -152,12 +155,12 @@ impl State {
     /// The batch's next step on the timeline.
     pub fn advance_batch(&mut self, id: &str, at_ms: i64) {
         let Some(batch) = self.batches.get(id) else { return };
-        let ids = members(batch);
-        match text(batch, "state") {
+        let ids = members(&batch);
+        match text(&batch, "state") {
             "creating" => {
                 let mut ok = 0;
                 for shipment_id in &ids {
-                    if let Some(shipment) = self.shipments.get_mut(shipment_id) {
+                    self.shipments.update(shipment_id, |shipment| {
                         let taken = shipment["batch_id"].as_str().is_some_and(|b| b != id);
                         let (status, message) = if taken {
                             ("creation_failed", json!("Shipment already belongs to another batch"))
@@ -168,14 +171,14 @@ impl State {
                         };
                         shipment.insert("batch_status".into(), json!(status));
                         shipment.insert("batch_message".into(), message);
-                    }
+                    });
                 }
                 self.set_state(id, if ok == 0 { "creation_failed" } else { "created" }, at_ms);
             }
             "created" | "purchasing" => {
                 // Buy the next queued shipment; when none is left, the batch is purchased (or
                 // failed, when no shipment could be bought).
-                if text(batch, "state") == "created" {
+                if text(&batch, "state") == "created" {
                     self.set_state(id, "purchasing", at_ms);
                 }
                 let next = ids
@@ -187,10 +190,7 @@ impl State {
                         let chosen = self
                             .batches
                             .get(id)
-                            .and_then(|b| b.get("chosen_rates"))
-                            .and_then(|c| c.get(&shipment_id))
-                            .and_then(Value::as_str)
-                            .map(str::to_owned);
+                            .and_then(|b| b.get("chosen_rates")?.get(&shipment_id)?.as_str().map(str::to_owned));
                         self.buy_in_batch(&shipment_id, chosen, at_ms);
                         self.schedule(at_ms + BUY_EACH_MS, Step::Batch(id.to_owned()));
                     }
@@ -207,9 +207,7 @@ impl State {
                     batch.get("label_format").and_then(Value::as_str).and_then(Format::parse).unwrap_or(Format::Pdf);
                 let url =
                     self.file_url("batch_label", at_ms, format, FileRef::BatchLabel { batch: id.to_owned(), format });
-                if let Some(batch) = self.batches.get_mut(id) {
-                    batch.insert("label_url".into(), json!(url));
-                }
+                self.batches.update(id, |batch| batch.insert("label_url".into(), json!(url)));
                 self.set_state(id, "label_generated", at_ms);
             }
             _ => {}
@@ -243,19 +241,19 @@ impl State {
                 None => Err("No rates are available for this shipment.".to_owned()),
             }
         };
-        if let Some(shipment) = self.shipments.get_mut(shipment_id) {
-            let (status, message) = match outcome {
-                Ok(()) => ("postage_purchased", Value::Null),
-                Err(reason) => ("postage_purchase_failed", json!(reason)),
-            };
+        let (status, message) = match outcome {
+            Ok(()) => ("postage_purchased", Value::Null),
+            Err(reason) => ("postage_purchase_failed", json!(reason)),
+        };
+        self.shipments.update(shipment_id, |shipment| {
             shipment.insert("batch_status".into(), json!(status));
             shipment.insert("batch_message".into(), message);
-        }
+        });
     }
 
-    fn open_batch(&self, id: &str, action: &str) -> Result<&Record, EpError> {
+    fn open_batch(&self, id: &str, action: &str) -> Result<Record, EpError> {
         let batch = self.batches.get(id).ok_or_else(|| EpError::not_found(format!("Batch {id} not found")))?;
-        let state = text(batch, "state");
+        let state = text(&batch, "state");
         if !OPEN.contains(&state) {
             return Err(EpError::unprocessable(
                 "BATCH.STATE.INVALID",
@@ -272,7 +270,7 @@ impl State {
         if ids.is_empty() {
             return Err(EpError::required("shipments"));
         }
-        let current = self.batches.get(id).map(members).unwrap_or_default();
+        let current = self.batches.get(id).map(|b| members(&b)).unwrap_or_default();
         for shipment_id in &ids {
             let shipment = self
                 .shipments
@@ -286,13 +284,13 @@ impl State {
             }
         }
         for shipment_id in &ids {
-            if let Some(shipment) = self.shipments.get_mut(shipment_id) {
+            self.shipments.update(shipment_id, |shipment| {
                 shipment.insert("batch_id".into(), json!(id));
                 shipment.insert("batch_status".into(), json!("created"));
                 shipment.insert("batch_message".into(), Value::Null);
-            }
+            });
         }
-        if let Some(batch) = self.batches.get_mut(id) {
+        self.batches.update(id, |batch| {
             let mut all = members(batch);
             all.extend(ids);
             batch.insert("members".into(), json!(all));
@@ -300,14 +298,14 @@ impl State {
                 batch.insert("state".into(), json!("created"));
             }
             batch.insert("updated_at".into(), json!(time(now_ms)));
-        }
+        });
         self.batch_json(id)
     }
 
     /// `POST /v2/batches/{id}/remove_shipments`.
     pub fn remove_from_batch(&mut self, id: &str, body: &Value, now_ms: i64) -> Result<Value, EpError> {
         let batch = self.open_batch(id, "removed from")?;
-        let current = members(batch);
+        let current = members(&batch);
         let (ids, _) = self.shipment_ids(body.get("shipments").unwrap_or(&Value::Null), "shipments", false, now_ms)?;
         if ids.is_empty() {
             return Err(EpError::required("shipments"));
@@ -316,31 +314,31 @@ impl State {
             return Err(EpError::invalid("shipments", format!("{missing} is not in this batch")));
         }
         for shipment_id in &ids {
-            if let Some(shipment) = self.shipments.get_mut(shipment_id) {
+            self.shipments.update(shipment_id, |shipment| {
                 for field in ["batch_id", "batch_status", "batch_message"] {
                     shipment.insert(field.into(), Value::Null);
                 }
-            }
+            });
         }
-        if let Some(batch) = self.batches.get_mut(id) {
+        self.batches.update(id, |batch| {
             let kept: Vec<String> = current.into_iter().filter(|s| !ids.contains(s)).collect();
             batch.insert("members".into(), json!(kept));
             batch.insert("updated_at".into(), json!(time(now_ms)));
-        }
+        });
         self.batch_json(id)
     }
 
     /// `POST /v2/batches/{id}/buy`: every shipment queued; bought one by one on the timeline.
     pub fn buy_batch(&mut self, id: &str, now_ms: i64) -> Result<Value, EpError> {
         let batch = self.batches.get(id).ok_or_else(|| EpError::not_found(format!("Batch {id} not found")))?;
-        let state = text(batch, "state");
+        let state = text(&batch, "state");
         if state != "created" && state != "purchase_failed" {
             return Err(EpError::unprocessable(
                 "BATCH.STATE.INVALID",
                 format!("A batch that is {state} can't be bought."),
             ));
         }
-        let ids = members(batch);
+        let ids = members(&batch);
         let buyable: Vec<&String> = ids
             .iter()
             .filter(|s| self.shipments.get(s).is_some_and(|s| s["batch_status"] != "postage_purchased"))
@@ -350,15 +348,15 @@ impl State {
         }
         let buyable: Vec<String> = buyable.into_iter().cloned().collect();
         for shipment_id in &buyable {
-            if let Some(shipment) = self.shipments.get_mut(shipment_id) {
+            self.shipments.update(shipment_id, |shipment| {
                 shipment.insert("batch_status".into(), json!("queued_for_purchase"));
                 shipment.insert("batch_message".into(), Value::Null);
-            }
+            });
         }
-        if let Some(batch) = self.batches.get_mut(id) {
+        self.batches.update(id, |batch| {
             batch.insert("state".into(), json!("created"));
             batch.insert("updated_at".into(), json!(time(now_ms)));
-        }
+        });
         self.schedule(now_ms + STEP_MS, Step::Batch(id.to_owned()));
         self.batch_json(id)
     }
@@ -371,17 +369,17 @@ impl State {
             .filter(|f| *f != Format::Png)
             .ok_or_else(|| EpError::invalid("file_format", format!("{raw:?} is not PDF, ZPL or EPL2")))?;
         let batch = self.batches.get(id).ok_or_else(|| EpError::not_found(format!("Batch {id} not found")))?;
-        let state = text(batch, "state");
+        let state = text(&batch, "state");
         if state != "purchased" && state != "label_generated" {
             return Err(EpError::unprocessable(
                 "BATCH.STATE.INVALID",
                 format!("Labels can be generated once the batch is purchased; it is {state}."),
             ));
         }
-        if let Some(batch) = self.batches.get_mut(id) {
+        self.batches.update(id, |batch| {
             batch.insert("label_format".into(), json!(format!("{format:?}").to_uppercase()));
             batch.insert("label_url".into(), Value::Null);
-        }
+        });
         self.set_state(id, "label_generating", now_ms);
         self.schedule(now_ms + STEP_MS, Step::Batch(id.to_owned()));
         self.batch_json(id)
@@ -389,7 +387,7 @@ impl State {
 
     /// The labels of the shipments the batch bought, in order.
     pub fn batch_labels(&self, id: &str) -> Vec<super::labels::Label> {
-        let members = self.batches.get(id).map(members).unwrap_or_default();
+        let members = self.batches.get(id).map(|b| members(&b)).unwrap_or_default();
         members
             .iter()
             .filter(|s| self.shipments.get(s).is_some_and(|s| s["batch_status"] == "postage_purchased"))
@@ -404,7 +402,7 @@ impl State {
         if batch["scan_form"].get("id").is_some() {
             return Err(EpError::unprocessable("SCAN_FORM.EXISTS", "This batch already has a scan form."));
         }
-        let bought: Vec<&Record> = members(batch)
+        let bought: Vec<Record> = members(&batch)
             .iter()
             .filter_map(|s| self.shipments.get(s))
             .filter(|s| {
@@ -426,7 +424,7 @@ impl State {
                 a["zip"].as_str().unwrap_or("").chars().take(5).collect::<String>()
             )
         };
-        let first = origin(bought[0]);
+        let first = origin(&bought[0]);
         if let Some(other) = bought.iter().find(|s| origin(s) != first) {
             return Err(EpError::unprocessable(
                 "SCAN_FORM.ADDRESS.MISMATCH",
@@ -434,7 +432,7 @@ impl State {
             )
             .field(
                 "shipments",
-                format!("{} ships from another address than {}", text(other, "id"), text(bought[0], "id")),
+                format!("{} ships from another address than {}", text(other, "id"), text(&bought[0], "id")),
             ));
         }
         let codes: Vec<String> = bought.iter().map(|s| text(s, "tracking_code").to_owned()).collect();
@@ -454,11 +452,11 @@ impl State {
         ] {
             form.insert(k.to_owned(), v);
         }
-        self.scan_forms.insert(form_id.clone(), now_ms, form.clone());
-        if let Some(batch) = self.batches.get_mut(id) {
+        self.keep(|s| &mut s.scan_forms, form_id.clone(), now_ms, &form);
+        self.batches.update(id, |batch| {
             batch.insert("scan_form".into(), Value::Object(form.clone()));
             batch.insert("updated_at".into(), json!(time(now_ms)));
-        }
+        });
         self.schedule(now_ms + STEP_MS, Step::ScanForm(form_id));
         self.emit("scan_form.created", Value::Object(form), json!({}), now_ms);
         self.batch_json(id)
@@ -466,12 +464,14 @@ impl State {
 
     pub fn finish_scan_form(&mut self, id: &str, at_ms: i64) {
         let url = self.file_url("scan_form", at_ms, Format::Pdf, FileRef::ScanForm(id.to_owned()));
-        let Some(form) = self.scan_forms.get_mut(id) else { return };
-        form.insert("status".into(), json!("created"));
-        form.insert("form_url".into(), json!(url));
-        form.insert("form_file_type".into(), json!("application/pdf"));
-        form.insert("updated_at".into(), json!(time(at_ms)));
-        let snapshot = Value::Object(form.clone());
+        let snapshot = self.scan_forms.update(id, |form| {
+            form.insert("status".into(), json!("created"));
+            form.insert("form_url".into(), json!(url));
+            form.insert("form_file_type".into(), json!("application/pdf"));
+            form.insert("updated_at".into(), json!(time(at_ms)));
+            Value::Object(form.clone())
+        });
+        let Some(snapshot) = snapshot else { return };
         self.emit("scan_form.updated", snapshot, json!({"status": "creating"}), at_ms);
     }
 }

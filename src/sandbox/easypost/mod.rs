@@ -291,9 +291,9 @@ fn created(value: Value) -> Answer {
     Ok((StatusCode::CREATED, value))
 }
 
-fn found(record: Option<&store::Record>, what: &str, id: &str) -> Answer {
+fn found(record: Option<store::Record>, what: &str, id: &str) -> Answer {
     record
-        .map(|r| (StatusCode::OK, Value::Object(r.clone())))
+        .map(|r| (StatusCode::OK, Value::Object(r)))
         .ok_or_else(|| EpError::not_found(format!("{what} {id} not found")))
 }
 
@@ -354,8 +354,8 @@ fn route(state: &mut State, method: &Method, segments: &[&str], query: &Query, b
         )?),
         (["insurances"], "POST") => created(Value::Object(state.create_insurance(body, now)?)),
         (["insurances", id], "GET") => {
-            let record = state.insurances.get(id).map(|r| state.render_insurance(r));
-            found(record.as_ref(), "Insurance", id)
+            let record = state.insurances.get(id).map(|r| state.render_insurance(&r));
+            found(record, "Insurance", id)
         }
         (["insurances", id, "refund"], "POST") => ok(Value::Object(state.refund_insurance(id, now)?)),
         (["refunds"], "GET") => {
@@ -379,7 +379,7 @@ fn route(state: &mut State, method: &Method, segments: &[&str], query: &Query, b
             let event = state
                 .events
                 .get(id)
-                .map(State::event_summary)
+                .map(|e| State::event_summary(&e))
                 .ok_or_else(|| EpError::not_found(format!("Event {id} not found")))?;
             ok(event)
         }

@@ -79,8 +79,7 @@ impl State {
     fn given_address(&self, value: Option<&Value>, field: &str) -> Result<Option<Given<Map<String, Value>>>, EpError> {
         let Some(value) = value.filter(|v| !v.is_null()) else { return Ok(None) };
         if let Some(id) = given_id(value).filter(|_| value.get("street1").is_none() && value.get("zip").is_none()) {
-            let record =
-                self.addresses.get(id).cloned().ok_or_else(|| EpError::not_found(format!("Address {id} not found")))?;
+            let record = self.addresses.get(id).ok_or_else(|| EpError::not_found(format!("Address {id} not found")))?;
             return Ok(Some(Given::Stored(record)));
         }
         Ok(Some(Given::New(addresses::read_fields(value, field)?)))
@@ -126,10 +125,7 @@ impl State {
             None => return Err(EpError::required("shipment.parcel")),
             Some(value) => match given_id(value).filter(|_| value.get("weight").is_none()) {
                 Some(id) => Given::Stored(
-                    self.parcels
-                        .get(id)
-                        .cloned()
-                        .ok_or_else(|| EpError::not_found(format!("Parcel {id} not found")))?,
+                    self.parcels.get(id).ok_or_else(|| EpError::not_found(format!("Parcel {id} not found")))?,
                 ),
                 None => Given::New(rates::read_parcel(value, "shipment.parcel")?),
             },
@@ -193,7 +189,7 @@ impl State {
             Given::New(parcel) => {
                 let mut record = self.base("prcl", "Parcel", now_ms);
                 record.extend(parcel.to_json());
-                self.parcels.insert(text(&record, "id").to_owned(), now_ms, record.clone());
+                self.keep(|s| &mut s.parcels, text(&record, "id").to_owned(), now_ms, &record);
                 record
             }
         };
@@ -236,7 +232,7 @@ impl State {
                 ] {
                     rate.insert(k.to_owned(), v);
                 }
-                self.rates.insert(text(&rate, "id").to_owned(), shipment_id.clone());
+                self.add_rate(text(&rate, "id"), &shipment_id);
                 rate_records.push(Value::Object(rate));
             }
         }
@@ -270,9 +266,7 @@ impl State {
         ] {
             shipment.insert(k.to_owned(), v);
         }
-        for evicted in self.shipments.insert(shipment_id.clone(), now_ms, shipment) {
-            self.rates.retain(|_, s| *s != evicted);
-        }
+        self.keep(|s| &mut s.shipments, shipment_id.clone(), now_ms, &shipment);
         let mut chosen = None;
         if let (Some(carrier), Some(service)) = (wanted_carrier, wanted_service) {
             let rate = self.rate_of(&shipment_id, |r| {
@@ -305,7 +299,7 @@ impl State {
 
     /// The tracker a shipment or an insurance record embeds, as it is now (the record holds the
     /// copy made when it was bought).
-    fn current_tracker(&self, record: &Record) -> Option<&Record> {
+    fn current_tracker(&self, record: &Record) -> Option<Record> {
         record.get("tracker").and_then(|t| t.get("id")).and_then(Value::as_str).and_then(|id| self.trackers.get(id))
     }
 
@@ -314,7 +308,7 @@ impl State {
         let mut out = shipment.clone();
         if let Some(tracker) = self.current_tracker(shipment) {
             out.insert("status".into(), tracker["status"].clone());
-            out.insert("tracker".into(), Value::Object(tracker.clone()));
+            out.insert("tracker".into(), Value::Object(tracker));
         }
         Value::Object(out)
     }
@@ -322,7 +316,7 @@ impl State {
     pub fn shipment_json(&self, id: &str) -> Result<Value, EpError> {
         self.shipments
             .get(id)
-            .map(|s| self.render_shipment(s))
+            .map(|s| self.render_shipment(&s))
             .ok_or_else(|| EpError::not_found(format!("Shipment {id} not found")))
     }
 
@@ -338,7 +332,7 @@ impl State {
             "shipments",
             query,
             // Bought shipments only, unless `purchased=false` asks for all.
-            |s| purchased == Some(false) || !s["selected_rate"].is_null(),
+            |s| purchased == Some(false) || s.tag().is_some(),
             State::render_shipment,
         )
     }
@@ -353,7 +347,7 @@ impl State {
             ));
         }
         let rate_id = body.get("rate").and_then(given_id).ok_or_else(|| EpError::required("rate"))?;
-        match self.rates.get(rate_id) {
+        match self.rate_owner(rate_id) {
             None => return Err(EpError::not_found(format!("Rate {rate_id} not found"))),
             Some(owner) if owner != id => {
                 return Err(EpError::unprocessable(
@@ -382,8 +376,7 @@ impl State {
         insurance: Option<Decimal>,
         now_ms: i64,
     ) -> Result<(), EpError> {
-        let shipment =
-            self.shipments.get(id).cloned().ok_or_else(|| EpError::not_found(format!("Shipment {id} not found")))?;
+        let shipment = self.shipments.get(id).ok_or_else(|| EpError::not_found(format!("Shipment {id} not found")))?;
         let rate = shipment["rates"]
             .as_array()
             .and_then(|rates| rates.iter().find(|r| r["id"] == rate_id))
@@ -435,10 +428,7 @@ impl State {
             delivery_days: days,
         };
         let tracker = self.start_tracker(&spec, now_ms);
-        let Some(record) = self.shipments.get_mut(id) else {
-            return Err(EpError::not_found(format!("Shipment {id} not found")));
-        };
-        for (k, v) in [
+        let fields = [
             ("selected_rate", rate),
             ("tracking_code", json!(code)),
             ("postage_label", Value::Object(label)),
@@ -446,10 +436,14 @@ impl State {
             ("fees", Value::Array(fees)),
             ("insurance", insurance.map_or(Value::Null, |v| json!(format!("{:.2}", v)))),
             ("updated_at", json!(time(now_ms))),
-        ] {
-            record.insert(k.to_owned(), v);
-        }
-        Ok(())
+        ];
+        self.shipments
+            .update(id, |record| {
+                for (k, v) in fields {
+                    record.insert(k.to_owned(), v);
+                }
+            })
+            .ok_or_else(|| EpError::not_found(format!("Shipment {id} not found")))
     }
 
     /// `GET /v2/shipments/{id}/label?file_format=`: the label in another format too.
@@ -472,10 +466,12 @@ impl State {
         if shipment["postage_label"][field].is_null() {
             let url =
                 self.file_url("postage_label", now_ms, format, FileRef::Label { shipment: id.to_owned(), format });
-            if let Some(Value::Object(label)) = self.shipments.get_mut(id).and_then(|s| s.get_mut("postage_label")) {
-                label.insert(field.to_owned(), json!(url));
-                label.insert("updated_at".into(), json!(time(now_ms)));
-            }
+            self.shipments.update(id, |s| {
+                if let Some(Value::Object(label)) = s.get_mut("postage_label") {
+                    label.insert(field.to_owned(), json!(url));
+                    label.insert("updated_at".into(), json!(time(now_ms)));
+                }
+            });
         }
         self.shipment_json(id)
     }
@@ -487,7 +483,7 @@ impl State {
         Some(Label {
             carrier: rate["carrier"].as_str().unwrap_or("").to_owned(),
             service: rate["service"].as_str().unwrap_or("").to_owned(),
-            tracking_code: text(shipment, "tracking_code").to_owned(),
+            tracking_code: text(&shipment, "tracking_code").to_owned(),
             from: label_lines(&shipment["from_address"]),
             to: label_lines(&shipment["to_address"]),
             weight_oz: shipment["parcel"]["weight"].as_f64().unwrap_or(0.0),
@@ -499,8 +495,7 @@ impl State {
     /// `POST /v2/shipments/{id}/insure`: insures a bought shipment.
     pub fn insure_shipment(&mut self, id: &str, body: &Value, now_ms: i64) -> Result<Value, EpError> {
         let amount = read_amount(body.get("amount").ok_or_else(|| EpError::required("amount"))?, "amount")?;
-        let shipment =
-            self.shipments.get_mut(id).ok_or_else(|| EpError::not_found(format!("Shipment {id} not found")))?;
+        let shipment = self.shipments.get(id).ok_or_else(|| EpError::not_found(format!("Shipment {id} not found")))?;
         if shipment["selected_rate"].is_null() {
             return Err(EpError::unprocessable(
                 "SHIPMENT.POSTAGE.REQUIRED",
@@ -510,11 +505,13 @@ impl State {
         if !shipment["insurance"].is_null() {
             return Err(EpError::unprocessable("SHIPMENT.INSURANCE.EXISTS", "This shipment is already insured."));
         }
-        shipment.insert("insurance".into(), json!(format!("{amount:.2}")));
-        if let Some(Value::Array(fees)) = shipment.get_mut("fees") {
-            fees.push(fee("InsuranceFee", insurance_fee(amount)));
-        }
-        shipment.insert("updated_at".into(), json!(time(now_ms)));
+        self.shipments.update(id, |shipment| {
+            shipment.insert("insurance".into(), json!(format!("{amount:.2}")));
+            if let Some(Value::Array(fees)) = shipment.get_mut("fees") {
+                fees.push(fee("InsuranceFee", insurance_fee(amount)));
+            }
+            shipment.insert("updated_at".into(), json!(time(now_ms)));
+        });
         self.shipment_json(id)
     }
 
@@ -535,7 +532,7 @@ impl State {
         if matches!(shipment["refund_status"].as_str(), Some("submitted" | "refunded")) {
             return Err(EpError::unprocessable(
                 "SHIPMENT.REFUND.EXISTS",
-                format!("A refund has already been requested for {}.", text(shipment, "tracking_code")),
+                format!("A refund has already been requested for {}.", text(&shipment, "tracking_code")),
             ));
         }
         Ok(shipment["tracker"]["id"].as_str().unwrap_or("").to_owned())
@@ -545,13 +542,13 @@ impl State {
     /// has already scanned the package.
     fn refund(&mut self, shipment_id: &str, tracker_id: &str, now_ms: i64) -> Record {
         let scanned =
-            self.trackers.get(tracker_id).is_some_and(|t| !matches!(text(t, "status"), "unknown" | "pre_transit"));
+            self.trackers.get(tracker_id).is_some_and(|t| !matches!(text(&t, "status"), "unknown" | "pre_transit"));
         let status = if scanned { "rejected" } else { "submitted" };
         let (code, carrier) = self
             .shipments
             .get(shipment_id)
             .map(|s| {
-                (text(s, "tracking_code").to_owned(), s["selected_rate"]["carrier"].as_str().unwrap_or("").to_owned())
+                (text(&s, "tracking_code").to_owned(), s["selected_rate"]["carrier"].as_str().unwrap_or("").to_owned())
             })
             .unwrap_or_default();
         let mut refund = self.base("rfnd", "Refund", now_ms);
@@ -566,11 +563,11 @@ impl State {
             refund.insert(k.to_owned(), v);
         }
         let refund_id = text(&refund, "id").to_owned();
-        self.refunds.insert(refund_id.clone(), now_ms, refund.clone());
-        if let Some(shipment) = self.shipments.get_mut(shipment_id) {
+        self.keep(|s| &mut s.refunds, refund_id.clone(), now_ms, &refund);
+        self.shipments.update(shipment_id, |shipment| {
             shipment.insert("refund_status".into(), json!(status));
             shipment.insert("updated_at".into(), json!(time(now_ms)));
-        }
+        });
         if !scanned {
             self.halt_tracker(tracker_id);
             self.schedule(now_ms + REFUND_SETTLES_MS, Step::Refund(refund_id));
@@ -598,11 +595,13 @@ impl State {
             let shipment = self
                 .shipments
                 .iter()
-                .find(|(_, s)| {
-                    text(s, "tracking_code") == code
-                        && s["selected_rate"]["carrier"].as_str().is_some_and(|c| c.eq_ignore_ascii_case(carrier))
+                .find(|s| {
+                    s.tag() == Some(code.as_str())
+                        && s.record()["selected_rate"]["carrier"]
+                            .as_str()
+                            .is_some_and(|c| c.eq_ignore_ascii_case(carrier))
                 })
-                .map(|(id, _)| id.clone());
+                .map(|s| s.id().to_owned());
             let Some(shipment) = shipment else {
                 return Err(EpError::not_found(format!("No {carrier} shipment with tracking code {code}")));
             };
@@ -622,15 +621,20 @@ impl State {
 
     /// The carrier answers a submitted refund: refunded, the postage fee given back.
     pub fn settle_refund(&mut self, id: &str, at_ms: i64) {
-        let Some(refund) = self.refunds.get_mut(id) else { return };
-        if text(refund, "status") != "submitted" {
+        let Some(refund) = self.refunds.get(id) else { return };
+        if text(&refund, "status") != "submitted" {
             return;
         }
-        refund.insert("status".into(), json!("refunded"));
-        refund.insert("updated_at".into(), json!(time(at_ms)));
+        let Some(refund) = self.refunds.update(id, |refund| {
+            refund.insert("status".into(), json!("refunded"));
+            refund.insert("updated_at".into(), json!(time(at_ms)));
+            refund.clone()
+        }) else {
+            return;
+        };
         let snapshot = Value::Object(refund.clone());
-        let shipment_id = text(refund, "shipment_id").to_owned();
-        if let Some(shipment) = self.shipments.get_mut(&shipment_id) {
+        let shipment_id = text(&refund, "shipment_id").to_owned();
+        self.shipments.update(&shipment_id, |shipment| {
             shipment.insert("refund_status".into(), json!("refunded"));
             shipment.insert("updated_at".into(), json!(time(at_ms)));
             if let Some(Value::Array(fees)) = shipment.get_mut("fees") {
@@ -638,7 +642,7 @@ impl State {
                     fee["refunded"] = json!(true);
                 }
             }
-        }
+        });
         self.emit("refund.successful", snapshot, json!({"status": "submitted"}), at_ms);
     }
 
@@ -692,28 +696,30 @@ impl State {
             record.insert(k.to_owned(), v);
         }
         let id = text(&record, "id").to_owned();
-        self.insurances.insert(id.clone(), now_ms, record);
+        self.keep(|s| &mut s.insurances, id.clone(), now_ms, &record);
         self.schedule(now_ms + INSURANCE_PURCHASED_MS, Step::Insurance(id.clone()));
-        Ok(self.insurances.get(&id).map(|r| self.render_insurance(r)).unwrap_or_default())
+        Ok(self.insurances.get(&id).map(|r| self.render_insurance(&r)).unwrap_or_default())
     }
 
     /// Insurance as the API returns it, with its tracker as it is now.
     pub fn render_insurance(&self, insurance: &Record) -> Record {
         let mut out = insurance.clone();
         if let Some(tracker) = self.current_tracker(insurance) {
-            out.insert("tracker".into(), Value::Object(tracker.clone()));
+            out.insert("tracker".into(), Value::Object(tracker));
         }
         out
     }
 
     pub fn purchase_insurance(&mut self, id: &str, at_ms: i64) {
-        let Some(record) = self.insurances.get_mut(id) else { return };
-        if text(record, "status") != "pending" {
+        let Some(record) = self.insurances.get(id) else { return };
+        if text(&record, "status") != "pending" {
             return;
         }
-        record.insert("status".into(), json!("purchased"));
-        record.insert("updated_at".into(), json!(time(at_ms)));
-        let snapshot = self.insurances.get(id).map(|r| Value::Object(self.render_insurance(r))).unwrap_or_default();
+        self.insurances.update(id, |record| {
+            record.insert("status".into(), json!("purchased"));
+            record.insert("updated_at".into(), json!(time(at_ms)));
+        });
+        let snapshot = self.insurances.get(id).map(|r| Value::Object(self.render_insurance(&r))).unwrap_or_default();
         self.emit("insurance.purchased", snapshot, json!({"status": "pending"}), at_ms);
     }
 
@@ -721,21 +727,25 @@ impl State {
     /// has not been scanned by the carrier.
     pub fn refund_insurance(&mut self, id: &str, now_ms: i64) -> Result<Record, EpError> {
         let record = self.insurances.get(id).ok_or_else(|| EpError::not_found(format!("Insurance {id} not found")))?;
-        let tracker_status = self.current_tracker(record).map_or("unknown", |t| text(t, "status"));
+        let tracker_status =
+            self.current_tracker(&record).map_or_else(|| "unknown".to_owned(), |t| text(&t, "status").to_owned());
         let eligible = record["shipment_id"].is_null()
-            && matches!(text(record, "status"), "new" | "pending" | "purchased")
-            && matches!(tracker_status, "unknown" | "pre_transit");
+            && matches!(text(&record, "status"), "new" | "pending" | "purchased")
+            && matches!(tracker_status.as_str(), "unknown" | "pre_transit");
         if !eligible {
             return Err(EpError::not_found("No eligible insurance found with provided tracking code."));
         }
-        let previous = text(record, "status").to_owned();
-        let Some(record) = self.insurances.get_mut(id) else { return Err(EpError::not_found("Insurance not found")) };
-        record.insert("status".into(), json!("cancelled"));
-        record.insert("updated_at".into(), json!(time(now_ms)));
-        if let Some(fee) = record.get_mut("fee") {
-            fee["refunded"] = json!(true);
-        }
-        let rendered = self.insurances.get(id).map(|r| self.render_insurance(r)).unwrap_or_default();
+        let previous = text(&record, "status").to_owned();
+        self.insurances
+            .update(id, |record| {
+                record.insert("status".into(), json!("cancelled"));
+                record.insert("updated_at".into(), json!(time(now_ms)));
+                if let Some(fee) = record.get_mut("fee") {
+                    fee["refunded"] = json!(true);
+                }
+            })
+            .ok_or_else(|| EpError::not_found("Insurance not found"))?;
+        let rendered = self.insurances.get(id).map(|r| self.render_insurance(&r)).unwrap_or_default();
         self.emit("insurance.cancelled", Value::Object(rendered.clone()), json!({"status": previous}), now_ms);
         Ok(rendered)
     }

@@ -14,16 +14,19 @@ use super::addresses::{self, Verification};
 use super::errors::EpError;
 use super::labels::Format;
 use super::rates;
-use super::store::{envelope, Record, Store};
+use super::store::{envelope, Record, Store, Stored};
 use crate::sandbox::clock::{rfc3339_ms, rfc3339_seconds};
 use crate::sandbox::ids::Ids;
 use crate::sandbox::outbox::{self, Outbox, RetryPolicy};
 use crate::sandbox::request::Query;
 
-/// Records kept per kind; the oldest go first.
-const CAP: usize = 50_000;
+/// Records kept per kind (addresses, parcels, shipments, batches, scan forms, trackers,
+/// insurances, refunds); the oldest go first.
+pub const CAP: usize = 50_000;
 /// Events kept.
-const EVENTS_KEPT: usize = 10_000;
+pub const EVENTS_KEPT: usize = 10_000;
+/// Webhooks kept.
+pub const WEBHOOKS_KEPT: usize = 1_000;
 
 /// How webhook POSTs are retried (sandbox time): 30 s, 1 min, 5 min, 15 min, 1 h; a webhook whose
 /// POST is given up on is disabled (`disabled_at`) until it is updated, as EasyPost disables an
@@ -81,8 +84,9 @@ pub struct State {
     pub addresses: Store,
     pub parcels: Store,
     pub shipments: Store,
-    /// Rate id → its shipment.
-    pub rates: HashMap<String, String>,
+    /// Rate id → its shipment, both as the 128 bits of their hex (see [`hex_id`]); a shipment's
+    /// rates go with it.
+    rates: HashMap<u128, u128>,
     pub batches: Store,
     pub scan_forms: Store,
     pub trackers: Store,
@@ -94,7 +98,7 @@ pub struct State {
     /// Webhook secrets are write-only: kept here, never in the record.
     pub secrets: HashMap<String, String>,
     pub events: Store,
-    /// `postage_label/20261126/<hex>.png` → what it is.
+    /// `postage_label/20261126/<hex>.png` → what it is; a file goes with its record.
     pub files: HashMap<String, FileRef>,
     pending: BTreeMap<(i64, u64), Step>,
     step_seq: u64,
@@ -121,6 +125,26 @@ pub fn text<'a>(record: &'a Record, name: &str) -> &'a str {
     record.get(name).and_then(Value::as_str).unwrap_or("")
 }
 
+/// The 128 bits of an id made by [`State::id`] (`prefix_` and 32 hex digits).
+fn hex_id(id: &str) -> Option<u128> {
+    let (_, hex) = id.split_once('_')?;
+    (hex.len() == 32).then(|| u128::from_str_radix(hex, 16).ok()).flatten()
+}
+
+/// The shipment tag: its tracking code once bought (lists of bought shipments and refunds by
+/// tracking code read it without parsing the shipment).
+fn bought_tag(shipment: &Record) -> Option<String> {
+    if shipment.get("selected_rate").is_none_or(Value::is_null) {
+        return None;
+    }
+    Some(text(shipment, "tracking_code").to_owned())
+}
+
+/// The tracker tag: its tracking code.
+fn code_tag(tracker: &Record) -> Option<String> {
+    Some(text(tracker, "tracking_code").to_owned())
+}
+
 /// The id a request gives for a nested record: `{"id": "adr_…"}` or the bare id string.
 pub fn given_id(value: &Value) -> Option<&str> {
     match value {
@@ -132,22 +156,28 @@ pub fn given_id(value: &Value) -> Option<&str> {
 
 impl State {
     pub fn new(seed: u64, base_url: String) -> State {
+        State::capped(seed, base_url, CAP, EVENTS_KEPT, WEBHOOKS_KEPT)
+    }
+
+    /// A state keeping `cap` records of each kind, `events` events and `webhooks` webhooks (the
+    /// caps are lowered in tests).
+    pub fn capped(seed: u64, base_url: String, cap: usize, events: usize, webhooks: usize) -> State {
         State {
             seed,
             ids: Ids::new(seed, 0x4550),
-            addresses: Store::new(CAP),
-            parcels: Store::new(CAP),
-            shipments: Store::new(CAP),
+            addresses: Store::new(cap),
+            parcels: Store::new(cap),
+            shipments: Store::tagged(cap, bought_tag),
             rates: HashMap::new(),
-            batches: Store::new(CAP),
-            scan_forms: Store::new(CAP),
-            trackers: Store::new(CAP),
+            batches: Store::new(cap),
+            scan_forms: Store::new(cap),
+            trackers: Store::tagged(cap, code_tag),
             plans: HashMap::new(),
-            insurances: Store::new(CAP),
-            refunds: Store::new(CAP),
-            webhooks: Store::new(1_000),
+            insurances: Store::new(cap),
+            refunds: Store::new(cap),
+            webhooks: Store::new(webhooks),
             secrets: HashMap::new(),
-            events: Store::new(EVENTS_KEPT),
+            events: Store::new(events),
             files: HashMap::new(),
             pending: BTreeMap::new(),
             step_seq: 0,
@@ -204,6 +234,62 @@ impl State {
         }
     }
 
+    /// Notes a rate of a shipment.
+    pub fn add_rate(&mut self, rate_id: &str, shipment_id: &str) {
+        if let (Some(rate), Some(shipment)) = (hex_id(rate_id), hex_id(shipment_id)) {
+            self.rates.insert(rate, shipment);
+        }
+    }
+
+    /// The shipment a rate belongs to, if the rate is known.
+    pub fn rate_owner(&self, rate_id: &str) -> Option<String> {
+        let owner = self.rates.get(&hex_id(rate_id)?)?;
+        Some(format!("shp_{owner:032x}"))
+    }
+
+    /// Forgets what only an evicted record of `kind` pointed at: a shipment's rates and label
+    /// files, a tracker's planned scans, a webhook's secret, a batch's or scan form's file.
+    pub fn forget(&mut self, evicted: Vec<(String, Record)>) {
+        for (id, record) in evicted {
+            match text(&record, "object") {
+                "Shipment" => {
+                    for rate in record.get("rates").and_then(Value::as_array).into_iter().flatten() {
+                        if let Some(rate) = rate.get("id").and_then(Value::as_str).and_then(hex_id) {
+                            self.rates.remove(&rate);
+                        }
+                    }
+                    if let Some(Value::Object(label)) = record.get("postage_label") {
+                        for field in ["label_url", "label_pdf_url", "label_zpl_url", "label_epl2_url"] {
+                            self.forget_file(label.get(field));
+                        }
+                    }
+                }
+                "Batch" => self.forget_file(record.get("label_url")),
+                "ScanForm" => self.forget_file(record.get("form_url")),
+                "Tracker" => {
+                    self.plans.remove(&id);
+                }
+                "Webhook" => {
+                    self.secrets.remove(&id);
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn forget_file(&mut self, url: Option<&Value>) {
+        if let Some((_, path)) = url.and_then(Value::as_str).and_then(|u| u.split_once("/files/")) {
+            self.files.remove(path);
+        }
+    }
+
+    /// Stores a record of one of the kinds in `which`, forgetting what the records its cap
+    /// pushed out pointed at.
+    pub fn keep(&mut self, which: fn(&mut State) -> &mut Store, id: String, created_ms: i64, record: &Record) {
+        let evicted = which(self).insert(id, created_ms, record);
+        self.forget(evicted);
+    }
+
     /// A URL of a file this simulator serves.
     pub fn file_url(&mut self, kind: &str, at_ms: i64, format: Format, file: FileRef) -> String {
         let date: String = time(at_ms)[..10].chars().filter(char::is_ascii_digit).collect();
@@ -238,7 +324,7 @@ impl State {
         let verifications = verification.map_or_else(|| json!({}), |(v, checks)| v.only(checks));
         record.insert("verifications".into(), verifications);
         let id = text(&record, "id").to_owned();
-        self.addresses.insert(id, now_ms, record.clone());
+        self.keep(|s| &mut s.addresses, id, now_ms, &record);
         record
     }
 
@@ -280,8 +366,7 @@ impl State {
 
     /// `GET /v2/addresses/{id}/verify`: a new, normalized address; the original stays as it was.
     pub fn verify_address(&mut self, id: &str, now_ms: i64) -> Result<Value, EpError> {
-        let original =
-            self.addresses.get(id).cloned().ok_or_else(|| EpError::not_found(format!("Address {id} not found")))?;
+        let original = self.addresses.get(id).ok_or_else(|| EpError::not_found(format!("Address {id} not found")))?;
         let fields = addresses::read_fields(&Value::Object(original), "address")?;
         let verification = addresses::verify(&fields);
         if !verification.delivery_ok {
@@ -298,7 +383,7 @@ impl State {
         let mut record = self.base("prcl", "Parcel", now_ms);
         record.extend(parcel.to_json());
         let id = text(&record, "id").to_owned();
-        self.parcels.insert(id, now_ms, record.clone());
+        self.keep(|s| &mut s.parcels, id, now_ms, &record);
         Ok(record)
     }
 
@@ -310,12 +395,12 @@ impl State {
         which: fn(&State) -> &Store,
         plural: &str,
         query: &Query,
-        keep: impl Fn(&Record) -> bool,
+        keep: impl Fn(Stored<'_>) -> bool,
         render: impl Fn(&State, &Record) -> Value,
     ) -> Result<Value, EpError> {
         let store = which(self);
         let (ids, has_more) = store.page(query, keep)?;
-        let records = ids.iter().filter_map(|id| store.get(id)).map(|r| render(self, r)).collect();
+        let records = ids.iter().filter_map(|id| store.get(id)).map(|r| render(self, &r)).collect();
         Ok(envelope(plural, records, has_more))
     }
 
@@ -327,6 +412,7 @@ impl State {
         let hooks: Vec<Hook> = self
             .webhooks
             .iter()
+            .map(|stored| (stored.id().to_owned(), stored.record()))
             .filter(|(_, h)| h.get("disabled_at").is_none_or(Value::is_null))
             .map(|(id, h)| {
                 let headers = h["custom_headers"]
@@ -338,7 +424,8 @@ impl State {
                             .collect()
                     })
                     .unwrap_or_default();
-                (id.clone(), text(h, "url").to_owned(), headers)
+                let url = text(&h, "url").to_owned();
+                (id, url, headers)
             })
             .collect();
         let urls: Vec<&str> = hooks.iter().map(|(_, url, _)| url.as_str()).collect();
@@ -360,16 +447,14 @@ impl State {
             self.outbox.queue(url, headers, body.clone(), description.to_owned(), at_ms);
         }
         if let Value::Object(record) = event {
-            self.events.insert(id, at_ms, record);
+            self.keep(|s| &mut s.events, id, at_ms, &record);
         }
     }
 
     /// Files a POST's answer; a webhook whose POST was given up on is disabled.
     pub fn webhook_answered(&mut self, hook: &str, delivery: outbox::Delivery, status: u16, at_ms: i64) {
         if self.outbox.answered(delivery, status, at_ms) == "failed" {
-            if let Some(record) = self.webhooks.get_mut(hook) {
-                record.insert("disabled_at".into(), json!(time(at_ms)));
-            }
+            self.webhooks.update(hook, |record| record.insert("disabled_at".into(), json!(time(at_ms))));
         }
     }
 
@@ -429,15 +514,14 @@ impl State {
             Some(Value::String(_)) => {}
             Some(_) => return Err(EpError::invalid("webhook_secret", "must be a string")),
         }
-        self.webhooks.insert(id, now_ms, record.clone());
+        self.keep(|s| &mut s.webhooks, id, now_ms, &record);
         Ok(record)
     }
 
     /// `PATCH /v2/webhooks/{id}`: URL, secret or headers; re-enables a disabled webhook.
     pub fn update_webhook(&mut self, id: &str, body: &Value) -> Result<Record, EpError> {
         let input = body.get("webhook").filter(|w| w.is_object()).unwrap_or(body);
-        let mut record =
-            self.webhooks.get(id).cloned().ok_or_else(|| EpError::not_found(format!("Webhook {id} not found")))?;
+        let mut record = self.webhooks.get(id).ok_or_else(|| EpError::not_found(format!("Webhook {id} not found")))?;
         self.webhook_fields(input, &mut record, false)?;
         match input.get("webhook_secret") {
             Some(Value::String(secret)) if secret.is_empty() => {
@@ -450,9 +534,7 @@ impl State {
             Some(_) => return Err(EpError::invalid("webhook_secret", "must be a string")),
         }
         record.insert("disabled_at".into(), Value::Null);
-        if let Some(slot) = self.webhooks.get_mut(id) {
-            slot.clone_from(&record);
-        }
+        self.webhooks.update(id, |slot| slot.clone_from(&record));
         Ok(record)
     }
 

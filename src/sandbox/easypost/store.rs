@@ -2,6 +2,11 @@
 //! 20, at most 100), `before_id` (older than that record), `after_id` (newer),
 //! `start_datetime` / `end_datetime`, and `has_more`. Each store keeps at most a cap of records,
 //! the oldest going first, so a sandbox under load stays bounded.
+//!
+//! A record is kept as its compact JSON text (a `serde_json::Map` with `preserve_order` costs
+//! about ten times its text) and parsed when read: a page of records is cheap to parse. Changes
+//! go through [`Store::update`]. Each record may carry a short tag (a shipment's or tracker's
+//! tracking code) that lists and look-ups filter on without parsing the record.
 
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Bound;
@@ -14,53 +19,118 @@ use crate::sandbox::request::Query;
 
 pub type Record = Map<String, Value>;
 
+/// What a store tags each record with (see [`Store::tagged`]).
+type Tagger = fn(&Record) -> Option<String>;
+
 #[derive(Clone, Debug)]
 pub struct Store {
-    records: HashMap<String, (Key, Record)>,
-    order: BTreeMap<Key, String>,
+    records: HashMap<Box<str>, Entry>,
+    order: BTreeMap<Key, Box<str>>,
     seq: u64,
     cap: usize,
+    tagger: Option<Tagger>,
+}
+
+#[derive(Clone, Debug)]
+struct Entry {
+    key: Key,
+    text: Box<str>,
+    tag: Option<Box<str>>,
 }
 
 /// Creation time, then arrival: the order records were created in.
 type Key = (i64, u64);
 
-impl Store {
-    pub fn new(cap: usize) -> Store {
-        Store { records: HashMap::new(), order: BTreeMap::new(), seq: 0, cap: cap.max(1) }
+/// A stored record as lists and look-ups see it: its id, its tag, and the record on demand.
+#[derive(Clone, Copy)]
+pub struct Stored<'a> {
+    id: &'a str,
+    entry: &'a Entry,
+}
+
+impl<'a> Stored<'a> {
+    pub fn id(&self) -> &'a str {
+        self.id
     }
 
-    /// Adds a record created at `created_ms`; returns the ids the cap pushed out.
-    pub fn insert(&mut self, id: String, created_ms: i64, record: Record) -> Vec<String> {
-        if let Some((_, slot)) = self.records.get_mut(&id) {
-            *slot = record;
+    /// The tag the store's tagger gave the record (`None` without one).
+    pub fn tag(&self) -> Option<&'a str> {
+        self.entry.tag.as_deref()
+    }
+
+    /// The record, parsed.
+    pub fn record(&self) -> Record {
+        parse(&self.entry.text)
+    }
+}
+
+/// A record from its stored text (which the store wrote itself, so it always parses).
+fn parse(text: &str) -> Record {
+    serde_json::from_str(text).unwrap_or_default()
+}
+
+fn compact(record: &Record) -> Box<str> {
+    serde_json::to_string(record).unwrap_or_default().into_boxed_str()
+}
+
+impl Store {
+    pub fn new(cap: usize) -> Store {
+        Store { records: HashMap::new(), order: BTreeMap::new(), seq: 0, cap: cap.max(1), tagger: None }
+    }
+
+    /// A store whose records carry the tag `tagger` gives them, kept up to date on each change.
+    pub fn tagged(cap: usize, tagger: Tagger) -> Store {
+        Store { tagger: Some(tagger), ..Store::new(cap) }
+    }
+
+    fn entry_parts(&self, record: &Record) -> (Box<str>, Option<Box<str>>) {
+        (compact(record), self.tagger.and_then(|t| t(record)).map(String::into_boxed_str))
+    }
+
+    /// Adds a record created at `created_ms` (or replaces the record of that id, which keeps its
+    /// place); returns the records the cap pushed out, oldest first.
+    pub fn insert(&mut self, id: String, created_ms: i64, record: &Record) -> Vec<(String, Record)> {
+        let (text, tag) = self.entry_parts(record);
+        if let Some(entry) = self.records.get_mut(id.as_str()) {
+            entry.text = text;
+            entry.tag = tag;
             return Vec::new();
         }
         self.seq += 1;
         let key = (created_ms, self.seq);
+        let id: Box<str> = id.into_boxed_str();
         self.order.insert(key, id.clone());
-        self.records.insert(id, (key, record));
+        self.records.insert(id, Entry { key, text, tag });
         let mut evicted = Vec::new();
         while self.records.len() > self.cap {
             let Some((_, old)) = self.order.pop_first() else { break };
-            self.records.remove(&old);
-            evicted.push(old);
+            if let Some(entry) = self.records.remove(&old) {
+                evicted.push((old.into_string(), parse(&entry.text)));
+            }
         }
         evicted
     }
 
-    pub fn get(&self, id: &str) -> Option<&Record> {
-        self.records.get(id).map(|(_, r)| r)
+    /// The record, parsed.
+    pub fn get(&self, id: &str) -> Option<Record> {
+        self.records.get(id).map(|e| parse(&e.text))
     }
 
-    pub fn get_mut(&mut self, id: &str) -> Option<&mut Record> {
-        self.records.get_mut(id).map(|(_, r)| r)
+    /// Changes a record in place: `change` gets it parsed, and what it leaves is stored.
+    pub fn update<T>(&mut self, id: &str, change: impl FnOnce(&mut Record) -> T) -> Option<T> {
+        let tagger = self.tagger;
+        let entry = self.records.get_mut(id)?;
+        let mut record = parse(&entry.text);
+        let out = change(&mut record);
+        entry.text = compact(&record);
+        entry.tag = tagger.and_then(|t| t(&record)).map(String::into_boxed_str);
+        Some(out)
     }
 
     pub fn remove(&mut self, id: &str) -> Option<Record> {
-        let (key, record) = self.records.remove(id)?;
-        self.order.remove(&key);
-        Some(record)
+        let entry = self.records.remove(id)?;
+        self.order.remove(&entry.key);
+        Some(parse(&entry.text))
     }
 
     #[cfg(test)]
@@ -69,12 +139,12 @@ impl Store {
     }
 
     /// Every record, oldest first.
-    pub fn iter(&self) -> impl DoubleEndedIterator<Item = (&String, &Record)> {
-        self.order.values().filter_map(|id| self.records.get(id).map(|(_, r)| (id, r)))
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = Stored<'_>> {
+        self.order.values().filter_map(|id| self.records.get(id).map(|entry| Stored { id, entry }))
     }
 
     /// One page of ids, newest first, that `keep` accepts, and whether more follow.
-    pub fn page(&self, query: &Query, keep: impl Fn(&Record) -> bool) -> Result<(Vec<String>, bool), EpError> {
+    pub fn page(&self, query: &Query, keep: impl Fn(Stored<'_>) -> bool) -> Result<(Vec<String>, bool), EpError> {
         let paging = Paging::read(query)?;
         // Only the keys inside every bound are walked: a page deep in a long list costs a page.
         let mut upper = paging.end_ms.map(|e| (e, 0));
@@ -105,21 +175,21 @@ impl Store {
         }
         let candidates = self.order.range((lower, upper.map_or(Bound::Unbounded, Bound::Excluded))).rev();
         for (_, id) in candidates {
-            let Some((_, record)) = self.records.get(id) else { continue };
-            if !keep(record) {
+            let Some(entry) = self.records.get(id) else { continue };
+            if !keep(Stored { id, entry }) {
                 continue;
             }
             if ids.len() == paging.page_size {
                 has_more = true;
                 break;
             }
-            ids.push(id.clone());
+            ids.push(id.to_string());
         }
         Ok((ids, has_more))
     }
 
     fn key_of(&self, id: &str, field: &str) -> Result<Key, EpError> {
-        self.records.get(id).map(|(key, _)| *key).ok_or_else(|| EpError::invalid(field, format!("no record {id}")))
+        self.records.get(id).map(|e| e.key).ok_or_else(|| EpError::invalid(field, format!("no record {id}")))
     }
 }
 
@@ -190,7 +260,7 @@ mod tests {
         for i in 0..n {
             let mut record = Record::new();
             record.insert("n".into(), json!(i));
-            store.insert(format!("id{i}"), 1_000 * i, record);
+            store.insert(format!("id{i}"), 1_000 * i, &record);
         }
         store
     }
@@ -215,7 +285,7 @@ mod tests {
             .page(&query("start_datetime=1970-01-01T00:00:01Z&end_datetime=1970-01-01T00:00:03Z"), |_| true)
             .unwrap();
         assert_eq!(ids, ["id2", "id1"]);
-        let (even, _) = store.page(&query(""), |r| r["n"].as_i64().unwrap() % 2 == 0).unwrap();
+        let (even, _) = store.page(&query(""), |r| r.record()["n"].as_i64().unwrap() % 2 == 0).unwrap();
         assert_eq!(even, ["id4", "id2", "id0"]);
         assert!(store.page(&query("page_size=0"), |_| true).is_err());
         assert!(store.page(&query("page_size=ten"), |_| true).is_err());
@@ -229,7 +299,8 @@ mod tests {
     fn the_cap_drops_the_oldest() {
         let mut store = Store::new(3);
         for i in 0..5 {
-            store.insert(format!("id{i}"), i, Record::new());
+            let evicted = store.insert(format!("id{i}"), i, &Record::new());
+            assert_eq!(evicted.len(), usize::from(i >= 3));
         }
         assert_eq!(store.len(), 3);
         assert!(store.get("id1").is_none());

@@ -484,3 +484,129 @@ async fn seeded_label_urls_use_the_address_the_first_request_came_in_on() {
     let file = get(&router, url.trim_start_matches("http://127.0.0.1:45123")).await;
     assert!(file.bytes.starts_with(b"\x89PNG"));
 }
+
+/// The ids a list names (`GET path` with `page_size=100`), newest first.
+async fn listed(router: &Router, path: &str, plural: &str) -> Vec<String> {
+    let separator = if path.contains('?') { '&' } else { '?' };
+    let page = get(router, &format!("{path}{separator}page_size=100")).await.body;
+    page[plural].as_array().unwrap().iter().map(|r| r["id"].as_str().unwrap().to_owned()).collect()
+}
+
+/// Ids of records created in order (oldest first); checks only the newest `cap` are listed and
+/// fetched, and that the older ones are each a 404.
+async fn check_cap(router: &Router, created: &[String], list: Option<(&str, &str)>, get_path: &str, cap: usize) {
+    assert!(created.len() > cap, "fill past the cap");
+    let (gone, kept) = created.split_at(created.len() - cap);
+    if let Some((path, plural)) = list {
+        let ids = listed(router, path, plural).await;
+        for id in gone {
+            assert!(!ids.contains(id), "{plural}: {id} was evicted but is listed");
+        }
+        for id in kept {
+            assert!(ids.contains(id), "{plural}: {id} is kept but not listed");
+        }
+    }
+    for id in gone {
+        let sent = get(router, &format!("{get_path}/{id}")).await;
+        assert_eq!((sent.status, sent.body["error"]["code"].as_str()), (404, Some("NOT_FOUND")), "{get_path}/{id}");
+    }
+    for id in kept {
+        assert_eq!(get(router, &format!("{get_path}/{id}")).await.status, 200, "{get_path}/{id}");
+    }
+}
+
+#[tokio::test]
+async fn every_kind_keeps_its_cap_and_forgets_the_oldest_cleanly() {
+    const CAP: usize = 3;
+    let (sim, clock) = simulator(11);
+    *sim.shared.state.lock().unwrap() = Some(State::capped(11, "http://127.0.0.1:7708".into(), CAP, CAP, CAP));
+    let router = sim.router();
+    // Addresses and parcels.
+    let mut addresses = Vec::new();
+    let mut parcels = Vec::new();
+    for _ in 0..CAP + 2 {
+        addresses.push(
+            post(&router, "/v2/addresses", json!({"address": to()})).await.body["id"].as_str().unwrap().to_owned(),
+        );
+        parcels.push(
+            post(&router, "/v2/parcels", json!({"parcel": {"weight": 5}})).await.body["id"]
+                .as_str()
+                .unwrap()
+                .to_owned(),
+        );
+    }
+    check_cap(&router, &addresses, Some(("/v2/addresses", "addresses")), "/v2/addresses", CAP).await;
+    check_cap(&router, &parcels, None, "/v2/parcels", CAP).await;
+    // Shipments, bought: trackers, events and label files with them; refunds of each.
+    let (mut shipments, mut trackers, mut labels, mut refunds, mut rates) = (vec![], vec![], vec![], vec![], vec![]);
+    for _ in 0..CAP + 2 {
+        let shipment = new_shipment(&router).await;
+        let id = shipment["id"].as_str().unwrap().to_owned();
+        rates.push(cheapest(&shipment)["id"].as_str().unwrap().to_owned());
+        let bought = post(&router, &format!("/v2/shipments/{id}/buy"), json!({"rate": {"id": rates.last().unwrap()}}))
+            .await
+            .body;
+        trackers.push(bought["tracker"]["id"].as_str().unwrap().to_owned());
+        labels.push(bought["postage_label"]["label_url"].as_str().unwrap().replace("http://127.0.0.1:7708", ""));
+        let refunded = post(
+            &router,
+            "/v2/refunds",
+            json!({"refund": {"carrier": bought["selected_rate"]["carrier"], "tracking_codes": [bought["tracking_code"]]}}),
+        )
+        .await;
+        assert_eq!(refunded.status, 201, "{}", refunded.body);
+        refunds.push(refunded.body[0]["id"].as_str().unwrap().to_owned());
+        shipments.push(id);
+    }
+    check_cap(&router, &shipments, Some(("/v2/shipments", "shipments")), "/v2/shipments", CAP).await;
+    check_cap(&router, &trackers, Some(("/v2/trackers", "trackers")), "/v2/trackers", CAP).await;
+    check_cap(&router, &refunds, Some(("/v2/refunds", "refunds")), "/v2/refunds", CAP).await;
+    // An evicted shipment's rates, label file and planned scans go with it.
+    let buy = post(&router, &format!("/v2/shipments/{}/buy", shipments[0]), json!({"rate": {"id": rates[0]}})).await;
+    assert_eq!(buy.status, 404);
+    assert_eq!(get(&router, &labels[0]).await.status, 404);
+    assert_eq!(get(&router, labels.last().unwrap()).await.status, 200);
+    {
+        let guard = sim.shared.state.lock().unwrap();
+        let state = guard.as_ref().unwrap();
+        assert!(state.rate_owner(&rates[0]).is_none());
+        assert_eq!(state.rate_owner(rates.last().unwrap()).as_deref(), Some(shipments.last().unwrap().as_str()));
+        assert!(state.plans.keys().all(|t| trackers[CAP - 1..].contains(t)), "{:?}", state.plans.keys());
+        assert_eq!(state.files.len(), CAP);
+    }
+    // Events: only the newest are listed; an evicted one is a 404.
+    let events = listed(&router, "/v2/events", "events").await;
+    assert_eq!(events.len(), CAP);
+    clock.advance(600_000);
+    let later = listed(&router, "/v2/events", "events").await;
+    assert_eq!(later.len(), CAP);
+    assert_eq!(get(&router, &format!("/v2/events/{}", events[0])).await.status, 404);
+    // Batches, insurances, webhooks (their secrets go with them), scan forms.
+    let mut batches = Vec::new();
+    let mut insurances = Vec::new();
+    let mut webhooks = Vec::new();
+    for i in 0..CAP + 2 {
+        batches.push(post(&router, "/v2/batches", json!({"batch": {}})).await.body["id"].as_str().unwrap().to_owned());
+        let insurance = json!({"insurance": {"tracking_code": format!("94002222222222222222{i:02}"), "carrier": "USPS",
+            "amount": "100", "to_address": to(), "from_address": from()}});
+        insurances.push(post(&router, "/v2/insurances", insurance).await.body["id"].as_str().unwrap().to_owned());
+        let hook = json!({"webhook": {"url": "http://127.0.0.1:9/hook", "webhook_secret": "s3cret"}});
+        webhooks.push(post(&router, "/v2/webhooks", hook).await.body["id"].as_str().unwrap().to_owned());
+    }
+    check_cap(&router, &batches, Some(("/v2/batches", "batches")), "/v2/batches", CAP).await;
+    check_cap(&router, &insurances, Some(("/v2/insurances", "insurances")), "/v2/insurances", CAP).await;
+    check_cap(&router, &webhooks, Some(("/v2/webhooks", "webhooks")), "/v2/webhooks", CAP).await;
+    assert!(!sim.shared.state.lock().unwrap().as_ref().unwrap().secrets.contains_key(&webhooks[0]));
+    let mut forms = Vec::new();
+    {
+        let mut guard = sim.shared.state.lock().unwrap();
+        let state = guard.as_mut().unwrap();
+        for _ in 0..CAP + 2 {
+            let form = state.base("sf", "ScanForm", START_MS);
+            let id = state::text(&form, "id").to_owned();
+            state.keep(|s| &mut s.scan_forms, id.clone(), START_MS, &form);
+            forms.push(id);
+        }
+    }
+    check_cap(&router, &forms, Some(("/v2/scan_forms", "scan_forms")), "/v2/scan_forms", CAP).await;
+}

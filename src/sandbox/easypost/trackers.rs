@@ -223,11 +223,11 @@ impl State {
                        "initial_delivery_attempt": Value::Null}),
             );
         }
-        self.trackers.insert(id.clone(), now_ms, record);
+        self.keep(|s| &mut s.trackers, id.clone(), now_ms, &record);
         self.plans.insert(id.clone(), scans);
         // The scans made by now are what the tracker starts with: its creation is the event.
         self.scan(&id, now_ms, false);
-        let created = self.trackers.get(&id).cloned().unwrap_or_default();
+        let created = self.trackers.get(&id).unwrap_or_default();
         self.emit("tracker.created", Value::Object(created.clone()), json!({}), now_ms);
         created
     }
@@ -245,37 +245,37 @@ impl State {
         if next.is_none() {
             self.plans.remove(id);
         }
-        let carrier = self.trackers.get(id).map(|t| text(t, "carrier").to_owned()).unwrap_or_default();
+        let carrier = self.trackers.get(id).map(|t| text(&t, "carrier").to_owned()).unwrap_or_default();
         for scan in due {
-            let Some(tracker) = self.trackers.get_mut(id) else { return };
-            let previous = text(tracker, "status").to_owned();
-            let detail = json!({
-                "object": "TrackingDetail", "message": scan.message, "description": "", "status": scan.status,
-                "status_detail": scan.status_detail, "datetime": time(scan.at_ms), "source": carrier,
-                "carrier_code": "", "tracking_location": scan.place.to_json(),
+            let changed = self.trackers.update(id, |tracker| {
+                let previous = text(tracker, "status").to_owned();
+                let detail = json!({
+                    "object": "TrackingDetail", "message": scan.message, "description": "", "status": scan.status,
+                    "status_detail": scan.status_detail, "datetime": time(scan.at_ms), "source": carrier,
+                    "carrier_code": "", "tracking_location": scan.place.to_json(),
+                });
+                if let Some(Value::Array(details)) = tracker.get_mut("tracking_details") {
+                    details.push(detail);
+                }
+                tracker.insert("status".into(), json!(scan.status));
+                tracker.insert("status_detail".into(), json!(scan.status_detail));
+                tracker.insert("updated_at".into(), json!(time(scan.at_ms)));
+                if scan.status == "delivered" {
+                    let signer = if carrier == "USPS" { Value::Null } else { json!("SIGNATURE ON FILE") };
+                    tracker.insert("signed_by".into(), signer);
+                    tracker.insert("est_delivery_date".into(), json!(time(scan.at_ms)));
+                }
+                (announce && previous != scan.status).then(|| (Value::Object(tracker.clone()), previous))
             });
-            if let Some(Value::Array(details)) = tracker.get_mut("tracking_details") {
-                details.push(detail);
-            }
-            tracker.insert("status".into(), json!(scan.status));
-            tracker.insert("status_detail".into(), json!(scan.status_detail));
-            tracker.insert("updated_at".into(), json!(time(scan.at_ms)));
-            if scan.status == "delivered" {
-                let signer = if carrier == "USPS" { Value::Null } else { json!("SIGNATURE ON FILE") };
-                tracker.insert("signed_by".into(), signer);
-                tracker.insert("est_delivery_date".into(), json!(time(scan.at_ms)));
-            }
-            if announce && previous != scan.status {
-                let snapshot = Value::Object(tracker.clone());
+            let Some(changed) = changed else { return };
+            if let Some((snapshot, previous)) = changed {
                 self.emit("tracker.updated", snapshot, json!({"status": previous}), scan.at_ms);
             }
         }
         match next {
             Some(at) => self.schedule(at, Step::Tracker(id.to_owned())),
             None => {
-                if let Some(tracker) = self.trackers.get_mut(id) {
-                    tracker.insert("finalized".into(), json!(true));
-                }
+                self.trackers.update(id, |tracker| tracker.insert("finalized".into(), json!(true)));
             }
         }
     }
@@ -290,8 +290,8 @@ impl State {
         self.trackers
             .iter()
             .rev()
-            .find(|(_, t)| text(t, "tracking_code") == code && text(t, "carrier").eq_ignore_ascii_case(carrier))
-            .map(|(id, _)| id.clone())
+            .find(|t| t.tag() == Some(code) && text(&t.record(), "carrier").eq_ignore_ascii_case(carrier))
+            .map(|t| t.id().to_owned())
     }
 
     /// `POST /v2/trackers`: an existing tracker of the same code and carrier is returned.
@@ -299,7 +299,7 @@ impl State {
         let input = body.get("tracker").ok_or_else(|| EpError::required("tracker"))?;
         let (code, carrier) = read_code_and_carrier(input, "tracker")?;
         if let Some(id) = self.tracker_of(&code, &carrier) {
-            return self.trackers.get(&id).cloned().ok_or_else(|| EpError::not_found("Tracker not found"));
+            return self.trackers.get(&id).ok_or_else(|| EpError::not_found("Tracker not found"));
         }
         let spec = TrackerSpec {
             code: &code,
@@ -315,7 +315,7 @@ impl State {
 
     /// Finds or starts the tracker of a code (standalone insurance insures a tracked package).
     pub fn tracker_for(&mut self, code: &str, carrier: &str, now_ms: i64) -> Record {
-        if let Some(record) = self.tracker_of(code, carrier).and_then(|id| self.trackers.get(&id).cloned()) {
+        if let Some(record) = self.tracker_of(code, carrier).and_then(|id| self.trackers.get(&id)) {
             return record;
         }
         let spec =
@@ -331,8 +331,8 @@ impl State {
             "trackers",
             query,
             |t| {
-                code.as_deref().is_none_or(|c| text(t, "tracking_code") == c)
-                    && carrier.as_deref().is_none_or(|c| text(t, "carrier").eq_ignore_ascii_case(c))
+                code.as_deref().is_none_or(|c| t.tag() == Some(c))
+                    && carrier.as_deref().is_none_or(|c| text(&t.record(), "carrier").eq_ignore_ascii_case(c))
             },
             |_, t| Value::Object(t.clone()),
         )

@@ -217,7 +217,7 @@ fn handle(shared: &Shared, call: &Call) -> Result<Value, TaxjarError> {
             }
         }
         ["v2", "customers"] => match call.method {
-            Method::GET => Ok(one("customers", json!(state.customers.keys().collect::<Vec<_>>()))),
+            Method::GET => Ok(one("customers", json!(state.customers.iter().map(|(id, _)| id).collect::<Vec<_>>()))),
             Method::POST => Ok(one("customer", wire::customer(state.create_customer(&body)?))),
             _ => known_path(&[Method::GET, Method::POST]).map(|()| Value::Null),
         },

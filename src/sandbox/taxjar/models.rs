@@ -2,7 +2,9 @@
 //! `provider`), customers with exemptions, the account's nexus regions, and the checks every
 //! create and update passes before anything is stored (a refused call changes nothing).
 
-use std::collections::{btree_map, BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::hash::{Hash, Hasher};
+use std::ops::Bound;
 use std::str::FromStr;
 
 use rust_decimal::Decimal;
@@ -10,13 +12,14 @@ use serde_json::{Map, Value};
 use time::{Date, OffsetDateTime, PrimitiveDateTime, UtcOffset};
 
 use super::errors::TaxjarError;
+use crate::sandbox::retention::{Collection, RetentionPolicy};
 use crate::sandbox::tax::{self, Category, ExemptionKind, Region};
 
 /// The account the sandbox token belongs to (TaxJar's docs show this `user_id`).
 pub const USER_ID: u64 = 10649;
 
 /// Order or refund.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Kind {
     Order,
     Refund,
@@ -64,12 +67,23 @@ pub struct Transaction {
     pub date: OffsetDateTime,
     pub exemption_type: Option<String>,
     pub customer_id: Option<String>,
-    pub from: Place,
+    /// The origin, when any field of it was given (most orders give none: no room is kept).
+    pub from: Option<Box<Place>>,
     pub to: Place,
     pub amount: Decimal,
     pub shipping: Decimal,
     pub sales_tax: Decimal,
     pub lines: Vec<TransactionLine>,
+}
+
+/// A place with no field given.
+static NO_PLACE: Place = Place { country: None, zip: None, state: None, city: None, street: None };
+
+impl Transaction {
+    /// The origin (every field `None` when none was given).
+    pub fn origin(&self) -> &Place {
+        self.from.as_deref().unwrap_or(&NO_PLACE)
+    }
 }
 
 /// A customer and its exemption.
@@ -95,17 +109,160 @@ impl Customer {
 /// Orders and refunds a sandbox keeps: past it the oldest created are forgotten, so a sandbox
 /// left running under load keeps bounded memory.
 pub const MAX_TRANSACTIONS: usize = 100_000;
+/// Customers a sandbox keeps: past it the oldest created are forgotten.
+pub const MAX_CUSTOMERS: usize = 10_000;
+
+/// The key of an order or refund: kind, `transaction_id`, `provider`.
+pub type TransactionKey = (Kind, String, String);
+
+/// Sequence numbers of transactions created through the API start here; the seeded ones, below
+/// it, are never forgotten.
+const FIRST_CREATED: u64 = 1 << 40;
+
+/// Orders and refunds: by key, in creation order (what the cap evicts first), and by
+/// transaction date (what the lists read: a date range costs what it holds). The key index holds
+/// a hash of each key, not the key: the record has it (a key whose hash is taken by another is
+/// indexed in full, in `collided`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Transactions {
+    keys: HashMap<u64, u64>,
+    collided: BTreeMap<TransactionKey, u64>,
+    /// By sequence number, which is creation order; boxed, so the tree's nodes stay small.
+    records: BTreeMap<u64, Box<Transaction>>,
+    /// Per kind (orders, refunds): (transaction date in Unix seconds, sequence number).
+    by_date: [BTreeSet<(i64, u64)>; 2],
+    next_seeded: u64,
+    next_created: u64,
+}
+
+fn hash_key(kind: Kind, id: &str, provider: &str) -> u64 {
+    // SipHash with fixed keys: the same hash on every run.
+    let mut hasher = std::hash::DefaultHasher::new();
+    (kind, id, provider).hash(&mut hasher);
+    hasher.finish()
+}
+
+fn kind_index(kind: Kind) -> usize {
+    match kind {
+        Kind::Order => 0,
+        Kind::Refund => 1,
+    }
+}
+
+impl Transactions {
+    pub fn len(&self) -> usize {
+        self.records.len()
+    }
+
+    /// Keys (kind, `transaction_id`, `provider`), oldest created first.
+    #[cfg(test)]
+    pub fn keys(&self) -> impl Iterator<Item = (Kind, &str, &str)> {
+        self.records.values().map(|t| (t.kind, t.transaction_id.as_str(), t.provider.as_str()))
+    }
+
+    /// Transactions, oldest created first.
+    #[cfg(test)]
+    pub fn values(&self) -> impl Iterator<Item = &Transaction> {
+        self.records.values().map(|t| &**t)
+    }
+
+    fn seq_of(&self, key: &TransactionKey) -> Option<u64> {
+        if let Some(seq) = self.collided.get(key) {
+            return Some(*seq);
+        }
+        let seq = *self.keys.get(&hash_key(key.0, &key.1, &key.2))?;
+        let t = self.records.get(&seq)?;
+        (t.kind == key.0 && t.transaction_id == key.1 && t.provider == key.2).then_some(seq)
+    }
+
+    pub fn get(&self, key: &TransactionKey) -> Option<&Transaction> {
+        self.seq_of(key).and_then(|seq| self.records.get(&seq)).map(|t| &**t)
+    }
+
+    pub fn contains_key(&self, key: &TransactionKey) -> bool {
+        self.seq_of(key).is_some()
+    }
+
+    /// Adds a seeded transaction, which the cap never evicts (or replaces the one of that key).
+    pub fn insert(&mut self, key: TransactionKey, transaction: Transaction) {
+        if self.contains_key(&key) {
+            self.replace(&key, transaction);
+        } else {
+            let seq = self.next_seeded;
+            self.next_seeded += 1;
+            self.add(key, seq, transaction);
+        }
+    }
+
+    /// Adds a transaction created through the API (the key is not stored yet).
+    fn create(&mut self, key: TransactionKey, transaction: Transaction) -> &Transaction {
+        let seq = FIRST_CREATED + self.next_created;
+        self.next_created += 1;
+        self.add(key, seq, transaction)
+    }
+
+    fn add(&mut self, key: TransactionKey, seq: u64, transaction: Transaction) -> &Transaction {
+        self.by_date[kind_index(transaction.kind)].insert((transaction.date.unix_timestamp(), seq));
+        let hash = hash_key(key.0, &key.1, &key.2);
+        if let std::collections::hash_map::Entry::Vacant(slot) = self.keys.entry(hash) {
+            slot.insert(seq);
+        } else {
+            self.collided.insert(key, seq);
+        }
+        self.records.entry(seq).or_insert(Box::new(transaction))
+    }
+
+    /// Replaces the transaction of `key`, if stored; keeps its place in creation order.
+    fn replace(&mut self, key: &TransactionKey, transaction: Transaction) -> Option<&Transaction> {
+        let seq = self.seq_of(key)?;
+        let slot = self.records.get_mut(&seq)?;
+        self.by_date[kind_index(slot.kind)].remove(&(slot.date.unix_timestamp(), seq));
+        self.by_date[kind_index(transaction.kind)].insert((transaction.date.unix_timestamp(), seq));
+        **slot = transaction;
+        Some(&**slot)
+    }
+
+    pub fn remove(&mut self, key: &TransactionKey) -> Option<Transaction> {
+        let seq = match self.collided.remove(key) {
+            Some(seq) => seq,
+            None => {
+                let seq = self.seq_of(key)?;
+                self.keys.remove(&hash_key(key.0, &key.1, &key.2));
+                seq
+            }
+        };
+        let transaction = self.records.remove(&seq)?;
+        self.by_date[kind_index(transaction.kind)].remove(&(transaction.date.unix_timestamp(), seq));
+        Some(*transaction)
+    }
+
+    /// Forgets the oldest transaction created through the API; false when there is none.
+    fn evict_oldest(&mut self) -> bool {
+        let Some((_, transaction)) = self.records.range(FIRST_CREATED..).next() else { return false };
+        let key = (transaction.kind, transaction.transaction_id.clone(), transaction.provider.clone());
+        self.remove(&key).is_some()
+    }
+
+    /// Transactions of one kind dated within `from..=to` (whole days, UTC), in date order.
+    fn dated(&self, kind: Kind, from: Option<Date>, to: Option<Date>) -> impl Iterator<Item = &Transaction> {
+        let lower = from.map_or(Bound::Unbounded, |d| Bound::Included((d.midnight().assume_utc().unix_timestamp(), 0)));
+        let upper = match to.map(|d| d.next_day()) {
+            Some(Some(next)) => Bound::Excluded((next.midnight().assume_utc().unix_timestamp(), 0)),
+            _ => Bound::Unbounded,
+        };
+        self.by_date[kind_index(kind)].range((lower, upper)).filter_map(|(_, seq)| self.records.get(seq).map(|t| &**t))
+    }
+}
 
 /// Everything the simulator stores.
 #[derive(Clone, Debug)]
 pub struct State {
-    pub transactions: BTreeMap<(Kind, String, String), Transaction>,
-    /// Keys of the transactions created through the API, oldest first (a deleted one stays until
-    /// its turn comes, and is then skipped).
-    created: VecDeque<(Kind, String, String)>,
+    pub transactions: Transactions,
     /// Transactions kept at most ([`MAX_TRANSACTIONS`]; lower in tests).
     pub max_transactions: usize,
-    pub customers: BTreeMap<String, Customer>,
+    /// Customers by id, at most [`MAX_CUSTOMERS`] (lower in tests), the oldest created going
+    /// first.
+    pub customers: Collection<String, Customer>,
     /// Regions where the account collects, sorted as TaxJar lists them.
     pub nexus: Vec<Region>,
     /// The business address on file: the origin when a calculation gives none.
@@ -115,10 +272,9 @@ pub struct State {
 impl Default for State {
     fn default() -> State {
         State {
-            transactions: BTreeMap::new(),
-            created: VecDeque::new(),
+            transactions: Transactions::default(),
             max_transactions: MAX_TRANSACTIONS,
-            customers: BTreeMap::new(),
+            customers: Collection::new(RetentionPolicy::new(None, MAX_CUSTOMERS)),
             nexus: Vec::new(),
             address_on_file: Place::default(),
         }
@@ -321,12 +477,8 @@ impl State {
 
     /// Ids of one kind and provider whose date falls in `from..=to`, oldest first.
     pub fn list(&self, kind: Kind, provider: &str, from: Option<Date>, to: Option<Date>) -> Vec<String> {
-        let mut found: Vec<&Transaction> = self
-            .transactions
-            .values()
-            .filter(|t| t.kind == kind && t.provider == provider)
-            .filter(|t| from.is_none_or(|d| t.date.date() >= d) && to.is_none_or(|d| t.date.date() <= d))
-            .collect();
+        let mut found: Vec<&Transaction> =
+            self.transactions.dated(kind, from, to).filter(|t| t.provider == provider).collect();
         found.sort_by(|a, b| a.date.cmp(&b.date).then_with(|| a.transaction_id.cmp(&b.transaction_id)));
         found.into_iter().map(|t| t.transaction_id.clone()).collect()
     }
@@ -343,17 +495,12 @@ impl State {
                 transaction.provider
             )));
         }
-        self.created.push_back(key.clone());
         while self.transactions.len() >= self.max_transactions {
-            let Some(oldest) = self.created.pop_front() else { break };
-            self.transactions.remove(&oldest);
+            if !self.transactions.evict_oldest() {
+                break;
+            }
         }
-        // Deleted keys linger in `created` until their turn: keep it from outgrowing the map.
-        if self.created.len() > 2 * self.max_transactions.max(1) {
-            let transactions = &self.transactions;
-            self.created.retain(|key| transactions.contains_key(key));
-        }
-        Ok(self.transactions.entry(key).or_insert(transaction))
+        Ok(self.transactions.create(key, transaction))
     }
 
     /// Updates an order or refund: the fields sent replace the stored ones.
@@ -375,7 +522,9 @@ impl State {
         let existing = self.transaction(kind, id, &provider)?.clone();
         let updated = build(kind, Some(&existing), body, version, self)?;
         let key = (kind, id.to_owned(), provider);
-        Ok(replace(self.transactions.entry(key), updated))
+        self.transactions
+            .replace(&key, updated)
+            .ok_or_else(|| TaxjarError::not_found(format!("{} {id} of provider {} not found", kind.noun(), key.2)))
     }
 
     pub fn delete(&mut self, kind: Kind, id: &str, provider: &str) -> Result<Transaction, TaxjarError> {
@@ -386,39 +535,31 @@ impl State {
     }
 
     pub fn customer(&self, id: &str) -> Result<&Customer, TaxjarError> {
-        self.customers.get(id).ok_or_else(|| TaxjarError::not_found(format!("Customer {id} not found")))
+        self.customers.get(&id.to_owned()).ok_or_else(|| TaxjarError::not_found(format!("Customer {id} not found")))
     }
 
     pub fn create_customer(&mut self, body: &Fields<'_>) -> Result<&Customer, TaxjarError> {
         let customer = build_customer(None, body)?;
-        if self.customers.contains_key(&customer.customer_id) {
+        if self.customers.contains(&customer.customer_id) {
             return Err(TaxjarError::unprocessable(format!(
                 "Customer {} already exists; use PUT to update it",
                 customer.customer_id
             )));
         }
-        Ok(self.customers.entry(customer.customer_id.clone()).or_insert(customer))
+        let id = customer.customer_id.clone();
+        self.customers.insert(id.clone(), 0, customer);
+        self.customer(&id)
     }
 
     pub fn update_customer(&mut self, id: &str, body: &Fields<'_>) -> Result<&Customer, TaxjarError> {
         self.customer(id)?;
         let customer = build_customer(Some(id), body)?;
-        Ok(replace(self.customers.entry(id.to_owned()), customer))
+        self.customers.insert(id.to_owned(), 0, customer);
+        self.customer(id)
     }
 
     pub fn delete_customer(&mut self, id: &str) -> Result<Customer, TaxjarError> {
-        self.customers.remove(id).ok_or_else(|| TaxjarError::not_found(format!("Customer {id} not found")))
-    }
-}
-
-/// Stores `value` in the slot and returns it.
-fn replace<K: Ord, V>(entry: btree_map::Entry<'_, K, V>, value: V) -> &mut V {
-    match entry {
-        btree_map::Entry::Occupied(mut slot) => {
-            slot.insert(value);
-            slot.into_mut()
-        }
-        btree_map::Entry::Vacant(slot) => slot.insert(value),
+        self.customers.remove(&id.to_owned()).ok_or_else(|| TaxjarError::not_found(format!("Customer {id} not found")))
     }
 }
 
@@ -481,7 +622,7 @@ fn build(
     let mut from = body.place("from_")?;
     if let Some(t) = existing {
         merge(&mut to, &t.to);
-        merge(&mut from, &t.from);
+        merge(&mut from, t.origin());
     }
     if creating {
         for field in ["to_country", "to_zip", "to_state"] {
@@ -545,7 +686,7 @@ fn build(
         date,
         exemption_type: exemption,
         customer_id,
-        from,
+        from: (from != NO_PLACE).then(|| Box::new(from)),
         to,
         amount,
         shipping,

@@ -54,9 +54,7 @@ pub fn seeded_state(seed: u64, now: OffsetDateTime) -> State {
     let name = |r: &Region| table.and_then(|t| t.state(&r.region)).map(|s| s.name.clone()).unwrap_or_default();
     nexus.sort_by_key(name);
     let origin = place("9500 Gilman Dr", "La Jolla", "CA", "92093");
-    let mut state = State::default();
-    state.nexus = nexus;
-    state.address_on_file = origin.clone();
+    let mut state = State { nexus, address_on_file: origin.clone(), ..State::default() };
 
     let customers = [
         Customer {
@@ -82,7 +80,7 @@ pub fn seeded_state(seed: u64, now: OffsetDateTime) -> State {
         },
     ];
     for customer in customers {
-        state.customers.insert(customer.customer_id.clone(), customer);
+        state.customers.insert(customer.customer_id.clone(), 0, customer);
     }
 
     let count = 12 + rng.below(6);
@@ -146,7 +144,7 @@ pub fn seeded_state(seed: u64, now: OffsetDateTime) -> State {
             date,
             exemption_type: Some("non_exempt".into()),
             customer_id: None,
-            from: origin.clone(),
+            from: Some(Box::new(origin.clone())),
             to,
             amount,
             shipping,

@@ -58,7 +58,7 @@ pub fn transaction(t: &Transaction) -> Value {
     out.insert("provider".into(), json!(t.provider));
     out.insert("exemption_type".into(), opt(t.exemption_type.as_ref()));
     out.insert("customer_id".into(), opt(t.customer_id.as_ref()));
-    place(&mut out, "from_", &t.from);
+    place(&mut out, "from_", t.origin());
     place(&mut out, "to_", &t.to);
     out.insert("amount".into(), signed(t.kind, t.amount));
     out.insert("shipping".into(), signed(t.kind, t.shipping));
