@@ -621,7 +621,7 @@ fn the_same_seed_gives_the_same_history() {
             .us
             .events
             .between(None, i64::MIN, START_MS - 86_400_000)
-            .map(|e| (e.body["id"].clone(), e.body["event"].clone()))
+            .map(|e| (e.body()["id"].clone(), e.body()["event"].clone()))
             .collect::<Vec<_>>()
     };
     let a = ids(21);
