@@ -11,7 +11,7 @@ use base64::Engine;
 
 use super::capability::Caller;
 use super::paging::{self, Direction};
-use super::state::{Channel, Message, Presence, PushDelivery, State};
+use super::state::{Channel, Message, Packed, Presence, PushDelivery, State};
 use super::stats::{self, m, Unit};
 use super::wire::{passes, AblyError, Format, Val, LENIENT_B64};
 use super::{Call, Reply, Shared};
@@ -162,11 +162,12 @@ fn wire_data(data: Option<&Val>, encoding: Option<&str>, format: Format) -> (Opt
 
 /// A Message record (§6.1); absent fields are left out, never `null`.
 fn message_val(msg: &Message, format: Format) -> Val {
-    let mut v = Val::map([("id", Val::str(msg.id.clone()))]);
+    let mut v = Val::map([("id", Val::str(&*msg.id))]);
     if let Some(name) = &msg.name {
-        v.push("name", Val::str(name.clone()));
+        v.push("name", Val::str(&**name));
     }
-    let (data, encoding) = wire_data(msg.data.as_ref(), msg.encoding.as_deref(), format);
+    let data = msg.data.as_ref().map(Packed::unpack);
+    let (data, encoding) = wire_data(data.as_ref(), msg.encoding.as_deref(), format);
     if let Some(data) = data {
         v.push("data", data);
     }
@@ -174,16 +175,16 @@ fn message_val(msg: &Message, format: Format) -> Val {
         v.push("encoding", Val::Str(encoding));
     }
     if let Some(client) = &msg.client_id {
-        v.push("clientId", Val::str(client.clone()));
+        v.push("clientId", Val::str(&**client));
     }
     if let Some(connection) = &msg.connection_id {
-        v.push("connectionId", Val::str(connection.clone()));
+        v.push("connectionId", Val::str(&**connection));
     }
     v.push("timestamp", Val::Int(msg.timestamp));
     if let Some(extras) = &msg.extras {
-        v.push("extras", extras.clone());
+        v.push("extras", extras.unpack());
     }
-    v.push("serial", Val::str(msg.serial.clone()));
+    v.push("serial", Val::str(msg.serial.to_string()));
     v.push("action", Val::Int(0));
     v
 }
@@ -533,7 +534,7 @@ pub(super) fn publish_locked(
         if let Some(id) = &msg.id {
             if let Some(existing) = channel.by_id(id) {
                 // Idempotent publish: the first message with this id stands.
-                serial_list.push(Val::str(existing.serial.clone()));
+                serial_list.push(Val::str(existing.serial.to_string()));
                 continue;
             }
         }
@@ -545,17 +546,17 @@ pub(super) fn publish_locked(
             pushes.push(title);
         }
         channel.append(Arc::new(Message {
-            id,
-            name: msg.name.clone(),
-            client_id,
+            id: id.into_boxed_str(),
+            name: msg.name.as_deref().map(Box::from),
+            client_id: client_id.map(String::into_boxed_str),
             connection_id: None,
-            data: msg.data.clone(),
-            encoding: msg.encoding.clone(),
-            extras: msg.extras.clone(),
+            data: msg.data.as_ref().map(Packed::pack),
+            encoding: msg.encoding.as_deref().map(Box::from),
+            extras: msg.extras.as_ref().map(Packed::pack),
             timestamp,
-            serial: serial.clone(),
+            serial,
         }));
-        serial_list.push(Val::Str(serial));
+        serial_list.push(Val::Str(serial.to_string()));
         let size = msg.size as u64;
         for (count, data) in [
             (m::ALL_COUNT, m::ALL_DATA),

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use super::state::{action, Channel, Device, Message, Occupancy, PendingHistory, Presence, State, Target};
+use super::state::{action, Channel, Device, Message, Occupancy, Packed, PendingHistory, Presence, State, Target};
 use super::stats::{m, Counters, Unit, HOUR_MS};
 use super::wire::Val;
 use crate::sandbox::rng::Rng;
@@ -381,13 +381,13 @@ fn fill_history(channel: &mut Channel, pending: PendingHistory) {
         // generator numbers the seeded messages first and every later publish after them.
         let serial = channel.serials.next(timestamp, 0);
         channel.append(Arc::new(Message {
-            id,
-            name: Some(name),
-            client_id: Some(publisher.client_id.clone()),
-            connection_id: Some(publisher.connection_id.clone()),
-            data: Some(data),
+            id: id.into_boxed_str(),
+            name: Some(name.into_boxed_str()),
+            client_id: Some(publisher.client_id.as_str().into()),
+            connection_id: Some(publisher.connection_id.as_str().into()),
+            data: Some(Packed::pack(&data)),
             encoding: None,
-            extras,
+            extras: extras.as_ref().map(Packed::pack),
             timestamp,
             serial,
         }));

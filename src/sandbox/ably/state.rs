@@ -11,21 +11,60 @@ use crate::sandbox::retention::{Retained, RetentionPolicy};
 /// Tag used in message serials where Ably puts the id of the server that accepted the message.
 const SERVER_TAG: &str = "opsdecksim";
 
+/// A value kept as its MessagePack bytes, which give it back exactly (binary included): a `Val`
+/// tree costs several times its encoding, and a stored message is read far less than it is kept.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct Packed(Box<[u8]>);
+
+impl Packed {
+    pub(super) fn pack(value: &Val) -> Packed {
+        Packed(rmp_serde::to_vec(value).unwrap_or_default().into_boxed_slice())
+    }
+
+    pub(super) fn unpack(&self) -> Val {
+        rmp_serde::from_slice(&self.0).unwrap_or(Val::Null)
+    }
+}
+
+/// A message serial, kept as its parts and written out as Ably's `<ms>-<counter>@<server>:<index>`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Serial {
+    ms: i64,
+    count: u16,
+    index: u16,
+}
+
+impl std::fmt::Display for Serial {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:014}-{:03}@{SERVER_TAG}:{:03}", self.ms, self.count, self.index)
+    }
+}
+
 /// One stored message. Held behind `Arc` so a history page is collected under the lock without
-/// copying payloads and rendered after the lock is released.
+/// copying payloads and rendered after the lock is released. Kept compact (boxed text, packed
+/// payloads, the serial's parts): history is most of what the simulator holds.
 #[derive(Debug)]
 pub(super) struct Message {
-    pub(super) id: String,
-    pub(super) name: Option<String>,
-    pub(super) client_id: Option<String>,
-    pub(super) connection_id: Option<String>,
-    /// Payload as published; binary stays `Val::Bin` (base64 transport encoding removed).
-    pub(super) data: Option<Val>,
+    pub(super) id: Box<str>,
+    pub(super) name: Option<Box<str>>,
+    pub(super) client_id: Option<Box<str>>,
+    pub(super) connection_id: Option<Box<str>>,
+    /// Payload as published; binary stays binary (base64 transport encoding removed).
+    pub(super) data: Option<Packed>,
     /// Encoding steps still to be applied by the reader, without any transport `base64`.
-    pub(super) encoding: Option<String>,
-    pub(super) extras: Option<Val>,
+    pub(super) encoding: Option<Box<str>>,
+    pub(super) extras: Option<Packed>,
     pub(super) timestamp: i64,
-    pub(super) serial: String,
+    pub(super) serial: Serial,
+}
+
+/// The key of a message id in a channel's id index: a hash, since the index only has to find
+/// the message, whose own id is then compared.
+fn id_key(id: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    id.hash(&mut hasher);
+    hasher.finish()
 }
 
 /// Presence actions as numbered on the wire.
@@ -96,8 +135,9 @@ pub(super) struct Channel {
     /// Ordered by timestamp (non-decreasing), so time ranges are found by binary search; history
     /// cursors are its sequence numbers, which survive older messages ageing out.
     pub(super) messages: Retained<Arc<Message>>,
-    /// Message id → sequence number in `messages`, for idempotent publishing.
-    pub(super) ids: HashMap<String, u64>,
+    /// Message id (hashed, [`id_key`]) → sequence number in `messages`, for idempotent
+    /// publishing.
+    pub(super) ids: HashMap<u64, u64>,
     /// Current presence set by member key.
     pub(super) members: BTreeMap<String, Arc<Presence>>,
     /// Ordered by timestamp like `messages`.
@@ -139,7 +179,7 @@ impl Channel {
 
     /// Appends a message; drops the ids of messages the count cap pushed out.
     pub(super) fn append(&mut self, message: Arc<Message>) {
-        let id = message.id.clone();
+        let id = id_key(&message.id);
         let (seq, evicted) = self.messages.push(message.timestamp, message);
         self.ids.insert(id, seq);
         self.forget_ids(evicted);
@@ -147,15 +187,16 @@ impl Channel {
 
     fn forget_ids(&mut self, gone: Vec<(u64, Arc<Message>)>) {
         for (seq, message) in gone {
-            if self.ids.get(&message.id) == Some(&seq) {
-                self.ids.remove(&message.id);
+            let id = id_key(&message.id);
+            if self.ids.get(&id) == Some(&seq) {
+                self.ids.remove(&id);
             }
         }
     }
 
     /// The stored message with this id, if it is still kept.
     pub(super) fn by_id(&self, id: &str) -> Option<&Arc<Message>> {
-        self.ids.get(id).and_then(|&seq| self.messages.get(seq))
+        self.ids.get(&id_key(id)).and_then(|&seq| self.messages.get(seq)).filter(|m| &*m.id == id)
     }
 
     /// Last activity: the newest message or presence event, for choosing which channel to drop.
@@ -238,7 +279,7 @@ impl SerialGen {
     /// in one millisecond moves the serial's clock on by one instead of widening the counter (a
     /// wider counter would sort before a narrower one); and a timestamp earlier than the last
     /// one never moves it back.
-    pub(super) fn next(&mut self, timestamp: i64, index: usize) -> String {
+    pub(super) fn next(&mut self, timestamp: i64, index: usize) -> Serial {
         if timestamp > self.last_ms {
             self.last_ms = timestamp;
             self.count = 0;
@@ -250,7 +291,11 @@ impl SerialGen {
         }
         // The index is the message's place in its publish; it never decides the order, since the
         // part before it already differs, and only looks like Ably's.
-        format!("{:014}-{:03}@{SERVER_TAG}:{:03}", self.last_ms, self.count, index % 1000)
+        Serial {
+            ms: self.last_ms,
+            count: u16::try_from(self.count).unwrap_or(u16::MAX),
+            index: u16::try_from(index % 1000).unwrap_or(0),
+        }
     }
 }
 
