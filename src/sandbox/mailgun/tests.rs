@@ -742,3 +742,33 @@ async fn events_and_stored_messages_age_out_on_the_sandbox_clock() {
     let state = sim.shared.lock();
     assert_eq!((state.us.messages.len(), state.us.events.len()), (0, 0));
 }
+
+#[tokio::test]
+async fn past_a_suppression_tables_cap_the_oldest_records_go() {
+    let (sim, _) = simulator(12);
+    let router = sim.router();
+    sim.shared.lock().us.domain_mut("mg.example.com").unwrap().suppressions.cap = 4;
+    for address in ["new1@example.com", "new2@example.com"] {
+        let added = form(&router, "POST", "/v3/mg.example.com/bounces", &[("address", address)]).await;
+        assert_eq!(added.status, 200, "{}", added.text);
+    }
+    let listed = all_suppressions(&router, "/v3/mg.example.com/bounces?limit=2").await;
+    assert_eq!(listed, ["full@example.com", "gone@example.org", "new1@example.com", "new2@example.com"]);
+    let gone = get(&router, "/v3/mg.example.com/bounces/bounced@example.net").await;
+    assert_eq!((gone.status, gone.body["message"].as_str()), (404, Some("Address not found in bounces table")));
+    assert_eq!(get(&router, "/v3/mg.example.com/bounces/new2@example.com").await.status, 200);
+}
+
+async fn all_suppressions(router: &Router, first: &str) -> Vec<String> {
+    let mut url = first.to_owned();
+    let mut addresses = Vec::new();
+    loop {
+        let page = get(router, &url).await;
+        let items = page.body["items"].as_array().unwrap().clone();
+        if items.is_empty() {
+            return addresses;
+        }
+        addresses.extend(items.iter().map(|i| i["address"].as_str().unwrap().to_owned()));
+        url = page.body["paging"]["next"].as_str().unwrap().trim_start_matches("http://127.0.0.1:7706").to_owned();
+    }
+}
