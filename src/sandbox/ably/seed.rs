@@ -508,7 +508,7 @@ fn seed_devices(state: &mut State, rng: &mut Rng) {
             update_token: rng.alphanumeric(32),
             device_secret: None,
         };
-        state.devices.insert(id.clone(), device);
+        state.add_device(device);
         ids.push(id);
     }
     let device = |i: usize| Target::Device(ids.get(i).cloned().unwrap_or_default());
@@ -520,7 +520,7 @@ fn seed_devices(state: &mut State, rng: &mut Rng) {
         ("chat:support", Target::Client("dara.kim".to_owned())),
         ("deploys:prod", device(2)),
     ] {
-        state.subscriptions.insert((channel.to_owned(), target));
+        state.add_subscription((channel.to_owned(), target));
     }
 }
 

@@ -245,12 +245,36 @@ pub struct PushDelivery {
 /// How many push deliveries are remembered; older ones are dropped.
 pub(super) const PUSH_LOG_LEN: usize = 500;
 
+/// Push devices kept; registering one more drops the earliest registered (and its
+/// subscriptions).
+pub(super) const MAX_DEVICES: usize = 10_000;
+/// Push channel subscriptions kept; one more drops the earliest made.
+pub(super) const MAX_SUBSCRIPTIONS: usize = 10_000;
+
+/// The push registry's caps: fields, so tests can lower them.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct PushCaps {
+    pub(super) devices: usize,
+    pub(super) subscriptions: usize,
+}
+
+impl Default for PushCaps {
+    fn default() -> PushCaps {
+        PushCaps { devices: MAX_DEVICES, subscriptions: MAX_SUBSCRIPTIONS }
+    }
+}
+
 /// Everything `reset()` restores.
 #[derive(Debug, Default)]
 pub(super) struct State {
     pub(super) channels: BTreeMap<String, Channel>,
     pub(super) devices: BTreeMap<String, Device>,
     pub(super) subscriptions: BTreeSet<(String, Target)>,
+    /// Device ids and subscriptions in the order made, for the caps; kept in step with the sets
+    /// by [`State::add_device`], [`State::add_subscription`] and [`State::remove_push`].
+    pub(super) device_order: VecDeque<String>,
+    pub(super) subscription_order: VecDeque<(String, Target)>,
+    pub(super) push_caps: PushCaps,
     pub(super) push_log: VecDeque<PushDelivery>,
     pub(super) stats: StatsBook,
     /// Pseudo connection id of REST publishes, like the one Ably assigns to a REST request.
@@ -316,6 +340,54 @@ impl State {
             }
         }
         self.channels.entry(name.to_owned()).or_default().ready(now)
+    }
+
+    /// Registers a new device or replaces one; past the cap the earliest registered goes, with
+    /// its subscriptions.
+    pub(super) fn add_device(&mut self, device: Device) {
+        let id = device.id.clone();
+        if self.devices.insert(id.clone(), device).is_some() {
+            return;
+        }
+        self.device_order.push_back(id);
+        let mut gone = Vec::new();
+        while self.devices.len() > self.push_caps.devices.max(1) {
+            let Some(old) = self.device_order.pop_front() else { break };
+            self.devices.remove(&old);
+            gone.push(old);
+        }
+        if !gone.is_empty() {
+            self.remove_push(&gone, |_| false);
+        }
+    }
+
+    /// Adds a subscription (no-op when it exists); past the cap the earliest made goes.
+    pub(super) fn add_subscription(&mut self, subscription: (String, Target)) {
+        if !self.subscriptions.insert(subscription.clone()) {
+            return;
+        }
+        self.subscription_order.push_back(subscription);
+        while self.subscriptions.len() > self.push_caps.subscriptions.max(1) {
+            let Some(old) = self.subscription_order.pop_front() else { break };
+            self.subscriptions.remove(&old);
+        }
+    }
+
+    /// Removes the devices `ids` (with their subscriptions) and the subscriptions `drop` picks.
+    pub(super) fn remove_push(&mut self, ids: &[String], drop: impl Fn(&(String, Target)) -> bool) {
+        for id in ids {
+            self.devices.remove(id);
+        }
+        self.subscriptions.retain(|s| {
+            !drop(s)
+                && match &s.1 {
+                    Target::Device(d) => !ids.contains(d),
+                    Target::Client(_) => true,
+                }
+        });
+        let (devices, subscriptions) = (&self.devices, &self.subscriptions);
+        self.device_order.retain(|d| devices.contains_key(d));
+        self.subscription_order.retain(|s| subscriptions.contains(s));
     }
 
     /// A fresh device update token.
