@@ -81,7 +81,13 @@ impl StoredMessage {
     pub fn mime(&self) -> String {
         match &self.sent_mime {
             Some(mime) => mime.clone(),
-            None => mime::build(&self.headers, self.text.as_deref(), self.html.as_deref(), &self.files, mime_seed(&self.core.key)),
+            None => mime::build(
+                &self.headers,
+                self.text.as_deref(),
+                self.html.as_deref(),
+                &self.files,
+                mime_seed(&self.core.key),
+            ),
         }
     }
 

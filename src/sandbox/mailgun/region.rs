@@ -747,7 +747,8 @@ impl Region {
             return Err(MailgunError::bad_request("Sandbox domains cannot be deleted"));
         }
         self.domains.remove(&key);
-        let gone: Vec<String> = self.messages.values().filter(|r| r.core.domain == key).map(|r| r.core.key.clone()).collect();
+        let gone: Vec<String> =
+            self.messages.values().filter(|r| r.core.domain == key).map(|r| r.core.key.clone()).collect();
         for message in gone {
             self.messages.remove(&message);
         }

@@ -696,7 +696,8 @@ async fn past_the_message_cap_the_oldest_go_with_their_events() {
     let after = all_events(&router, next).await;
     assert_eq!(after.len(), 8, "the old cursor walks what is kept");
     let stats = get(&router, "/v3/mg.example.com/stats/total?event=accepted&duration=1d").await;
-    let accepted: u64 = stats.body["stats"].as_array().unwrap().iter().map(|r| r["accepted"]["total"].as_u64().unwrap()).sum();
+    let accepted: u64 =
+        stats.body["stats"].as_array().unwrap().iter().map(|r| r["accepted"]["total"].as_u64().unwrap()).sum();
     assert_eq!(accepted, 4);
 }
 
