@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use super::state::{action, Channel, Device, Message, Occupancy, Packed, PendingHistory, Presence, State, Target};
+use super::state::{action, Channel, Device, Message, MessageBody, Occupancy, PendingHistory, Presence, State, Target};
 use super::stats::{m, Counters, Unit, HOUR_MS};
 use super::wire::Val;
 use crate::sandbox::rng::Rng;
@@ -380,17 +380,15 @@ fn fill_history(channel: &mut Channel, pending: PendingHistory) {
         // `ready()` fills the history before anything is published, so the channel's own
         // generator numbers the seeded messages first and every later publish after them.
         let serial = channel.serials.next(timestamp, 0);
-        channel.append(Arc::new(Message {
-            id: id.into_boxed_str(),
-            name: Some(name.into_boxed_str()),
-            client_id: Some(publisher.client_id.as_str().into()),
-            connection_id: Some(publisher.connection_id.as_str().into()),
-            data: Some(Packed::pack(&data)),
+        let body = MessageBody {
+            name: Some(name),
+            client_id: Some(publisher.client_id.clone()),
+            connection_id: Some(publisher.connection_id.clone()),
+            data: Some(data),
             encoding: None,
-            extras: extras.as_ref().map(Packed::pack),
-            timestamp,
-            serial,
-        }));
+            extras,
+        };
+        channel.append(Arc::new(Message::new(id, body, timestamp, serial)));
     }
     for message in published {
         channel.append(message);

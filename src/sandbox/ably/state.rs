@@ -41,21 +41,71 @@ impl std::fmt::Display for Serial {
 }
 
 /// One stored message. Held behind `Arc` so a history page is collected under the lock without
-/// copying payloads and rendered after the lock is released. Kept compact (boxed text, packed
-/// payloads, the serial's parts): history is most of what the simulator holds.
+/// copying payloads and rendered after the lock is released. Kept compact (the fields a read
+/// needs are packed into one allocation, the serial kept as its parts): history is most of what
+/// the simulator holds.
 #[derive(Debug)]
 pub(super) struct Message {
     pub(super) id: Box<str>,
-    pub(super) name: Option<Box<str>>,
-    pub(super) client_id: Option<Box<str>>,
-    pub(super) connection_id: Option<Box<str>>,
-    /// Payload as published; binary stays binary (base64 transport encoding removed).
-    pub(super) data: Option<Packed>,
-    /// Encoding steps still to be applied by the reader, without any transport `base64`.
-    pub(super) encoding: Option<Box<str>>,
-    pub(super) extras: Option<Packed>,
+    /// The [`MessageBody`], packed.
+    body: Packed,
     pub(super) timestamp: i64,
     pub(super) serial: Serial,
+}
+
+/// A stored message's fields besides its id, time and serial.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(super) struct MessageBody {
+    pub(super) name: Option<String>,
+    pub(super) client_id: Option<String>,
+    pub(super) connection_id: Option<String>,
+    /// Payload as published; binary stays `Val::Bin` (base64 transport encoding removed).
+    pub(super) data: Option<Val>,
+    /// Encoding steps still to be applied by the reader, without any transport `base64`.
+    pub(super) encoding: Option<String>,
+    pub(super) extras: Option<Val>,
+}
+
+impl Message {
+    pub(super) fn new(id: String, body: MessageBody, timestamp: i64, serial: Serial) -> Message {
+        let text = |k: &'static str, v: Option<String>| v.map(|v| (std::borrow::Cow::Borrowed(k), Val::Str(v)));
+        let value = |k: &'static str, v: Option<Val>| v.map(|v| (std::borrow::Cow::Borrowed(k), v));
+        let fields: Vec<_> = [
+            text("n", body.name),
+            text("c", body.client_id),
+            text("k", body.connection_id),
+            value("d", body.data),
+            text("e", body.encoding),
+            value("x", body.extras),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        Message { id: id.into_boxed_str(), body: Packed::pack(&Val::Map(fields)), timestamp, serial }
+    }
+
+    /// The fields besides id, time and serial, unpacked.
+    pub(super) fn body(&self) -> MessageBody {
+        let mut body = MessageBody::default();
+        if let Val::Map(fields) = self.body.unpack() {
+            for (key, value) in fields {
+                let text = || match &value {
+                    Val::Str(s) => Some(s.clone()),
+                    _ => None,
+                };
+                match key.as_ref() {
+                    "n" => body.name = text(),
+                    "c" => body.client_id = text(),
+                    "k" => body.connection_id = text(),
+                    "e" => body.encoding = text(),
+                    "d" => body.data = Some(value),
+                    "x" => body.extras = Some(value),
+                    _ => {}
+                }
+            }
+        }
+        body
+    }
 }
 
 /// The key of a message id in a channel's id index: a hash, since the index only has to find
