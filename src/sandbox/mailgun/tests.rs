@@ -773,3 +773,41 @@ async fn all_suppressions(router: &Router, first: &str) -> Vec<String> {
         url = page.body["paging"]["next"].as_str().unwrap().trim_start_matches("http://127.0.0.1:7706").to_owned();
     }
 }
+
+#[tokio::test]
+async fn past_the_route_and_list_caps_the_earliest_created_go() {
+    let (sim, _) = simulator(13);
+    let router = sim.router();
+    let routes = get(&router, "/v3/routes").await.body;
+    assert_eq!(routes["total_count"], 2);
+    let earliest = routes["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["description"] == "Support mail to the ops inbox")
+        .map(|r| r["id"].as_str().unwrap().to_owned())
+        .unwrap();
+    {
+        let mut state = sim.shared.lock();
+        state.us.routes.cap = 2;
+        state.us.lists.cap = 2;
+    }
+    let fields = [("expression", "catch_all()"), ("action", "stop()"), ("description", "new")];
+    let created = form(&router, "POST", "/v3/routes", &fields).await;
+    assert_eq!(created.status, 200, "{}", created.text);
+    let routes = get(&router, "/v3/routes").await.body;
+    assert_eq!(routes["total_count"], 2);
+    let ids: Vec<&str> = routes["items"].as_array().unwrap().iter().map(|r| r["id"].as_str().unwrap()).collect();
+    assert!(!ids.contains(&earliest.as_str()));
+    assert!(ids.contains(&created.body["route"]["id"].as_str().unwrap()));
+    assert_eq!(get(&router, &format!("/v3/routes/{earliest}")).await.status, 404);
+
+    let made = form(&router, "POST", "/v3/lists", &[("address", "new@mg.example.com")]).await;
+    assert_eq!(made.status, 200, "{}", made.text);
+    let lists = get(&router, "/v3/lists/pages").await.body;
+    let addresses: Vec<&str> =
+        lists["items"].as_array().unwrap().iter().map(|l| l["address"].as_str().unwrap()).collect();
+    assert_eq!(addresses.len(), 2);
+    assert!(addresses.contains(&"new@mg.example.com") && !addresses.contains(&"developers@mg.example.com"));
+    assert_eq!(get(&router, "/v3/lists/developers@mg.example.com").await.status, 404);
+}
