@@ -206,8 +206,9 @@ impl<K: Ord + Clone, V> Collection<K, V> {
         expired
     }
 
-    /// The oldest live record, removed; stale order entries on the way are discarded.
-    fn pop_oldest(&mut self) -> Option<(K, V)> {
+    /// The oldest live record, removed; stale order entries on the way are discarded. Public
+    /// for collections whose records also count against a second cap (Mailgun's events).
+    pub fn pop_oldest(&mut self) -> Option<(K, V)> {
         while let Some((_, generation, key)) = self.order.pop_front() {
             if self.entries.get(&key).is_some_and(|e| e.generation == generation) {
                 return self.entries.remove(&key).map(|e| (key, e.value));

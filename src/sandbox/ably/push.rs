@@ -196,7 +196,7 @@ pub(super) fn device_save(shared: &Shared, call: &Call, caller: &Caller, by_path
             update_token,
             device_secret,
         };
-        state.devices.insert(id, device.clone());
+        state.add_device(device.clone());
         device
     } else {
         let Some(device) = state.devices.get_mut(&id) else {
@@ -313,13 +313,7 @@ pub(super) fn device_list(shared: &Shared, call: &Call) -> Result<Reply, AblyErr
 
 /// Removes devices and their channel subscriptions.
 fn remove_devices(state: &mut State, ids: &[String]) {
-    for id in ids {
-        state.devices.remove(id);
-    }
-    state.subscriptions.retain(|(_, target)| match target {
-        Target::Device(d) => !ids.contains(d),
-        Target::Client(_) => true,
-    });
+    state.remove_push(ids, |_| false);
 }
 
 /// `DELETE /push/deviceRegistrations/{id}`: 204 whether or not the device existed, as the real
@@ -387,7 +381,7 @@ pub(super) fn subscription_create(shared: &Shared, call: &Call, caller: &Caller)
         }
     }
     let record = subscription_val(channel, &target);
-    state.subscriptions.insert((channel.to_owned(), target));
+    state.add_subscription((channel.to_owned(), target));
     Ok(Reply::created(record))
 }
 
@@ -490,7 +484,7 @@ pub(super) fn subscription_delete(shared: &Shared, call: &Call, caller: &Caller)
     };
     let mut state = shared.lock();
     may_subscribe(caller, &state, channel.unwrap_or(ANY), &target)?;
-    state.subscriptions.retain(|(ch, t)| !(*t == target && passes(channel, Some(ch))));
+    state.remove_push(&[], |(ch, t)| *t == target && passes(channel, Some(ch)));
     Ok(Reply::no_content())
 }
 

@@ -11,7 +11,7 @@ use base64::Engine;
 
 use super::capability::Caller;
 use super::paging::{self, Direction};
-use super::state::{Channel, Message, Presence, PushDelivery, State};
+use super::state::{Channel, Message, MessageBody, Presence, PushDelivery, State};
 use super::stats::{self, m, Unit};
 use super::wire::{passes, AblyError, Format, Val, LENIENT_B64};
 use super::{Call, Reply, Shared};
@@ -162,28 +162,29 @@ fn wire_data(data: Option<&Val>, encoding: Option<&str>, format: Format) -> (Opt
 
 /// A Message record (§6.1); absent fields are left out, never `null`.
 fn message_val(msg: &Message, format: Format) -> Val {
-    let mut v = Val::map([("id", Val::str(msg.id.clone()))]);
-    if let Some(name) = &msg.name {
-        v.push("name", Val::str(name.clone()));
+    let body = msg.body();
+    let mut v = Val::map([("id", Val::str(&*msg.id))]);
+    if let Some(name) = body.name {
+        v.push("name", Val::Str(name));
     }
-    let (data, encoding) = wire_data(msg.data.as_ref(), msg.encoding.as_deref(), format);
+    let (data, encoding) = wire_data(body.data.as_ref(), body.encoding.as_deref(), format);
     if let Some(data) = data {
         v.push("data", data);
     }
     if let Some(encoding) = encoding {
         v.push("encoding", Val::Str(encoding));
     }
-    if let Some(client) = &msg.client_id {
-        v.push("clientId", Val::str(client.clone()));
+    if let Some(client) = body.client_id {
+        v.push("clientId", Val::Str(client));
     }
-    if let Some(connection) = &msg.connection_id {
-        v.push("connectionId", Val::str(connection.clone()));
+    if let Some(connection) = body.connection_id {
+        v.push("connectionId", Val::Str(connection));
     }
     v.push("timestamp", Val::Int(msg.timestamp));
-    if let Some(extras) = &msg.extras {
-        v.push("extras", extras.clone());
+    if let Some(extras) = body.extras {
+        v.push("extras", extras);
     }
-    v.push("serial", Val::str(msg.serial.clone()));
+    v.push("serial", Val::str(msg.serial.to_string()));
     v.push("action", Val::Int(0));
     v
 }
@@ -533,7 +534,7 @@ pub(super) fn publish_locked(
         if let Some(id) = &msg.id {
             if let Some(existing) = channel.by_id(id) {
                 // Idempotent publish: the first message with this id stands.
-                serial_list.push(Val::str(existing.serial.clone()));
+                serial_list.push(Val::str(existing.serial.to_string()));
                 continue;
             }
         }
@@ -544,18 +545,16 @@ pub(super) fn publish_locked(
                 push.field("notification").and_then(|n| n.field("title")).and_then(Val::as_str).map(str::to_owned);
             pushes.push(title);
         }
-        channel.append(Arc::new(Message {
-            id,
+        let body = MessageBody {
             name: msg.name.clone(),
             client_id,
             connection_id: None,
             data: msg.data.clone(),
             encoding: msg.encoding.clone(),
             extras: msg.extras.clone(),
-            timestamp,
-            serial: serial.clone(),
-        }));
-        serial_list.push(Val::Str(serial));
+        };
+        channel.append(Arc::new(Message::new(id, body, timestamp, serial)));
+        serial_list.push(Val::Str(serial.to_string()));
         let size = msg.size as u64;
         for (count, data) in [
             (m::ALL_COUNT, m::ALL_DATA),

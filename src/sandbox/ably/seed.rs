@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use super::state::{action, Channel, Device, Message, Occupancy, PendingHistory, Presence, State, Target};
+use super::state::{action, Channel, Device, Message, MessageBody, Occupancy, PendingHistory, Presence, State, Target};
 use super::stats::{m, Counters, Unit, HOUR_MS};
 use super::wire::Val;
 use crate::sandbox::rng::Rng;
@@ -380,17 +380,15 @@ fn fill_history(channel: &mut Channel, pending: PendingHistory) {
         // `ready()` fills the history before anything is published, so the channel's own
         // generator numbers the seeded messages first and every later publish after them.
         let serial = channel.serials.next(timestamp, 0);
-        channel.append(Arc::new(Message {
-            id,
+        let body = MessageBody {
             name: Some(name),
             client_id: Some(publisher.client_id.clone()),
             connection_id: Some(publisher.connection_id.clone()),
             data: Some(data),
             encoding: None,
             extras,
-            timestamp,
-            serial,
-        }));
+        };
+        channel.append(Arc::new(Message::new(id, body, timestamp, serial)));
     }
     for message in published {
         channel.append(message);
@@ -508,7 +506,7 @@ fn seed_devices(state: &mut State, rng: &mut Rng) {
             update_token: rng.alphanumeric(32),
             device_secret: None,
         };
-        state.devices.insert(id.clone(), device);
+        state.add_device(device);
         ids.push(id);
     }
     let device = |i: usize| Target::Device(ids.get(i).cloned().unwrap_or_default());
@@ -520,7 +518,7 @@ fn seed_devices(state: &mut State, rng: &mut Rng) {
         ("chat:support", Target::Client("dara.kim".to_owned())),
         ("deploys:prod", device(2)),
     ] {
-        state.subscriptions.insert((channel.to_owned(), target));
+        state.add_subscription((channel.to_owned(), target));
     }
 }
 

@@ -11,11 +11,51 @@ use crate::sandbox::retention::{Retained, RetentionPolicy};
 /// Tag used in message serials where Ably puts the id of the server that accepted the message.
 const SERVER_TAG: &str = "opsdecksim";
 
+/// A value kept as its MessagePack bytes, which give it back exactly (binary included): a `Val`
+/// tree costs several times its encoding, and a stored message is read far less than it is kept.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct Packed(Box<[u8]>);
+
+impl Packed {
+    pub(super) fn pack(value: &Val) -> Packed {
+        Packed(rmp_serde::to_vec(value).unwrap_or_default().into_boxed_slice())
+    }
+
+    pub(super) fn unpack(&self) -> Val {
+        rmp_serde::from_slice(&self.0).unwrap_or(Val::Null)
+    }
+}
+
+/// A message serial, kept as its parts and written out as Ably's `<ms>-<counter>@<server>:<index>`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Serial {
+    ms: i64,
+    count: u16,
+    index: u16,
+}
+
+impl std::fmt::Display for Serial {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:014}-{:03}@{SERVER_TAG}:{:03}", self.ms, self.count, self.index)
+    }
+}
+
 /// One stored message. Held behind `Arc` so a history page is collected under the lock without
-/// copying payloads and rendered after the lock is released.
+/// copying payloads and rendered after the lock is released. Kept compact (the fields a read
+/// needs are packed into one allocation, the serial kept as its parts): history is most of what
+/// the simulator holds.
 #[derive(Debug)]
 pub(super) struct Message {
-    pub(super) id: String,
+    pub(super) id: Box<str>,
+    /// The [`MessageBody`], packed.
+    body: Packed,
+    pub(super) timestamp: i64,
+    pub(super) serial: Serial,
+}
+
+/// A stored message's fields besides its id, time and serial.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(super) struct MessageBody {
     pub(super) name: Option<String>,
     pub(super) client_id: Option<String>,
     pub(super) connection_id: Option<String>,
@@ -24,8 +64,57 @@ pub(super) struct Message {
     /// Encoding steps still to be applied by the reader, without any transport `base64`.
     pub(super) encoding: Option<String>,
     pub(super) extras: Option<Val>,
-    pub(super) timestamp: i64,
-    pub(super) serial: String,
+}
+
+impl Message {
+    pub(super) fn new(id: String, body: MessageBody, timestamp: i64, serial: Serial) -> Message {
+        let text = |k: &'static str, v: Option<String>| v.map(|v| (std::borrow::Cow::Borrowed(k), Val::Str(v)));
+        let value = |k: &'static str, v: Option<Val>| v.map(|v| (std::borrow::Cow::Borrowed(k), v));
+        let fields: Vec<_> = [
+            text("n", body.name),
+            text("c", body.client_id),
+            text("k", body.connection_id),
+            value("d", body.data),
+            text("e", body.encoding),
+            value("x", body.extras),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        Message { id: id.into_boxed_str(), body: Packed::pack(&Val::Map(fields)), timestamp, serial }
+    }
+
+    /// The fields besides id, time and serial, unpacked.
+    pub(super) fn body(&self) -> MessageBody {
+        let mut body = MessageBody::default();
+        if let Val::Map(fields) = self.body.unpack() {
+            for (key, value) in fields {
+                let text = || match &value {
+                    Val::Str(s) => Some(s.clone()),
+                    _ => None,
+                };
+                match key.as_ref() {
+                    "n" => body.name = text(),
+                    "c" => body.client_id = text(),
+                    "k" => body.connection_id = text(),
+                    "e" => body.encoding = text(),
+                    "d" => body.data = Some(value),
+                    "x" => body.extras = Some(value),
+                    _ => {}
+                }
+            }
+        }
+        body
+    }
+}
+
+/// The key of a message id in a channel's id index: a hash, since the index only has to find
+/// the message, whose own id is then compared.
+fn id_key(id: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    id.hash(&mut hasher);
+    hasher.finish()
 }
 
 /// Presence actions as numbered on the wire.
@@ -96,8 +185,9 @@ pub(super) struct Channel {
     /// Ordered by timestamp (non-decreasing), so time ranges are found by binary search; history
     /// cursors are its sequence numbers, which survive older messages ageing out.
     pub(super) messages: Retained<Arc<Message>>,
-    /// Message id → sequence number in `messages`, for idempotent publishing.
-    pub(super) ids: HashMap<String, u64>,
+    /// Message id (hashed, [`id_key`]) → sequence number in `messages`, for idempotent
+    /// publishing.
+    pub(super) ids: HashMap<u64, u64>,
     /// Current presence set by member key.
     pub(super) members: BTreeMap<String, Arc<Presence>>,
     /// Ordered by timestamp like `messages`.
@@ -139,7 +229,7 @@ impl Channel {
 
     /// Appends a message; drops the ids of messages the count cap pushed out.
     pub(super) fn append(&mut self, message: Arc<Message>) {
-        let id = message.id.clone();
+        let id = id_key(&message.id);
         let (seq, evicted) = self.messages.push(message.timestamp, message);
         self.ids.insert(id, seq);
         self.forget_ids(evicted);
@@ -147,15 +237,16 @@ impl Channel {
 
     fn forget_ids(&mut self, gone: Vec<(u64, Arc<Message>)>) {
         for (seq, message) in gone {
-            if self.ids.get(&message.id) == Some(&seq) {
-                self.ids.remove(&message.id);
+            let id = id_key(&message.id);
+            if self.ids.get(&id) == Some(&seq) {
+                self.ids.remove(&id);
             }
         }
     }
 
     /// The stored message with this id, if it is still kept.
     pub(super) fn by_id(&self, id: &str) -> Option<&Arc<Message>> {
-        self.ids.get(id).and_then(|&seq| self.messages.get(seq))
+        self.ids.get(&id_key(id)).and_then(|&seq| self.messages.get(seq)).filter(|m| &*m.id == id)
     }
 
     /// Last activity: the newest message or presence event, for choosing which channel to drop.
@@ -204,12 +295,36 @@ pub struct PushDelivery {
 /// How many push deliveries are remembered; older ones are dropped.
 pub(super) const PUSH_LOG_LEN: usize = 500;
 
+/// Push devices kept; registering one more drops the earliest registered (and its
+/// subscriptions).
+pub(super) const MAX_DEVICES: usize = 10_000;
+/// Push channel subscriptions kept; one more drops the earliest made.
+pub(super) const MAX_SUBSCRIPTIONS: usize = 10_000;
+
+/// The push registry's caps: fields, so tests can lower them.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct PushCaps {
+    pub(super) devices: usize,
+    pub(super) subscriptions: usize,
+}
+
+impl Default for PushCaps {
+    fn default() -> PushCaps {
+        PushCaps { devices: MAX_DEVICES, subscriptions: MAX_SUBSCRIPTIONS }
+    }
+}
+
 /// Everything `reset()` restores.
 #[derive(Debug, Default)]
 pub(super) struct State {
     pub(super) channels: BTreeMap<String, Channel>,
     pub(super) devices: BTreeMap<String, Device>,
     pub(super) subscriptions: BTreeSet<(String, Target)>,
+    /// Device ids and subscriptions in the order made, for the caps; kept in step with the sets
+    /// by [`State::add_device`], [`State::add_subscription`] and [`State::remove_push`].
+    pub(super) device_order: VecDeque<String>,
+    pub(super) subscription_order: VecDeque<(String, Target)>,
+    pub(super) push_caps: PushCaps,
     pub(super) push_log: VecDeque<PushDelivery>,
     pub(super) stats: StatsBook,
     /// Pseudo connection id of REST publishes, like the one Ably assigns to a REST request.
@@ -238,7 +353,7 @@ impl SerialGen {
     /// in one millisecond moves the serial's clock on by one instead of widening the counter (a
     /// wider counter would sort before a narrower one); and a timestamp earlier than the last
     /// one never moves it back.
-    pub(super) fn next(&mut self, timestamp: i64, index: usize) -> String {
+    pub(super) fn next(&mut self, timestamp: i64, index: usize) -> Serial {
         if timestamp > self.last_ms {
             self.last_ms = timestamp;
             self.count = 0;
@@ -250,7 +365,11 @@ impl SerialGen {
         }
         // The index is the message's place in its publish; it never decides the order, since the
         // part before it already differs, and only looks like Ably's.
-        format!("{:014}-{:03}@{SERVER_TAG}:{:03}", self.last_ms, self.count, index % 1000)
+        Serial {
+            ms: self.last_ms,
+            count: u16::try_from(self.count).unwrap_or(u16::MAX),
+            index: u16::try_from(index % 1000).unwrap_or(0),
+        }
     }
 }
 
@@ -271,6 +390,54 @@ impl State {
             }
         }
         self.channels.entry(name.to_owned()).or_default().ready(now)
+    }
+
+    /// Registers a new device or replaces one; past the cap the earliest registered goes, with
+    /// its subscriptions.
+    pub(super) fn add_device(&mut self, device: Device) {
+        let id = device.id.clone();
+        if self.devices.insert(id.clone(), device).is_some() {
+            return;
+        }
+        self.device_order.push_back(id);
+        let mut gone = Vec::new();
+        while self.devices.len() > self.push_caps.devices.max(1) {
+            let Some(old) = self.device_order.pop_front() else { break };
+            self.devices.remove(&old);
+            gone.push(old);
+        }
+        if !gone.is_empty() {
+            self.remove_push(&gone, |_| false);
+        }
+    }
+
+    /// Adds a subscription (no-op when it exists); past the cap the earliest made goes.
+    pub(super) fn add_subscription(&mut self, subscription: (String, Target)) {
+        if !self.subscriptions.insert(subscription.clone()) {
+            return;
+        }
+        self.subscription_order.push_back(subscription);
+        while self.subscriptions.len() > self.push_caps.subscriptions.max(1) {
+            let Some(old) = self.subscription_order.pop_front() else { break };
+            self.subscriptions.remove(&old);
+        }
+    }
+
+    /// Removes the devices `ids` (with their subscriptions) and the subscriptions `drop` picks.
+    pub(super) fn remove_push(&mut self, ids: &[String], drop: impl Fn(&(String, Target)) -> bool) {
+        for id in ids {
+            self.devices.remove(id);
+        }
+        self.subscriptions.retain(|s| {
+            !drop(s)
+                && match &s.1 {
+                    Target::Device(d) => !ids.contains(d),
+                    Target::Client(_) => true,
+                }
+        });
+        let (devices, subscriptions) = (&self.devices, &self.subscriptions);
+        self.device_order.retain(|d| devices.contains_key(d));
+        self.subscription_order.retain(|s| subscriptions.contains(s));
     }
 
     /// A fresh device update token.

@@ -1375,3 +1375,42 @@ fn channel_count_is_capped_by_dropping_the_idlest() {
     assert!(state.channels.contains_key("chat:lobby"));
     assert!(state.channels.contains_key(&format!("c{}", MAX_CHANNELS + 49)));
 }
+
+#[tokio::test]
+async fn push_registry_caps_drop_the_earliest_devices_and_subscriptions() {
+    let (sim, router) = setup();
+    let seeded = all_pages(&router, "/push/deviceRegistrations", "limit=100").await;
+    let subscriptions = all_pages(&router, "/push/channelSubscriptions", "limit=100").await;
+    assert_eq!((seeded.len(), subscriptions.len()), (8, 6));
+    let first = sim.shared.lock().device_order.front().cloned().expect("seeded devices");
+    let first_subscribed = subscriptions.iter().any(|s| s["deviceId"] == first.as_str());
+    assert!(first_subscribed, "the first seeded device has a subscription");
+    sim.shared.lock().push_caps = super::state::PushCaps { devices: 9, subscriptions: 7 };
+    for id in ["cap-dev-1", "cap-dev-2"] {
+        let created = req("POST", "/push/deviceRegistrations").json(&device(id, "zoe")).send(&router).await;
+        assert_eq!(created.status, StatusCode::CREATED);
+    }
+    let devices = all_pages(&router, "/push/deviceRegistrations", "limit=2").await;
+    let ids: Vec<&str> = devices.iter().map(|d| d["id"].as_str().expect("id")).collect();
+    assert_eq!(ids.len(), 9);
+    assert!(!ids.contains(&first.as_str()) && ids.contains(&"cap-dev-1") && ids.contains(&"cap-dev-2"));
+    let missing = req("GET", format!("/push/deviceRegistrations/{first}")).send(&router).await;
+    assert_eq!((missing.status, missing.json()["error"]["code"].as_i64()), (StatusCode::NOT_FOUND, Some(40400)));
+    // The evicted device's subscription went with it.
+    let left = all_pages(&router, "/push/channelSubscriptions", "limit=2").await;
+    assert_eq!(left.len(), 5);
+    assert!(left.iter().all(|s| s["deviceId"] != first.as_str()));
+    // Past the subscription cap the earliest made go.
+    let path = "/push/channelSubscriptions";
+    for channel in ["cap:a", "cap:b", "cap:c"] {
+        let made = req("POST", path).json(&json!({"channel": channel, "clientId": "zoe"})).send(&router).await;
+        assert_eq!(made.status, StatusCode::CREATED);
+    }
+    let after = all_pages(&router, path, "limit=3").await;
+    assert_eq!(after.len(), 7);
+    let channels: Vec<&str> = after.iter().map(|s| s["channel"].as_str().expect("channel")).collect();
+    assert!(["cap:a", "cap:b", "cap:c"].iter().all(|c| channels.contains(c)));
+    let earliest = &left[..1];
+    let kept_of_earlier = left.iter().filter(|s| after.contains(s)).count();
+    assert_eq!(kept_of_earlier, 4, "one earlier subscription went: {earliest:?}");
+}

@@ -5,54 +5,191 @@
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
-use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::ops::Bound;
+use std::sync::Arc;
 
-use super::dates::parse_time;
+use serde_json::{json, Map, Value};
+
+use super::dates::{epoch_seconds, parse_time};
 use super::errors::MailgunError;
+use super::messages::{MessageCore, Recipient};
 use crate::sandbox::request::Query;
 
 /// Mailgun's maximum page size; also the default here (the documented default is unconfirmed).
 pub const MAX_LIMIT: u64 = 300;
 const DEFAULT_LIMIT: u64 = 100;
 
-/// One event: its position (`ts_ms`, then `seq`) and its JSON.
+/// One event, stored as its own fields beside the message's shared ones ([`MessageCore`]) and
+/// rendered as Mailgun's JSON on read: a JSON tree per event cost ten times its text.
 #[derive(Clone, Debug)]
 pub struct Event {
     pub seq: u64,
     pub ts_ms: i64,
-    pub domain: String,
-    pub body: Value,
+    pub message: Arc<MessageCore>,
+    /// Index of the recipient in the message's recipients.
+    pub recipient: usize,
+    pub kind: &'static str,
+    pub id: Box<str>,
+    /// `permanent` or `temporary`, for failures.
+    pub severity: Option<&'static str>,
+    /// The fields this event adds to (or replaces in) what every event of the message shows, in
+    /// order: a compact JSON object's text.
+    pub extra: Option<Box<str>>,
+    /// An `accepted` event of a send, whose `message.recipients` names its recipient.
+    pub lists_recipient: bool,
+    pub eu: bool,
 }
 
 impl Event {
-    fn key(&self) -> (i64, u64) {
+    pub fn key(&self) -> (i64, u64) {
         (self.ts_ms, self.seq)
     }
 
     pub fn kind(&self) -> &str {
-        self.body["event"].as_str().unwrap_or("")
+        self.kind
+    }
+
+    pub fn domain(&self) -> &str {
+        &self.message.domain
+    }
+
+    fn recipient(&self) -> Option<&Recipient> {
+        self.message.recipients.get(self.recipient)
+    }
+
+    /// The fields this event adds, parsed.
+    pub fn extra(&self) -> Map<String, Value> {
+        match self.extra.as_deref().map(serde_json::from_str::<Value>) {
+            Some(Ok(Value::Object(map))) => map,
+            _ => Map::new(),
+        }
+    }
+
+    /// Sets the fields this event adds (a JSON object; anything else is ignored).
+    pub fn set_extra(&mut self, extra: &Value) {
+        if let Some(severity) = extra.get("severity").and_then(Value::as_str) {
+            self.severity = match severity {
+                "permanent" => Some("permanent"),
+                "temporary" => Some("temporary"),
+                _ => None,
+            };
+        }
+        if extra.as_object().is_some_and(|m| !m.is_empty()) {
+            self.extra = Some(extra.to_string().into_boxed_str());
+        }
+    }
+
+    /// The event as `GET /v3/{domain}/events` and webhooks give it.
+    pub fn body(&self) -> Value {
+        let message = &*self.message;
+        let (address, list, vars) = match self.recipient() {
+            Some(r) => (r.address.as_str(), r.list.as_deref(), Some(&r.vars)),
+            None => ("", None, None),
+        };
+        let recipient_domain = address.rsplit_once('@').map_or("", |(_, d)| d).to_ascii_lowercase();
+        let level = match self.kind {
+            "failed" => "error",
+            _ => "info",
+        };
+        let mut body = json!({
+            "id": self.id,
+            "event": self.kind,
+            "timestamp": epoch_seconds(self.ts_ms),
+            "log-level": level,
+            "recipient": address,
+            "recipient-domain": recipient_domain,
+            "recipient-provider": provider(&recipient_domain),
+            "envelope": {"sender": message.sender(), "transport": "smtp", "targets": address, "sending-ip": "127.0.0.1"},
+            "flags": {"is-authenticated": message.method == "http", "is-routed": message.method == "smtp", "is-test-mode": message.testmode,
+                      "is-system-test": false, "is-amp": false, "is-encrypted": false},
+            "message": {
+                "headers": {"to": message.to_header, "message-id": message.message_id, "from": message.from, "subject": message.subject},
+                "attachments": message.attachments.iter().map(|(name, content_type, size)| json!({"filename": name, "content-type": content_type, "size": size})).collect::<Vec<_>>(),
+                "size": message.size,
+            },
+            "tags": message.tags,
+            "user-variables": message.user_variables,
+            "campaigns": [],
+        });
+        if let Some(map) = body.as_object_mut() {
+            if matches!(self.kind, "accepted" | "delivered" | "failed" | "stored") {
+                let region = if self.eu { "europe-west1" } else { "us-east4" };
+                map.insert(
+                    "storage".into(),
+                    json!({"key": message.key, "url": message.storage_url, "region": region, "env": "production"}),
+                );
+            }
+            if let Some(list) = list {
+                map.insert("mailing-list".into(), json!({"address": list, "list-id": list, "sid": ""}));
+            }
+            if let Some(vars) = vars.filter(|v| !v.is_empty()) {
+                map.insert("recipient-variables".into(), Value::Object(vars.clone()));
+            }
+            map.extend(self.extra());
+            if self.lists_recipient {
+                if let Some(m) = map.get_mut("message").and_then(Value::as_object_mut) {
+                    m.insert("recipients".into(), json!([address]));
+                }
+            }
+        }
+        body
     }
 }
 
-/// Every event of a region, sorted by time then arrival.
+fn provider(domain: &str) -> &'static str {
+    match domain {
+        "gmail.com" | "googlemail.com" => "Gmail",
+        "yahoo.com" => "Yahoo",
+        "outlook.com" | "hotmail.com" | "live.com" => "Microsoft",
+        _ => "Other",
+    }
+}
+
+type Key = (i64, u64);
+
+/// Every event of a region, by time then arrival. Page tokens hold an event's key, so they stay
+/// valid while older events go.
 #[derive(Clone, Debug, Default)]
 pub struct EventLog {
-    events: Vec<Event>,
+    events: BTreeMap<Key, Event>,
     next_seq: u64,
 }
 
 impl EventLog {
-    /// Records an event (events processed late still land at their own time).
-    pub fn push(&mut self, ts_ms: i64, domain: &str, body: Value) {
+    /// Records an event at its own time (events processed late still land there); returns its
+    /// key.
+    pub fn push(&mut self, mut event: Event) -> Key {
         self.next_seq += 1;
-        let event = Event { seq: self.next_seq, ts_ms, domain: domain.to_owned(), body };
-        let at = self.events.partition_point(|e| e.key() <= event.key());
-        self.events.insert(at, event);
+        event.seq = self.next_seq;
+        let key = event.key();
+        self.events.insert(key, event);
+        key
     }
 
-    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.events.len()
+    }
+
+    pub fn remove(&mut self, key: Key) -> Option<Event> {
+        self.events.remove(&key)
+    }
+
+    /// Drops the events stamped before `horizon_ms`.
+    pub fn expire(&mut self, horizon_ms: i64) {
+        while self.events.first_key_value().is_some_and(|(k, _)| k.0 < horizon_ms) {
+            self.events.pop_first();
+        }
+    }
+
+    /// The events with keys between `start` and `end`, oldest first.
+    fn range(&self, start: Bound<Key>, end: Bound<Key>) -> impl DoubleEndedIterator<Item = &Event> {
+        let valid = match (start, end) {
+            (Bound::Included(s), Bound::Included(e)) => s <= e,
+            (Bound::Included(s) | Bound::Excluded(s), Bound::Included(e) | Bound::Excluded(e)) => s < e,
+            _ => true,
+        };
+        valid.then(|| self.events.range((start, end)).map(|(_, e)| e)).into_iter().flatten()
     }
 
     /// Events of `domain` (all with `None`) from `from_ms` to `to_ms`.
@@ -62,15 +199,12 @@ impl EventLog {
         from_ms: i64,
         to_ms: i64,
     ) -> impl Iterator<Item = &'a Event> + 'a {
-        let start = self.events.partition_point(|e| e.ts_ms < from_ms);
-        self.events[start..]
-            .iter()
-            .take_while(move |e| e.ts_ms <= to_ms)
-            .filter(move |e| domain.is_none_or(|d| e.domain == d))
+        self.range(Bound::Included((from_ms, 0)), Bound::Included((to_ms, u64::MAX)))
+            .filter(move |e| domain.is_none_or(|d| e.domain() == d))
     }
 
     pub fn remove_domain(&mut self, domain: &str) {
-        self.events.retain(|e| e.domain != domain);
+        self.events.retain(|_, e| e.domain() != domain);
     }
 
     /// One page of `GET /v3/{domain}/events` or of a page URL (`token`). `base` is the absolute
@@ -91,19 +225,22 @@ impl EventLog {
         let limit = usize::try_from(spec.limit).unwrap_or(usize::MAX);
         // The events in range, walked from the page's starting point without collecting the
         // rest: a query holds the region's lock, and the first page should cost one page.
-        let lo = self.events.partition_point(|e| e.ts_ms < spec.from_ms);
-        let hi = self.events.partition_point(|e| e.ts_ms <= spec.to_ms).max(lo);
-        let range = &self.events[lo..hi];
-        let wanted = |e: &&Event| e.domain == domain && spec.filters.iter().all(|f| f.matches(&e.body));
-        // Forward in time from `from` (exclusive), or backward from `to` (exclusive).
-        let forward_from =
-            |p: (i64, u64)| range[range.partition_point(|e| e.key() <= p)..].iter().filter(wanted).take(limit);
-        let backward_from =
-            |p: (i64, u64)| range[..range.partition_point(|e| e.key() < p)].iter().rev().filter(wanted).take(limit);
+        let (lo, hi) = ((spec.from_ms, 0), (spec.to_ms, u64::MAX));
+        let wanted = |e: &&Event| e.domain() == domain && spec.filters.iter().all(|f| f.matches(e));
+        // Forward in time from `p` (exclusive), or backward from it (exclusive).
+        let forward_from = |p: Key| {
+            let start = if p < lo { Bound::Included(lo) } else { Bound::Excluded(p) };
+            self.range(start, Bound::Included(hi)).filter(wanted).take(limit)
+        };
+        let backward_from = |p: Key| {
+            let end = if p > hi { Bound::Included(hi) } else { Bound::Excluded(p) };
+            self.range(Bound::Included(lo), end).rev().filter(wanted).take(limit)
+        };
+        let all = || self.range(Bound::Included(lo), Bound::Included(hi));
         let page: Vec<&Event> = match (position, spec.ascending) {
             (Position::Nothing, _) => Vec::new(),
-            (Position::Start, true) => range.iter().filter(wanted).take(limit).collect(),
-            (Position::Start, false) => range.iter().rev().filter(wanted).take(limit).collect(),
+            (Position::Start, true) => all().filter(wanted).take(limit).collect(),
+            (Position::Start, false) => all().rev().filter(wanted).take(limit).collect(),
             (Position::After(p), true) => forward_from(p).collect(),
             (Position::After(p), false) => backward_from(p).collect(),
             (Position::Before(p), true) => {
@@ -128,7 +265,7 @@ impl EventLog {
         // Before a point past the end of the walk: the last `limit` events.
         let end = if spec.ascending { (i64::MAX, u64::MAX) } else { (i64::MIN, 0) };
         Ok(json!({
-            "items": page.iter().map(|e| e.body.clone()).collect::<Vec<_>>(),
+            "items": page.iter().map(|e| e.body()).collect::<Vec<_>>(),
             "paging": {
                 "first": format!("{base}/{}", encode_token(&query, Position::Start)),
                 "next": format!("{base}/{next}"),
@@ -286,37 +423,26 @@ impl Filter {
         Ok(Filter { field, any_of })
     }
 
-    /// Whether `event` passes; compares without allocating, since a query runs this over the
-    /// whole log while holding the region's lock.
-    fn matches(&self, event: &Value) -> bool {
-        fn text(v: &Value) -> &str {
-            v.as_str().unwrap_or("")
-        }
-        fn strings(v: &Value) -> Vec<&str> {
-            v.as_array().map_or_else(Vec::new, |a| a.iter().map(text).collect())
-        }
+    /// Whether `event` passes; compares without rendering the event or allocating strings,
+    /// since a query runs this over the whole log while holding the region's lock.
+    fn matches(&self, event: &Event) -> bool {
+        let message = &*event.message;
+        let recipient = event.recipient().map_or("", |r| r.address.as_str());
         let candidates: Vec<&str> = match self.field {
-            "event" => vec![text(&event["event"])],
-            "recipient" => vec![text(&event["recipient"])],
-            "recipients" => match event["message"]["recipients"].as_array() {
-                Some(_) => strings(&event["message"]["recipients"]),
-                None => vec![text(&event["recipient"])],
-            },
-            "from" => vec![text(&event["message"]["headers"]["from"])],
-            "to" => vec![text(&event["message"]["headers"]["to"])],
-            "subject" => vec![text(&event["message"]["headers"]["subject"])],
-            "message-id" => vec![text(&event["message"]["headers"]["message-id"])],
-            "tags" => strings(&event["tags"]),
-            "severity" => vec![text(&event["severity"])],
-            "list" => vec![text(&event["mailing-list"]["address"])],
-            "attachment" => event["message"]["attachments"]
-                .as_array()
-                .map_or_else(Vec::new, |a| a.iter().map(|x| text(&x["filename"])).collect()),
+            "event" => vec![event.kind],
+            // `message.recipients` lists the recipient where it is given, else the recipient.
+            "recipient" | "recipients" => vec![recipient],
+            "from" => vec![message.from.as_str()],
+            "to" => vec![message.to_header.as_str()],
+            "subject" => vec![message.subject.as_str()],
+            "message-id" => vec![message.message_id.as_str()],
+            "tags" => message.tags.iter().map(String::as_str).collect(),
+            "severity" => vec![event.severity.unwrap_or("")],
+            "list" => vec![event.recipient().and_then(|r| r.list.as_deref()).unwrap_or("")],
+            "attachment" => message.attachments.iter().map(|(name, _, _)| name.as_str()).collect(),
             "size" => {
-                return self
-                    .any_of
-                    .iter()
-                    .any(|(neg, want)| size_matches(event["message"]["size"].as_u64(), want) != *neg)
+                let size = u64::try_from(message.size).ok();
+                return self.any_of.iter().any(|(neg, want)| size_matches(size, want) != *neg);
             }
             _ => Vec::new(),
         };

@@ -53,12 +53,23 @@ struct Member {
     subscribed: bool,
 }
 
+/// Mailing lists kept per region; creating one more drops the earliest created.
+pub const MAX_LISTS: usize = 1_000;
+
 /// The mailing lists of one region.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Lists {
     lists: BTreeMap<String, MailingList>,
+    /// Lists kept ([`MAX_LISTS`]; lowered in tests).
+    pub cap: usize,
     /// Numbers the `task-id` of bulk uploads, so each upload can be told apart in a log.
     uploads: u64,
+}
+
+impl Default for Lists {
+    fn default() -> Lists {
+        Lists { lists: BTreeMap::new(), cap: MAX_LISTS, uploads: 0 }
+    }
 }
 
 impl Lists {
@@ -157,6 +168,18 @@ impl Lists {
         list.apply(form)?;
         let body = json!({ "list": list.to_json(), "message": "Mailing list has been created" });
         self.lists.insert(key(address), list);
+        while self.lists.len() > self.cap.max(1) {
+            let new = key(address);
+            let earliest = self
+                .lists
+                .iter()
+                .filter(|(k, _)| **k != new)
+                .min_by_key(|(k, l)| (l.created_ms, (*k).clone()))
+                .map(|(k, _)| k.clone());
+            if let Some(k) = earliest {
+                self.lists.remove(&k);
+            }
+        }
         Ok(body)
     }
 

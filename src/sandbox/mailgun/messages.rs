@@ -24,9 +24,10 @@ pub struct Recipient {
     pub vars: Map<String, Value>,
 }
 
-/// A message as stored: what `messages_get` returns and what events describe.
+/// What a message's events say about it: shared (`Arc`) by the stored message, its events and
+/// its pipeline steps, so an event costs its own fields only and outlives the stored body.
 #[derive(Clone, Debug)]
-pub struct StoredMessage {
+pub struct MessageCore {
     pub key: String,
     pub domain: String,
     /// Without angle brackets.
@@ -35,18 +36,16 @@ pub struct StoredMessage {
     pub subject: String,
     pub to_header: String,
     pub recipients: Vec<Recipient>,
-    /// Every header, in order, as the MIME form carries them.
-    pub headers: Vec<(String, String)>,
-    pub text: Option<String>,
-    pub html: Option<String>,
-    pub files: Vec<FilePart>,
+    /// The attached (not inline) files: name, content type, size.
+    pub attachments: Vec<(String, String, usize)>,
     pub tags: Vec<String>,
     pub user_variables: Map<String, Value>,
     pub testmode: bool,
     pub tracking: bool,
     pub created_ms: i64,
     pub deliver_at_ms: i64,
-    pub mime: String,
+    /// The MIME text's length.
+    pub size: usize,
     pub storage_url: String,
     /// `http` for the API, `smtp` for routed (incoming) mail.
     pub method: &'static str,
@@ -54,25 +53,54 @@ pub struct StoredMessage {
     pub seeded: bool,
 }
 
-impl StoredMessage {
-    pub fn size(&self) -> usize {
-        self.mime.len()
-    }
-
+impl MessageCore {
     /// The `sender` field: the bare address of `From`.
     pub fn sender(&self) -> String {
         parse_address(&self.from).unwrap_or_else(|| self.from.clone())
     }
+}
+
+/// A stored message's content, what `messages_get` returns; kept for Mailgun's storage
+/// retention, while the [`MessageCore`] lives on in the events.
+#[derive(Clone, Debug)]
+pub struct StoredMessage {
+    pub core: std::sync::Arc<MessageCore>,
+    /// Every header, in order, as the MIME form carries them.
+    pub headers: Vec<(String, String)>,
+    pub text: Option<String>,
+    pub html: Option<String>,
+    pub files: Vec<FilePart>,
+    /// The MIME text as sent to `messages.mime`; `None` when built from the parts, which
+    /// [`StoredMessage::mime`] builds again on read (the same bytes: the boundary comes from the
+    /// key).
+    pub sent_mime: Option<String>,
+}
+
+impl StoredMessage {
+    /// The message's MIME text.
+    pub fn mime(&self) -> String {
+        match &self.sent_mime {
+            Some(mime) => mime.clone(),
+            None => mime::build(
+                &self.headers,
+                self.text.as_deref(),
+                self.html.as_deref(),
+                &self.files,
+                mime_seed(&self.core.key),
+            ),
+        }
+    }
 
     /// `messages_get` in JSON.
     pub fn to_json(&self, base_url: &str) -> Value {
+        let core = &self.core;
         let attachments: Vec<Value> = self
             .files
             .iter()
             .enumerate()
             .filter(|(_, f)| !f.inline)
             .map(|(i, f)| {
-                json!({"size": f.data.len(), "url": format!("{base_url}/v3/domains/{}/messages/{}/attachments/{i}", self.domain, self.key),
+                json!({"size": f.data.len(), "url": format!("{base_url}/v3/domains/{}/messages/{}/attachments/{i}", core.domain, core.key),
                        "name": f.name, "filename": f.name, "content-type": f.content_type})
             })
             .collect();
@@ -84,12 +112,12 @@ impl StoredMessage {
                 (format!("<{}>", f.name), json!({"name": f.name, "content-type": f.content_type, "size": f.data.len()}))
             })
             .collect();
-        let recipients: Vec<&str> = self.recipients.iter().map(|r| r.address.as_str()).collect();
+        let recipients: Vec<&str> = core.recipients.iter().map(|r| r.address.as_str()).collect();
         let mut body = json!({
             "recipients": recipients.join(", "),
-            "sender": self.sender(),
-            "from": self.from,
-            "subject": self.subject,
+            "sender": core.sender(),
+            "from": core.from,
+            "subject": core.subject,
             "body-plain": self.text.clone().unwrap_or_default(),
             "stripped-text": stripped(self.text.as_deref().unwrap_or("")),
             "stripped-signature": "",
@@ -109,10 +137,16 @@ impl StoredMessage {
 
     /// `messages_get` with `Accept: message/rfc2822`.
     pub fn to_rfc2822_json(&self) -> Value {
-        let recipients: Vec<&str> = self.recipients.iter().map(|r| r.address.as_str()).collect();
-        json!({"recipients": recipients.join(", "), "sender": self.sender(), "from": self.from,
-               "subject": self.subject, "body-mime": self.mime})
+        let core = &self.core;
+        let recipients: Vec<&str> = core.recipients.iter().map(|r| r.address.as_str()).collect();
+        json!({"recipients": recipients.join(", "), "sender": core.sender(), "from": core.from,
+               "subject": core.subject, "body-mime": self.mime()})
     }
+}
+
+/// The seed of a built message's MIME boundary: the start of its storage key.
+pub fn mime_seed(key: &str) -> &str {
+    key.get(..16).unwrap_or(key)
 }
 
 /// The text without a trailing `-- ` signature block.

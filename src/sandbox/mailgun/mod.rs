@@ -411,11 +411,8 @@ fn handle(state: &mut State, eu: bool, call: &Call, dns_delay_ms: i64) -> Result
             }
             let region = state.region(eu);
             let domain = region.managed_domain(name)?;
-            let message = region
-                .messages
-                .get(*key)
-                .filter(|m| m.domain == domain.name)
-                .ok_or_else(|| MailgunError::not_found("Message not found"))?;
+            let message =
+                region.stored_message(&domain.name, key).ok_or_else(|| MailgunError::not_found("Message not found"))?;
             Ok(if call.accept_mime { message.to_rfc2822_json() } else { message.to_json(base) })
         }
         ["v3", "domains", name, "webhooks"] => {

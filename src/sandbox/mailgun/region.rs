@@ -4,17 +4,17 @@
 //! same requests give the same events. Steps run in due order whenever the region is touched
 //! (a request, the background task), and each event queues its signed webhook POSTs.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashSet, VecDeque};
+use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 
-use super::dates::epoch_seconds;
 use super::dns::SimulatedDns;
 use super::domains::{Domain, DomainKind, DomainState};
 use super::errors::MailgunError;
-use super::events::EventLog;
+use super::events::{Event, EventLog};
 use super::lists::Lists;
-use super::messages::{self, Draft, Recipient, StoredMessage};
+use super::messages::{self, Draft, MessageCore, Recipient, StoredMessage};
 use super::mime::{self, FilePart};
 use super::routes::{RouteAction, Routes};
 use super::suppressions::{Record, Table};
@@ -22,18 +22,60 @@ use super::webhooks;
 use crate::sandbox::credentials::MAILGUN_WEBHOOK_SIGNING_KEY;
 use crate::sandbox::ids::Ids;
 use crate::sandbox::outbox::{self, Delivery, Outbox};
+use crate::sandbox::retention::{Collection, RetentionPolicy};
 use crate::sandbox::rng::Rng;
 
 /// How long a temporary failure waits before the next attempt (Mailgun's first retry step).
 const TEMPFAIL_RETRY_MS: i64 = 600_000;
+const DAY_MS: i64 = 86_400_000;
 /// Mailgun keeps stored messages about three days.
-const MESSAGE_RETENTION_MS: i64 = 3 * 86_400_000;
+const MESSAGE_RETENTION_MS: i64 = 3 * DAY_MS;
+/// Mailgun keeps events for a time that depends on the plan, at most 30 days; the sandbox
+/// account is on the longest, so the seeded week of history is all there.
+pub const EVENT_RETENTION_MS: i64 = 30 * DAY_MS;
+/// Messages kept (with their events); beyond it the oldest go, events included.
+pub const MAX_MESSAGES: usize = 100_000;
+/// Events kept; beyond it the oldest messages go with all their events.
+pub const MAX_EVENTS: usize = 500_000;
+/// Forwards to email addresses remembered by routes; the oldest go first.
+pub const MAX_FORWARDS: usize = 1_000;
+
+/// How much a region keeps: fields, so tests can lower them.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    pub messages: usize,
+    pub events: usize,
+    pub forwards: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits { messages: MAX_MESSAGES, events: MAX_EVENTS, forwards: MAX_FORWARDS }
+    }
+}
+
+/// A message as the region keeps it: what its events share, its content while Mailgun stores
+/// it, and the keys of its events (so they go with it).
+#[derive(Clone, Debug)]
+pub struct MessageRecord {
+    pub core: Arc<MessageCore>,
+    pub content: Option<StoredMessage>,
+    events: Vec<(i64, u64)>,
+}
 
 /// A pipeline step.
 #[derive(Clone, Debug)]
 enum Step {
-    Deliver { key: String, recipient: usize, attempt: u32 },
-    Engage { key: String, recipient: usize, event: &'static str },
+    Deliver { message: Arc<MessageCore>, recipient: usize, attempt: u32 },
+    Engage { message: Arc<MessageCore>, recipient: usize, event: &'static str },
+}
+
+impl Step {
+    fn message(&self) -> &MessageCore {
+        match self {
+            Step::Deliver { message, .. } | Step::Engage { message, .. } => message,
+        }
+    }
 }
 
 /// An HTTP POST a route asks for: URL and form fields.
@@ -53,13 +95,16 @@ pub struct Region {
     seed: u64,
     pub domains: BTreeMap<String, Domain>,
     pub dns: SimulatedDns,
-    pub messages: HashMap<String, StoredMessage>,
+    /// Messages by storage key, kept for the event retention (their content for the storage
+    /// retention) and capped.
+    pub messages: Collection<String, MessageRecord>,
     pub events: EventLog,
+    limits: Limits,
     pending: BTreeMap<(i64, u64), Step>,
     step_seq: u64,
     /// Webhook POSTs to make, and those made.
     pub outbox: Outbox,
-    pub forwards: Vec<Forward>,
+    pub forwards: VecDeque<Forward>,
     pub lists: Lists,
     pub routes: Routes,
     pub ids: Ids,
@@ -74,15 +119,6 @@ fn hash(text: &str, salt: u64) -> u64 {
     text.bytes().fold(0xcbf2_9ce4_8422_2325 ^ salt, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
 }
 
-fn provider(domain: &str) -> &'static str {
-    match domain {
-        "gmail.com" | "googlemail.com" => "Gmail",
-        "yahoo.com" => "Yahoo",
-        "outlook.com" | "hotmail.com" | "live.com" => "Microsoft",
-        _ => "Other",
-    }
-}
-
 impl Region {
     pub fn new(eu: bool, seed: u64, lists: Lists, routes: Routes, base_url: String) -> Region {
         Region {
@@ -90,12 +126,13 @@ impl Region {
             seed,
             domains: BTreeMap::new(),
             dns: SimulatedDns::default(),
-            messages: HashMap::new(),
+            messages: Collection::new(RetentionPolicy::new(Some(EVENT_RETENTION_MS), Limits::default().messages)),
             events: EventLog::default(),
+            limits: Limits::default(),
             pending: BTreeMap::new(),
             step_seq: 0,
             outbox: Outbox::new(webhooks::RETRY),
-            forwards: Vec::new(),
+            forwards: VecDeque::new(),
             lists,
             routes,
             ids: Ids::new(seed, if eu { 0x4555 } else { 0x5553 }),
@@ -158,32 +195,87 @@ impl Region {
     /// Runs every step due by `now_ms`, in due order (steps they add included), and drops
     /// stored messages past Mailgun's retention (checked once a sandbox hour).
     pub fn run_due(&mut self, now_ms: i64) {
-        if now_ms >= self.next_prune_ms {
-            self.next_prune_ms = now_ms + 3_600_000;
-            let pending: std::collections::HashSet<&str> = self
-                .pending
-                .values()
-                .map(|s| match s {
-                    Step::Deliver { key, .. } | Step::Engage { key, .. } => key.as_str(),
-                })
-                .collect();
-            let keep =
-                |m: &StoredMessage| m.created_ms >= now_ms - MESSAGE_RETENTION_MS || pending.contains(m.key.as_str());
-            let drop: Vec<String> = self.messages.values().filter(|m| !keep(m)).map(|m| m.key.clone()).collect();
-            for key in drop {
-                self.messages.remove(&key);
-            }
-        }
+        self.expire(now_ms);
         while let Some(entry) = self.pending.first_entry() {
             if entry.key().0 > now_ms {
                 break;
             }
             let ((due, _), step) = entry.remove_entry();
             match step {
-                Step::Deliver { key, recipient, attempt } => self.deliver(&key, recipient, attempt, due),
-                Step::Engage { key, recipient, event } => self.engage(&key, recipient, event, due),
+                Step::Deliver { message, recipient, attempt } => self.deliver(&message, recipient, attempt, due),
+                Step::Engage { message, recipient, event } => self.engage(&message, recipient, event, due),
             }
         }
+    }
+
+    /// Lowers (or raises) what the region keeps, dropping what is over at once: for tests.
+    #[cfg(test)]
+    pub fn set_limits(&mut self, limits: Limits) {
+        self.limits = limits;
+        let mut messages = Collection::new(RetentionPolicy::new(Some(EVENT_RETENTION_MS), limits.messages));
+        let mut records = Vec::new();
+        while let Some(record) = self.messages.pop_oldest() {
+            records.push(record);
+        }
+        for (key, record) in records {
+            let at = record.core.created_ms;
+            for (_, gone) in messages.insert(key, at, record) {
+                self.forget(&gone);
+            }
+        }
+        self.messages = messages;
+        self.enforce_event_cap();
+        while self.forwards.len() > limits.forwards {
+            self.forwards.pop_front();
+        }
+    }
+
+    /// Ages out events, messages and stored contents on the sandbox clock; contents are checked
+    /// once a sandbox hour (a message with pipeline steps still to come keeps its content).
+    fn expire(&mut self, now_ms: i64) {
+        self.events.expire(now_ms.saturating_sub(EVENT_RETENTION_MS));
+        for (_, gone) in self.messages.expire(now_ms) {
+            self.forget(&gone);
+        }
+        if now_ms < self.next_prune_ms {
+            return;
+        }
+        self.next_prune_ms = now_ms + 3_600_000;
+        let pending: HashSet<&str> = self.pending.values().map(|s| s.message().key.as_str()).collect();
+        let horizon = now_ms - MESSAGE_RETENTION_MS;
+        let drop: Vec<String> = self
+            .messages
+            .values()
+            .filter(|r| r.content.is_some() && r.core.created_ms < horizon && !pending.contains(r.core.key.as_str()))
+            .map(|r| r.core.key.clone())
+            .collect();
+        for key in drop {
+            if let Some(record) = self.messages.get_mut(&key) {
+                record.content = None;
+            }
+        }
+    }
+
+    /// Drops the events of a message that is gone.
+    fn forget(&mut self, record: &MessageRecord) {
+        for key in &record.events {
+            self.events.remove(*key);
+        }
+    }
+
+    /// Past the event cap, the oldest messages go with their events.
+    fn enforce_event_cap(&mut self) {
+        while self.events.len() > self.limits.events.max(1) {
+            match self.messages.pop_oldest() {
+                Some((_, gone)) => self.forget(&gone),
+                None => break,
+            }
+        }
+    }
+
+    /// The stored message `key` of `domain`, while Mailgun keeps its content.
+    pub fn stored_message(&self, domain: &str, key: &str) -> Option<&StoredMessage> {
+        self.messages.get(&key.to_owned()).and_then(|r| r.content.as_ref()).filter(|m| m.core.domain == domain)
     }
 
     /// Sends a checked draft from `domain`; answers `{"id", "message"}`.
@@ -239,11 +331,11 @@ impl Region {
         let domain_name = domain.name.clone();
         let message = self.store(&domain_name, draft, recipients, now_ms, "http", false);
         let id = format!("<{}>", message.message_id);
-        self.accept(message, now_ms);
+        self.accept(&message, now_ms);
         Ok(json!({"id": id, "message": "Queued. Thank you."}))
     }
 
-    /// Stores a message and returns a copy of it.
+    /// Stores a message and returns what its events share.
     fn store(
         &mut self,
         domain: &str,
@@ -252,16 +344,24 @@ impl Region {
         now_ms: i64,
         method: &'static str,
         seeded: bool,
-    ) -> StoredMessage {
+    ) -> Arc<MessageCore> {
         self.message_count += 1;
         let dt = crate::sandbox::clock::rfc3339_seconds(now_ms).replace(['-', ':', 'T', 'Z'], "");
         let message_id = format!("{dt}.{}.{}@{domain}", self.message_count, self.ids.hex(16).to_ascii_uppercase());
         let key = format!("{}{}", if self.eu { "BAA" } else { "AgE" }, self.ids.alphanumeric(41));
         let headers = messages::headers_of(&draft, &message_id, now_ms);
-        let mime = draft.mime.clone().unwrap_or_else(|| {
-            mime::build(&headers, draft.text.as_deref(), draft.html.as_deref(), &draft.files, &key[..16])
-        });
-        let message = StoredMessage {
+        let size = match &draft.mime {
+            Some(mime) => mime.len(),
+            None => mime::build(
+                &headers,
+                draft.text.as_deref(),
+                draft.html.as_deref(),
+                &draft.files,
+                messages::mime_seed(&key),
+            )
+            .len(),
+        };
+        let core = Arc::new(MessageCore {
             storage_url: format!("{}/v3/domains/{domain}/messages/{key}", self.base_url),
             key: key.clone(),
             domain: domain.to_owned(),
@@ -270,115 +370,103 @@ impl Region {
             subject: draft.subject,
             to_header: draft.to_header,
             recipients,
-            headers,
-            text: draft.text,
-            html: draft.html,
-            files: draft.files,
+            attachments: draft
+                .files
+                .iter()
+                .filter(|f| !f.inline)
+                .map(|f| (f.name.clone(), f.content_type.clone(), f.data.len()))
+                .collect(),
             tags: draft.tags,
             user_variables: draft.user_variables,
             testmode: draft.testmode,
             tracking: draft.tracking,
             created_ms: now_ms,
             deliver_at_ms: draft.deliver_at_ms.unwrap_or(now_ms),
-            mime,
+            size,
             method,
             seeded,
+        });
+        let content = StoredMessage {
+            core: Arc::clone(&core),
+            headers,
+            text: draft.text,
+            html: draft.html,
+            files: draft.files,
+            sent_mime: draft.mime,
         };
-        self.messages.insert(key, message.clone());
-        message
+        let record = MessageRecord { core: Arc::clone(&core), content: Some(content), events: Vec::new() };
+        for (_, gone) in self.messages.insert(key, now_ms, record) {
+            self.forget(&gone);
+        }
+        core
     }
 
     /// The `accepted` events of a stored message and its delivery steps.
-    fn accept(&mut self, message: StoredMessage, now_ms: i64) {
-        for (index, recipient) in message.recipients.iter().enumerate() {
-            let mut body = self.event_body("accepted", now_ms, &message, index);
-            if let Some(map) = body.as_object_mut() {
-                map.insert("method".into(), json!(message.method));
-                if let Some(m) = map.get_mut("message").and_then(Value::as_object_mut) {
-                    m.insert("recipients".into(), json!([recipient.address]));
-                }
-            }
-            self.record(&message.domain, now_ms, body);
+    fn accept(&mut self, message: &Arc<MessageCore>, now_ms: i64) {
+        for index in 0..message.recipients.len() {
+            let mut event = self.new_event("accepted", now_ms, message, index);
+            event.set_extra(&json!({"method": message.method}));
+            event.lists_recipient = true;
+            self.record(event);
             let mut rng = Rng::new(self.seed ^ hash(&message.key, index as u64));
             let delay = rng.range(1_000, 4_000);
             self.schedule(
                 message.deliver_at_ms.max(now_ms) + delay,
-                Step::Deliver { key: message.key.clone(), recipient: index, attempt: 1 },
+                Step::Deliver { message: Arc::clone(message), recipient: index, attempt: 1 },
             );
         }
     }
 
-    /// An event's JSON for recipient `index` of `message`.
-    fn event_body(&mut self, kind: &str, ts_ms: i64, message: &StoredMessage, index: usize) -> Value {
-        let recipient = message.recipients.get(index).cloned().unwrap_or(Recipient {
-            address: String::new(),
-            list: None,
-            vars: Map::new(),
-        });
-        let recipient_domain = recipient.address.rsplit_once('@').map_or("", |(_, d)| d).to_ascii_lowercase();
-        let level = match kind {
-            "failed" => "error",
-            _ => "info",
-        };
-        let mut body = json!({
-            "id": self.ids.alphanumeric(22),
-            "event": kind,
-            "timestamp": epoch_seconds(ts_ms),
-            "log-level": level,
-            "recipient": recipient.address,
-            "recipient-domain": recipient_domain,
-            "recipient-provider": provider(&recipient_domain),
-            "envelope": {"sender": message.sender(), "transport": "smtp", "targets": recipient.address, "sending-ip": "127.0.0.1"},
-            "flags": {"is-authenticated": message.method == "http", "is-routed": message.method == "smtp", "is-test-mode": message.testmode,
-                      "is-system-test": false, "is-amp": false, "is-encrypted": false},
-            "message": {
-                "headers": {"to": message.to_header, "message-id": message.message_id, "from": message.from, "subject": message.subject},
-                "attachments": message.files.iter().filter(|f| !f.inline).map(|f| json!({"filename": f.name, "content-type": f.content_type, "size": f.data.len()})).collect::<Vec<_>>(),
-                "size": message.size(),
-            },
-            "tags": message.tags,
-            "user-variables": message.user_variables,
-            "campaigns": [],
-        });
-        if let Some(map) = body.as_object_mut() {
-            if matches!(kind, "accepted" | "delivered" | "failed" | "stored") {
-                let region = if self.eu { "europe-west1" } else { "us-east4" };
-                map.insert(
-                    "storage".into(),
-                    json!({"key": message.key, "url": message.storage_url, "region": region, "env": "production"}),
-                );
-            }
-            if let Some(list) = &recipient.list {
-                map.insert("mailing-list".into(), json!({"address": list, "list-id": list, "sid": ""}));
-            }
-            if !recipient.vars.is_empty() {
-                map.insert("recipient-variables".into(), Value::Object(recipient.vars.clone()));
-            }
+    /// A new event of `kind` for recipient `index` of `message`, with its id.
+    fn new_event(&mut self, kind: &'static str, ts_ms: i64, message: &Arc<MessageCore>, index: usize) -> Event {
+        Event {
+            seq: 0,
+            ts_ms,
+            message: Arc::clone(message),
+            recipient: index,
+            kind,
+            id: self.ids.alphanumeric(22).into_boxed_str(),
+            severity: None,
+            extra: None,
+            lists_recipient: false,
+            eu: self.eu,
         }
-        body
     }
 
-    /// Logs an event and queues its webhook POSTs.
-    fn record(&mut self, domain: &str, ts_ms: i64, body: Value) {
-        let kind = body["event"].as_str().unwrap_or("").to_owned();
-        let name = webhooks::name_for(&kind, body["severity"].as_str());
-        let urls = name
-            .and_then(|n| self.domains.get(domain).and_then(|d| d.webhooks.urls.get(n)).cloned())
-            .unwrap_or_default();
-        for url in urls {
-            let token = self.ids.alphanumeric(50);
-            let timestamp = (ts_ms / 1000).to_string();
-            let signature = webhooks::sign(MAILGUN_WEBHOOK_SIGNING_KEY, &timestamp, &token);
-            let post = json!({"signature": {"timestamp": timestamp, "token": token, "signature": signature}, "event-data": body});
-            self.outbox.queue(url, Vec::new(), post.to_string().into_bytes(), kind.clone(), ts_ms);
-        }
-        self.events.push(ts_ms, domain, body);
-    }
-
-    fn deliver(&mut self, key: &str, index: usize, attempt: u32, due: i64) {
-        let Some(message) = self.messages.get(key).cloned() else {
+    /// Logs an event of a kept message and queues its webhook POSTs.
+    fn record(&mut self, event: Event) {
+        let key = event.message.key.clone();
+        if !self.messages.contains(&key) {
             return;
-        };
+        }
+        let domain = event.message.domain.clone();
+        let ts_ms = event.ts_ms;
+        let name = webhooks::name_for(event.kind, event.severity);
+        let urls = name
+            .and_then(|n| self.domains.get(&domain).and_then(|d| d.webhooks.urls.get(n)).cloned())
+            .unwrap_or_default();
+        if !urls.is_empty() {
+            let body = event.body();
+            for url in urls {
+                let token = self.ids.alphanumeric(50);
+                let timestamp = (ts_ms / 1000).to_string();
+                let signature = webhooks::sign(MAILGUN_WEBHOOK_SIGNING_KEY, &timestamp, &token);
+                let post = json!({"signature": {"timestamp": timestamp, "token": token, "signature": signature}, "event-data": body});
+                self.outbox.queue(url, Vec::new(), post.to_string().into_bytes(), event.kind.to_owned(), ts_ms);
+            }
+        }
+        let at = self.events.push(event);
+        if let Some(record) = self.messages.get_mut(&key) {
+            record.events.push(at);
+        }
+        self.enforce_event_cap();
+    }
+
+    fn deliver(&mut self, message: &Arc<MessageCore>, index: usize, attempt: u32, due: i64) {
+        if !self.messages.contains(&message.key) {
+            // Gone past the cap or retention: nothing left to deliver.
+            return;
+        }
         let Some(recipient) = message.recipients.get(index).cloned() else {
             return;
         };
@@ -386,16 +474,15 @@ impl Region {
             // The domain was deleted before delivery: nothing left to deliver from.
             return;
         };
+        let key = message.key.as_str();
         let suppressed = domain.suppressions.check(&recipient.address, &message.tags);
         let (local, recipient_domain) = recipient.address.rsplit_once('@').unwrap_or((&recipient.address, ""));
-        let mut body = if let Some(s) = suppressed {
-            let mut body = self.event_body("failed", due, &message, index);
-            extend(
-                &mut body,
+        let (kind, extra) = if let Some(s) = suppressed {
+            (
+                "failed",
                 json!({"severity": "permanent", "reason": s.reason,
                 "delivery-status": {"attempt-no": attempt, "message": "", "code": s.code, "description": s.description, "session-seconds": 0.0}}),
-            );
-            body
+            )
         } else if !self.dns.has_mx(recipient_domain, due) {
             let text = format!("No MX for {recipient_domain}");
             if !message.seeded {
@@ -412,74 +499,65 @@ impl Region {
                     );
                 }
             }
-            let mut body = self.event_body("failed", due, &message, index);
-            extend(
-                &mut body,
+            (
+                "failed",
                 json!({"severity": "permanent", "reason": "bounce",
                 "delivery-status": {"attempt-no": attempt, "message": text, "code": 550, "description": text, "session-seconds": 0.0, "enhanced-code": "5.1.2"}}),
-            );
-            body
+            )
         } else if local.to_ascii_lowercase().starts_with("tempfail") && attempt == 1 {
-            let mut body = self.event_body("failed", due, &message, index);
-            extend(
-                &mut body,
-                json!({"severity": "temporary", "reason": "generic", "log-level": "warn",
+            let extra = json!({"severity": "temporary", "reason": "generic", "log-level": "warn",
                 "delivery-status": {"attempt-no": attempt, "message": "4.2.1 Mailbox temporarily unavailable, try again later", "code": 421,
-                    "description": "", "session-seconds": 0.3, "retry-seconds": TEMPFAIL_RETRY_MS / 1000, "enhanced-code": "4.2.1"}}),
-            );
+                    "description": "", "session-seconds": 0.3, "retry-seconds": TEMPFAIL_RETRY_MS / 1000, "enhanced-code": "4.2.1"}});
+            // The event's id is drawn before the retry is planned, as the log has always had it.
+            let mut event = self.new_event("failed", due, message, index);
+            event.set_extra(&extra);
             self.schedule(
                 due + TEMPFAIL_RETRY_MS,
-                Step::Deliver { key: key.to_owned(), recipient: index, attempt: attempt + 1 },
+                Step::Deliver { message: Arc::clone(message), recipient: index, attempt: attempt + 1 },
             );
-            body
+            self.record(event);
+            return;
         } else {
             let mut rng = Rng::new(self.seed ^ hash(key, 1000 + index as u64));
             let session = 0.1 + f64::from(u32::try_from(rng.below(1900)).unwrap_or(0)) / 1000.0;
-            let mut body = self.event_body("delivered", due, &message, index);
-            extend(
-                &mut body,
-                json!({"delivery-status": {"tls": true, "mx-host": format!("mx.{recipient_domain}"), "code": 250, "description": "",
-                "session-seconds": session, "utf8": true, "attempt-no": attempt, "message": "OK", "certificate-verified": true}}),
-            );
+            let mut event = self.new_event("delivered", due, message, index);
+            event.set_extra(&json!({"delivery-status": {"tls": true, "mx-host": format!("mx.{recipient_domain}"), "code": 250, "description": "",
+                "session-seconds": session, "utf8": true, "attempt-no": attempt, "message": "OK", "certificate-verified": true}}));
             if !message.testmode {
-                self.plan_engagement(&message, index, due, &mut rng);
+                self.plan_engagement(message, index, due, &mut rng);
             }
-            body
+            self.record(event);
+            return;
         };
-        if let Some(map) = body.as_object_mut() {
-            if let Some(o) = map.get_mut("message").and_then(Value::as_object_mut) {
-                o.remove("recipients");
-            }
-        }
-        self.record(&message.domain, due, body);
+        let mut event = self.new_event(kind, due, message, index);
+        event.set_extra(&extra);
+        self.record(event);
     }
 
     /// Opens, clicks, unsubscribes and complaints after a delivery, drawn from the message's RNG.
-    fn plan_engagement(&mut self, message: &StoredMessage, index: usize, delivered: i64, rng: &mut Rng) {
-        let key = message.key.clone();
+    fn plan_engagement(&mut self, message: &Arc<MessageCore>, index: usize, delivered: i64, rng: &mut Rng) {
+        let step = |event| Step::Engage { message: Arc::clone(message), recipient: index, event };
         if message.tracking && rng.chance(45) {
             let opened = delivered + rng.range(60_000, 6 * 3_600_000);
-            self.schedule(opened, Step::Engage { key: key.clone(), recipient: index, event: "opened" });
+            self.schedule(opened, step("opened"));
             if rng.chance(40) {
                 let clicked = opened + rng.range(5_000, 1_800_000);
-                self.schedule(clicked, Step::Engage { key: key.clone(), recipient: index, event: "clicked" });
+                self.schedule(clicked, step("clicked"));
             }
             if rng.chance(5) {
                 let unsubscribed = opened + rng.range(30_000, 3_600_000);
-                self.schedule(unsubscribed, Step::Engage { key: key.clone(), recipient: index, event: "unsubscribed" });
+                self.schedule(unsubscribed, step("unsubscribed"));
             }
         }
         if rng.chance(2) {
             let complained = delivered + rng.range(3_600_000, 86_400_000);
-            self.schedule(complained, Step::Engage { key, recipient: index, event: "complained" });
+            self.schedule(complained, step("complained"));
         }
     }
 
-    fn engage(&mut self, key: &str, index: usize, event: &'static str, due: i64) {
-        let Some(message) = self.messages.get(key).cloned() else {
-            return;
-        };
-        if !self.domains.contains_key(&message.domain) {
+    fn engage(&mut self, message: &Arc<MessageCore>, index: usize, event: &'static str, due: i64) {
+        let key = message.key.as_str();
+        if !self.messages.contains(&message.key) || !self.domains.contains_key(&message.domain) {
             return;
         }
         let Some(recipient) = message.recipients.get(index).map(|r| r.address.clone()) else {
@@ -493,19 +571,17 @@ impl Region {
             ("Gmail", "Android", "mobile"),
         ];
         let (client, os, device) = *rng.pick(&clients);
-        let mut body = self.event_body(event, due, &message, index);
-        extend(
-            &mut body,
-            json!({
+        let mut logged = self.new_event(event, due, message, index);
+        let mut extra = json!({
                 "ip": format!("203.0.113.{}", rng.range(1, 254)),
                 "geolocation": {"country": "US", "region": "CA", "city": "San Francisco"},
                 "client-info": {"client-name": client, "client-os": os, "device-type": device, "client-type": if device == "mobile" { "mobile browser" } else { "browser" },
                                 "user-agent": format!("Mozilla/5.0 ({os}) {client}")},
-            }),
-        );
+        });
         if event == "clicked" {
-            extend(&mut body, json!({"url": format!("https://{}/offers/{}", message.domain, rng.range(1, 20))}));
+            extend(&mut extra, json!({"url": format!("https://{}/offers/{}", message.domain, rng.range(1, 20))}));
         }
+        logged.set_extra(&extra);
         if !message.seeded {
             if let Some(domain) = self.domains.get_mut(&message.domain) {
                 let record = Record {
@@ -524,7 +600,7 @@ impl Region {
                 }
             }
         }
-        self.record(&message.domain, due, body);
+        self.record(logged);
     }
 
     /// Demo history: a message sent at `at_ms` through the same pipeline, whose events leave the
@@ -533,7 +609,7 @@ impl Region {
         let recipients =
             draft.envelope.iter().map(|a| Recipient { address: a.clone(), list: None, vars: Map::new() }).collect();
         let message = self.store(domain, draft, recipients, at_ms, "http", true);
-        self.accept(message, at_ms);
+        self.accept(&message, at_ms);
     }
 
     /// Takes the webhook POSTs due by `now_ms` out of the queue.
@@ -601,7 +677,10 @@ impl Region {
                                 );
                             }
                         } else {
-                            self.forwards.push(Forward {
+                            if self.forwards.len() >= self.limits.forwards.max(1) {
+                                self.forwards.pop_front();
+                            }
+                            self.forwards.push_back(Forward {
                                 route: route.id.clone(),
                                 destination: dest.clone(),
                                 recipient: recipient.clone(),
@@ -636,11 +715,11 @@ impl Region {
                         };
                         let recipients = vec![Recipient { address: recipient.clone(), list: None, vars: Map::new() }];
                         let message = self.store(&domain, draft, recipients, now_ms, "smtp", false);
-                        let mut accepted = self.event_body("accepted", now_ms, &message, 0);
-                        extend(&mut accepted, json!({"method": "smtp"}));
-                        self.record(&domain, now_ms, accepted);
-                        let stored = self.event_body("stored", now_ms, &message, 0);
-                        self.record(&domain, now_ms, stored);
+                        let mut accepted = self.new_event("accepted", now_ms, &message, 0);
+                        accepted.set_extra(&json!({"method": "smtp"}));
+                        self.record(accepted);
+                        let stored = self.new_event("stored", now_ms, &message, 0);
+                        self.record(stored);
                         if let Some(url) = notify {
                             if outbox::is_loopback_url(url) {
                                 posts.push((url.clone(), fields(&[("message-url", message.storage_url.clone())])));
@@ -668,7 +747,11 @@ impl Region {
             return Err(MailgunError::bad_request("Sandbox domains cannot be deleted"));
         }
         self.domains.remove(&key);
-        self.messages.retain(|_, m| m.domain != key);
+        let gone: Vec<String> =
+            self.messages.values().filter(|r| r.core.domain == key).map(|r| r.core.key.clone()).collect();
+        for message in gone {
+            self.messages.remove(&message);
+        }
         self.events.remove_domain(&key);
         Ok(())
     }

@@ -106,18 +106,23 @@ impl Route {
     }
 }
 
+/// Routes kept per region; creating one more drops the earliest created.
+pub const MAX_ROUTES: usize = 1_000;
+
 /// The routes of one region (account-wide: routes are not per domain).
 #[derive(Clone, Debug)]
 pub struct Routes {
     ids: Ids,
     routes: Vec<Route>,
     next_sequence: u64,
+    /// Routes kept ([`MAX_ROUTES`]; lowered in tests).
+    pub cap: usize,
 }
 
 impl Routes {
     /// No routes; ids from crate::sandbox::ids::Ids, so the same seed gives the same ids.
     pub fn new(seed: u64) -> Routes {
-        Routes { ids: Ids::new(seed, ID_STREAM), routes: Vec::new(), next_sequence: 0 }
+        Routes { ids: Ids::new(seed, ID_STREAM), routes: Vec::new(), next_sequence: 0, cap: MAX_ROUTES }
     }
 
     /// The demo routes: support mail forwarded to ops (and nothing else done with it), and
@@ -212,6 +217,12 @@ impl Routes {
         let route = self.build(priority, description, expression, &actions, now_ms)?;
         let body = json!({ "message": "Route has been created", "route": route.to_json() });
         self.routes.push(route);
+        while self.routes.len() > self.cap.max(1) {
+            let earliest = self.routes.iter().enumerate().min_by_key(|(_, r)| r.sequence).map(|(i, _)| i);
+            if let Some(i) = earliest {
+                self.routes.remove(i);
+            }
+        }
         Ok(body)
     }
 

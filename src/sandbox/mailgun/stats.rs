@@ -110,22 +110,21 @@ struct Counts {
 
 impl Counts {
     fn add<'a>(&mut self, event: &'a Event, bucket: i64, unique: &mut HashSet<(i64, &'a str, String)>) {
-        let body = &event.body;
         let per_recipient = || {
-            format!(
-                "{}|{}",
-                body["message"]["headers"]["message-id"].as_str().unwrap_or(""),
-                body["recipient"].as_str().unwrap_or("")
-            )
+            let recipient = event.message.recipients.get(event.recipient).map_or("", |r| r.address.as_str());
+            format!("{}|{recipient}", event.message.message_id)
         };
         match event.kind() {
-            "accepted" if body["method"] == "smtp" => self.accepted_incoming += 1,
+            "accepted" if event.extra().get("method").is_some_and(|m| m == "smtp") => self.accepted_incoming += 1,
             "accepted" => self.accepted_outgoing += 1,
-            "delivered" if body["delivery-status"]["mx-host"].is_null() => self.delivered_http += 1,
+            "delivered" if event.extra().get("delivery-status").is_none_or(|d| d["mx-host"].is_null()) => {
+                self.delivered_http += 1
+            }
             "delivered" => self.delivered_smtp += 1,
             "failed" => {
-                let reason = body["reason"].as_str().unwrap_or("generic").to_owned();
-                let table = if body["severity"] == "temporary" { &mut self.temporary } else { &mut self.permanent };
+                let extra = event.extra();
+                let reason = extra.get("reason").and_then(Value::as_str).unwrap_or("generic").to_owned();
+                let table = if event.severity == Some("temporary") { &mut self.temporary } else { &mut self.permanent };
                 *table.entry(reason).or_default() += 1;
             }
             "stored" => self.stored += 1,

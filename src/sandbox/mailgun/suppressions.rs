@@ -88,12 +88,28 @@ impl Record {
     }
 }
 
+/// Records kept per table of a domain; past it the oldest (by `created_at`) go.
+pub const MAX_PER_TABLE: usize = 100_000;
+
 /// The three tables of one domain, keyed by lower-cased address (so sorted).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Suppressions {
     pub bounces: BTreeMap<String, Record>,
     pub complaints: BTreeMap<String, Record>,
     pub unsubscribes: BTreeMap<String, Record>,
+    /// Records kept per table ([`MAX_PER_TABLE`]; lowered in tests).
+    pub cap: usize,
+}
+
+impl Default for Suppressions {
+    fn default() -> Suppressions {
+        Suppressions {
+            bounces: BTreeMap::new(),
+            complaints: BTreeMap::new(),
+            unsubscribes: BTreeMap::new(),
+            cap: MAX_PER_TABLE,
+        }
+    }
 }
 
 /// Why delivery to a recipient is refused: reason, code and description as Mailgun words them.
@@ -121,8 +137,24 @@ impl Suppressions {
         }
     }
 
-    /// Adds or replaces (Mailgun upserts). Unsubscribes merge tags unless one is `*`.
+    /// Adds or replaces (Mailgun upserts). Unsubscribes merge tags unless one is `*`. Past the
+    /// cap the oldest records go, a sixteenth of the cap at once so a full table is not sorted
+    /// on every insert.
     pub fn upsert(&mut self, table: Table, record: Record) {
+        self.insert(table, record);
+        let cap = self.cap.max(1);
+        let rows = self.table_mut(table);
+        if rows.len() > cap {
+            let mut ages: Vec<(i64, String)> = rows.iter().map(|(k, r)| (r.created_ms, k.clone())).collect();
+            ages.sort_unstable();
+            let excess = rows.len() - cap + cap / 16;
+            for (_, key) in ages.into_iter().take(excess) {
+                rows.remove(&key);
+            }
+        }
+    }
+
+    fn insert(&mut self, table: Table, record: Record) {
         let key = record.address.to_ascii_lowercase();
         let rows = self.table_mut(table);
         if table == Table::Unsubscribes {

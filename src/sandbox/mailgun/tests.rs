@@ -621,7 +621,7 @@ fn the_same_seed_gives_the_same_history() {
             .us
             .events
             .between(None, i64::MIN, START_MS - 86_400_000)
-            .map(|e| (e.body["id"].clone(), e.body["event"].clone()))
+            .map(|e| (e.body()["id"].clone(), e.body()["event"].clone()))
             .collect::<Vec<_>>()
     };
     let a = ids(21);
@@ -631,4 +631,183 @@ fn the_same_seed_gives_the_same_history() {
     let (sim, _) = simulator(21);
     let state = sim.shared.lock();
     assert!(state.us.pending_steps() > 0, "late engagement of the seeded week still to come");
+}
+
+async fn send_to(router: &Router, recipient: &str) {
+    let fields = [("from", "ops@mg.example.com"), ("to", recipient), ("subject", "cap"), ("text", "t")];
+    let sent = form(router, "POST", "/v3/mg.example.com/messages", &fields).await;
+    assert_eq!(sent.status, 200, "{}", sent.text);
+}
+
+/// Every event of the domain, paged `limit` at a time through the page URLs.
+async fn all_events(router: &Router, mut path: String) -> Vec<Value> {
+    let mut all = Vec::new();
+    loop {
+        let page = get(router, &path).await;
+        assert_eq!(page.status, 200, "{}", page.text);
+        let items = page.body["items"].as_array().unwrap().clone();
+        if items.is_empty() {
+            return all;
+        }
+        all.extend(items);
+        path = page.body["paging"]["next"].as_str().unwrap().trim_start_matches("http://127.0.0.1:7706").to_owned();
+    }
+}
+
+#[tokio::test]
+async fn past_the_message_cap_the_oldest_go_with_their_events() {
+    let (sim, clock) = simulator(5);
+    let router = sim.router();
+    sim.shared.lock().us.set_limits(region::Limits { messages: 4, ..region::Limits::default() });
+    for i in 0..3 {
+        send_to(&router, &format!("cap-{i}@example.com")).await;
+    }
+    clock.advance(5_000);
+    sim.run_due();
+    let first = events_for(&router, "mg.example.com", "cap-0@example.com").await;
+    assert_eq!(kinds(&first), ["accepted", "delivered"]);
+    let gone_url = first[0]["storage"]["url"].as_str().unwrap().trim_start_matches("http://127.0.0.1:7706").to_owned();
+    assert_eq!(get(&router, &gone_url).await.status, 200);
+    // A page URL taken now stays valid after the records it passed are evicted.
+    let page = get(&router, "/v3/mg.example.com/events?limit=1&ascending=yes").await;
+    let next = page.body["paging"]["next"].as_str().unwrap().trim_start_matches("http://127.0.0.1:7706").to_owned();
+    for i in 3..8 {
+        send_to(&router, &format!("cap-{i}@example.com")).await;
+    }
+    clock.advance(5_000);
+    sim.run_due();
+    assert_eq!(sim.shared.lock().us.messages.len(), 4);
+    for i in 0..4 {
+        assert!(events_for(&router, "mg.example.com", &format!("cap-{i}@example.com")).await.is_empty(), "cap-{i}");
+    }
+    for i in 4..8 {
+        let events = events_for(&router, "mg.example.com", &format!("cap-{i}@example.com")).await;
+        assert_eq!(kinds(&events), ["accepted", "delivered"], "cap-{i}");
+        let url = events[0]["storage"]["url"].as_str().unwrap().trim_start_matches("http://127.0.0.1:7706").to_owned();
+        assert_eq!(get(&router, &url).await.status, 200);
+    }
+    let gone = get(&router, &gone_url).await;
+    assert_eq!((gone.status, gone.body["message"].as_str()), (404, Some("Message not found")));
+    // Every event listed is of a kept message, each once; the old page URL pages on.
+    let listed = all_events(&router, "/v3/mg.example.com/events?limit=3".into()).await;
+    let recipients: Vec<&str> = listed.iter().map(|e| e["recipient"].as_str().unwrap()).collect();
+    assert_eq!(recipients.len(), 8);
+    assert!(recipients.iter().all(|r| ["cap-4", "cap-5", "cap-6", "cap-7"].iter().any(|c| r.starts_with(c))));
+    let after = all_events(&router, next).await;
+    assert_eq!(after.len(), 8, "the old cursor walks what is kept");
+    let stats = get(&router, "/v3/mg.example.com/stats/total?event=accepted&duration=1d").await;
+    let accepted: u64 =
+        stats.body["stats"].as_array().unwrap().iter().map(|r| r["accepted"]["total"].as_u64().unwrap()).sum();
+    assert_eq!(accepted, 4);
+}
+
+#[tokio::test]
+async fn past_the_event_cap_the_oldest_messages_go_whole() {
+    let (sim, clock) = simulator(6);
+    let router = sim.router();
+    sim.shared.lock().us.set_limits(region::Limits { events: 5, ..region::Limits::default() });
+    assert!(sim.shared.lock().us.events.len() <= 5);
+    for i in 0..4 {
+        send_to(&router, &format!("ev-{i}@example.com")).await;
+        clock.advance(5_000);
+        sim.run_due();
+    }
+    let listed = all_events(&router, "/v3/mg.example.com/events?limit=2".into()).await;
+    assert!(listed.len() <= 5);
+    // Whole messages went: what is listed is the newest two, accepted and delivered each.
+    let mut recipients: Vec<&str> = listed.iter().map(|e| e["recipient"].as_str().unwrap()).collect();
+    recipients.sort_unstable();
+    assert_eq!(recipients, ["ev-2@example.com", "ev-2@example.com", "ev-3@example.com", "ev-3@example.com"]);
+    assert_eq!(sim.shared.lock().us.messages.len(), 2);
+}
+
+#[tokio::test]
+async fn events_and_stored_messages_age_out_on_the_sandbox_clock() {
+    let (sim, clock) = simulator(7);
+    let router = sim.router();
+    send_to(&router, "old@example.com").await;
+    clock.advance(5_000);
+    sim.run_due();
+    let events = events_for(&router, "mg.example.com", "old@example.com").await;
+    let url = events[0]["storage"]["url"].as_str().unwrap().trim_start_matches("http://127.0.0.1:7706").to_owned();
+    // Past three days the content is gone and the events stay.
+    clock.advance(3 * 86_400_000 + 3_600_000);
+    sim.run_due();
+    assert_eq!(get(&router, &url).await.status, 404);
+    assert_eq!(kinds(&events_for(&router, "mg.example.com", "old@example.com").await)[..2], ["accepted", "delivered"]);
+    // Past the event retention nothing is left of the seeded week or of the send.
+    clock.advance(region::EVENT_RETENTION_MS);
+    sim.run_due();
+    assert!(events_for(&router, "mg.example.com", "old@example.com").await.is_empty());
+    assert!(all_events(&router, "/v3/mg.example.com/events?limit=300".into()).await.is_empty());
+    let state = sim.shared.lock();
+    assert_eq!((state.us.messages.len(), state.us.events.len()), (0, 0));
+}
+
+#[tokio::test]
+async fn past_a_suppression_tables_cap_the_oldest_records_go() {
+    let (sim, _) = simulator(12);
+    let router = sim.router();
+    sim.shared.lock().us.domain_mut("mg.example.com").unwrap().suppressions.cap = 4;
+    for address in ["new1@example.com", "new2@example.com"] {
+        let added = form(&router, "POST", "/v3/mg.example.com/bounces", &[("address", address)]).await;
+        assert_eq!(added.status, 200, "{}", added.text);
+    }
+    let listed = all_suppressions(&router, "/v3/mg.example.com/bounces?limit=2").await;
+    assert_eq!(listed, ["full@example.com", "gone@example.org", "new1@example.com", "new2@example.com"]);
+    let gone = get(&router, "/v3/mg.example.com/bounces/bounced@example.net").await;
+    assert_eq!((gone.status, gone.body["message"].as_str()), (404, Some("Address not found in bounces table")));
+    assert_eq!(get(&router, "/v3/mg.example.com/bounces/new2@example.com").await.status, 200);
+}
+
+async fn all_suppressions(router: &Router, first: &str) -> Vec<String> {
+    let mut url = first.to_owned();
+    let mut addresses = Vec::new();
+    loop {
+        let page = get(router, &url).await;
+        let items = page.body["items"].as_array().unwrap().clone();
+        if items.is_empty() {
+            return addresses;
+        }
+        addresses.extend(items.iter().map(|i| i["address"].as_str().unwrap().to_owned()));
+        url = page.body["paging"]["next"].as_str().unwrap().trim_start_matches("http://127.0.0.1:7706").to_owned();
+    }
+}
+
+#[tokio::test]
+async fn past_the_route_and_list_caps_the_earliest_created_go() {
+    let (sim, _) = simulator(13);
+    let router = sim.router();
+    let routes = get(&router, "/v3/routes").await.body;
+    assert_eq!(routes["total_count"], 2);
+    let earliest = routes["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["description"] == "Support mail to the ops inbox")
+        .map(|r| r["id"].as_str().unwrap().to_owned())
+        .unwrap();
+    {
+        let mut state = sim.shared.lock();
+        state.us.routes.cap = 2;
+        state.us.lists.cap = 2;
+    }
+    let fields = [("expression", "catch_all()"), ("action", "stop()"), ("description", "new")];
+    let created = form(&router, "POST", "/v3/routes", &fields).await;
+    assert_eq!(created.status, 200, "{}", created.text);
+    let routes = get(&router, "/v3/routes").await.body;
+    assert_eq!(routes["total_count"], 2);
+    let ids: Vec<&str> = routes["items"].as_array().unwrap().iter().map(|r| r["id"].as_str().unwrap()).collect();
+    assert!(!ids.contains(&earliest.as_str()));
+    assert!(ids.contains(&created.body["route"]["id"].as_str().unwrap()));
+    assert_eq!(get(&router, &format!("/v3/routes/{earliest}")).await.status, 404);
+
+    let made = form(&router, "POST", "/v3/lists", &[("address", "new@mg.example.com")]).await;
+    assert_eq!(made.status, 200, "{}", made.text);
+    let lists = get(&router, "/v3/lists/pages").await.body;
+    let addresses: Vec<&str> =
+        lists["items"].as_array().unwrap().iter().map(|l| l["address"].as_str().unwrap()).collect();
+    assert_eq!(addresses.len(), 2);
+    assert!(addresses.contains(&"new@mg.example.com") && !addresses.contains(&"developers@mg.example.com"));
+    assert_eq!(get(&router, "/v3/lists/developers@mg.example.com").await.status, 404);
 }
