@@ -14,7 +14,7 @@ use super::addresses::{self, Verification};
 use super::errors::EpError;
 use super::labels::Format;
 use super::rates;
-use super::store::{envelope, Record, Store, Stored};
+use super::store::{envelope, Evicted, Record, Store, Stored};
 use crate::sandbox::clock::{rfc3339_ms, rfc3339_seconds};
 use crate::sandbox::ids::Ids;
 use crate::sandbox::outbox::{self, Outbox, RetryPolicy};
@@ -249,10 +249,12 @@ impl State {
 
     /// Forgets what only an evicted record of `kind` pointed at: a shipment's rates and label
     /// files, a tracker's planned scans, a webhook's secret, a batch's or scan form's file.
-    pub fn forget(&mut self, evicted: Vec<(String, Record)>) {
-        for (id, record) in evicted {
-            match text(&record, "object") {
-                "Shipment" => {
+    pub fn forget(&mut self, evicted: Vec<Evicted>) {
+        for gone in evicted {
+            // The id's prefix names the kind: only those that own something are read again.
+            match gone.id.split_once('_').map(|(prefix, _)| prefix) {
+                Some("shp") => {
+                    let record = gone.record();
                     for rate in record.get("rates").and_then(Value::as_array).into_iter().flatten() {
                         if let Some(rate) = rate.get("id").and_then(Value::as_str).and_then(hex_id) {
                             self.rates.remove(&rate);
@@ -264,13 +266,13 @@ impl State {
                         }
                     }
                 }
-                "Batch" => self.forget_file(record.get("label_url")),
-                "ScanForm" => self.forget_file(record.get("form_url")),
-                "Tracker" => {
-                    self.plans.remove(&id);
+                Some("batch") => self.forget_file(gone.record().get("label_url")),
+                Some("sf") => self.forget_file(gone.record().get("form_url")),
+                Some("trk") => {
+                    self.plans.remove(&gone.id);
                 }
-                "Webhook" => {
-                    self.secrets.remove(&id);
+                Some("hook") => {
+                    self.secrets.remove(&gone.id);
                 }
                 _ => {}
             }

@@ -65,6 +65,19 @@ impl<'a> Stored<'a> {
 }
 
 /// A record from its stored text (which the store wrote itself, so it always parses).
+/// A record the cap pushed out, still as its text: most kinds own nothing else, so most are
+/// never parsed again.
+pub struct Evicted {
+    pub id: String,
+    text: Box<str>,
+}
+
+impl Evicted {
+    pub fn record(&self) -> Record {
+        parse(&self.text)
+    }
+}
+
 fn parse(text: &str) -> Record {
     serde_json::from_str(text).unwrap_or_default()
 }
@@ -89,7 +102,7 @@ impl Store {
 
     /// Adds a record created at `created_ms` (or replaces the record of that id, which keeps its
     /// place); returns the records the cap pushed out, oldest first.
-    pub fn insert(&mut self, id: String, created_ms: i64, record: &Record) -> Vec<(String, Record)> {
+    pub fn insert(&mut self, id: String, created_ms: i64, record: &Record) -> Vec<Evicted> {
         let (text, tag) = self.entry_parts(record);
         if let Some(entry) = self.records.get_mut(id.as_str()) {
             entry.text = text;
@@ -105,7 +118,7 @@ impl Store {
         while self.records.len() > self.cap {
             let Some((_, old)) = self.order.pop_first() else { break };
             if let Some(entry) = self.records.remove(&old) {
-                evicted.push((old.into_string(), parse(&entry.text)));
+                evicted.push(Evicted { id: old.into_string(), text: entry.text });
             }
         }
         evicted

@@ -245,9 +245,11 @@ impl State {
         if next.is_none() {
             self.plans.remove(id);
         }
-        let carrier = self.trackers.get(id).map(|t| text(&t, "carrier").to_owned()).unwrap_or_default();
-        for scan in due {
-            let changed = self.trackers.update(id, |tracker| {
+        // Every due scan in one read and one write of the tracker; the announcements after.
+        let announcements = self.trackers.update(id, |tracker| {
+            let carrier = text(tracker, "carrier").to_owned();
+            let mut announcements = Vec::new();
+            for scan in due {
                 let previous = text(tracker, "status").to_owned();
                 let detail = json!({
                     "object": "TrackingDetail", "message": scan.message, "description": "", "status": scan.status,
@@ -265,18 +267,21 @@ impl State {
                     tracker.insert("signed_by".into(), signer);
                     tracker.insert("est_delivery_date".into(), json!(time(scan.at_ms)));
                 }
-                (announce && previous != scan.status).then(|| (Value::Object(tracker.clone()), previous))
-            });
-            let Some(changed) = changed else { return };
-            if let Some((snapshot, previous)) = changed {
-                self.emit("tracker.updated", snapshot, json!({"status": previous}), scan.at_ms);
+                if announce && previous != scan.status {
+                    announcements.push((Value::Object(tracker.clone()), previous, scan.at_ms));
+                }
             }
+            if next.is_none() {
+                tracker.insert("finalized".into(), json!(true));
+            }
+            announcements
+        });
+        let Some(announcements) = announcements else { return };
+        for (snapshot, previous, at_ms) in announcements {
+            self.emit("tracker.updated", snapshot, json!({"status": previous}), at_ms);
         }
-        match next {
-            Some(at) => self.schedule(at, Step::Tracker(id.to_owned())),
-            None => {
-                self.trackers.update(id, |tracker| tracker.insert("finalized".into(), json!(true)));
-            }
+        if let Some(at) = next {
+            self.schedule(at, Step::Tracker(id.to_owned()));
         }
     }
 
