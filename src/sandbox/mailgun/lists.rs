@@ -55,6 +55,9 @@ struct Member {
 
 /// Mailing lists kept per region; creating one more drops the earliest created.
 pub const MAX_LISTS: usize = 1_000;
+/// Members a list holds in the sandbox; adding past it is refused (the simulator's limit, not
+/// Mailgun's: dropping members silently would change who a send reaches).
+pub const MAX_MEMBERS: usize = 100_000;
 
 /// The mailing lists of one region.
 #[derive(Clone, Debug, PartialEq)]
@@ -62,13 +65,15 @@ pub struct Lists {
     lists: BTreeMap<String, MailingList>,
     /// Lists kept ([`MAX_LISTS`]; lowered in tests).
     pub cap: usize,
+    /// Members a list holds ([`MAX_MEMBERS`]; lowered in tests).
+    pub member_cap: usize,
     /// Numbers the `task-id` of bulk uploads, so each upload can be told apart in a log.
     uploads: u64,
 }
 
 impl Default for Lists {
     fn default() -> Lists {
-        Lists { lists: BTreeMap::new(), cap: MAX_LISTS, uploads: 0 }
+        Lists { lists: BTreeMap::new(), cap: MAX_LISTS, member_cap: MAX_MEMBERS, uploads: 0 }
     }
 }
 
@@ -266,6 +271,9 @@ impl Lists {
         if existing.is_some() && !upsert {
             return Err(Refusal::bad_request(format!("Address already exists '{address}'")));
         }
+        if existing.is_none() && list.members.len() >= self.member_cap {
+            return Err(self.members_full());
+        }
         let member = fields.apply(existing.cloned().unwrap_or_else(|| Member::new(&address)));
         let body = json!({ "member": member.to_json(), "message": "Mailing list member has been created" });
         self.find_mut(list_address)?.insert(member);
@@ -298,6 +306,9 @@ impl Lists {
                 }
             }
         }
+        if list.members.len() > self.member_cap {
+            return Err(self.members_full());
+        }
         self.uploads += 1;
         let body = json!({
             "list": list.to_json(),
@@ -306,6 +317,13 @@ impl Lists {
         });
         self.lists.insert(key(&list.address), list);
         Ok(body)
+    }
+
+    fn members_full(&self) -> Refusal {
+        Refusal::bad_request(format!(
+            "The sandbox keeps at most {} members a list (its own limit, not Mailgun's)",
+            self.member_cap
+        ))
     }
 
     fn update_member(&mut self, list_address: &str, member_address: &str, form: &Query) -> Result<Value, Refusal> {
@@ -1016,6 +1034,22 @@ mod tests {
         let form =
             format!("members={}", encode_query(&[("x", format!("[{}]", many.join(",")))]).trim_start_matches("x="));
         assert_eq!(refused(&mut lists, Method::POST, &[dev, "members.json"], "", &form).0, 400);
+    }
+
+    #[test]
+    fn past_the_member_cap_a_list_refuses_new_members_and_keeps_what_it_has() {
+        let mut lists = Lists::seeded(NOW);
+        let dev = "developers@mg.example.com";
+        let held = ok(&mut lists, Method::GET, &[dev], "", "")["list"]["members_count"].as_u64().expect("count");
+        lists.member_cap = usize::try_from(held).expect("small") + 1;
+        ok(&mut lists, Method::POST, &[dev, "members"], "", "address=one%40example.com");
+        let (status, message) = refused(&mut lists, Method::POST, &[dev, "members"], "", "address=two%40example.com");
+        assert_eq!(status, 400);
+        assert!(message.contains("at most") && message.contains("not Mailgun's"), "{message}");
+        // An existing member can still be changed; a bulk upload past the cap stores nothing.
+        ok(&mut lists, Method::POST, &[dev, "members"], "", "address=one%40example.com&upsert=yes&name=One");
+        let bulk = "members=%5B%22three%40example.com%22%5D";
+        assert_eq!(refused(&mut lists, Method::POST, &[dev, "members.json"], "", bulk).0, 400);
     }
 
     #[test]
