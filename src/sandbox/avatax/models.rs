@@ -11,7 +11,7 @@ use serde_json::Value;
 use time::{Date, OffsetDateTime};
 
 use super::calc::{self, LineTax, Place, Relief};
-use super::documents::Documents;
+use super::documents::{Documents, Version};
 use super::errors::AvaError;
 use super::reference::{self, TaxCode};
 use crate::sandbox::rng::Rng;
@@ -323,6 +323,21 @@ impl Transaction {
     }
 }
 
+impl Version for Transaction {
+    fn id(&self) -> i64 {
+        self.id
+    }
+    fn company_id(&self) -> i64 {
+        self.company_id
+    }
+    fn code(&self) -> &str {
+        &self.code
+    }
+    fn date(&self) -> Date {
+        self.input.date
+    }
+}
+
 /// The original call of a document version, for `audit`: the request as sent (compact JSON
 /// text, a tenth of what it costs as a `Value`), and what the version was when it was answered.
 /// The answer itself is not kept: only the status changes after it, so rendering the version
@@ -483,7 +498,7 @@ pub struct State {
     pub certificates: Vec<Certificate>,
     pub nexus: Vec<Nexus>,
     /// Every version of every recorded document, oldest first.
-    pub transactions: Documents,
+    pub transactions: Documents<Transaction>,
     audits: HashMap<i64, Audit>,
     /// How many of each are kept (lower in tests).
     pub caps: Caps,
