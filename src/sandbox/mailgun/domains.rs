@@ -194,6 +194,10 @@ impl Domain {
 }
 
 /// What `POST /v3/domains` reads; checked in full before anything is created.
+/// Domains a region holds in the sandbox; one more is refused (the simulator's own limit: a
+/// domain carries its messages, lists and suppressions, so none is dropped to make room).
+pub const MAX_DOMAINS: usize = 1_000;
+
 pub fn create(
     domains: &BTreeMap<String, Domain>,
     ids: &mut Ids,
@@ -210,6 +214,11 @@ pub fn create(
     }
     if domains.contains_key(&name) {
         return Err(MailgunError::bad_request(format!("This domain name is already taken: {name}")));
+    }
+    if domains.len() >= MAX_DOMAINS {
+        return Err(MailgunError::bad_request(format!(
+            "The sandbox keeps at most {MAX_DOMAINS} domains a region (its own limit, not Mailgun's)"
+        )));
     }
     let password = form.get("smtp_password");
     if let Some(p) = password {

@@ -811,3 +811,20 @@ async fn past_the_route_and_list_caps_the_earliest_created_go() {
     assert!(addresses.contains(&"new@mg.example.com") && !addresses.contains(&"developers@mg.example.com"));
     assert_eq!(get(&router, "/v3/lists/developers@mg.example.com").await.status, 404);
 }
+
+#[test]
+fn past_the_domain_cap_a_new_domain_is_refused() {
+    let mut domains = std::collections::BTreeMap::new();
+    let mut ids = crate::sandbox::ids::Ids::new(1, 2);
+    for n in 0..domains::MAX_DOMAINS {
+        let form = request::Query::parse(&format!("name=d{n}.example.com")).unwrap();
+        let domain = domains::create(&domains, &mut ids, &form, 0).unwrap();
+        domains.insert(domain.name.clone(), domain);
+    }
+    let form = request::Query::parse("name=one-more.example.com").unwrap();
+    let refused = domains::create(&domains, &mut ids, &form, 0).unwrap_err();
+    let MailgunError::Refused(refusal) = refused else { panic!("a JSON refusal: {refused:?}") };
+    assert_eq!(refusal.status, 400);
+    let message = refusal.body["message"].as_str().unwrap_or_default();
+    assert!(message.contains("at most 1000 domains") && message.contains("not Mailgun's"), "{message}");
+}
