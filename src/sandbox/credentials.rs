@@ -11,6 +11,11 @@ pub const TAXJAR_TOKEN: &str = "sandbox-taxjar-token";
 pub const COINBASE_KEY: &str = "sandbox-key";
 pub const COINBASE_SECRET: &str = "c2FuZGJveC1zZWNyZXQ=";
 pub const COINBASE_PASSPHRASE: &str = "sandbox-passphrase";
+/// A second Coinbase key on the same profile that may only view (same secret and passphrase).
+pub const COINBASE_VIEW_KEY: &str = "sandbox-view-key";
+/// A key of the second profile ("Trading bot"), which may view and trade (same secret and
+/// passphrase).
+pub const COINBASE_BOT_KEY: &str = "sandbox-bot-key";
 pub const MAILGUN_KEY: &str = "sandbox-mailgun-key";
 /// The key the Mailgun simulator signs webhook POSTs with (HMAC-SHA256 of timestamp + token).
 pub const MAILGUN_WEBHOOK_SIGNING_KEY: &str = "sandbox-mailgun-signing-key";

@@ -13,6 +13,7 @@
 pub mod ably;
 pub mod avatax;
 pub mod clock;
+pub mod coinbase;
 pub mod control;
 pub mod credentials;
 pub mod easypost;
@@ -167,10 +168,11 @@ struct Kind {
 }
 
 /// Every simulator that exists so far: one line each.
-const SIMULATORS: [Kind; 5] = [
+const SIMULATORS: [Kind; 6] = [
     Kind { service: Service::Ably, build: |p| Arc::new(ably::AblySimulator::new(p)), control_routes: false },
     Kind { service: Service::Avatax, build: |p| Arc::new(avatax::AvataxSimulator::new(p)), control_routes: false },
     Kind { service: Service::Taxjar, build: |p| Arc::new(taxjar::TaxjarSimulator::new(p)), control_routes: false },
+    Kind { service: Service::Coinbase, build: |p| Arc::new(coinbase::CoinbaseSimulator::new(p)), control_routes: true },
     Kind { service: Service::Mailgun, build: |p| Arc::new(mailgun::MailgunSimulator::new(p)), control_routes: true },
     Kind { service: Service::Easypost, build: |p| Arc::new(easypost::EasypostSimulator::new(p)), control_routes: true },
 ];

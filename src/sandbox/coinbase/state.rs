@@ -1,0 +1,603 @@
+//! The exchange's state: users and profiles, accounts with their holds and ledgers, orders and
+//! books, fills, public trades, candles, transfers and conversions, and the background market.
+//! Every move of funds goes through [`State::credit`], [`State::debit`] and
+//! [`State::set_hold`], which keep `balance = available + hold` and write the ledger entry with
+//! the balance after it; `orders.rs`, `market.rs` and `transfers.rs` add the rules as
+//! `impl State` blocks.
+
+use std::collections::{BTreeSet, HashMap, VecDeque};
+
+use rust_decimal::Decimal;
+
+use super::book::{Book, Side};
+use super::catalog::{self, CURRENCIES, PRODUCTS};
+use crate::sandbox::ids::Ids;
+use crate::sandbox::rng::Rng;
+
+/// Caps on what is kept, so a sandbox left running keeps bounded memory (README lists them).
+pub mod caps {
+    /// Done orders kept (oldest go first); an open order is never dropped.
+    pub const DONE_ORDERS: usize = 50_000;
+    /// Done orders older than this (sandbox ms) go: 30 days.
+    pub const DONE_ORDER_AGE_MS: i64 = 30 * 86_400_000;
+    /// Fills kept per profile.
+    pub const FILLS: usize = 50_000;
+    /// Ledger entries kept per account.
+    pub const LEDGER: usize = 20_000;
+    /// Public trades kept per product.
+    pub const TRADES: usize = 10_000;
+    /// One-minute candles kept per product: 7 days.
+    pub const MINUTE_CANDLES: usize = 7 * 1440;
+    /// One-hour candles kept per product: 300 days.
+    pub const HOUR_CANDLES: usize = 300 * 24;
+    /// Transfers and conversions kept (each).
+    pub const TRANSFERS: usize = 10_000;
+    /// Open orders one profile may have on one product (the exchange's limit).
+    pub const OPEN_ORDERS_PER_PRODUCT: usize = 500;
+}
+
+pub struct User {
+    /// 24 hex digits, as the exchange's `user_id`.
+    pub id: String,
+    /// A simulated trader of the background market: no ledger or fills are kept for it.
+    pub simulated: bool,
+}
+
+pub struct Profile {
+    pub id: String,
+    pub user: usize,
+    pub name: String,
+    pub is_default: bool,
+    pub active: bool,
+    pub created_ms: i64,
+    /// Index into `State::accounts` per currency.
+    pub accounts: Vec<usize>,
+    pub fills: VecDeque<Fill>,
+}
+
+pub struct Account {
+    pub id: String,
+    pub profile: usize,
+    pub currency: usize,
+    pub balance: Decimal,
+    pub hold: Decimal,
+    pub ledger: VecDeque<LedgerEntry>,
+}
+
+impl Account {
+    pub fn available(&self) -> Decimal {
+        self.balance - self.hold
+    }
+}
+
+pub struct LedgerEntry {
+    pub id: u64,
+    pub at_ms: i64,
+    pub amount: Decimal,
+    pub balance: Decimal,
+    pub kind: &'static str,
+    pub details: Details,
+}
+
+/// What a ledger entry refers to.
+#[derive(Clone, Debug)]
+pub enum Details {
+    Match { order_id: String, trade_id: u64, product: usize },
+    Transfer { transfer_id: String, transfer_type: &'static str },
+    Conversion { conversion_id: String },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    Pending,
+    Open,
+    /// A stop order waiting for its trigger.
+    Active,
+    Done,
+    Rejected,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Pending => "pending",
+            Status::Open => "open",
+            Status::Active => "active",
+            Status::Done => "done",
+            Status::Rejected => "rejected",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tif {
+    Gtc,
+    Gtt,
+    Ioc,
+    Fok,
+}
+
+impl Tif {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tif::Gtc => "GTC",
+            Tif::Gtt => "GTT",
+            Tif::Ioc => "IOC",
+            Tif::Fok => "FOK",
+        }
+    }
+}
+
+/// Self-trade prevention.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stp {
+    DecreaseCancel,
+    CancelOldest,
+    CancelNewest,
+    CancelBoth,
+}
+
+impl Stp {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Stp::DecreaseCancel => "dc",
+            Stp::CancelOldest => "co",
+            Stp::CancelNewest => "cn",
+            Stp::CancelBoth => "cb",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StopKind {
+    Loss,
+    Entry,
+}
+
+impl StopKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StopKind::Loss => "loss",
+            StopKind::Entry => "entry",
+        }
+    }
+}
+
+pub struct Order {
+    /// Internal, increasing in creation order: the list cursor.
+    pub key: u64,
+    pub id: String,
+    pub profile: usize,
+    pub product: usize,
+    pub side: Side,
+    /// `limit`, `market` or `stop`, as asked.
+    pub order_type: &'static str,
+    pub price: Option<Decimal>,
+    /// Base size; lowered when self-trade prevention decrements the order.
+    pub size: Option<Decimal>,
+    /// Market orders by funds: what may be spent on the base (net of fees), and what was asked.
+    pub funds: Option<Decimal>,
+    pub specified_funds: Option<Decimal>,
+    pub tif: Tif,
+    pub expire_ms: Option<i64>,
+    pub post_only: bool,
+    pub stp: Stp,
+    pub stop: Option<(StopKind, Decimal)>,
+    pub client_oid: Option<String>,
+    pub created_ms: i64,
+    pub done_ms: Option<i64>,
+    pub done_reason: Option<&'static str>,
+    pub reject_reason: Option<&'static str>,
+    pub status: Status,
+    pub filled_size: Decimal,
+    pub executed_value: Decimal,
+    pub fill_fees: Decimal,
+    /// The rates of the fee tier when the order was placed; fills are charged at these.
+    pub maker_rate: Decimal,
+    pub taker_rate: Decimal,
+    /// What the order holds now (quote for a buy, base for a sell) and that hold's id.
+    pub hold: Decimal,
+    pub hold_id: Option<String>,
+    pub hold_created_ms: i64,
+    pub hold_updated_ms: i64,
+    /// Market orders: what they may spend while they match (quote with fees for a buy, base
+    /// for a sell); held until they finish.
+    pub reserve: Option<Decimal>,
+}
+
+impl Order {
+    /// Base still to fill (limit and stop orders, market orders by size).
+    pub fn remaining(&self) -> Decimal {
+        self.size.map_or(Decimal::ZERO, |size| (size - self.filled_size).max(Decimal::ZERO))
+    }
+
+    pub fn is_open(&self) -> bool {
+        matches!(self.status, Status::Open | Status::Active | Status::Pending)
+    }
+}
+
+pub struct Fill {
+    pub trade_id: u64,
+    pub order_id: String,
+    pub product: usize,
+    pub liquidity: char,
+    pub price: Decimal,
+    pub size: Decimal,
+    pub fee: Decimal,
+    pub at_ms: i64,
+    pub side: Side,
+    pub usd_volume: Decimal,
+}
+
+pub struct Trade {
+    pub id: u64,
+    pub at_ms: i64,
+    pub price: Decimal,
+    pub size: Decimal,
+    /// The maker's side, as the exchange reports it.
+    pub side: Side,
+}
+
+/// One candle, prices in the product's ticks and volume in base increments, so 48 bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Candle {
+    pub start_s: i64,
+    pub low: i64,
+    pub high: i64,
+    pub open: i64,
+    pub close: i64,
+    pub volume: i64,
+}
+
+pub struct Market {
+    pub book: Book,
+    pub trades: VecDeque<Trade>,
+    pub minutes: VecDeque<Candle>,
+    pub hours: VecDeque<Candle>,
+    /// Where the simulated traders think the price is, in ticks.
+    pub fair_ticks: i64,
+    /// Stop orders waiting for their trigger, by key.
+    pub stops: Vec<u64>,
+    /// The simulated traders' resting orders, oldest first (the oldest go as new ones come).
+    pub makers: VecDeque<u64>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TransferKind {
+    Deposit,
+    Withdraw,
+}
+
+pub struct Transfer {
+    pub key: u64,
+    pub id: String,
+    pub profile: usize,
+    pub kind: TransferKind,
+    pub currency: usize,
+    pub amount: Decimal,
+    pub fee: Decimal,
+    pub created_ms: i64,
+    /// When it completes (funds credited for a deposit, sent for a withdrawal).
+    pub payout_ms: i64,
+    pub completed: bool,
+    /// `coinbase_account_id`, `payment_method_id` or `crypto_address` and what it names.
+    pub via: Via,
+    pub nonce: Option<String>,
+    pub hold_id: Option<String>,
+}
+
+#[derive(Clone, Debug)]
+pub enum Via {
+    CoinbaseAccount(String),
+    PaymentMethod(String),
+    Crypto { address: String, destination_tag: Option<String>, network: &'static str, hash: String },
+}
+
+pub struct Conversion {
+    pub key: u64,
+    pub id: String,
+    pub profile: usize,
+    pub from: usize,
+    pub to: usize,
+    pub amount: Decimal,
+    pub at_ms: i64,
+    pub nonce: Option<String>,
+}
+
+/// A Coinbase (retail) wallet the exchange account deposits from and withdraws to: outside
+/// the exchange, so moving funds to or from it is a deposit or a withdrawal.
+pub struct Wallet {
+    pub id: String,
+    pub currency: usize,
+    pub balance: Decimal,
+}
+
+/// The background market's settings (the control port changes them).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MarketSettings {
+    pub paused: bool,
+    /// Steps of every product's market per sandbox second.
+    pub rate: f64,
+}
+
+pub struct State {
+    pub users: Vec<User>,
+    pub profiles: Vec<Profile>,
+    pub accounts: Vec<Account>,
+    pub orders: HashMap<u64, Order>,
+    /// Keys of the orders not done (pending, open, or stops waiting), in placement order.
+    pub open: BTreeSet<u64>,
+    /// How many orders each `(profile, product)` has open, for the exchange's limit.
+    pub open_counts: HashMap<(usize, usize), usize>,
+    pub order_ids: HashMap<String, u64>,
+    /// `(profile, client_oid)` → order key.
+    pub client_oids: HashMap<(usize, String), u64>,
+    /// Done orders of real users in the order they finished, for retention.
+    pub done: VecDeque<u64>,
+    pub markets: Vec<Market>,
+    pub transfers: VecDeque<Transfer>,
+    /// Keys of transfers still pending (few: they complete within minutes).
+    pub pending_transfers: Vec<u64>,
+    pub conversions: VecDeque<Conversion>,
+    pub wallets: Vec<Wallet>,
+    pub payment_method_id: String,
+    pub ids: Ids,
+    pub rng: Rng,
+    pub next_order_key: u64,
+    pub next_trade_id: u64,
+    pub next_ledger_id: u64,
+    pub next_transfer_key: u64,
+    /// Fees taken by the exchange per currency: where funds go that leave every account.
+    pub fees_collected: Vec<Decimal>,
+    /// Deposited minus withdrawn per currency, so funds conservation can be checked.
+    pub net_deposits: Vec<Decimal>,
+    /// Converted in minus converted out per currency (USD↔USDC with the exchange).
+    pub net_conversions: Vec<Decimal>,
+    pub settings: MarketSettings,
+    /// When the background market steps next (sandbox ms).
+    pub next_step_ms: i64,
+    pub steps: u64,
+}
+
+impl State {
+    pub fn new(seed: u64, settings: MarketSettings) -> State {
+        State {
+            users: Vec::new(),
+            profiles: Vec::new(),
+            accounts: Vec::new(),
+            orders: HashMap::new(),
+            open: BTreeSet::new(),
+            open_counts: HashMap::new(),
+            order_ids: HashMap::new(),
+            client_oids: HashMap::new(),
+            done: VecDeque::new(),
+            markets: Vec::new(),
+            transfers: VecDeque::new(),
+            pending_transfers: Vec::new(),
+            conversions: VecDeque::new(),
+            wallets: Vec::new(),
+            payment_method_id: String::new(),
+            ids: Ids::new(seed, 0xC0B),
+            rng: Rng::new(seed ^ 0x00C0_FFEE),
+            next_order_key: 1,
+            next_trade_id: 1,
+            next_ledger_id: 1,
+            next_transfer_key: 1,
+            fees_collected: vec![Decimal::ZERO; CURRENCIES.len()],
+            net_deposits: vec![Decimal::ZERO; CURRENCIES.len()],
+            net_conversions: vec![Decimal::ZERO; CURRENCIES.len()],
+            settings,
+            next_step_ms: 0,
+            steps: 0,
+        }
+    }
+
+    pub fn add_user(&mut self, simulated: bool) -> usize {
+        let id = self.ids.hex(24);
+        self.users.push(User { id, simulated });
+        self.users.len() - 1
+    }
+
+    /// A profile with an account in every currency, holding `balances` (by currency index).
+    pub fn add_profile(&mut self, user: usize, name: &str, is_default: bool, created_ms: i64) -> usize {
+        let profile = self.profiles.len();
+        let mut accounts = Vec::with_capacity(CURRENCIES.len());
+        for currency in 0..CURRENCIES.len() {
+            let id = self.ids.uuid();
+            self.accounts.push(Account {
+                id,
+                profile,
+                currency,
+                balance: Decimal::ZERO,
+                hold: Decimal::ZERO,
+                ledger: VecDeque::new(),
+            });
+            accounts.push(self.accounts.len() - 1);
+        }
+        let id = self.ids.uuid();
+        self.profiles.push(Profile {
+            id,
+            user,
+            name: name.to_owned(),
+            is_default,
+            active: true,
+            created_ms,
+            accounts,
+            fills: VecDeque::new(),
+        });
+        profile
+    }
+
+    pub fn account_of(&self, profile: usize, currency: usize) -> usize {
+        self.profiles[profile].accounts[currency]
+    }
+
+    pub fn account(&self, profile: usize, currency: usize) -> &Account {
+        &self.accounts[self.account_of(profile, currency)]
+    }
+
+    pub fn keeps_records(&self, profile: usize) -> bool {
+        !self.users[self.profiles[profile].user].simulated
+    }
+
+    pub fn user_of(&self, profile: usize) -> usize {
+        self.profiles[profile].user
+    }
+
+    fn ledger(&mut self, account: usize, at_ms: i64, amount: Decimal, kind: &'static str, details: Details) {
+        let profile = self.accounts[account].profile;
+        if !self.keeps_records(profile) {
+            return;
+        }
+        let id = self.next_ledger_id;
+        self.next_ledger_id += 1;
+        let entry = &mut self.accounts[account];
+        entry.ledger.push_back(LedgerEntry { id, at_ms, amount, balance: entry.balance, kind, details });
+        if entry.ledger.len() > caps::LEDGER {
+            entry.ledger.pop_front();
+        }
+    }
+
+    /// Adds `amount` (≥ 0) to an account's balance, with its ledger entry.
+    pub fn credit(&mut self, account: usize, amount: Decimal, at_ms: i64, kind: &'static str, details: Details) {
+        if amount.is_zero() {
+            return;
+        }
+        self.accounts[account].balance += amount;
+        self.ledger(account, at_ms, amount, kind, details);
+    }
+
+    /// Takes `amount` (≥ 0) from an account's balance, with its ledger entry. The caller has
+    /// checked it is there (released from a hold or available).
+    pub fn debit(&mut self, account: usize, amount: Decimal, at_ms: i64, kind: &'static str, details: Details) {
+        if amount.is_zero() {
+            return;
+        }
+        self.accounts[account].balance -= amount;
+        self.ledger(account, at_ms, -amount, kind, details);
+    }
+
+    /// Moves an account's hold by `delta` (the difference between what a hold was and is).
+    pub fn adjust_hold(&mut self, account: usize, delta: Decimal) {
+        self.accounts[account].hold += delta;
+    }
+
+    /// The account an order's hold sits on: quote for a buy, base for a sell.
+    pub fn hold_account(&self, order: &Order) -> usize {
+        let product = &PRODUCTS[order.product];
+        let currency = match order.side {
+            Side::Buy => product.quote,
+            Side::Sell => product.base,
+        };
+        self.account_of(order.profile, currency)
+    }
+
+    /// Sets an order's hold to `amount`, moving its account's hold by the difference.
+    pub fn set_hold(&mut self, key: u64, amount: Decimal, now_ms: i64) {
+        let Some(order) = self.orders.get(&key) else { return };
+        let account = self.hold_account(order);
+        let delta = amount - order.hold;
+        if delta.is_zero() {
+            return;
+        }
+        let new_id = (order.hold_id.is_none() && !amount.is_zero()).then(|| self.ids.uuid());
+        self.adjust_hold(account, delta);
+        if let Some(order) = self.orders.get_mut(&key) {
+            order.hold = amount;
+            if let Some(id) = new_id {
+                order.hold_id = Some(id);
+                order.hold_created_ms = now_ms;
+            }
+            order.hold_updated_ms = now_ms;
+        }
+    }
+
+    /// The 30-day USD volume of a profile's user (every profile of it), from its fills.
+    pub fn usd_volume(&self, profile: usize, now_ms: i64) -> Decimal {
+        let user = self.user_of(profile);
+        let since = now_ms - 30 * 86_400_000;
+        self.profiles
+            .iter()
+            .filter(|p| p.user == user)
+            .flat_map(|p| p.fills.iter().rev().take_while(|f| f.at_ms >= since))
+            .map(|f| f.usd_volume)
+            .sum()
+    }
+
+    pub fn fee_rates(&self, profile: usize, now_ms: i64) -> (Decimal, Decimal) {
+        if !self.keeps_records(profile) {
+            // The simulated market makers trade on the top tier.
+            return (Decimal::ZERO, Decimal::ZERO);
+        }
+        catalog::fee_rates(self.usd_volume(profile, now_ms))
+    }
+
+    /// Sum of every account's balance per currency: with the fees taken and the net deposits,
+    /// what funds conservation is checked against.
+    pub fn totals(&self) -> Vec<Decimal> {
+        let mut totals = vec![Decimal::ZERO; CURRENCIES.len()];
+        for account in &self.accounts {
+            totals[account.currency] += account.balance;
+        }
+        totals
+    }
+
+    /// Makes everything due by `now_ms` happen: market steps, GTT expiries, transfers
+    /// completing, done orders ageing out.
+    pub fn run_due(&mut self, now_ms: i64) {
+        self.expire_orders(now_ms);
+        self.complete_transfers(now_ms);
+        self.step_market_until(now_ms);
+        self.forget_old_orders(now_ms);
+    }
+
+    /// When something is due next, for the background task.
+    pub fn next_due(&self) -> Option<i64> {
+        let steps = (!self.settings.paused).then_some(self.next_step_ms);
+        let expiries = self.open.iter().filter_map(|k| self.orders.get(k)?.expire_ms).min();
+        let transfers = self.pending_transfers.iter().filter_map(|k| self.transfer(*k)).map(|t| t.payout_ms).min();
+        [steps, expiries, transfers].into_iter().flatten().min()
+    }
+
+    /// Drops done orders past their age or the count cap (with their client_oid).
+    fn forget_old_orders(&mut self, now_ms: i64) {
+        while let Some(&key) = self.done.front() {
+            let expired = self
+                .orders
+                .get(&key)
+                .is_none_or(|o| o.done_ms.is_some_and(|done| now_ms - done > caps::DONE_ORDER_AGE_MS));
+            if !expired && self.done.len() <= caps::DONE_ORDERS {
+                break;
+            }
+            self.done.pop_front();
+            self.forget_order(key);
+        }
+    }
+
+    pub fn forget_order(&mut self, key: u64) {
+        if let Some(order) = self.orders.remove(&key) {
+            self.order_ids.remove(&order.id);
+            if let Some(oid) = order.client_oid {
+                self.client_oids.remove(&(order.profile, oid));
+            }
+        }
+    }
+
+    pub fn order_by_ref(&self, profile: usize, reference: &str) -> Option<u64> {
+        match reference.strip_prefix("client:") {
+            Some(oid) => self.client_oids.get(&(profile, oid.to_ascii_lowercase())).copied(),
+            None => self.order_ids.get(&normalize_uuid(reference)?).copied(),
+        }
+        .filter(|key| self.orders.get(key).is_some_and(|o| o.profile == profile))
+    }
+}
+
+/// A UUID in its dashed lower-case form; the exchange accepts one with or without dashes.
+pub fn normalize_uuid(text: &str) -> Option<String> {
+    let hex: String = text.trim().chars().filter(|c| *c != '-').collect();
+    if hex.len() != 32 || !hex.chars().all(|c| c.is_ascii_hexdigit()) {
+        return None;
+    }
+    let h = hex.to_ascii_lowercase();
+    Some(format!("{}-{}-{}-{}-{}", &h[0..8], &h[8..12], &h[12..16], &h[16..20], &h[20..32]))
+}
