@@ -3,6 +3,9 @@
 //! Bodies are JSON; decimal amounts and prices travel as JSON strings, so they stay `Str` here.
 //! Signing (`CB-ACCESS-*` headers) is the client's job, not the catalog's.
 //!
+//! Market data (products, their book, ticker, stats, trades and candles, currencies) is public:
+//! those operations are sent without a key, as the exchange serves them.
+//!
 //! A few lists (`/accounts`, `/products`, `/currencies`, `/profiles`) return their whole array in
 //! one response, so they have no paging.
 
@@ -180,15 +183,18 @@ pub(super) static OPERATIONS: &[Operation] = &[
     },
     // products
     Operation {
+        public: true,
         params: &[Param::query("type", "only products of this type")],
         id_field: Some("id"),
         ..op("products_list", "products", Method::Get, "/products", "all trading pairs")
     },
     Operation {
+        public: true,
         params: &[PRODUCT],
         ..op("products_get", "products", Method::Get, "/products/{product_id}", "details of one trading pair")
     },
     Operation {
+        public: true,
         params: &[
             PRODUCT,
             Param::query("granularity", "bucket size in seconds")
@@ -206,6 +212,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         )
     },
     Operation {
+        public: true,
         params: &[
             PRODUCT,
             Param::query("level", "1: best bid/ask, 2: aggregated levels, 3: every order")
@@ -216,14 +223,17 @@ pub(super) static OPERATIONS: &[Operation] = &[
         ..op("products_get_order_book", "products", Method::Get, "/products/{product_id}/book", "current order book")
     },
     Operation {
+        public: true,
         params: &[PRODUCT],
         ..op("products_get_stats", "products", Method::Get, "/products/{product_id}/stats", "24-hour statistics")
     },
     Operation {
+        public: true,
         params: &[PRODUCT],
         ..op("products_get_ticker", "products", Method::Get, "/products/{product_id}/ticker", "real-time ticker")
     },
     Operation {
+        public: true,
         params: &[
             PRODUCT,
             LIMIT,
@@ -334,6 +344,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
     },
     // currencies
     Operation {
+        public: true,
         id_field: Some("id"),
         ..op("currencies_list", "currencies", Method::Get, "/currencies", "supported currencies")
     },

@@ -535,6 +535,9 @@ pub struct Operation {
     /// The most bytes the files of one call may hold together (Mailgun: a 25 MB message), so a
     /// send the service would refuse is refused before any file is read or sent.
     pub max_file_bytes: Option<u64>,
+    /// Open to anyone (Coinbase market data): the client sends no credentials with it, since a
+    /// credential goes nowhere it is not needed.
+    pub public: bool,
 }
 
 impl Operation {
@@ -566,6 +569,7 @@ impl Operation {
             browse: &[],
             response: ResponseFormat::Json,
             max_file_bytes: None,
+            public: false,
         }
     }
 

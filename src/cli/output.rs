@@ -326,6 +326,7 @@ pub fn secret_texts(credentials: &Credentials) -> Vec<String> {
         headers: Vec::new(),
         body: client::request::RequestBody::Empty,
         expects_json: true,
+        public: false,
     };
     if auth::authorize(&mut probe, credentials).is_ok() {
         for (name, value) in &probe.headers {

@@ -25,6 +25,9 @@ pub fn is_secret_header(name: &str) -> bool {
 
 /// Adds the auth headers of the request's service.
 pub fn authorize(request: &mut PreparedRequest, credentials: &Credentials) -> Result<(), CallError> {
+    if request.public {
+        return Ok(());
+    }
     let header = |request: &mut PreparedRequest, name: &str, value: String| {
         request.headers.retain(|(k, _)| !k.eq_ignore_ascii_case(name));
         request.headers.push((name.to_owned(), value));
@@ -139,6 +142,9 @@ fn json_object_body(fields: Map<String, Value>) -> RequestBody {
 /// signature). A printed command therefore works for the key's owner and for nobody else, and a
 /// signed request is never printed whole: replaying it would mint a token or place an order.
 pub fn dry_run_auth(request: &mut PreparedRequest, credentials: &Credentials) -> Result<Vec<String>, CallError> {
+    if request.public {
+        return Ok(Vec::new());
+    }
     let vars = super::credential_variables(request.service);
     let var = |i: usize| vars.get(i).copied().unwrap_or("API_KEY");
     let header = |value: &str| vec!["-H".to_owned(), format!("\"{value}\"")];

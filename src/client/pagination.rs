@@ -261,6 +261,7 @@ mod tests {
             headers: vec![],
             body: RequestBody::Empty,
             expects_json: true,
+            public: false,
         }
     }
 

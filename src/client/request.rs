@@ -28,6 +28,8 @@ pub struct PreparedRequest {
     /// Whether a successful response must be JSON (true for all but the operations the catalog
     /// says answer otherwise, and for those only when `Accept` asks for JSON).
     pub expects_json: bool,
+    /// An operation anyone may call: no credentials are added to it.
+    pub public: bool,
 }
 
 /// The body of a prepared request.
@@ -147,7 +149,7 @@ pub fn build(
         .find(|(k, _)| k.eq_ignore_ascii_case("accept"))
         .is_none_or(|(_, v)| v.to_ascii_lowercase().contains("json"));
     let expects_json = op.response == ResponseFormat::Json && accepts_json;
-    Ok(PreparedRequest { service: op.service, method: op.method, url, headers, body, expects_json })
+    Ok(PreparedRequest { service: op.service, method: op.method, url, headers, body, expects_json, public: op.public })
 }
 
 /// A typed value as JSON, by its parameter's kind (the value is already validated).

@@ -286,7 +286,11 @@ fn read_call(
     path_and_query: &str,
     body: &[u8],
 ) -> Result<Call, CbError> {
-    let segments: Vec<String> = path.split('/').filter(|s| !s.is_empty()).map(str::to_owned).collect();
+    let segments = path
+        .split('/')
+        .filter(|s| !s.is_empty())
+        .map(|s| super::request::decode_component(s, false).map_err(|_| CbError::not_found()))
+        .collect::<Result<Vec<String>, CbError>>()?;
     let caller = if is_public(&method, &segments) {
         None
     } else {
