@@ -1059,6 +1059,7 @@ pub async fn sandbox(
          \x20 POST   {control}/mailgun/incoming                incoming mail for Mailgun routes: {{\"region\",\"recipient\",\"from\",\"subject\",\"headers\",\"body-plain\"}}\n\
          \x20 GET    {control}/mailgun/webhooks                Mailgun webhook POSTs made (signing key {signing}) and forwards recorded\n\
          \x20 GET    {control}/easypost/webhooks               EasyPost webhook POSTs made (signed with each webhook's secret)\n\
+         \x20 POST   {control}/coinbase/market                 the Coinbase market's simulated traders: {{\"paused\": true|false, \"rate\": steps per second}}; GET shows them and the funds audit\n\
          \n{:<12} {:<26} {:<10} {}\n",
         "SERVICE",
         "BASE URL",
@@ -1138,7 +1139,14 @@ fn credentials_line(service: Service) -> String {
         Service::Avatax => format!("Basic {}:{}", c::AVATAX_ACCOUNT_ID, c::AVATAX_LICENSE_KEY),
         Service::Taxjar => format!("Authorization: Bearer {}", c::TAXJAR_TOKEN),
         Service::Coinbase => {
-            format!("key {} secret {} passphrase {}", c::COINBASE_KEY, c::COINBASE_SECRET, c::COINBASE_PASSPHRASE)
+            format!(
+                "key {} secret {} passphrase {} (view-only key {}, second profile {})",
+                c::COINBASE_KEY,
+                c::COINBASE_SECRET,
+                c::COINBASE_PASSPHRASE,
+                c::COINBASE_VIEW_KEY,
+                c::COINBASE_BOT_KEY
+            )
         }
         Service::Mailgun => format!("Basic api:{}", c::MAILGUN_KEY),
         Service::Easypost => format!("key {} (Basic with an empty password, or Bearer)", c::EASYPOST_KEY),

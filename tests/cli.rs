@@ -1237,6 +1237,7 @@ fn the_sandbox_prints_the_base_urls_opsdeck_takes() {
             "OPSDECK_ABLY_URL",
             "OPSDECK_AVATAX_URL",
             "OPSDECK_TAXJAR_URL",
+            "OPSDECK_COINBASE_URL",
             "OPSDECK_MAILGUN_URL",
             "OPSDECK_MAILGUN_URL",
             "OPSDECK_EASYPOST_URL"

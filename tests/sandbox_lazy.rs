@@ -83,7 +83,7 @@ async fn nothing_is_built_until_a_request_reaches_its_listener() {
         assert_eq!(status, 200, "{path}: {body}");
     }
     let (_, reset) = control(&http, &sandbox, reqwest::Method::POST, "/reset").await;
-    assert_eq!(reset, json!({"reset": ["ably", "avatax", "taxjar", "mailgun", "easypost"]}));
+    assert_eq!(reset, json!({"reset": ["ably", "avatax", "taxjar", "coinbase", "mailgun", "easypost"]}));
     sandbox.reset();
     // A service without a simulator answers 501 and builds nothing either.
     let deepgram = http.get(format!("{}/v1/projects", sandbox.base_url(Service::Deepgram))).send().await.unwrap();
@@ -290,7 +290,7 @@ async fn at_start_every_simulator_is_built_without_a_request() {
     }
     let mut built = builds.services();
     built.sort_by_key(|s| s.name());
-    assert_eq!(built, [Service::Ably, Service::Avatax, Service::Easypost, Service::Mailgun, Service::Taxjar]);
+    assert_eq!(built, [Service::Ably, Service::Avatax, Service::Coinbase, Service::Easypost, Service::Mailgun, Service::Taxjar]);
     sandbox.shutdown();
 }
 

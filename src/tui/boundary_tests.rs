@@ -497,25 +497,25 @@ async fn config_warnings_show_in_the_status_line_at_start() {
 async fn every_label_says_the_same_target() {
     let url = fake_upstream(Router::new().fallback(|| async { axum::Json(json!({"projects": []})) })).await;
     let host = url.trim_start_matches("http://").trim_end_matches('/').to_owned();
-    let env = move |name: &str| (name == "OPSDECK_DEEPGRAM_URL").then(|| url.clone());
+    let env = move |name: &str| (name == "OPSDECK_COINBASE_URL").then(|| url.clone());
     let mut h = Harness::with_env(no_args(), &env).await;
     h.resize(200, 50);
     let header = h.screen().lines().next().unwrap_or_default().to_owned();
-    assert!(header.contains(&format!("2 Deepgram URL {host}")), "{header}");
-    assert!(header.contains("5 Coinbase no sim"), "{header}");
-    h.keys("2");
+    assert!(header.contains(&format!("5 Coinbase URL {host}")), "{header}");
+    assert!(header.contains("2 Deepgram no sim"), "{header}");
+    h.keys("5");
     h.settle().await;
     let screen = h.screen();
     let status = screen.lines().last().unwrap_or_default();
     assert!(status.contains(&format!("URL {host}")) && !status.contains("SANDBOX"), "{status}");
-    h.keys(":deepgram projects_get<Enter>");
+    h.keys(":coinbase accounts_get<Enter>");
     let screen = h.screen();
-    let title = screen.lines().find(|l| l.contains("deepgram projects_get")).unwrap_or_default();
+    let title = screen.lines().find(|l| l.contains("coinbase accounts_get")).unwrap_or_default();
     assert!(title.contains(&format!("→ URL {host}")) && !title.contains("SANDBOX"), "the form's title: {screen}");
-    h.keys("<Esc>5");
+    h.keys("<Esc>2");
     let screen = h.screen();
     let status = screen.lines().last().unwrap_or_default();
     assert!(status.contains("no sim") && !status.contains("SANDBOX"), "{status}");
-    h.keys(":coinbase accounts_get<Enter>");
+    h.keys(":deepgram projects_get<Enter>");
     assert!(h.screen().contains("→ no sim http://127.0.0.1:"), "{}", h.screen());
 }
