@@ -7,7 +7,7 @@
 # and Coinbase Exchange (PyPI `cbpro` 1.1.4 in a venv of its own, since it pins a `requests` that no
 # longer imports on Python 3.10+ and builds from an sdist needing `pkg_resources`; and ccxt's
 # `coinbaseexchange` class, PyPI `ccxt` 4.5.90 and npm `ccxt` 4.5.84, with its `urls` set to the
-# sandbox; about 25 s to install all three and 10 s to run them).
+# sandbox; about 30 s to install all three from a cold cache, 3 s to run them).
 #
 #   bash tests/sdk/run.sh [path/to/opsdeck]     (default target/debug/opsdeck; builds nothing)
 #
