@@ -5,7 +5,7 @@
 // loopback. Markets (precision from the increments), ticker, order book, OHLCV, trades, time and
 // fees; then with the sandbox key: balance, a limit buy below the market (open, fetched by id and
 // by client order id, listed, cancelled), a market buy by cost with its trades and balance moves,
-// cancel-all, a crypto withdrawal and the deposits and withdrawals lists, and the auth errors as
+// cancel-all, a crypto withdrawal (SOL) and the deposits and withdrawals lists, and the auth errors as
 // ccxt's exceptions. Prints one line per check and exits 1 at the first failure. The market moves
 // in the background, so prices are checked for consistency, not values.
 import { createRequire } from "node:module";
@@ -159,16 +159,18 @@ check("balances moved by the trades", close(after.BTC.total - before.BTC.total, 
 err = await raises(() => ex.cancelOrder(market.id), ccxt.OrderNotFound);
 check("a done order cannot be cancelled", err.includes("Order already done"), err);
 
-const address = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed";
-const ethBefore = (await ex.fetchBalance()).ETH;
-const withdrawal = await ex.withdraw("ETH", 0.125, address);
-check("withdraw (crypto)", withdrawal.id && withdrawal.amount === 0.125 && withdrawal.currency === "ETH", show(withdrawal));
-const ethAfter = (await ex.fetchBalance()).ETH;
-check("withdrawal held", close(ethAfter.used - ethBefore.used, 0.125), `${show(ethBefore)} -> ${show(ethAfter)}`);
-const withdrawals = await ex.fetchWithdrawals("ETH");
+// SOL here, ETH in the cbpro check, LTC in the ccxt Python one: no other withdrawal of the
+// currency completes (on the sandbox clock) between two reads of its balance.
+const address = "7EcDhSYGxXyscszYEp35KHN8vvw3svAuLKTzXwCFLtV";
+const solBefore = (await ex.fetchBalance()).SOL;
+const withdrawal = await ex.withdraw("SOL", 0.125, address);
+check("withdraw (crypto)", withdrawal.id && withdrawal.amount === 0.125 && withdrawal.currency === "SOL", show(withdrawal));
+const solAfter = (await ex.fetchBalance()).SOL;
+check("withdrawal held", close(solAfter.used - solBefore.used, 0.125), `${show(solBefore)} -> ${show(solAfter)}`);
+const withdrawals = await ex.fetchWithdrawals("SOL");
 const w = withdrawals.filter((t) => t.id === withdrawal.id);
 check("fetchWithdrawals", w.length === 1 && w[0].type === "withdrawal" && w[0].status === "pending"
-  && close(w[0].amount + w[0].fee.cost, 0.125) && w[0].address === address && w[0].currency === "ETH"
+  && close(w[0].amount + w[0].fee.cost, 0.125) && w[0].address === address && w[0].currency === "SOL"
   && withdrawals.every((t) => t.type === "withdrawal"), show(withdrawals));
 const deposits = await ex.fetchDeposits("USD");
 check("fetchDeposits", deposits.length >= 1 && deposits.every((t) => t.type === "deposit" && t.currency === "USD")

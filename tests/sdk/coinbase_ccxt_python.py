@@ -7,7 +7,7 @@ The class's `urls['api']` is pointed at the sandbox (public and private), so no 
 loopback. Markets (precision from the increments), ticker, order book, OHLCV, trades, time and
 fees; then with the sandbox key: balance, a limit buy below the market (open, fetched by id and
 by client order id, listed, cancelled), a market buy by cost with its trades and balance moves,
-cancel-all, a crypto withdrawal and the deposits and withdrawals lists, and the auth errors as
+cancel-all, a crypto withdrawal (LTC) and the deposits and withdrawals lists, and the auth errors as
 ccxt's exceptions. Prints one line per check and exits 1 at the first failure. The market moves
 in the background, so prices are checked for consistency, not values.
 """
@@ -164,16 +164,18 @@ check("balances moved by the trades", abs((after["BTC"]["total"] - before["BTC"]
 done_cancel = raises(lambda: ex.cancel_order(market["id"]), ccxt.OrderNotFound)
 check("a done order cannot be cancelled", "Order already done" in done_cancel and not done_cancel.startswith("WRONG"), done_cancel)
 
-address = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"
-eth_before = ex.fetch_balance()["ETH"]
-withdrawal = ex.withdraw("ETH", 0.25, address)
-check("withdraw (crypto)", withdrawal["id"] and withdrawal["amount"] == 0.25 and withdrawal["currency"] == "ETH", repr(withdrawal)[:600])
-eth_after = ex.fetch_balance()["ETH"]
-check("withdrawal held", abs((eth_after["used"] - eth_before["used"]) - 0.25) < 1e-9, f"{eth_before} -> {eth_after}")
-withdrawals = ex.fetch_withdrawals("ETH")
+# LTC here, ETH in the cbpro check, SOL in the Node one: no other withdrawal of the currency
+# completes (on the sandbox clock) between two reads of its balance.
+address = "ltc1qg42tkwuuxefutzxezdkdel39gfstuap288mfea"
+ltc_before = ex.fetch_balance()["LTC"]
+withdrawal = ex.withdraw("LTC", 0.25, address)
+check("withdraw (crypto)", withdrawal["id"] and withdrawal["amount"] == 0.25 and withdrawal["currency"] == "LTC", repr(withdrawal)[:600])
+ltc_after = ex.fetch_balance()["LTC"]
+check("withdrawal held", abs((ltc_after["used"] - ltc_before["used"]) - 0.25) < 1e-9, f"{ltc_before} -> {ltc_after}")
+withdrawals = ex.fetch_withdrawals("LTC")
 w = [t for t in withdrawals if t["id"] == withdrawal["id"]]
 check("fetch_withdrawals", len(w) == 1 and w[0]["type"] == "withdrawal" and w[0]["status"] == "pending"
-      and abs(w[0]["amount"] + w[0]["fee"]["cost"] - 0.25) < 1e-9 and w[0]["address"] == address and w[0]["currency"] == "ETH"
+      and abs(w[0]["amount"] + w[0]["fee"]["cost"] - 0.25) < 1e-9 and w[0]["address"] == address and w[0]["currency"] == "LTC"
       and all(t["type"] == "withdrawal" for t in withdrawals), repr(withdrawals)[:600])
 deposits = ex.fetch_deposits("USD")
 check("fetch_deposits", len(deposits) >= 1 and all(t["type"] == "deposit" and t["currency"] == "USD" for t in deposits)

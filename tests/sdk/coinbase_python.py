@@ -159,11 +159,6 @@ one = client.get_account(usd["id"])
 check("account by id", one.get("id") == usd["id"] and one.get("currency") == "USD"
       and D(one["balance"]) == D(one["available"]) + D(one["hold"]), short(one))
 
-ledger = list(itertools.islice(client.get_account_history(usd["id"]), 200))
-check("ledger (running balance)", len(ledger) > 0 and D(ledger[0]["balance"]) == D(client.get_account(usd["id"])["balance"])
-      and all(D(a["balance"]) - D(a["amount"]) == D(b["balance"]) for a, b in zip(ledger, ledger[1:]))
-      and all(e["type"] in ("match", "fee", "transfer", "conversion", "rebate") for e in ledger), short(ledger[:2]))
-
 # Cancel-all per product: whatever the seed left resting on each product, from the listed set.
 open_orders = list(client.get_orders())
 check("open orders listed", all(o["status"] in ("open", "pending", "active") for o in open_orders), short(open_orders[:2]))
@@ -171,12 +166,22 @@ for product in sorted({o["product_id"] for o in open_orders}):
     listed = {o["id"] for o in open_orders if o["product_id"] == product}
     cancelled = client.cancel_all(product_id=product)
     left = list(client.get_orders(product_id=product))
-    check(f"cancel_all {product}", isinstance(cancelled, list) and set(cancelled) <= listed and len(cancelled) > 0
+    # An order the background market fills in between is not cancelled, so a subset.
+    check(f"cancel_all {product}", isinstance(cancelled, list) and set(cancelled) <= listed
           and left == [], f"{short(cancelled)} listed {sorted(listed)} left {short(left)}")
 check("no open orders left", list(client.get_orders()) == [])
 accts = accounts()
-check("holds released by cancel_all", all(D(a["hold"]) == 0 for c, a in accts.items() if c != "BTC"),
-      short({c: a["hold"] for c, a in accts.items()}))  # a seeded BTC withdrawal may still hold BTC
+# What is still held is held by pending withdrawals (the seed leaves one in BTC), none by an order.
+left_holds = {c: list(client.get_account_holds(a["id"])) for c, a in accts.items() if D(a["hold"]) != 0}
+check("holds released by cancel_all", D(accts["USD"]["hold"]) == 0 and all(
+    all(h["type"] == "transfer" for h in hs) and sum(D(h["amount"]) for h in hs) == D(accts[c]["hold"])
+    for c, hs in left_holds.items()), short(left_holds))
+
+# With nothing resting, only this script moves the USD balance.
+ledger = list(itertools.islice(client.get_account_history(usd["id"]), 200))
+check("ledger (running balance)", len(ledger) > 0 and D(ledger[0]["balance"]) == D(client.get_account(usd["id"])["balance"])
+      and all(D(a["balance"]) - D(a["amount"]) == D(b["balance"]) for a, b in zip(ledger, ledger[1:]))
+      and all(e["type"] in ("match", "fee", "transfer", "conversion", "rebate") for e in ledger), short(ledger[:2]))
 
 fees = client._send_message("get", "/fees")
 maker, taker = D(fees["maker_fee_rate"]), D(fees["taker_fee_rate"])
