@@ -2,8 +2,12 @@
 # Smoke tests of the official SDKs against `opsdeck sandbox`: Ably (PyPI `ably` 3.x, npm `ably` 2.x,
 # in MessagePack and JSON modes), AvaTax (PyPI `avalara`, npm `avatax`), TaxJar (PyPI `taxjar` 2.x,
 # npm `taxjar` 5.x), Mailgun (PyPI `mailgun` 1.x, npm `mailgun.js` 14 with `form-data`; both the
-# US and the EU listener) and EasyPost (PyPI `easypost` 10.x, npm `@easypost/api` 8; label files
-# fetched over HTTP, batches waited for at the sandbox's real speed, webhooks received on loopback).
+# US and the EU listener), EasyPost (PyPI `easypost` 10.x, npm `@easypost/api` 8; label files
+# fetched over HTTP, batches waited for at the sandbox's real speed, webhooks received on loopback)
+# and Coinbase Exchange (PyPI `cbpro` 1.1.4 in a venv of its own, since it pins a `requests` that no
+# longer imports on Python 3.10+ and builds from an sdist needing `pkg_resources`; and ccxt's
+# `coinbaseexchange` class, PyPI `ccxt` 4.5.90 and npm `ccxt` 4.5.84, with its `urls` set to the
+# sandbox; about 30 s to install all three from a cold cache, 3 s to run them).
 #
 #   bash tests/sdk/run.sh [path/to/opsdeck]     (default target/debug/opsdeck; builds nothing)
 #
@@ -137,6 +141,11 @@ avatax_url="$(service_url avatax)"
 mailgun_url="$(service_url mailgun)"
 mailgun_eu_url="$(service_url mailgun-eu)"
 easypost_url="$(service_url easypost)"
+coinbase_url="$(service_url coinbase)"
+coinbase_simulated=0
+if grep -qE '^[[:space:]]*coinbase[[:space:]]+https?://[^[:space:]]+[[:space:]]+simulated' "$tmp/sandbox.out"; then
+    coinbase_simulated=1
+fi
 easypost_simulated=0
 if grep -qE '^[[:space:]]*easypost[[:space:]]+https?://[^[:space:]]+[[:space:]]+simulated' "$tmp/sandbox.out"; then
     easypost_simulated=1
@@ -157,7 +166,7 @@ PY
 )"
     [[ -n "$eu_from_control" ]] && mailgun_eu_url="$eu_from_control"
 fi
-echo "opsdeck sandbox (pid $sandbox_pid): ably at $ably_url, avatax at $avatax_url, taxjar at $taxjar_url, mailgun at ${mailgun_url:-?} (EU ${mailgun_eu_url:-?}), easypost at ${easypost_url:-?}, control at ${control_url:-?}"
+echo "opsdeck sandbox (pid $sandbox_pid): ably at $ably_url, avatax at $avatax_url, taxjar at $taxjar_url, mailgun at ${mailgun_url:-?} (EU ${mailgun_eu_url:-?}), easypost at ${easypost_url:-?}, coinbase at ${coinbase_url:-?}, control at ${control_url:-?}"
 
 failed=0
 skipped=0
@@ -169,17 +178,22 @@ skip() {
 
 # One official SDK's checks: installs it (skipped with a note when its registry is unreachable),
 # then runs its script against its service's URL.
+# The venv is $tmp/venv unless PY_VENV names another; PIP_FLAGS adds pip options (both may be set
+# for one call: `PY_VENV=... python_check ...`).
 python_check() { # label, pip requirement, script, service URL[, second URL]
     local t0=$SECONDS
-    if ! bounded "$INSTALL_TIMEOUT" "$tmp/venv/bin/python" -m pip install --quiet --disable-pip-version-check \
-        --no-input --timeout 20 --retries 2 "$2" >>"$tmp/pip.log" 2>&1; then
+    local venv="${PY_VENV:-$tmp/venv}"
+    local flags
+    read -r -a flags <<<"${PIP_FLAGS:-}"
+    if ! bounded "$INSTALL_TIMEOUT" "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+        --no-input --timeout 20 --retries 2 ${flags[@]+"${flags[@]}"} "$2" >>"$tmp/pip.log" 2>&1; then
         tail -n 5 "$tmp/pip.log"
         skip "$1 Python" "pip install '$2' failed"
         return
     fi
     echo "installed $2 (Python) in $(elapsed "$t0")"
     t0=$SECONDS
-    if bounded "$TEST_TIMEOUT" "$tmp/venv/bin/python" "$here/$3" "$4" ${5:+"$5"}; then
+    if bounded "$TEST_TIMEOUT" "$venv/bin/python" "$here/$3" "$4" ${5:+"$5"}; then
         echo "PASSED: $1 Python SDK ($(elapsed "$t0"))"
     else
         echo "FAILED: $1 Python SDK (see the FAIL line above)" >&2
@@ -232,6 +246,38 @@ easypost_ready() {
     fi
 }
 
+# The same for Coinbase.
+coinbase_ready() {
+    if [[ -z "$coinbase_url" ]]; then
+        skip Coinbase "the sandbox printed no coinbase URL"
+        return 1
+    fi
+    if ((!coinbase_simulated)); then
+        skip Coinbase "this opsdeck does not simulate Coinbase yet"
+        return 1
+    fi
+}
+
+# cbpro 1.1.4 pins requests 2.13 (which fails to import on Python 3.10+), six, websocket-client
+# 0.40 and pymongo 3.5, and builds from an sdist whose setup.py imports pkg_resources (gone from
+# the setuptools a build environment gets now). So it has a venv of its own: the current versions
+# of what it imports, then cbpro itself without its pins and without build isolation.
+cbpro_check() {
+    local t0=$SECONDS
+    local venv="$tmp/venv-cbpro"
+    if ! bounded 120 python3 -m venv "$venv" >>"$tmp/venv.log" 2>&1 ||
+        ! bounded "$INSTALL_TIMEOUT" "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input \
+            --timeout 20 --retries 2 'setuptools<81' wheel 'requests>=2.32,<3' 'six>=1.16,<2' \
+            'websocket-client>=1.8,<2' 'pymongo>=4,<5' 'sortedcontainers>=2.4,<3' >>"$tmp/pip.log" 2>&1; then
+        tail -n 5 "$tmp/pip.log"
+        skip "Coinbase (cbpro) Python" "could not prepare cbpro's dependencies"
+        return
+    fi
+    echo "prepared cbpro's dependencies in $(elapsed "$t0")"
+    PY_VENV="$venv" PIP_FLAGS="--no-deps --no-build-isolation" \
+        python_check 'Coinbase (cbpro)' 'cbpro==1.1.4' coinbase_python.py "$coinbase_url"
+}
+
 run_python() {
     if ! command -v python3 >/dev/null 2>&1; then
         skip Python "no python3"
@@ -252,6 +298,10 @@ run_python() {
     if easypost_ready; then
         python_check EasyPost 'easypost>=10,<11' easypost_python.py "$easypost_url"
     fi
+    if coinbase_ready; then
+        cbpro_check
+        python_check 'Coinbase (ccxt)' 'ccxt==4.5.90' coinbase_ccxt_python.py "$coinbase_url"
+    fi
 }
 
 run_node() {
@@ -269,6 +319,9 @@ run_node() {
     fi
     if easypost_ready; then
         node_check EasyPost @easypost/api@8 easypost_node.mjs "$easypost_url" EASYPOST_JS_DIR
+    fi
+    if coinbase_ready; then
+        node_check 'Coinbase (ccxt)' ccxt@4.5.84 coinbase_ccxt_node.mjs "$coinbase_url" CCXT_JS_DIR
     fi
 }
 

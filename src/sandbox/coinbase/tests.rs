@@ -485,6 +485,15 @@ fn candles_sum_minutes_into_buckets_and_refuse_over_300() {
 }
 
 #[test]
+fn candles_answer_at_most_300_rows_when_the_span_is_exactly_300_granules() {
+    let state = fresh(9);
+    let now_s = T0 / 1000 + 30; // not on a minute boundary, as "now" seldom is
+    let minutes = state.candles(BTC_USD, 60, now_s - 60 * 300, now_s).unwrap();
+    assert_eq!(minutes.len(), 300, "301 buckets touched, 300 answered");
+    assert!(minutes[0].start_s > now_s - 60, "the newest bucket is kept");
+}
+
+#[test]
 fn the_market_moves_and_fills_a_resting_order_when_the_price_reaches_it() {
     let mut state = fresh(10);
     let bid = state.markets[BTC_USD].book.best_bid().unwrap();
