@@ -461,7 +461,8 @@ async fn the_rates_view_marks_the_cheapest_and_the_fastest_and_buying_asks_first
     assert_eq!(popup_title(&h), "confirm shipments_buy");
     let screen = h.screen();
     assert!(screen.contains("buys USPS Priority for 7.42 USD, 2 days"), "{screen}");
-    assert!(screen.contains("SANDBOX"), "{screen}");
+    let target = screen.lines().find(|l| l.contains("EasyPost · profile")).unwrap_or_default();
+    assert!(target.contains("URL 127.0.0.1:"), "the confirmation names where it goes: {screen}");
     h.keys("n");
     h.settle().await;
     assert_eq!(books.lock().unwrap().bought, 0, "no means nothing is bought");
