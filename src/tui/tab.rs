@@ -74,6 +74,11 @@ pub struct Tab {
     pub sent: Option<PreparedRequest>,
     /// The open view's asking again (a tracker, a batch on its way).
     pub watch: WatchState,
+    /// Answers a form needed and asked for by itself (a product's increments, the fee rates),
+    /// by the key its service reads them under; `Null` when the ask failed.
+    pub looked_up: std::collections::HashMap<String, Value>,
+    /// Keys of those asks still in flight, so each goes once.
+    pub looking_up: std::collections::HashSet<String>,
 }
 
 /// The open view's live refresh: when it last asked, and the ask in flight. `subject` is the
@@ -82,7 +87,8 @@ pub struct Tab {
 pub struct WatchState {
     pub subject: Option<String>,
     pub last_poll: Option<Instant>,
-    pub in_flight: Option<CallId>,
+    /// The asks in flight (a market asks for its book, candles, trades and ticker at once).
+    pub in_flight: Vec<CallId>,
 }
 
 /// How long a passing notice (copied, saved) stays on the status line.
@@ -138,6 +144,8 @@ impl Tab {
             chart_asked_for: None,
             sent: None,
             watch: WatchState::default(),
+            looked_up: std::collections::HashMap::new(),
+            looking_up: std::collections::HashSet::new(),
         }
     }
 

@@ -293,66 +293,98 @@ impl App {
         let Some(Popup::Detail(detail)) = &self.popup else { return None };
         detail.watch.as_ref()?;
         // An ask cancelled (Ctrl-x, a profile switch) never reports: it counts as done.
-        let asking =
-            self.tab().watch.in_flight.and_then(|id| self.executor.state(id)).is_some_and(client::CallState::is_active);
+        let asking = self
+            .tab()
+            .watch
+            .in_flight
+            .iter()
+            .any(|id| self.executor.state(*id).is_some_and(client::CallState::is_active));
         (!asking && self.tab().available).then(|| detail.subject.clone().unwrap_or_default())
     }
 
-    /// Asks again for what the open view shows, when it is due.
+    /// Whether the open view is a market filled by its own asks: nothing fetched it before it
+    /// opened, so its first ask goes at once.
+    fn watch_fills_view(&self) -> bool {
+        matches!(&self.popup, Some(Popup::Detail(detail)) if detail.market.is_some())
+    }
+
+    /// Asks again for what the open view shows, when it is due: each of its operations at
+    /// once, on a slot of its own, so a slow one never holds the others back.
     pub(super) fn poll_watch(&mut self, now: Instant) {
         let Some(subject) = self.watched() else { return };
         if self.tab().watch.subject.as_ref() != Some(&subject) {
-            self.tabs[self.active].watch = WatchState { subject: Some(subject), last_poll: Some(now), in_flight: None };
-            return;
+            let fresh = self.watch_fills_view();
+            self.tabs[self.active].watch = WatchState {
+                subject: Some(subject.clone()),
+                last_poll: (!fresh).then_some(now),
+                in_flight: Vec::new(),
+            };
+            if !fresh {
+                return;
+            }
         }
         if self.tab().watch.last_poll.is_some_and(|at| at + self.tail_every > now) {
             return;
         }
         let Some(Popup::Detail(detail)) = &self.popup else { return };
-        let Some((name, values)) = detail.watch.clone() else { return };
+        let asks: Vec<(&'static str, Vec<(String, String)>)> =
+            detail.watch.iter().chain(&detail.watch_also).cloned().collect();
         let tab_index = self.active;
-        let tab = self.tab();
-        let Some(op) = tab.service.operation(name) else { return };
-        let values: Values = values.into_iter().collect();
-        match client::build(op, &values, None, &tab.target) {
-            Ok(request) => {
-                let slot = format!("{}/watch", tab.service);
-                let credentials = tab.target.credentials.clone();
-                let id = self.executor.submit(op.full_name(), request, credentials, Some(slot));
-                self.tabs[tab_index].watch.in_flight = Some(id);
-                self.tabs[tab_index].watch.last_poll = Some(now);
-                self.purposes.insert(id, (Purpose::Watch { tab: tab_index, op }, Instant::now()));
-            }
-            Err(e) => {
-                if let Some(Popup::Detail(detail)) = self.popup.as_mut() {
-                    detail.watch = None;
+        self.tabs[tab_index].watch.last_poll = Some(now);
+        self.tabs[tab_index].watch.in_flight.clear();
+        for (index, (name, values)) in asks.into_iter().enumerate() {
+            let tab = self.tab();
+            let Some(op) = tab.service.operation(name) else { continue };
+            let values: Values = values.into_iter().collect();
+            match client::build(op, &values, None, &tab.target) {
+                Ok(request) => {
+                    let slot = format!("{}/watch/{index}", tab.service);
+                    let credentials = tab.target.credentials.clone();
+                    let id = self.executor.submit(op.full_name(), request, credentials, Some(slot));
+                    self.tabs[tab_index].watch.in_flight.push(id);
+                    let purpose = Purpose::Watch { tab: tab_index, op, subject: subject.clone() };
+                    self.purposes.insert(id, (purpose, Instant::now()));
                 }
-                self.error(format!("the view stopped asking again: {}: {e}", op.full_name()));
+                Err(e) => {
+                    if let Some(Popup::Detail(detail)) = self.popup.as_mut() {
+                        detail.watch = None;
+                    }
+                    return self.error(format!("the view stopped asking again: {}: {e}", op.full_name()));
+                }
             }
         }
     }
 
     /// An ask of the open view came back: the view shows the answer in place (the row chosen,
     /// the scroll and a question being answered stay), if it is still open on the same thing.
+    /// A market takes each answer as a part of its picture: the view asked for it, by subject.
     pub(super) fn on_watch_answer(
         &mut self,
         tab: usize,
         op: &'static Operation,
+        subject: &str,
         result: Result<client::Response, Arc<CallError>>,
     ) {
-        self.tabs[tab].watch.in_flight = None;
         match result {
             Ok(response) => {
-                let body: Option<Value> = serde_json::from_slice(&response.body).ok();
-                let Some(detail) = body.and_then(|body| services::detail(op, &body)) else { return };
+                let Some(body) = serde_json::from_slice::<Value>(&response.body).ok() else { return };
                 if tab != self.active {
                     return;
                 }
-                if let Some(Popup::Detail(open)) = self.popup.as_mut() {
-                    if open.same_subject(&detail) {
-                        open.refresh_from(detail.clone());
-                        self.tabs[tab].detail = Some(detail);
+                let Some(Popup::Detail(open)) = self.popup.as_mut() else { return };
+                // A market takes each answer as a part of its picture, if still open on it.
+                if open.market.is_some() {
+                    let Some(part) = services::console(op.service).market(op, &body) else { return };
+                    if let (Some(market), true) = (open.market.as_mut(), open.subject.as_deref() == Some(subject)) {
+                        market.merge(part);
+                        self.tabs[tab].detail = Some(open.clone());
                     }
+                    return;
+                }
+                let Some(detail) = services::detail(op, &body) else { return };
+                if open.same_subject(&detail) {
+                    open.refresh_from(detail.clone());
+                    self.tabs[tab].detail = Some(detail);
                 }
             }
             Err(error) => self.error_on(tab, format!("{}: {error} (the view keeps asking)", op.full_name())),

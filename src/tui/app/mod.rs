@@ -122,7 +122,9 @@ enum Purpose {
     /// A tail poll of the first page of the list in view: its new rows go on top.
     Tail { tab: usize, op: &'static Operation },
     /// The open view asking again for what it shows (a tracker moving, a batch being bought).
-    Watch { tab: usize, op: &'static Operation },
+    Watch { tab: usize, op: &'static Operation, subject: String },
+    /// Something an open form needs to know (a product's increments), kept under `key`.
+    Lookup { tab: usize, key: String },
 }
 
 pub struct App {
@@ -399,7 +401,8 @@ impl App {
             (true, _) => Some(now + IN_FLIGHT_REDRAW),
         };
         let watch = self.watched().map(|subject| match self.tab().watch.last_poll {
-            // A view newly open: the tick notes it, and its first ask waits a whole interval.
+            // A view newly open: the tick notes it, and its first ask waits a whole interval
+            // (a market, which nothing fetched yet, asks at once).
             _ if self.tab().watch.subject.as_ref() != Some(&subject) => now,
             Some(at) => (at + self.tail_every).max(now),
             None => now,
