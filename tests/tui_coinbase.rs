@@ -270,7 +270,10 @@ async fn the_order_form_refuses_a_price_off_the_increment_and_says_the_cost_and_
     assert_eq!(popup_title(&h), "form orders_create", "nothing sent:\n{}", h.screen());
     let screen = h.screen();
     let price_line = line_of(&screen, "✗");
-    assert!(price_line.contains("price") && price_line.contains("finer than BTC-USD's price step 0.01 USD"), "{screen}");
+    assert!(
+        price_line.contains("price") && price_line.contains("finer than BTC-USD's price step 0.01 USD"),
+        "{screen}"
+    );
     assert!(screen.contains("fix the marked fields; nothing was sent"), "{screen}");
     assert!(state.lock().unwrap().placed.is_empty(), "nothing reached the exchange");
 

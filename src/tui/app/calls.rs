@@ -445,7 +445,10 @@ impl App {
         let Some(recorder) = &self.history else { return };
         let (tab, op, values) = match purpose {
             // Polls repeat the list every few seconds: they would bury every call the user made.
-            Purpose::List { recorded: false, .. } | Purpose::Tail { .. } | Purpose::Watch { .. } | Purpose::Lookup { .. } => {
+            Purpose::List { recorded: false, .. }
+            | Purpose::Tail { .. }
+            | Purpose::Watch { .. }
+            | Purpose::Lookup { .. } => {
                 return;
             }
             Purpose::List { tab, op, values, .. } | Purpose::Operation { tab, op, values, .. } => (*tab, *op, values),

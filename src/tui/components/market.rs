@@ -138,10 +138,10 @@ impl Market {
     }
 
     fn render_ladder(&self, frame: &mut Frame, area: Rect, theme: &Theme) {
-        let block = Block::default().borders(Borders::ALL).border_style(theme.border).title(Span::styled(
-            format!(" order book{} ", if self.updates > 0 { " ●" } else { "" }),
-            theme.title,
-        ));
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_style(theme.border)
+            .title(Span::styled(format!(" order book{} ", if self.updates > 0 { " ●" } else { "" }), theme.title));
         let inner = block.inner(area);
         frame.render_widget(block, area);
         let (Some(bids), Some(asks)) = (&self.bids, &self.asks) else {
@@ -168,11 +168,10 @@ impl Market {
 
     fn render_candles(&self, frame: &mut Frame, area: Rect, theme: &Theme) {
         let span = if self.candle_span.is_empty() { String::new() } else { format!(" {}", inert(&self.candle_span)) };
-        let block =
-            Block::default().borders(Borders::ALL).border_style(theme.border).title(Span::styled(
-                format!(" candles{span} "),
-                theme.title,
-            ));
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_style(theme.border)
+            .title(Span::styled(format!(" candles{span} "), theme.title));
         let inner = block.inner(area);
         frame.render_widget(block, area);
         let Some(candles) = self.candles.as_ref().filter(|c| !c.is_empty()) else {
@@ -212,7 +211,10 @@ impl Market {
         if area.height < 3 {
             return;
         }
-        let block = Block::default().borders(Borders::ALL).border_style(theme.border).title(Span::styled(" trades ", theme.title));
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_style(theme.border)
+            .title(Span::styled(" trades ", theme.title));
         let inner = block.inner(area);
         frame.render_widget(block, area);
         let Some(tape) = &self.tape else {
@@ -280,7 +282,12 @@ pub fn ladder_rows(bids: &[Level], asks: &[Level], depth: usize, bar_room: usize
         if deepest <= 0.0 {
             return 0;
         }
-        #[expect(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_precision_loss, reason = "a bar of a few columns")]
+        #[expect(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            clippy::cast_precision_loss,
+            reason = "a bar of a few columns"
+        )]
         let columns = (total / deepest * bar_room as f64).round() as usize;
         columns.max(usize::from(total > 0.0)).min(bar_room)
     };
@@ -425,7 +432,10 @@ mod tests {
     fn merging_keeps_what_the_newer_part_lacks() {
         let mut market = Market { facts: vec![("price".into(), "1".into(), None)], ..Market::default() };
         market.merge(Market { bids: Some(vec![level(1.0, 1.0)]), asks: Some(vec![]), ..Market::default() });
-        market.merge(Market { facts: vec![("price".into(), "2".into(), None), ("24h".into(), "+1 %".into(), None)], ..Market::default() });
+        market.merge(Market {
+            facts: vec![("price".into(), "2".into(), None), ("24h".into(), "+1 %".into(), None)],
+            ..Market::default()
+        });
         assert_eq!(market.facts.len(), 2);
         assert_eq!(market.facts[0].1, "2");
         assert!(market.bids.is_some(), "the book stays when the ticker answers");
@@ -443,13 +453,20 @@ mod tests {
             bids: Some(vec![level(99.0, 1.0)]),
             asks: Some(vec![level(101.0, 2.0)]),
             candles: Some(candles),
-            tape: Some(vec![Print { time: "12:00:01".into(), price: "100.00".into(), size: "0.5".into(), mark: "▲ buy".into(), tone: None }]),
+            tape: Some(vec![Print {
+                time: "12:00:01".into(),
+                price: "100.00".into(),
+                size: "0.5".into(),
+                mark: "▲ buy".into(),
+                tone: None,
+            }]),
             ..Market::default()
         };
         let mut terminal = Terminal::new(TestBackend::new(100, 24)).unwrap();
         terminal.draw(|f| market.render(f, f.area(), &Theme::dark())).unwrap();
         let buffer = terminal.backend().buffer();
-        let text: String = (0..24).map(|y| (0..100).map(|x| buffer[(x, y)].symbol()).collect::<String>() + "\n").collect();
+        let text: String =
+            (0..24).map(|y| (0..100).map(|x| buffer[(x, y)].symbol()).collect::<String>() + "\n").collect();
         assert!(text.contains('█') && text.contains('│'), "candles:\n{text}");
         assert!(text.contains("spread 2.00"), "{text}");
         assert!(text.contains("12␛[2J") && !text.contains('\x1b'), "{text}");

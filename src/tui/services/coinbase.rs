@@ -126,9 +126,18 @@ pub fn layout(op: &Operation) -> Option<Layout> {
             "created_at",
             "id",
         ],
-        "fills_list" => {
-            &["created_at", "product_id", "side", "price", "size", "fee", "liquidity", "settled", "order_id", "trade_id"]
-        }
+        "fills_list" => &[
+            "created_at",
+            "product_id",
+            "side",
+            "price",
+            "size",
+            "fee",
+            "liquidity",
+            "settled",
+            "order_id",
+            "trade_id",
+        ],
         "products_list" => &[
             "id",
             "status",
@@ -182,7 +191,9 @@ pub fn cell(record: Item<'_>, column: &Column) -> Option<String> {
             let details = member("details")?;
             Some(details_text(&details))
         }
-        "created_at" | "updated_at" | "completed_at" | "time" => record.get(name.as_str())?.as_str().map(|t| short_time(&t)),
+        "created_at" | "updated_at" | "completed_at" | "time" => {
+            record.get(name.as_str())?.as_str().map(|t| short_time(&t))
+        }
         _ => None,
     }
 }
@@ -298,7 +309,8 @@ pub fn market_view(product: &Value) -> Detail {
         ],
     };
     let mut facts = vec![fact("product", id.clone())];
-    for (label, key) in [("price step", "quote_increment"), ("size step", "base_increment"), ("min funds", "min_market_funds")]
+    for (label, key) in
+        [("price step", "quote_increment"), ("size step", "base_increment"), ("min funds", "min_market_funds")]
     {
         if let Some(value) = product.get(key).filter(|v| !v.is_null()) {
             facts.push(fact(label, text(Some(value))));
@@ -316,10 +328,7 @@ pub fn market_view(product: &Value) -> Detail {
         watch_also: vec![
             ("products_get_ticker", with_id()),
             ("products_get_stats", with_id()),
-            (
-                "products_get_candles",
-                vec![("product_id".into(), id.clone()), ("granularity".into(), "60".into())],
-            ),
+            ("products_get_candles", vec![("product_id".into(), id.clone()), ("granularity".into(), "60".into())]),
             ("products_get_trades", vec![("product_id".into(), id.clone()), ("limit".into(), TAPE.into())]),
         ],
         commands: vec![
@@ -452,8 +461,16 @@ pub fn account_detail(account: &Value) -> Detail {
             fact("id", id.clone()),
         ],
         commands: vec![
-            DetailKey { key: 'h', label: "holds", command: DetailCommand::Open { op: "accounts_get_holds", values: with_id() } },
-            DetailKey { key: 'l', label: "ledger", command: DetailCommand::Open { op: "accounts_get_ledger", values: with_id() } },
+            DetailKey {
+                key: 'h',
+                label: "holds",
+                command: DetailCommand::Open { op: "accounts_get_holds", values: with_id() },
+            },
+            DetailKey {
+                key: 'l',
+                label: "ledger",
+                command: DetailCommand::Open { op: "accounts_get_ledger", values: with_id() },
+            },
         ],
         record: Some(account.clone()),
         ..Detail::default()
@@ -508,7 +525,11 @@ pub fn order_detail(order: &Value) -> Detail {
         if !product.is_empty() {
             values.push(("product_id".to_owned(), product.clone()));
         }
-        commands.push(DetailKey { key: 'c', label: "cancel", command: DetailCommand::Send { op: "orders_cancel", values } });
+        commands.push(DetailKey {
+            key: 'c',
+            label: "cancel",
+            command: DetailCommand::Send { op: "orders_cancel", values },
+        });
     }
     if !product.is_empty() {
         let values = vec![("product_id".to_owned(), product.clone())];
@@ -581,7 +602,9 @@ pub fn cancel_all_effect(values: &Values, seen: Option<&Seen>) -> String {
         .iter()
         .filter(|o| o.get("status").and_then(Value::as_str).is_some_and(is_open))
         .filter(|o| {
-            product.is_none_or(|p| o.get("product_id").and_then(Value::as_str).is_some_and(|id| id.eq_ignore_ascii_case(p)))
+            product.is_none_or(|p| {
+                o.get("product_id").and_then(Value::as_str).is_some_and(|id| id.eq_ignore_ascii_case(p))
+            })
         })
         .count();
     let orders = crate::format::plural_with(count, "open order", "open orders");
@@ -716,7 +739,12 @@ pub fn order_problems(values: &Values, known: &dyn Fn(&str) -> Option<Value>) ->
         if let Some((field, amount)) = notional.filter(|(_, amount)| *amount > Decimal::ZERO && *amount < minimum) {
             problems.push((
                 field,
-                format!("{} {quote} is under {}'s minimum of {} {quote}", amount.normalize(), product.id, minimum.normalize()),
+                format!(
+                    "{} {quote} is under {}'s minimum of {} {quote}",
+                    amount.normalize(),
+                    product.id,
+                    minimum.normalize()
+                ),
             ));
         }
     }
@@ -756,7 +784,12 @@ pub fn order_estimate(values: &Values, known: &dyn Fn(&str) -> Option<Value>) ->
         ("buy", "limit" | "stop") => {
             let (Some(price), Some(size)) = (price, size) else { return Estimate { lines } };
             let cost = price * size;
-            lines.push(format!("estimated cost: {} {base} × {} = {} {quote}", size.normalize(), amount(price), amount(cost)));
+            lines.push(format!(
+                "estimated cost: {} {base} × {} = {} {quote}",
+                size.normalize(),
+                amount(price),
+                amount(cost)
+            ));
             match taker_fee(known) {
                 Ok(rate) => {
                     let hold = cost * (Decimal::ONE + rate);
@@ -803,7 +836,8 @@ pub fn order_notes(values: &Values, known: &dyn Fn(&str) -> Option<Value>) -> Ve
     match product_of(values, known) {
         Ok(p) => {
             let step = |d: Option<Decimal>| d.map_or_else(|| "unknown".to_owned(), |d| d.normalize().to_string());
-            let minimum = p.min_market_funds.map(|m| format!(", at least {} {}", m.normalize(), p.quote)).unwrap_or_default();
+            let minimum =
+                p.min_market_funds.map(|m| format!(", at least {} {}", m.normalize(), p.quote)).unwrap_or_default();
             notes.push(format!(
                 "{}: price in steps of {} {}, size in steps of {} {}{minimum}",
                 p.id,
