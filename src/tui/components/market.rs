@@ -14,7 +14,6 @@ use unicode_width::UnicodeWidthStr;
 
 use crate::inert::inert;
 use crate::table::truncate_to_width;
-use crate::tui::components::detail::Tone;
 use crate::tui::theme::Theme;
 
 /// One price level of a book: the price and size as the server wrote them, and as numbers for
@@ -27,6 +26,22 @@ pub struct Level {
     pub size_text: String,
     /// How many orders rest at the level, when the server says.
     pub orders: Option<u64>,
+}
+
+/// Which way something went, coloured by the theme: up (a buy taking, a price risen) or down.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Move {
+    Up,
+    Down,
+}
+
+impl Move {
+    fn style(self, theme: &Theme) -> Style {
+        match self {
+            Move::Up => theme.success,
+            Move::Down => theme.error,
+        }
+    }
 }
 
 /// One bucket of prices over a time span.
@@ -49,14 +64,14 @@ pub struct Print {
     pub size: String,
     /// `▲ buy` or `▼ sell`: who took, as the service reads its wire.
     pub mark: String,
-    pub tone: Option<Tone>,
+    pub tone: Option<Move>,
 }
 
 /// What a market view shows. Each part is `None` until an answer gives it.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Market {
     /// Live facts (last price, 24-hour change, bid and ask), merged by label.
-    pub facts: Vec<(String, String, Option<Tone>)>,
+    pub facts: Vec<(String, String, Option<Move>)>,
     /// Best bid first.
     pub bids: Option<Vec<Level>>,
     /// Best ask first.

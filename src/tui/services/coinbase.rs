@@ -18,7 +18,7 @@ use crate::format::{decimal, money_text, short_time};
 use crate::json_index::Item;
 use crate::table::{Column, Layout};
 use crate::tui::components::detail::{fact, text, Detail, DetailCommand, DetailKey, Tone};
-use crate::tui::components::market::{Candle, Level, Market, Print};
+use crate::tui::components::market::{Candle, Level, Market, Move, Print};
 use crate::tui::services::{Lookup, RowAction, Seen, ServiceConsole};
 
 pub struct Coinbase;
@@ -358,18 +358,18 @@ pub fn market_part(op: &str, body: &Value) -> Option<Market> {
         }
         "products_get_ticker" => {
             market.facts = vec![
-                fact("last", money_or_text(body.get("price"))),
-                fact("bid", money_or_text(body.get("bid"))),
-                fact("ask", money_or_text(body.get("ask"))),
-                fact("volume", text(body.get("volume"))),
+                live("last", money_or_text(body.get("price"))),
+                live("bid", money_or_text(body.get("bid"))),
+                live("ask", money_or_text(body.get("ask"))),
+                live("volume", text(body.get("volume"))),
             ];
         }
         "products_get_stats" => {
             let (change, tone) = change_24h(body);
             market.facts = vec![
                 ("24h".to_owned(), change, tone),
-                fact("24h high", money_or_text(body.get("high"))),
-                fact("24h low", money_or_text(body.get("low"))),
+                live("24h high", money_or_text(body.get("high"))),
+                live("24h low", money_or_text(body.get("low"))),
             ];
         }
         _ => return None,
@@ -379,7 +379,7 @@ pub fn market_part(op: &str, body: &Value) -> Option<Market> {
 
 /// The 24-hour change from the stats' open and last: `+1.23 % (+12.34)`, toned by its sign;
 /// `unknown` when either is missing or the open is zero.
-pub fn change_24h(stats: &Value) -> (String, Option<Tone>) {
+pub fn change_24h(stats: &Value) -> (String, Option<Move>) {
     let number = |key: &str| stats.get(key).and_then(Value::as_str).and_then(decimal);
     let (Some(open), Some(last)) = (number("open"), number("last")) else { return ("unknown".into(), None) };
     if open.is_zero() {
@@ -389,8 +389,8 @@ pub fn change_24h(stats: &Value) -> (String, Option<Tone>) {
     let percent = (change / open * Decimal::ONE_HUNDRED).round_dp(2);
     let sign = if change.is_sign_negative() && !change.is_zero() { "" } else { "+" };
     let tone = match change.cmp(&Decimal::ZERO) {
-        std::cmp::Ordering::Greater => Some(Tone::Good),
-        std::cmp::Ordering::Less => Some(Tone::Bad),
+        std::cmp::Ordering::Greater => Some(Move::Up),
+        std::cmp::Ordering::Less => Some(Move::Down),
         std::cmp::Ordering::Equal => None,
     };
     let amount = money_text(&change.normalize().to_string()).unwrap_or_else(|| change.to_string());
@@ -438,8 +438,8 @@ fn print(trade: &Value) -> Print {
     let time = text(trade.get("time"));
     let clock = time.get(11..19).filter(|_| time.get(10..11) == Some("T")).map_or(time.clone(), str::to_owned);
     let (mark, tone) = match trade.get("side").and_then(Value::as_str) {
-        Some("buy") => ("▼ sell".to_owned(), Some(Tone::Bad)),
-        Some("sell") => ("▲ buy".to_owned(), Some(Tone::Good)),
+        Some("buy") => ("▼ sell".to_owned(), Some(Move::Down)),
+        Some("sell") => ("▲ buy".to_owned(), Some(Move::Up)),
         other => (other.unwrap_or_default().to_owned(), None),
     };
     Print { time: clock, price: money_or_text(trade.get("price")), size: text(trade.get("size")), mark, tone }
@@ -871,6 +871,11 @@ pub fn order_lookups(values: &Values, known: &dyn Fn(&str) -> Option<Value>) -> 
 
 // ---------------------------------------------------------------------------------------------
 // Small helpers
+
+/// A live fact of a market, with no direction.
+fn live(label: &str, value: String) -> (String, String, Option<Move>) {
+    (label.to_owned(), value, None)
+}
 
 fn money_or_text(value: Option<&Value>) -> String {
     value.and_then(crate::format::money).unwrap_or_else(|| text(value))

@@ -115,9 +115,9 @@ fn the_market_parts_read_the_wire() {
     );
     let (change, tone) =
         change_24h(&json!({"open": "100", "last": "102.5", "high": "103", "low": "99", "volume": "1"}));
-    assert_eq!((change.as_str(), tone), ("+2.50 % (+2.50)", Some(Tone::Good)));
+    assert_eq!((change.as_str(), tone), ("+2.50 % (+2.50)", Some(Move::Up)));
     let (change, tone) = change_24h(&json!({"open": "200", "last": "150"}));
-    assert_eq!((change.as_str(), tone), ("-25.00 % (-50.00)", Some(Tone::Bad)));
+    assert_eq!((change.as_str(), tone), ("-25.00 % (-50.00)", Some(Move::Down)));
     assert_eq!(change_24h(&json!({"open": "0", "last": "1"})).0, "unknown");
 }
 
