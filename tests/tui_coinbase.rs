@@ -124,8 +124,9 @@ fn fake(state: Shared) -> Router {
         )
         .route(
             "/products/{id}/stats",
-            get(|| async {
-                Json(json!({"open": "99.00", "high": "102.00", "low": "98.00", "last": "101.50",
+            get(|Path(id): Path<String>| async move {
+                let (open, last) = if id == "ETH-USD" { ("20.00", "19.80") } else { ("99.00", "101.50") };
+                Json(json!({"open": open, "high": "102.00", "low": "98.00", "last": last,
                     "volume": "5000.1", "volume_30day": "100000"}))
             }),
         )
@@ -218,9 +219,12 @@ async fn a_products_market_shows_price_and_24h_change_and_its_ladder_moves_while
     assert!(screen.contains("● live"), "{screen}");
     let asks_before = state.lock().unwrap().book_asks;
 
-    // Time passes: the view asks again and the ladder moves (the best bid climbed a cent).
+    // Time passes: the view asks again and the ladder moves (the best bid climbed a cent); the
+    // board of markets has the other products' prices and changes too.
     time_passes(&mut h, &mut at).await;
     let screen = h.screen();
+    let board = line_of(&screen, "markets ");
+    assert!(board.contains("BTC-USD 101.50 +2.53 %") && board.contains("ETH-USD 19.80 -1.00 %"), "{screen}");
     assert!(state.lock().unwrap().book_asks > asks_before, "the book was asked again");
     assert!(screen.contains("100.02") && !screen.contains("100.01"), "the ladder moved:\n{screen}");
     assert!(screen.contains("spread 1.48"), "{screen}");

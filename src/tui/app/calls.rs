@@ -177,7 +177,9 @@ impl App {
                 }
             }
             Purpose::Tail { tab, op } => self.on_tail_page(tab, op, delivered.result),
-            Purpose::Watch { tab, op, subject } => self.on_watch_answer(tab, op, &subject, delivered.result),
+            Purpose::Watch { tab, op, subject, values } => {
+                self.on_watch_answer(tab, op, (&subject, &values), delivered.result);
+            }
             Purpose::Lookup { tab, key } => self.on_lookup(tab, key, delivered.result),
             Purpose::Operation { tab, op, values, request } => match delivered.result {
                 Ok(response) => {

@@ -327,8 +327,7 @@ impl App {
             return;
         }
         let Some(Popup::Detail(detail)) = &self.popup else { return };
-        let asks: Vec<(&'static str, Vec<(String, String)>)> =
-            detail.watch.iter().chain(&detail.watch_also).cloned().collect();
+        let asks = detail.asks();
         let tab_index = self.active;
         self.tabs[tab_index].watch.last_poll = Some(now);
         self.tabs[tab_index].watch.in_flight.clear();
@@ -338,11 +337,12 @@ impl App {
             let values: Values = values.into_iter().collect();
             match client::build(op, &values, None, &tab.target) {
                 Ok(request) => {
+                    // The slot is the ask's own (a board row keeps its slot while rows stay).
                     let slot = format!("{}/watch/{index}", tab.service);
                     let credentials = tab.target.credentials.clone();
                     let id = self.executor.submit(op.full_name(), request, credentials, Some(slot));
                     self.tabs[tab_index].watch.in_flight.push(id);
-                    let purpose = Purpose::Watch { tab: tab_index, op, subject: subject.clone() };
+                    let purpose = Purpose::Watch { tab: tab_index, op, subject: subject.clone(), values };
                     self.purposes.insert(id, (purpose, Instant::now()));
                 }
                 Err(e) => {
@@ -362,7 +362,7 @@ impl App {
         &mut self,
         tab: usize,
         op: &'static Operation,
-        subject: &str,
+        (subject, values): (&str, &Values),
         result: Result<client::Response, Arc<CallError>>,
     ) {
         match result {
@@ -374,7 +374,7 @@ impl App {
                 let Some(Popup::Detail(open)) = self.popup.as_mut() else { return };
                 // A market takes each answer as a part of its picture, if still open on it.
                 if open.market.is_some() {
-                    let Some(part) = services::console(op.service).market(op, &body) else { return };
+                    let Some(part) = services::console(op.service).market(op, values, &body) else { return };
                     if let (Some(market), true) = (open.market.as_mut(), open.subject.as_deref() == Some(subject)) {
                         market.merge(part);
                         self.tabs[tab].detail = Some(open.clone());

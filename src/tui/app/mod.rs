@@ -122,7 +122,7 @@ enum Purpose {
     /// A tail poll of the first page of the list in view: its new rows go on top.
     Tail { tab: usize, op: &'static Operation },
     /// The open view asking again for what it shows (a tracker moving, a batch being bought).
-    Watch { tab: usize, op: &'static Operation, subject: String },
+    Watch { tab: usize, op: &'static Operation, subject: String, values: Values },
     /// Something an open form needs to know (a product's increments), kept under `key`.
     Lookup { tab: usize, key: String },
 }

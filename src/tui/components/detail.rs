@@ -266,6 +266,16 @@ impl Detail {
         }
     }
 
+    /// What the view asks again for, each time it does: [`Detail::watch`], the others, and a
+    /// market's board rows.
+    pub fn asks(&self) -> Vec<(&'static str, Vec<(String, String)>)> {
+        let mut asks: Vec<_> = self.watch.iter().chain(&self.watch_also).cloned().collect();
+        if let Some(market) = &self.market {
+            asks.extend(market.board_asks());
+        }
+        asks
+    }
+
     /// Takes `newer` (a fresher answer about the same thing) in place, keeping where the user
     /// was: the selected row, the scroll and a question being answered.
     pub fn refresh_from(&mut self, newer: Detail) {

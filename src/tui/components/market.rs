@@ -84,7 +84,31 @@ pub struct Market {
     pub tape: Option<Vec<Print>>,
     /// How many answers the view has taken in, so a person sees it move.
     pub updates: u64,
+    /// The instrument the view is about (`BTC-USD`): a board answer about it also fills the
+    /// facts.
+    pub focus: String,
+    /// Every instrument of the market with its last price and change, in the order listed.
+    pub board: Vec<BoardRow>,
+    /// The operation and parameter that ask for one board row (a product's 24-hour stats by
+    /// its id), asked for each row but the focus while the view is open.
+    pub board_ask: Option<(&'static str, &'static str)>,
+    /// The operation that lists the board's instruments, asked while the board is empty.
+    pub board_list: Option<&'static str>,
+    /// This part is about this board row: its facts fill the view only when it is the focus.
+    pub about: Option<BoardRow>,
 }
+
+/// One instrument of the board: its id, last price and change (empty until known).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BoardRow {
+    pub id: String,
+    pub last: String,
+    pub change: String,
+    pub tone: Option<Move>,
+}
+
+/// How many other instruments a board asks about on each refresh (each is one request).
+pub const BOARD_ASKS: usize = 6;
 
 /// One line of the ladder: asks above the spread (highest first), bids below (best first).
 #[derive(Clone, Debug, PartialEq)]
@@ -98,6 +122,28 @@ impl Market {
     /// Takes in a newer answer: each part it has replaces the one shown; facts replace those of
     /// the same label and the others stay.
     pub fn merge(&mut self, newer: Market) {
+        if !newer.board.is_empty() {
+            // A new listing keeps the prices already known of the rows it lists again.
+            // The focus first, then the first few others as listed: each is asked about.
+            let old = std::mem::take(&mut self.board);
+            let (focus, others): (Vec<BoardRow>, Vec<BoardRow>) =
+                newer.board.into_iter().partition(|row| row.id == self.focus);
+            self.board = focus
+                .into_iter()
+                .chain(others.into_iter().take(BOARD_ASKS))
+                .map(|row| old.iter().find(|o| o.id == row.id).cloned().unwrap_or(row))
+                .collect();
+        }
+        if let Some(about) = &newer.about {
+            match self.board.iter_mut().find(|r| r.id == about.id) {
+                Some(row) => *row = about.clone(),
+                None => self.board.push(about.clone()),
+            }
+            if about.id != self.focus {
+                self.updates += 1;
+                return;
+            }
+        }
         for (label, value, tone) in newer.facts {
             match self.facts.iter_mut().find(|(l, ..)| *l == label) {
                 Some(fact) => *fact = (label, value, tone),
@@ -120,6 +166,20 @@ impl Market {
         self.updates += 1;
     }
 
+    /// The asks of the board: one per row but the focus, at most [`BOARD_ASKS`].
+    pub fn board_asks(&self) -> Vec<(&'static str, Vec<(String, String)>)> {
+        if let (Some(list), true) = (self.board_list, self.board.iter().all(|row| row.id == self.focus)) {
+            return vec![(list, Vec::new())];
+        }
+        let Some((op, param)) = self.board_ask else { return Vec::new() };
+        self.board
+            .iter()
+            .filter(|row| row.id != self.focus)
+            .take(BOARD_ASKS)
+            .map(|row| (op, vec![(param.to_owned(), row.id.clone())]))
+            .collect()
+    }
+
     /// The best ask less the best bid, with the text of each, when both sides have a level.
     pub fn spread(&self) -> Option<f64> {
         let bid = self.bids.as_ref()?.first()?;
@@ -139,7 +199,11 @@ impl Market {
         }
         let head = Rect { height: 1, ..area };
         frame.render_widget(Paragraph::new(Line::from(facts)), head);
-        let body = Rect { y: area.y + 1, height: area.height - 1, ..area };
+        let mut body = Rect { y: area.y + 1, height: area.height - 1, ..area };
+        if !self.board.is_empty() && body.height > 6 {
+            frame.render_widget(Paragraph::new(self.board_line(theme)), Rect { height: 1, ..body });
+            body = Rect { y: body.y + 1, height: body.height - 1, ..body };
+        }
         // The ladder on the left, candles over the tape on the right.
         let ladder_width = (body.width * 2 / 5).clamp(body.width.min(24), body.width.min(48));
         let ladder = Rect { width: ladder_width, ..body };
@@ -150,6 +214,23 @@ impl Market {
         self.render_ladder(frame, ladder, theme);
         self.render_candles(frame, chart, theme);
         self.render_tape(frame, tape, theme);
+    }
+
+    /// The board on one line: each instrument, its last price and change; the focus marked.
+    fn board_line(&self, theme: &Theme) -> Line<'static> {
+        let mut spans = vec![Span::styled("markets ", theme.muted)];
+        for row in &self.board {
+            let id_style = if row.id == self.focus { theme.selection } else { theme.title };
+            spans.push(Span::styled(format!("{} ", truncate_to_width(&inert(&row.id), 16)), id_style));
+            let last = if row.last.is_empty() { "…" } else { row.last.as_str() };
+            spans.push(Span::styled(format!("{} ", truncate_to_width(&inert(last), 16)), theme.text));
+            spans.push(Span::styled(
+                truncate_to_width(&inert(&row.change), 12),
+                row.tone.map_or(theme.muted, |t| t.style(theme)),
+            ));
+            spans.push(Span::raw("   "));
+        }
+        Line::from(spans)
     }
 
     fn render_ladder(&self, frame: &mut Frame, area: Rect, theme: &Theme) {
@@ -455,6 +536,33 @@ mod tests {
         assert_eq!(market.facts[0].1, "2");
         assert!(market.bids.is_some(), "the book stays when the ticker answers");
         assert_eq!(market.updates, 2);
+    }
+
+    #[test]
+    fn the_board_lists_the_focus_first_asks_about_the_others_and_fills_facts_only_for_the_focus() {
+        let row = |id: &str| BoardRow { id: id.into(), ..BoardRow::default() };
+        let mut market = Market {
+            focus: "B".into(),
+            board: vec![row("B")],
+            board_ask: Some(("stats", "id")),
+            board_list: Some("list"),
+            ..Market::default()
+        };
+        assert_eq!(market.board_asks(), vec![("list", vec![])], "an empty board asks for the list");
+        let many: Vec<BoardRow> = ["A", "B", "C", "D", "E", "F", "G", "H", "I"].iter().map(|id| row(id)).collect();
+        market.merge(Market { board: many, ..Market::default() });
+        let ids: Vec<&str> = market.board.iter().map(|r| r.id.as_str()).collect();
+        assert_eq!(ids, ["B", "A", "C", "D", "E", "F", "G"]);
+        assert_eq!(market.board_asks().len(), BOARD_ASKS);
+        assert!(market.board_asks().iter().all(|(op, values)| *op == "stats" && values[0].1 != "B"));
+        let about =
+            |id: &str| BoardRow { id: id.into(), last: "1".into(), change: "+1 %".into(), tone: Some(Move::Up) };
+        let fact = || vec![("24h".to_owned(), "+1 %".to_owned(), Some(Move::Up))];
+        market.merge(Market { about: Some(about("C")), facts: fact(), ..Market::default() });
+        assert!(market.facts.is_empty(), "another product's stats are no facts of the focus");
+        assert_eq!(market.board[2].last, "1");
+        market.merge(Market { about: Some(about("B")), facts: fact(), ..Market::default() });
+        assert_eq!(market.facts.len(), 1);
     }
 
     #[test]

@@ -18,7 +18,7 @@ use crate::format::{decimal, money_text, short_time};
 use crate::json_index::Item;
 use crate::table::{Column, Layout};
 use crate::tui::components::detail::{fact, text, Detail, DetailCommand, DetailKey, Tone};
-use crate::tui::components::market::{Candle, Level, Market, Move, Print};
+use crate::tui::components::market::{BoardRow, Candle, Level, Market, Move, Print};
 use crate::tui::services::{Lookup, RowAction, Seen, ServiceConsole};
 
 pub struct Coinbase;
@@ -68,8 +68,8 @@ impl ServiceConsole for Coinbase {
         }
     }
 
-    fn market(&self, op: &Operation, body: &Value) -> Option<Market> {
-        (op.service == Service::Coinbase).then(|| market_part(op.name, body)).flatten()
+    fn market(&self, op: &Operation, values: &Values, body: &Value) -> Option<Market> {
+        (op.service == Service::Coinbase).then(|| market_part(op.name, values, body)).flatten()
     }
 
     fn form_problems(
@@ -282,7 +282,7 @@ pub fn detail_for(op: &Operation, body: &Value) -> Option<Detail> {
             ..Detail::default()
         }),
         "products_get_order_book" => {
-            let market = market_part(op.name, body)?;
+            let market = market_part(op.name, &Values::new(), body)?;
             Some(Detail {
                 title: "order book".into(),
                 facts: vec![fact("sequence", text(body.get("sequence")))],
@@ -323,7 +323,14 @@ pub fn market_view(product: &Value) -> Detail {
         title: format!("{id} · market"),
         subject: Some(format!("market {id}")),
         facts,
-        market: Some(Box::new(Market { candle_span: "1 min".into(), ..Market::default() })),
+        market: Some(Box::new(Market {
+            candle_span: "1 min".into(),
+            focus: id.clone(),
+            board: vec![BoardRow { id: id.clone(), ..BoardRow::default() }],
+            board_ask: Some(("products_get_stats", "product_id")),
+            board_list: Some("products_list"),
+            ..Market::default()
+        })),
         watch: Some(("products_get_order_book", vec![("product_id".into(), id.clone()), ("level".into(), "2".into())])),
         watch_also: vec![
             ("products_get_ticker", with_id()),
@@ -341,9 +348,19 @@ pub fn market_view(product: &Value) -> Detail {
 }
 
 /// The part of a market an answer fills.
-pub fn market_part(op: &str, body: &Value) -> Option<Market> {
+pub fn market_part(op: &str, values: &Values, body: &Value) -> Option<Market> {
     let mut market = Market::default();
     match op {
+        "products_list" => {
+            let online = |p: &&Value| p.get("status").and_then(Value::as_str).is_none_or(|s| s == "online");
+            market.board = body
+                .as_array()?
+                .iter()
+                .filter(online)
+                .filter_map(|p| p.get("id").and_then(Value::as_str))
+                .map(|id| BoardRow { id: id.to_owned(), ..BoardRow::default() })
+                .collect();
+        }
         "products_get_order_book" => {
             market.bids = Some(levels(body.get("bids")));
             market.asks = Some(levels(body.get("asks")));
@@ -366,6 +383,11 @@ pub fn market_part(op: &str, body: &Value) -> Option<Market> {
         }
         "products_get_stats" => {
             let (change, tone) = change_24h(body);
+            if let Some(id) = values.get("product_id") {
+                let percent = change.split(" (").next().unwrap_or_default().to_owned();
+                let last = money_or_text(body.get("last"));
+                market.about = Some(BoardRow { id: id.clone(), last, change: percent, tone });
+            }
             market.facts = vec![
                 ("24h".to_owned(), change, tone),
                 live("24h high", money_or_text(body.get("high"))),

@@ -96,18 +96,18 @@ fn cancel_all_names_the_product_and_counts_the_open_orders_seen() {
 fn the_market_parts_read_the_wire() {
     let book =
         json!({"sequence": 3, "bids": [["99.50", "1.5", 2]], "asks": [["100.50", "0.25", 1], ["101.00", "2", 3]]});
-    let part = market_part("products_get_order_book", &book).unwrap();
+    let part = market_part("products_get_order_book", &Values::new(), &book).unwrap();
     assert_eq!(part.asks.as_ref().unwrap().len(), 2);
     assert_eq!(part.bids.as_ref().unwrap()[0].price_text, "99.50");
     let candles = json!([
         [1584316800, 5236.01, 5346.05, 5346.03, 5245.17, 3728.6],
         [1584313200, 5346.03, 5388.43, 5356.47, 5346.03, 3242.8]
     ]);
-    let part = market_part("products_get_candles", &candles).unwrap();
+    let part = market_part("products_get_candles", &Values::new(), &candles).unwrap();
     let first = part.candles.unwrap()[0];
     assert!((first.open - 5346.03).abs() < 1e-9 && (first.low - 5236.01).abs() < 1e-9);
     let trades = json!([{"time": "2020-03-20T00:22:57.833897Z", "trade_id": 1, "price": "6268.48", "size": "0.1", "side": "buy"}]);
-    let tape = market_part("products_get_trades", &trades).unwrap().tape.unwrap();
+    let tape = market_part("products_get_trades", &Values::new(), &trades).unwrap().tape.unwrap();
     assert_eq!(
         (tape[0].time.as_str(), tape[0].mark.as_str()),
         ("00:22:57", "▼ sell"),

@@ -104,10 +104,10 @@ pub trait ServiceConsole: Sync {
         Vec::new()
     }
 
-    /// The part of a market view an answer of `op` fills (a book, candles, trades, a ticker),
-    /// when the view asked for it.
-    fn market(&self, op: &Operation, body: &Value) -> Option<Market> {
-        let _ = (op, body);
+    /// The part of a market view an answer of `op` asked with `values` fills (a book, candles,
+    /// trades, a ticker, a row of the board), when the view asked for it.
+    fn market(&self, op: &Operation, values: &Values, body: &Value) -> Option<Market> {
+        let _ = (op, values, body);
         None
     }
 
