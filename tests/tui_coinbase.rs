@@ -83,6 +83,26 @@ fn fake(state: Shared) -> Router {
                     "profile_id": "8058d771-2d88-4f0f-ab6e-299c153d4308", "trading_enabled": true}]))
             }),
         )
+        .route(
+            "/accounts/{id}/holds",
+            get(|| async {
+                Json(json!([{"id": "82dcd140-c3c7-4507-8de4-2c529cd1a28f", "account_id": "7fd0abc0-e5ad-4cbb-8d54-f2b3f43364da",
+                    "created_at": "2026-11-26T12:00:00.000Z", "updated_at": "2026-11-26T12:00:00.000Z",
+                    "amount": "50.3000000000000000", "type": "order", "ref": "e9625b04-fc66-4999-a876-543c3684d702"}]))
+            }),
+        )
+        .route(
+            "/accounts/{id}/ledger",
+            get(|| async {
+                let entry = |id: &str, amount: &str, balance: &str, kind: &str| {
+                    json!({"id": id, "created_at": "2026-11-26T12:00:01.000Z", "amount": amount, "balance": balance,
+                        "type": kind, "details": {"order_id": "e9625b04-fc66-4999-a876-543c3684d702",
+                        "trade_id": "74", "product_id": "BTC-USD"}})
+                };
+                Json(json!([entry("101", "-50.0000000000000000", "950.0000000000000000", "match"),
+                    entry("100", "-0.3000000000000000", "949.7000000000000000", "fee")]))
+            }),
+        )
         .route("/products", get(|| async { Json(Value::Array(products())) }))
         .route(
             "/products/{id}",
@@ -329,4 +349,25 @@ async fn cancel_all_names_the_product_and_the_open_orders_and_sends_only_when_co
     let cancels = state.lock().unwrap().cancel_alls.clone();
     assert_eq!(cancels.len(), 1, "{}", h.screen());
     assert_eq!(cancels[0].get("product_id").map(String::as_str), Some("BTC-USD"));
+}
+
+#[tokio::test]
+async fn an_account_drills_to_its_holds_and_its_ledger() {
+    let (mut h, _state) = coinbase("accounts").await;
+    let screen = h.screen();
+    let row = line_of(&screen, "USD ");
+    assert!(row.contains("1,000.00") && row.contains("949.70") && row.contains("50.30"), "{screen}");
+    h.keys("<Enter>");
+    assert_eq!(popup_title(&h), "USD account", "{}", h.screen());
+    assert!(h.screen().contains("h holds · l ledger"), "{}", h.screen());
+    h.keys("h");
+    h.settle().await;
+    let screen = h.screen();
+    assert!(screen.contains("e9625b04-fc66-4999-a876-543c3684d702") && screen.contains("50.30"), "{screen}");
+    h.keys("b");
+    h.keys("l");
+    h.settle().await;
+    let screen = h.screen();
+    let fee = line_of(&screen, "fee ");
+    assert!(fee.contains("-0.30") && fee.contains("949.70") && fee.contains("BTC-USD order e9625b04"), "{screen}");
 }

@@ -10,10 +10,10 @@
 //! asked for, and said to be unknown until it is.
 
 use rust_decimal::Decimal;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::catalog::{Operation, Service};
-use crate::client::Values;
+use crate::client::{Target, Values};
 use crate::format::{decimal, money_text, short_time};
 use crate::json_index::Item;
 use crate::table::{Column, Layout};
@@ -51,6 +51,20 @@ impl ServiceConsole for Coinbase {
             _ => return None,
         };
         Some(RowAction::View(Box::new(detail), None))
+    }
+
+    /// An order form opened on a product (or beside an order) starts with its product.
+    fn suggest(&self, op: &Operation, record: &Map<String, Value>, _target: &Target, values: &mut Values) {
+        if op.name != "orders_create" || values.contains_key("product_id") {
+            return;
+        }
+        let product = match record.get("base_currency") {
+            Some(_) => record.get("id"),
+            None => record.get("product_id"),
+        };
+        if let Some(id) = product.and_then(Value::as_str).filter(|id| !id.is_empty()) {
+            values.insert("product_id".to_owned(), id.to_owned());
+        }
     }
 
     fn effects(&self, op: &Operation, values: &Values, known: &dyn Fn(&str) -> Option<Value>) -> Vec<String> {
