@@ -338,6 +338,11 @@ pub fn market_view(product: &Value) -> Detail {
         subject: Some(format!("market {id}")),
         facts,
         market: Some(Box::new(Market {
+            // In a steady order, whichever answer comes first: each fills its place.
+            facts: ["last", "24h", "bid", "ask", "24h high", "24h low", "volume"]
+                .iter()
+                .map(|label| live(label, "…".to_owned()))
+                .collect(),
             candle_span: "1 min".into(),
             focus: id.clone(),
             board: vec![BoardRow { id: id.clone(), ..BoardRow::default() }],
