@@ -26,6 +26,7 @@ struct Exchange {
     /// How many times each product's book was asked for: the book moves with every ask.
     book_asks: usize,
     trade_asks: usize,
+    stats_asks: usize,
     /// Bodies of `POST /orders`.
     placed: Vec<Value>,
     /// The query of every `DELETE /orders`.
@@ -144,7 +145,8 @@ fn fake(state: Shared) -> Router {
         )
         .route(
             "/products/{id}/stats",
-            get(|Path(id): Path<String>| async move {
+            get(|State(state): State<Shared>, Path(id): Path<String>| async move {
+                state.lock().unwrap().stats_asks += 1;
                 let (open, last) = if id == "ETH-USD" { ("20.00", "19.80") } else { ("99.00", "101.50") };
                 Json(json!({"open": open, "high": "102.00", "low": "98.00", "last": last,
                     "volume": "5000.1", "volume_30day": "100000"}))
@@ -220,12 +222,24 @@ fn line_of(screen: &str, needle: &str) -> String {
 #[tokio::test]
 async fn a_products_market_shows_price_and_24h_change_and_its_ladder_moves_while_keys_still_work() {
     let (mut h, state) = coinbase("products").await;
+    // The list has no price: each product in view is asked for its stats while it is shown.
+    let mut at = Instant::now();
+    h.console.app.on_tick(at);
+    h.settle().await;
     let screen = h.screen();
-    assert!(screen.contains("BTC-USD") && screen.contains("ETH-USD"), "{screen}");
+    let header = line_of(&screen, "quote_increment");
+    assert!(header.contains("id       price     24h status"), "the live columns next to the id:\n{screen}");
+    assert!(line_of(&screen, "BTC-USD").contains("BTC-USD 101.50 +2.53 %"), "{screen}");
+    assert!(line_of(&screen, "ETH-USD").contains("ETH-USD  19.80 -1.00 %"), "{screen}");
+    let stats_asks = state.lock().unwrap().stats_asks;
+    assert_eq!(stats_asks, 2, "one ask per product in view");
+    // They refresh while the list is shown.
+    time_passes(&mut h, &mut at).await;
+    assert_eq!(state.lock().unwrap().stats_asks, 4);
     h.keys("<Enter>");
     assert_eq!(popup_title(&h), "BTC-USD · market", "{}", h.screen());
     // A market nothing fetched yet asks at once, for every part.
-    let mut at = Instant::now();
+    at += Duration::from_secs(1);
     h.console.app.on_tick(at);
     h.settle().await;
     let screen = h.screen();

@@ -79,6 +79,18 @@ pub struct Tab {
     pub looked_up: std::collections::HashMap<String, Value>,
     /// Keys of those asks still in flight, so each goes once.
     pub looking_up: std::collections::HashSet<String>,
+    /// The live columns of the list in view (a product's price), if its service has any.
+    pub live: LiveState,
+}
+
+/// The cells a list's live columns have so far, by row id, for the list `op` they were asked
+/// for; when the rows in view were last asked about, and the asks in flight.
+#[derive(Debug, Default)]
+pub struct LiveState {
+    pub op: Option<&'static str>,
+    pub cells: std::collections::HashMap<String, Vec<String>>,
+    pub last_poll: Option<Instant>,
+    pub in_flight: Vec<CallId>,
 }
 
 /// The open view's live refresh: when it last asked, and the ask in flight. `subject` is the
@@ -146,6 +158,7 @@ impl Tab {
             watch: WatchState::default(),
             looked_up: std::collections::HashMap::new(),
             looking_up: std::collections::HashSet::new(),
+            live: LiveState::default(),
         }
     }
 

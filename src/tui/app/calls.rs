@@ -181,6 +181,7 @@ impl App {
                 self.on_watch_answer(tab, op, (&subject, &values), delivered.result);
             }
             Purpose::Lookup { tab, key } => self.on_lookup(tab, key, delivered.result),
+            Purpose::Live { tab, list, id } => self.on_live_answer(tab, list, id, delivered.result),
             Purpose::Operation { tab, op, values, request } => match delivered.result {
                 Ok(response) => {
                     let save = self.save_after.take_if(|(id, ..)| *id == delivered.id);
@@ -435,6 +436,8 @@ impl App {
         tab_state.inspector.show_indexed(view, doc);
         tab_state.page = Some(PageState { op, values, filters, request, response, previous });
         tab_state.remember_selection();
+        // Live columns (a product's price) keep what they knew across a reload.
+        self.apply_live(tab);
     }
 
     /// Queues a finished call for the history (off the UI thread: see [`crate::history::Recorder`]).
@@ -450,7 +453,8 @@ impl App {
             Purpose::List { recorded: false, .. }
             | Purpose::Tail { .. }
             | Purpose::Watch { .. }
-            | Purpose::Lookup { .. } => {
+            | Purpose::Lookup { .. }
+            | Purpose::Live { .. } => {
                 return;
             }
             Purpose::List { tab, op, values, .. } | Purpose::Operation { tab, op, values, .. } => (*tab, *op, values),

@@ -392,6 +392,96 @@ impl App {
     }
 }
 
+impl App {
+    /// The live columns of the list in view of the active tab while it is shown (nothing over
+    /// it, nothing loading), when its service has any and nothing of them is in flight.
+    pub(super) fn live_columns(&self) -> Option<services::LiveColumns> {
+        let tab = self.tab();
+        if self.popup.is_some() || !tab.available || tab.loading.is_some() {
+            return None;
+        }
+        let page = tab.page.as_ref()?;
+        let live = services::console(tab.service).live_columns(page.op.name)?;
+        let asking =
+            tab.live.in_flight.iter().any(|id| self.executor.state(*id).is_some_and(client::CallState::is_active));
+        (!asking).then_some(live)
+    }
+
+    /// Asks about each row in view of the list shown again (a product's price and 24-hour
+    /// change), when due: at once for a list newly shown, then every [`App::tail_every`].
+    pub(super) fn poll_live(&mut self, now: Instant) {
+        let Some(live) = self.live_columns() else { return };
+        let index = self.active;
+        let tab = &self.tabs[index];
+        let Some(list) = tab.page.as_ref().map(|p| p.op) else { return };
+        if tab.live.op != Some(list.name) {
+            self.tabs[index].live = crate::tui::tab::LiveState { op: Some(list.name), ..Default::default() };
+        } else if tab.live.last_poll.is_some_and(|at| at + self.tail_every > now) {
+            return;
+        }
+        let tab = &self.tabs[index];
+        let Some(op) = tab.service.operation(live.op) else { return };
+        let ids = tab.browser.ids_in_view(live.id_field, LIVE_ROWS);
+        let mut asked = Vec::new();
+        for (slot, id) in ids.into_iter().enumerate() {
+            let values: Values = [(live.param.to_owned(), id.clone())].into_iter().collect();
+            let tab = &self.tabs[index];
+            let Ok(request) = client::build(op, &values, None, &tab.target) else { continue };
+            let slot = format!("{}/live/{slot}", tab.service);
+            let call = self.executor.submit(op.full_name(), request, tab.target.credentials.clone(), Some(slot));
+            self.purposes.insert(call, (Purpose::Live { tab: index, list: list.name, id }, Instant::now()));
+            asked.push(call);
+        }
+        let state = &mut self.tabs[index].live;
+        state.last_poll = Some(now);
+        state.in_flight = asked;
+    }
+
+    /// A live column's answer about one row: its cells join the list, if it is still in view.
+    pub(super) fn on_live_answer(
+        &mut self,
+        tab: usize,
+        list: &'static str,
+        id: String,
+        result: Result<client::Response, Arc<CallError>>,
+    ) {
+        let tab_state = &mut self.tabs[tab];
+        if tab_state.live.op != Some(list) {
+            return;
+        }
+        let Some(live) = services::console(tab_state.service).live_columns(list) else { return };
+        match result {
+            Ok(response) => {
+                let Ok(body) = serde_json::from_slice::<Value>(&response.body) else { return };
+                tab_state.live.cells.insert(id, (live.cells)(&body));
+                self.apply_live(tab);
+            }
+            Err(error) => {
+                let message = format!("{}: {error} (the list keeps asking)", tab_state.service.title());
+                self.error_on(tab, message);
+            }
+        }
+    }
+
+    /// Shows the live columns' cells known so far in the list in view, if they are its.
+    pub(super) fn apply_live(&mut self, tab: usize) {
+        let tab_state = &mut self.tabs[tab];
+        let Some(page) = tab_state.page.as_ref() else { return };
+        let Some(live) = services::console(tab_state.service).live_columns(page.op.name) else { return };
+        if tab_state.browser.row_count() == 0 {
+            return;
+        }
+        if tab_state.live.op != Some(page.op.name) {
+            tab_state.live = crate::tui::tab::LiveState { op: Some(page.op.name), ..Default::default() };
+        }
+        let cells = &tab_state.live.cells;
+        tab_state.browser.set_extra(live.id_field, live.headers, &|id| cells.get(id).cloned());
+    }
+}
+
+/// How many rows in view a live column asks about each time (one request each).
+const LIVE_ROWS: usize = 12;
+
 /// The values that narrow a list to some of its records (a `deviceId` or `clientId` filter),
 /// as opposed to those that only shape its pages (`limit`, `direction`, all with a default).
 pub(super) fn list_filters(op: &Operation, values: &Values) -> Vec<(String, String)> {

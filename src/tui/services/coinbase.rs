@@ -19,7 +19,7 @@ use crate::json_index::Item;
 use crate::table::{Column, Layout};
 use crate::tui::components::detail::{fact, text, Detail, DetailCommand, DetailKey, Tone};
 use crate::tui::components::market::{BoardRow, Candle, Level, Market, Move, Print};
-use crate::tui::services::{Lookup, RowAction, Seen, ServiceConsole};
+use crate::tui::services::{LiveColumns, Lookup, RowAction, Seen, ServiceConsole};
 
 pub struct Coinbase;
 
@@ -80,6 +80,18 @@ impl ServiceConsole for Coinbase {
             "orders_cancel_all" => vec![cancel_all_effect(values, seen("orders_list").as_ref())],
             _ => Vec::new(),
         }
+    }
+
+    /// The products list has no price: each product in view is asked for its 24-hour stats
+    /// (its last price and its open a day ago) while the list is shown.
+    fn live_columns(&self, list_op: &str) -> Option<LiveColumns> {
+        (list_op == "products_list").then_some(LiveColumns {
+            op: "products_get_stats",
+            param: "product_id",
+            id_field: "id",
+            headers: &["price", "24h"],
+            cells: stats_cells,
+        })
     }
 
     fn market(&self, op: &Operation, values: &Values, body: &Value) -> Option<Market> {
@@ -259,6 +271,8 @@ pub fn tone(header: &str, text: &str) -> Option<Tone> {
         ("state", "pending") => Some(Tone::Pending),
         ("trading_enabled", "false") | ("cancel_only" | "trading_disabled", "true") => Some(Tone::Changed),
         ("type", "fee") => Some(Tone::Changed),
+        ("24h", change) if change.starts_with('+') && change != "+0.00 %" => Some(Tone::Good),
+        ("24h", change) if change.starts_with('-') => Some(Tone::Bad),
         _ => None,
     }
 }
@@ -416,6 +430,13 @@ pub fn market_part(op: &str, values: &Values, body: &Value) -> Option<Market> {
         _ => return None,
     }
     Some(market)
+}
+
+/// A product's price and 24-hour change, from its stats, as the products list shows them.
+pub fn stats_cells(stats: &Value) -> Vec<String> {
+    let (change, _) = change_24h(stats);
+    let percent = change.split(" (").next().unwrap_or_default().to_owned();
+    vec![money_or_text(stats.get("last")), percent]
 }
 
 /// The 24-hour change from the stats' open and last: `+1.23 % (+12.34)`, toned by its sign;

@@ -104,6 +104,13 @@ pub trait ServiceConsole: Sync {
         Vec::new()
     }
 
+    /// Columns `list_op`'s rows get from one more ask per row (a product's price and 24-hour
+    /// change from its stats), asked again for the rows in view while the list is shown.
+    fn live_columns(&self, list_op: &str) -> Option<LiveColumns> {
+        let _ = list_op;
+        None
+    }
+
     /// The part of a market view an answer of `op` asked with `values` fills (a book, candles,
     /// trades, a ticker, a row of the board), when the view asked for it.
     fn market(&self, op: &Operation, values: &Values, body: &Value) -> Option<Market> {
@@ -163,6 +170,17 @@ pub struct Seen {
     pub records: Vec<Value>,
     pub values: Values,
     pub more: bool,
+}
+
+/// Columns of a list filled by asking about each row in view: `op` with `param` set to the
+/// row's `id_field`, its answer made into `headers.len()` cells by `cells`.
+#[derive(Clone, Copy, Debug)]
+pub struct LiveColumns {
+    pub op: &'static str,
+    pub param: &'static str,
+    pub id_field: &'static str,
+    pub headers: &'static [&'static str],
+    pub cells: fn(&Value) -> Vec<String>,
 }
 
 /// Something a form needs to know, asked for by `op` with `values`; its answer is known under
