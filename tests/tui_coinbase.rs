@@ -182,11 +182,19 @@ fn fake(state: Shared) -> Router {
 
 /// The Coinbase tab pointed at the fake, with `resource` listed and the browser focused.
 async fn coinbase(resource: &str) -> (Harness, Shared) {
+    started(resource, false).await
+}
+
+/// [`coinbase`], as a LIVE tab (credentials set) when `live`.
+async fn started(resource: &str, live: bool) -> (Harness, Shared) {
     let state: Shared = Arc::default();
     let url = opsdeck::sandbox::serve_loopback(fake(state.clone())).await.unwrap();
     let mut h = Harness::with_env(GlobalArgs::default(), &move |name| match name {
         "OPSDECK_COINBASE_URL" => Some(url.clone()),
         "COLORTERM" => Some("truecolor".into()),
+        "COINBASE_API_KEY" if live => Some("live-key".into()),
+        "COINBASE_API_SECRET" if live => Some("c2VjcmV0".into()),
+        "COINBASE_API_PASSPHRASE" if live => Some("live-passphrase".into()),
         _ => None,
     })
     .await;
@@ -384,4 +392,34 @@ async fn an_account_drills_to_its_holds_and_its_ledger() {
     let screen = h.screen();
     let fee = line_of(&screen, "fee ");
     assert!(fee.contains("-0.30") && fee.contains("949.70") && fee.contains("BTC-USD order e9625b04"), "{screen}");
+}
+
+#[tokio::test]
+async fn on_live_an_order_restates_its_amount_and_hold_and_waits_for_the_product_typed() {
+    let (mut h, state) = started("products", true).await;
+    h.keys("<Enter>");
+    h.keys("s");
+    h.settle().await;
+    h.keys("<Tab><Tab><Tab>");
+    h.type_text("101.00");
+    h.keys("<Tab>");
+    h.type_text("0.25");
+    h.keys("<C-s>");
+    assert_eq!(popup_title(&h), "confirm orders_create", "{}", h.screen());
+    let screen = h.screen();
+    assert!(screen.contains("LIVE"), "{screen}");
+    assert!(screen.contains("places an order: sell BTC-USD 0.25 at 101.00"), "{screen}");
+    assert!(screen.contains("hold: 0.25 BTC (the size sold)"), "{screen}");
+    assert!(screen.contains("estimated proceeds: 0.25 BTC × 101.00 = 25.25 USD before fees"), "{screen}");
+    h.keys("y<Enter>");
+    h.settle().await;
+    assert!(state.lock().unwrap().placed.is_empty(), "a reflexive key sends nothing on LIVE");
+    assert_eq!(popup_title(&h), "confirm orders_create");
+    h.keys("<C-u>");
+    h.type_text("BTC-USD");
+    h.keys("<Enter>");
+    h.settle().await;
+    let placed = state.lock().unwrap().placed.clone();
+    assert_eq!(placed.len(), 1, "{}", h.screen());
+    assert_eq!((placed[0]["side"].as_str(), placed[0]["size"].as_str()), (Some("sell"), Some("0.25")));
 }
