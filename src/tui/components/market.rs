@@ -191,15 +191,27 @@ impl Market {
         if area.width < 4 || area.height < 3 {
             return;
         }
-        let mut facts: Vec<Span<'static>> = Vec::new();
+        // The live facts flow left to right, onto a second line when they do not fit.
+        let mut lines: Vec<Line<'static>> = Vec::new();
+        let mut line: Vec<Span<'static>> = Vec::new();
+        let mut used = 0;
         for (label, value, tone) in &self.facts {
-            facts.push(Span::styled(format!("{} ", inert(label)), theme.muted));
-            facts.push(Span::styled(truncate_to_width(&inert(value), 40), tone.map_or(theme.text, |t| t.style(theme))));
-            facts.push(Span::raw("   "));
+            let value = truncate_to_width(&inert(value), 40);
+            let label = inert(label).into_owned();
+            let cost = label.width() + value.width() + 4;
+            if used > 0 && used + cost > usize::from(area.width) && lines.is_empty() {
+                lines.push(Line::from(std::mem::take(&mut line)));
+                used = 0;
+            }
+            line.push(Span::styled(format!("{label} "), theme.muted));
+            line.push(Span::styled(value, tone.map_or(theme.text, |t| t.style(theme))));
+            line.push(Span::raw("   "));
+            used += cost;
         }
-        let head = Rect { height: 1, ..area };
-        frame.render_widget(Paragraph::new(Line::from(facts)), head);
-        let mut body = Rect { y: area.y + 1, height: area.height - 1, ..area };
+        lines.push(Line::from(line));
+        let head_height = u16::try_from(lines.len()).unwrap_or(1).min(area.height / 3).max(1);
+        frame.render_widget(Paragraph::new(lines), Rect { height: head_height, ..area });
+        let mut body = Rect { y: area.y + head_height, height: area.height - head_height, ..area };
         if !self.board.is_empty() && body.height > 6 {
             frame.render_widget(Paragraph::new(self.board_line(theme)), Rect { height: 1, ..body });
             body = Rect { y: body.y + 1, height: body.height - 1, ..body };
@@ -244,19 +256,24 @@ impl Market {
             frame.render_widget(Paragraph::new(Span::styled("waiting for the book…", theme.muted)), inner);
             return;
         };
+        // Price and size take what they need up to 14 columns each; the depth bars the rest.
+        let width = usize::from(inner.width);
+        let cell = (width.saturating_sub(4) * 3 / 8).clamp(6, 14);
         let header = Line::from(Span::styled(
-            format!("{:>14} {:>14}  depth", "price", "size"),
+            format!("{:>cell$} {:>cell$}  depth", "price", "size"),
             theme.muted.add_modifier(ratatui::style::Modifier::BOLD),
         ));
         let mut lines = vec![header];
         let depth = usize::from(inner.height.saturating_sub(2) / 2);
-        let bar_room = usize::from(inner.width).saturating_sub(32);
+        let bar_room = width.saturating_sub(2 * cell + 3);
         let spread = self.spread().map_or_else(|| "spread —".to_owned(), |s| spread_text(s, bids, asks));
         for row in ladder_rows(bids, asks, depth, bar_room, &spread) {
             lines.push(match row {
-                LadderRow::Ask { price, size, bar, .. } => level_line(&price, &size, bar, theme.error),
-                LadderRow::Bid { price, size, bar, .. } => level_line(&price, &size, bar, theme.success),
-                LadderRow::Spread(text) => Line::from(Span::styled(format!("{text:^w$}", w = 31), theme.accent)),
+                LadderRow::Ask { price, size, bar, .. } => level_line(&price, &size, cell, bar, theme.error),
+                LadderRow::Bid { price, size, bar, .. } => level_line(&price, &size, cell, bar, theme.success),
+                LadderRow::Spread(text) => {
+                    Line::from(Span::styled(format!("{text:^w$}", w = 2 * cell + 3), theme.accent))
+                }
             });
         }
         frame.render_widget(Paragraph::new(lines), inner);
@@ -348,10 +365,14 @@ fn spread_text(spread: f64, bids: &[Level], asks: &[Level]) -> String {
     format!("spread {spread:.places$}{share}")
 }
 
-fn level_line(price: &str, size: &str, bar: usize, style: Style) -> Line<'static> {
+fn level_line(price: &str, size: &str, cell: usize, bar: usize, style: Style) -> Line<'static> {
     Line::from(vec![
         Span::styled(
-            format!("{:>14} {:>14}  ", truncate_to_width(&inert(price), 14), truncate_to_width(&inert(size), 14)),
+            format!(
+                "{:>cell$} {:>cell$}  ",
+                truncate_to_width(&inert(price), cell),
+                truncate_to_width(&inert(size), cell)
+            ),
             style,
         ),
         Span::styled("▇".repeat(bar), style),

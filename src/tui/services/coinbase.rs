@@ -469,13 +469,12 @@ fn levels(side: Option<&Value>) -> Vec<Level> {
             let entry = entry.as_array()?;
             let price_text = text(entry.first());
             let size_text = text(entry.get(1));
-            Some(Level {
-                price: price_text.parse().ok()?,
-                size: size_text.parse().ok()?,
-                orders: entry.get(2).and_then(Value::as_u64),
-                price_text,
-                size_text,
-            })
+            let price = price_text.parse().ok()?;
+            let size = size_text.parse().ok()?;
+            // A size's trailing zeros say nothing (`6.00000000` is `6`): the ladder has room
+            // for the digits that do.
+            let size_text = decimal(&size_text).map_or(size_text, |d| d.normalize().to_string());
+            Some(Level { price, size, orders: entry.get(2).and_then(Value::as_u64), price_text, size_text })
         })
         .collect()
 }
