@@ -503,7 +503,9 @@ fn print(trade: &Value) -> Print {
         Some("sell") => ("▲ buy".to_owned(), Some(Move::Up)),
         other => (other.unwrap_or_default().to_owned(), None),
     };
-    Print { time: clock, price: money_or_text(trade.get("price")), size: text(trade.get("size")), mark, tone }
+    let size = text(trade.get("size"));
+    let size = decimal(&size).map_or(size, |d| d.normalize().to_string());
+    Print { time: clock, price: money_or_text(trade.get("price")), size, mark, tone }
 }
 
 /// An account: its balance, what is available and on hold; `h` lists its holds, `l` its ledger.
