@@ -572,10 +572,14 @@ pub fn order_detail(order: &Value) -> Detail {
         ("rejected", "reject_reason"),
     ] {
         if let Some(value) = order.get(key).filter(|v| !v.is_null() && v.as_str() != Some("")) {
-            let shown = if matches!(key, "price" | "funds" | "executed_value" | "fill_fees" | "stop_price") {
-                money_or_text(Some(value))
-            } else {
-                text(Some(value))
+            let shown = match key {
+                "price" | "funds" | "executed_value" | "fill_fees" | "stop_price" => money_or_text(Some(value)),
+                // A size's trailing zeros say nothing: `20.00000000` is `20`.
+                "size" | "filled_size" => {
+                    let size = text(Some(value));
+                    decimal(&size).map_or(size, |d| d.normalize().to_string())
+                }
+                _ => text(Some(value)),
             };
             facts.push(fact(label, shown));
         }
