@@ -423,3 +423,32 @@ async fn on_live_an_order_restates_its_amount_and_hold_and_waits_for_the_product
     assert_eq!(placed.len(), 1, "{}", h.screen());
     assert_eq!((placed[0]["side"].as_str(), placed[0]["size"].as_str()), (Some("sell"), Some("0.25")));
 }
+
+#[tokio::test]
+async fn a_product_typed_into_the_form_is_asked_for_before_anything_is_sent() {
+    let (mut h, state) = coinbase("orders").await;
+    let op = opsdeck::catalog::Service::Coinbase.operation("orders_create").unwrap();
+    h.console.app.open_form(op);
+    let Some(Popup::Form(form)) = h.console.app.popup.as_ref() else { panic!("form:\n{}", h.screen()) };
+    assert_eq!(form.values().get("product_id").map(String::as_str), Some("BTC-USD"), "the selected order's product");
+    h.settle().await;
+    // Another product, typed: the tab has not seen it.
+    h.keys("<C-u>");
+    h.type_text("ETH-USD");
+    h.keys("<Tab>");
+    h.type_text("buy");
+    h.keys("<Tab><Tab>");
+    h.type_text("3.001");
+    h.keys("<Tab>");
+    h.type_text("10");
+    assert!(h.screen().contains("ETH-USD: increments unknown yet (asking the exchange)"), "{}", h.screen());
+    h.keys("<C-s>");
+    assert_eq!(popup_title(&h), "form orders_create");
+    assert!(h.screen().contains("asking the service what this form checks against; Ctrl-s again"), "{}", h.screen());
+    h.settle().await;
+    h.keys("<C-s>");
+    let screen = h.screen();
+    assert_eq!(popup_title(&h), "form orders_create", "{screen}");
+    assert!(line_of(&screen, "✗").contains("3.001 is finer than ETH-USD's price step 0.01 USD"), "{screen}");
+    assert!(state.lock().unwrap().placed.is_empty(), "nothing was sent");
+}

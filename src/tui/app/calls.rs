@@ -49,21 +49,32 @@ impl App {
         Some(services::Seen { records: tab.browser.records(), values: page.values.clone(), more })
     }
 
-    /// What the open form's service says of its values (an order's cost and hold), asking
-    /// quietly for what it needs to know and the tab does not yet.
+    /// What the open form's service says of its values (an order's cost and hold), kept
+    /// current as the user types.
     pub(super) fn refresh_form_notes(&mut self) {
         let Some(Popup::Form(form)) = &self.popup else { return };
         let (op, values) = (form.op, form.values());
-        let console = services::console(op.service);
-        let known = |id: &str| self.known_record(id);
-        let notes = console.form_notes(op, &values, &known);
-        let lookups = console.lookups(op, &values, &known);
+        let notes = services::console(op.service).form_notes(op, &values, &|id| self.known_record(id));
         if let Some(Popup::Form(form)) = self.popup.as_mut() {
             form.notes = notes;
         }
+    }
+
+    /// Asks quietly for what the open form needs to know and the tab does not yet (a product's
+    /// increments, the fee rates), each once; says how many of them are still unanswered. Asked
+    /// when the form opens and when it is sent, never while a value is half typed.
+    pub(super) fn form_lookups(&mut self) -> usize {
+        let Some(Popup::Form(form)) = &self.popup else { return 0 };
+        let (op, values) = (form.op, form.values());
+        let lookups = services::console(op.service).lookups(op, &values, &|id| self.known_record(id));
+        let mut waiting = 0;
         for lookup in lookups {
             let tab = self.tab();
-            if tab.looking_up.contains(&lookup.key) || tab.looked_up.contains_key(&lookup.key) || !tab.available {
+            if tab.looking_up.contains(&lookup.key) {
+                waiting += 1;
+                continue;
+            }
+            if tab.looked_up.contains_key(&lookup.key) || !tab.available {
                 continue;
             }
             let Some(lookup_op) = tab.service.operation(lookup.op) else { continue };
@@ -73,7 +84,9 @@ impl App {
             let index = self.active;
             self.tabs[index].looking_up.insert(lookup.key.clone());
             self.purposes.insert(id, (Purpose::Lookup { tab: index, key: lookup.key }, Instant::now()));
+            waiting += 1;
         }
+        waiting
     }
 
     /// The problems of the open form its service sees (a price finer than the product's

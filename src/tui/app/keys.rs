@@ -467,6 +467,17 @@ impl App {
                 FormAction::Submit(values) => {
                     let op = form.op;
                     self.tab_mut().drafts.insert(op.name, values.clone());
+                    // What the form needs to know to check its values (the product it names,
+                    // typed since it opened) is asked for first: nothing goes out unchecked
+                    // while the answer is on its way.
+                    if self.form_lookups() > 0 {
+                        self.refresh_form_notes();
+                        if let Some(Popup::Form(form)) = self.popup.as_mut() {
+                            form.message =
+                                Some("asking the service what this form checks against; Ctrl-s again".to_owned());
+                        }
+                        return;
+                    }
                     // What the service sees wrong (a price finer than the increment) is marked
                     // beside its field, and nothing is sent.
                     let problems = self.form_problems(op, &values);

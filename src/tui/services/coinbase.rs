@@ -929,8 +929,8 @@ pub fn order_lookups(values: &Values, known: &dyn Fn(&str) -> Option<Value>) -> 
             lookups.push(Lookup { key: id.clone(), op: "products_get", values });
         }
     }
-    let buying = values.get("side").is_some_and(|s| s == "buy");
-    if buying && known(FEES).is_none() {
+    // Asked as the form opens, whatever its side: a buy's hold needs it, and the side may change.
+    if known(FEES).is_none() {
         lookups.push(Lookup { key: FEES.to_owned(), op: "fees_get", values: Values::new() });
     }
     lookups
