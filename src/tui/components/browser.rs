@@ -306,8 +306,17 @@ impl Browser {
         self.selected_shown().map(|r| r.item().to_value())
     }
 
-    /// The headers of the columns shown, in order.
+    /// The headers of the page's columns, in order: what `opsdeck call -o table` shows for the
+    /// same page. Columns added from other calls ([`Browser::set_extra`]: a product's live
+    /// price) are not the page's; [`Browser::shown_labels`] has every column on screen.
     pub fn column_labels(&self) -> Vec<String> {
+        let at = usize::from(!self.columns.is_empty());
+        let extra = at..at + self.extra_columns.min(self.columns.len().saturating_sub(at));
+        self.columns.iter().enumerate().filter(|(i, _)| !extra.contains(i)).map(|(_, c)| c.label()).collect()
+    }
+
+    /// The headers of every column shown, in order, those added from other calls included.
+    pub fn shown_labels(&self) -> Vec<String> {
         self.columns.iter().map(Column::label).collect()
     }
 
@@ -586,7 +595,8 @@ mod tests {
         browser.set_extra("id", &["price"], &|_| Some(vec!["2.00".to_owned()]));
         let text = screen(&mut browser, 60, 6);
         assert!(text.contains("A-B  2.00 online") && !text.contains("1.00"), "{text}");
-        assert_eq!(browser.column_labels(), ["id", "price", "status"]);
+        assert_eq!(browser.shown_labels(), ["id", "price", "status"]);
+        assert_eq!(browser.column_labels(), ["id", "status"], "the page's own columns");
         assert_eq!(browser.selected_index(), Some(1), "the cursor stays on its row");
         assert_eq!(browser.records(), records, "the records are the server's");
         assert_eq!(browser.ids_in_view("id", 1), ["A-B"]);
