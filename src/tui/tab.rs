@@ -74,6 +74,23 @@ pub struct Tab {
     pub sent: Option<PreparedRequest>,
     /// The open view's asking again (a tracker, a batch on its way).
     pub watch: WatchState,
+    /// Answers a form needed and asked for by itself (a product's increments, the fee rates),
+    /// by the key its service reads them under; `Null` when the ask failed.
+    pub looked_up: std::collections::HashMap<String, Value>,
+    /// Keys of those asks still in flight, so each goes once.
+    pub looking_up: std::collections::HashSet<String>,
+    /// The live columns of the list in view (a product's price), if its service has any.
+    pub live: LiveState,
+}
+
+/// The cells a list's live columns have so far, by row id, for the list `op` they were asked
+/// for; when the rows in view were last asked about, and the asks in flight.
+#[derive(Debug, Default)]
+pub struct LiveState {
+    pub op: Option<&'static str>,
+    pub cells: std::collections::HashMap<String, Vec<String>>,
+    pub last_poll: Option<Instant>,
+    pub in_flight: Vec<CallId>,
 }
 
 /// The open view's live refresh: when it last asked, and the ask in flight. `subject` is the
@@ -82,7 +99,8 @@ pub struct Tab {
 pub struct WatchState {
     pub subject: Option<String>,
     pub last_poll: Option<Instant>,
-    pub in_flight: Option<CallId>,
+    /// The asks in flight (a market asks for its book, candles, trades and ticker at once).
+    pub in_flight: Vec<CallId>,
 }
 
 /// How long a passing notice (copied, saved) stays on the status line.
@@ -138,6 +156,9 @@ impl Tab {
             chart_asked_for: None,
             sent: None,
             watch: WatchState::default(),
+            looked_up: std::collections::HashMap::new(),
+            looking_up: std::collections::HashSet::new(),
+            live: LiveState::default(),
         }
     }
 

@@ -9,7 +9,9 @@ impl App {
         let spending = op.spending(&|name| values.get(name).cloned());
         if op.destructive || spending.is_some() {
             let live = self.tab().target.live;
-            let mut effects = services::console(op.service).effects(op, &values, &|id| self.known_record(id));
+            let console = services::console(op.service);
+            let mut effects = console.effects(op, &values, &|id| self.known_record(id));
+            effects.extend(console.effects_seen(op, &values, &|name| self.seen_list(name)));
             effects.extend(spending);
             let mut confirm = Confirm::new(op, values, live, self.profile.clone());
             confirm.effects = effects;
@@ -30,7 +32,79 @@ impl App {
             _ => None,
         };
         let viewed = tab.detail.as_ref().and_then(|d| d.record.as_ref());
-        open.into_iter().chain(viewed).find(has_id).cloned().or_else(|| tab.browser.find_record("id", id))
+        open.into_iter()
+            .chain(viewed)
+            .find(has_id)
+            .cloned()
+            .or_else(|| tab.browser.find_record("id", id))
+            .or_else(|| tab.looked_up.get(id).cloned())
+    }
+
+    /// The records of `list_op` as the active tab has them in view, with what the list was
+    /// asked with and whether more pages follow; `None` when another list is in view.
+    pub(super) fn seen_list(&self, list_op: &str) -> Option<services::Seen> {
+        let tab = self.tab();
+        let page = tab.page.as_ref().filter(|p| p.op.name == list_op)?;
+        let more = matches!(pagination::next_page(page.op.paging, &page.request, &page.response), Ok(Some(_)));
+        Some(services::Seen { records: tab.browser.records(), values: page.values.clone(), more })
+    }
+
+    /// What the open form's service says of its values (an order's cost and hold), kept
+    /// current as the user types.
+    pub(super) fn refresh_form_notes(&mut self) {
+        let Some(Popup::Form(form)) = &self.popup else { return };
+        let (op, values) = (form.op, form.values());
+        let notes = services::console(op.service).form_notes(op, &values, &|id| self.known_record(id));
+        if let Some(Popup::Form(form)) = self.popup.as_mut() {
+            form.notes = notes;
+        }
+    }
+
+    /// Asks quietly for what the open form needs to know and the tab does not yet (a product's
+    /// increments, the fee rates), each once; says how many of them are still unanswered. Asked
+    /// when the form opens and when it is sent, never while a value is half typed.
+    pub(super) fn form_lookups(&mut self) -> usize {
+        let Some(Popup::Form(form)) = &self.popup else { return 0 };
+        let (op, values) = (form.op, form.values());
+        let lookups = services::console(op.service).lookups(op, &values, &|id| self.known_record(id));
+        let mut waiting = 0;
+        for lookup in lookups {
+            let tab = self.tab();
+            if tab.looking_up.contains(&lookup.key) {
+                waiting += 1;
+                continue;
+            }
+            if tab.looked_up.contains_key(&lookup.key) || !tab.available {
+                continue;
+            }
+            let Some(lookup_op) = tab.service.operation(lookup.op) else { continue };
+            let Ok(request) = client::build(lookup_op, &lookup.values, None, &tab.target) else { continue };
+            let credentials = tab.target.credentials.clone();
+            let id = self.executor.submit(lookup_op.full_name(), request, credentials, None);
+            let index = self.active;
+            self.tabs[index].looking_up.insert(lookup.key.clone());
+            self.purposes.insert(id, (Purpose::Lookup { tab: index, key: lookup.key }, Instant::now()));
+            waiting += 1;
+        }
+        waiting
+    }
+
+    /// The problems of the open form its service sees (a price finer than the product's
+    /// increment), by field.
+    pub(super) fn form_problems(&self, op: &'static Operation, values: &Values) -> Vec<(&'static str, String)> {
+        services::console(op.service).form_problems(op, values, &|id| self.known_record(id))
+    }
+
+    /// A form's ask came back: its answer is known under `key` (a failure as `null`, so it is
+    /// not asked again and the form says it is unknown).
+    fn on_lookup(&mut self, tab: usize, key: String, result: Result<client::Response, Arc<CallError>>) {
+        let body = result.ok().and_then(|r| serde_json::from_slice::<Value>(&r.body).ok()).unwrap_or(Value::Null);
+        let tab_state = &mut self.tabs[tab];
+        tab_state.looking_up.remove(&key);
+        tab_state.looked_up.insert(key, body);
+        if tab == self.active {
+            self.refresh_form_notes();
+        }
     }
 
     /// Sends `op` from the active tab; returns its call, or `None` when nothing was sent (the
@@ -116,7 +190,11 @@ impl App {
                 }
             }
             Purpose::Tail { tab, op } => self.on_tail_page(tab, op, delivered.result),
-            Purpose::Watch { tab, op } => self.on_watch_answer(tab, op, delivered.result),
+            Purpose::Watch { tab, op, subject, values } => {
+                self.on_watch_answer(tab, op, (&subject, &values), delivered.result);
+            }
+            Purpose::Lookup { tab, key } => self.on_lookup(tab, key, delivered.result),
+            Purpose::Live { tab, list, id } => self.on_live_answer(tab, list, id, delivered.result),
             Purpose::Operation { tab, op, values, request } => match delivered.result {
                 Ok(response) => {
                     let save = self.save_after.take_if(|(id, ..)| *id == delivered.id);
@@ -371,6 +449,8 @@ impl App {
         tab_state.inspector.show_indexed(view, doc);
         tab_state.page = Some(PageState { op, values, filters, request, response, previous });
         tab_state.remember_selection();
+        // Live columns (a product's price) keep what they knew across a reload.
+        self.apply_live(tab);
     }
 
     /// Queues a finished call for the history (off the UI thread: see [`crate::history::Recorder`]).
@@ -383,7 +463,13 @@ impl App {
         let Some(recorder) = &self.history else { return };
         let (tab, op, values) = match purpose {
             // Polls repeat the list every few seconds: they would bury every call the user made.
-            Purpose::List { recorded: false, .. } | Purpose::Tail { .. } | Purpose::Watch { .. } => return,
+            Purpose::List { recorded: false, .. }
+            | Purpose::Tail { .. }
+            | Purpose::Watch { .. }
+            | Purpose::Lookup { .. }
+            | Purpose::Live { .. } => {
+                return;
+            }
             Purpose::List { tab, op, values, .. } | Purpose::Operation { tab, op, values, .. } => (*tab, *op, values),
         };
         let tab = &self.tabs[tab];

@@ -467,6 +467,27 @@ impl App {
                 FormAction::Submit(values) => {
                     let op = form.op;
                     self.tab_mut().drafts.insert(op.name, values.clone());
+                    // What the form needs to know to check its values (the product it names,
+                    // typed since it opened) is asked for first: nothing goes out unchecked
+                    // while the answer is on its way.
+                    if self.form_lookups() > 0 {
+                        self.refresh_form_notes();
+                        if let Some(Popup::Form(form)) = self.popup.as_mut() {
+                            form.message =
+                                Some("asking the service what this form checks against; Ctrl-s again".to_owned());
+                        }
+                        return;
+                    }
+                    // What the service sees wrong (a price finer than the increment) is marked
+                    // beside its field, and nothing is sent.
+                    let problems = self.form_problems(op, &values);
+                    if let (false, Some(Popup::Form(form))) = (problems.is_empty(), self.popup.as_mut()) {
+                        for (name, problem) in problems {
+                            form.mark(name, problem);
+                        }
+                        form.message = Some("fix the marked fields; nothing was sent".to_owned());
+                        return;
+                    }
                     self.popup = None;
                     self.request_operation(op, values);
                 }
@@ -476,7 +497,7 @@ impl App {
                     self.popup = None;
                 }
                 FormAction::Edit(request) => self.pending_editor = Some(request),
-                FormAction::None => {}
+                FormAction::None => self.refresh_form_notes(),
             },
             Popup::Confirm(confirm) => match confirm.handle_key(key) {
                 ConfirmAction::Confirmed => {

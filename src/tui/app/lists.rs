@@ -293,72 +293,194 @@ impl App {
         let Some(Popup::Detail(detail)) = &self.popup else { return None };
         detail.watch.as_ref()?;
         // An ask cancelled (Ctrl-x, a profile switch) never reports: it counts as done.
-        let asking =
-            self.tab().watch.in_flight.and_then(|id| self.executor.state(id)).is_some_and(client::CallState::is_active);
+        let asking = self
+            .tab()
+            .watch
+            .in_flight
+            .iter()
+            .any(|id| self.executor.state(*id).is_some_and(client::CallState::is_active));
         (!asking && self.tab().available).then(|| detail.subject.clone().unwrap_or_default())
     }
 
-    /// Asks again for what the open view shows, when it is due.
+    /// Whether the open view is a market filled by its own asks: nothing fetched it before it
+    /// opened, so its first ask goes at once.
+    fn watch_fills_view(&self) -> bool {
+        matches!(&self.popup, Some(Popup::Detail(detail)) if detail.market.is_some())
+    }
+
+    /// Asks again for what the open view shows, when it is due: each of its operations at
+    /// once, on a slot of its own, so a slow one never holds the others back.
     pub(super) fn poll_watch(&mut self, now: Instant) {
         let Some(subject) = self.watched() else { return };
         if self.tab().watch.subject.as_ref() != Some(&subject) {
-            self.tabs[self.active].watch = WatchState { subject: Some(subject), last_poll: Some(now), in_flight: None };
-            return;
+            let fresh = self.watch_fills_view();
+            self.tabs[self.active].watch = WatchState {
+                subject: Some(subject.clone()),
+                last_poll: (!fresh).then_some(now),
+                in_flight: Vec::new(),
+            };
+            if !fresh {
+                return;
+            }
         }
         if self.tab().watch.last_poll.is_some_and(|at| at + self.tail_every > now) {
             return;
         }
         let Some(Popup::Detail(detail)) = &self.popup else { return };
-        let Some((name, values)) = detail.watch.clone() else { return };
+        let asks = detail.asks();
         let tab_index = self.active;
-        let tab = self.tab();
-        let Some(op) = tab.service.operation(name) else { return };
-        let values: Values = values.into_iter().collect();
-        match client::build(op, &values, None, &tab.target) {
-            Ok(request) => {
-                let slot = format!("{}/watch", tab.service);
-                let credentials = tab.target.credentials.clone();
-                let id = self.executor.submit(op.full_name(), request, credentials, Some(slot));
-                self.tabs[tab_index].watch.in_flight = Some(id);
-                self.tabs[tab_index].watch.last_poll = Some(now);
-                self.purposes.insert(id, (Purpose::Watch { tab: tab_index, op }, Instant::now()));
-            }
-            Err(e) => {
-                if let Some(Popup::Detail(detail)) = self.popup.as_mut() {
-                    detail.watch = None;
+        self.tabs[tab_index].watch.last_poll = Some(now);
+        self.tabs[tab_index].watch.in_flight.clear();
+        for (index, (name, values)) in asks.into_iter().enumerate() {
+            let tab = self.tab();
+            let Some(op) = tab.service.operation(name) else { continue };
+            let values: Values = values.into_iter().collect();
+            match client::build(op, &values, None, &tab.target) {
+                Ok(request) => {
+                    // The slot is the ask's own (a board row keeps its slot while rows stay).
+                    let slot = format!("{}/watch/{index}", tab.service);
+                    let credentials = tab.target.credentials.clone();
+                    let id = self.executor.submit(op.full_name(), request, credentials, Some(slot));
+                    self.tabs[tab_index].watch.in_flight.push(id);
+                    let purpose = Purpose::Watch { tab: tab_index, op, subject: subject.clone(), values };
+                    self.purposes.insert(id, (purpose, Instant::now()));
                 }
-                self.error(format!("the view stopped asking again: {}: {e}", op.full_name()));
+                Err(e) => {
+                    if let Some(Popup::Detail(detail)) = self.popup.as_mut() {
+                        detail.watch = None;
+                    }
+                    return self.error(format!("the view stopped asking again: {}: {e}", op.full_name()));
+                }
             }
         }
     }
 
     /// An ask of the open view came back: the view shows the answer in place (the row chosen,
     /// the scroll and a question being answered stay), if it is still open on the same thing.
+    /// A market takes each answer as a part of its picture: the view asked for it, by subject.
     pub(super) fn on_watch_answer(
         &mut self,
         tab: usize,
         op: &'static Operation,
+        (subject, values): (&str, &Values),
         result: Result<client::Response, Arc<CallError>>,
     ) {
-        self.tabs[tab].watch.in_flight = None;
         match result {
             Ok(response) => {
-                let body: Option<Value> = serde_json::from_slice(&response.body).ok();
-                let Some(detail) = body.and_then(|body| services::detail(op, &body)) else { return };
+                let Some(body) = serde_json::from_slice::<Value>(&response.body).ok() else { return };
                 if tab != self.active {
                     return;
                 }
-                if let Some(Popup::Detail(open)) = self.popup.as_mut() {
-                    if open.same_subject(&detail) {
-                        open.refresh_from(detail.clone());
-                        self.tabs[tab].detail = Some(detail);
+                let Some(Popup::Detail(open)) = self.popup.as_mut() else { return };
+                // A market takes each answer as a part of its picture, if still open on it.
+                if open.market.is_some() {
+                    let Some(part) = services::console(op.service).market(op, values, &body) else { return };
+                    if let (Some(market), true) = (open.market.as_mut(), open.subject.as_deref() == Some(subject)) {
+                        market.merge(part);
+                        self.tabs[tab].detail = Some(open.clone());
                     }
+                    return;
+                }
+                let Some(detail) = services::detail(op, &body) else { return };
+                if open.same_subject(&detail) {
+                    open.refresh_from(detail.clone());
+                    self.tabs[tab].detail = Some(detail);
                 }
             }
             Err(error) => self.error_on(tab, format!("{}: {error} (the view keeps asking)", op.full_name())),
         }
     }
 }
+
+impl App {
+    /// The live columns of the list in view of the active tab while it is shown (nothing over
+    /// it, nothing loading), when its service has any and nothing of them is in flight.
+    pub(super) fn live_columns(&self) -> Option<services::LiveColumns> {
+        let tab = self.tab();
+        if self.popup.is_some() || !tab.available || tab.loading.is_some() {
+            return None;
+        }
+        let page = tab.page.as_ref()?;
+        let live = services::console(tab.service).live_columns(page.op.name)?;
+        let asking =
+            tab.live.in_flight.iter().any(|id| self.executor.state(*id).is_some_and(client::CallState::is_active));
+        (!asking).then_some(live)
+    }
+
+    /// Asks about each row in view of the list shown again (a product's price and 24-hour
+    /// change), when due: at once for a list newly shown, then every [`App::tail_every`].
+    pub(super) fn poll_live(&mut self, now: Instant) {
+        let Some(live) = self.live_columns() else { return };
+        let index = self.active;
+        let tab = &self.tabs[index];
+        let Some(list) = tab.page.as_ref().map(|p| p.op) else { return };
+        if tab.live.op != Some(list.name) {
+            self.tabs[index].live = crate::tui::tab::LiveState { op: Some(list.name), ..Default::default() };
+        } else if tab.live.last_poll.is_some_and(|at| at + self.tail_every > now) {
+            return;
+        }
+        let tab = &self.tabs[index];
+        let Some(op) = tab.service.operation(live.op) else { return };
+        let ids = tab.browser.ids_in_view(live.id_field, LIVE_ROWS);
+        let mut asked = Vec::new();
+        for (slot, id) in ids.into_iter().enumerate() {
+            let values: Values = [(live.param.to_owned(), id.clone())].into_iter().collect();
+            let tab = &self.tabs[index];
+            let Ok(request) = client::build(op, &values, None, &tab.target) else { continue };
+            let slot = format!("{}/live/{slot}", tab.service);
+            let call = self.executor.submit(op.full_name(), request, tab.target.credentials.clone(), Some(slot));
+            self.purposes.insert(call, (Purpose::Live { tab: index, list: list.name, id }, Instant::now()));
+            asked.push(call);
+        }
+        let state = &mut self.tabs[index].live;
+        state.last_poll = Some(now);
+        state.in_flight = asked;
+    }
+
+    /// A live column's answer about one row: its cells join the list, if it is still in view.
+    pub(super) fn on_live_answer(
+        &mut self,
+        tab: usize,
+        list: &'static str,
+        id: String,
+        result: Result<client::Response, Arc<CallError>>,
+    ) {
+        let tab_state = &mut self.tabs[tab];
+        if tab_state.live.op != Some(list) {
+            return;
+        }
+        let Some(live) = services::console(tab_state.service).live_columns(list) else { return };
+        match result {
+            Ok(response) => {
+                let Ok(body) = serde_json::from_slice::<Value>(&response.body) else { return };
+                tab_state.live.cells.insert(id, (live.cells)(&body));
+                self.apply_live(tab);
+            }
+            Err(error) => {
+                let message = format!("{}: {error} (the list keeps asking)", tab_state.service.title());
+                self.error_on(tab, message);
+            }
+        }
+    }
+
+    /// Shows the live columns' cells known so far in the list in view, if they are its.
+    pub(super) fn apply_live(&mut self, tab: usize) {
+        let tab_state = &mut self.tabs[tab];
+        let Some(page) = tab_state.page.as_ref() else { return };
+        let Some(live) = services::console(tab_state.service).live_columns(page.op.name) else { return };
+        if tab_state.browser.row_count() == 0 {
+            return;
+        }
+        if tab_state.live.op != Some(page.op.name) {
+            tab_state.live = crate::tui::tab::LiveState { op: Some(page.op.name), ..Default::default() };
+        }
+        let cells = &tab_state.live.cells;
+        tab_state.browser.set_extra(live.id_field, live.headers, &|id| cells.get(id).cloned());
+    }
+}
+
+/// How many rows in view a live column asks about each time (one request each).
+const LIVE_ROWS: usize = 12;
 
 /// The values that narrow a list to some of its records (a `deviceId` or `clientId` filter),
 /// as opposed to those that only shape its pages (`limit`, `direction`, all with a default).

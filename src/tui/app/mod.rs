@@ -122,7 +122,11 @@ enum Purpose {
     /// A tail poll of the first page of the list in view: its new rows go on top.
     Tail { tab: usize, op: &'static Operation },
     /// The open view asking again for what it shows (a tracker moving, a batch being bought).
-    Watch { tab: usize, op: &'static Operation },
+    Watch { tab: usize, op: &'static Operation, subject: String, values: Values },
+    /// Something an open form needs to know (a product's increments), kept under `key`.
+    Lookup { tab: usize, key: String },
+    /// A live column's ask about the row `id` of the list `list` (a product's price).
+    Live { tab: usize, list: &'static str, id: String },
 }
 
 pub struct App {
@@ -399,15 +403,23 @@ impl App {
             (true, _) => Some(now + IN_FLIGHT_REDRAW),
         };
         let watch = self.watched().map(|subject| match self.tab().watch.last_poll {
-            // A view newly open: the tick notes it, and its first ask waits a whole interval.
+            // A view newly open: the tick notes it, and its first ask waits a whole interval
+            // (a market, which nothing fetched yet, asks at once).
             _ if self.tab().watch.subject.as_ref() != Some(&subject) => now,
             Some(at) => (at + self.tail_every).max(now),
             None => now,
         });
+        let live = self.live_columns().map(|_| {
+            let tab = self.tab();
+            match tab.live.last_poll {
+                Some(at) if tab.live.op == tab.page.as_ref().map(|p| p.op.name) => (at + self.tail_every).max(now),
+                _ => now,
+            }
+        });
         let fade = self.tab().status_fades_at;
         // A jq filter at work: its result is looked for, and its running time drawn.
         let filtering = self.tabs.iter().any(|t| t.inspector.is_filtering()).then(|| now + IN_FLIGHT_REDRAW);
-        refresh.into_iter().chain(tail).chain(redraw).chain(watch).chain(fade).chain(filtering).min()
+        refresh.into_iter().chain(tail).chain(redraw).chain(watch).chain(live).chain(fade).chain(filtering).min()
     }
 
     /// Time passed: reload the lists whose auto-refresh is due.
@@ -434,6 +446,7 @@ impl App {
         }
         self.active = active;
         self.poll_watch(now);
+        self.poll_live(now);
     }
 }
 

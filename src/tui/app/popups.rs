@@ -24,6 +24,8 @@ impl App {
                 Some(format!("{}: this operation changes state and will not be sent", self.read_only_reason()));
         }
         self.popup = Some(Popup::Form(form));
+        self.form_lookups();
+        self.refresh_form_notes();
     }
 
     /// Where the sandbox view of the active tab reads from, or why it has nothing to read.

@@ -95,6 +95,8 @@ pub struct Browser {
     /// Shown instead of rows: loading, errors, "not simulated yet".
     pub notice: Option<(String, bool)>,
     height: usize,
+    /// How many of `columns`, at the end, were added by [`Browser::set_extra`].
+    extra_columns: usize,
 }
 
 impl Browser {
@@ -130,6 +132,7 @@ impl Browser {
         self.layout = layout;
         self.id_field = id_field;
         self.columns = table.columns;
+        self.extra_columns = 0;
         self.rows = table.rows.into_iter().map(|row| Shown { doc: doc.clone(), row, new: false }).collect();
         self.haystacks.clear();
         self.notice = None;
@@ -139,6 +142,64 @@ impl Browser {
             .and_then(|id| self.visible.iter().position(|i| rows[*i].id(id_field) == Some(id.as_slice())))
             .unwrap_or(0);
         self.offset = 0;
+    }
+
+    /// Adds columns right after the first (the record's id), with cells from elsewhere than the
+    /// page (a product's live price, asked for separately), found by each row's `field`; a row
+    /// with none yet shows `…`. Called again, it replaces the cells it added; the page's records
+    /// are untouched, so the inspector shows only what the server sent for them.
+    pub fn set_extra(&mut self, field: &str, headers: &[&str], cells: &dyn Fn(&str) -> Option<Vec<String>>) {
+        let at = usize::from(!self.columns.is_empty());
+        let old = self.extra_columns.min(self.columns.len().saturating_sub(at));
+        let added = headers.iter().map(|header| {
+            let mut column = Column::new(vec![(*header).to_owned()]);
+            // Numbers from elsewhere: right-aligned like amounts.
+            column.money = true;
+            column
+        });
+        self.columns.splice(at..at + old, added);
+        self.extra_columns = headers.len();
+        for shown in &mut self.rows {
+            let id = shown.item().get(field).and_then(Item::as_str);
+            let extra = id.and_then(|id| cells(&id)).unwrap_or_default();
+            let own: Vec<&str> = shown.row.cells().collect();
+            let mut text = String::new();
+            let mut parts: Vec<String> = Vec::with_capacity(own.len() + headers.len());
+            parts.extend(own.iter().take(at).map(|c| (*c).to_owned()));
+            for index in 0..headers.len() {
+                let mut cell = String::new();
+                crate::table::push_clean(&mut cell, extra.get(index).map_or("…", String::as_str));
+                parts.push(cell);
+            }
+            parts.extend(own.iter().skip(at + old).map(|c| (*c).to_owned()));
+            for (index, part) in parts.iter().enumerate() {
+                if index > 0 {
+                    text.push(CELL_SEPARATOR);
+                }
+                text.push_str(part);
+            }
+            shown.row.cells = text.into();
+        }
+        // The cursor stays on its row, whatever a filter now matches.
+        let kept = self.visible.get(self.selected).copied();
+        self.haystacks.clear();
+        self.apply_filter();
+        if let Some(at) = kept.and_then(|row| self.visible.iter().position(|i| *i == row)) {
+            self.selected = at;
+        }
+    }
+
+    /// The values of `field` of the rows in view (the first `most` of them when nothing has
+    /// been drawn yet), at most `most`: what a list asks about row by row.
+    pub fn ids_in_view(&self, field: &str, most: usize) -> Vec<String> {
+        let rows = if self.height == 0 { most } else { self.height.min(most) };
+        let start = if self.height == 0 { 0 } else { self.offset };
+        self.visible
+            .iter()
+            .skip(start)
+            .take(rows)
+            .filter_map(|i| self.rows.get(*i)?.item().get(field)?.as_str())
+            .collect()
     }
 
     /// How rows of a later page of this list are made to join these ([`Browser::merge_rows`]):
@@ -245,8 +306,17 @@ impl Browser {
         self.selected_shown().map(|r| r.item().to_value())
     }
 
-    /// The headers of the columns shown, in order.
+    /// The headers of the page's columns, in order: what `opsdeck call -o table` shows for the
+    /// same page. Columns added from other calls ([`Browser::set_extra`]: a product's live
+    /// price) are not the page's; [`Browser::shown_labels`] has every column on screen.
     pub fn column_labels(&self) -> Vec<String> {
+        let at = usize::from(!self.columns.is_empty());
+        let extra = at..at + self.extra_columns.min(self.columns.len().saturating_sub(at));
+        self.columns.iter().enumerate().filter(|(i, _)| !extra.contains(i)).map(|(_, c)| c.label()).collect()
+    }
+
+    /// The headers of every column shown, in order, those added from other calls included.
+    pub fn shown_labels(&self) -> Vec<String> {
         self.columns.iter().map(Column::label).collect()
     }
 
@@ -510,6 +580,26 @@ mod tests {
             .map(|y| (0..width).map(|x| buffer[(x, y)].symbol()).collect::<String>())
             .collect::<Vec<_>>()
             .join("\n")
+    }
+
+    #[test]
+    fn extra_columns_join_after_the_id_are_replaced_when_set_again_and_shown_inert() {
+        let mut browser = Browser::default();
+        let records = vec![json!({"id": "A-B", "status": "online"}), json!({"id": "C-D", "status": "offline"})];
+        browser.set_records(records.clone(), Some("id"));
+        browser.selected = 1;
+        browser.set_extra("id", &["price"], &|id| (id == "A-B").then(|| vec!["1.00\x1b[2J".to_owned()]));
+        let text = screen(&mut browser, 60, 6);
+        assert!(text.contains("A-B 1.00␛[2J online"), "{text}");
+        assert!(text.contains("C-D        … offline"), "not known yet:\n{text}");
+        browser.set_extra("id", &["price"], &|_| Some(vec!["2.00".to_owned()]));
+        let text = screen(&mut browser, 60, 6);
+        assert!(text.contains("A-B  2.00 online") && !text.contains("1.00"), "{text}");
+        assert_eq!(browser.shown_labels(), ["id", "price", "status"]);
+        assert_eq!(browser.column_labels(), ["id", "status"], "the page's own columns");
+        assert_eq!(browser.selected_index(), Some(1), "the cursor stays on its row");
+        assert_eq!(browser.records(), records, "the records are the server's");
+        assert_eq!(browser.ids_in_view("id", 1), ["A-B"]);
     }
 
     #[test]

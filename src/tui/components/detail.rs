@@ -101,6 +101,11 @@ pub struct Detail {
     /// while the view is open, for things that move by themselves (a tracker, a batch being
     /// bought). `None` once nothing will change without the user.
     pub watch: Option<(&'static str, Vec<(String, String)>)>,
+    /// More operations asked again with [`Detail::watch`], each on its own (a market's book,
+    /// candles, trades and ticker): every answer fills its part of the view.
+    pub watch_also: Vec<(&'static str, Vec<(String, String)>)>,
+    /// A market drawn under the facts (a book ladder, candles, the tape), filled part by part.
+    pub market: Option<Box<crate::tui::components::market::Market>>,
     /// A question asked by a key before its command runs (`convert the label to`), with its
     /// answers; the next key picks one, Esc goes back to the view.
     pub choosing: Option<(&'static str, Vec<DetailKey>)>,
@@ -261,9 +266,24 @@ impl Detail {
         }
     }
 
+    /// What the view asks again for, each time it does: [`Detail::watch`], the others, and a
+    /// market's board rows.
+    pub fn asks(&self) -> Vec<(&'static str, Vec<(String, String)>)> {
+        let mut asks: Vec<_> = self.watch.iter().chain(&self.watch_also).cloned().collect();
+        if let Some(market) = &self.market {
+            asks.extend(market.board_asks());
+        }
+        asks
+    }
+
     /// Takes `newer` (a fresher answer about the same thing) in place, keeping where the user
     /// was: the selected row, the scroll and a question being answered.
     pub fn refresh_from(&mut self, newer: Detail) {
+        // A market view takes each answer as one part of its picture; the rest stays.
+        if let (Some(mine), Some(theirs)) = (self.market.as_mut(), newer.market.as_ref()) {
+            mine.merge((**theirs).clone());
+            return;
+        }
         let (selected, scroll, choosing) = (self.selected, self.scroll, self.choosing.take());
         let rows = newer.selectable.and_then(|i| newer.tables.get(i)).map_or(0, |t| t.rows.len());
         *self = Detail { selected: selected.min(rows.saturating_sub(1)), scroll, choosing, ..newer };
@@ -290,7 +310,8 @@ impl Detail {
             ("b l f", "EasyPost batch: buy, label (asks the format), scan form"),
             ("s d", "EasyPost batch: save its label / scan form file"),
             ("v", "EasyPost address: verify it (a new, normalised address)"),
-            ("●", "live: asked again every 2 s while open (trackers, batches)"),
+            ("●", "live: asked again every 2 s while open (trackers, batches, markets)"),
+            ("b s", "Coinbase market: an order form to buy / sell this product"),
             ("b", "reopen the last table view"),
             ("Esc q", "close (the JSON is in the inspector)"),
         ]
@@ -402,6 +423,14 @@ impl Detail {
             return;
         }
         let lines = self.lines(theme, usize::from(inner.width));
+        if let Some(market) = &self.market {
+            // The record's facts on top, the market under them taking the rest.
+            let head = u16::try_from(lines.len()).unwrap_or(u16::MAX).min(inner.height / 3);
+            frame.render_widget(Paragraph::new(lines), Rect { height: head, ..inner });
+            let rest = Rect { y: inner.y + head, height: inner.height - head, ..inner };
+            market.render(frame, rest, theme);
+            return;
+        }
         let most = u16::try_from(lines.len()).unwrap_or(u16::MAX).saturating_sub(inner.height);
         self.scroll = self.scroll.min(most);
         frame.render_widget(Paragraph::new(lines).scroll((self.scroll, 0)), inner);

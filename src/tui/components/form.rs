@@ -232,6 +232,9 @@ pub struct Form {
     pub message: Option<String>,
     /// The table editor of a `line_items` field, while open.
     line_items: Option<LineItemsEditor>,
+    /// What the service says of the values so far (an order's estimated cost and hold), shown
+    /// under the summary and kept current by the app as the user types.
+    pub notes: Vec<String>,
 }
 
 impl Form {
@@ -289,7 +292,7 @@ impl Form {
                 Field { param, input, error: None, prefilled, template }
             })
             .collect();
-        Form { op, fields, focused: 0, target_label, message: None, line_items: None }
+        Form { op, fields, focused: 0, target_label, message: None, line_items: None, notes: Vec::new() }
     }
 
     /// The values typed so far, non-empty ones only, as the client takes them: a family's JSON
@@ -372,6 +375,13 @@ impl Form {
             field.input.insert_str(text.replace('\n', " "));
         }
         field.error = None;
+    }
+
+    /// Marks a field with a problem found beyond its own rules (by its service), shown beside it.
+    pub fn mark(&mut self, name: &str, problem: String) {
+        if let Some(field) = self.fields.iter_mut().find(|f| f.param.name == name) {
+            field.error = Some(problem);
+        }
     }
 
     pub fn error_of(&self, name: &str) -> Option<&str> {
@@ -531,7 +541,8 @@ impl Form {
 
     fn render_fields(&mut self, frame: &mut Frame, area: Rect, theme: &Theme) {
         let width = area.width.saturating_sub(4).clamp(20, 100).min(area.width);
-        let wanted: u16 = self.fields.iter().map(|f| 1 + f.input_height()).sum::<u16>() + 4;
+        let notes = u16::try_from(self.notes.len()).unwrap_or(u16::MAX);
+        let wanted: u16 = self.fields.iter().map(|f| 1 + f.input_height()).sum::<u16>() + 4 + notes;
         let height = wanted.max(5).min(area.height);
         let popup = super::centered(area, width, height);
         frame.render_widget(Clear, popup);
@@ -563,6 +574,12 @@ impl Form {
         }
         let summary = Paragraph::new(self.op.summary).style(theme.muted);
         frame.render_widget(summary, Rect { height: 1, ..inner });
+        let notes = notes.min(inner.height.saturating_sub(2));
+        for (row, note) in (0..notes).zip(&self.notes) {
+            let line = Paragraph::new(format!("» {}", inert(note))).style(theme.accent);
+            frame.render_widget(line, Rect { y: inner.y + 1 + row, height: 1, ..inner });
+        }
+        let inner = Rect { y: inner.y + notes, height: inner.height - notes, ..inner };
         if self.fields.is_empty() {
             let text = Paragraph::new("This operation takes no parameters. Ctrl-s sends it.").style(theme.text);
             frame.render_widget(text, Rect { y: inner.y + 2, height: inner.height.saturating_sub(2), ..inner });

@@ -10,6 +10,7 @@ pub mod history_view;
 pub mod inspector;
 pub mod line_input;
 pub mod line_items;
+pub mod market;
 pub mod menu;
 pub mod sandbox_view;
 pub mod save_file;

@@ -20,6 +20,7 @@ use crate::client::{Target, Values};
 use crate::table::Layout;
 use crate::tui::components::browser::ToneFn;
 use crate::tui::components::detail::{Detail, Tone};
+use crate::tui::components::market::Market;
 
 /// A service's console behaviour. Every method has a default: a service says only what it
 /// shows differently from the generic views.
@@ -96,6 +97,54 @@ pub trait ServiceConsole: Sync {
         Vec::new()
     }
 
+    /// What sending `op` with `values` will do, said from the records of the lists this tab
+    /// has in view (`seen(list_op)`): how many open orders a cancel-all cancels.
+    fn effects_seen(&self, op: &Operation, values: &Values, seen: &dyn Fn(&str) -> Option<Seen>) -> Vec<String> {
+        let _ = (op, values, seen);
+        Vec::new()
+    }
+
+    /// Columns `list_op`'s rows get from one more ask per row (a product's price and 24-hour
+    /// change from its stats), asked again for the rows in view while the list is shown.
+    fn live_columns(&self, list_op: &str) -> Option<LiveColumns> {
+        let _ = list_op;
+        None
+    }
+
+    /// The part of a market view an answer of `op` asked with `values` fills (a book, candles,
+    /// trades, a ticker, a row of the board), when the view asked for it.
+    fn market(&self, op: &Operation, values: &Values, body: &Value) -> Option<Market> {
+        let _ = (op, values, body);
+        None
+    }
+
+    /// Problems of `op`'s form the catalog cannot see, by field (a price finer than the
+    /// product's increment), from what the tab knows (`known`, by id): nothing is sent while
+    /// there are any.
+    fn form_problems(
+        &self,
+        op: &Operation,
+        values: &Values,
+        known: &dyn Fn(&str) -> Option<Value>,
+    ) -> Vec<(&'static str, String)> {
+        let _ = (op, values, known);
+        Vec::new()
+    }
+
+    /// Lines shown in `op`'s form while it is filled (what an order will cost and hold).
+    fn form_notes(&self, op: &Operation, values: &Values, known: &dyn Fn(&str) -> Option<Value>) -> Vec<String> {
+        let _ = (op, values, known);
+        Vec::new()
+    }
+
+    /// What `op`'s form needs to know and the tab does not yet: each a key `known` will find
+    /// the answer under, and the operation (with its values) that asks for it. Sent quietly,
+    /// once per key.
+    fn lookups(&self, op: &Operation, values: &Values, known: &dyn Fn(&str) -> Option<Value>) -> Vec<Lookup> {
+        let _ = (op, values, known);
+        Vec::new()
+    }
+
     /// The operation a compose key opens (`ComposeEmail`, `ComposeMime`), when this service
     /// composes messages.
     fn compose(&self, kind: Compose) -> Option<&'static str> {
@@ -113,6 +162,34 @@ pub enum RowAction {
     View(Box<Detail>, Option<(&'static str, Values)>),
     /// Send this operation (a domain, asked for with its DNS records).
     Fetch(&'static str, Values),
+}
+
+/// The records of a list the tab has in view, as [`ServiceConsole::effects_seen`] reads them:
+/// what the list was asked with, and whether more pages follow the one in view.
+pub struct Seen {
+    pub records: Vec<Value>,
+    pub values: Values,
+    pub more: bool,
+}
+
+/// Columns of a list filled by asking about each row in view: `op` with `param` set to the
+/// row's `id_field`, its answer made into `headers.len()` cells by `cells`.
+#[derive(Clone, Copy, Debug)]
+pub struct LiveColumns {
+    pub op: &'static str,
+    pub param: &'static str,
+    pub id_field: &'static str,
+    pub headers: &'static [&'static str],
+    pub cells: fn(&Value) -> Vec<String>,
+}
+
+/// Something a form needs to know, asked for by `op` with `values`; its answer is known under
+/// `key` afterwards.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Lookup {
+    pub key: String,
+    pub op: &'static str,
+    pub values: Values,
 }
 
 /// The compose keys: a message from fields, or a MIME message.

@@ -1,0 +1,144 @@
+//! Coinbase's console rules without a terminal: the order form's checks and estimate, the
+//! cancel-all count, the 24-hour change, the market parts read from the wire.
+
+use serde_json::{json, Value};
+
+use super::*;
+
+fn btc() -> Value {
+    json!({"id": "BTC-USD", "base_currency": "BTC", "quote_currency": "USD", "quote_increment": "0.01000000",
+        "base_increment": "0.00000001", "display_name": "BTC/USD", "min_market_funds": "10", "status": "online"})
+}
+
+fn values(pairs: &[(&str, &str)]) -> Values {
+    pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect()
+}
+
+fn knows_all(id: &str) -> Option<Value> {
+    match id {
+        "BTC-USD" => Some(btc()),
+        "fees" => Some(json!({"maker_fee_rate": "0.0040", "taker_fee_rate": "0.0060", "usd_volume": "0"})),
+        _ => None,
+    }
+}
+
+#[test]
+fn a_price_finer_than_the_quote_increment_is_refused_beside_its_field() {
+    let order =
+        values(&[("product_id", "BTC-USD"), ("side", "buy"), ("type", "limit"), ("price", "100.005"), ("size", "1")]);
+    let problems = order_problems(&order, &knows_all);
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert_eq!(problems[0].0, "price");
+    assert!(problems[0].1.contains("price step 0.01 USD"), "{problems:?}");
+    let fine = values(&[("product_id", "BTC-USD"), ("side", "buy"), ("price", "100.01"), ("size", "0.5")]);
+    assert!(order_problems(&fine, &knows_all).is_empty());
+    let tiny = values(&[("product_id", "BTC-USD"), ("side", "buy"), ("price", "100.00"), ("size", "0.000000001")]);
+    assert!(order_problems(&tiny, &knows_all).iter().any(|(f, p)| *f == "size" && p.contains("size step")));
+    let small = values(&[("product_id", "BTC-USD"), ("side", "buy"), ("price", "5.00"), ("size", "1")]);
+    assert!(order_problems(&small, &knows_all).iter().any(|(f, p)| *f == "size" && p.contains("minimum of 10 USD")));
+    let both =
+        values(&[("product_id", "BTC-USD"), ("side", "buy"), ("type", "market"), ("size", "1"), ("funds", "20")]);
+    assert!(order_problems(&both, &knows_all).iter().any(|(f, _)| *f == "funds"));
+    // An unknown product is not checked against increments nobody knows.
+    let unknown = values(&[("product_id", "XYZ-USD"), ("side", "buy"), ("price", "1.23456"), ("size", "1")]);
+    assert!(order_problems(&unknown, &knows_all).is_empty());
+}
+
+#[test]
+fn the_estimate_says_the_cost_and_the_hold_and_what_is_unknown() {
+    let buy =
+        values(&[("product_id", "BTC-USD"), ("side", "buy"), ("type", "limit"), ("price", "100.00"), ("size", "0.5")]);
+    let lines = order_estimate(&buy, &knows_all).lines;
+    assert_eq!(lines[0], "estimated cost: 0.5 BTC × 100.00 = 50.00 USD");
+    assert_eq!(lines[1], "hold: 50.30 USD (price × size × (1 + 0.6 % taker fee))");
+    let no_fee = |id: &str| (id == "BTC-USD").then(btc);
+    let lines = order_estimate(&buy, &no_fee).lines;
+    assert!(lines[1].contains("plus the taker fee (fee rate unknown yet"), "{lines:?}");
+    let sell = values(&[("product_id", "BTC-USD"), ("side", "sell"), ("price", "100.00"), ("size", "0.5")]);
+    assert!(order_estimate(&sell, &knows_all).lines.contains(&"hold: 0.5 BTC (the size sold)".to_owned()));
+    let market = values(&[("product_id", "BTC-USD"), ("side", "buy"), ("type", "market"), ("funds", "25")]);
+    assert_eq!(order_estimate(&market, &knows_all).lines, ["hold: 25.00 USD (the funds given)"]);
+    let notes = order_notes(&values(&[("product_id", "ETH-USD"), ("side", "buy")]), &knows_all);
+    assert_eq!(notes[0], "ETH-USD: increments unknown yet (asking the exchange)");
+    let lookups = order_lookups(&values(&[("product_id", "ETH-USD"), ("side", "buy")]), &|_| None);
+    assert_eq!(lookups.iter().map(|l| l.op).collect::<Vec<_>>(), ["products_get", "fees_get"]);
+}
+
+#[test]
+fn cancel_all_names_the_product_and_counts_the_open_orders_seen() {
+    let order = |product: &str, status: &str| json!({"id": "x", "product_id": product, "status": status});
+    let seen = Seen {
+        records: vec![
+            order("BTC-USD", "open"),
+            order("BTC-USD", "pending"),
+            order("ETH-USD", "open"),
+            order("BTC-USD", "done"),
+        ],
+        values: Values::new(),
+        more: false,
+    };
+    let btc_only = values(&[("product_id", "BTC-USD")]);
+    assert_eq!(
+        cancel_all_effect(&btc_only, Some(&seen)),
+        "cancels every open order of BTC-USD: 2 open orders (as the orders list in view shows them)"
+    );
+    assert!(
+        cancel_all_effect(&Values::new(), Some(&seen)).starts_with("cancels every open order of every product: 3 open")
+    );
+    assert!(cancel_all_effect(&btc_only, None).contains("how many is unknown"));
+    let filtered = Seen { values: values(&[("product_id", "ETH-USD")]), ..seen };
+    assert!(cancel_all_effect(&btc_only, Some(&filtered)).contains("how many is unknown"));
+    let more = Seen { values: Values::new(), more: true, ..filtered };
+    assert!(cancel_all_effect(&btc_only, Some(&more)).contains("at least 2 open orders"));
+}
+
+#[test]
+fn the_market_parts_read_the_wire() {
+    let book =
+        json!({"sequence": 3, "bids": [["99.50", "1.5", 2]], "asks": [["100.50", "0.25", 1], ["101.00", "2", 3]]});
+    let part = market_part("products_get_order_book", &Values::new(), &book).unwrap();
+    assert_eq!(part.asks.as_ref().unwrap().len(), 2);
+    assert_eq!(part.bids.as_ref().unwrap()[0].price_text, "99.50");
+    let candles = json!([
+        [1584316800, 5236.01, 5346.05, 5346.03, 5245.17, 3728.6],
+        [1584313200, 5346.03, 5388.43, 5356.47, 5346.03, 3242.8]
+    ]);
+    let part = market_part("products_get_candles", &Values::new(), &candles).unwrap();
+    let first = part.candles.unwrap()[0];
+    assert!((first.open - 5346.03).abs() < 1e-9 && (first.low - 5236.01).abs() < 1e-9);
+    let trades = json!([{"time": "2020-03-20T00:22:57.833897Z", "trade_id": 1, "price": "6268.48", "size": "0.1", "side": "buy"}]);
+    let tape = market_part("products_get_trades", &Values::new(), &trades).unwrap().tape.unwrap();
+    assert_eq!(
+        (tape[0].time.as_str(), tape[0].mark.as_str()),
+        ("00:22:57", "▼ sell"),
+        "a maker's buy was a sell taking"
+    );
+    let (change, tone) =
+        change_24h(&json!({"open": "100", "last": "102.5", "high": "103", "low": "99", "volume": "1"}));
+    assert_eq!((change.as_str(), tone), ("+2.50 % (+2.50)", Some(Move::Up)));
+    let (change, tone) = change_24h(&json!({"open": "200", "last": "150"}));
+    assert_eq!((change.as_str(), tone), ("-25.00 % (-50.00)", Some(Move::Down)));
+    assert_eq!(change_24h(&json!({"open": "0", "last": "1"})).0, "unknown");
+}
+
+#[test]
+fn a_products_row_opens_its_live_market_with_order_keys() {
+    let view = market_view(&btc());
+    assert_eq!(view.subject.as_deref(), Some("market BTC-USD"));
+    assert!(view.market.is_some());
+    let asked: Vec<&str> = view.watch.iter().chain(&view.watch_also).map(|(op, _)| *op).collect();
+    assert_eq!(
+        asked,
+        [
+            "products_get_order_book",
+            "products_get_ticker",
+            "products_get_stats",
+            "products_get_candles",
+            "products_get_trades"
+        ]
+    );
+    assert_eq!(view.commands.iter().map(|k| k.key).collect::<String>(), "bs");
+    let done = order_detail(&json!({"id": "o1", "product_id": "BTC-USD", "side": "buy", "status": "done"}));
+    assert_eq!(done.commands.iter().map(|k| k.key).collect::<String>(), "x", "a done order cannot be cancelled");
+    assert_eq!(tone("side", "sell"), Some(Tone::Bad));
+}
