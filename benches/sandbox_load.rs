@@ -13,6 +13,10 @@
 //! (default 16). `benches/sandbox_load.sh` runs it here and at the commit before issue 19, side
 //! by side.
 //!
+//! The Coinbase case places an order and cancels it (every tenth a market buy that fills) while
+//! the background market steps 50 times a second, then checks with the control port's audit that
+//! funds were conserved across every account.
+//!
 //! Adding a case: one `Case` value in `CASES` with the request a client sends (`request`) and
 //! how to count what the simulator stored (`stored`; `None` for an operation that stores nothing,
 //! such as a tax calculation), optionally a second request made from the first one's answer and
@@ -41,6 +45,8 @@ struct Call {
     /// A form body (`application/x-www-form-urlencoded`) instead of JSON: Mailgun's sends.
     form: Option<String>,
     authorization: String,
+    /// Further headers: Coinbase's four signed `CB-ACCESS-*` ones.
+    headers: Vec<(&'static str, String)>,
 }
 
 #[global_allocator]
@@ -70,7 +76,15 @@ struct Case {
     list: fn() -> Call,
     /// The most records of this kind the simulator keeps (its documented cap).
     cap: usize,
+    /// A check of the simulator's books after the run, reported on its own line (Coinbase: funds
+    /// conserved across every account).
+    audit: Option<for<'a> fn(&'a Sandbox, &'a reqwest::Client) -> Audited<'a>>,
+    /// Set up before the run (Coinbase: the background market stepping 50 times a second, so
+    /// the run meets a moving book).
+    prepare: Option<for<'a> fn(&'a Sandbox, &'a reqwest::Client) -> Audited<'a>>,
 }
+
+type Audited<'a> = Pin<Box<dyn Future<Output = Result<String, String>> + Send + 'a>>;
 
 const CASES: &[Case] = &[
     Case {
@@ -84,6 +98,8 @@ const CASES: &[Case] = &[
         pick: first_item,
         list: ably_list,
         cap: 10_000 * 2_000,
+        audit: None,
+        prepare: None,
     },
     Case {
         name: "avatax transactions_create",
@@ -96,6 +112,8 @@ const CASES: &[Case] = &[
         pick: whole,
         list: avatax_list,
         cap: 100_000,
+        audit: None,
+        prepare: None,
     },
     Case {
         name: "taxjar taxes_calculate",
@@ -108,6 +126,8 @@ const CASES: &[Case] = &[
         pick: whole,
         list: taxjar_list,
         cap: usize::MAX,
+        audit: None,
+        prepare: None,
     },
     Case {
         name: "taxjar transactions_create_order",
@@ -120,6 +140,8 @@ const CASES: &[Case] = &[
         pick: whole,
         list: taxjar_list,
         cap: 100_000,
+        audit: None,
+        prepare: None,
     },
     Case {
         name: "mailgun messages_send",
@@ -132,6 +154,8 @@ const CASES: &[Case] = &[
         pick: every_item,
         list: mailgun_list,
         cap: 100_000,
+        audit: None,
+        prepare: None,
     },
     Case {
         name: "easypost shipments_create + shipments_buy",
@@ -144,8 +168,123 @@ const CASES: &[Case] = &[
         pick: first_shipment,
         list: easypost_list,
         cap: 50_000,
+        audit: None,
+        prepare: None,
+    },
+    Case {
+        name: "coinbase orders_create + orders_cancel",
+        service: Service::Coinbase,
+        request: coinbase_order,
+        stored: None,
+        reads: None,
+        then: Some(coinbase_cancel),
+        record: coinbase_record,
+        pick: whole,
+        list: coinbase_list,
+        cap: usize::MAX,
+        audit: Some(coinbase_audit),
+        prepare: Some(coinbase_fast_market),
     },
 ];
+
+/// A signed Coinbase request (signed now: the exchange allows 30 s of skew).
+fn coinbase_call(method: reqwest::Method, path: String, body: Option<Value>) -> Call {
+    let timestamp =
+        format!("{:.3}", std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs_f64());
+    let text = body.as_ref().map(Value::to_string).unwrap_or_default();
+    let sign = opsdeck::sandbox::coinbase::sign(
+        credentials::COINBASE_SECRET,
+        &timestamp,
+        method.as_str(),
+        &path,
+        text.as_bytes(),
+    )
+    .unwrap();
+    Call {
+        method,
+        path,
+        body,
+        form: None,
+        authorization: String::new(),
+        headers: vec![
+            ("cb-access-key", credentials::COINBASE_KEY.to_owned()),
+            ("cb-access-sign", sign),
+            ("cb-access-timestamp", timestamp),
+            ("cb-access-passphrase", credentials::COINBASE_PASSPHRASE.to_owned()),
+        ],
+    }
+}
+
+/// A limit buy resting under the market (cancelled next), or every tenth a small market order
+/// that fills against the moving book (buys and sells in turn, so the run never runs out of
+/// either currency).
+fn coinbase_order(client: usize, index: usize) -> Call {
+    let body = if index % 20 == 9 {
+        json!({"product_id": "BTC-USD", "side": "buy", "type": "market", "funds": "10.00"})
+    } else if index % 20 == 19 {
+        json!({"product_id": "BTC-USD", "side": "sell", "type": "market", "size": "0.0001"})
+    } else {
+        let price = format!("{}.{:02}", 80_000 + (client * 97 + index) % 5_000, index % 100);
+        json!({"product_id": "BTC-USD", "side": "buy", "type": "limit", "price": price, "size": "0.001"})
+    };
+    coinbase_call(reqwest::Method::POST, "/orders".into(), Some(body))
+}
+
+/// The order just placed cancelled (a market order, done at once, has its fills read instead:
+/// one that self-trade prevention cancelled unfilled is gone, as on the exchange).
+fn coinbase_cancel(answer: &Value) -> Call {
+    let id = answer["id"].as_str().unwrap_or_default();
+    if answer["type"] == "market" {
+        return coinbase_call(reqwest::Method::GET, format!("/fills?order_id={id}"), None);
+    }
+    coinbase_call(reqwest::Method::DELETE, format!("/orders/{id}"), None)
+}
+
+fn coinbase_record(_last: usize) -> Call {
+    coinbase_call(reqwest::Method::GET, "/accounts".into(), None)
+}
+
+fn coinbase_list() -> Call {
+    coinbase_call(reqwest::Method::GET, "/fills?product_id=BTC-USD&limit=10".into(), None)
+}
+
+fn coinbase_fast_market<'a>(sandbox: &'a Sandbox, http: &'a reqwest::Client) -> Audited<'a> {
+    Box::pin(async move {
+        let answer = http
+            .post(format!("{}/coinbase/market", sandbox.control_url()))
+            .body(r#"{"rate": 50}"#)
+            .send()
+            .await
+            .map_err(|e| e.to_string())?;
+        if !answer.status().is_success() {
+            return Err(format!("the market's rate was not set: {}", answer.status()));
+        }
+        Ok("the market steps 50 times a second".into())
+    })
+}
+
+/// The control port's funds audit: every currency's accounts against deposits, conversions and
+/// fees.
+fn coinbase_audit<'a>(sandbox: &'a Sandbox, http: &'a reqwest::Client) -> Audited<'a> {
+    Box::pin(async move {
+        let audit: Value = http
+            .get(format!("{}/coinbase/market", sandbox.control_url()))
+            .send()
+            .await
+            .map_err(|e| e.to_string())?
+            .bytes()
+            .await
+            .map_err(|e| e.to_string())
+            .and_then(|b| serde_json::from_slice(&b).map_err(|e| e.to_string()))?;
+        let funds = audit["funds"].as_array().ok_or("no funds audit")?;
+        let unbalanced: Vec<&str> =
+            funds.iter().filter(|f| f["balanced"] != true).filter_map(|f| f["currency"].as_str()).collect();
+        if !unbalanced.is_empty() {
+            return Err(format!("funds not conserved in {unbalanced:?}: {audit}"));
+        }
+        Ok(format!("funds conserved in all {} currencies after {} market steps", funds.len(), audit["steps"]))
+    })
+}
 
 fn mailgun_auth() -> String {
     use base64::Engine;
@@ -162,6 +301,7 @@ fn mailgun_send(client: usize, index: usize) -> Call {
             "from=ops%40mg.example.com&to=load-{client}-{index}%40example.com&subject=loadtest&text=load+{index}&o%3Atag=load"
         )),
         authorization: mailgun_auth(),
+        headers: Vec::new(),
     }
 }
 
@@ -174,6 +314,7 @@ fn mailgun_events(_client: usize, index: usize) -> Call {
         body: None,
         form: None,
         authorization: mailgun_auth(),
+        headers: Vec::new(),
     }
 }
 
@@ -233,6 +374,7 @@ fn avatax_create(client: usize, index: usize) -> Call {
         })),
         form: None,
         authorization: avatax_auth(),
+        headers: Vec::new(),
     }
 }
 
@@ -282,6 +424,7 @@ fn taxjar_calculate(client: usize, index: usize) -> Call {
         })),
         form: None,
         authorization: taxjar_auth(),
+        headers: Vec::new(),
     }
 }
 
@@ -298,6 +441,7 @@ fn taxjar_order(client: usize, index: usize) -> Call {
         })),
         form: None,
         authorization: taxjar_auth(),
+        headers: Vec::new(),
     }
 }
 
@@ -332,6 +476,7 @@ fn ably_publish(client: usize, index: usize) -> Call {
         body: Some(json!({"name": "load", "data": {"client": client, "index": index}})),
         form: None,
         authorization: ably_auth(),
+        headers: Vec::new(),
     }
 }
 
@@ -390,6 +535,7 @@ fn easypost_create(client: usize, index: usize) -> Call {
             "reference": format!("load-{client}-{index}")}})),
         form: None,
         authorization: easypost_auth(),
+        headers: Vec::new(),
     }
 }
 
@@ -404,6 +550,7 @@ fn easypost_buy(shipment: &Value) -> Call {
         body: Some(json!({"rate": {"id": cheapest.map(|r| r["id"].clone())}})),
         form: None,
         authorization: easypost_auth(),
+        headers: Vec::new(),
     }
 }
 
@@ -460,7 +607,7 @@ fn first_shipment(answer: &Value) -> Value {
 }
 
 fn get(path: String, authorization: String) -> Call {
-    Call { method: reqwest::Method::GET, path, body: None, form: None, authorization }
+    Call { method: reqwest::Method::GET, path, body: None, form: None, authorization, headers: Vec::new() }
 }
 
 fn ably_record(_last: usize) -> Call {
@@ -508,7 +655,12 @@ fn easypost_list() -> Call {
 /// Sends one call; its JSON answer (`Null` when not JSON), or `Err` naming what went wrong.
 async fn send(http: &reqwest::Client, base: &str, call: Call) -> Result<Value, String> {
     let mut builder = http.request(call.method, format!("{base}{}", call.path));
-    builder = builder.header("authorization", call.authorization);
+    if !call.authorization.is_empty() {
+        builder = builder.header("authorization", call.authorization);
+    }
+    for (name, value) in call.headers {
+        builder = builder.header(name, value);
+    }
     if let Some(body) = call.body {
         builder = builder.header("content-type", "application/json").body(body.to_string());
     } else if let Some(form) = call.form {
@@ -544,6 +696,10 @@ async fn run(case: &Case, requests: usize, clients: usize) {
     let per_client = requests.div_ceil(clients);
     // The simulator seeds itself on its first request: that is not the run's memory.
     send(&http, &base, (case.list)()).await.unwrap();
+    if let Some(prepare) = case.prepare {
+        let said = prepare(&sandbox, &http).await.unwrap_or_else(|e| panic!("{}: {e}", case.name));
+        println!("{:<32} {said}", case.name);
+    }
     let heap_before = HEAP.current_usage();
     let started = Instant::now();
     let writing = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
@@ -639,6 +795,10 @@ async fn run(case: &Case, requests: usize, clients: usize) {
         assert_eq!(read_failures, 0, "{}: event queries failed", case.name);
     }
     assert!(failures.is_empty(), "{}: {} requests failed", case.name, failures.len());
+    if let Some(audit) = case.audit {
+        let said = audit(&sandbox, &http).await.unwrap_or_else(|e| panic!("{}: {e}", case.name));
+        println!("{:<32} {said}", "  + audit");
+    }
     if case.stored.is_none() {
         return sandbox.shutdown();
     }

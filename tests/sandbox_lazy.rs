@@ -290,7 +290,10 @@ async fn at_start_every_simulator_is_built_without_a_request() {
     }
     let mut built = builds.services();
     built.sort_by_key(|s| s.name());
-    assert_eq!(built, [Service::Ably, Service::Avatax, Service::Coinbase, Service::Easypost, Service::Mailgun, Service::Taxjar]);
+    assert_eq!(
+        built,
+        [Service::Ably, Service::Avatax, Service::Coinbase, Service::Easypost, Service::Mailgun, Service::Taxjar]
+    );
     sandbox.shutdown();
 }
 

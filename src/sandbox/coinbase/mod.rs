@@ -409,11 +409,12 @@ fn handle(shared: &Shared, call: &Call) -> Result<Answer, CbError> {
         ("GET", ["fills"]) => list_fills(state, profile_of(state, call)?, &call.query)?,
         ("GET", ["fees"]) => {
             let profile = profile_of(state, call)?;
-            let (maker, taker) = state.fee_rates(profile, now);
+            state.slide_volume_windows(now);
+            let (maker, taker) = state.fee_rates(profile);
             json!({
                 "maker_fee_rate": format!("{maker:.4}"),
                 "taker_fee_rate": format!("{taker:.4}"),
-                "usd_volume": format!("{:.2}", state.usd_volume(profile, now)),
+                "usd_volume": format!("{:.2}", state.usd_volume(profile)),
             })
             .into()
         }
@@ -504,6 +505,33 @@ fn handle(shared: &Shared, call: &Call) -> Result<Answer, CbError> {
                 .collect();
             Value::Array(list).into()
         }
+        ("POST", ["coinbase-accounts", id, "addresses"]) => {
+            let wallet = state.wallets.iter().find(|w| w.id.eq_ignore_ascii_case(id)).ok_or_else(CbError::not_found)?;
+            let spec = &CURRENCIES[wallet.currency];
+            if spec.fiat {
+                return Err(CbError::bad_request(format!("{} has no deposit address", spec.id)));
+            }
+            let network = spec.network;
+            let address = deposit_address(network, &mut state.ids);
+            let address_id = state.ids.uuid();
+            let at = wire::time(now);
+            json!({
+                "id": address_id,
+                "address": address,
+                "address_info": {"address": address},
+                "name": format!("{} deposit address", spec.id),
+                "created_at": at,
+                "updated_at": at,
+                "network": network,
+                "uri_scheme": network,
+                "resource": "address",
+                "resource_path": format!("/v2/accounts/{id}/addresses/{address_id}"),
+                "warnings": [],
+                "deposit_uri": format!("{network}:{address}"),
+                "exchange_deposit_address": true,
+            })
+            .into()
+        }
         ("GET", ["payment-methods"]) => json!([{
             "id": state.payment_method_id,
             "type": "ach_bank_account",
@@ -533,6 +561,29 @@ fn handle(shared: &Shared, call: &Call) -> Result<Answer, CbError> {
     drop(guard);
     shared.engine.ring();
     Ok(answer)
+}
+
+/// A fresh address in the form `network` uses (the form withdrawals are checked against).
+fn deposit_address(network: &str, ids: &mut super::ids::Ids) -> String {
+    const BECH32: &[u8] = b"qpzry9x8gf2tvdw0s3jn54khce6mua7l";
+    const BASE58: &[u8] = b"123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
+    let mut from = |alphabet: &[u8], len: usize| -> String {
+        ids.hex(len * 2)
+            .as_bytes()
+            .chunks(2)
+            .map(|pair| {
+                let n = u8::from_str_radix(std::str::from_utf8(pair).unwrap_or("0"), 16).unwrap_or(0);
+                char::from(alphabet[usize::from(n) % alphabet.len()])
+            })
+            .collect()
+    };
+    match network {
+        "bitcoin" => format!("bc1q{}", from(BECH32, 38)),
+        "litecoin" => format!("ltc1q{}", from(BECH32, 38)),
+        "dogecoin" => format!("D{}", from(BASE58, 33)),
+        "solana" => from(BASE58, 44),
+        _ => format!("0x{}", ids.hex(40)),
+    }
 }
 
 fn profile_json(state: &State, p: usize) -> Value {

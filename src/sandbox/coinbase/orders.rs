@@ -275,7 +275,8 @@ impl State {
         if open_here >= caps::OPEN_ORDERS_PER_PRODUCT {
             return Err(CbError::bad_request("Too many open orders"));
         }
-        let (maker_rate, taker_rate) = self.fee_rates(profile, now_ms);
+        self.slide_volume_windows(now_ms);
+        let (maker_rate, taker_rate) = self.fee_rates(profile);
         let is_market = new.order_type == "market";
         let (quote, base) = (spec.quote, spec.base);
         let available = |state: &State, currency| state.account(profile, currency).available();
@@ -646,8 +647,7 @@ impl State {
         self.fees_collected[spec.quote] += fee;
         if self.keeps_records(profile) {
             let usd_volume = self.usd_value(spec.quote, value);
-            let fills = &mut self.profiles[profile].fills;
-            fills.push_back(Fill {
+            self.profiles[profile].push_fill(Fill {
                 trade_id,
                 order_id,
                 product,
@@ -659,9 +659,6 @@ impl State {
                 side,
                 usd_volume,
             });
-            if fills.len() > caps::FILLS {
-                fills.pop_front();
-            }
         }
     }
 

@@ -53,6 +53,35 @@ pub struct Profile {
     /// Index into `State::accounts` per currency.
     pub accounts: Vec<usize>,
     pub fills: VecDeque<Fill>,
+    /// USD volume of the fills from `window_start` on: those of the last 30 days once
+    /// [`State::slide_volume_windows`] has run, so a fee tier costs no pass over the fills.
+    pub volume_30d: Decimal,
+    pub window_start: usize,
+}
+
+impl Profile {
+    /// Keeps a fill (the oldest goes past the cap) and counts it in the 30-day volume.
+    pub fn push_fill(&mut self, fill: Fill) {
+        self.volume_30d += fill.usd_volume;
+        self.fills.push_back(fill);
+        if self.fills.len() > caps::FILLS {
+            if let Some(gone) = self.fills.pop_front() {
+                if self.window_start > 0 {
+                    self.window_start -= 1;
+                } else {
+                    self.volume_30d -= gone.usd_volume;
+                }
+            }
+        }
+    }
+
+    /// Moves the 30-day window's start to `since`, taking older fills out of its volume.
+    fn slide_window(&mut self, since: i64) {
+        while let Some(fill) = self.fills.get(self.window_start).filter(|f| f.at_ms < since) {
+            self.volume_30d -= fill.usd_volume;
+            self.window_start += 1;
+        }
+    }
 }
 
 pub struct Account {
@@ -424,6 +453,8 @@ impl State {
             created_ms,
             accounts,
             fills: VecDeque::new(),
+            volume_30d: Decimal::ZERO,
+            window_start: 0,
         });
         profile
     }
@@ -512,24 +543,27 @@ impl State {
         }
     }
 
-    /// The 30-day USD volume of a profile's user (every profile of it), from its fills.
-    pub fn usd_volume(&self, profile: usize, now_ms: i64) -> Decimal {
-        let user = self.user_of(profile);
+    /// Brings every profile's 30-day volume up to `now_ms`.
+    pub fn slide_volume_windows(&mut self, now_ms: i64) {
         let since = now_ms - 30 * 86_400_000;
-        self.profiles
-            .iter()
-            .filter(|p| p.user == user)
-            .flat_map(|p| p.fills.iter().rev().take_while(|f| f.at_ms >= since))
-            .map(|f| f.usd_volume)
-            .sum()
+        for profile in &mut self.profiles {
+            profile.slide_window(since);
+        }
     }
 
-    pub fn fee_rates(&self, profile: usize, now_ms: i64) -> (Decimal, Decimal) {
+    /// The 30-day USD volume of a profile's user (every profile of it), as of the last
+    /// [`State::slide_volume_windows`].
+    pub fn usd_volume(&self, profile: usize) -> Decimal {
+        let user = self.user_of(profile);
+        self.profiles.iter().filter(|p| p.user == user).map(|p| p.volume_30d).sum()
+    }
+
+    pub fn fee_rates(&self, profile: usize) -> (Decimal, Decimal) {
         if !self.keeps_records(profile) {
             // The simulated market makers trade on the top tier.
             return (Decimal::ZERO, Decimal::ZERO);
         }
-        catalog::fee_rates(self.usd_volume(profile, now_ms))
+        catalog::fee_rates(self.usd_volume(profile))
     }
 
     /// Sum of every account's balance per currency: with the fees taken and the net deposits,

@@ -68,6 +68,12 @@ fn check(state: &State) -> Result<(), String> {
             }
         }
     }
+    for (i, profile) in state.profiles.iter().enumerate() {
+        let window: Decimal = profile.fills.iter().skip(profile.window_start).map(|f| f.usd_volume).sum();
+        if window != profile.volume_30d {
+            return Err(format!("profile {i}: 30-day volume {} but its fills say {window}", profile.volume_30d));
+        }
+    }
     let totals = state.totals();
     for (c, total) in totals.iter().enumerate() {
         let expected = state.net_deposits[c] + state.net_conversions[c] - state.fees_collected[c];
@@ -507,5 +513,33 @@ fn the_market_moves_and_fills_a_resting_order_when_the_price_reaches_it() {
         state.orders.get(&key).is_some_and(|o| o.filled_size > Decimal::ZERO),
         "filled by the market within an hour"
     );
+    check(&state).unwrap();
+}
+
+#[test]
+fn deposit_addresses_have_the_form_withdrawals_accept() {
+    let mut ids = crate::sandbox::ids::Ids::new(1, 2);
+    for network in ["bitcoin", "ethereum", "solana", "litecoin", "dogecoin"] {
+        let address = super::deposit_address(network, &mut ids);
+        assert!(catalog::address_fits(network, &address), "{network}: {address}");
+    }
+}
+
+#[test]
+fn the_fee_tier_follows_the_last_thirty_days_of_volume() {
+    let mut state = fresh(11);
+    state.settings.paused = true;
+    state.slide_volume_windows(T0);
+    let seeded = state.usd_volume(DEFAULT_PROFILE);
+    assert!(seeded > dec!(10000) && seeded < dec!(50000), "the seeded trades: {seeded}");
+    assert_eq!(state.fee_rates(DEFAULT_PROFILE), (dec!(0.0025), dec!(0.0040)), "$10k to $50k: the second tier");
+    state.place(DEFAULT_PROFILE, NewOrder::market(BTC_USD, Side::Buy, None, Some(dec!(45000.00))), T0).unwrap();
+    state.slide_volume_windows(T0);
+    assert!(state.usd_volume(BOT_PROFILE) > dec!(50000), "the volume is the user's, every profile");
+    assert_eq!(state.fee_rates(DEFAULT_PROFILE), (dec!(0.0015), dec!(0.0025)));
+    let key = state.place(DEFAULT_PROFILE, NewOrder::limit(BTC_USD, Side::Buy, dec!(1000.00), dec!(0.01)), T0).unwrap();
+    assert_eq!(state.orders[&key].taker_rate, dec!(0.0025), "a new order takes the new tier");
+    state.slide_volume_windows(T0 + 31 * 86_400_000);
+    assert_eq!(state.fee_rates(DEFAULT_PROFILE), (dec!(0.0040), dec!(0.0060)), "31 days later the volume has aged out");
     check(&state).unwrap();
 }
