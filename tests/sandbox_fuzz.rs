@@ -176,6 +176,8 @@ fn mutate(rng: &mut Rng, seed: &[u8]) -> Vec<u8> {
 enum Auth {
     Basic(&'static str, &'static str),
     Bearer(&'static str),
+    /// Coinbase's signed `CB-ACCESS-*` headers, added by [`Raw::signed`] once the body is set.
+    Coinbase,
 }
 
 /// A request as bytes on the wire; sent over its own connection so nothing a client library
@@ -195,13 +197,25 @@ impl<'a> Raw<'a> {
                 format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}")))
             }
             Auth::Bearer(token) => format!("Bearer {token}"),
+            Auth::Coinbase => String::new(),
         };
-        Raw {
-            method,
-            target: target.into(),
-            headers: vec![("Authorization".into(), authorization.into_bytes())],
-            body: Vec::new(),
-        }
+        let headers =
+            if authorization.is_empty() { Vec::new() } else { vec![("Authorization".into(), authorization.into_bytes())] };
+        Raw { method, target: target.into(), headers, body: Vec::new() }
+    }
+
+    /// Signs the request as a Coinbase client does, over its exact target and body, so a
+    /// mutation reaches the parsers behind the signature check.
+    fn signed(self) -> Raw<'a> {
+        let timestamp =
+            format!("{:.3}", std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs_f64());
+        let target = String::from_utf8_lossy(&self.target).into_owned();
+        let sign = sandbox::coinbase::sign(credentials::COINBASE_SECRET, &timestamp, self.method, &target, &self.body)
+            .unwrap();
+        self.header("CB-ACCESS-KEY", credentials::COINBASE_KEY)
+            .header("CB-ACCESS-SIGN", sign)
+            .header("CB-ACCESS-TIMESTAMP", timestamp)
+            .header("CB-ACCESS-PASSPHRASE", credentials::COINBASE_PASSPHRASE)
     }
 
     fn header(mut self, name: &str, value: impl Into<Vec<u8>>) -> Raw<'a> {
@@ -688,17 +702,77 @@ async fn easypost_survives_mutated_json_forms_and_queries() {
     sandbox.shutdown();
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn coinbase_survives_mutated_orders_transfers_and_queries() {
+    let sandbox = start().await;
+    let targets = [
+        Target {
+            name: "coinbase_order",
+            seeds: &[
+                br#"{"product_id":"BTC-USD","side":"buy","type":"limit","price":"10.00","size":"0.01","client_oid":"496ffbba-7dae-4864-f7e8-a5bf52c6d0e2"}"#,
+                br#"{"product_id":"ETH-USD","side":"sell","type":"market","size":"0.1","stp":"co"}"#,
+                br#"{"product_id":"BTC-USD","side":"buy","type":"market","funds":"25.00"}"#,
+                br#"{"product_id":"BTC-USD","side":"sell","type":"limit","price":"1000.00","size":"0.001","stop":"loss","stop_price":"1000.00","time_in_force":"GTT","cancel_after":"min"}"#,
+            ],
+            build: |b| Raw::new("POST", "/orders", Auth::Coinbase).body("application/json", b).signed(),
+        },
+        Target {
+            name: "coinbase_withdrawal",
+            seeds: &[
+                br#"{"amount":"0.01","currency":"ETH","crypto_address":"0x52908400098527886E0F7030069857D2E4169EE7","add_network_fee_to_total":true,"nonce":7}"#,
+                br#"{"amount":"1.00","currency":"USD","crypto_address":"x"}"#,
+            ],
+            build: |b| Raw::new("POST", "/withdrawals/crypto", Auth::Coinbase).body("application/json", b).signed(),
+        },
+        Target {
+            name: "coinbase_conversion",
+            seeds: &[br#"{"from":"USD","to":"USDC","amount":"10.00","nonce":"n1"}"#],
+            build: |b| Raw::new("POST", "/conversions", Auth::Coinbase).body("application/Json", b).signed(),
+        },
+        Target {
+            name: "coinbase_orders_query",
+            seeds: &[
+                b"status=open&status=pending&product_id=BTC-USD&sortedBy=price&sorting=asc&limit=5",
+                b"status=all&after=17&limit=1000&start_date=2024-01-01T00:00:00Z&end_date=2030-01-01",
+            ],
+            build: |q| Raw::new("GET", with_query("/orders", &q), Auth::Coinbase).signed(),
+        },
+        Target {
+            name: "coinbase_candles_query",
+            seeds: &[
+                b"granularity=3600&start=2026-01-01T00:00:00Z&end=2026-01-05T00:00:00Z",
+                b"granularity=60&start=1700000000&end=1700003000",
+            ],
+            build: |q| Raw::new("GET", with_query("/products/BTC-USD/candles", &q), Auth::Coinbase),
+        },
+        Target {
+            name: "coinbase_trades_query",
+            seeds: &[b"limit=5&after=100", b"before=3&limit=1000"],
+            build: |q| Raw::new("GET", with_query("/products/ETH-USD/trades", &q), Auth::Coinbase),
+        },
+    ];
+    fuzz(&sandbox, Service::Coinbase, &targets).await;
+    // Funds still add up after every mutated order and transfer.
+    let http = reqwest::Client::new();
+    let audit: serde_json::Value =
+        serde_json::from_slice(&http.get(format!("{}/coinbase/market", sandbox.control_url())).send().await.unwrap().bytes().await.unwrap())
+            .unwrap();
+    assert!(audit["funds"].as_array().unwrap().iter().all(|f| f["balanced"] == true), "{audit}");
+    sandbox.shutdown();
+}
+
 /// Requests a client library would not send: folded and NUL-bearing headers, invalid UTF-8 in
 /// the path and in header values, bodies that are not what their type says.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hostile_request_lines_and_headers_are_4xx() {
     let sandbox = start().await;
-    let services: [(Service, Auth, &str); 5] = [
+    let services: [(Service, Auth, &str); 6] = [
         (Service::Ably, ABLY, "/channels/x/messages"),
         (Service::Avatax, AVATAX, "/api/v2/transactions/create"),
         (Service::Taxjar, TAXJAR, "/v2/taxes"),
         (Service::Mailgun, MAILGUN, "/v3/mg.example.com/messages"),
         (Service::Easypost, EASYPOST, "/v2/shipments"),
+        (Service::Coinbase, Auth::Coinbase, "/orders"),
     ];
     for (service, auth, path) in services {
         let addr = sandbox.base_url(service).trim_start_matches("http://").to_owned();
