@@ -199,8 +199,11 @@ impl<'a> Raw<'a> {
             Auth::Bearer(token) => format!("Bearer {token}"),
             Auth::Coinbase => String::new(),
         };
-        let headers =
-            if authorization.is_empty() { Vec::new() } else { vec![("Authorization".into(), authorization.into_bytes())] };
+        let headers = if authorization.is_empty() {
+            Vec::new()
+        } else {
+            vec![("Authorization".into(), authorization.into_bytes())]
+        };
         Raw { method, target: target.into(), headers, body: Vec::new() }
     }
 
@@ -754,9 +757,10 @@ async fn coinbase_survives_mutated_orders_transfers_and_queries() {
     fuzz(&sandbox, Service::Coinbase, &targets).await;
     // Funds still add up after every mutated order and transfer.
     let http = reqwest::Client::new();
-    let audit: serde_json::Value =
-        serde_json::from_slice(&http.get(format!("{}/coinbase/market", sandbox.control_url())).send().await.unwrap().bytes().await.unwrap())
-            .unwrap();
+    let audit: serde_json::Value = serde_json::from_slice(
+        &http.get(format!("{}/coinbase/market", sandbox.control_url())).send().await.unwrap().bytes().await.unwrap(),
+    )
+    .unwrap();
     assert!(audit["funds"].as_array().unwrap().iter().all(|f| f["balanced"] == true), "{audit}");
     sandbox.shutdown();
 }

@@ -113,7 +113,11 @@ pub(super) static OPERATIONS: &[Operation] = &[
         params: &[
             Param::body("product_id", "trading pair, e.g. BTC-USD").required(),
             Param::body("side", "buy or sell").required().one_of(&["buy", "sell"]),
-            Param::body("type", "order type").one_of(&["limit", "market", "stop"]).default("limit"),
+            // A stop order is a limit order with `stop` and `stop_price`: the exchange answers
+            // `Invalid order_type stop` to type stop (cbpro#368, bbgo#1932).
+            Param::body("type", "order type (a stop order is a limit with stop and stop_price)")
+                .one_of(&["limit", "market"])
+                .default("limit"),
             Param::body("price", "decimal string in quote currency (limit and stop orders)"),
             Param::body("size", "decimal string in base currency (or give funds for market buys)"),
             Param::body("funds", "decimal string in quote currency to spend (market orders)"),
@@ -127,7 +131,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
             Param::body("stp", "self-trade prevention: decrease and cancel, cancel oldest/newest/both")
                 .one_of(&["dc", "co", "cn", "cb"])
                 .default("dc"),
-            Param::body("stop", "stop orders: loss (last <= stop_price) or entry (last >= stop_price)")
+            Param::body("stop", "stop limit orders: loss (last <= stop_price) or entry (last >= stop_price)")
                 .one_of(&["loss", "entry"]),
             Param::body("stop_price", "decimal string trigger price (stop orders)"),
             Param::body("stop_limit_price", "decimal string limit price of TP/SL orders"),

@@ -103,11 +103,15 @@ pub fn parse(body: &Map<String, Value>) -> Result<NewOrder, CbError> {
         Some(_) => return Err(CbError::bad_request("Invalid side")),
         None => return Err(CbError::bad_request("side is required")),
     };
+    // A stop order is a limit order with `stop` and `stop_price`: the exchange refuses the type
+    // `stop` (and a market order with a stop) as `Invalid order_type <type>`.
     let order_type = match text_field(body, "type")? {
         None | Some("limit") => "limit",
+        Some("market") if body.get("stop").is_some_and(|v| !v.is_null()) => {
+            return Err(CbError::bad_request("Invalid order_type market"))
+        }
         Some("market") => "market",
-        Some("stop") => "stop",
-        Some(_) => return Err(CbError::bad_request("Invalid order type")),
+        Some(other) => return Err(CbError::bad_request(format!("Invalid order_type {other}"))),
     };
     let tif = match text_field(body, "time_in_force")? {
         None | Some("GTC") => Tif::Gtc,
@@ -190,9 +194,6 @@ fn check_shape(order: &NewOrder, spec: &ProductSpec) -> Result<(), CbError> {
     }
     if order.tif == Tif::Gtt && order.cancel_after.is_none() && !is_market {
         return Err(CbError::bad_request("cancel_after is required for time_in_force GTT"));
-    }
-    if order.order_type == "stop" && order.stop.is_none() {
-        return Err(CbError::bad_request("stop and stop_price are required for stop orders"));
     }
     match (order.size, order.funds) {
         (Some(_), Some(_)) => return Err(CbError::bad_request("only one of size or funds may be given")),

@@ -201,7 +201,6 @@ fn seed_orders(state: &mut State, now_ms: i64) {
         NewOrder { post_only: true, ..NewOrder::limit(sol, Side::Buy, around(sol_price, dec!(-8), sol), dec!(20)) };
     let _ = state.place(DEFAULT_PROFILE, post_only, now_ms);
     let stop = NewOrder {
-        order_type: "stop",
         stop: Some((StopKind::Loss, around(btc_price, dec!(-10), btc))),
         ..NewOrder::limit(btc, Side::Sell, around(btc_price, dec!(-10.5), btc), dec!(0.1))
     };

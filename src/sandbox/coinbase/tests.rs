@@ -181,11 +181,7 @@ fn random_sequences_keep_books_holds_and_funds_consistent() {
                 }
                 5 => {
                     let kind = if rng.chance(50) { StopKind::Loss } else { StopKind::Entry };
-                    let order = NewOrder {
-                        order_type: "stop",
-                        stop: Some((kind, price)),
-                        ..NewOrder::limit(product, side, price, size)
-                    };
+                    let order = NewOrder { stop: Some((kind, price)), ..NewOrder::limit(product, side, price, size) };
                     state.place(profile, order, now).map(|_| ())
                 }
                 6 => {
@@ -360,7 +356,6 @@ fn stop_orders_wait_for_the_last_trade_then_trade() {
     let last = state.last_price(ETH_USD).unwrap();
     let above = last + dec!(5.00);
     let stop = NewOrder {
-        order_type: "stop",
         stop: Some((StopKind::Entry, above)),
         ..NewOrder::limit(ETH_USD, Side::Buy, above + dec!(50), dec!(0.1))
     };
@@ -542,4 +537,24 @@ fn the_fee_tier_follows_the_last_thirty_days_of_volume() {
     state.slide_volume_windows(T0 + 31 * 86_400_000);
     assert_eq!(state.fee_rates(DEFAULT_PROFILE), (dec!(0.0040), dec!(0.0060)), "31 days later the volume has aged out");
     check(&state).unwrap();
+}
+
+#[test]
+fn a_stop_order_is_a_limit_order_with_a_stop_and_type_stop_is_refused() {
+    let body = |text: &str| serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(text).unwrap();
+    let refused = super::orders::parse(&body(
+        r#"{"product_id":"BTC-USD","side":"sell","type":"stop","price":"100.00","size":"0.1","stop":"loss","stop_price":"100.00"}"#,
+    ))
+    .unwrap_err();
+    assert_eq!((refused.status.as_u16(), refused.message.as_str()), (400, "Invalid order_type stop"));
+    let market = super::orders::parse(&body(
+        r#"{"product_id":"BTC-USD","side":"sell","type":"market","size":"0.1","stop":"loss","stop_price":"100.00"}"#,
+    ))
+    .unwrap_err();
+    assert_eq!(market.message, "Invalid order_type market");
+    let stop = super::orders::parse(&body(
+        r#"{"product_id":"BTC-USD","side":"sell","type":"limit","price":"100.00","size":"0.1","stop":"loss","stop_price":"100.00"}"#,
+    ))
+    .unwrap();
+    assert_eq!((stop.order_type, stop.stop), ("limit", Some((StopKind::Loss, dec!(100.00)))));
 }

@@ -757,15 +757,20 @@ pub fn order_problems(values: &Values, known: &dyn Fn(&str) -> Option<Value>) ->
         }
     }
     match kind {
-        "limit" | "stop" if !given("price") => problems.push(("price", format!("a {kind} order needs a price"))),
+        "limit" if !given("price") => problems.push(("price", format!("a {kind} order needs a price"))),
         "limit" if !given("size") => problems.push(("size", "a limit order needs a size".to_owned())),
         "market" if given("size") == given("funds") => {
             problems.push(("funds", "a market order takes a size or funds (one of them)".to_owned()));
         }
         _ => {}
     }
-    if kind == "stop" && (!given("stop") || !given("stop_price")) {
+    // A stop order is a limit order with both `stop` and `stop_price`; the exchange refuses one
+    // without the other, and a market order with either.
+    if given("stop") != given("stop_price") {
         problems.push(("stop_price", "a stop order needs stop (loss or entry) and a stop price".to_owned()));
+    }
+    if kind == "market" && (given("stop") || given("stop_price")) {
+        problems.push(("stop", "a stop order is a limit order (type limit, with a price)".to_owned()));
     }
     let tif = values.get("time_in_force").map_or("GTC", String::as_str);
     if given("cancel_after") && tif != "GTT" {
@@ -799,7 +804,7 @@ pub fn order_problems(values: &Values, known: &dyn Fn(&str) -> Option<Value>) ->
     }
     if let Some(minimum) = product.min_market_funds.filter(|m| !m.is_zero()) {
         let notional = match (kind, price, size, funds) {
-            ("limit" | "stop", Some(price), Some(size), _) => Some(("size", price * size)),
+            ("limit", Some(price), Some(size), _) => Some(("size", price * size)),
             ("market", _, _, Some(funds)) => Some(("funds", funds)),
             _ => None,
         };
@@ -848,7 +853,7 @@ pub fn order_estimate(values: &Values, known: &dyn Fn(&str) -> Option<Value>) ->
     let amount = |d: Decimal| money_text(&d.normalize().to_string()).unwrap_or_else(|| d.to_string());
     let mut lines = Vec::new();
     match (side, kind) {
-        ("buy", "limit" | "stop") => {
+        ("buy", "limit") => {
             let (Some(price), Some(size)) = (price, size) else { return Estimate { lines } };
             let cost = price * size;
             lines.push(format!(
