@@ -90,7 +90,7 @@ async fn nothing_is_built_until_a_request_reaches_its_listener() {
     assert_eq!(deepgram.status().as_u16(), 501);
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert_eq!(builds.services(), [], "nothing was built");
-    assert!(Service::ALL.iter().all(|&s| handle.is_ready(s) == (s == Service::Deepgram || s == Service::Coinbase)));
+    assert!(Service::ALL.iter().all(|&s| handle.is_ready(s) == (s == Service::Deepgram)));
 
     // The first request builds Ably, and only Ably, once.
     assert_eq!(ably_time(&http, &sandbox).await, 200);

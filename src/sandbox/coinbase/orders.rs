@@ -192,9 +192,6 @@ fn check_shape(order: &NewOrder, spec: &ProductSpec) -> Result<(), CbError> {
     if order.post_only && matches!(order.tif, Tif::Ioc | Tif::Fok) {
         return Err(CbError::bad_request("post_only is invalid with time_in_force IOC or FOK"));
     }
-    if order.tif == Tif::Gtt && order.cancel_after.is_none() && !is_market {
-        return Err(CbError::bad_request("cancel_after is required for time_in_force GTT"));
-    }
     match (order.size, order.funds) {
         (Some(_), Some(_)) => return Err(CbError::bad_request("only one of size or funds may be given")),
         (None, None) => return Err(CbError::bad_request("size or funds is required")),
