@@ -152,5 +152,37 @@ async fn main() -> std::io::Result<()> {
     }
     save(&mut h, "easypost-tracker")?;
 
+    // Coinbase: the products with their live price, then BTC-USD's market (ladder, candles,
+    // tape) after the simulated traders have moved it, and an order form's estimate.
+    h.keys("<Esc>5");
+    h.settle().await;
+    h.keys(":coinbase products_list<Enter><C-s>");
+    h.settle().await;
+    h.console.app.focus = opsdeck::tui::app::Focus::Browser;
+    for _ in 0..2 {
+        at += std::time::Duration::from_secs(3);
+        h.console.app.on_tick(at);
+        h.settle().await;
+    }
+    save(&mut h, "coinbase-products")?;
+    select_row(&mut h, "BTC-USD");
+    h.keys("<Enter>");
+    h.console.sandbox.clock().advance(120_000);
+    for _ in 0..2 {
+        at += std::time::Duration::from_secs(3);
+        h.console.app.on_tick(at);
+        h.settle().await;
+    }
+    save(&mut h, "coinbase-market")?;
+    h.keys("b");
+    h.settle().await;
+    if let Some(Popup::Form(form)) = h.console.app.popup.as_mut() {
+        form.set_value("price", "90000.005");
+        form.set_value("size", "0.01");
+    }
+    h.keys("<C-s>");
+    h.settle().await;
+    save(&mut h, "coinbase-order-form")?;
+
     Ok(())
 }
