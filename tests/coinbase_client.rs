@@ -469,3 +469,33 @@ async fn cursor_paging_walks_the_tape_with_the_clients_pagination() {
     assert!(newer_ids.iter().all(|id| *id > older && *id <= newest + 1000));
     assert_eq!(newer_ids, ids[140..150], "the ten just newer than the cursor, newest first");
 }
+
+#[tokio::test]
+async fn the_control_port_pauses_and_speeds_the_market_and_audits_funds() {
+    let cb = Coinbase::start().await;
+    let control = format!("{}/coinbase/market", cb.sandbox.control_url());
+    let post = |body: &'static str| cb.http.post(control.clone()).body(body).send();
+    let read = |response: reqwest::Response| async move {
+        let status = response.status().as_u16();
+        (status, serde_json::from_slice::<Value>(&response.bytes().await.unwrap()).unwrap())
+    };
+    cb.json("products_get_ticker", &[("product_id", "BTC-USD")]).await;
+    let (status, paused) = read(post(r#"{"paused": true}"#).await.unwrap()).await;
+    assert_eq!((status, paused["paused"].as_bool()), (200, Some(true)));
+    let tape = |v: &Value| v[0]["trade_id"].as_u64().unwrap();
+    let before = tape(&cb.json("products_get_trades", &[("product_id", "BTC-USD"), ("limit", "1")]).await);
+    cb.sandbox.clock().advance(120_000);
+    let still = tape(&cb.json("products_get_trades", &[("product_id", "BTC-USD"), ("limit", "1")]).await);
+    assert_eq!(still, before, "a paused market trades nothing, whatever the clock does");
+    let (_, resumed) = read(post(r#"{"paused": false, "rate": 10}"#).await.unwrap()).await;
+    assert_eq!((resumed["paused"].as_bool(), resumed["interval_ms"].as_i64()), (Some(false), Some(100)));
+    cb.sandbox.clock().advance(5_000);
+    let (_, after) = read(cb.http.get(control.clone()).send().await.unwrap()).await;
+    assert!(after["steps"].as_u64().unwrap() >= resumed["steps"].as_u64().unwrap() + 45, "ten steps a second: {after}");
+    assert!(after["funds"].as_array().unwrap().iter().all(|f| f["balanced"] == true), "{after}");
+    for bad in [r#"{"rate": 0}"#, r#"{"paused": "yes"}"#, r#"{"speed": 2}"#, "not json"] {
+        let (status, body) = read(post(bad).await.unwrap()).await;
+        assert_eq!(status, 400, "{bad}: {body}");
+        assert!(body["message"].as_str().is_some_and(|m| !m.is_empty()), "{body}");
+    }
+}
