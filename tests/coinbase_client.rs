@@ -141,6 +141,12 @@ async fn market_data_needs_no_key_and_has_the_exchange_shapes() {
         let signed = request.headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("cb-access-key"));
         assert_eq!(signed, op == "accounts_list", "{op}");
     }
+    // What ccxt's fetch_tickers reads: every product's day in hourly [time, low, high, open, close].
+    let (status, sparks) = cb.raw(reqwest::Method::GET, "/products/spark-lines", &[]).await;
+    assert_eq!(status, 200);
+    let btc_day = sparks["BTC-USD"].as_array().unwrap();
+    assert!(btc_day.len() >= 24 && btc_day.iter().all(|r| r.as_array().unwrap().len() == 5), "{btc_day:?}");
+    assert_eq!(sparks.as_object().unwrap().len(), products.as_array().unwrap().len());
     let unknown = api_error(cb.call("products_get", &[("product_id", "FOO-BAR")]).await);
     assert_eq!((unknown.status, unknown.message.as_str()), (404, "NotFound"));
 }

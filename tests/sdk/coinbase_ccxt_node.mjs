@@ -71,6 +71,10 @@ const ticker = await ex.fetchTicker(SYMBOL);
 check("fetchTicker", ticker.symbol === SYMBOL && ticker.bid > 0 && ticker.bid < ticker.ask && ticker.last > 0
   && ticker.timestamp !== undefined, show(ticker));
 
+const tickers = await ex.fetchTickers();
+check("fetchTickers", tickers[SYMBOL] !== undefined && tickers["ETH/USD"] !== undefined && tickers[SYMBOL].last > 0,
+  show(tickers[SYMBOL]));
+
 const book = await ex.fetchOrderBook(SYMBOL);
 const bids = book.bids.map((b) => b[0]);
 const asks = book.asks.map((a) => a[0]);

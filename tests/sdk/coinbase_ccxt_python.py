@@ -74,6 +74,10 @@ ticker = ex.fetch_ticker(SYMBOL)
 check("fetch_ticker", ticker["symbol"] == SYMBOL and 0 < ticker["bid"] < ticker["ask"] and ticker["last"] > 0
       and ticker["timestamp"] is not None, repr(ticker)[:600])
 
+tickers = ex.fetch_tickers()
+check("fetch_tickers", SYMBOL in tickers and "ETH/USD" in tickers and tickers[SYMBOL]["last"] > 0,
+      repr(tickers.get(SYMBOL))[:600])
+
 book = ex.fetch_order_book(SYMBOL)
 bids, asks = [b[0] for b in book["bids"]], [a[0] for a in book["asks"]]
 check("fetch_order_book", len(bids) > 1 and len(asks) > 1 and bids == sorted(bids, reverse=True) and asks == sorted(asks)

@@ -355,6 +355,24 @@ fn handle(shared: &Shared, call: &Call) -> Result<Answer, CbError> {
                 .collect();
             Value::Array(list).into()
         }
+        // Undocumented, but what ccxt's `fetch_tickers` reads: each product's last 24 hours as
+        // hourly `[time, low, high, open, close]`, newest first.
+        ("GET", ["products", "spark-lines"]) => {
+            let now_s = now.div_euclid(1000);
+            let mut lines = Map::new();
+            for (product, spec) in PRODUCTS.iter().enumerate() {
+                let candles = state.candles(product, 3600, now_s - 86_400, now_s)?;
+                let rows = candles.iter().map(|c| {
+                    let mut row = wire::candle(spec, c);
+                    if let Some(cells) = row.as_array_mut() {
+                        cells.truncate(5);
+                    }
+                    row
+                });
+                lines.insert(spec.id.to_owned(), Value::Array(rows.collect()));
+            }
+            Value::Object(lines).into()
+        }
         ("GET", ["products", id, rest @ ..]) => {
             let product = catalog::product_index(id).ok_or_else(CbError::not_found)?;
             product_route(state, product, rest, &call.query, now)?
