@@ -14,6 +14,7 @@ pub mod ably;
 pub mod avatax;
 pub mod clock;
 pub mod coinbase;
+pub mod deepgram;
 pub mod control;
 pub mod credentials;
 pub mod easypost;

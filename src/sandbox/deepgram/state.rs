@@ -1,0 +1,253 @@
+//! The Deepgram account: projects with their members, API keys (scoped, optionally expiring;
+//! the secret shown once), balances and usage. Usage is summed from the requests made to the
+//! simulator plus seeded history. Rules (who may do what, the last owner, a deleted project's
+//! cascade) live here, without HTTP.
+
+use std::collections::VecDeque;
+
+use axum::http::StatusCode;
+
+use super::errors::DgError;
+use crate::sandbox::credentials;
+use crate::sandbox::ids::Ids;
+
+/// Caps on what is kept (README lists them).
+pub mod caps {
+    /// API keys a project holds; one more is refused (the simulator's own limit).
+    pub const KEYS: usize = 1_000;
+    /// Usage records a project keeps; the oldest go first.
+    pub const USAGE: usize = 100_000;
+}
+
+/// The roles, lowest first, and what each may do (api/deepgram.md §6.7).
+pub const ROLES: [&str; 3] = ["member", "admin", "owner"];
+const MEMBER: &[&str] = &["project:read", "project:write", "keys:read", "keys:write", "usage:read", "usage:write"];
+const ADMIN_ALSO: &[&str] = &[
+    "members:read",
+    "members:read:invites",
+    "members:read:scopes",
+    "members:write",
+    "members:write:invites",
+    "members:write:scopes",
+    "members:write:kick",
+    "admins:read",
+    "admins:write",
+    "owners:read",
+    "billing:read",
+];
+const OWNER_ALSO: &[&str] = &["project:write:settings", "project:write:destroy", "owners:write", "billing:write"];
+
+/// Whether a scope names something Deepgram knows: a role or one of its permissions.
+pub fn known_scope(scope: &str) -> bool {
+    ROLES.contains(&scope)
+        || [MEMBER, ADMIN_ALSO, OWNER_ALSO].iter().any(|list| list.contains(&scope))
+        || scope == "self-hosted:products"
+        || scope.starts_with("self-hosted:product:")
+}
+
+/// Whether `scopes` grant `permission`, directly or by a role.
+pub fn grants(scopes: &[String], permission: &str) -> bool {
+    scopes.iter().any(|scope| match scope.as_str() {
+        "owner" => true,
+        "admin" => MEMBER.contains(&permission) || ADMIN_ALSO.contains(&permission),
+        "member" => MEMBER.contains(&permission),
+        other => other == permission,
+    })
+}
+
+/// The highest role among `scopes` (0 none, 1 member, 2 admin, 3 owner).
+pub fn level(scopes: &[String]) -> usize {
+    scopes.iter().filter_map(|s| ROLES.iter().position(|r| r == s)).map(|i| i + 1).max().unwrap_or(0)
+}
+
+pub struct Member {
+    pub id: String,
+    pub email: String,
+    pub first_name: String,
+    pub last_name: String,
+    pub scopes: Vec<String>,
+}
+
+pub struct Key {
+    pub id: String,
+    pub secret: String,
+    pub comment: String,
+    pub scopes: Vec<String>,
+    pub tags: Vec<String>,
+    pub created_ms: i64,
+    pub expires_ms: Option<i64>,
+    pub member_id: String,
+}
+
+pub struct Balance {
+    pub id: String,
+    pub amount: f64,
+    pub units: &'static str,
+    pub purchase_order_id: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Endpoint {
+    Listen,
+    Speak,
+    Read,
+}
+
+impl Endpoint {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Endpoint::Listen => "listen",
+            Endpoint::Speak => "speak",
+            Endpoint::Read => "read",
+        }
+    }
+}
+
+/// Requests of one kind at one time: one request made to the simulator, or a seeded day's worth.
+pub struct Usage {
+    pub at_ms: i64,
+    pub endpoint: Endpoint,
+    pub model: String,
+    /// The key's id (`accessor`), empty for the sandbox key.
+    pub accessor: String,
+    pub tags: Vec<String>,
+    /// The features asked for (`diarize`, `sentiment`, ...), for the usage filters.
+    pub features: Vec<String>,
+    pub requests: u64,
+    pub audio_seconds: f64,
+    pub characters: u64,
+    pub tokens_in: u64,
+    pub tokens_out: u64,
+}
+
+pub struct Project {
+    pub id: String,
+    pub name: String,
+    pub company: String,
+    pub mip_opt_out: bool,
+    pub members: Vec<Member>,
+    pub keys: Vec<Key>,
+    pub balances: Vec<Balance>,
+    pub usage: VecDeque<Usage>,
+}
+
+/// Who made a request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Caller {
+    /// The sandbox key: an owner of every project of the account.
+    Sandbox,
+    /// A key created through the API: its project and its id.
+    Key { project: String, key_id: String },
+}
+
+pub struct State {
+    pub projects: Vec<Project>,
+    pub ids: Ids,
+}
+
+impl State {
+    pub fn new(seed: u64) -> State {
+        State { projects: Vec::new(), ids: Ids::new(seed, 0xD6) }
+    }
+
+    /// The caller a `Token` names, refusing an unknown or expired key as Deepgram does.
+    pub fn authenticate(&self, secret: &str, now_ms: i64) -> Result<Caller, DgError> {
+        if secret == credentials::DEEPGRAM_KEY {
+            return Ok(Caller::Sandbox);
+        }
+        for project in &self.projects {
+            if let Some(key) = project.keys.iter().find(|k| k.secret == secret) {
+                if key.expires_ms.is_some_and(|at| at <= now_ms) {
+                    return Err(DgError::invalid_auth());
+                }
+                return Ok(Caller::Key { project: project.id.clone(), key_id: key.id.clone() });
+            }
+        }
+        Err(DgError::invalid_auth())
+    }
+
+    /// The scopes `caller` holds on project `index`.
+    pub fn scopes(&self, caller: &Caller, index: usize) -> Vec<String> {
+        match caller {
+            Caller::Sandbox => vec!["owner".to_owned()],
+            Caller::Key { project, key_id } => {
+                let p = &self.projects[index];
+                if &p.id != project {
+                    return Vec::new();
+                }
+                p.keys.iter().find(|k| &k.id == key_id).map(|k| k.scopes.clone()).unwrap_or_default()
+            }
+        }
+    }
+
+    /// The projects `caller` can see, by index.
+    pub fn visible(&self, caller: &Caller) -> Vec<usize> {
+        (0..self.projects.len())
+            .filter(|i| match caller {
+                Caller::Sandbox => true,
+                Caller::Key { project, .. } => &self.projects[*i].id == project,
+            })
+            .collect()
+    }
+
+    /// The project a path names: a non-uuid is Deepgram's plain-text 404; an unknown, deleted
+    /// or foreign one its JSON 404; then the caller must hold `permission` on it.
+    pub fn project(&self, caller: &Caller, id: &str, permission: &str) -> Result<usize, DgError> {
+        if let Some(bad) = uuid_problem(id) {
+            return Err(DgError::plain(StatusCode::NOT_FOUND, format!("UUID parsing failed: {bad}")));
+        }
+        let index = self
+            .visible(caller)
+            .into_iter()
+            .find(|i| self.projects[*i].id.eq_ignore_ascii_case(id))
+            .ok_or_else(DgError::project_not_found)?;
+        if !grants(&self.scopes(caller, index), permission) {
+            return Err(DgError::insufficient_permissions());
+        }
+        Ok(index)
+    }
+
+    /// `DELETE /v1/projects/{id}`: the project and everything in it (keys, members, balances,
+    /// usage) go at once; its keys stop working.
+    pub fn delete_project(&mut self, index: usize) -> Project {
+        self.projects.remove(index)
+    }
+
+    /// `DELETE .../members/{id}`: refused for the last owner.
+    pub fn remove_member(&mut self, index: usize, member_id: &str) -> Result<(), DgError> {
+        let project = &mut self.projects[index];
+        let at = project.members.iter().position(|m| m.id == member_id).ok_or_else(|| DgError::not_found("member"))?;
+        let owners = project.members.iter().filter(|m| m.scopes.iter().any(|s| s == "owner")).count();
+        if owners == 1 && project.members[at].scopes.iter().any(|s| s == "owner") {
+            return Err(DgError::bad_request(
+                "Cannot remove the last owner of a project. Make another member an owner first.",
+            ));
+        }
+        let member = project.members.remove(at);
+        // A removed member's keys go with them.
+        project.keys.retain(|k| k.member_id != member.id);
+        Ok(())
+    }
+
+    /// Records one request's usage on a project, keeping the newest [`caps::USAGE`].
+    pub fn record(&mut self, index: usize, usage: Usage) {
+        let log = &mut self.projects[index].usage;
+        log.push_back(usage);
+        while log.len() > caps::USAGE {
+            log.pop_front();
+        }
+    }
+}
+
+/// What is wrong with a project id that is not a uuid (Deepgram's plain-text wording), if
+/// anything.
+pub fn uuid_problem(id: &str) -> Option<String> {
+    let hex: Vec<char> = id.chars().filter(|c| *c != '-').collect();
+    if let Some(c) = hex.iter().find(|c| !c.is_ascii_hexdigit()) {
+        return Some(format!("invalid character: expected an optional prefix of `urn:uuid:` followed by [0-9a-fA-F-], found `{c}`"));
+    }
+    if hex.len() != 32 {
+        return Some(format!("invalid length: expected length 32 for simple format, found {}", hex.len()));
+    }
+    None
+}
