@@ -908,3 +908,339 @@ fn summarize(doc: &Doc) -> String {
         .collect::<Vec<_>>()
         .join(" ")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sandbox::rng::Rng;
+
+    const COMPLAINT: &str = "I am really angry. My order arrived two weeks late and the box was \
+        damaged. The support agent was rude and did not help at all. This is the worst service \
+        I have ever had, and I am very disappointed.";
+    const HAPPY: &str = "Thank you so much! The new phone is excellent and the setup was easy. \
+        I love the camera, and the staff were friendly and helpful. Great experience overall.";
+    const CARS: &str = "I went to the dealership on Saturday to look at a new car. The sedan had \
+        low mileage and a quiet engine. The dealer offered me a test drive, and the car handled \
+        well on the highway. I might trade in my old vehicle next month.";
+
+    fn all() -> Features {
+        Features { sentiment: true, summarize: true, topics: true, intents: true, ..Features::default() }
+    }
+
+    fn topic_names(results: &Value) -> Vec<String> {
+        results["topics"]["segments"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|segment| segment["topics"].as_array().cloned().unwrap_or_default())
+            .filter_map(|topic| topic["topic"].as_str().map(str::to_string))
+            .collect()
+    }
+
+    fn intent_names(results: &Value) -> Vec<String> {
+        results["intents"]["segments"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|segment| segment["intents"].as_array().cloned().unwrap_or_default())
+            .filter_map(|intent| intent["intent"].as_str().map(str::to_string))
+            .collect()
+    }
+
+    fn average(text: &str) -> (String, f64) {
+        let results = analyze(text, &all()).results;
+        let average = &results["sentiments"]["average"];
+        (
+            average["sentiment"].as_str().unwrap_or("").to_string(),
+            average["sentiment_score"].as_f64().unwrap_or(f64::NAN),
+        )
+    }
+
+    #[test]
+    fn a_complaint_is_negative_and_a_happy_note_positive() {
+        let (label, score) = average(COMPLAINT);
+        assert_eq!(label, "negative", "{score}");
+        assert!(score < -NEUTRAL_BAND);
+        let (label, score) = average(HAPPY);
+        assert_eq!(label, "positive", "{score}");
+        assert!(score > NEUTRAL_BAND);
+        let (label, _) = average("The meeting is on Tuesday at the office on Main Street.");
+        assert_eq!(label, "neutral");
+    }
+
+    #[test]
+    fn negation_intensifiers_and_but_turn_scores() {
+        let score = |text: &str| sentence_score(&Doc::new(text).words);
+        assert!(score("The food was good.") > NEUTRAL_BAND);
+        assert!(score("The food was not good.") < 0.0);
+        assert!(score("The food was very good.") > score("The food was good."));
+        assert!(score("The food was slightly good.") < score("The food was good."));
+        assert!(score("The room was nice, but the staff were terrible.") < -NEUTRAL_BAND);
+        assert!(score("It isn\u{2019}t bad at all.") > 0.0);
+    }
+
+    #[test]
+    fn sentiment_segments_index_the_whitespace_words() {
+        let text = "The hotel was wonderful. The pool was great.\n\nThe flight home was awful.";
+        let results = analyze(text, &all()).results;
+        let segments = results["sentiments"]["segments"].as_array().cloned().unwrap_or_default();
+        assert_eq!(segments.len(), 2, "{segments:?}");
+        let words: Vec<&str> = text.split_whitespace().collect();
+        for segment in &segments {
+            let first = segment["start_word"].as_u64().unwrap_or(u64::MAX) as usize;
+            let last = segment["end_word"].as_u64().unwrap_or(u64::MAX) as usize;
+            assert_eq!(segment["text"], words[first..=last].join(" "));
+            let score = segment["sentiment_score"].as_f64().unwrap_or(f64::NAN);
+            assert!((-1.0..=1.0).contains(&score));
+        }
+        assert_eq!(segments[0]["sentiment"], "positive");
+        assert_eq!(segments[1]["sentiment"], "negative");
+        assert_eq!(segments[1]["text"], "The flight home was awful.");
+    }
+
+    #[test]
+    fn a_passage_about_cars_has_a_car_topic() {
+        let results = analyze(CARS, &all()).results;
+        let names = topic_names(&results);
+        assert_eq!(names.first().map(String::as_str), Some("Cars"), "{names:?}");
+        let segment = &results["topics"]["segments"][0];
+        let confidence = segment["topics"][0]["confidence_score"].as_f64().unwrap_or(0.0);
+        assert!(confidence > 0.5 && confidence <= 1.0, "{confidence}");
+    }
+
+    #[test]
+    fn repeated_words_become_topics_when_no_list_knows_them() {
+        let text = "The garden party starts at noon. Bring chairs to the garden party. \
+            The garden party ends at dusk.";
+        let names = topic_names(&analyze(text, &all()).results);
+        assert_eq!(names, ["Garden party"]);
+    }
+
+    #[test]
+    fn custom_topics_strict_returns_only_those() {
+        let features = Features {
+            topics: true,
+            custom_topics: vec!["highway driving".into(), "Cooking".into(), "cars".into()],
+            custom_topic_strict: true,
+            ..Features::default()
+        };
+        let names = topic_names(&analyze(CARS, &features).results);
+        assert!(names.iter().all(|name| name == "highway driving" || name == "cars"), "{names:?}");
+        assert!(names.iter().any(|name| name == "cars"), "{names:?}");
+        assert!(names.iter().any(|name| name == "highway driving"), "{names:?}");
+        let extended = Features { custom_topic_strict: false, ..features };
+        let names = topic_names(&analyze(CARS, &extended).results);
+        assert!(names.iter().any(|name| name == "cars"), "{names:?}");
+        assert!(!names.iter().any(|name| name == "Cooking"), "{names:?}");
+        // "cars" is the lexicon's Cars under its custom name, not both.
+        assert!(!names.iter().any(|name| name == "Cars"), "{names:?}");
+    }
+
+    #[test]
+    fn verb_led_phrases_are_intents() {
+        let intents = |text: &str| intent_names(&analyze(text, &all()).results);
+        assert_eq!(intents("I want to cancel my subscription."), ["Cancel subscription"]);
+        assert_eq!(intents("Hi, I'd like to book a test drive for Saturday."), ["Book test drive"]);
+        assert_eq!(intents("Can you cancel my order, please?"), ["Cancel order"]);
+        assert_eq!(intents("Upgrade my phone."), ["Upgrade phone"]);
+        // A noun after a determiner, and a past tense, are not intents.
+        assert!(intents("My order arrived yesterday. I cancelled it last week.").is_empty());
+        let results = analyze("I want to cancel my subscription.", &all()).results;
+        let score = results["intents"]["segments"][0]["intents"][0]["confidence_score"].as_f64().unwrap_or(0.0);
+        assert!(score > 0.8, "{score}");
+    }
+
+    #[test]
+    fn custom_intents_match_by_overlap() {
+        let features = Features {
+            intents: true,
+            custom_intents: vec!["Cancel subscription".into(), "Request refund".into()],
+            custom_intent_strict: true,
+            ..Features::default()
+        };
+        let names = intent_names(&analyze("Please cancel the subscription today.", &features).results);
+        assert_eq!(names, ["Cancel subscription"]);
+    }
+
+    #[test]
+    fn the_summary_is_made_of_the_texts_sentences_the_central_one_first() {
+        let text = "Good morning everyone. Our electric car sales grew this quarter. \
+            Electric car buyers liked the longer battery range. The weather was cold. \
+            Battery range and charging speed drove electric car sales. Lunch is at noon. \
+            Next quarter we expect electric car sales to grow again.";
+        let doc = Doc::new(text);
+        let ranked = ranked_sentences(&doc);
+        let best = doc.text_of(doc.sentences[ranked[0]]);
+        assert!(best.contains("electric car"), "{best}");
+        assert!(!ranked[..3].iter().any(|&index| {
+            let sentence = doc.text_of(doc.sentences[index]);
+            sentence.contains("weather") || sentence.contains("Lunch")
+        }));
+        let summary = analyze(text, &all()).results["summary"]["text"].as_str().unwrap_or("").to_string();
+        assert!(summary.contains(best), "{summary}");
+        // Two sentences for seven sentences, in the text's order, each one of the text's.
+        let parts: Vec<&str> = doc
+            .sentences
+            .iter()
+            .map(|&sentence| doc.text_of(sentence))
+            .filter(|sentence| summary.contains(sentence))
+            .collect();
+        assert_eq!(parts.len(), 2, "{summary}");
+        assert_eq!(parts.join(" "), summary);
+    }
+
+    #[test]
+    fn only_requested_sections_and_their_token_counts() {
+        let features = Features { sentiment: true, ..Features::default() };
+        let analysis = analyze(HAPPY, &features);
+        let keys: Vec<&String> = analysis.results.as_object().into_iter().flatten().map(|(k, _)| k).collect();
+        assert_eq!(keys, ["sentiments"]);
+        assert_eq!(analysis.tokens.len(), 1);
+        assert_eq!(analysis.tokens[0].0, "sentiment_info");
+        assert_eq!(analysis.tokens[0].1, tokens(HAPPY));
+        let analysis = analyze(HAPPY, &all());
+        let names: Vec<&str> = analysis.tokens.iter().map(|(name, _, _)| *name).collect();
+        assert_eq!(names, ["summary_info", "sentiment_info", "topics_info", "intents_info"]);
+        let keys: Vec<&String> = analysis.results.as_object().into_iter().flatten().map(|(k, _)| k).collect();
+        assert_eq!(keys, ["summary", "sentiments", "topics", "intents"]);
+    }
+
+    #[test]
+    fn tokens_count_words_and_punctuation() {
+        assert_eq!(tokens(""), 0);
+        assert_eq!(tokens("Hello, world!"), 4);
+        assert_eq!(tokens("don't"), 3);
+        assert_eq!(tokens(&"a".repeat(25)), 3);
+        assert_eq!(tokens("  \n\t "), 0);
+    }
+
+    #[test]
+    fn word_sentiment_uses_the_lexicon() {
+        assert_eq!(word_sentiment("Excellent!").0, "positive");
+        assert_eq!(word_sentiment("terrible,").0, "negative");
+        assert_eq!(word_sentiment("table"), ("neutral", 0.0));
+        assert_eq!(word_sentiment(""), ("neutral", 0.0));
+        let (_, score) = word_sentiment("excellent");
+        assert!((0.0..=1.0).contains(&score));
+    }
+
+    #[test]
+    fn word_lists_all_parse() {
+        let lexicons = &*LEXICONS;
+        assert!(lexicons.valence.len() > 250);
+        assert!(lexicons.valence.values().all(|v| (-4.0..=4.0).contains(v)));
+        assert!(lexicons.topic_names.len() > 15);
+        assert!(lexicons.verbs.contains_key("cancel"));
+        assert!(lexicons.stop.contains("the"));
+    }
+
+    /// Random text of every kind (unicode, punctuation only, no sentences, long runs): nothing
+    /// panics, every index is in range and every score in [-1, 1], and it is deterministic.
+    #[test]
+    fn no_input_panics() {
+        const PIECES: &[&str] = &[
+            "good",
+            "not",
+            "very",
+            "bad",
+            "car",
+            "cancel",
+            "my",
+            "order",
+            "to",
+            ".",
+            "!",
+            "?",
+            "...",
+            ",",
+            "\u{2019}",
+            "'",
+            "\u{e9}t\u{e9}",
+            "\u{1f600}",
+            "\u{200f}",
+            "日本語。",
+            "\n\n",
+            " ",
+            "\t",
+            "Dr.",
+            "J.",
+            "don't",
+            "-",
+            "\u{0301}",
+            "ß",
+            "İ",
+            "a",
+            "the",
+            "subscription",
+            "book",
+            "test",
+            "drive",
+            "\u{0}",
+            "\u{feff}",
+            "I",
+            "want",
+            "but",
+        ];
+        let mut rng = Rng::new(21);
+        let features = Features {
+            custom_topics: vec!["cars".into(), "".into(), "...".into(), "日本".into()],
+            custom_intents: vec!["cancel order".into(), " ".into()],
+            ..all()
+        };
+        for round in 0..300 {
+            let mut text = String::new();
+            for _ in 0..rng.below(80) {
+                text.push_str(*rng.pick(PIECES));
+                if rng.chance(60) {
+                    text.push(' ');
+                }
+            }
+            if round % 50 == 0 {
+                text = rng.pick(&["", " ", ".", "?!?!", "\u{1f600}\u{1f600}", "a"]).to_string();
+            }
+            let analysis = analyze(&text, &features);
+            assert_eq!(analysis, analyze(&text, &features));
+            check_shape(&text, &analysis.results);
+            let _ = tokens(&text);
+            for word in text.split_whitespace() {
+                let (_, score) = word_sentiment(word);
+                assert!((-1.0..=1.0).contains(&score));
+            }
+        }
+    }
+
+    fn check_shape(text: &str, results: &Value) {
+        let count = text.split_whitespace().count() as u64;
+        for section in ["sentiments", "topics", "intents"] {
+            for segment in results[section]["segments"].as_array().into_iter().flatten() {
+                let first = segment["start_word"].as_u64().unwrap_or(u64::MAX);
+                let last = segment["end_word"].as_u64().unwrap_or(u64::MAX);
+                assert!(first <= last && last < count, "{section} {segment} in {text:?}");
+                if let Some(score) = segment["sentiment_score"].as_f64() {
+                    assert!((-1.0..=1.0).contains(&score));
+                }
+            }
+        }
+        assert!(results["summary"]["text"].is_string());
+    }
+
+    #[test]
+    fn a_megabyte_of_text_is_analysed() {
+        let mut rng = Rng::new(7);
+        let words = ["good", "car", "engine", "the", "cancel", "order", "weather", "bad", "I"];
+        let mut text = String::with_capacity(1 << 20);
+        while text.len() < 1 << 20 {
+            text.push_str(*rng.pick(&words));
+            text.push(if rng.chance(5) { '.' } else { ' ' });
+            text.push(' ');
+        }
+        let analysis = analyze(&text, &all());
+        check_shape(&text, &analysis.results);
+        let summary = analysis.results["summary"]["text"].as_str().unwrap_or("");
+        assert!(summary.split_whitespace().count() <= 3 * MAX_SENTENCE_WORDS);
+        // No punctuation at all: sentences are cut at MAX_SENTENCE_WORDS.
+        let plain = "word ".repeat(100_000);
+        let analysis = analyze(&plain, &all());
+        check_shape(&plain, &analysis.results);
+    }
+}
