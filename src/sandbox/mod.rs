@@ -17,6 +17,7 @@ pub mod coinbase;
 pub mod deepgram;
 pub mod control;
 pub mod credentials;
+pub mod deepgram;
 pub mod easypost;
 pub mod errors;
 pub mod faults;
