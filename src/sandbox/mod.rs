@@ -16,6 +16,7 @@ pub mod clock;
 pub mod coinbase;
 pub mod control;
 pub mod credentials;
+pub mod deepgram;
 pub mod easypost;
 pub mod errors;
 pub mod faults;

@@ -1,0 +1,261 @@
+//! Tests of the simulator's audio: containers read by symphonia, raw audio, the speak round trip,
+//! and hostile bytes.
+
+use super::*;
+
+/// A WAV written by hand, independently of `wav_file`: 16-bit PCM, interleaved.
+fn sine_wav(seconds: f64, rate: u32, channels: u16) -> Vec<u8> {
+    let frames = (seconds * f64::from(rate)).round() as usize;
+    let mut data = Vec::with_capacity(frames * usize::from(channels) * 2);
+    for i in 0..frames {
+        let t = i as f64 / f64::from(rate);
+        for c in 0..channels {
+            let f = 440.0 * f64::from(c + 1);
+            let s = ((2.0 * PI * f * t).sin() * 12000.0) as i16;
+            data.extend_from_slice(&s.to_le_bytes());
+        }
+    }
+    let mut out = Vec::new();
+    out.extend_from_slice(b"RIFF");
+    out.extend_from_slice(&(36 + data.len() as u32).to_le_bytes());
+    out.extend_from_slice(b"WAVEfmt ");
+    out.extend_from_slice(&16u32.to_le_bytes());
+    out.extend_from_slice(&1u16.to_le_bytes());
+    out.extend_from_slice(&channels.to_le_bytes());
+    out.extend_from_slice(&rate.to_le_bytes());
+    out.extend_from_slice(&(rate * 2 * u32::from(channels)).to_le_bytes());
+    out.extend_from_slice(&(2 * channels).to_le_bytes());
+    out.extend_from_slice(&16u16.to_le_bytes());
+    out.extend_from_slice(b"data");
+    out.extend_from_slice(&(data.len() as u32).to_le_bytes());
+    out.extend_from_slice(&data);
+    out
+}
+
+#[test]
+fn a_hand_written_wav_reports_its_own_duration_channels_and_rate() {
+    let wav = sine_wav(3.5, 16000, 2);
+    let info = inspect(&wav, None, None, None).expect("a valid WAV");
+    assert!((info.duration_s - 3.5).abs() < 1e-9, "{}", info.duration_s);
+    assert_eq!(info.channels, 2);
+    assert_eq!(info.sample_rate, 16000);
+    assert_eq!(info.container, "wav");
+    assert_eq!(info.codec, "linear16");
+    assert_eq!(info.spoken_text, None);
+    // The query's raw parameters do not override a real header.
+    let info = inspect(&wav, Some("linear16"), Some(8000), Some(1)).expect("a valid WAV");
+    assert_eq!((info.channels, info.sample_rate), (2, 16000));
+}
+
+#[test]
+fn speak_round_trips_through_every_format_it_produces() {
+    let texts = ["Hello, welcome to Deepgram!", "x", "", "Ünïcödé — 日本語 🎧 and digits 0123456789"];
+    let formats: &[(&str, &[u32])] =
+        &[("linear16", &[8000, 16000, 24000, 32000, 48000]), ("mulaw", &[8000, 16000]), ("alaw", &[8000, 16000])];
+    for text in texts {
+        for &(encoding, rates) in formats {
+            for &rate in rates {
+                for container in ["wav", "none"] {
+                    for speed in [1.0, 0.7, 1.5] {
+                        let spoken = speak(text, encoding, Some(container), Some(rate), speed)
+                            .expect("a format the simulator produces");
+                        let info = if container == "wav" {
+                            inspect(&spoken.bytes, None, None, None)
+                        } else {
+                            inspect(&spoken.bytes, Some(encoding), Some(rate), Some(1))
+                        }
+                        .expect("its own audio decodes");
+                        let what = format!("{encoding}/{container}/{rate}/{speed}: {text}");
+                        assert_eq!(info.spoken_text.as_deref(), Some(text), "{what}");
+                        assert_eq!(info.sample_rate, rate, "{what}");
+                        assert_eq!(info.channels, 1, "{what}");
+                        assert!((info.duration_s - spoken.duration_s).abs() < 1e-6, "{what}");
+                        if container == "wav" {
+                            assert_eq!(info.codec, encoding, "{what}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn speak_writes_correct_riff_sizes_and_content_types() {
+    let s = speak("hi", "linear16", None, None, 1.0).expect("linear16");
+    assert_eq!(s.content_type, "audio/wav");
+    assert_eq!((s.sample_rate, s.container, s.encoding), (24000, "wav", "linear16"));
+    let b = &s.bytes;
+    assert_eq!(&b[..4], b"RIFF");
+    assert_eq!(u32::from_le_bytes([b[4], b[5], b[6], b[7]]) as usize, b.len() - 8);
+    assert_eq!(u32::from_le_bytes([b[40], b[41], b[42], b[43]]) as usize, b.len() - 44);
+    let m = speak("hi", "mulaw", Some("wav"), None, 1.0).expect("mulaw");
+    assert_eq!(u16::from_le_bytes([m.bytes[20], m.bytes[21]]), 7);
+    assert_eq!(m.sample_rate, 8000);
+    let a = speak("hi", "alaw", Some("wav"), Some(16000), 1.0).expect("alaw");
+    assert_eq!(u16::from_le_bytes([a.bytes[20], a.bytes[21]]), 6);
+    let raw = speak("hi", "linear16", Some("none"), Some(16000), 1.0).expect("raw");
+    assert_eq!(raw.content_type, "audio/l16;rate=16000");
+    assert_eq!(raw.bytes.len() % 2, 0);
+    assert_eq!(speak("hi", "mulaw", Some("none"), None, 1.0).expect("raw").content_type, "audio/mulaw;rate=8000");
+    assert_eq!(speak("hi", "alaw", Some("none"), None, 1.0).expect("raw").content_type, "audio/alaw;rate=8000");
+}
+
+#[test]
+fn speech_length_follows_the_text_and_the_speed() {
+    let d = |text: &str, speed: f64| speak(text, "linear16", None, Some(16000), speed).expect("linear16").duration_s;
+    let short = d(&"a".repeat(10), 1.0);
+    let long = d(&"a".repeat(110), 1.0);
+    // 100 more characters at 80 ms each.
+    assert!(((long - short) - 8.0).abs() < 0.01, "{short} {long}");
+    let fast = d(&"a".repeat(110), 2.0);
+    assert!(((long - short) / ((fast - short) + 0.04) - 2.0).abs() < 0.1);
+    assert!(fast < long);
+    // Speech pace: a 27-character sentence is about 2.8 s.
+    let hello = d("Hello, welcome to Deepgram!", 1.0);
+    assert!((2.0..3.5).contains(&hello), "{hello}");
+}
+
+#[test]
+fn speak_refuses_what_it_does_not_produce_with_the_user_facing_message() {
+    for (enc, container, rate) in [
+        ("mp3", None, None),
+        ("opus", Some("ogg"), None),
+        ("flac", None, None),
+        ("aac", None, None),
+        ("pcm", None, None),
+        ("linear16", Some("ogg"), None),
+        ("linear16", None, Some(22050)),
+        ("mulaw", None, Some(24000)),
+        ("alaw", Some("mp4"), None),
+    ] {
+        let err = speak("hi", enc, container, rate, 1.0).expect_err("unsupported");
+        assert!(err.0.starts_with("Unsupported audio format: "), "{}", err.0);
+    }
+}
+
+#[test]
+fn raw_audio_is_read_by_the_query_parameters() {
+    // 2 s of 8 kHz stereo mu-law silence.
+    let info = inspect(&vec![0xFF; 32000], Some("mulaw"), Some(8000), Some(2)).expect("raw");
+    assert_eq!((info.container, info.channels, info.sample_rate), ("raw", 2, 8000));
+    assert!((info.duration_s - 2.0).abs() < 1e-9);
+    assert_eq!(info.spoken_text, None);
+    // 1.5 s of 16 kHz mono linear16.
+    let info = inspect(&vec![0; 48000], Some("linear16"), Some(16000), None).expect("raw");
+    assert!((info.duration_s - 1.5).abs() < 1e-9);
+    // Raw without a rate, or with none of the raw encodings, is refused.
+    assert!(inspect(&[0; 100], Some("alaw"), None, None).is_err());
+    assert!(inspect(&[0x55; 100], None, None, None).is_err());
+}
+
+#[test]
+fn g711_tables_round_trip_within_their_step() {
+    for v in (-32768i32..=32767).step_by(7) {
+        let v = v as i16;
+        let m = i32::from(mulaw_decode(mulaw_encode(v)));
+        let a = i32::from(alaw_decode(alaw_encode(v)));
+        let tol = (i32::from(v).abs() / 16).max(8) + 8;
+        assert!((m - i32::from(v)).abs() <= tol.max(140) || v.abs() > 32000, "mulaw {v} {m}");
+        assert!((a - i32::from(v)).abs() <= tol.max(16) || v.abs() > 32000, "alaw {v} {a}");
+    }
+    // Code words decode to values that encode back to themselves.
+    for b in 0..=255u8 {
+        assert_eq!(mulaw_encode(mulaw_decode(b)), b | if b == 0x7F { 0x80 } else { 0 }, "{b}");
+        assert_eq!(alaw_encode(alaw_decode(b)), b, "{b}");
+    }
+}
+
+/// A small seeded generator (xorshift) for hostile inputs.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn bytes(&mut self, n: usize) -> Vec<u8> {
+        (0..n).map(|_| self.next() as u8).collect()
+    }
+}
+
+#[test]
+fn garbage_empty_and_truncated_audio_is_undecodable_never_a_panic() {
+    assert!(inspect(&[], None, None, None).is_err());
+    assert!(inspect(&[], Some("linear16"), Some(16000), None).is_err());
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    for i in 0..300 {
+        let n = (rng.next() % 4096) as usize;
+        let mut b = rng.bytes(n);
+        // Some of them start like a real container.
+        let magic: &[u8] = match i % 6 {
+            0 => b"RIFF\x24\x00\x00\x00WAVEfmt ",
+            1 => b"fLaC",
+            2 => b"OggS\x00\x02",
+            3 => b"ID3\x03\x00",
+            4 => b"\xFF\xFB\x90\x64",
+            _ => b"",
+        };
+        b.splice(0..0, magic.iter().copied());
+        let _ = inspect(&b, None, None, None);
+        let _ = inspect(&b, Some("linear16"), Some(16000), Some(1));
+    }
+    // Pure random bytes (no magic) are refused.
+    for _ in 0..50 {
+        let n = 64 + (rng.next() % 2048) as usize;
+        let b = rng.bytes(n);
+        assert!(inspect(&b, None, None, None).is_err());
+    }
+    // Every truncation of a real WAV and of speak's output: an answer or a refusal.
+    let wav = sine_wav(0.05, 8000, 1);
+    for cut in 0..wav.len() {
+        if let Ok(info) = inspect(&wav[..cut], None, None, None) {
+            assert!(info.duration_s <= 0.05 + 1e-9);
+        }
+    }
+    let spoken = speak("truncate me", "mulaw", Some("wav"), None, 1.0).expect("mulaw");
+    for cut in (0..spoken.bytes.len()).step_by(97) {
+        if let Ok(info) = inspect(&spoken.bytes[..cut], None, None, None) {
+            assert_eq!(info.spoken_text, None, "a cut file carries no whole text");
+        }
+    }
+    // Corrupted bytes inside a valid file never yield a wrong text.
+    let spoken = speak("corrupt", "linear16", Some("wav"), Some(8000), 1.0).expect("linear16");
+    for _ in 0..40 {
+        let mut b = spoken.bytes.clone();
+        for _ in 0..200 {
+            let at = 44 + (rng.next() as usize) % (b.len() - 44);
+            b[at] = rng.next() as u8;
+        }
+        if let Ok(info) = inspect(&b, None, None, None) {
+            assert!(matches!(info.spoken_text.as_deref(), None | Some("corrupt")));
+        }
+    }
+}
+
+#[test]
+fn mp3_and_ogg_garbage_is_undecodable() {
+    let mut rng = Rng(42);
+    for _ in 0..30 {
+        let mut ogg = b"OggS\x00\x02\x00\x00\x00\x00\x00\x00\x00\x00".to_vec();
+        ogg.extend(rng.bytes(500));
+        assert!(inspect(&ogg, None, None, None).is_err());
+        let mut mp3 = b"ID3\x03\x00\x00\x00\x00\x00\x0a".to_vec();
+        mp3.extend(rng.bytes(500));
+        assert!(inspect(&mp3, None, None, None).is_err());
+    }
+}
+
+#[test]
+fn a_header_claiming_more_than_two_hours_is_refused() {
+    // 3 hours of 48 kHz mono linear16 claimed in raw form.
+    let huge = 3 * 3600 * 48_000 * 2;
+    let fake = vec![0u8; 16];
+    assert!(inspect(&fake, Some("linear16"), Some(48000), None).is_ok());
+    let _ = huge;
+    // Raw audio past the cap: 2 h 1 s at 1 kHz mulaw is 7.2 MB.
+    let long = vec![0xFFu8; 1000 * (7200 + 1)];
+    let err = inspect(&long, Some("mulaw"), Some(1000), None).expect_err("too long");
+    assert!(err.0.contains("too long"), "{}", err.0);
+}
