@@ -301,10 +301,10 @@ fn inspect_container(bytes: &[u8]) -> Result<AudioInfo, Undecodable> {
             Ok(None) => break,
             // A truncated file ends where its data ends; chained streams end at the first.
             Err(SymphoniaError::IoError(_)) | Err(SymphoniaError::ResetRequired) => break,
-            Err(e) if good_packets > 0 => {
+            // Past good audio, a damaged stretch ends the stream after a few tries.
+            Err(_) if good_packets > 0 => {
                 bad_packets += 1;
                 if bad_packets > 16 {
-                    let _ = e;
                     break;
                 }
                 continue;
@@ -532,7 +532,6 @@ fn modulate(text: &[u8], rate: u32, speed: f64) -> Vec<f32> {
     }
     let total: usize = plan.iter().map(|p| p.1).sum::<usize>() + samples_for(TAIL_S, rate);
     let fade = samples_for(FADE_S, rate).max(1);
-    let tail_start = total - samples_for(TAIL_S, rate);
     let mut out = Vec::with_capacity(total);
     let mut phase = 0.0f64;
     let step = 1.0 / f64::from(rate);
@@ -549,7 +548,6 @@ fn modulate(text: &[u8], rate: u32, speed: f64) -> Vec<f32> {
         out.push(phase.sin() * g);
         phase = (phase + 2.0 * PI * tone(0) * step) % (2.0 * PI);
     }
-    let _ = tail_start;
     out.iter()
         .enumerate()
         .map(|(i, &s)| {

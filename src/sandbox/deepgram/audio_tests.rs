@@ -251,14 +251,95 @@ fn mp3_and_ogg_garbage_is_undecodable() {
 }
 
 #[test]
-fn a_header_claiming_more_than_two_hours_is_refused() {
-    // 3 hours of 48 kHz mono linear16 claimed in raw form.
-    let huge = 3 * 3600 * 48_000 * 2;
-    let fake = vec![0u8; 16];
-    assert!(inspect(&fake, Some("linear16"), Some(48000), None).is_ok());
-    let _ = huge;
+fn audio_past_two_hours_is_refused_and_headers_do_not_lie_about_length() {
+    // A WAV whose header claims 3 hours of 8 kHz mono (its data is 1 s): the decoded frames
+    // count, so it is 1 s long.
+    let mut wav = sine_wav(1.0, 8000, 1);
+    let claimed = (3 * 3600 * 8000 * 2u32).to_le_bytes();
+    wav[40..44].copy_from_slice(&claimed);
+    if let Ok(info) = inspect(&wav, None, None, None) {
+        assert!(info.duration_s <= 1.0 + 1e-9, "{}", info.duration_s);
+    }
     // Raw audio past the cap: 2 h 1 s at 1 kHz mulaw is 7.2 MB.
     let long = vec![0xFFu8; 1000 * (7200 + 1)];
     let err = inspect(&long, Some("mulaw"), Some(1000), None).expect_err("too long");
     assert!(err.0.contains("too long"), "{}", err.0);
+}
+
+/// A FLAC file written by hand with VERBATIM subframes (16-bit, fixed 4096-sample blocks), per
+/// the FLAC format spec: STREAMINFO, then frames with their CRC-8 header and CRC-16 footer.
+fn flac_file(samples: &[Vec<i16>], rate: u32) -> Vec<u8> {
+    fn crc8(b: &[u8]) -> u8 {
+        b.iter().fold(0u8, |mut c, &x| {
+            c ^= x;
+            for _ in 0..8 {
+                c = if c & 0x80 != 0 { (c << 1) ^ 0x07 } else { c << 1 };
+            }
+            c
+        })
+    }
+    fn crc16(b: &[u8]) -> u16 {
+        b.iter().fold(0u16, |mut c, &x| {
+            c ^= u16::from(x) << 8;
+            for _ in 0..8 {
+                c = if c & 0x8000 != 0 { (c << 1) ^ 0x8005 } else { c << 1 };
+            }
+            c
+        })
+    }
+    const BLOCK: usize = 4096;
+    let channels = samples.len();
+    let total = samples[0].len();
+    let mut out = b"fLaC".to_vec();
+    out.extend_from_slice(&[0x80, 0, 0, 34]);
+    out.extend_from_slice(&(BLOCK as u16).to_be_bytes());
+    out.extend_from_slice(&(BLOCK as u16).to_be_bytes());
+    out.extend_from_slice(&[0; 6]);
+    // rate (20 bits) | channels-1 (3) | bps-1 (5) | total samples (36).
+    let packed: u64 = (u64::from(rate) << 44) | (((channels - 1) as u64) << 41) | (15u64 << 36) | total as u64;
+    out.extend_from_slice(&packed.to_be_bytes());
+    out.extend_from_slice(&[0; 16]);
+    for (n, start) in (0..total).step_by(BLOCK).enumerate() {
+        assert!(n < 128, "one-byte frame numbers only");
+        let len = BLOCK.min(total - start);
+        let mut f = vec![0xFF, 0xF8];
+        // Block size from the end of the header (16 bits), rate from STREAMINFO.
+        f.push(0x70);
+        // Channels independent, 16 bits.
+        f.push((((channels - 1) as u8) << 4) | 0x08);
+        f.push(n as u8);
+        f.extend_from_slice(&((len - 1) as u16).to_be_bytes());
+        let c = crc8(&f);
+        f.push(c);
+        for ch in samples {
+            f.push(0x02);
+            for &s in &ch[start..start + len] {
+                f.extend_from_slice(&s.to_be_bytes());
+            }
+        }
+        let c = crc16(&f);
+        f.extend_from_slice(&c.to_be_bytes());
+        out.extend_from_slice(&f);
+    }
+    out
+}
+
+#[test]
+fn a_hand_written_flac_reports_its_own_duration_and_carries_spoken_text() {
+    let rate = 16000;
+    let n = (1.25 * f64::from(rate)) as usize;
+    let left: Vec<i16> = (0..n).map(|i| ((i as f64 * 0.1).sin() * 9000.0) as i16).collect();
+    let right: Vec<i16> = (0..n).map(|i| ((i as f64 * 0.05).sin() * 9000.0) as i16).collect();
+    let info = inspect(&flac_file(&[left, right], rate), None, None, None).expect("a valid FLAC");
+    assert_eq!((info.container, info.codec), ("flac", "flac"));
+    assert!((info.duration_s - 1.25).abs() < 1e-9, "{}", info.duration_s);
+    assert_eq!((info.channels, info.sample_rate), (2, 16000));
+    assert_eq!(info.spoken_text, None);
+
+    // speak's samples re-packed into FLAC still read back as their text.
+    let raw = speak("flac too", "linear16", Some("none"), Some(rate), 1.0).expect("raw");
+    let samples: Vec<i16> = raw.bytes.chunks_exact(2).map(|b| i16::from_le_bytes([b[0], b[1]])).collect();
+    let info = inspect(&flac_file(&[samples], rate), None, None, None).expect("FLAC");
+    assert_eq!(info.spoken_text.as_deref(), Some("flac too"));
+    assert!((info.duration_s - raw.duration_s).abs() < 1e-9);
 }
