@@ -14,7 +14,6 @@ pub mod ably;
 pub mod avatax;
 pub mod clock;
 pub mod coinbase;
-pub mod deepgram;
 pub mod control;
 pub mod credentials;
 pub mod deepgram;
