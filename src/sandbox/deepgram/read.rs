@@ -143,8 +143,9 @@ const DETERMINERS: &[&str] = &[
     "any", "every", "each", "no", "another", "one",
 ];
 /// Words after which a verb from the list asks for something ("to cancel", "please cancel").
-const INTENT_LEADS: &[&str] =
-    &["to", "please", "i", "we", "you", "me", "us", "let's", "lets", "and", "or", "kindly", "then", "just"];
+const INTENT_LEADS: &[&str] = &[
+    "to", "please", "i", "we", "you", "me", "us", "let's", "lets", "and", "or", "kindly", "then", "just", "also", "now",
+];
 /// Words before a verb that show a wish ("want to", "would like to", "can you").
 const DESIRE_CUES: &[&str] = &[
     "want", "wanted", "wanna", "like", "need", "needs", "trying", "try", "hoping", "hope", "please", "can", "could",
@@ -609,7 +610,7 @@ fn repeated_terms(words: &[Word]) -> Vec<(String, f64)> {
     for (_, (count, surface)) in repeated {
         found.push((capitalise(surface), count));
     }
-    found.sort_by(|a, b| b.1.cmp(&a.1));
+    found.sort_by_key(|(_, count)| std::cmp::Reverse(*count));
     found.into_iter().map(|(name, count)| (name, round3(0.8 * confidence(1.0, count)))).collect()
 }
 
@@ -1043,6 +1044,7 @@ mod tests {
         assert_eq!(intents("Hi, I'd like to book a test drive for Saturday."), ["Book test drive"]);
         assert_eq!(intents("Can you cancel my order, please?"), ["Cancel order"]);
         assert_eq!(intents("Upgrade my phone."), ["Upgrade phone"]);
+        assert_eq!(intents("Can you also check my trade in value?"), ["Check trade"]);
         // A noun after a determiner, and a past tense, are not intents.
         assert!(intents("My order arrived yesterday. I cancelled it last week.").is_empty());
         let results = analyze("I want to cancel my subscription.", &all()).results;
@@ -1190,7 +1192,7 @@ mod tests {
         for round in 0..300 {
             let mut text = String::new();
             for _ in 0..rng.below(80) {
-                text.push_str(*rng.pick(PIECES));
+                text.push_str(rng.pick::<&str>(PIECES));
                 if rng.chance(60) {
                     text.push(' ');
                 }
@@ -1230,7 +1232,7 @@ mod tests {
         let words = ["good", "car", "engine", "the", "cancel", "order", "weather", "bad", "I"];
         let mut text = String::with_capacity(1 << 20);
         while text.len() < 1 << 20 {
-            text.push_str(*rng.pick(&words));
+            text.push_str(rng.pick::<&str>(&words));
             text.push(if rng.chance(5) { '.' } else { ' ' });
             text.push(' ');
         }
