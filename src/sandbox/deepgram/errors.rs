@@ -34,7 +34,12 @@ impl DgError {
         }
     }
 
-    pub fn modern(status: StatusCode, category: &str, message: impl Into<String>, details: impl Into<String>) -> DgError {
+    pub fn modern(
+        status: StatusCode,
+        category: &str,
+        message: impl Into<String>,
+        details: impl Into<String>,
+    ) -> DgError {
         DgError {
             status,
             shape: Shape::Modern { category: category.to_owned(), message: message.into(), details: details.into() },
@@ -51,7 +56,11 @@ impl DgError {
     }
 
     pub fn insufficient_permissions() -> DgError {
-        DgError::legacy(StatusCode::UNAUTHORIZED, "INSUFFICIENT_PERMISSIONS", "User does not have sufficient permissions.")
+        DgError::legacy(
+            StatusCode::UNAUTHORIZED,
+            "INSUFFICIENT_PERMISSIONS",
+            "User does not have sufficient permissions.",
+        )
     }
 
     pub fn bad_request(message: impl Into<String>) -> DgError {

@@ -44,8 +44,20 @@ fn flag(query: &Query, name: &str) -> Result<bool, DgError> {
 }
 
 const FLAGS: [&str; 14] = [
-    "punctuate", "smart_format", "diarize", "utterances", "paragraphs", "sentiment", "multichannel", "topics", "intents",
-    "numerals", "profanity_filter", "filler_words", "dictation", "measurements",
+    "punctuate",
+    "smart_format",
+    "diarize",
+    "utterances",
+    "paragraphs",
+    "sentiment",
+    "multichannel",
+    "topics",
+    "intents",
+    "numerals",
+    "profanity_filter",
+    "filler_words",
+    "dictation",
+    "measurements",
 ];
 
 pub fn options(query: &Query) -> Result<Options, DgError> {
@@ -63,7 +75,8 @@ pub fn options(query: &Query) -> Result<Options, DgError> {
             features.push(name.to_owned());
         }
     }
-    let on = |name: &str| features.iter().any(|f| f == name);
+    let asked: Vec<String> = features.clone();
+    let on = |name: &str| asked.iter().any(|f| f == name);
     let summarize = match query.get("summarize").map(str::trim) {
         None | Some("" | "false") => false,
         Some("true" | "v2") => true,
@@ -97,9 +110,45 @@ pub fn options(query: &Query) -> Result<Options, DgError> {
 
 /// Words standing for speech in audio the simulator did not make.
 const VOCABULARY: &[&str] = &[
-    "thanks", "for", "calling", "the", "support", "line", "how", "can", "i", "help", "you", "today", "my", "order",
-    "arrived", "late", "and", "the", "box", "was", "damaged", "we", "will", "send", "a", "replacement", "right", "away",
-    "is", "there", "anything", "else", "no", "that", "is", "all", "have", "great", "day",
+    "thanks",
+    "for",
+    "calling",
+    "the",
+    "support",
+    "line",
+    "how",
+    "can",
+    "i",
+    "help",
+    "you",
+    "today",
+    "my",
+    "order",
+    "arrived",
+    "late",
+    "and",
+    "the",
+    "box",
+    "was",
+    "damaged",
+    "we",
+    "will",
+    "send",
+    "a",
+    "replacement",
+    "right",
+    "away",
+    "is",
+    "there",
+    "anything",
+    "else",
+    "no",
+    "that",
+    "is",
+    "all",
+    "have",
+    "great",
+    "day",
 ];
 
 /// One word with its times, its speaker and where its sentence ends.
@@ -331,7 +380,10 @@ pub fn response(info: &AudioInfo, audio: &[u8], options: &Options, request_id: &
                 }
             }
             for (name, input, output) in analysis.tokens {
-                map.insert(name.into(), json!({"model_uuid": models::uuid_of(name), "input_tokens": input, "output_tokens": output}));
+                map.insert(
+                    name.into(),
+                    json!({"model_uuid": models::uuid_of(name), "input_tokens": input, "output_tokens": output}),
+                );
             }
             if !options.language.starts_with("en") {
                 warnings.push(json!({"parameter": "sentiment", "type": "unsupported_language", "message": "Sentiment is only supported for English."}));

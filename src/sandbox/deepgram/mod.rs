@@ -115,7 +115,9 @@ impl Call {
         }
         match serde_json::from_slice::<Value>(&self.body) {
             Ok(Value::Object(map)) => Ok(map),
-            Ok(_) => Err(DgError::legacy(StatusCode::BAD_REQUEST, "INVALID_JSON", "The request body must be a JSON object.")),
+            Ok(_) => {
+                Err(DgError::legacy(StatusCode::BAD_REQUEST, "INVALID_JSON", "The request body must be a JSON object."))
+            }
             Err(e) => Err(DgError::legacy(StatusCode::BAD_REQUEST, "INVALID_JSON", format!("Invalid JSON: {e}"))),
         }
     }
@@ -166,7 +168,17 @@ fn read_call(
     let segments = path.split('/').filter(|s| !s.is_empty()).map(str::to_owned).collect();
     let query = Query::parse(query.unwrap_or(""))
         .map_err(|_| DgError::invalid_query("Failed to deserialize query parameters: invalid UTF-8"))?;
-    Ok(Call { method, segments, query, headers, body, caller, request_id: request_id.to_owned(), now_ms, fetched: false })
+    Ok(Call {
+        method,
+        segments,
+        query,
+        headers,
+        body,
+        caller,
+        request_id: request_id.to_owned(),
+        now_ms,
+        fetched: false,
+    })
 }
 
 /// For `/v1/listen` and `/v1/read` with a JSON `{"url": ...}` body: the content at that URL,
@@ -184,7 +196,11 @@ async fn remote_source(path: &str, headers: &HeaderMap, body: bytes::Bytes) -> R
         return Ok((body, false));
     }
     let remote = |why: String| {
-        DgError::legacy(StatusCode::BAD_REQUEST, "REMOTE_CONTENT_ERROR", format!("Could not fetch content from {url}: {why}"))
+        DgError::legacy(
+            StatusCode::BAD_REQUEST,
+            "REMOTE_CONTENT_ERROR",
+            format!("Could not fetch content from {url}: {why}"),
+        )
     };
     if !super::outbox::is_loopback_url(url) {
         return Err(remote(
@@ -271,7 +287,9 @@ fn handle(shared: &Shared, call: &Call) -> Result<Response, DgError> {
             let index = state.project(&call.caller, id, "keys:read")?;
             let wanted = call.query.get("status");
             if wanted.is_some_and(|s| !matches!(s, "active" | "expired")) {
-                return Err(DgError::invalid_query("Failed to deserialize query parameters: status must be active or expired"));
+                return Err(DgError::invalid_query(
+                    "Failed to deserialize query parameters: status must be active or expired",
+                ));
             }
             let p = &state.projects[index];
             let list: Vec<Value> = p
@@ -333,7 +351,9 @@ fn handle(shared: &Shared, call: &Call) -> Result<Response, DgError> {
         ("GET", ["v1", "projects", id, "balances", balance_id]) => {
             let p = &state.projects[state.project(&call.caller, id, "billing:read")?];
             let b = p.balances.iter().find(|b| b.id == *balance_id).ok_or_else(|| DgError::not_found("balance"))?;
-            ok(json!({"balance_id": b.id, "amount": b.amount, "units": b.units, "purchase_order_id": b.purchase_order_id}))
+            ok(
+                json!({"balance_id": b.id, "amount": b.amount, "units": b.units, "purchase_order_id": b.purchase_order_id}),
+            )
         }
         ("GET", ["v1", "projects", id, "usage"]) => {
             let index = state.project(&call.caller, id, "usage:read")?;
@@ -386,7 +406,13 @@ fn key_item(project: &state::Project, key: &Key) -> Value {
 
 /// `POST /v1/projects/{id}/keys`: a comment and scopes are required; at most one of an
 /// expiration date and a time to live; no scope above the caller's own role.
-fn create_key(state: &mut State, index: usize, caller: &Caller, body: &Map<String, Value>, now_ms: i64) -> Result<Value, DgError> {
+fn create_key(
+    state: &mut State,
+    index: usize,
+    caller: &Caller,
+    body: &Map<String, Value>,
+    now_ms: i64,
+) -> Result<Value, DgError> {
     let comment = match body.get("comment") {
         Some(Value::String(s)) if !s.trim().is_empty() => s.trim().to_owned(),
         _ => return Err(DgError::bad_request("comment is required: a string describing the key")),
@@ -396,7 +422,11 @@ fn create_key(state: &mut State, index: usize, caller: &Caller, body: &Map<Strin
             None | Some(Value::Null) => Ok(Vec::new()),
             Some(Value::Array(items)) => items
                 .iter()
-                .map(|v| v.as_str().map(str::to_owned).ok_or_else(|| DgError::bad_request(format!("{field} must be a list of strings"))))
+                .map(|v| {
+                    v.as_str()
+                        .map(str::to_owned)
+                        .ok_or_else(|| DgError::bad_request(format!("{field} must be a list of strings")))
+                })
                 .collect(),
             Some(_) => Err(DgError::bad_request(format!("{field} must be a list of strings"))),
         }
@@ -417,17 +447,19 @@ fn create_key(state: &mut State, index: usize, caller: &Caller, body: &Map<Strin
             return Err(DgError::bad_request("Give expiration_date or time_to_live_in_seconds, not both."))
         }
         (Some(Value::String(date)), _) => {
-            let at = clock::parse_rfc3339(date)
-                .ok_or_else(|| DgError::bad_request(format!("expiration_date {date:?} is not an RFC 3339 date-time")))?;
+            let at = clock::parse_rfc3339(date).ok_or_else(|| {
+                DgError::bad_request(format!("expiration_date {date:?} is not an RFC 3339 date-time"))
+            })?;
             if at <= now_ms {
                 return Err(DgError::bad_request("expiration_date must be in the future"));
             }
             Some(at)
         }
         (_, Some(ttl)) if !ttl.is_null() => {
-            let seconds = ttl.as_i64().filter(|s| *s > 0).ok_or_else(|| {
-                DgError::bad_request("time_to_live_in_seconds must be a positive whole number")
-            })?;
+            let seconds = ttl
+                .as_i64()
+                .filter(|s| *s > 0)
+                .ok_or_else(|| DgError::bad_request("time_to_live_in_seconds must be a positive whole number"))?;
             Some(now_ms.saturating_add(seconds.saturating_mul(1000)))
         }
         (Some(other), _) if !other.is_null() => return Err(DgError::bad_request("expiration_date must be a string")),
@@ -440,12 +472,9 @@ fn create_key(state: &mut State, index: usize, caller: &Caller, body: &Map<Strin
         )));
     }
     let member_id = match caller {
-        Caller::Key { key_id, .. } => state.projects[index]
-            .keys
-            .iter()
-            .find(|k| &k.id == key_id)
-            .map(|k| k.member_id.clone())
-            .unwrap_or_default(),
+        Caller::Key { key_id, .. } => {
+            state.projects[index].keys.iter().find(|k| &k.id == key_id).map(|k| k.member_id.clone()).unwrap_or_default()
+        }
         Caller::Sandbox => state.projects[index]
             .members
             .iter()
@@ -481,17 +510,50 @@ fn create_key(state: &mut State, index: usize, caller: &Caller, body: &Map<Strin
 /// A `YYYY-MM-DD` date as the day's first ms.
 fn day_start(text: &str, field: &str) -> Result<i64, DgError> {
     clock::parse_rfc3339(&format!("{}T00:00:00Z", text.trim())).ok_or_else(|| {
-        DgError::invalid_query(format!("Failed to deserialize query parameters: {field} must be a date YYYY-MM-DD, got {text:?}"))
+        DgError::invalid_query(format!(
+            "Failed to deserialize query parameters: {field} must be a date YYYY-MM-DD, got {text:?}"
+        ))
     })
 }
 
 /// The usage features a filter can name (api/deepgram.md's list of boolean filters).
 const FEATURE_FILTERS: &[&str] = &[
-    "alternatives", "callback", "callback_method", "channels", "custom_intent", "custom_intent_mode", "custom_topic",
-    "custom_topic_mode", "detect_entities", "detect_language", "diarize", "dictation", "encoding", "extra", "filler_words",
-    "intents", "keyterm", "keywords", "language", "measurements", "multichannel", "numerals", "paragraphs",
-    "profanity_filter", "punctuate", "redact", "replace", "sample_rate", "search", "sentiment", "smart_format",
-    "summarize", "topics", "utt_split", "utterances", "version",
+    "alternatives",
+    "callback",
+    "callback_method",
+    "channels",
+    "custom_intent",
+    "custom_intent_mode",
+    "custom_topic",
+    "custom_topic_mode",
+    "detect_entities",
+    "detect_language",
+    "diarize",
+    "dictation",
+    "encoding",
+    "extra",
+    "filler_words",
+    "intents",
+    "keyterm",
+    "keywords",
+    "language",
+    "measurements",
+    "multichannel",
+    "numerals",
+    "paragraphs",
+    "profanity_filter",
+    "punctuate",
+    "redact",
+    "replace",
+    "sample_rate",
+    "search",
+    "sentiment",
+    "smart_format",
+    "summarize",
+    "topics",
+    "utt_split",
+    "utterances",
+    "version",
 ];
 
 /// `GET .../usage`: per day with usage in `[start, end]` (both inclusive; default the last 7
@@ -500,22 +562,33 @@ fn usage_summary(state: &State, index: usize, query: &Query, now_ms: i64) -> Res
     const DAY: i64 = 86_400_000;
     let today = now_ms - now_ms.rem_euclid(DAY);
     let end = query.get("end").filter(|s| !s.is_empty()).map(|s| day_start(s, "end")).transpose()?.unwrap_or(today);
-    let start = query.get("start").filter(|s| !s.is_empty()).map(|s| day_start(s, "start")).transpose()?.unwrap_or(end - 6 * DAY);
+    let start = query
+        .get("start")
+        .filter(|s| !s.is_empty())
+        .map(|s| day_start(s, "start"))
+        .transpose()?
+        .unwrap_or(end - 6 * DAY);
     if start > end {
         return Err(DgError::invalid_query("start must not be after end"));
     }
     let text = |name: &str| query.get(name).filter(|s| !s.is_empty());
     let endpoint = text("endpoint");
     if endpoint.is_some_and(|e| !matches!(e, "listen" | "read" | "speak" | "agent")) {
-        return Err(DgError::invalid_query("Failed to deserialize query parameters: endpoint must be listen, read, speak or agent"));
+        return Err(DgError::invalid_query(
+            "Failed to deserialize query parameters: endpoint must be listen, read, speak or agent",
+        ));
     }
     let deployment = text("deployment");
     if deployment.is_some_and(|d| !matches!(d, "hosted" | "beta" | "self-hosted")) {
-        return Err(DgError::invalid_query("Failed to deserialize query parameters: deployment must be hosted, beta or self-hosted"));
+        return Err(DgError::invalid_query(
+            "Failed to deserialize query parameters: deployment must be hosted, beta or self-hosted",
+        ));
     }
     let method = text("method");
     if method.is_some_and(|m| !matches!(m, "sync" | "async" | "streaming")) {
-        return Err(DgError::invalid_query("Failed to deserialize query parameters: method must be sync, async or streaming"));
+        return Err(DgError::invalid_query(
+            "Failed to deserialize query parameters: method must be sync, async or streaming",
+        ));
     }
     let mut features = Vec::new();
     for name in FEATURE_FILTERS {
@@ -594,7 +667,9 @@ fn transcribe(state: &mut State, call: &Call) -> Result<Response, DgError> {
     let options = listen::options(&call.query)?;
     let is_json = request::content_type(&call.headers).starts_with("application/json");
     if is_json && !call.fetched {
-        return Err(DgError::bad_request("Invalid JSON: a JSON body must be {\"url\": \"https://...\"}; send audio as raw bytes"));
+        return Err(DgError::bad_request(
+            "Invalid JSON: a JSON body must be {\"url\": \"https://...\"}; send audio as raw bytes",
+        ));
     }
     if call.body.is_empty() {
         return Err(DgError::bad_request("failed to process audio: corrupt or unsupported data"));
@@ -605,15 +680,20 @@ fn transcribe(state: &mut State, call: &Call) -> Result<Response, DgError> {
             .filter(|v| !v.is_empty())
             .map(|v| {
                 v.trim().parse::<u32>().map_err(|_| {
-                    DgError::invalid_query(format!("Failed to deserialize query parameters: {name}: invalid digit, got {v:?}"))
+                    DgError::invalid_query(format!(
+                        "Failed to deserialize query parameters: {name}: invalid digit, got {v:?}"
+                    ))
                 })
             })
             .transpose()
     };
     let sample_rate = number("sample_rate")?;
     let channels = number("channels")?.map(|c| u16::try_from(c).unwrap_or(u16::MAX));
-    let info = audio::inspect(&call.body, call.query.get("encoding"), sample_rate, channels)
-        .map_err(|audio::Undecodable(why)| DgError::bad_request(format!("failed to process audio: corrupt or unsupported data ({why})")))?;
+    let info = audio::inspect(&call.body, call.query.get("encoding"), sample_rate, channels).map_err(
+        |audio::Undecodable(why)| {
+            DgError::bad_request(format!("failed to process audio: corrupt or unsupported data ({why})"))
+        },
+    )?;
     let created = clock::rfc3339_ms(call.now_ms);
     let answer = listen::response(&info, &call.body, &options, &call.request_id, &created);
     state.record(
@@ -656,11 +736,13 @@ fn speak(state: &mut State, call: &Call) -> Result<Response, DgError> {
         ));
     }
     let model_name = call.query.get("model").unwrap_or("aura-asteria-en").trim();
-    let model = models::tts(model_name)
-        .ok_or_else(|| DgError::invalid_query(format!("Unsupported model: {model_name}")))?;
+    let model =
+        models::tts(model_name).ok_or_else(|| DgError::invalid_query(format!("Unsupported model: {model_name}")))?;
     let sample_rate = match call.query.get("sample_rate").filter(|v| !v.is_empty()) {
         Some(v) => Some(v.trim().parse::<u32>().map_err(|_| {
-            DgError::invalid_query(format!("Failed to deserialize query parameters: sample_rate: invalid digit, got {v:?}"))
+            DgError::invalid_query(format!(
+                "Failed to deserialize query parameters: sample_rate: invalid digit, got {v:?}"
+            ))
         })?),
         None => None,
     };
@@ -674,8 +756,9 @@ fn speak(state: &mut State, call: &Call) -> Result<Response, DgError> {
         None => 1.0,
     };
     let encoding = call.query.get("encoding").filter(|v| !v.is_empty()).unwrap_or(audio::DEFAULT_ENCODING);
-    let spoken = audio::speak(&text, encoding, call.query.get("container").filter(|v| !v.is_empty()), sample_rate, speed)
-        .map_err(|audio::UnsupportedFormat(why)| DgError::invalid_query(why))?;
+    let spoken =
+        audio::speak(&text, encoding, call.query.get("container").filter(|v| !v.is_empty()), sample_rate, speed)
+            .map_err(|audio::UnsupportedFormat(why)| DgError::invalid_query(why))?;
     state.record(
         project,
         state::Usage {
@@ -718,7 +801,11 @@ fn analyze(state: &mut State, call: &Call) -> Result<Response, DgError> {
         match (body.get("text"), body.get("url")) {
             (Some(Value::String(text)), None) => text.clone(),
             (Some(_), Some(_)) | (None, None) => {
-                return Err(DgError::legacy(StatusCode::BAD_REQUEST, "PAYLOAD_ERROR", "Request body must contain exactly one of 'text' or 'url'."))
+                return Err(DgError::legacy(
+                    StatusCode::BAD_REQUEST,
+                    "PAYLOAD_ERROR",
+                    "Request body must contain exactly one of 'text' or 'url'.",
+                ))
             }
             _ => return Err(DgError::legacy(StatusCode::BAD_REQUEST, "PAYLOAD_ERROR", "text must be a string.")),
         }
@@ -757,16 +844,21 @@ fn analyze(state: &mut State, call: &Call) -> Result<Response, DgError> {
         custom_intent_strict: strict("custom_intent_mode"),
     };
     let analysis = read::analyze(&text, &features);
-    let mut metadata = json!({"request_id": call.request_id, "created": clock::rfc3339_ms(call.now_ms), "language": "en"});
+    let mut metadata =
+        json!({"request_id": call.request_id, "created": clock::rfc3339_ms(call.now_ms), "language": "en"});
     let (mut tokens_in, mut tokens_out) = (0, 0);
     if let Some(map) = metadata.as_object_mut() {
         for (name, input, output) in &analysis.tokens {
             tokens_in += input;
             tokens_out += output;
-            map.insert((*name).into(), json!({"model_uuid": models::uuid_of(name), "input_tokens": input, "output_tokens": output}));
+            map.insert(
+                (*name).into(),
+                json!({"model_uuid": models::uuid_of(name), "input_tokens": input, "output_tokens": output}),
+            );
         }
     }
-    let used: Vec<String> = ["sentiment", "summarize", "topics", "intents"].iter().filter(|f| flag(f)).map(|f| (*f).to_owned()).collect();
+    let used: Vec<String> =
+        ["sentiment", "summarize", "topics", "intents"].iter().filter(|f| flag(f)).map(|f| (*f).to_owned()).collect();
     state.record(
         project,
         state::Usage {

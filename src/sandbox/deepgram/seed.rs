@@ -38,26 +38,26 @@ pub fn seeded(seed: u64, anchor_ms: i64) -> State {
                 }
             })
             .collect();
-        let keys = [("production transcription", "member", 200), ("ci pipeline", "member", 90), ("ops admin key", "admin", 30)]
-            .iter()
-            .enumerate()
-            .map(|(i, (comment, role, age_days))| Key {
-                id: state.ids.uuid(),
-                secret: state.ids.hex(40),
-                comment: (*comment).to_owned(),
-                scopes: vec![(*role).to_owned()],
-                tags: if i == 0 { vec!["prod".to_owned()] } else { Vec::new() },
-                created_ms: anchor_ms - age_days * DAY_MS,
-                expires_ms: (i == 1).then_some(anchor_ms + 180 * DAY_MS),
-                member_id: members[i.min(members.len() - 1)].id.clone(),
-            })
-            .collect();
-        let balances = vec![Balance {
+        let keys = [
+            ("production transcription", "member", 200),
+            ("ci pipeline", "member", 90),
+            ("ops admin key", "admin", 30),
+        ]
+        .iter()
+        .enumerate()
+        .map(|(i, (comment, role, age_days))| Key {
             id: state.ids.uuid(),
-            amount,
-            units: "USD",
-            purchase_order_id: state.ids.uuid(),
-        }];
+            secret: state.ids.hex(40),
+            comment: (*comment).to_owned(),
+            scopes: vec![(*role).to_owned()],
+            tags: if i == 0 { vec!["prod".to_owned()] } else { Vec::new() },
+            created_ms: anchor_ms - age_days * DAY_MS,
+            expires_ms: (i == 1).then_some(anchor_ms + 180 * DAY_MS),
+            member_id: members[i.min(members.len() - 1)].id.clone(),
+        })
+        .collect();
+        let balances =
+            vec![Balance { id: state.ids.uuid(), amount, units: "USD", purchase_order_id: state.ids.uuid() }];
         let mut usage = VecDeque::new();
         let models = ["nova-3", "nova-2-meeting", "nova-3"];
         for day in (1..=45).rev() {
@@ -70,7 +70,11 @@ pub fn seeded(seed: u64, anchor_ms: i64) -> State {
                 model: (*rng.pick(&models)).to_owned(),
                 accessor: String::new(),
                 tags: vec!["prod".to_owned()],
-                features: if day % 2 == 0 { vec!["diarize".to_owned(), "punctuate".to_owned()] } else { vec!["punctuate".to_owned()] },
+                features: if day % 2 == 0 {
+                    vec!["diarize".to_owned(), "punctuate".to_owned()]
+                } else {
+                    vec!["punctuate".to_owned()]
+                },
                 requests,
                 audio_seconds,
                 characters: 0,

@@ -244,7 +244,9 @@ impl State {
 pub fn uuid_problem(id: &str) -> Option<String> {
     let hex: Vec<char> = id.chars().filter(|c| *c != '-').collect();
     if let Some(c) = hex.iter().find(|c| !c.is_ascii_hexdigit()) {
-        return Some(format!("invalid character: expected an optional prefix of `urn:uuid:` followed by [0-9a-fA-F-], found `{c}`"));
+        return Some(format!(
+            "invalid character: expected an optional prefix of `urn:uuid:` followed by [0-9a-fA-F-], found `{c}`"
+        ));
     }
     if hex.len() != 32 {
         return Some(format!("invalid length: expected length 32 for simple format, found {}", hex.len()));
