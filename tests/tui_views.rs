@@ -132,8 +132,10 @@ async fn the_stats_chart_at_80x24_has_whole_axis_labels_and_a_partial_last_minut
     let labels: Vec<&str> = chart_part.split(['│', ' ']).filter(|w| !w.is_empty()).collect();
     assert!(labels.len() >= 2, "{screen}");
     for label in &labels {
+        // A time `HH:MM`, or the `MM-DD` date the axis puts before it when the range crosses
+        // midnight.
         let b = label.as_bytes();
-        let whole = b.len() == 5 && b[2] == b':' && b.iter().filter(|c| c.is_ascii_digit()).count() == 4;
+        let whole = b.len() == 5 && matches!(b[2], b':' | b'-') && b.iter().filter(|c| c.is_ascii_digit()).count() == 4;
         assert!(whole, "{label:?} is a whole time, not a cut one:\n{screen}");
     }
     // The minute still counting (marked so, as Ably marks it) is drawn partial, and said.
