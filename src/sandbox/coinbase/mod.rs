@@ -472,14 +472,8 @@ fn handle(shared: &Shared, call: &Call) -> Result<Answer, CbError> {
         }
         ("GET", ["conversions"]) => {
             let profile = profile_of(state, call)?;
-            let items = state
-                .conversions
-                .iter()
-                .rev()
-                .filter(|c| c.profile == profile)
-                .map(|c| (c.key, wire::conversion(state, c)))
-                .collect();
-            page(items, &call.query)?
+            let items = state.conversions.iter().rev().filter(|c| c.profile == profile).map(|c| (c.key, c)).collect();
+            page(items, &call.query, |c| wire::conversion(state, c))?
         }
         ("GET", ["conversions", id]) => {
             let profile = profile_of(state, call)?;
@@ -682,8 +676,8 @@ fn product_route(state: &State, product: usize, rest: &[&str], query: &Query, no
         }
         ["stats"] => wire::stats(spec, &state.stats(product, now)).into(),
         ["trades"] => {
-            let items = market.trades.iter().rev().map(|t| (t.id, wire::trade(spec, t))).collect();
-            page(items, query)?
+            let items = market.trades.iter().rev().map(|t| (t.id, t)).collect();
+            page(items, query, |t| wire::trade(spec, t))?
         }
         ["candles"] => {
             let granularity = match query.get("granularity").map(str::trim) {
@@ -805,18 +799,13 @@ fn account_route(state: &State, account: usize, rest: &[&str], query: &Query, no
                 });
             let mut all: Vec<(u64, Value)> = transfer_holds.collect();
             all.append(&mut items);
-            page(all, query)?
+            page(all, query, Value::clone)?
         }
         ["ledger"] => {
             let (start, end) = date_range(query, now)?;
-            let items = acct
-                .ledger
-                .iter()
-                .rev()
-                .filter(|e| e.at_ms >= start && e.at_ms <= end)
-                .map(|e| (e.id, wire::ledger(state, e)))
-                .collect();
-            page(items, query)?
+            let items =
+                acct.ledger.iter().rev().filter(|e| e.at_ms >= start && e.at_ms <= end).map(|e| (e.id, e)).collect();
+            page(items, query, |e| wire::ledger(state, e))?
         }
         ["transfers"] => {
             return list_transfers(state, acct.profile, Some(acct.currency), query);
@@ -880,7 +869,7 @@ fn list_orders(state: &State, profile: usize, query: &Query) -> Result<Answer, C
     if !ascending {
         orders.reverse();
     }
-    page(orders.into_iter().map(|o| (o.key, wire::order(state, o))).collect(), query)
+    page(orders.into_iter().map(|o| (o.key, o)).collect(), query, |o| wire::order(state, o))
 }
 
 fn list_fills(state: &State, profile: usize, query: &Query) -> Result<Answer, CbError> {
@@ -920,9 +909,9 @@ fn list_fills(state: &State, profile: usize, query: &Query) -> Result<Answer, Cb
         .filter(|f| product.is_none_or(|p| p == f.product))
         .filter(|f| order.as_ref().is_none_or(|id| *id == f.order_id))
         .filter(|f| f.at_ms >= start && f.at_ms <= end)
-        .map(|f| (f.trade_id, wire::fill(state, profile, f)))
+        .map(|f| (f.trade_id, f))
         .collect();
-    page(items, query)
+    page(items, query, |f| wire::fill(state, profile, f))
 }
 
 fn list_transfers(state: &State, profile: usize, currency: Option<usize>, query: &Query) -> Result<Answer, CbError> {
@@ -954,9 +943,9 @@ fn list_transfers(state: &State, profile: usize, currency: Option<usize>, query:
         .filter(|t| class.is_none_or(|c| (c == "fiat") == CURRENCIES[t.currency].fiat))
         // No sandbox transfer has a reason (rewards are not simulated).
         .filter(|_| reason.is_none())
-        .map(|t| (t.key, wire::transfer(state, t)))
+        .map(|t| (t.key, t))
         .collect();
-    page(items, query)
+    page(items, query, |t| wire::transfer(state, t))
 }
 
 fn transfer_route(
@@ -995,8 +984,9 @@ fn transfer_route(
 
 /// One page of a newest-first list of `(cursor, record)`: `before` (newer than the cursor),
 /// `after` (older), `limit` (default 100, at most 1000). `CB-BEFORE` names the page's first
-/// record and `CB-AFTER` its last, only when older records remain.
-fn page(items: Vec<(u64, Value)>, query: &Query) -> Result<Answer, CbError> {
+/// record and `CB-AFTER` its last, only when older records remain. Only the page's records are
+/// rendered (`render`): a tape of 10,000 trades costs one page of JSON per ask.
+fn page<T>(items: Vec<(u64, T)>, query: &Query, render: impl Fn(&T) -> Value) -> Result<Answer, CbError> {
     let limit = match query.get("limit").map(str::trim).filter(|s| !s.is_empty()) {
         None => DEFAULT_LIMIT,
         Some(text) => {
@@ -1031,6 +1021,6 @@ fn page(items: Vec<(u64, Value)>, query: &Query) -> Result<Answer, CbError> {
     let slice = &items[from..to];
     let before = slice.first().map(|(k, _)| k.to_string());
     let after = if more { slice.last().map(|(k, _)| k.to_string()) } else { None };
-    let body = Value::Array(slice.iter().map(|(_, v)| v.clone()).collect());
+    let body = Value::Array(slice.iter().map(|(_, item)| render(item)).collect());
     Ok(Answer { body, before, after })
 }

@@ -558,3 +558,17 @@ fn a_stop_order_is_a_limit_order_with_a_stop_and_type_stop_is_refused() {
     .unwrap();
     assert_eq!((stop.order_type, stop.stop), ("limit", Some((StopKind::Loss, dec!(100.00)))));
 }
+
+#[test]
+fn a_deposit_past_what_a_decimal_holds_is_refused_and_changes_nothing() {
+    let mut state = fresh(12);
+    let bank = state.payment_method_id.clone();
+    let before = (state.totals(), state.transfers.len());
+    let huge = Decimal::MAX - dec!(1);
+    let err = state.deposit(DEFAULT_PROFILE, huge, catalog::USD, &Endpoint::Bank(&bank), T0).unwrap_err();
+    assert!(err.message.contains("deposit limit"), "{}", err.message);
+    assert_eq!((state.totals(), state.transfers.len()), before);
+    state.deposit(DEFAULT_PROFILE, dec!(1000000000000), catalog::USD, &Endpoint::Bank(&bank), T0).unwrap();
+    state.run_due(T0 + 10 * 60_000);
+    check(&state).unwrap();
+}

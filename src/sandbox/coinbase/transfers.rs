@@ -11,6 +11,10 @@ use super::state::{caps, Conversion, Details, State, Transfer, TransferKind, Via
 
 /// Sandbox minutes a bank deposit or withdrawal takes to complete.
 const BANK_MINUTES: i64 = 5;
+/// The most one deposit may bring (the sandbox's own limit, far above any real one): a bank
+/// deposit draws on no balance, so without it a request could push an account past what a
+/// decimal holds.
+const MAX_DEPOSIT: Decimal = rust_decimal_macros::dec!(1_000_000_000_000);
 
 /// Where a withdrawal goes or a deposit comes from, as asked.
 pub enum Endpoint<'a> {
@@ -78,6 +82,9 @@ impl State {
         now_ms: i64,
     ) -> Result<u64, CbError> {
         check_amount(amount, currency)?;
+        if amount > MAX_DEPOSIT {
+            return Err(CbError::bad_request(format!("amount is over the sandbox's deposit limit of {MAX_DEPOSIT}")));
+        }
         if self.pending_transfers.len() >= caps::TRANSFERS {
             return Err(CbError::bad_request("Too many pending transfers"));
         }
