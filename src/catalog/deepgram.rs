@@ -3,7 +3,7 @@
 //! None of the spec's list routes page: each returns its whole list in one object (api §4), so
 //! they carry `Paging::None` and only name their `id_field`.
 
-use super::{BodyEncoding, Method, Operation, Param, ResponseFormat, Service};
+use super::{BodyEncoding, Exclusive, Method, Operation, Param, ResponseFormat, Service};
 
 const PROJECT: Param = Param::path("project_id", "project UUID (from projects_list)");
 const CALLBACK: Param =
@@ -103,6 +103,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
             Param::body("expiration_date", "RFC 3339 expiry, e.g. 2026-01-01T00:00:00Z (or give a TTL)"),
             Param::body("time_to_live_in_seconds", "lifetime in seconds (or give an expiration date)").int().min(1.0),
         ],
+        exclusive: &[Exclusive { params: &["expiration_date", "time_to_live_in_seconds"], required: false }],
         body: BodyEncoding::Json,
         ..op(
             "keys_create",
@@ -208,12 +209,11 @@ pub(super) static OPERATIONS: &[Operation] = &[
         ..op("models_get", "models", Method::Get, "/v1/models/{model_id}", "metadata of one model")
     },
     Operation {
-        // The API takes either JSON `{"url": ...}` or the raw audio bytes, but an operation has
-        // one body encoding. Transcribing from a URL is the form a console can fill in and the one
-        // that also works against the sandbox, so the body is JSON; uploading a local file is not
-        // expressible here.
+        // The API takes either JSON `{"url": ...}` or the raw audio bytes as
+        // `application/octet-stream` (what the SDKs send); a given `file` is sent that way.
         params: &[
-            Param::body("url", "https URL of the audio file to transcribe").required(),
+            Param::body("url", "URL of the audio file to transcribe (give url or file)"),
+            Param::whole_body("file", "local audio file to upload: WAV, FLAC, MP3, OGG... (give url or file)").file(),
             Param::query("model", "e.g. nova-3, nova-2-meeting, whisper, or a custom model id").default("base-general"),
             Param::query("version", "model version").default("latest"),
             LANGUAGE,
@@ -256,6 +256,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
             // `language_hint` appears only in Python SDK 7.17, not in the API docs: left out.
             MIP_OPT_OUT,
         ],
+        exclusive: &[Exclusive { params: &["url", "file"], required: true }],
         body: BodyEncoding::Json,
         mutates: false,
         ..op(
@@ -263,7 +264,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
             "transcription",
             Method::Post,
             "/v1/listen",
-            "transcribe pre-recorded audio from a URL",
+            "transcribe pre-recorded audio from a URL or a local file",
         )
     },
     Operation {
@@ -317,6 +318,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
             CALLBACK_METHOD,
             TAG,
         ],
+        exclusive: &[Exclusive { params: &["text", "url"], required: true }],
         body: BodyEncoding::Json,
         mutates: false,
         ..op(

@@ -453,7 +453,8 @@ impl Param {
 pub enum BodyEncoding {
     None,
     /// `application/json`: `Body` params become fields of an object, or a `WholeBody` param is the
-    /// whole JSON document.
+    /// whole JSON document. A `WholeBody` file param, when given, is sent instead as the file's
+    /// bytes (`application/octet-stream`): Deepgram takes audio by URL in JSON or as the upload.
     Json,
     /// `application/x-www-form-urlencoded`.
     Form,
@@ -538,6 +539,17 @@ pub struct Operation {
     /// Open to anyone (Coinbase market data): the client sends no credentials with it, since a
     /// credential goes nowhere it is not needed.
     pub public: bool,
+    /// Parameters that exclude each other (Deepgram's audio URL or file, a key's TTL or expiry
+    /// date): at most one of each group may be given, and exactly one when it is `required`.
+    pub exclusive: &'static [Exclusive],
+}
+
+/// A group of parameters of which at most one may be given (see [`Operation::exclusive`]).
+#[derive(Debug)]
+pub struct Exclusive {
+    pub params: &'static [&'static str],
+    /// Exactly one must be given.
+    pub required: bool,
 }
 
 impl Operation {
@@ -570,6 +582,7 @@ impl Operation {
             response: ResponseFormat::Json,
             max_file_bytes: None,
             public: false,
+            exclusive: &[],
         }
     }
 

@@ -275,6 +275,26 @@ pub fn check_values<'a>(
             problems.push((param.name.to_owned(), how));
         }
     }
+    for group in op.exclusive {
+        let present: Vec<&str> = group
+            .params
+            .iter()
+            .copied()
+            .filter(|name| {
+                given.iter().any(|(n, _)| n == name)
+                    || fields.and_then(|f| f.get(*name)).is_some_and(|v| !v.is_null())
+                    || (op.param(name).is_some_and(|p| p.location == Location::WholeBody) && document.is_some())
+            })
+            .collect();
+        let choices = group.params.join(" or ");
+        match present.as_slice() {
+            [] if group.required => {
+                problems.push((group.params.first().copied().unwrap_or_default().to_owned(), format!("give {choices}")))
+            }
+            [_, second, ..] => problems.push(((*second).to_owned(), format!("give {choices}, not both"))),
+            _ => {}
+        }
+    }
     if let Some(limit) = op.max_file_bytes {
         if let Some(problem) = check_file_total(op, &given, limit) {
             problems.push(problem);

@@ -213,6 +213,13 @@ fn build_body(op: &Operation, values: &Values, document: Option<&Value>) -> Resu
         }
         BodyEncoding::Json => {
             let whole = fields.iter().find(|(p, _, _)| p.location == Location::WholeBody);
+            if let Some((_, name, v)) = whole.filter(|(p, _, _)| p.kind == Kind::File) {
+                let bytes = match read_file(name, v)? {
+                    MultipartValue::File { bytes, .. } => bytes,
+                    MultipartValue::Text(text) => Bytes::from(text),
+                };
+                return Ok(RequestBody::Bytes { content_type: "application/octet-stream".into(), bytes });
+            }
             let value = match (whole, document) {
                 (Some((p, _, v)), _) => json_value(p, v)?,
                 (None, doc) => {
