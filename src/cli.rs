@@ -506,8 +506,8 @@ enum Simulator {
     Running { simulated: bool },
     /// A throwaway simulator started inside this command for this call. `why` says why no
     /// running sandbox was used, for the note after the call; `None` when the user turned the
-    /// look-up off and expects it.
-    InProcess { sandbox: sandbox::Sandbox, why: Option<String> },
+    /// look-up off and expects it. The sandbox is only held: it serves until the command ends.
+    InProcess { _sandbox: sandbox::Sandbox, why: Option<String> },
     /// A dry run with no sandbox running: nothing is started, the URL printed is where
     /// `opsdeck sandbox` would serve the service, and the note says so.
     NotStarted { note: String },
@@ -586,7 +586,7 @@ async fn resolve_target(
             service.title()
         )
     });
-    Ok((target, Simulator::InProcess { sandbox, why }))
+    Ok((target, Simulator::InProcess { _sandbox: sandbox, why }))
 }
 
 /// A note on stderr: something the user should know that is no warning.
@@ -681,8 +681,7 @@ pub async fn call(global: &GlobalArgs, args: &CallArgs, io: &mut CallIo<'_>) -> 
     }
     let simulated = match &simulator {
         Simulator::Running { simulated } => *simulated,
-        Simulator::InProcess { sandbox, .. } => sandbox.endpoint(service).simulated,
-        Simulator::Given | Simulator::NotStarted { .. } => true,
+        Simulator::InProcess { .. } | Simulator::Given | Simulator::NotStarted { .. } => true,
     };
     if !simulated {
         return Err(Failure::runtime(format!(
@@ -1077,8 +1076,7 @@ pub async fn sandbox(
         // The base `OPSDECK_*_URL` expects (it takes the one with the version too).
         let base = endpoint.base_url();
         let (state, credentials) = match handle.ensure(endpoint.service).await {
-            Ok(()) if endpoint.simulated => ("simulated", credentials_line(endpoint.service)),
-            Ok(()) => ("not yet", credentials_line(endpoint.service)),
+            Ok(()) => ("simulated", credentials_line(endpoint.service)),
             Err(e) => ("failed", inert(&e).into_owned()),
         };
         write(out, &format!("{name:<12} {base:<26} {state:<10} {credentials}\n"));
@@ -1096,8 +1094,7 @@ pub async fn sandbox(
 fn sandbox_usage(endpoints: &[sandbox::Endpoint], port_base: u16) -> String {
     let mut text =
         String::from("\nTo point opsdeck at this sandbox from another shell (the console and `opsdeck call`):\n");
-    // A service without a simulator answers 501 to everything: pointing opsdeck at it helps no one.
-    for endpoint in endpoints.iter().filter(|e| e.simulated) {
+    for endpoint in endpoints {
         let line = format!("export {}={}", client::url_variable(endpoint.service), endpoint.base_url());
         match endpoint.region {
             None => text.push_str(&format!("  {line}\n")),
@@ -1119,7 +1116,7 @@ fn sandbox_usage(endpoints: &[sandbox::Endpoint], port_base: u16) -> String {
     }
     let sdk: Vec<String> = endpoints
         .iter()
-        .filter(|e| e.simulated && e.region.is_none() && e.sdk_base_url() != e.base_url())
+        .filter(|e| e.region.is_none() && e.sdk_base_url() != e.base_url())
         .map(|e| format!("{} {}", e.service.title(), e.sdk_base_url()))
         .collect();
     if !sdk.is_empty() {
@@ -1393,24 +1390,24 @@ mod tests {
 
     #[test]
     fn the_sandbox_says_how_opsdeck_reaches_it() {
-        let endpoint = |service, region, port, simulated| sandbox::Endpoint {
+        let endpoint = |service, region, port| sandbox::Endpoint {
             service,
             region,
             addr: std::net::SocketAddr::from(([127, 0, 0, 1], port)),
-            simulated,
         };
         let endpoints = [
-            endpoint(Service::Ably, None, 7701, true),
-            endpoint(Service::Deepgram, None, 7702, false),
-            endpoint(Service::Mailgun, None, 7706, true),
-            endpoint(Service::Mailgun, Some("eu"), 7707, true),
-            endpoint(Service::Easypost, None, 7708, true),
+            endpoint(Service::Ably, None, 7701),
+            endpoint(Service::Deepgram, None, 7702),
+            endpoint(Service::Mailgun, None, 7706),
+            endpoint(Service::Mailgun, Some("eu"), 7707),
+            endpoint(Service::Easypost, None, 7708),
         ];
         let text = sandbox_usage(&endpoints, 7700);
         assert_eq!(
             text,
             "\nTo point opsdeck at this sandbox from another shell (the console and `opsdeck call`):\n\
              \x20 export OPSDECK_ABLY_URL=http://127.0.0.1:7701\n\
+             \x20 export OPSDECK_DEEPGRAM_URL=http://127.0.0.1:7702\n\
              \x20 export OPSDECK_MAILGUN_URL=http://127.0.0.1:7706\n\
              \x20 # Mailgun EU region: export OPSDECK_MAILGUN_URL=http://127.0.0.1:7707\n\
              \x20 export OPSDECK_EASYPOST_URL=http://127.0.0.1:7708\n\

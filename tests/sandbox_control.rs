@@ -124,9 +124,27 @@ async fn reset_all_or_one_service() {
     assert!(body["reset"].as_array().unwrap().contains(&json!("ably")));
     let (status, body) = rig.control_json(reqwest::Method::POST, "/reset?service=nope", None).await;
     assert_eq!((status, body["error"].as_str()), (404, Some("unknown_service")));
-    // Deepgram has no simulator in this build: nothing to reset is an error, not a silent no-op.
     let (status, body) = rig.control_json(reqwest::Method::POST, "/reset?service=deepgram", None).await;
-    assert_eq!((status, body["error"].as_str()), (404, Some("not_simulated")));
+    assert_eq!((status, body), (200, json!({"reset": ["deepgram"]})));
+}
+
+/// A sandbox started for some services (as `opsdeck call` starts one for its service) refuses
+/// to reset or fail the others: nothing to act on is an error, not a silent no-op.
+#[tokio::test]
+async fn a_sandbox_serving_one_service_refuses_resets_and_faults_for_the_others() {
+    let options = sandbox::SandboxOptions { services: vec![Service::Ably], ..sandbox::SandboxOptions::new(0, 5) };
+    let sandbox = sandbox::start_options(options).await.expect("sandbox starts");
+    let rig = Rig { sandbox, http: reqwest::Client::new() };
+    let (status, body) = rig.control_json(reqwest::Method::POST, "/reset?service=deepgram", None).await;
+    assert_eq!((status, body["error"].as_str()), (404, Some("not_served")), "{body}");
+    assert!(body["message"].as_str().unwrap().contains("deepgram is not served by this sandbox"), "{body}");
+    let fault = json!({"service": "deepgram", "path": "*", "status": 500});
+    let (status, body) = rig.control_json(reqwest::Method::POST, "/faults", Some(fault)).await;
+    assert_eq!((status, body["error"].as_str()), (400, Some("invalid_fault")), "{body}");
+    assert!(body["message"].as_str().unwrap().contains("not served by this sandbox"), "{body}");
+    let (status, body) = rig.control_json(reqwest::Method::POST, "/reset?service=ably", None).await;
+    assert_eq!((status, body), (200, json!({"reset": ["ably"]})));
+    rig.sandbox.shutdown();
 }
 
 #[tokio::test]
@@ -229,7 +247,6 @@ async fn faults_are_listed_validated_and_deleted_by_service() {
         json!({"service": "ably", "path": "*"}),
         json!({"service": "ably", "path": "*", "status": 500, "probability": 2}),
         json!({"service": "ably", "path": "*", "status": 500, "colour": "red"}),
-        json!({"service": "deepgram", "path": "*", "status": 500}),
         json!({"path": "*", "status": 500}),
     ] {
         let (status, body) = rig.control_json(reqwest::Method::POST, "/faults", Some(bad.clone())).await;

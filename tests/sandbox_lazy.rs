@@ -63,14 +63,13 @@ async fn nothing_is_built_until_a_request_reaches_its_listener() {
     let handle = sandbox.handle();
     let http = client();
     assert_eq!(sandbox.endpoints.len(), 8, "every listener is bound at start");
-    assert!(sandbox.endpoint(Service::Ably).simulated && !sandbox.endpoint(Service::Deepgram).simulated);
     // The control port answers what it can without building anything.
     let (status, index) = control(&http, &sandbox, reqwest::Method::GET, "/").await;
     assert_eq!(status, 200);
     assert_eq!(
         index["services"][0],
         json!({"service": "ably", "base_url": sandbox.base_url(Service::Ably),
-        "simulated": true, "ready": false})
+        "ready": false})
     );
     for (method, path) in [
         (reqwest::Method::GET, "/requests"),
@@ -83,21 +82,18 @@ async fn nothing_is_built_until_a_request_reaches_its_listener() {
         assert_eq!(status, 200, "{path}: {body}");
     }
     let (_, reset) = control(&http, &sandbox, reqwest::Method::POST, "/reset").await;
-    assert_eq!(reset, json!({"reset": ["ably", "avatax", "taxjar", "coinbase", "mailgun", "easypost"]}));
+    assert_eq!(reset, json!({"reset": ["ably", "deepgram", "avatax", "taxjar", "coinbase", "mailgun", "easypost"]}));
     sandbox.reset();
-    // A service without a simulator answers 501 and builds nothing either.
-    let deepgram = http.get(format!("{}/v1/projects", sandbox.base_url(Service::Deepgram))).send().await.unwrap();
-    assert_eq!(deepgram.status().as_u16(), 501);
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert_eq!(builds.services(), [], "nothing was built");
-    assert!(Service::ALL.iter().all(|&s| handle.is_ready(s) == (s == Service::Deepgram)));
+    assert!(Service::ALL.iter().all(|&s| !handle.is_ready(s)));
 
     // The first request builds Ably, and only Ably, once.
     assert_eq!(ably_time(&http, &sandbox).await, 200);
     assert_eq!(ably_time(&http, &sandbox).await, 200);
     assert_eq!(builds.services(), [Service::Ably]);
     assert!(handle.is_ready(Service::Ably));
-    for other in [Service::Avatax, Service::Taxjar, Service::Mailgun, Service::Easypost] {
+    for other in [Service::Deepgram, Service::Avatax, Service::Taxjar, Service::Mailgun, Service::Easypost] {
         assert!(!handle.is_ready(other), "{other} was not asked for");
     }
     let (_, index) = control(&http, &sandbox, reqwest::Method::GET, "/").await;
@@ -172,9 +168,8 @@ async fn ensure_builds_a_simulator_before_any_request() {
     handle.ensure(Service::Taxjar).await.unwrap();
     assert!(handle.is_ready(Service::Taxjar));
     handle.ensure(Service::Taxjar).await.unwrap();
-    // Nothing to build for a service without a simulator.
-    assert_eq!(handle.ensure(Service::Deepgram).await, Ok(()));
-    assert!(handle.is_ready(Service::Deepgram));
+    // Only the service asked for is built.
+    assert!(!handle.is_ready(Service::Deepgram));
     assert_eq!(builds.services(), [Service::Taxjar]);
     // Built, its state resets; and a handle moves to another thread.
     sandbox.reset();
@@ -292,7 +287,15 @@ async fn at_start_every_simulator_is_built_without_a_request() {
     built.sort_by_key(|s| s.name());
     assert_eq!(
         built,
-        [Service::Ably, Service::Avatax, Service::Coinbase, Service::Easypost, Service::Mailgun, Service::Taxjar]
+        [
+            Service::Ably,
+            Service::Avatax,
+            Service::Coinbase,
+            Service::Deepgram,
+            Service::Easypost,
+            Service::Mailgun,
+            Service::Taxjar
+        ]
     );
     sandbox.shutdown();
 }

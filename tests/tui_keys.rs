@@ -109,7 +109,7 @@ async fn the_tab_bar_at_80x24_keeps_the_active_tab_its_badge_and_the_profile() {
     assert!(
         header.contains("1 Ably SANDBOX")
             && header.contains("7 EasyPost SANDBOX")
-            && header.contains("2 Deepgram no sim"),
+            && header.contains("2 Deepgram SANDBOX"),
         "{header}"
     );
 }

@@ -73,7 +73,8 @@ impl Look {
 pub struct Found {
     /// The base URL to call (normalised: no version prefix).
     pub base_url: String,
-    /// Whether the sandbox simulates the service (Deepgram and Coinbase answer 501 until then).
+    /// Whether the sandbox simulates the service. Every service is simulated now; a sandbox of an
+    /// older opsdeck, still running, may say `"simulated": false` (it answers 501 there).
     pub simulated: bool,
 }
 
@@ -130,11 +131,10 @@ fn read_answer(answer: &[u8], service: Service, region: Option<&str>) -> Result<
     let not_ours = || format!("GET / does not list {name} as an opsdeck sandbox does");
     let entry = body["services"].as_array().and_then(|all| all.iter().find(|s| s["service"] == name.as_str()));
     let entry = entry.ok_or_else(not_ours)?;
-    let (Some(base_url), Some(simulated), Some(_ready)) =
-        (entry["base_url"].as_str(), entry["simulated"].as_bool(), entry["ready"].as_bool())
-    else {
+    let (Some(base_url), Some(_ready)) = (entry["base_url"].as_str(), entry["ready"].as_bool()) else {
         return Err(not_ours());
     };
+    let simulated = entry["simulated"].as_bool().unwrap_or(true);
     // Calls go only to this machine, wherever an answer says: the control port could be anyone's.
     let parsed = Url::parse(base_url).map_err(|_| not_ours())?;
     let host = parsed.host_str().unwrap_or_default();
@@ -160,7 +160,7 @@ mod tests {
     }
 
     const INDEX: &str = r#"{"services": [
-        {"service": "ably", "base_url": "http://127.0.0.1:7701", "simulated": true, "ready": true},
+        {"service": "ably", "base_url": "http://127.0.0.1:7701", "ready": true},
         {"service": "deepgram", "base_url": "http://127.0.0.1:7702", "simulated": false, "ready": false},
         {"service": "mailgun", "base_url": "http://127.0.0.1:7706", "simulated": true, "ready": false},
         {"service": "mailgun-eu", "base_url": "http://127.0.0.1:7707", "simulated": true, "ready": false},

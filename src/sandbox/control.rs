@@ -28,7 +28,7 @@ use super::faults::{DropConnection, FaultBook, FaultSpec, Outcome};
 use super::lazy::{dispatch_guarded, Built, Slot};
 use super::request::Query;
 use super::request_log::{RequestLog, LOG_PER_SERVICE};
-use super::{clock, not_simulated, Endpoint, SandboxClock};
+use super::{clock, Endpoint, SandboxClock};
 use crate::catalog::Service;
 
 /// What stands in front of one listener's simulator.
@@ -37,7 +37,7 @@ pub(super) struct Observer {
     /// The listener's region (`Some("eu")`: Mailgun's EU listener).
     pub(super) region: Option<&'static str>,
     /// `None` for a service without a simulator: faults still apply, in the sandbox's shape.
-    pub(super) slot: Option<Arc<Slot>>,
+    pub(super) slot: Arc<Slot>,
     pub(super) log: Arc<RequestLog>,
     pub(super) faults: Arc<FaultBook>,
     pub(super) clock: SandboxClock,
@@ -58,10 +58,7 @@ async fn observe(observer: &Observer, request: Request) -> Response {
     let path_and_query = request.uri().path_and_query().map_or_else(|| "/".to_owned(), |p| p.as_str().to_owned());
     // The first request builds the simulator (later ones during the build wait for it), so its
     // build time is part of the latency logged.
-    let built = match &observer.slot {
-        Some(slot) => Some(slot.get().await),
-        None => None,
-    };
+    let built = observer.slot.get().await;
     let action = observer.faults.take(observer.service, &method, request.uri().path());
     let response = match action {
         None => forward(observer, built, request).await,
@@ -76,8 +73,8 @@ async fn observe(observer: &Observer, request: Request) -> Response {
                     let message =
                         format!("{} (fault {} injected by the opsdeck sandbox)", reason(status), action.fault_id);
                     let response = match built {
-                        Some(Ok(built)) => built.simulator.error_response(status, &message),
-                        Some(Err(_)) | None => sandbox_error(status, "fault", message),
+                        Ok(built) => built.simulator.error_response(status, &message),
+                        Err(_) => sandbox_error(status, "fault", message),
                     };
                     match retry_after {
                         Some(secs) => with_retry_after(response, secs),
@@ -99,19 +96,19 @@ async fn observe(observer: &Observer, request: Request) -> Response {
     response
 }
 
-/// The simulator's answer to `request`; 501 for a service without one, 500 when it could not be
-/// built.
-async fn forward(observer: &Observer, built: Option<Result<&Built, String>>, request: Request) -> Response {
-    match built {
-        None => not_simulated(observer.service),
-        Some(Err(message)) => build_failed(message),
-        Some(Ok(built)) => match built.router(observer.region) {
-            Some(router) => match dispatch_guarded(router, request, observer.service).await {
-                Ok(response) => response,
-                Err(_) => built.simulator.error_response(StatusCode::INTERNAL_SERVER_ERROR, PANIC_MESSAGE),
-            },
-            None => not_simulated(observer.service),
-        },
+/// The simulator's answer to `request`; 500 when it could not be built.
+async fn forward(observer: &Observer, built: Result<&Built, String>, request: Request) -> Response {
+    let built = match built {
+        Ok(built) => built,
+        Err(message) => return build_failed(message),
+    };
+    // Every service has at least one listener region, so a built simulator has a router.
+    let Some(router) = built.router(observer.region) else {
+        return build_failed(format!("the {} simulator serves no listener", observer.service.title()));
+    };
+    match dispatch_guarded(router, request, observer.service).await {
+        Ok(response) => response,
+        Err(_) => built.simulator.error_response(StatusCode::INTERNAL_SERVER_ERROR, PANIC_MESSAGE),
     }
 }
 
@@ -278,7 +275,7 @@ async fn index(State(state): State<Arc<ControlState>>) -> Json<serde_json::Value
                 None => e.service.name().to_owned(),
             };
             let ready = state.slot(e.service).is_some_and(|s| s.is_ready());
-            json!({"service": name, "base_url": e.sdk_base_url(), "simulated": e.simulated, "ready": ready})
+            json!({"service": name, "base_url": e.sdk_base_url(), "ready": ready})
         })
         .collect();
     Json(json!({
@@ -316,13 +313,9 @@ async fn reset(State(state): State<Arc<ControlState>>, uri: Uri) -> Response {
         let names: Vec<&str> = match service_param(&query)? {
             Some(service) => {
                 let slot = state.slot(service).ok_or_else(|| {
-                    let served = state.endpoints.iter().any(|e| e.service == service);
-                    let message = if served {
-                        format!("{} is not simulated yet, so there is nothing to reset", service.name())
-                    } else {
-                        format!("{} is not served by this sandbox, so there is nothing to reset", service.name())
-                    };
-                    Refusal(StatusCode::NOT_FOUND, "not_simulated", message)
+                    let message =
+                        format!("{} is not served by this sandbox, so there is nothing to reset", service.name());
+                    Refusal(StatusCode::NOT_FOUND, "not_served", message)
                 })?;
                 vec![reset(slot)]
             }
@@ -426,7 +419,7 @@ mod tests {
         let observer = Arc::new(Observer {
             service: Service::Avatax,
             region: None,
-            slot: Some(slot),
+            slot,
             log: Arc::clone(&log),
             faults: Arc::new(FaultBook::new(1)),
             clock: platform.clock.clone(),

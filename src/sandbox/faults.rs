@@ -137,15 +137,18 @@ impl FaultBook {
         self.inner.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Validates and adds a fault; the error names the bad field. `simulated` says whether the
-    /// service has a simulator (faults only make sense where there is one to fail).
-    pub fn add(&self, spec: FaultSpec, simulated: impl Fn(Service) -> bool) -> Result<Fault, String> {
+    /// Validates and adds a fault; the error names the bad field. `served` says whether the
+    /// sandbox serves the service (faults only make sense where there is a simulator to fail).
+    pub fn add(&self, spec: FaultSpec, served: impl Fn(Service) -> bool) -> Result<Fault, String> {
         let service = Service::parse(&spec.service).ok_or_else(|| {
             let names: Vec<&str> = Service::ALL.iter().map(|s| s.name()).collect();
             format!("unknown service {:?}; expected one of {}", spec.service, names.join(", "))
         })?;
-        if !simulated(service) {
-            return Err(format!("{} is not simulated yet; faults apply to simulated services", service.name()));
+        if !served(service) {
+            return Err(format!(
+                "{} is not served by this sandbox; faults apply to the services it serves",
+                service.name()
+            ));
         }
         if !(spec.path == "*" || spec.path.starts_with('/')) || spec.path.contains('?') {
             return Err(format!(
@@ -312,8 +315,8 @@ mod tests {
         assert!(err(json!({"service": "ably", "path": "*", "status": 500, "probability": 1.5})).contains("probability"));
         assert!(err(json!({"service": "ably", "path": "*", "status": 500, "count": 0})).contains("count"));
         assert!(err(json!({"service": "ably", "path": "*", "method": "G T", "status": 500})).contains("method"));
-        let simulated_none = book.add(spec(json!({"service": "ably", "path": "*", "status": 500})), |_| false);
-        assert!(simulated_none.expect_err("refused").contains("not simulated"));
+        let served_none = book.add(spec(json!({"service": "ably", "path": "*", "status": 500})), |_| false);
+        assert!(served_none.expect_err("refused").contains("not served by this sandbox"));
         assert!(book.list().is_empty(), "nothing refused was added");
     }
 

@@ -42,9 +42,8 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 
 use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
-use axum::{Json, Router};
-use serde_json::json;
+use axum::response::Response;
+use axum::Router;
 
 use self::faults::FaultBook;
 use self::request_log::RequestLog;
@@ -120,7 +119,6 @@ pub struct Endpoint {
     /// `None`, or `Some("eu")` for Mailgun's EU listener.
     pub region: Option<&'static str>,
     pub addr: SocketAddr,
-    pub simulated: bool,
 }
 
 impl Endpoint {
@@ -168,21 +166,20 @@ struct Kind {
     control_routes: bool,
 }
 
-/// Every simulator that exists so far: one line each.
+/// Every service's simulator: one line each.
 const SIMULATORS: [Kind; 7] = [
     Kind { service: Service::Ably, build: |p| Arc::new(ably::AblySimulator::new(p)), control_routes: false },
-    Kind { service: Service::Deepgram, build: |p| Arc::new(deepgram::DeepgramSimulator::new(p)), control_routes: false },
+    Kind {
+        service: Service::Deepgram,
+        build: |p| Arc::new(deepgram::DeepgramSimulator::new(p)),
+        control_routes: false,
+    },
     Kind { service: Service::Avatax, build: |p| Arc::new(avatax::AvataxSimulator::new(p)), control_routes: false },
     Kind { service: Service::Taxjar, build: |p| Arc::new(taxjar::TaxjarSimulator::new(p)), control_routes: false },
     Kind { service: Service::Coinbase, build: |p| Arc::new(coinbase::CoinbaseSimulator::new(p)), control_routes: true },
     Kind { service: Service::Mailgun, build: |p| Arc::new(mailgun::MailgunSimulator::new(p)), control_routes: true },
     Kind { service: Service::Easypost, build: |p| Arc::new(easypost::EasypostSimulator::new(p)), control_routes: true },
 ];
-
-/// Whether `service` has a simulator at all (built or not).
-fn has_simulator(service: Service) -> bool {
-    SIMULATORS.iter().any(|kind| kind.service == service)
-}
 
 /// The running sandbox. Dropping it does not stop it; call [`Sandbox::shutdown`].
 pub struct Sandbox {
@@ -269,13 +266,9 @@ impl SandboxHandle {
     }
 
     /// Builds and seeds `service`'s simulator unless it is built (or waits for the build under
-    /// way), and returns when it is ready to answer. `Ok` at once for a service without a
-    /// simulator (its listener answers 501). An error for a simulator that could not be built
-    /// (its requests get 500 with the same message) or that this sandbox does not serve.
+    /// way), and returns when it is ready to answer. An error for a simulator that could not be
+    /// built (its requests get 500 with the same message) or that this sandbox does not serve.
     pub async fn ensure(&self, service: Service) -> Result<(), String> {
-        if !has_simulator(service) {
-            return Ok(());
-        }
         match self.slot(service) {
             Some(slot) => slot.get().await.map(|_| ()),
             None => Err(format!("this sandbox does not serve {}", service.title())),
@@ -283,13 +276,10 @@ impl SandboxHandle {
     }
 
     /// Whether `service`'s requests are answered without waiting for a build: its simulator is
-    /// built, or it has none. False while it builds, after a failed build, and for a simulated
-    /// service this sandbox does not serve.
+    /// built. False while it builds, after a failed build, and for a service this sandbox does
+    /// not serve.
     pub fn is_ready(&self, service: Service) -> bool {
-        match self.slot(service) {
-            Some(slot) => slot.is_ready(),
-            None => !has_simulator(service),
-        }
+        self.slot(service).is_some_and(|slot| slot.is_ready())
     }
 }
 
@@ -411,16 +401,17 @@ pub async fn start_options(options: SandboxOptions) -> std::io::Result<Sandbox> 
     let mut endpoints = Vec::new();
     let mut listeners = Vec::new();
     for service in Service::ALL.into_iter().filter(|s| services.contains(s)) {
-        let slot = slots.iter().find(|s| s.service() == service).cloned();
+        // Every service has a simulator (SIMULATORS lists all of `Service::ALL`, tested).
+        let Some(slot) = slots.iter().find(|s| s.service() == service).cloned() else { continue };
         for &region in regions(service) {
             let listener = bind(port_offset(service, region))
                 .await
                 .map_err(|e| std::io::Error::new(e.kind(), format!("cannot listen for {service}: {e}")))?;
-            endpoints.push(Endpoint { service, region, addr: listener.local_addr()?, simulated: slot.is_some() });
+            endpoints.push(Endpoint { service, region, addr: listener.local_addr()? });
             let observer = Arc::new(control::Observer {
                 service,
                 region,
-                slot: slot.clone(),
+                slot: Arc::clone(&slot),
                 log: Arc::clone(&log),
                 faults: Arc::clone(&faults),
                 clock: platform.clock.clone(),
@@ -454,11 +445,15 @@ pub async fn start_options(options: SandboxOptions) -> std::io::Result<Sandbox> 
     Ok(Sandbox { control, endpoints, handle, clock: platform.clock, stop, ports: ports.into() })
 }
 
-/// What every path of a service without a simulator answers: 501 with a plain explanation.
-fn not_simulated(service: Service) -> Response {
-    let message = format!(
-        "opsdeck sandbox does not simulate {} yet; set live credentials to call the real service",
-        service.title()
-    );
-    (StatusCode::NOT_IMPLEMENTED, Json(json!({"error": "not_simulated", "message": message}))).into_response()
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_service_has_exactly_one_simulator() {
+        for service in Service::ALL {
+            assert_eq!(SIMULATORS.iter().filter(|kind| kind.service == service).count(), 1, "{service}");
+        }
+        assert_eq!(SIMULATORS.len(), Service::ALL.len());
+    }
 }

@@ -194,14 +194,9 @@ async fn ctrl_x_leaves_no_pane_loading_and_calls_in_flight_show_their_time() {
 }
 
 #[tokio::test]
-async fn auto_refresh_idles_on_tabs_with_nothing_to_call() {
+async fn auto_refresh_idles_without_a_list_in_view() {
     let mut h = Harness::new().await;
-    // Deepgram has no simulator yet: nothing to call.
-    h.keys("2a");
-    assert!(h.console.app.tab().auto_refresh);
-    assert!(h.console.app.next_deadline().is_none(), "no deadline for a tab that cannot call");
-    // A resource without a list (Ably's server time) has nothing to reload either.
-    h.keys("1");
+    // A resource without a list (Ably's server time) has nothing to reload.
     h.browse("time").await;
     h.keys("<Esc>a");
     assert!(h.console.app.next_deadline().is_none(), "no deadline without a list in view");
@@ -492,7 +487,7 @@ async fn config_warnings_show_in_the_status_line_at_start() {
 }
 
 /// One decision of where a tab's calls go, read by every label (issue 18): a URL the user gave
-/// is shown as its host, never as SANDBOX; a service with no simulator says so everywhere.
+/// is shown as its host, never as SANDBOX; a tab on the embedded sandbox says SANDBOX everywhere.
 #[tokio::test]
 async fn every_label_says_the_same_target() {
     let url = fake_upstream(Router::new().fallback(|| async { axum::Json(json!({"projects": []})) })).await;
@@ -502,7 +497,7 @@ async fn every_label_says_the_same_target() {
     h.resize(200, 50);
     let header = h.screen().lines().next().unwrap_or_default().to_owned();
     assert!(header.contains(&format!("5 Coinbase URL {host}")), "{header}");
-    assert!(header.contains("2 Deepgram no sim"), "{header}");
+    assert!(header.contains("2 Deepgram SANDBOX"), "{header}");
     h.keys("5");
     h.settle().await;
     let screen = h.screen();
@@ -515,7 +510,7 @@ async fn every_label_says_the_same_target() {
     h.keys("<Esc>2");
     let screen = h.screen();
     let status = screen.lines().last().unwrap_or_default();
-    assert!(status.contains("no sim") && !status.contains("SANDBOX"), "{status}");
+    assert!(status.contains("SANDBOX") && !status.contains(&host), "{status}");
     h.keys(":deepgram projects_get<Enter>");
-    assert!(h.screen().contains("→ no sim http://127.0.0.1:"), "{}", h.screen());
+    assert!(h.screen().contains("→ SANDBOX http://127.0.0.1:"), "{}", h.screen());
 }

@@ -49,7 +49,7 @@ impl Setup {
         themes_dir: Option<PathBuf>,
     ) -> Setup {
         let env = variables().into_iter().filter_map(|name| env(&name).map(|value| (name, value))).collect();
-        let embedded = sandbox.endpoints.iter().map(|e| (e.service, e.region, e.base_url(), e.simulated)).collect();
+        let embedded = sandbox.endpoints.iter().map(|e| (e.service, e.region, e.base_url(), true)).collect();
         Setup { config, read_only_flag, env, embedded, themes_dir }
     }
 
