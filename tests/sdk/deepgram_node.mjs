@@ -278,7 +278,7 @@ check(
   Math.abs(meta.duration - 1.5) < 0.01 && meta.channels === 2 && meta.request_id && meta.models?.length && meta.model_info,
   JSON.stringify(meta),
 );
-check("transcribeFile: sample_rate from the WAV", meta.sample_rate === 16000, JSON.stringify(meta));
+check("transcribeFile: sample_rate from the WAV (the simulator's extra metadata.sample_rate)", meta.sample_rate === 16000, JSON.stringify(meta));
 let alt = res.results.channels[0].alternatives[0];
 check(
   "transcribeFile: a transcript with timed words inside the audio",
@@ -377,6 +377,19 @@ check(
   "speak mulaw and alaw without a container: one byte a sample, same length",
   mulaw.length === frames && alaw.length === frames && mulaw.toString("latin1", 0, 4) !== "RIFF",
   `${mulaw.length} ${alaw.length} ${frames}`,
+);
+const { data: streamed, rawResponse } = await dg.speak.v1.audio
+  .generate({ text: TEXT, model: "aura-2-thalia-en", encoding: "mulaw", container: "none" })
+  .withRawResponse();
+const streamedBytes = Buffer.from(await streamed.arrayBuffer());
+check(
+  "speak through withRawResponse: Content-Type and the dg-* headers",
+  rawResponse.headers.get("content-type") === "audio/mulaw;rate=8000" &&
+    rawResponse.headers.get("dg-char-count") === String(TEXT.length) &&
+    rawResponse.headers.get("dg-model-name") === "aura-2-thalia-en" &&
+    Boolean(rawResponse.headers.get("dg-request-id")) &&
+    streamedBytes.length === mulaw.length,
+  JSON.stringify([...rawResponse.headers.entries()]),
 );
 const longer = await speak({ encoding: "mulaw", container: "none" }, `${TEXT} ${TEXT}`);
 const ratio = (longer.length - 0.67 * 8000) / (mulaw.length - 0.67 * 8000);

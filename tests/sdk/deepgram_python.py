@@ -220,7 +220,7 @@ res = dg.listen.v1.media.transcribe_file(request=audio, model="nova-3", tag=tag)
 meta = res.metadata
 check("transcribe_file: duration and channels from the WAV", abs(meta.duration - 1.5) < 0.01 and meta.channels == 2
       and meta.request_id and meta.models and meta.model_info, repr(meta)[:600])
-check("transcribe_file: sample_rate from the WAV", dump(res)["metadata"].get("sample_rate") == 16000,
+check("transcribe_file: sample_rate from the WAV (the simulator's extra metadata.sample_rate)", dump(res)["metadata"].get("sample_rate") == 16000,
       repr(dump(res)["metadata"])[:400])
 alt = res.results.channels[0].alternatives[0]
 check("transcribe_file: a transcript with timed words inside the audio", alt.words and isinstance(alt.transcript, str)
@@ -293,6 +293,13 @@ mulaw = speak(encoding="mulaw", container="none")
 alaw = speak(encoding="alaw", container="none", sample_rate=8000)
 check("speak mulaw and alaw without a container: one byte a sample, same length",
       len(mulaw) == len(alaw) == params[3] and mulaw[:4] != b"RIFF", f"{len(mulaw)} {len(alaw)} {params[3]}")
+with dg.speak.v1.audio.with_raw_response.generate(text=TEXT, model="aura-2-thalia-en", encoding="mulaw",
+                                                  container="none") as raw:
+    headers, streamed = raw.headers, b"".join(raw.data)
+check("speak through the raw response: Content-Type and the dg-* headers",
+      headers.get("content-type") == "audio/mulaw;rate=8000" and headers.get("dg-char-count") == str(len(TEXT))
+      and headers.get("dg-model-name") == "aura-2-thalia-en" and headers.get("dg-request-id")
+      and len(streamed) == len(mulaw), repr(headers))
 longer = speak(text=TEXT + " " + TEXT, encoding="mulaw", container="none")
 ratio = (len(longer) - 0.67 * 8000) / (len(mulaw) - 0.67 * 8000)
 check("speak: audio length in proportion to the text", 1.9 < ratio < 2.1, f"{len(mulaw)} -> {len(longer)}")
