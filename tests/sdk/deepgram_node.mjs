@@ -114,7 +114,6 @@ if (control) {
 
 const dg = client();
 const projectsApi = dg.manage.v1.projects;
-const today = isoDay(new Date());
 
 // --- auth ---------------------------------------------------------------------------------------
 apiError("a wrong key is 401 INVALID_AUTH", await refused(() => client("not-a-key").manage.v1.projects.list()), 401, {
@@ -353,7 +352,7 @@ apiError("transcribeUrl of a non-loopback URL: 400 REMOTE_CONTENT_ERROR", e, 400
 // --- speak --------------------------------------------------------------------------------------
 const TEXT = "Hello from the opsdeck sandbox.";
 async function speak(options, text = TEXT) {
-  const answer = await dg.speak.v1.audio.generate({ text, model: "aura-2-thalia-en", ...options });
+  const answer = await dg.speak.v1.audio.generate({ text, model: "aura-2-thalia-en", tag, ...options });
   return Buffer.from(await answer.arrayBuffer());
 }
 
@@ -379,7 +378,7 @@ check(
   `${mulaw.length} ${alaw.length} ${frames}`,
 );
 const { data: streamed, rawResponse } = await dg.speak.v1.audio
-  .generate({ text: TEXT, model: "aura-2-thalia-en", encoding: "mulaw", container: "none" })
+  .generate({ text: TEXT, model: "aura-2-thalia-en", encoding: "mulaw", container: "none", tag })
   .withRawResponse();
 const streamedBytes = Buffer.from(await streamed.arrayBuffer());
 check(
@@ -457,8 +456,10 @@ apiError("read in French is refused: 400 INVALID_QUERY_PARAMETER", e, 400, { err
 
 // --- usage --------------------------------------------------------------------------------------
 const usage = (filters) => projectsApi.usage.get(pid, filters);
+// The tagged requests of this run, whatever day it is in UTC when they were made.
+const around = { start: daysAgo(1), end: daysAgo(-1) };
 const past = { start: daysAgo(7), end: daysAgo(1) };
-let answer = await usage({ start: today, end: today, tag });
+let answer = await usage({ ...around, tag, endpoint: "listen" });
 check(
   "usage.get with a tag filter: the tagged transcription of this run",
   answer.results?.length === 1 && answer.results[0].requests === 1 && Math.abs(answer.results[0].hours * 3600 - 1.5) < 1,
@@ -478,10 +479,11 @@ check(
   sum(answer.results || []) > 0 && sum(answer.results || []) < sum(days),
   JSON.stringify(answer).slice(0, 600),
 );
-answer = await usage({ start: today, end: today, endpoint: "speak" });
+answer = await usage({ ...around, tag, endpoint: "speak" });
+const ttsSum = (field) => (answer.results || []).reduce((n, r) => n + r.tts[field], 0);
 check(
-  "usage.get endpoint=speak counts this run's speech",
-  answer.results?.[0]?.tts?.requests >= 4 && answer.results[0].tts.characters >= 5 * TEXT.length,
+  "usage.get endpoint=speak: this run's five tagged speak requests and their characters",
+  ttsSum("requests") === 5 && ttsSum("characters") === 6 * TEXT.length + 1,
   JSON.stringify(answer),
 );
 

@@ -281,7 +281,7 @@ TEXT = "Hello from the opsdeck sandbox."
 
 
 def speak(text=TEXT, **options):
-    return b"".join(dg.speak.v1.audio.generate(text=text, model="aura-2-thalia-en", **options))
+    return b"".join(dg.speak.v1.audio.generate(text=text, model="aura-2-thalia-en", tag=tag, **options))
 
 
 wav = speak(encoding="linear16", container="wav", sample_rate=8000)
@@ -294,7 +294,7 @@ alaw = speak(encoding="alaw", container="none", sample_rate=8000)
 check("speak mulaw and alaw without a container: one byte a sample, same length",
       len(mulaw) == len(alaw) == params[3] and mulaw[:4] != b"RIFF", f"{len(mulaw)} {len(alaw)} {params[3]}")
 with dg.speak.v1.audio.with_raw_response.generate(text=TEXT, model="aura-2-thalia-en", encoding="mulaw",
-                                                  container="none") as raw:
+                                                  container="none", tag=tag) as raw:
     headers, streamed = raw.headers, b"".join(raw.data)
 check("speak through the raw response: Content-Type and the dg-* headers",
       headers.get("content-type") == "audio/mulaw;rate=8000" and headers.get("dg-char-count") == str(len(TEXT))
@@ -348,8 +348,10 @@ def usage(**filters):
     return answer, answer.get("results") or []
 
 
+# The tagged requests of this run, whatever day it is in UTC when they were made.
+around = {"start": (today - dt.timedelta(days=1)).isoformat(), "end": (today + dt.timedelta(days=1)).isoformat()}
 past = {"start": (today - dt.timedelta(days=7)).isoformat(), "end": (today - dt.timedelta(days=1)).isoformat()}
-answer, rows = usage(start=today.isoformat(), end=today.isoformat(), tag=tag)
+answer, rows = usage(**around, tag=tag, endpoint="listen")
 check("usage.get with a tag filter: the tagged transcription of this run", len(rows) == 1 and rows[0]["requests"] == 1
       and abs(rows[0]["hours"] * 3600 - 1.5) < 1, repr(answer)[:600])
 answer, days = usage(**past)
@@ -358,9 +360,10 @@ check("usage.get over a past week: one result a day", len(days) == 7 and answer[
 answer, diarized = usage(**past, endpoint="listen", diarize=True)
 check("usage.get with endpoint and feature filters counts fewer requests",
       0 < sum(r["requests"] for r in diarized) < sum(r["requests"] for r in days), repr(answer)[:600])
-answer, spoken = usage(start=today.isoformat(), end=today.isoformat(), endpoint="speak")
-check("usage.get endpoint=speak counts this run's speech", spoken and spoken[0]["tts"]["requests"] >= 4
-      and spoken[0]["tts"]["characters"] >= 5 * len(TEXT), repr(answer)[:400])
+answer, spoken = usage(**around, tag=tag, endpoint="speak")
+check("usage.get endpoint=speak: this run's five tagged speak requests and their characters",
+      sum(r["tts"]["requests"] for r in spoken) == 5 and sum(r["tts"]["characters"] for r in spoken) == 6 * len(TEXT) + 1,
+      repr(answer)[:400])
 
 # --- project deletion (last: it takes the project's keys with it) -------------------------------
 gone = dg.manage.v1.projects.delete(doomed)
