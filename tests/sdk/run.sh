@@ -7,7 +7,10 @@
 # and Coinbase Exchange (PyPI `cbpro` 1.1.4 in a venv of its own, since it pins a `requests` that no
 # longer imports on Python 3.10+ and builds from an sdist needing `pkg_resources`; and ccxt's
 # `coinbaseexchange` class, PyPI `ccxt` 4.5.90 and npm `ccxt` 4.5.84, with its `urls` set to the
-# sandbox; about 30 s to install all three from a cold cache, 3 s to run them).
+# sandbox; about 30 s to install all three from a cold cache, 3 s to run them) and Deepgram (PyPI
+# `deepgram-sdk` 7.x, npm `@deepgram/sdk` 5.x, their environment's URLs set to the sandbox; each
+# script first resets the Deepgram simulator through the control port, since each deletes a
+# project; about 15 s to install both, 1 s to run them).
 #
 #   bash tests/sdk/run.sh [path/to/opsdeck]     (default target/debug/opsdeck; builds nothing)
 #
@@ -142,6 +145,11 @@ mailgun_url="$(service_url mailgun)"
 mailgun_eu_url="$(service_url mailgun-eu)"
 easypost_url="$(service_url easypost)"
 coinbase_url="$(service_url coinbase)"
+deepgram_url="$(service_url deepgram)"
+deepgram_simulated=0
+if grep -qE '^[[:space:]]*deepgram[[:space:]]+https?://[^[:space:]]+[[:space:]]+simulated' "$tmp/sandbox.out"; then
+    deepgram_simulated=1
+fi
 coinbase_simulated=0
 if grep -qE '^[[:space:]]*coinbase[[:space:]]+https?://[^[:space:]]+[[:space:]]+simulated' "$tmp/sandbox.out"; then
     coinbase_simulated=1
@@ -166,7 +174,7 @@ PY
 )"
     [[ -n "$eu_from_control" ]] && mailgun_eu_url="$eu_from_control"
 fi
-echo "opsdeck sandbox (pid $sandbox_pid): ably at $ably_url, avatax at $avatax_url, taxjar at $taxjar_url, mailgun at ${mailgun_url:-?} (EU ${mailgun_eu_url:-?}), easypost at ${easypost_url:-?}, coinbase at ${coinbase_url:-?}, control at ${control_url:-?}"
+echo "opsdeck sandbox (pid $sandbox_pid): ably at $ably_url, avatax at $avatax_url, taxjar at $taxjar_url, mailgun at ${mailgun_url:-?} (EU ${mailgun_eu_url:-?}), easypost at ${easypost_url:-?}, coinbase at ${coinbase_url:-?}, deepgram at ${deepgram_url:-?}, control at ${control_url:-?}"
 
 failed=0
 skipped=0
@@ -258,6 +266,23 @@ coinbase_ready() {
     fi
 }
 
+# The same for Deepgram, whose scripts also need the control port (each resets the simulator
+# first: both delete a project, and the seeded account has two).
+deepgram_ready() {
+    if [[ -z "$deepgram_url" ]]; then
+        skip Deepgram "the sandbox printed no deepgram URL"
+        return 1
+    fi
+    if ((!deepgram_simulated)); then
+        skip Deepgram "this opsdeck does not simulate Deepgram yet"
+        return 1
+    fi
+    if [[ -z "$control_url" ]]; then
+        skip Deepgram "the sandbox printed no control URL to reset the simulator with"
+        return 1
+    fi
+}
+
 # cbpro 1.1.4 pins requests 2.13 (which fails to import on Python 3.10+), six, websocket-client
 # 0.40 and pymongo 3.5, and builds from an sdist whose setup.py imports pkg_resources (gone from
 # the setuptools a build environment gets now). So it has a venv of its own: the current versions
@@ -302,6 +327,9 @@ run_python() {
         cbpro_check
         python_check 'Coinbase (ccxt)' 'ccxt==4.5.90' coinbase_ccxt_python.py "$coinbase_url"
     fi
+    if deepgram_ready; then
+        python_check Deepgram 'deepgram-sdk>=7,<8' deepgram_python.py "$deepgram_url" "$control_url"
+    fi
 }
 
 run_node() {
@@ -322,6 +350,9 @@ run_node() {
     fi
     if coinbase_ready; then
         node_check 'Coinbase (ccxt)' ccxt@4.5.84 coinbase_ccxt_node.mjs "$coinbase_url" CCXT_JS_DIR
+    fi
+    if deepgram_ready; then
+        node_check Deepgram @deepgram/sdk@5 deepgram_node.mjs "$deepgram_url" DEEPGRAM_JS_DIR "$control_url"
     fi
 }
 
