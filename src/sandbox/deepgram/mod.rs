@@ -507,9 +507,15 @@ fn create_key(
     Ok(answer)
 }
 
-/// A `YYYY-MM-DD` date as the day's first ms.
+/// A `YYYY-MM-DD` date as the day's first ms. A full RFC 3339 date-time counts as its day: older
+/// API versions took those, and whether the current one refuses them is not known.
 fn day_start(text: &str, field: &str) -> Result<i64, DgError> {
-    clock::parse_rfc3339(&format!("{}T00:00:00Z", text.trim())).ok_or_else(|| {
+    let text = text.trim();
+    let date = match clock::parse_rfc3339(text) {
+        Some(ms) => clock::date(ms),
+        None => text.to_owned(),
+    };
+    clock::parse_rfc3339(&format!("{date}T00:00:00Z")).ok_or_else(|| {
         DgError::invalid_query(format!(
             "Failed to deserialize query parameters: {field} must be a date YYYY-MM-DD, got {text:?}"
         ))

@@ -203,6 +203,9 @@ async fn usage_sums_the_seeded_days_with_filters_and_models_are_served_by_uuid()
     let diarized =
         sim.ok("GET", &format!("/v1/projects/{id}/usage?start={month_ago}&end={today}&diarize=true"), None).await;
     assert!(diarized["results"].as_array().unwrap().len() < days.len(), "only the days with diarization");
+    // A date-time counts as its day (older API versions took them).
+    let timed = sim.ok("GET", &format!("/v1/projects/{id}/usage?start={month_ago}T10:00:00Z&end={today}"), None).await;
+    assert_eq!(timed["start"], month_ago.as_str());
     for bad in ["start=yesterday", "endpoint=fax", "diarize=maybe", "start=2026-02-01&end=2026-01-01"] {
         let (status, body, _) =
             sim.call(credentials::DEEPGRAM_KEY, "GET", &format!("/v1/projects/{id}/usage?{bad}"), None).await;
