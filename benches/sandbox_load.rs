@@ -13,6 +13,9 @@
 //! (default 16). `benches/sandbox_load.sh` runs it here and at the commit before issue 19, side
 //! by side.
 //!
+//! The Deepgram case uploads a 30 s WAV for transcription while a quarter as many clients read
+//! usage, then checks that usage counts every transcription once, with its 30 s of audio.
+//!
 //! The Coinbase case places an order and cancels it (every tenth a market buy that fills) while
 //! the background market steps 50 times a second, then checks with the control port's audit that
 //! funds were conserved across every account.
@@ -42,8 +45,8 @@ struct Call {
     method: reqwest::Method,
     path: String,
     body: Option<Value>,
-    /// A form body (`application/x-www-form-urlencoded`) instead of JSON: Mailgun's sends.
-    form: Option<String>,
+    /// A body other than JSON, with its content type: Mailgun's form sends, Deepgram's audio.
+    raw: Option<(&'static str, bytes::Bytes)>,
     authorization: String,
     /// Further headers: Coinbase's four signed `CB-ACCESS-*` ones.
     headers: Vec<(&'static str, String)>,
@@ -185,7 +188,118 @@ const CASES: &[Case] = &[
         audit: Some(coinbase_audit),
         prepare: Some(coinbase_fast_market),
     },
+    Case {
+        name: "deepgram transcription_transcribe",
+        service: Service::Deepgram,
+        request: deepgram_transcribe,
+        stored: Some(deepgram_stored),
+        reads: Some(deepgram_usage_read),
+        then: None,
+        record: deepgram_record,
+        pick: deepgram_day,
+        list: deepgram_usage,
+        cap: 100_000,
+        audit: None,
+        prepare: Some(deepgram_project),
+    },
 ];
+
+/// 30 s of a tone, 16 kHz mono 16-bit PCM in a WAV (960 kB): every client sends the same bytes.
+fn thirty_second_wav() -> bytes::Bytes {
+    static WAV: std::sync::OnceLock<bytes::Bytes> = std::sync::OnceLock::new();
+    WAV.get_or_init(|| {
+        let (rate, frames) = (16_000u32, 16_000u32 * 30);
+        let mut out = Vec::with_capacity(44 + frames as usize * 2);
+        out.extend_from_slice(b"RIFF");
+        out.extend_from_slice(&(36 + frames * 2).to_le_bytes());
+        out.extend_from_slice(b"WAVEfmt ");
+        for field in [16u32.to_le_bytes(), [1, 0, 1, 0], rate.to_le_bytes(), (rate * 2).to_le_bytes(), [2, 0, 16, 0]] {
+            out.extend_from_slice(&field);
+        }
+        out.extend_from_slice(b"data");
+        out.extend_from_slice(&(frames * 2).to_le_bytes());
+        for i in 0..frames {
+            let sample = ((f64::from(i) * 440.0 * std::f64::consts::TAU / f64::from(rate)).sin() * 6000.0) as i16;
+            out.extend_from_slice(&sample.to_le_bytes());
+        }
+        out.into()
+    })
+    .clone()
+}
+
+fn deepgram_auth() -> String {
+    format!("Token {}", credentials::DEEPGRAM_KEY)
+}
+
+/// The project whose usage is read, found before the run.
+static DEEPGRAM_PROJECT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+fn deepgram_project<'a>(sandbox: &'a Sandbox, http: &'a reqwest::Client) -> Audited<'a> {
+    Box::pin(async move {
+        let base = sandbox.base_url(Service::Deepgram);
+        let projects = send(http, &base, get("/v1/projects".into(), deepgram_auth())).await?;
+        let id = projects["projects"][0]["project_id"].as_str().ok_or("no project")?.to_owned();
+        let said = format!("usage read from project {id}");
+        DEEPGRAM_PROJECT.get_or_init(|| id);
+        Ok(said)
+    })
+}
+
+fn deepgram_usage_path(query: &str) -> String {
+    let project = DEEPGRAM_PROJECT.get().map_or("", String::as_str);
+    format!("/v1/projects/{project}/usage{query}")
+}
+
+/// Each transcription tagged with its client, so usage can be counted per client afterwards.
+fn deepgram_transcribe(client: usize, _index: usize) -> Call {
+    Call {
+        method: reqwest::Method::POST,
+        path: format!("/v1/listen?punctuate=true&tag=load-{client}"),
+        body: None,
+        raw: Some(("application/octet-stream", thirty_second_wav())),
+        authorization: deepgram_auth(),
+        headers: Vec::new(),
+    }
+}
+
+fn deepgram_usage() -> Call {
+    get(deepgram_usage_path(""), deepgram_auth())
+}
+
+fn deepgram_usage_read(_client: usize, _index: usize) -> Call {
+    get(deepgram_usage_path("?endpoint=listen"), deepgram_auth())
+}
+
+/// Client 0's usage: one day's bucket, the JSON nearest to what one stored usage record holds.
+fn deepgram_record(_last: usize) -> Call {
+    get(deepgram_usage_path("?tag=load-0"), deepgram_auth())
+}
+
+fn deepgram_day(answer: &Value) -> Value {
+    answer["results"].as_array().and_then(|days| days.last()).cloned().unwrap_or(Value::Null)
+}
+
+/// Requests counted in usage under the clients' tags, with their hours: each transcription
+/// must be counted once, as 30 s of audio.
+fn deepgram_stored<'a>(sandbox: &'a Sandbox, http: &'a reqwest::Client, clients: usize) -> Counted<'a> {
+    Box::pin(async move {
+        let base = sandbox.base_url(Service::Deepgram);
+        let (mut requests, mut hours) = (0u64, 0f64);
+        for client in 0..clients {
+            let path = deepgram_usage_path(&format!("?tag=load-{client}"));
+            let usage = send(http, &base, get(path, deepgram_auth())).await?;
+            for day in usage["results"].as_array().ok_or("no usage results")? {
+                requests += day["requests"].as_u64().unwrap_or(0);
+                hours += day["hours"].as_f64().unwrap_or(0.0);
+            }
+        }
+        let expected = requests as f64 * 30.0 / 3600.0;
+        if (hours - expected).abs() > 0.01 + expected * 1e-6 {
+            return Err(format!("{requests} requests counted with {hours:.4} hours of audio, not {expected:.4}"));
+        }
+        usize::try_from(requests).map_err(|e| e.to_string())
+    })
+}
 
 /// A signed Coinbase request (signed now: the exchange allows 30 s of skew).
 fn coinbase_call(method: reqwest::Method, path: String, body: Option<Value>) -> Call {
@@ -204,7 +318,7 @@ fn coinbase_call(method: reqwest::Method, path: String, body: Option<Value>) -> 
         method,
         path,
         body,
-        form: None,
+        raw: None,
         authorization: String::new(),
         headers: vec![
             ("cb-access-key", credentials::COINBASE_KEY.to_owned()),
@@ -297,8 +411,12 @@ fn mailgun_send(client: usize, index: usize) -> Call {
         method: reqwest::Method::POST,
         path: "/v3/mg.example.com/messages".into(),
         body: None,
-        form: Some(format!(
-            "from=ops%40mg.example.com&to=load-{client}-{index}%40example.com&subject=loadtest&text=load+{index}&o%3Atag=load"
+        raw: Some((
+            "application/x-www-form-urlencoded",
+            format!(
+                "from=ops%40mg.example.com&to=load-{client}-{index}%40example.com&subject=loadtest&text=load+{index}&o%3Atag=load"
+            )
+            .into(),
         )),
         authorization: mailgun_auth(),
         headers: Vec::new(),
@@ -312,7 +430,7 @@ fn mailgun_events(_client: usize, index: usize) -> Call {
         method: reqwest::Method::GET,
         path: format!("/v3/mg.example.com/events?event={event}&limit=100"),
         body: None,
-        form: None,
+        raw: None,
         authorization: mailgun_auth(),
         headers: Vec::new(),
     }
@@ -372,7 +490,7 @@ fn avatax_create(client: usize, index: usize) -> Call {
                 "country": "US", "postalCode": "92615"}},
             "lines": [{"number": "1", "amount": 100, "taxCode": "P0000000"}],
         })),
-        form: None,
+        raw: None,
         authorization: avatax_auth(),
         headers: Vec::new(),
     }
@@ -422,7 +540,7 @@ fn taxjar_calculate(client: usize, index: usize) -> Call {
             "nexus_addresses": [{"country": "US", "state": "CA"}],
             "line_items": [{"id": "1", "quantity": quantity, "product_tax_code": "20010", "unit_price": 15}],
         })),
-        form: None,
+        raw: None,
         authorization: taxjar_auth(),
         headers: Vec::new(),
     }
@@ -439,7 +557,7 @@ fn taxjar_order(client: usize, index: usize) -> Call {
             "amount": 16.5, "shipping": 1.5, "sales_tax": 1.35,
             "line_items": [{"id": "1", "quantity": 1, "product_tax_code": "20010", "unit_price": 15, "sales_tax": 1.35}],
         })),
-        form: None,
+        raw: None,
         authorization: taxjar_auth(),
         headers: Vec::new(),
     }
@@ -474,7 +592,7 @@ fn ably_publish(client: usize, index: usize) -> Call {
         method: reqwest::Method::POST,
         path: format!("/channels/load-{client}/messages"),
         body: Some(json!({"name": "load", "data": {"client": client, "index": index}})),
-        form: None,
+        raw: None,
         authorization: ably_auth(),
         headers: Vec::new(),
     }
@@ -533,7 +651,7 @@ fn easypost_create(client: usize, index: usize) -> Call {
             "from_address": {"name": "Warehouse", "street1": "417 Montgomery St", "zip": "94104", "country": "US"},
             "parcel": {"length": 10, "width": 8, "height": 4, "weight": 10 + index % 50},
             "reference": format!("load-{client}-{index}")}})),
-        form: None,
+        raw: None,
         authorization: easypost_auth(),
         headers: Vec::new(),
     }
@@ -548,7 +666,7 @@ fn easypost_buy(shipment: &Value) -> Call {
         method: reqwest::Method::POST,
         path: format!("/v2/shipments/{}/buy", shipment["id"].as_str().unwrap_or("")),
         body: Some(json!({"rate": {"id": cheapest.map(|r| r["id"].clone())}})),
-        form: None,
+        raw: None,
         authorization: easypost_auth(),
         headers: Vec::new(),
     }
@@ -607,7 +725,7 @@ fn first_shipment(answer: &Value) -> Value {
 }
 
 fn get(path: String, authorization: String) -> Call {
-    Call { method: reqwest::Method::GET, path, body: None, form: None, authorization, headers: Vec::new() }
+    Call { method: reqwest::Method::GET, path, body: None, raw: None, authorization, headers: Vec::new() }
 }
 
 fn ably_record(_last: usize) -> Call {
@@ -663,8 +781,8 @@ async fn send(http: &reqwest::Client, base: &str, call: Call) -> Result<Value, S
     }
     if let Some(body) = call.body {
         builder = builder.header("content-type", "application/json").body(body.to_string());
-    } else if let Some(form) = call.form {
-        builder = builder.header("content-type", "application/x-www-form-urlencoded").body(form);
+    } else if let Some((content_type, bytes)) = call.raw {
+        builder = builder.header("content-type", content_type).body(bytes);
     }
     match builder.send().await {
         Ok(response) if response.status().is_success() => {
@@ -694,12 +812,12 @@ async fn run(case: &Case, requests: usize, clients: usize) {
     let base = sandbox.base_url(case.service);
     let http = reqwest::Client::builder().pool_max_idle_per_host(clients).build().unwrap();
     let per_client = requests.div_ceil(clients);
-    // The simulator seeds itself on its first request: that is not the run's memory.
-    send(&http, &base, (case.list)()).await.unwrap();
     if let Some(prepare) = case.prepare {
         let said = prepare(&sandbox, &http).await.unwrap_or_else(|e| panic!("{}: {e}", case.name));
         println!("{:<32} {said}", case.name);
     }
+    // The simulator seeds itself on its first request: that is not the run's memory.
+    send(&http, &base, (case.list)()).await.unwrap();
     let heap_before = HEAP.current_usage();
     let started = Instant::now();
     let writing = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
@@ -785,14 +903,14 @@ async fn run(case: &Case, requests: usize, clients: usize) {
         read_latencies.sort_unstable();
         println!(
             "{:<32} concurrent reads, {} clients:   {:>8.0} req/s  p50 {:>7.2} ms  p99 {:>7.2} ms  ok {}  failed {read_failures}",
-            "  + event queries",
+            "  + concurrent reads",
             clients.div_ceil(4),
             read_latencies.len() as f64 / elapsed.as_secs_f64(),
             percentile(&read_latencies, 0.50).as_secs_f64() * 1000.0,
             percentile(&read_latencies, 0.99).as_secs_f64() * 1000.0,
             read_latencies.len(),
         );
-        assert_eq!(read_failures, 0, "{}: event queries failed", case.name);
+        assert_eq!(read_failures, 0, "{}: concurrent reads failed", case.name);
     }
     assert!(failures.is_empty(), "{}: {} requests failed", case.name, failures.len());
     if let Some(audit) = case.audit {

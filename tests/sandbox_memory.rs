@@ -194,6 +194,31 @@ const KINDS: &[(&str, Kind)] = &[
             pick: |v| v["shipments"][0].clone(),
         },
     ),
+    (
+        // Each request to Deepgram stores one usage record; the nearest JSON the service gives
+        // back is a day of usage, so that is the comparison.
+        "deepgram usage record",
+        Kind {
+            service: Service::Deepgram,
+            create: |i| {
+                post(
+                    &format!("/v1/read?tag=mem-{}", i % CLIENTS),
+                    format!("Token {}", c::DEEPGRAM_KEY),
+                    json!({"text": "Good."}),
+                )
+            },
+            then: None,
+            settle: no_settle,
+            // The first seeded project of seed 42, which the sandbox key's requests are billed to.
+            read_back: || {
+                get(
+                    "/v1/projects/c04cd990-dfa6-4fb4-a72c-2e41f49fffdc/usage?tag=mem-0".into(),
+                    format!("Token {}", c::DEEPGRAM_KEY),
+                )
+            },
+            pick: |v| v["results"][0].clone(),
+        },
+    ),
 ];
 
 /// Waits until the heap stops shrinking: a sandbox shut down is dropped by its own tasks as

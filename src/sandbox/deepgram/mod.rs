@@ -522,46 +522,6 @@ fn day_start(text: &str, field: &str) -> Result<i64, DgError> {
     })
 }
 
-/// The usage features a filter can name (api/deepgram.md's list of boolean filters).
-const FEATURE_FILTERS: &[&str] = &[
-    "alternatives",
-    "callback",
-    "callback_method",
-    "channels",
-    "custom_intent",
-    "custom_intent_mode",
-    "custom_topic",
-    "custom_topic_mode",
-    "detect_entities",
-    "detect_language",
-    "diarize",
-    "dictation",
-    "encoding",
-    "extra",
-    "filler_words",
-    "intents",
-    "keyterm",
-    "keywords",
-    "language",
-    "measurements",
-    "multichannel",
-    "numerals",
-    "paragraphs",
-    "profanity_filter",
-    "punctuate",
-    "redact",
-    "replace",
-    "sample_rate",
-    "search",
-    "sentiment",
-    "smart_format",
-    "summarize",
-    "topics",
-    "utt_split",
-    "utterances",
-    "version",
-];
-
 /// `GET .../usage`: per day with usage in `[start, end]` (both inclusive; default the last 7
 /// days), filtered, summed from the project's records.
 fn usage_summary(state: &State, index: usize, query: &Query, now_ms: i64) -> Result<Value, DgError> {
@@ -597,7 +557,7 @@ fn usage_summary(state: &State, index: usize, query: &Query, now_ms: i64) -> Res
         ));
     }
     let mut features = Vec::new();
-    for name in FEATURE_FILTERS {
+    for name in state::FEATURES {
         match text(name) {
             None | Some("false") => {}
             Some("true") => features.push(*name),
@@ -608,6 +568,7 @@ fn usage_summary(state: &State, index: usize, query: &Query, now_ms: i64) -> Res
             }
         }
     }
+    let wanted = state::Features::of(features.iter().copied());
     let (accessor, tag, model) = (text("accessor"), text("tag"), text("model"));
     let mut days: std::collections::BTreeMap<i64, (f64, u64, u64, u64, u64, u64)> = std::collections::BTreeMap::new();
     for u in &state.projects[index].usage {
@@ -619,9 +580,9 @@ fn usage_summary(state: &State, index: usize, query: &Query, now_ms: i64) -> Res
             && deployment.is_none_or(|d| d == "hosted")
             && method.is_none_or(|m| m == "sync")
             && accessor.is_none_or(|a| a == u.accessor)
-            && tag.is_none_or(|t| u.tags.iter().any(|x| x == t))
+            && tag.is_none_or(|t| u.tags.iter().any(|x| &**x == t))
             && model.is_none_or(|m| m == u.model)
-            && features.iter().all(|f| u.features.iter().any(|x| x == f));
+            && u.features.contains_all(wanted);
         if !keep {
             continue;
         }
@@ -707,10 +668,10 @@ fn transcribe(state: &mut State, call: &Call) -> Result<Response, DgError> {
         state::Usage {
             at_ms: call.now_ms,
             endpoint: Endpoint::Listen,
-            model: options.model.canonical_name.to_owned(),
+            model: options.model.canonical_name,
             accessor: accessor(&call.caller),
-            tags: options.tags.clone(),
-            features: options.features.clone(),
+            tags: options.tags.iter().map(|t| t.as_str().into()).collect(),
+            features: state::Features::of(options.features.iter().map(String::as_str)),
             requests: 1,
             audio_seconds: info.duration_s,
             characters: 0,
@@ -770,10 +731,10 @@ fn speak(state: &mut State, call: &Call) -> Result<Response, DgError> {
         state::Usage {
             at_ms: call.now_ms,
             endpoint: Endpoint::Speak,
-            model: model.canonical_name.to_owned(),
+            model: model.canonical_name,
             accessor: accessor(&call.caller),
-            tags: call.query.all("tag").map(str::to_owned).collect(),
-            features: Vec::new(),
+            tags: call.query.all("tag").map(Into::into).collect(),
+            features: state::Features::default(),
             requests: 1,
             audio_seconds: 0.0,
             characters: characters as u64,
@@ -863,16 +824,15 @@ fn analyze(state: &mut State, call: &Call) -> Result<Response, DgError> {
             );
         }
     }
-    let used: Vec<String> =
-        ["sentiment", "summarize", "topics", "intents"].iter().filter(|f| flag(f)).map(|f| (*f).to_owned()).collect();
+    let used = state::Features::of(["sentiment", "summarize", "topics", "intents"].into_iter().filter(|f| flag(f)));
     state.record(
         project,
         state::Usage {
             at_ms: call.now_ms,
             endpoint: Endpoint::Read,
-            model: "read".to_owned(),
+            model: "read",
             accessor: accessor(&call.caller),
-            tags: call.query.all("tag").map(str::to_owned).collect(),
+            tags: call.query.all("tag").map(Into::into).collect(),
             features: used,
             requests: 1,
             audio_seconds: 0.0,

@@ -4,7 +4,7 @@
 
 use std::collections::VecDeque;
 
-use super::state::{Balance, Endpoint, Key, Member, Project, State, Usage};
+use super::state::{Balance, Endpoint, Features, Key, Member, Project, State, Usage};
 use crate::sandbox::rng::Rng;
 
 const DAY_MS: i64 = 86_400_000;
@@ -67,13 +67,13 @@ pub fn seeded(seed: u64, anchor_ms: i64) -> State {
             usage.push_back(Usage {
                 at_ms: at,
                 endpoint: Endpoint::Listen,
-                model: (*rng.pick(&models)).to_owned(),
+                model: *rng.pick(&models),
                 accessor: String::new(),
-                tags: vec!["prod".to_owned()],
+                tags: Box::new(["prod".into()]),
                 features: if day % 2 == 0 {
-                    vec!["diarize".to_owned(), "punctuate".to_owned()]
+                    Features::of(["diarize", "punctuate"])
                 } else {
-                    vec!["punctuate".to_owned()]
+                    Features::of(["punctuate"])
                 },
                 requests,
                 audio_seconds,
@@ -85,10 +85,10 @@ pub fn seeded(seed: u64, anchor_ms: i64) -> State {
             usage.push_back(Usage {
                 at_ms: at + 60_000,
                 endpoint: Endpoint::Speak,
-                model: "aura-2-thalia-en".to_owned(),
+                model: "aura-2-thalia-en",
                 accessor: String::new(),
-                tags: Vec::new(),
-                features: Vec::new(),
+                tags: Box::new([]),
+                features: Features::default(),
                 requests: speak_requests,
                 audio_seconds: 0.0,
                 characters: speak_requests * rng.range(80, 400) as u64,
@@ -99,10 +99,10 @@ pub fn seeded(seed: u64, anchor_ms: i64) -> State {
             usage.push_back(Usage {
                 at_ms: at + 120_000,
                 endpoint: Endpoint::Read,
-                model: "read".to_owned(),
+                model: "read",
                 accessor: String::new(),
-                tags: Vec::new(),
-                features: vec!["sentiment".to_owned(), "summarize".to_owned()],
+                tags: Box::new([]),
+                features: Features::of(["sentiment", "summarize"]),
                 requests: read_requests,
                 audio_seconds: 0.0,
                 characters: 0,

@@ -103,16 +103,75 @@ impl Endpoint {
     }
 }
 
+/// The usage features a filter can name (api/deepgram.md's list of boolean filters).
+pub const FEATURES: &[&str] = &[
+    "alternatives",
+    "callback",
+    "callback_method",
+    "channels",
+    "custom_intent",
+    "custom_intent_mode",
+    "custom_topic",
+    "custom_topic_mode",
+    "detect_entities",
+    "detect_language",
+    "diarize",
+    "dictation",
+    "encoding",
+    "extra",
+    "filler_words",
+    "intents",
+    "keyterm",
+    "keywords",
+    "language",
+    "measurements",
+    "multichannel",
+    "numerals",
+    "paragraphs",
+    "profanity_filter",
+    "punctuate",
+    "redact",
+    "replace",
+    "sample_rate",
+    "search",
+    "sentiment",
+    "smart_format",
+    "summarize",
+    "topics",
+    "utt_split",
+    "utterances",
+    "version",
+];
+
+/// A set of [`FEATURES`], one bit each: a usage record is kept small (it is the one collection
+/// that grows with every request).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Features(u64);
+
+impl Features {
+    /// The features among `names` (names that are not usage features are not kept).
+    pub fn of<'a>(names: impl IntoIterator<Item = &'a str>) -> Features {
+        Features(
+            names.into_iter().filter_map(|n| FEATURES.iter().position(|f| *f == n)).fold(0, |bits, i| bits | 1 << i),
+        )
+    }
+
+    pub fn contains_all(self, wanted: Features) -> bool {
+        self.0 & wanted.0 == wanted.0
+    }
+}
+
 /// Requests of one kind at one time: one request made to the simulator, or a seeded day's worth.
 pub struct Usage {
     pub at_ms: i64,
     pub endpoint: Endpoint,
-    pub model: String,
+    /// The model's canonical name, from the catalogue.
+    pub model: &'static str,
     /// The key's id (`accessor`), empty for the sandbox key.
     pub accessor: String,
-    pub tags: Vec<String>,
+    pub tags: Box<[Box<str>]>,
     /// The features asked for (`diarize`, `sentiment`, ...), for the usage filters.
-    pub features: Vec<String>,
+    pub features: Features,
     pub requests: u64,
     pub audio_seconds: f64,
     pub characters: u64,
