@@ -310,6 +310,11 @@ impl Tab {
         let listed_with = |name: &str| page_op.params.iter().any(|p| p.location == Location::Path && p.name == name);
         if let Some(id) = &own_id {
             let label = console.label(&record).unwrap_or_else(|| id.clone());
+            // A record whose id field is named like the path parameter (a Deepgram project's
+            // `project_id`): what it is called goes with it too.
+            if let Some(field) = page_op.id_field.filter(|f| is_path_param(f)) {
+                self.context_labels.insert(field.to_owned(), (id.clone(), label.clone()));
+            }
             for op in operations.iter().filter(|op| op.resource == page_op.resource) {
                 for param in op.params.iter().filter(|p| p.location == Location::Path) {
                     if !record.contains_key(param.name) && !listed_with(param.name) {

@@ -972,16 +972,13 @@ pub fn audio_problem(path: &Path, raw_encoding: bool) -> Option<String> {
     let mut head = [0u8; 16];
     let mut file = std::fs::File::open(path).ok()?;
     let read = file.read(&mut head).ok()?;
-    let shown = crate::inert::inert(&path.display().to_string()).into_owned();
     if read == 0 {
-        return Some(format!("{shown} is empty: there is no audio to transcribe"));
+        return Some("the file is empty: there is no audio to transcribe".to_owned());
     }
     if raw_encoding || looks_like_audio(&head[..read]) {
         return None;
     }
-    Some(format!(
-        "{shown} is no audio Deepgram reads (WAV, FLAC, MP3, OGG, M4A, WebM…); for headerless raw audio set encoding"
-    ))
+    Some("no audio Deepgram reads (WAV, FLAC, MP3, OGG, M4A, WebM…); raw audio: set encoding".to_owned())
 }
 
 /// Whether these first bytes start an audio container Deepgram reads.
