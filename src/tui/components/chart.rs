@@ -992,4 +992,23 @@ mod tests {
         assert!(!worth_auto_chart(same_time.as_array().unwrap()));
         assert!(!worth_auto_chart(&[]));
     }
+
+    #[test]
+    fn daily_buckets_are_bars_and_minute_buckets_a_line() {
+        let days: Vec<Value> = (1..=5)
+            .map(|d| serde_json::json!({"start": format!("2026-11-0{d}"), "hours": f64::from(d), "requests": d * 10}))
+            .collect();
+        let series = detect(&days).unwrap();
+        assert!(series.automatic && series.bars);
+        assert_eq!(series.series[0].name, "hours");
+        let view = ChartView::new(series);
+        let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(60, 12)).unwrap();
+        terminal.draw(|f| view.render_at(f, f.area(), &Theme::dark(), 2e9)).unwrap();
+        let text: String = terminal.backend().buffer().content.iter().map(ratatui::buffer::Cell::symbol).collect();
+        assert!(text.contains('█') || text.contains('▀') || text.contains('▄'), "{text}");
+        let minutes: Vec<Value> = (0..5)
+            .map(|m| serde_json::json!({"intervalId": format!("2026-11-01:10:0{m}"), "count": m * 3 + 1}))
+            .collect();
+        assert!(!detect(&minutes).unwrap().bars);
+    }
 }

@@ -1024,6 +1024,59 @@ mod tests {
     }
 
     #[test]
+    fn paths_complete_as_far_as_the_names_agree() {
+        let dir = std::env::temp_dir().join(format!("opsdeck-complete-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("audio")).unwrap();
+        for name in ["call-1.wav", "call-2.wav", ".hidden.wav"] {
+            std::fs::write(dir.join(name), b"x").unwrap();
+        }
+        let d = dir.display().to_string();
+        let found = complete_path(&format!("{d}/ca"), None).unwrap();
+        assert_eq!(found.text, format!("{d}/call-"));
+        assert_eq!(found.candidates, ["call-1.wav", "call-2.wav"]);
+        let one = complete_path(&format!("@{d}/call-2"), None).unwrap();
+        assert_eq!(one.text, format!("@{d}/call-2.wav"), "curl's @ is kept");
+        assert_eq!(complete_path(&format!("{d}/au"), None).unwrap().text, format!("{d}/audio/"));
+        assert_eq!(complete_path(&format!("{d}/zz"), None), None);
+        assert_eq!(complete_path(&format!("{d}/.h"), None).unwrap().text, format!("{d}/.hidden.wav"));
+        let home = complete_path("~/ca", Some(&dir)).unwrap();
+        assert_eq!(home.text, "~/call-", "a home path stays written as typed");
+
+        // In a form: Tab completes, lists the names, and goes on when the name is whole.
+        let op = Service::Deepgram.operation("transcription_transcribe").unwrap();
+        let mut form = Form::new(op, &Values::new(), "SANDBOX".into());
+        focus(&mut form, "file");
+        form.paste(&format!("{d}/ca"));
+        form.handle_key(key(KeyCode::Tab));
+        assert_eq!(form.values()["file"], format!("{d}/call-"));
+        assert!(screen(&mut form).contains("2 match: call-1.wav  call-2.wav"));
+        form.handle_key(key(KeyCode::Char('1')));
+        form.handle_key(key(KeyCode::Tab));
+        assert_eq!(form.values()["file"], format!("{d}/call-1.wav"));
+        assert_eq!(form.fields[form.focused].param.name, "file");
+        form.handle_key(key(KeyCode::Tab));
+        assert_ne!(form.fields[form.focused].param.name, "file", "a whole name: Tab moves on");
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn a_text_field_its_service_names_takes_lines() {
+        let op = Service::Deepgram.operation("text_analyze").unwrap();
+        let mut prefill = Values::new();
+        prefill.insert("text".into(), "one\ntwo".into());
+        let mut form = Form::with_text_lines(op, &prefill, "SANDBOX".into(), &["text"]);
+        focus(&mut form, "text");
+        assert!(form.focused_takes_lines());
+        assert_eq!(form.values()["text"], "one\ntwo", "a draft keeps its lines");
+        form.handle_key(key(KeyCode::Enter));
+        form.handle_key(key(KeyCode::Char('3')));
+        assert_eq!(form.values()["text"], "one\ntwo\n3");
+        assert_eq!(form.fields[form.focused].param.name, "text", "Enter stayed in the field");
+        let plain = Form::new(op, &Values::new(), String::new());
+        assert!(!plain.fields.iter().any(|f| f.text_lines));
+    }
+
+    #[test]
     fn renders_in_small_areas_without_panicking() {
         let op = Service::Ably.operation("push_device_register").unwrap();
         let mut form = Form::new(op, &Values::new(), "SANDBOX".into());
