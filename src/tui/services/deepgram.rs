@@ -943,10 +943,8 @@ fn form_problems(op: &Operation, values: &Values, today: time::Date) -> Vec<(&'s
                 }
             }
         }
-        "text_analyze" | "speech_speak" => {
-            if values.get("text").is_some_and(|t| !t.is_empty() && t.trim().is_empty()) {
-                problems.push(("text", "the text is only blank space: give some words".to_owned()));
-            }
+        "text_analyze" | "speech_speak" if values.get("text").is_some_and(|t| !t.is_empty() && t.trim().is_empty()) => {
+            problems.push(("text", "the text is only blank space: give some words".to_owned()));
         }
         "transcription_transcribe" => {
             if let (Some(value), Some(param)) = (given("file"), op.param("file")) {
