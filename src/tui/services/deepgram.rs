@@ -144,7 +144,7 @@ pub fn layout(op: &Operation) -> Option<Layout> {
         return None;
     }
     let paths: &[&str] = match op.name {
-        "projects_list" => &["name", "company", "mip_opt_out", "project_id"],
+        "projects_list" => &["name", "project_id"],
         "keys_list" => &[
             "api_key.comment",
             "api_key.scopes",
@@ -657,7 +657,10 @@ pub fn transcript_view(body: &Value) -> Detail {
     if let Some(summary) = summary {
         texts.insert(0, ("summary".to_owned(), summary));
     }
-    if let Some(alternative) = first_alternative {
+    // Words as a table only when no paragraphs or utterances say the text already (the tables
+    // come before the text, and hundreds of rows would bury it); the JSON has them all.
+    let has_paragraphs = first_alternative.is_some_and(|a| a.get("paragraphs").is_some());
+    if let Some(alternative) = first_alternative.filter(|_| !has_paragraphs && utterances.is_empty()) {
         let words = array(alternative.get("words"));
         if !words.is_empty() {
             let with_speaker = words.iter().any(|w| w.get("speaker").is_some());
@@ -672,7 +675,7 @@ pub fn transcript_view(body: &Value) -> Detail {
             }
             let rows = words
                 .iter()
-                .take(500)
+                .take(200)
                 .map(|w| {
                     let mut row = vec![
                         word_text(w),
