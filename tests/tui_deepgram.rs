@@ -434,3 +434,25 @@ async fn bad_input_gives_a_message_and_sends_nothing() {
     assert!(status.contains("projects_get") && status.contains("404"), "{status}");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[tokio::test]
+async fn models_list_speech_to_text_and_voices_with_useful_columns() {
+    let mut h = deepgram().await;
+    h.browse("models").await;
+    let records = h.console.app.tab().browser.records();
+    assert!(records.iter().any(|r| r["canonical_name"] == "nova-3"), "{records:?}");
+    assert!(records.iter().any(|r| r.get("metadata").is_some()), "the voices are listed too");
+    let screen = h.screen();
+    for text in ["canonical_name", "kind", "architecture", "languages", "stt", "tts", "aura"] {
+        assert!(screen.contains(text), "{text} in:\n{screen}");
+    }
+    // A voice opens as its facts, and its uuid fills models_get.
+    select_row(&mut h, "aura-2");
+    h.keys("<Enter>");
+    assert!(popup_title(&h).starts_with("model aura-2"), "{}", h.screen());
+    assert!(h.screen().contains("text to speech (a voice)"), "{}", h.screen());
+    h.keys("<Esc>");
+    h.keys(":deepgram models_get<Enter><C-s>");
+    h.settle().await;
+    assert!(popup_title(&h).starts_with("model aura-2"), "{}", h.screen());
+}

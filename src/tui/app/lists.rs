@@ -243,7 +243,11 @@ impl App {
                 self.start_indexing(
                     tab,
                     response.body,
-                    Some(indexer::Rows { spec: rows, keyed: op.keyed }),
+                    Some(indexer::Rows {
+                        spec: rows,
+                        keyed: op.keyed,
+                        arrays: services::console(op.service).record_arrays(op),
+                    }),
                     Then::Tail { op },
                 );
             }

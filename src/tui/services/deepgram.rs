@@ -100,6 +100,15 @@ impl ServiceConsole for Deepgram {
         form_problems(op, values, today())
     }
 
+    /// Models come as two lists, speech to text and the voices: the browser shows both.
+    fn record_arrays(&self, op: &Operation) -> &'static [&'static str] {
+        if op.name == "models_list" {
+            &["stt", "tts"]
+        } else {
+            &[]
+        }
+    }
+
     fn text_lines(&self, op: &Operation) -> &'static [&'static str] {
         match op.name {
             "text_analyze" | "speech_speak" => &["text"],

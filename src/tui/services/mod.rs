@@ -145,6 +145,14 @@ pub trait ServiceConsole: Sync {
         Vec::new()
     }
 
+    /// The arrays of `op`'s answer whose records together are its rows, when they are more
+    /// than one (Deepgram's models: speech-to-text, then the voices); by default the records
+    /// are where lists conventionally keep them.
+    fn record_arrays(&self, op: &Operation) -> &'static [&'static str] {
+        let _ = op;
+        &[]
+    }
+
     /// The text fields of `op`'s form typed over several lines (a text to analyze): Enter
     /// there starts a new line, as in JSON fields.
     fn text_lines(&self, op: &Operation) -> &'static [&'static str] {
