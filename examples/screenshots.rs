@@ -184,5 +184,53 @@ async fn main() -> std::io::Result<()> {
     h.settle().await;
     save(&mut h, "coinbase-order-form")?;
 
+    // Deepgram: a project as the hub of its keys, members, balances and usage; its usage by day
+    // and as daily bars; a new key's secret shown once; speech saved to a file (its format and
+    // duration), then transcribed back as paragraphs with speakers and times.
+    h.keys("<Esc><Esc>2");
+    h.settle().await;
+    h.console.app.focus = opsdeck::tui::app::Focus::Browser;
+    select_row(&mut h, "Support calls");
+    h.keys("<Enter>");
+    h.settle().await;
+    save(&mut h, "deepgram-project")?;
+    h.keys("u");
+    h.settle().await;
+    save(&mut h, "deepgram-usage")?;
+    h.keys("c");
+    save(&mut h, "deepgram-usage-chart")?;
+    h.keys(":deepgram keys_create<Enter>");
+    if let Some(Popup::Form(form)) = h.console.app.popup.as_mut() {
+        form.set_value("comment", "nightly batch transcription");
+        form.set_value("scopes", "member");
+    }
+    h.keys("<C-s>");
+    h.settle().await;
+    save(&mut h, "deepgram-new-key")?;
+    let dir = std::env::temp_dir().join(format!("opsdeck-screenshots-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let speech = dir.join("welcome.wav");
+    h.keys("<Esc>:deepgram speech_speak<Enter>");
+    if let Some(Popup::Form(form)) = h.console.app.popup.as_mut() {
+        form.set_value("text", "Thanks for calling. Your order ships today.");
+    }
+    h.keys("<C-s>");
+    h.settle().await;
+    h.keys("<C-u>");
+    h.paste(&speech.display().to_string());
+    h.keys("<Enter>");
+    h.settle().await;
+    save(&mut h, "deepgram-speech-saved")?;
+    h.keys("<Esc>:deepgram transcription_transcribe<Enter>");
+    if let Some(Popup::Form(form)) = h.console.app.popup.as_mut() {
+        form.set_value("file", &speech.display().to_string());
+        form.set_value("paragraphs", "true");
+        form.set_value("diarize", "true");
+    }
+    h.keys("<C-s>");
+    h.settle().await;
+    save(&mut h, "deepgram-transcript")?;
+    let _ = std::fs::remove_dir_all(dir);
+
     Ok(())
 }

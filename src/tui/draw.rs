@@ -157,7 +157,6 @@ fn draw_header(frame: &mut Frame, area: Rect, app: &App) -> Vec<(Rect, usize)> {
             let full = tab.target_badge();
             let (badge, badge_style) = match (&tab.mode, bar.short_badges) {
                 (Mode::Live, _) => ("LIVE".to_owned(), theme.live_badge),
-                _ if !tab.available => ((if bar.short_badges { "—" } else { "no sim" }).to_owned(), theme.muted),
                 (Mode::External, true) => ("URL".to_owned(), theme.accent),
                 (Mode::External, false) => (full, theme.accent),
                 (Mode::Embedded, false) => (full, theme.sandbox_badge),
@@ -245,7 +244,6 @@ fn draw_status(frame: &mut Frame, area: Rect, app: &App) {
     let style = match &tab.mode {
         Mode::Live => theme.live_badge,
         Mode::External => theme.accent,
-        Mode::Embedded if !tab.available => theme.muted,
         Mode::Embedded => theme.sandbox_badge,
     };
     spans.push(Span::styled(format!(" {} ", inert(&tab.target_badge())), style));

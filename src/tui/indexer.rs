@@ -110,7 +110,7 @@ pub fn index(body: Bytes, watch: &Watch, rows: Option<&Rows>, value: bool) -> Re
     let keyed = rows.and_then(|r| doc.keyed_records(r.keyed?, r.spec.id_field?));
     let (records_doc, records) = match keyed.map(|records| JsonDoc::from_values(&records)) {
         Some(Ok((keyed_doc, records))) => (Arc::new(keyed_doc), Some(records)),
-        _ => (doc.clone(), rows.and_then(|_| doc.records())),
+        _ => (doc.clone(), rows.and_then(|rows| records_of(&doc, rows.arrays))),
     };
     let (table, series) = match (rows, records) {
         (Some(rows), Some(records)) => {
@@ -127,12 +127,34 @@ pub fn index(body: Bytes, watch: &Watch, rows: Option<&Rows>, value: bool) -> Re
 pub struct Rows {
     pub spec: RowSpec,
     pub keyed: Option<&'static str>,
+    /// The arrays whose records together make the rows, when the service names them (Deepgram's
+    /// models: `stt` then `tts`); otherwise where the records conventionally are.
+    pub arrays: &'static [&'static str],
+}
+
+/// The records of a page: those of each of `arrays` in turn when any is there, else the
+/// conventional ones.
+fn records_of(doc: &JsonDoc, arrays: &[&str]) -> Option<Vec<NodeId>> {
+    let named: Vec<NodeId> = arrays
+        .iter()
+        .filter_map(|name| doc.root().get(name).filter(|item| item.kind() == Kind::Array))
+        .flat_map(|array| array.children().map(|item| item.id))
+        .collect();
+    if named.is_empty() {
+        doc.records()
+    } else {
+        Some(named)
+    }
 }
 
 impl Rows {
     /// The rows of `op`'s pages, as the browser shows them.
     pub fn of(op: &'static crate::catalog::Operation) -> Rows {
-        Rows { spec: RowSpec::new(op.id_field, crate::tui::services::layout(op)), keyed: op.keyed }
+        Rows {
+            spec: RowSpec::new(op.id_field, crate::tui::services::layout(op)),
+            keyed: op.keyed,
+            arrays: crate::tui::services::console(op.service).record_arrays(op),
+        }
     }
 }
 

@@ -38,7 +38,7 @@ use tokio::sync::mpsc;
 use crate::args::GlobalArgs;
 use crate::catalog::Service;
 use crate::client::{self, CallEvent, Executor};
-use crate::config::{self, Config, Mode};
+use crate::config::{self, Config};
 use crate::sandbox::{self, Sandbox, SandboxOptions};
 use app::App;
 use setup::Setup;
@@ -103,13 +103,7 @@ pub async fn start_with_sandbox(
     let http = client::http_client(&settings)?;
     let (sender, events) = mpsc::unbounded_channel();
     let executor = Executor::new(http, settings, config.max_concurrent_calls(), sender);
-    let tabs = resolved
-        .into_iter()
-        .map(|r| {
-            let available = r.mode != Mode::Embedded || true;
-            Tab::new(r.target.service, r.target, r.mode, available)
-        })
-        .collect();
+    let tabs = resolved.into_iter().map(|r| Tab::new(r.target.service, r.target, r.mode)).collect();
     let profile = setup.profile_name(global.profile.as_deref());
     let read_only = setup.read_only(&profile);
     let (keymap, key_problems) = keymap::Keymap::new(&config.keys);

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use crate::catalog::Service;
 use crate::client::{credential_variables, url_variable};
-use crate::config::{self, Config, Mode, LOCAL_PROFILE};
+use crate::config::{self, Config, LOCAL_PROFILE};
 use crate::sandbox::Sandbox;
 use crate::tui::tab::Tab;
 use crate::tui::theme::{self, Theme};
@@ -24,7 +24,7 @@ pub struct Setup {
     env: HashMap<String, String>,
     /// Each embedded simulator listener: service, region (Mailgun's EU), base URL and whether
     /// it is built.
-    embedded: Vec<(Service, Option<&'static str>, String, bool)>,
+    embedded: Vec<(Service, Option<&'static str>, String)>,
     pub themes_dir: Option<PathBuf>,
 }
 
@@ -49,7 +49,7 @@ impl Setup {
         themes_dir: Option<PathBuf>,
     ) -> Setup {
         let env = variables().into_iter().filter_map(|name| env(&name).map(|value| (name, value))).collect();
-        let embedded = sandbox.endpoints.iter().map(|e| (e.service, e.region, e.base_url(), true)).collect();
+        let embedded = sandbox.endpoints.iter().map(|e| (e.service, e.region, e.base_url())).collect();
         Setup { config, read_only_flag, env, embedded, themes_dir }
     }
 
@@ -108,19 +108,12 @@ impl Setup {
             self.embedded
                 .iter()
                 .find(|(s, r, ..)| *s == service && *r == region)
-                .map(|(_, _, url, _)| url.clone())
+                .map(|(_, _, url)| url.clone())
                 .unwrap_or_default()
         };
         let resolved = self.config.resolve(asked, &env, &embedded_url)?;
         let warnings = config::startup_warnings(&self.config, &resolved);
-        let tabs = resolved
-            .into_iter()
-            .map(|r| {
-                let simulated = self.embedded.iter().any(|(s, _, _, simulated)| *s == r.target.service && *simulated);
-                let available = r.mode != Mode::Embedded || simulated;
-                Tab::new(r.target.service, r.target, r.mode, available)
-            })
-            .collect();
+        let tabs = resolved.into_iter().map(|r| Tab::new(r.target.service, r.target, r.mode)).collect();
         Ok((tabs, warnings))
     }
 

@@ -31,8 +31,6 @@ pub struct Tab {
     pub service: Service,
     pub target: Target,
     pub mode: Mode,
-    /// False when the tab points at the embedded sandbox but the service has no simulator yet.
-    pub available: bool,
     pub resources: Vec<&'static str>,
     pub resource: usize,
     pub browser: Browser,
@@ -55,6 +53,9 @@ pub struct Tab {
     pub started: bool,
     /// Its embedded simulator is being built and seeded (the first time the tab is shown).
     pub starting: bool,
+    /// The last page of each list seen in this tab (when small): what it was asked with, its
+    /// records and whether more pages follow, for what a confirmation says of them later.
+    pub seen_lists: std::collections::HashMap<&'static str, (Values, Vec<Value>, bool)>,
     /// The last table view of a response (a transaction, a rate breakdown), for `b`.
     pub detail: Option<Detail>,
     /// Tail mode of the list in view (`T`), if on.
@@ -124,7 +125,7 @@ pub struct TailState {
 }
 
 impl Tab {
-    pub fn new(service: Service, target: Target, mode: Mode, available: bool) -> Tab {
+    pub fn new(service: Service, target: Target, mode: Mode) -> Tab {
         let mut browser = Browser::default();
         browser.tone = Some(services::tones(service));
         let resources = service.resources();
@@ -133,7 +134,6 @@ impl Tab {
             service,
             target,
             mode,
-            available,
             resources,
             resource: 0,
             browser,
@@ -148,6 +148,7 @@ impl Tab {
             started: false,
             starting: false,
             detail: None,
+            seen_lists: std::collections::HashMap::new(),
             tail: None,
             status: None,
             status_is_list_error: false,
@@ -168,12 +169,10 @@ impl Tab {
 
     /// Where this tab's calls go, as every label of the console says it (header, status bar,
     /// form titles, confirmations; the history records [`crate::history::target_label`]):
-    /// `LIVE`, `SANDBOX` (the embedded simulator), `no sim` (the embedded sandbox has no
-    /// simulator for this service, so nothing can be called), or `URL host:port` (a base URL the
-    /// user gave, never called SANDBOX).
+    /// `LIVE`, `SANDBOX` (the embedded simulator), or `URL host:port` (a base URL the user
+    /// gave, never called SANDBOX).
     pub fn target_badge(&self) -> String {
         match &self.mode {
-            Mode::Embedded if !self.available => "no sim".into(),
             Mode::External => {
                 let url = reqwest::Url::parse(&self.target.base_url).ok();
                 let host = url.as_ref().and_then(|u| {
@@ -255,7 +254,7 @@ impl Tab {
 
     /// Whether auto-refresh has anything to reload: a list in view from a service that answers.
     pub fn can_auto_refresh(&self) -> bool {
-        self.available && self.page.is_some() && self.loading.is_none()
+        self.page.is_some() && self.loading.is_none()
     }
 
     /// The operation that lists the selected resource, if it has one.
@@ -307,6 +306,11 @@ impl Tab {
         let listed_with = |name: &str| page_op.params.iter().any(|p| p.location == Location::Path && p.name == name);
         if let Some(id) = &own_id {
             let label = console.label(&record).unwrap_or_else(|| id.clone());
+            // A record whose id field is named like the path parameter (a Deepgram project's
+            // `project_id`): what it is called goes with it too.
+            if let Some(field) = page_op.id_field.filter(|f| is_path_param(f)) {
+                self.context_labels.insert(field.to_owned(), (id.clone(), label.clone()));
+            }
             for op in operations.iter().filter(|op| op.resource == page_op.resource) {
                 for param in op.params.iter().filter(|p| p.location == Location::Path) {
                     if !record.contains_key(param.name) && !listed_with(param.name) {

@@ -44,7 +44,11 @@ impl App {
     /// asked with and whether more pages follow; `None` when another list is in view.
     pub(super) fn seen_list(&self, list_op: &str) -> Option<services::Seen> {
         let tab = self.tab();
-        let page = tab.page.as_ref().filter(|p| p.op.name == list_op)?;
+        let Some(page) = tab.page.as_ref().filter(|p| p.op.name == list_op) else {
+            // A list seen earlier in this tab (a project's keys before its deletion).
+            let (values, records, more) = tab.seen_lists.get(list_op)?;
+            return Some(services::Seen { records: records.clone(), values: values.clone(), more: *more });
+        };
         let more = matches!(pagination::next_page(page.op.paging, &page.request, &page.response), Ok(Some(_)));
         Some(services::Seen { records: tab.browser.records(), values: page.values.clone(), more })
     }
@@ -74,7 +78,7 @@ impl App {
                 waiting += 1;
                 continue;
             }
-            if tab.looked_up.contains_key(&lookup.key) || !tab.available {
+            if tab.looked_up.contains_key(&lookup.key) {
                 continue;
             }
             let Some(lookup_op) = tab.service.operation(lookup.op) else { continue };
@@ -110,10 +114,6 @@ impl App {
     /// Sends `op` from the active tab; returns its call, or `None` when nothing was sent (the
     /// status line says why).
     pub(super) fn send_operation(&mut self, op: &'static Operation, values: Values) -> Option<CallId> {
-        if let Some(reason) = self.unavailable_reason() {
-            self.error(reason);
-            return None;
-        }
         if self.read_only && op.mutates {
             let reason = self.read_only_reason();
             let fix = if self.started_read_only() {
@@ -230,6 +230,22 @@ impl App {
     /// chart, list page, the file it links to, and what the status line says.
     pub(super) fn answered(&mut self, tab: usize, answer: Answer, body: Option<Value>) {
         let Answer { op, values, request, response, save } = answer;
+        let file_answer = op.response == crate::catalog::ResponseFormat::Bytes
+            && (200..300).contains(&response.status)
+            && !response.body.is_empty();
+        if file_answer {
+            if tab == self.active {
+                self.open_answer_save_prompt(op, &response);
+            } else {
+                self.error_on(
+                    tab,
+                    format!(
+                        "{}: its answer came while another tab was in view; send it again to save it",
+                        op.full_name()
+                    ),
+                );
+            }
+        }
         let summary = format!("{}: {} in {} ms", op.full_name(), response.status, response.duration.as_millis());
         self.tabs[tab].drafts.remove(op.name);
         // An answer that is a time series but no list (Mailgun's stats) is charted under the
@@ -266,7 +282,12 @@ impl App {
         if op.is_list() {
             if let Some(index) = tab_state.resources.iter().position(|r| *r == op.resource) {
                 tab_state.resource = index;
-                tab_state.browser.title = op.resource.to_owned();
+                // Whose list it is (a project's keys), when no filter needs the title's room.
+                let filtered = !list_filters(op, &values).is_empty();
+                tab_state.browser.title = match tab_state.scope_label(op, &values).filter(|_| !filtered) {
+                    Some(scope) => format!("{} of {scope}", op.resource),
+                    None => op.resource.to_owned(),
+                };
             }
             self.show_page(tab, Page { op, values, request, previous: Vec::new(), response });
         } else if op.mutates && tab == self.active {
@@ -428,11 +449,13 @@ impl App {
             (Ok(_), Some(table), Some(records_doc)) => {
                 let count = table.rows.len();
                 tab_state.browser.set_page(records_doc, table, op.id_field, services::layout(op));
-                let more = if matches!(pagination::next_page(op.paging, &request, &response), Ok(Some(_))) {
-                    format!(" · {n}: next")
+                let follows = matches!(pagination::next_page(op.paging, &request, &response), Ok(Some(_)));
+                if count <= SEEN_LIST_CAP {
+                    tab_state.seen_lists.insert(op.name, (values.clone(), tab_state.browser.records(), follows));
                 } else {
-                    String::new()
-                };
+                    tab_state.seen_lists.remove(op.name);
+                }
+                let more = if follows { format!(" · {n}: next") } else { String::new() };
                 tab_state.browser.page_label =
                     format!("page {page_number} · {}{more}", crate::format::plural(count, "row"));
             }

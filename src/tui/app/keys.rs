@@ -441,8 +441,12 @@ impl App {
             Popup::Save(prompt, _) => match prompt.handle_key(key) {
                 SaveAction::Save(path) => {
                     let url = prompt.url.clone();
+                    let answer = prompt.answer.take();
                     self.close_save_prompt();
-                    self.start_save(url, path);
+                    match answer {
+                        Some(answer) => self.start_write(answer, path),
+                        None => self.start_save(url, path),
+                    }
                 }
                 SaveAction::Cancel => {
                     self.close_save_prompt();

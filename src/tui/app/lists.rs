@@ -5,15 +5,6 @@ use super::*;
 impl App {
     /// Loads the selected resource into the browser; asks for missing parameters with a form.
     pub(super) fn open_resource(&mut self) {
-        if let Some(reason) = self.unavailable_reason() {
-            let count = self.tab().service.operations().len();
-            let o = self.key_hint(Action::Operations);
-            let tab = self.tab_mut();
-            tab.browser.title = tab.resource_name().to_owned();
-            tab.browser.clear();
-            tab.browser.notice = Some((format!("{reason}\n\nPress {o} to see its {count} operations."), false));
-            return;
-        }
         let o = self.key_hint(Action::Operations);
         let tab = self.tab_mut();
         if tab.stop_tail() {
@@ -252,7 +243,11 @@ impl App {
                 self.start_indexing(
                     tab,
                     response.body,
-                    Some(indexer::Rows { spec: rows, keyed: op.keyed }),
+                    Some(indexer::Rows {
+                        spec: rows,
+                        keyed: op.keyed,
+                        arrays: services::console(op.service).record_arrays(op),
+                    }),
                     Then::Tail { op },
                 );
             }
@@ -299,7 +294,7 @@ impl App {
             .in_flight
             .iter()
             .any(|id| self.executor.state(*id).is_some_and(client::CallState::is_active));
-        (!asking && self.tab().available).then(|| detail.subject.clone().unwrap_or_default())
+        (!asking).then(|| detail.subject.clone().unwrap_or_default())
     }
 
     /// Whether the open view is a market filled by its own asks: nothing fetched it before it
@@ -397,7 +392,7 @@ impl App {
     /// it, nothing loading), when its service has any and nothing of them is in flight.
     pub(super) fn live_columns(&self) -> Option<services::LiveColumns> {
         let tab = self.tab();
-        if self.popup.is_some() || !tab.available || tab.loading.is_some() {
+        if self.popup.is_some() || tab.loading.is_some() {
             return None;
         }
         let page = tab.page.as_ref()?;

@@ -97,6 +97,10 @@ const PROGRESS_NOTICE_ABOVE: usize = 2 * 1024 * 1024;
 /// How often the screen is redrawn while a body is being indexed, so its progress moves.
 const INDEXING_REDRAW: Duration = Duration::from_millis(100);
 
+/// The largest page kept for what later confirmations say of it (a project's keys, counted
+/// when the project is deleted); larger pages are not kept.
+const SEEN_LIST_CAP: usize = 500;
+
 /// How many rows a tailed list keeps: the oldest go, so a tail left on for hours stays light.
 const TAIL_CAP: usize = 2000;
 
@@ -315,7 +319,7 @@ impl App {
     /// A console without its event loop (some tests) leaves it to the first request.
     fn start_simulator(&mut self, index: usize) {
         let tab = &self.tabs[index];
-        if tab.mode != Mode::Embedded || !tab.available {
+        if tab.mode != Mode::Embedded {
             return;
         }
         let (Some(handle), Some(reports)) = (self.sandbox.clone(), self.background.clone()) else { return };
@@ -330,19 +334,6 @@ impl App {
             // The console may be gone: nobody is waiting then.
             let _ = reports.send(Background::SimulatorStarted(service, result));
         });
-    }
-
-    /// Why nothing can be sent from this tab, when the embedded sandbox has no simulator for it.
-    fn unavailable_reason(&self) -> Option<String> {
-        let tab = self.tab();
-        (!tab.available).then(|| {
-            format!(
-                "The {} simulator is not built yet, so nothing can be sent offline. Set {} \
-                 (or a profile in config.toml) to use the live service.",
-                tab.service.title(),
-                crate::client::credential_variables(tab.service).join(", ")
-            )
-        })
     }
 
     fn switch_tab(&mut self, index: usize) {
@@ -373,8 +364,16 @@ impl App {
                     self.error_on(index, format!("the {} simulator did not start: {e}", service.title()));
                 }
             }
-            Background::Saved(tab, SaveReport { path, result }) => match result {
-                Ok(bytes) => self.info_briefly(tab, format!("saved {} to {}", human_bytes(bytes), path.display())),
+            Background::Saved(tab, SaveReport { path, result, view }) => match result {
+                Ok(bytes) => {
+                    self.info_briefly(tab, format!("saved {} to {}", human_bytes(bytes), path.display()));
+                    if let Some(view) = view {
+                        self.tabs[tab].detail = Some((*view).clone());
+                        if tab == self.active && self.popup.is_none() {
+                            self.popup = Some(Popup::Detail(*view));
+                        }
+                    }
+                }
                 Err(e) => self.error_on(tab, format!("not saved: {e}")),
             },
         }

@@ -18,7 +18,8 @@ impl App {
     /// Opens `op`'s form with exactly these values.
     pub(super) fn open_form_with(&mut self, op: &'static Operation, values: &Values) {
         let tab = self.tab();
-        let mut form = Form::new(op, values, tab.target_line());
+        let lines = services::console(op.service).text_lines(op);
+        let mut form = Form::with_text_lines(op, values, tab.target_line(), lines);
         if self.read_only && op.mutates {
             form.message =
                 Some(format!("{}: this operation changes state and will not be sent", self.read_only_reason()));
@@ -102,6 +103,49 @@ impl App {
             let report = save_file::download_to(client, url, path, save_file::MAX_FILE_BYTES).await;
             let _ = sender.send(Background::Saved(tab, report));
         });
+    }
+
+    /// Offers to save an answer that is a file itself (the audio of text to speech): a prompt
+    /// for the path, starting from a name no file has yet in the current folder.
+    pub(super) fn open_answer_save_prompt(&mut self, op: &'static Operation, response: &client::Response) {
+        let content_type = response.content_type().map(str::to_owned);
+        let ext = save_file::extension(content_type.as_deref());
+        let stem = op.name.split('_').next().unwrap_or(op.name);
+        let name = save_file::free_name(std::path::Path::new("."), stem, ext);
+        let from = format!(
+            "the answer of {} ({}{})",
+            op.full_name(),
+            human_bytes(response.body.len() as u64),
+            content_type.as_deref().map(|t| format!(", {t}")).unwrap_or_default()
+        );
+        let answer = save_file::SavedAnswer { op, content_type, body: response.body.clone() };
+        self.popup = Some(Popup::Save(SavePrompt::for_answer(from, answer, &name), None));
+    }
+
+    /// Writes an answer to `path` (created new, never replacing a file) off the UI thread; once
+    /// written, its service's view of it is shown (the audio's format and duration).
+    pub(super) fn start_write(&mut self, answer: save_file::SavedAnswer, path: std::path::PathBuf) {
+        let save_file::SavedAnswer { op, content_type, body } = answer;
+        let view = services::console(op.service).saved_view(op, content_type.as_deref(), &body, &path).map(Box::new);
+        let tab = self.active;
+        let write = move || {
+            let result = save_file::write_new(&path, &body);
+            SaveReport { path, result, view }
+        };
+        self.info("saving…");
+        match self.background.clone() {
+            Some(sender) => {
+                self.background_pending += 1;
+                tokio::task::spawn_blocking(move || {
+                    let _ = sender.send(Background::Saved(tab, write()));
+                });
+            }
+            // A console without its event loop (some tests): written here.
+            None => {
+                self.background_pending += 1;
+                self.on_background(Background::Saved(tab, write()));
+            }
+        }
     }
 
     /// Sends the change of faults the view holds (if any), then reads the requests and faults
@@ -299,6 +343,12 @@ impl App {
             }
             // A view asks its own questions; one never reaches the app.
             DetailCommand::Choose { .. } => {}
+            DetailCommand::Copy { text, what } => {
+                // Never shown in the inspector when no clipboard takes it: it may be a secret.
+                self.info(format!("copying {what}…"));
+                self.copying = Some(CopyJob { what, show_on_failure: false });
+                self.clipboard = Some(text);
+            }
             DetailCommand::Chart => {
                 self.popup = None;
                 self.chart_hidden = false;

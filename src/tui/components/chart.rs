@@ -23,6 +23,9 @@ use unicode_width::UnicodeWidthStr;
 use crate::inert::inert;
 use crate::tui::theme::Theme;
 
+/// A day, in seconds: buckets this long or longer are drawn as bars.
+const DAY_SECONDS: f64 = 86_400.0;
+
 /// Fewer records than this are no series worth drawing.
 const MIN_POINTS: usize = 2;
 
@@ -52,11 +55,14 @@ pub struct TimeSeries {
     pub in_progress: Option<bool>,
     /// Whether the page is worth a chart without being asked ([`worth_auto_chart`]).
     pub automatic: bool,
+    /// Whether it is drawn as bars: buckets of a day or longer (usage by day, stats by month),
+    /// each a count of its own, read as bars rather than a line.
+    pub bars: bool,
 }
 
 impl TimeSeries {
     fn new(time_field: String, series: Vec<Series>, interval: Option<f64>, in_progress: Option<bool>) -> TimeSeries {
-        TimeSeries { time_field, series, interval, in_progress, automatic: false }
+        TimeSeries { time_field, series, interval, in_progress, automatic: false, bars: false }
     }
 
     /// The newest time of any series.
@@ -236,6 +242,7 @@ fn is_measure(path: &str) -> bool {
 pub fn detect(records: &[Value]) -> Option<TimeSeries> {
     let mut series = detect_series(records)?;
     series.automatic = buckets(records, &series.time_field);
+    series.bars = series.automatic && series.interval.is_some_and(|gap| gap >= DAY_SECONDS - 1.0);
     Some(series)
 }
 
@@ -360,7 +367,7 @@ fn objects(records: &[Value]) -> Option<TimeSeries> {
 
 fn preference(name: &str) -> u8 {
     let lower = name.to_ascii_lowercase();
-    let words = ["count", "close", "total", "value", "amount", "price", "requests", "usage"];
+    let words = ["count", "close", "total", "value", "amount", "price", "requests", "usage", "hours"];
     u8::from(words.iter().any(|w| lower.ends_with(w))) * 2 + u8::from(lower.contains("all"))
 }
 
@@ -603,13 +610,17 @@ impl ChartView {
             axis_title = format!("{axis_title} · {day}");
         }
         let done = if partial { &series.points[..series.points.len() - 1] } else { &series.points[..] };
-        let mut datasets =
-            vec![Dataset::default().marker(Marker::Braille).graph_type(GraphType::Line).style(theme.accent).data(done)];
-        let tail = &series.points[series.points.len().saturating_sub(2)..];
+        // Bars stand on the axis, one column each; a line joins its points.
+        let (marker, graph) =
+            if self.data.bars { (Marker::HalfBlock, GraphType::Bar) } else { (Marker::Braille, GraphType::Line) };
+        let mut datasets = vec![Dataset::default().marker(marker).graph_type(graph).style(theme.accent).data(done)];
+        let tail = if self.data.bars {
+            &series.points[series.points.len().saturating_sub(1)..]
+        } else {
+            &series.points[series.points.len().saturating_sub(2)..]
+        };
         if partial {
-            datasets.push(
-                Dataset::default().marker(Marker::Braille).graph_type(GraphType::Line).style(theme.muted).data(tail),
-            );
+            datasets.push(Dataset::default().marker(marker).graph_type(graph).style(theme.muted).data(tail));
         }
         let chart = Chart::new(datasets)
             .block(block)
@@ -980,5 +991,24 @@ mod tests {
         ]);
         assert!(!worth_auto_chart(same_time.as_array().unwrap()));
         assert!(!worth_auto_chart(&[]));
+    }
+
+    #[test]
+    fn daily_buckets_are_bars_and_minute_buckets_a_line() {
+        let days: Vec<Value> = (1..=5)
+            .map(|d| serde_json::json!({"start": format!("2026-11-0{d}"), "hours": f64::from(d), "requests": d * 10}))
+            .collect();
+        let series = detect(&days).unwrap();
+        assert!(series.automatic && series.bars);
+        assert_eq!(series.series[0].name, "hours");
+        let view = ChartView::new(series);
+        let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(60, 12)).unwrap();
+        terminal.draw(|f| view.render_at(f, f.area(), &Theme::dark(), 2e9)).unwrap();
+        let text: String = terminal.backend().buffer().content.iter().map(ratatui::buffer::Cell::symbol).collect();
+        assert!(text.contains('█') || text.contains('▀') || text.contains('▄'), "{text}");
+        let minutes: Vec<Value> = (0..5)
+            .map(|m| serde_json::json!({"intervalId": format!("2026-11-01:10:0{m}"), "count": m * 3 + 1}))
+            .collect();
+        assert!(!detect(&minutes).unwrap().bars);
     }
 }

@@ -140,6 +140,9 @@ pub enum DetailCommand {
     SendThenSave { op: &'static str, values: Vec<(String, String)>, pointer: String, file_name: String },
     /// Ask which of `choices` to run (a label's format), each under its own key.
     Choose { prompt: &'static str, choices: Vec<DetailKey> },
+    /// Copy `text` to the clipboard (a secret shown once), saying it copied `what`; the text is
+    /// never shown anywhere else when no clipboard takes it.
+    Copy { text: String, what: String },
 }
 
 impl DetailCommand {
@@ -156,7 +159,10 @@ impl DetailCommand {
                     values.push((name.clone(), value.clone()));
                 }
             }
-            DetailCommand::Chart | DetailCommand::Save { .. } | DetailCommand::Choose { .. } => {}
+            DetailCommand::Chart
+            | DetailCommand::Save { .. }
+            | DetailCommand::Choose { .. }
+            | DetailCommand::Copy { .. } => {}
         }
         self
     }

@@ -86,6 +86,8 @@ pub fn run_editor(editor: &str, text: &str) -> Result<String, String> {
 
 struct Field {
     param: &'static Param,
+    /// A text field typed over several lines (its service says so): Enter starts a new line.
+    text_lines: bool,
     input: TextArea<'static>,
     error: Option<String>,
     /// A pre-filled value that holds control characters is shown inert (`␛` for ESC); this is
@@ -113,6 +115,16 @@ fn takes_lines(param: &Param) -> bool {
 }
 
 impl Field {
+    /// Whether the field keeps line breaks: JSON, files, and text its service types over lines.
+    fn takes_lines(&self) -> bool {
+        takes_lines(self.param) || self.text_lines
+    }
+
+    /// Whether the arrows move in the field's text rather than between fields.
+    fn moves_in_text(&self) -> bool {
+        is_json(self.param) || self.text_lines
+    }
+
     /// The field's value as [`Values`] hold it: the text, with a file field's lines as the items
     /// of one value (a family's JSON is expanded by [`Form::values`]).
     fn value(&self) -> String {
@@ -154,6 +166,8 @@ impl Field {
     fn input_height(&self) -> u16 {
         if is_json(self.param) {
             u16::try_from(self.input.lines().len().clamp(2, 12)).unwrap_or(12)
+        } else if self.text_lines {
+            u16::try_from(self.input.lines().len().clamp(3, 8)).unwrap_or(8)
         } else if self.param.kind == Kind::File {
             u16::try_from(self.input.lines().len().clamp(1, 4)).unwrap_or(4)
         } else {
@@ -235,11 +249,25 @@ pub struct Form {
     /// What the service says of the values so far (an order's estimated cost and hold), shown
     /// under the summary and kept current by the app as the user types.
     pub notes: Vec<String>,
+    /// What the last Tab in a file field found (the names a path could go on with), shown in
+    /// the bottom border until the next key.
+    pub hint: Option<String>,
 }
 
 impl Form {
     /// A form for `op`, with fields pre-filled from `prefill` (the selected record and context).
     pub fn new(op: &'static Operation, prefill: &Values, target_label: String) -> Form {
+        Form::with_text_lines(op, prefill, target_label, &[])
+    }
+
+    /// A form for `op` whose text fields named in `text_lines` are typed over several lines
+    /// (a text to analyze), as its service says.
+    pub fn with_text_lines(
+        op: &'static Operation,
+        prefill: &Values,
+        target_label: String,
+        text_lines: &[&str],
+    ) -> Form {
         let fields = op
             .params
             .iter()
@@ -256,7 +284,8 @@ impl Form {
                     Some(given) if param.family.is_none() => given.clone(),
                     _ => text.clone(),
                 };
-                let shown = if takes_lines(param) { inert_lines(&text) } else { inert(&text) };
+                let lines = text_lines.contains(&param.name);
+                let shown = if takes_lines(param) || lines { inert_lines(&text) } else { inert(&text) };
                 let mut input = TextArea::new(shown.lines().map(str::to_owned).collect());
                 if input.lines().is_empty() {
                     input = TextArea::default();
@@ -286,13 +315,15 @@ impl Form {
                 if let Some(family) = param.family {
                     hint = format!("{{\"{}\": \"…\"}} sent as {}{}=…", family.example(), param.name, family.example());
                 } else if param.kind == Kind::File {
-                    hint = "a file path; Enter for another line, one path per line".to_owned();
+                    hint = "a file path (Tab completes); Enter for another line, one path per line".to_owned();
+                } else if lines {
+                    hint = "text over several lines: Enter starts a new line, Tab goes to the next field".to_owned();
                 }
                 input.set_placeholder_text(hint);
-                Field { param, input, error: None, prefilled, template }
+                Field { param, text_lines: lines, input, error: None, prefilled, template }
             })
             .collect();
-        Form { op, fields, focused: 0, target_label, message: None, line_items: None, notes: Vec::new() }
+        Form { op, fields, focused: 0, target_label, message: None, line_items: None, notes: Vec::new(), hint: None }
     }
 
     /// The values typed so far, non-empty ones only, as the client takes them: a family's JSON
@@ -354,7 +385,7 @@ impl Form {
 
     /// Whether the focused field keeps line breaks (JSON and data, and files: a path per line).
     pub fn focused_takes_lines(&self) -> bool {
-        self.fields.get(self.focused).is_some_and(|f| takes_lines(f.param))
+        self.fields.get(self.focused).is_some_and(Field::takes_lines)
     }
 
     /// Pasted text goes into the focused field at the cursor; a one-line field gets it on one
@@ -369,7 +400,7 @@ impl Form {
             field.input.select_all();
             field.input.cut();
         }
-        if takes_lines(field.param) {
+        if field.takes_lines() {
             field.input.insert_str(text);
         } else {
             field.input.insert_str(text.replace('\n', " "));
@@ -434,7 +465,16 @@ impl Form {
             return FormAction::None;
         }
         let on_line_items = self.focused_json().is_some_and(|f| f.param.name == LINE_ITEMS);
+        self.hint = None;
+        let on_file = self.fields.get(self.focused).is_some_and(|f| f.param.kind == Kind::File);
         match key.code {
+            // In a file field, Tab completes the path of the line being typed; with nothing to
+            // complete it goes to the next field, as everywhere.
+            KeyCode::Tab if on_file && key.modifiers.is_empty() => {
+                if !self.complete_path() {
+                    self.move_focus(1);
+                }
+            }
             // Alt-e: any JSON field in $EDITOR, line_items included.
             KeyCode::Char('e') if alt => match self.edit_request() {
                 Some(request) => return FormAction::Edit(request),
@@ -468,7 +508,7 @@ impl Form {
             }
             KeyCode::Esc => return FormAction::Cancel,
             // In JSON the arrows move in the text; Tab and Shift-Tab still move between fields.
-            KeyCode::Down | KeyCode::Up if self.focused_json().is_some() => {
+            KeyCode::Down | KeyCode::Up if self.fields.get(self.focused).is_some_and(Field::moves_in_text) => {
                 if let Some(field) = self.fields.get_mut(self.focused) {
                     let up = key.code == KeyCode::Up;
                     field.input.move_cursor(if up { CursorMove::Up } else { CursorMove::Down });
@@ -476,12 +516,12 @@ impl Form {
             }
             KeyCode::Tab | KeyCode::Down => self.move_focus(1),
             KeyCode::BackTab | KeyCode::Up => self.move_focus(-1),
-            KeyCode::Enter if self.fields.get(self.focused).is_none_or(|f| !takes_lines(f.param)) => {
+            KeyCode::Enter if self.fields.get(self.focused).is_none_or(|f| !f.takes_lines()) => {
                 self.move_focus(1);
             }
             _ => {
                 if let Some(field) = self.fields.get_mut(self.focused) {
-                    let lines = takes_lines(field.param);
+                    let lines = field.takes_lines();
                     if edit_text(&mut field.input, &key, lines) {
                         field.error = None;
                     }
@@ -489,6 +529,39 @@ impl Form {
             }
         }
         FormAction::None
+    }
+
+    /// Tab in a file field: completes the path on the cursor's line as a shell would (to the one
+    /// name it can be, or as far as the names it can be agree, listing them in the bottom
+    /// border). False when there is nothing to complete (an empty line, a whole file name, no
+    /// such name: leaving the field then says what is wrong with it).
+    fn complete_path(&mut self) -> bool {
+        let Some(field) = self.fields.get_mut(self.focused) else { return false };
+        let (row, _) = field.input.cursor();
+        let line = field.input.lines().get(row).cloned().unwrap_or_default();
+        if line.trim().is_empty() {
+            return false;
+        }
+        let home = directories::BaseDirs::new().map(|b| b.home_dir().to_path_buf());
+        let completion = complete_path(&line, home.as_deref());
+        match completion {
+            Some(Completion { text, candidates }) => {
+                let changed = text != line;
+                if changed {
+                    replace_line(&mut field.input, row, &text);
+                    field.error = None;
+                }
+                if candidates.len() > 1 {
+                    let shown: Vec<&str> = candidates.iter().take(8).map(String::as_str).collect();
+                    let more = candidates.len().saturating_sub(shown.len());
+                    let more = if more > 0 { format!(" (+{more} more)") } else { String::new() };
+                    self.hint = Some(format!("{} match: {}{more}", candidates.len(), shown.join("  ")));
+                    return true;
+                }
+                changed
+            }
+            None => false,
+        }
     }
 
     /// Whether the table editor is open.
@@ -558,9 +631,10 @@ impl Form {
             ),
             Span::styled(target, theme.accent),
         ]);
-        let footer = match &self.message {
-            Some(message) => Span::styled(format!(" {} ", inert(message)), theme.error),
-            None => Span::styled(" Ctrl-s send · Tab next · Esc close ", theme.muted),
+        let footer = match (&self.message, &self.hint) {
+            (Some(message), _) => Span::styled(format!(" {} ", inert(message)), theme.error),
+            (None, Some(hint)) => Span::styled(format!(" {} ", inert(hint)), theme.accent),
+            (None, None) => Span::styled(" Ctrl-s send · Tab next · Esc close ", theme.muted),
         };
         let block = Block::default()
             .borders(Borders::ALL)
@@ -634,6 +708,68 @@ impl Form {
             y += needed;
         }
     }
+}
+
+/// What completing a path found: the line's new text, and the names it could go on with.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Completion {
+    pub text: String,
+    /// Every name the typed part could be (folders end in `/`), sorted; one when it was whole.
+    pub candidates: Vec<String>,
+}
+
+/// Completes `line` (a path, maybe after curl's `@`, maybe `~/…`) against what is on disk:
+/// to the one name it can be (a folder gets its `/`), or to the longest start the names it can
+/// be share. `None` when no name fits, or the folder cannot be read. Hidden names are offered
+/// only when the typed part starts with a dot.
+pub fn complete_path(line: &str, home: Option<&std::path::Path>) -> Option<Completion> {
+    let (at, path) = match line.strip_prefix('@') {
+        Some(rest) => ("@", rest),
+        None => ("", line),
+    };
+    let (folder, typed) = match path.rfind('/') {
+        Some(i) => (&path[..=i], &path[i + 1..]),
+        None => ("", path),
+    };
+    let on_disk = match (folder.strip_prefix("~/"), home) {
+        (Some(rest), Some(home)) => home.join(rest),
+        _ if folder.is_empty() => std::path::PathBuf::from("."),
+        _ => std::path::PathBuf::from(folder),
+    };
+    let mut names: Vec<String> = std::fs::read_dir(&on_disk)
+        .ok()?
+        .filter_map(Result::ok)
+        .filter_map(|entry| {
+            let name = entry.file_name().into_string().ok()?;
+            if !name.starts_with(typed) || (name.starts_with('.') && !typed.starts_with('.')) {
+                return None;
+            }
+            let dir = entry.file_type().is_ok_and(|t| t.is_dir())
+                || (entry.file_type().is_ok_and(|t| t.is_symlink()) && entry.path().is_dir());
+            Some(if dir { format!("{name}/") } else { name })
+        })
+        .collect();
+    if names.is_empty() {
+        return None;
+    }
+    names.sort();
+    let common = names.iter().skip(1).fold(names[0].clone(), |common, name| {
+        let shared: usize =
+            common.chars().zip(name.chars()).take_while(|(a, b)| a == b).map(|(a, _)| a.len_utf8()).sum();
+        common[..shared].to_owned()
+    });
+    let common = if common.len() >= typed.len() { common } else { typed.to_owned() };
+    Some(Completion { text: format!("{at}{folder}{common}"), candidates: names })
+}
+
+/// Replaces line `row` of a text area with `text`, the cursor at its end.
+fn replace_line(input: &mut TextArea<'static>, row: usize, text: &str) {
+    let to = |n: usize| u16::try_from(n).unwrap_or(u16::MAX);
+    input.move_cursor(CursorMove::Jump(to(row), 0));
+    if !input.lines().get(row).is_none_or(String::is_empty) {
+        input.delete_line_by_end();
+    }
+    input.insert_str(text);
 }
 
 fn location_label(param: &Param) -> &'static str {
@@ -885,6 +1021,59 @@ mod tests {
         let publish = Service::Ably.operation("messages_publish").unwrap();
         let form = Form::new(publish, &Values::new(), "SANDBOX".into());
         assert!(form.fields.iter().filter(|f| f.param.kind == Kind::Json).all(|f| f.input.is_empty()));
+    }
+
+    #[test]
+    fn paths_complete_as_far_as_the_names_agree() {
+        let dir = std::env::temp_dir().join(format!("opsdeck-complete-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("audio")).unwrap();
+        for name in ["call-1.wav", "call-2.wav", ".hidden.wav"] {
+            std::fs::write(dir.join(name), b"x").unwrap();
+        }
+        let d = dir.display().to_string();
+        let found = complete_path(&format!("{d}/ca"), None).unwrap();
+        assert_eq!(found.text, format!("{d}/call-"));
+        assert_eq!(found.candidates, ["call-1.wav", "call-2.wav"]);
+        let one = complete_path(&format!("@{d}/call-2"), None).unwrap();
+        assert_eq!(one.text, format!("@{d}/call-2.wav"), "curl's @ is kept");
+        assert_eq!(complete_path(&format!("{d}/au"), None).unwrap().text, format!("{d}/audio/"));
+        assert_eq!(complete_path(&format!("{d}/zz"), None), None);
+        assert_eq!(complete_path(&format!("{d}/.h"), None).unwrap().text, format!("{d}/.hidden.wav"));
+        let home = complete_path("~/ca", Some(&dir)).unwrap();
+        assert_eq!(home.text, "~/call-", "a home path stays written as typed");
+
+        // In a form: Tab completes, lists the names, and goes on when the name is whole.
+        let op = Service::Deepgram.operation("transcription_transcribe").unwrap();
+        let mut form = Form::new(op, &Values::new(), "SANDBOX".into());
+        focus(&mut form, "file");
+        form.paste(&format!("{d}/ca"));
+        form.handle_key(key(KeyCode::Tab));
+        assert_eq!(form.values()["file"], format!("{d}/call-"));
+        assert!(screen(&mut form).contains("2 match: call-1.wav  call-2.wav"));
+        form.handle_key(key(KeyCode::Char('1')));
+        form.handle_key(key(KeyCode::Tab));
+        assert_eq!(form.values()["file"], format!("{d}/call-1.wav"));
+        assert_eq!(form.fields[form.focused].param.name, "file");
+        form.handle_key(key(KeyCode::Tab));
+        assert_ne!(form.fields[form.focused].param.name, "file", "a whole name: Tab moves on");
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn a_text_field_its_service_names_takes_lines() {
+        let op = Service::Deepgram.operation("text_analyze").unwrap();
+        let mut prefill = Values::new();
+        prefill.insert("text".into(), "one\ntwo".into());
+        let mut form = Form::with_text_lines(op, &prefill, "SANDBOX".into(), &["text"]);
+        focus(&mut form, "text");
+        assert!(form.focused_takes_lines());
+        assert_eq!(form.values()["text"], "one\ntwo", "a draft keeps its lines");
+        form.handle_key(key(KeyCode::Enter));
+        form.handle_key(key(KeyCode::Char('3')));
+        assert_eq!(form.values()["text"], "one\ntwo\n3");
+        assert_eq!(form.fields[form.focused].param.name, "text", "Enter stayed in the field");
+        let plain = Form::new(op, &Values::new(), String::new());
+        assert!(!plain.fields.iter().any(|f| f.text_lines));
     }
 
     #[test]

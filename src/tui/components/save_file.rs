@@ -1,6 +1,7 @@
-//! Saving a file a response links to (a shipping label, a scan form): a small popup shows where it
-//! comes from and the path it goes to, editable; the download then runs on a spawned task and
-//! reports back, so the UI never waits on it.
+//! Saving a file a response links to (a shipping label, a scan form), or an answer that is a
+//! file itself (the audio of text to speech): a small popup shows where it comes from and the
+//! path it goes to, editable; the download or the write then runs off the UI thread and reports
+//! back, so the UI never waits on it.
 //!
 //! The link is the server's, and real ones point at another origin (EasyPost's labels are in an
 //! S3 bucket): the download is a plain GET with no credential of any service, over http or https
@@ -35,12 +36,22 @@ pub enum SaveAction {
     Cancel,
 }
 
-/// The open popup: the file's link and the path being edited.
+/// The open popup: the file's link (or what the answer saved is) and the path being edited.
 pub struct SavePrompt {
     pub url: String,
     pub path: LineInput,
     /// Why the last Enter did not save (the file exists, no name given).
     pub message: Option<String>,
+    /// The answer to save when it is the file itself (no download).
+    pub answer: Option<SavedAnswer>,
+}
+
+/// An answer that is a file (audio bytes), kept until the user says where it goes.
+#[derive(Clone, Debug)]
+pub struct SavedAnswer {
+    pub op: &'static crate::catalog::Operation,
+    pub content_type: Option<String>,
+    pub body: bytes::Bytes,
 }
 
 /// What a finished save reports to the app.
@@ -49,12 +60,46 @@ pub struct SaveReport {
     pub path: PathBuf,
     /// Bytes written, or why nothing was.
     pub result: Result<u64, String>,
+    /// The view of what was saved, shown once it is written (the audio's format and duration).
+    pub view: Option<Box<crate::tui::components::detail::Detail>>,
+}
+
+/// The file extension an answer of this content type is saved with.
+pub fn extension(content_type: Option<&str>) -> &'static str {
+    let kind = content_type.unwrap_or("").split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    match kind.as_str() {
+        "audio/wav" | "audio/x-wav" | "audio/wave" => "wav",
+        "audio/mpeg" | "audio/mp3" => "mp3",
+        "audio/ogg" => "ogg",
+        "audio/flac" => "flac",
+        "audio/aac" => "aac",
+        "audio/l16" | "audio/mulaw" | "audio/alaw" | "audio/basic" => "raw",
+        "application/pdf" => "pdf",
+        "image/png" => "png",
+        "application/zip" => "zip",
+        "text/plain" => "txt",
+        _ => "bin",
+    }
+}
+
+/// `stem.ext` in `dir`, or `stem-2.ext`, `stem-3.ext`… : the first name no file has yet.
+pub fn free_name(dir: &Path, stem: &str, ext: &str) -> String {
+    (1..1000)
+        .map(|n| if n == 1 { format!("{stem}.{ext}") } else { format!("{stem}-{n}.{ext}") })
+        .find(|name| !dir.join(name).exists())
+        .unwrap_or_else(|| format!("{stem}.{ext}"))
 }
 
 impl SavePrompt {
     /// A prompt for `url`, starting from `file_name` in the current folder.
     pub fn new(url: String, file_name: &str) -> SavePrompt {
-        SavePrompt { url, path: LineInput::new(&format!("./{file_name}")), message: None }
+        SavePrompt { url, path: LineInput::new(&format!("./{file_name}")), message: None, answer: None }
+    }
+
+    /// A prompt for an answer that is a file itself, starting from `file_name`; `from` says
+    /// what it is (`the answer of deepgram speech_speak, 48 KB audio/wav`).
+    pub fn for_answer(from: String, answer: SavedAnswer, file_name: &str) -> SavePrompt {
+        SavePrompt { answer: Some(answer), ..SavePrompt::new(from, file_name) }
     }
 
     pub fn paste(&mut self, text: &str) {
@@ -106,9 +151,15 @@ impl SavePrompt {
             ]),
             Line::from(to),
         ];
-        match &self.message {
-            Some(message) => lines.push(Line::styled(inert(message).into_owned(), theme.error)),
-            None => lines
+        match (&self.message, &self.answer) {
+            (Some(message), _) => lines.push(Line::styled(inert(message).into_owned(), theme.error)),
+            (None, Some(_)) => {
+                lines.push(Line::styled(
+                    "the answer is written as it came; an existing file is never replaced",
+                    theme.muted,
+                ));
+            }
+            (None, None) => lines
                 .push(Line::styled("downloaded without credentials; an existing file is never replaced", theme.muted)),
         }
         frame.render_widget(Paragraph::new(lines).block(block).wrap(Wrap { trim: false }), popup);
@@ -169,7 +220,7 @@ pub async fn download_to(client: reqwest::Client, url: String, path: PathBuf, ca
         }
         Err(e) => Err(e),
     };
-    SaveReport { path, result }
+    SaveReport { path, result, view: None }
 }
 
 async fn fetch(client: &reqwest::Client, url: &str, cap: u64) -> Result<Vec<u8>, String> {

@@ -145,6 +145,34 @@ pub trait ServiceConsole: Sync {
         Vec::new()
     }
 
+    /// The arrays of `op`'s answer whose records together are its rows, when they are more
+    /// than one (Deepgram's models: speech-to-text, then the voices); by default the records
+    /// are where lists conventionally keep them.
+    fn record_arrays(&self, op: &Operation) -> &'static [&'static str] {
+        let _ = op;
+        &[]
+    }
+
+    /// The text fields of `op`'s form typed over several lines (a text to analyze): Enter
+    /// there starts a new line, as in JSON fields.
+    fn text_lines(&self, op: &Operation) -> &'static [&'static str] {
+        let _ = op;
+        &[]
+    }
+
+    /// The view of a file an answer of `op` was saved to (the audio a text-to-speech call
+    /// made: its format and duration), from its content type and bytes.
+    fn saved_view(
+        &self,
+        op: &Operation,
+        content_type: Option<&str>,
+        bytes: &[u8],
+        path: &std::path::Path,
+    ) -> Option<Detail> {
+        let _ = (op, content_type, bytes, path);
+        None
+    }
+
     /// The operation a compose key opens (`ComposeEmail`, `ComposeMime`), when this service
     /// composes messages.
     fn compose(&self, kind: Compose) -> Option<&'static str> {
