@@ -176,6 +176,8 @@ fn mutate(rng: &mut Rng, seed: &[u8]) -> Vec<u8> {
 enum Auth {
     Basic(&'static str, &'static str),
     Bearer(&'static str),
+    /// Deepgram's `Token KEY`.
+    Token(&'static str),
     /// Coinbase's signed `CB-ACCESS-*` headers, added by [`Raw::signed`] once the body is set.
     Coinbase,
 }
@@ -197,6 +199,7 @@ impl<'a> Raw<'a> {
                 format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}")))
             }
             Auth::Bearer(token) => format!("Bearer {token}"),
+            Auth::Token(token) => format!("Token {token}"),
             Auth::Coinbase => String::new(),
         };
         let headers = if authorization.is_empty() {
@@ -762,6 +765,107 @@ async fn coinbase_survives_mutated_orders_transfers_and_queries() {
     )
     .unwrap();
     assert!(audit["funds"].as_array().unwrap().iter().all(|f| f["balanced"] == true), "{audit}");
+    sandbox.shutdown();
+}
+
+const DEEPGRAM: Auth = Auth::Token(credentials::DEEPGRAM_KEY);
+
+/// A seeded project's path, found once the sandbox runs (fuzz targets are plain functions).
+static DEEPGRAM_PROJECT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+fn deepgram_project(rest: &str) -> String {
+    format!("/v1/projects/{}{rest}", DEEPGRAM_PROJECT.get().map_or("none", String::as_str))
+}
+
+/// A tenth of a second of 8 kHz mono 16-bit WAV.
+fn short_wav() -> Vec<u8> {
+    let frames: u32 = 800;
+    let mut out = b"RIFF".to_vec();
+    out.extend_from_slice(&(36 + frames * 2).to_le_bytes());
+    out.extend_from_slice(b"WAVEfmt ");
+    for field in [16u32.to_le_bytes(), [1, 0, 1, 0], 8000u32.to_le_bytes(), 16_000u32.to_le_bytes(), [2, 0, 16, 0]] {
+        out.extend_from_slice(&field);
+    }
+    out.extend_from_slice(b"data");
+    out.extend_from_slice(&(frames * 2).to_le_bytes());
+    for i in 0..frames {
+        out.extend_from_slice(&(((i * 37) % 4000) as i16 - 2000).to_le_bytes());
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deepgram_survives_mutated_audio_json_and_queries() {
+    let sandbox = start().await;
+    let base = sandbox.base_url(Service::Deepgram);
+    let http = reqwest::Client::new();
+    let auth = format!("Token {}", credentials::DEEPGRAM_KEY);
+    let projects = http.get(format!("{base}/v1/projects")).header("authorization", &auth).send().await.unwrap();
+    let projects: serde_json::Value = serde_json::from_slice(&projects.bytes().await.unwrap()).unwrap();
+    DEEPGRAM_PROJECT.get_or_init(|| projects["projects"][0]["project_id"].as_str().unwrap().to_owned());
+    // Speech the simulator made: mutations reach the reading of the text carried in the tones.
+    let spoken = http
+        .post(format!("{base}/v1/speak?encoding=linear16&sample_rate=8000"))
+        .header("authorization", &auth)
+        .header("content-type", "application/json")
+        .body(r#"{"text": "Hi."}"#)
+        .send()
+        .await
+        .unwrap()
+        .bytes()
+        .await
+        .unwrap();
+    let spoken: &'static [u8] = Box::leak(spoken.to_vec().into_boxed_slice());
+    let wav: &'static [u8] = Box::leak(short_wav().into_boxed_slice());
+    let audio: &'static [&'static [u8]] = Box::leak(vec![spoken, wav].into_boxed_slice());
+    let targets = [
+        Target {
+            name: "deepgram_listen_audio",
+            seeds: audio,
+            build: |b| {
+                Raw::new("POST", "/v1/listen?punctuate=true&diarize=true&paragraphs=true&utterances=true", DEEPGRAM)
+                    .body("application/octet-stream", b)
+            },
+        },
+        Target {
+            name: "deepgram_listen_query",
+            seeds: &[
+                b"encoding=linear16&sample_rate=8000&channels=1&multichannel=true&sentiment=true",
+                b"encoding=mulaw&sample_rate=16000&channels=2&language=es&smart_format=true&tag=a&extra=k:v",
+            ],
+            build: |q| Raw::new("POST", with_query("/v1/listen", &q), DEEPGRAM).body("audio/raw", vec![0x7f; 3200]),
+        },
+        Target {
+            name: "deepgram_speak",
+            seeds: &[br#"{"text":"Hello, world. How are you?"}"#, br#"{"text":"\u00e9t\u00e9 \ud83d\ude00"}"#],
+            build: |b| {
+                Raw::new("POST", "/v1/speak?encoding=alaw&container=none&sample_rate=8000", DEEPGRAM)
+                    .body("application/json", b)
+            },
+        },
+        Target {
+            name: "deepgram_read",
+            seeds: &[br#"{"text":"The service was great. I want to cancel my order, though it was not bad."}"#],
+            build: |b| {
+                Raw::new("POST", "/v1/read?sentiment=true&topics=true&intents=true&summarize=true", DEEPGRAM)
+                    .body("application/json", b)
+            },
+        },
+        Target {
+            name: "deepgram_keys_create",
+            seeds: &[
+                br#"{"comment":"fz","scopes":["member"],"tags":["a"],"time_to_live_in_seconds":60}"#,
+                br#"{"comment":"fz","scopes":["usage:read"],"expiration_date":"2099-01-01T00:00:00Z"}"#,
+            ],
+            build: |b| Raw::new("POST", deepgram_project("/keys"), DEEPGRAM).body("application/json", b),
+        },
+        Target {
+            name: "deepgram_usage_query",
+            seeds: &[b"start=2026-10-01&end=2026-11-01&endpoint=listen&diarize=true&tag=prod&accessor=x"],
+            build: |q| Raw::new("GET", with_query(&deepgram_project("/usage"), &q), DEEPGRAM),
+        },
+    ];
+    fuzz(&sandbox, Service::Deepgram, &targets).await;
     sandbox.shutdown();
 }
 
