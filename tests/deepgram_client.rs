@@ -379,3 +379,104 @@ fn opsdeck(args: &[&str], url: &str) -> Output {
         .output()
         .expect("opsdeck runs")
 }
+
+/// What a callback receiver of the test's own got: method, content type, body.
+type Received = std::sync::Arc<std::sync::Mutex<Vec<(String, String, Vec<u8>)>>>;
+
+async fn receiver(status: u16) -> (String, Received) {
+    let received = Received::default();
+    let log = received.clone();
+    let router = Router::new().fallback(move |request: axum::extract::Request| {
+        let log = log.clone();
+        async move {
+            let method = request.method().to_string();
+            let content_type =
+                request.headers().get("content-type").and_then(|v| v.to_str().ok()).unwrap_or_default().to_owned();
+            let body = axum::body::to_bytes(request.into_body(), usize::MAX).await.unwrap().to_vec();
+            log.lock().unwrap().push((method, content_type, body));
+            axum::http::StatusCode::from_u16(status).unwrap()
+        }
+    });
+    (opsdeck::sandbox::serve_loopback(router).await.unwrap(), received)
+}
+
+async fn wait_for(received: &Received, count: usize) -> Vec<(String, String, Vec<u8>)> {
+    for _ in 0..200 {
+        if received.lock().unwrap().len() >= count {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    received.lock().unwrap().clone()
+}
+
+#[tokio::test]
+async fn a_callback_gets_the_result_later_and_the_answer_is_only_its_request_id() {
+    let dg = Deepgram::start().await;
+    let id = dg.project().await;
+    let (url, received) = receiver(200).await;
+    let path = scratch("callback.wav");
+    std::fs::write(&path, tone_wav(1.0, 8000, 1)).unwrap();
+    // Listen: {"request_id"} now, the transcription POSTed to the receiver.
+    let answer = dg
+        .json("transcription_transcribe", &[("file", path.to_str().unwrap()), ("callback", &format!("{url}/listen"))])
+        .await;
+    let request_id = answer["request_id"].as_str().unwrap().to_owned();
+    assert_eq!(answer.as_object().unwrap().len(), 1, "only the request id: {answer}");
+    let got = wait_for(&received, 1).await;
+    let (method, content_type, body) = &got[0];
+    assert_eq!((method.as_str(), content_type.as_str()), ("POST", "application/json"));
+    let result: Value = serde_json::from_slice(body).unwrap();
+    assert_eq!(result["metadata"]["request_id"], request_id.as_str());
+    assert!((result["metadata"]["duration"].as_f64().unwrap() - 1.0).abs() < 0.01);
+    // Speak by PUT: the audio itself, as a WAV.
+    let text = "Sent later.";
+    let spoken = dg
+        .json("speech_speak", &[("text", text), ("callback", &format!("{url}/speak")), ("callback_method", "PUT")])
+        .await;
+    assert!(spoken["request_id"].is_string(), "{spoken}");
+    let got = wait_for(&received, 2).await;
+    let (method, content_type, audio) = &got[1];
+    assert_eq!((method.as_str(), content_type.as_str()), ("PUT", "audio/wav"));
+    assert_eq!(&audio[..4], b"RIFF");
+    // Read: its analysis.
+    dg.json("text_analyze", &[("text", "All good."), ("sentiment", "true"), ("callback", &format!("{url}/read"))])
+        .await;
+    let got = wait_for(&received, 3).await;
+    let analysis: Value = serde_json::from_slice(&got[2].2).unwrap();
+    assert!(analysis["results"]["sentiments"].is_object(), "{analysis}");
+    // Usage counts them, and filters on the callback.
+    let usage = dg.json("usage_get", &[("project_id", &id), ("callback", "true")]).await;
+    let requests: u64 = usage["results"].as_array().unwrap().iter().map(|d| d["requests"].as_u64().unwrap()).sum();
+    let spoken_requests: u64 =
+        usage["results"].as_array().unwrap().iter().map(|d| d["tts"]["requests"].as_u64().unwrap_or(0)).sum();
+    assert_eq!((requests, spoken_requests), (3, 1), "{usage}");
+    // A bad callback URL or method is refused at once, and nothing is counted.
+    let (status, body) = api_error(dg.call("text_analyze", &[("text", "x"), ("callback", "not a url")]).await);
+    assert_eq!((status, body["err_code"].as_str()), (400, Some("INVALID_QUERY_PARAMETER")), "{body}");
+    dg.sandbox.shutdown();
+}
+
+#[tokio::test]
+async fn a_callback_off_this_machine_is_accepted_but_not_sent_and_a_failing_one_is_retried() {
+    let dg = Deepgram::start().await;
+    let control = format!("{}/deepgram/callbacks", dg.sandbox.control_url());
+    let answer = dg.json("text_analyze", &[("text", "Hello."), ("callback", "https://example.com/hook")]).await;
+    assert!(answer["request_id"].is_string(), "accepted as Deepgram accepts it: {answer}");
+    let log: Value =
+        serde_json::from_slice(&dg.http.get(&control).send().await.unwrap().bytes().await.unwrap()).unwrap();
+    let first = &log["callbacks"][0];
+    assert_eq!((first["outcome"].as_str(), first["why"].as_str()), (Some("not sent"), Some("not a loopback URL")));
+    // A receiver answering 500 is tried again 30 s (sandbox time) later.
+    let (url, received) = receiver(500).await;
+    dg.json("text_analyze", &[("text", "Hello."), ("callback", &url)]).await;
+    assert_eq!(wait_for(&received, 1).await.len(), 1);
+    dg.sandbox.clock().advance(30_000);
+    assert_eq!(wait_for(&received, 2).await.len(), 2, "retried after 30 s");
+    let log: Value =
+        serde_json::from_slice(&dg.http.get(&control).send().await.unwrap().bytes().await.unwrap()).unwrap();
+    let latest = &log["callbacks"][0];
+    assert_eq!((latest["attempt"].as_u64(), latest["status"].as_u64()), (Some(2), Some(500)), "{log}");
+    assert_eq!(latest["outcome"], "retrying");
+    dg.sandbox.shutdown();
+}

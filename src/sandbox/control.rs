@@ -283,7 +283,8 @@ async fn index(State(state): State<Arc<ControlState>>) -> Json<serde_json::Value
         "speed": state.clock.speed(),
         "now": clock::rfc3339_ms(state.clock.now_ms()),
         "endpoints": ["GET /requests?service=NAME&limit=N", "POST /reset?service=NAME", "GET|POST|DELETE /faults",
-            "POST /mailgun/incoming", "GET /mailgun/webhooks"],
+            "POST /mailgun/incoming", "GET /mailgun/webhooks", "GET /easypost/webhooks", "GET|POST /coinbase/market",
+            "GET /deepgram/callbacks"],
     }))
 }
 

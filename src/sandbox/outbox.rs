@@ -1,6 +1,6 @@
 //! Webhook POSTs a simulator makes to receivers of the user's (Mailgun's event webhooks,
-//! EasyPost's event notifications): queued on the sandbox clock, retried on the vendor's schedule,
-//! every attempt kept for the control port.
+//! EasyPost's event notifications, Deepgram's callbacks): queued on the sandbox clock, retried on
+//! the vendor's schedule, every attempt kept for the control port.
 //!
 //! The sandbox only ever sends to loopback URLs (`http://127.0.0.1`, `localhost`, `[::1]`), with a
 //! client that follows no redirect and uses no proxy, so a simulator can never be made to send
@@ -114,12 +114,16 @@ pub struct RetryPolicy {
     pub refused: Option<u16>,
 }
 
-/// A POST waiting to be made.
+/// A POST (or PUT) waiting to be made.
 #[derive(Clone, Debug)]
 pub struct Delivery {
     pub id: u64,
     pub url: String,
-    /// Extra headers (signatures, the user's custom headers); the content type is JSON.
+    /// `POST`, or `PUT` where the user asked for it (Deepgram's `callback_method`).
+    pub method: reqwest::Method,
+    /// JSON, or what the body is (Deepgram's speech answer: audio).
+    pub content_type: String,
+    /// Extra headers (signatures, the user's custom headers).
     pub headers: Vec<(String, String)>,
     pub body: Vec<u8>,
     /// 1 for the first try.
@@ -139,15 +143,21 @@ pub struct Attempt {
     /// The answer's status, 0 when there was no answer.
     pub status: u16,
     pub at_ms: i64,
-    /// `delivered`, `rejected`, `retrying` or `failed` (given up).
+    /// `delivered`, `rejected`, `retrying`, `failed` (given up) or `not sent`.
     pub outcome: &'static str,
+    /// Why it was not sent (an URL off this machine), when it was not.
+    pub why: Option<&'static str>,
 }
 
 impl Attempt {
     /// The attempt as the control port lists it, its time written by the vendor's `time` format.
     pub fn to_json(&self, time: impl Fn(i64) -> String) -> Value {
-        json!({"delivery": self.delivery, "url": self.url, "event": self.event, "attempt": self.attempt,
-               "status": self.status, "at": time(self.at_ms), "outcome": self.outcome})
+        let mut attempt = json!({"delivery": self.delivery, "url": self.url, "event": self.event,
+               "attempt": self.attempt, "status": self.status, "at": time(self.at_ms), "outcome": self.outcome});
+        if let Some(why) = self.why {
+            attempt["why"] = json!(why);
+        }
+        attempt
     }
 }
 
@@ -174,10 +184,37 @@ impl Outbox {
         event: String,
         due_ms: i64,
     ) -> u64 {
+        let (method, content_type) = (reqwest::Method::POST, "application/json".to_owned());
+        self.queue_request(Delivery { id: 0, url, method, content_type, headers, body, attempt: 1, due_ms, event })
+    }
+
+    /// Queues `delivery` (its id is given here) unless its URL is one the sandbox does not send
+    /// to: that is logged at once as `not sent`, with why, and never retried. Returns its id.
+    pub fn queue_request(&mut self, mut delivery: Delivery) -> u64 {
         self.next_id += 1;
-        let id = self.next_id;
-        self.queue.insert((due_ms, id), Delivery { id, url, headers, body, attempt: 1, due_ms, event });
-        id
+        delivery.id = self.next_id;
+        if let Some(why) = refusal(&delivery.url) {
+            self.log(Attempt {
+                delivery: delivery.id,
+                url: delivery.url,
+                event: delivery.event,
+                attempt: 1,
+                status: 0,
+                at_ms: delivery.due_ms,
+                outcome: "not sent",
+                why: Some(why),
+            });
+            return self.next_id;
+        }
+        self.queue.insert((delivery.due_ms, delivery.id), delivery);
+        self.next_id
+    }
+
+    fn log(&mut self, attempt: Attempt) {
+        self.attempts.push_back(attempt);
+        while self.attempts.len() > ATTEMPTS_KEPT {
+            self.attempts.pop_front();
+        }
     }
 
     /// Takes the POSTs due by `now_ms` out of the queue.
@@ -200,7 +237,7 @@ impl Outbox {
     /// Records what a POST got back and queues its retry if the vendor would retry.
     pub fn answered(&mut self, mut delivery: Delivery, status: u16, now_ms: i64) -> &'static str {
         let (outcome, retry_at) = self.after_answer(status, delivery.attempt, now_ms);
-        self.attempts.push_back(Attempt {
+        self.log(Attempt {
             delivery: delivery.id,
             url: delivery.url.clone(),
             event: delivery.event.clone(),
@@ -208,10 +245,8 @@ impl Outbox {
             status,
             at_ms: now_ms,
             outcome,
+            why: None,
         });
-        while self.attempts.len() > ATTEMPTS_KEPT {
-            self.attempts.pop_front();
-        }
         if let Some(at) = retry_at {
             delivery.attempt += 1;
             delivery.due_ms = at;
@@ -252,8 +287,10 @@ pub async fn post(http: &reqwest::Client, delivery: &Delivery) -> u16 {
     if !is_loopback_url(&delivery.url) {
         return 0;
     }
-    let mut request =
-        http.post(&delivery.url).header(reqwest::header::CONTENT_TYPE, "application/json").body(delivery.body.clone());
+    let mut request = http
+        .request(delivery.method.clone(), &delivery.url)
+        .header(reqwest::header::CONTENT_TYPE, delivery.content_type.as_str())
+        .body(delivery.body.clone());
     for (name, value) in &delivery.headers {
         request = request.header(name.as_str(), value.as_str());
     }
@@ -314,6 +351,28 @@ mod tests {
         assert_eq!(outbox.pending(), 0);
         let outcomes: Vec<_> = outbox.attempts().map(|a| (a.attempt, a.outcome)).collect();
         assert_eq!(outcomes, [(1, "retrying"), (2, "retrying"), (3, "failed")]);
+    }
+
+    #[test]
+    fn a_url_off_this_machine_is_logged_as_not_sent_and_never_queued() {
+        let mut outbox = Outbox::new(POLICY);
+        let put = Delivery {
+            id: 0,
+            url: "https://example.com/callback".into(),
+            method: reqwest::Method::PUT,
+            content_type: "audio/wav".into(),
+            headers: Vec::new(),
+            body: b"RIFF".to_vec(),
+            attempt: 1,
+            due_ms: 5,
+            event: "speak".into(),
+        };
+        let id = outbox.queue_request(put);
+        assert_eq!(outbox.pending(), 0);
+        let logged: Vec<_> = outbox.attempts().map(|a| a.to_json(|ms| ms.to_string())).collect();
+        assert_eq!(logged.len(), 1);
+        assert_eq!((logged[0]["delivery"].as_u64(), logged[0]["outcome"].as_str()), (Some(id), Some("not sent")));
+        assert_eq!(logged[0]["why"], "not a loopback URL");
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //! the query, the JSON body), routes it, and answers with a `dg-request-id`.
 
 pub mod audio;
+mod callbacks;
 mod errors;
 mod listen;
 mod models;
@@ -27,7 +28,9 @@ use serde_json::{json, Map, Value};
 
 pub use self::errors::DgError;
 use self::state::{Caller, Endpoint, Key, State};
+use super::outbox::Delivery;
 use super::request::{self, Credentials, Query};
+use super::timeline::{self, Due, Engine, Timeline};
 use super::{clock, Platform, SandboxClock, Simulator};
 use crate::catalog::Service;
 
@@ -49,6 +52,8 @@ struct Shared {
     anchor_ms: i64,
     clock: SandboxClock,
     state: Mutex<State>,
+    /// The background task that sends callbacks: its clock, bell, client and stop token.
+    engine: Engine,
 }
 
 impl Shared {
@@ -60,15 +65,50 @@ impl Shared {
 impl DeepgramSimulator {
     pub fn new(platform: &Platform) -> DeepgramSimulator {
         let anchor_ms = platform.clock.now_ms();
-        DeepgramSimulator {
-            shared: Arc::new(Shared {
-                seed: platform.seed,
-                anchor_ms,
-                clock: platform.clock.clone(),
-                state: Mutex::new(seed::seeded(platform.seed, anchor_ms)),
-            }),
+        let shared = Arc::new(Shared {
+            seed: platform.seed,
+            anchor_ms,
+            clock: platform.clock.clone(),
+            state: Mutex::new(seed::seeded(platform.seed, anchor_ms)),
+            engine: Engine::new(platform),
+        });
+        timeline::spawn(&shared);
+        DeepgramSimulator { shared }
+    }
+}
+
+impl Drop for DeepgramSimulator {
+    fn drop(&mut self) {
+        self.shared.engine.stop.cancel();
+    }
+}
+
+impl Timeline for Shared {
+    type Origin = ();
+
+    fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    fn due(&self, now_ms: i64) -> Due<()> {
+        let mut state = self.lock();
+        let posts = state.outbox.due(now_ms).into_iter().map(|d| ((), d)).collect();
+        Due { posts, next_ms: state.outbox.next_due() }
+    }
+
+    fn answered(&self, answers: Vec<((), Delivery, u16)>, at_ms: i64) {
+        let mut state = self.lock();
+        for ((), delivery, status) in answers {
+            state.outbox.answered(delivery, status, at_ms);
         }
     }
+}
+
+/// `GET /deepgram/callbacks` on the control port: the callbacks sent (or not, and why), newest first.
+fn callback_attempts(shared: &Shared) -> Json<Value> {
+    let state = shared.lock();
+    let attempts: Vec<Value> = state.outbox.attempts().rev().map(|a| a.to_json(clock::rfc3339_ms)).collect();
+    Json(json!({"callbacks": attempts, "pending": state.outbox.pending()}))
 }
 
 impl Simulator for DeepgramSimulator {
@@ -82,6 +122,17 @@ impl Simulator for DeepgramSimulator {
             let shared = Arc::clone(&shared);
             async move { entry(&shared, request).await }
         })
+    }
+
+    fn control_router(&self) -> Option<Router> {
+        let shared = Arc::clone(&self.shared);
+        Some(Router::new().route(
+            "/callbacks",
+            axum::routing::get(move || {
+                let shared = Arc::clone(&shared);
+                async move { callback_attempts(&shared) }
+            }),
+        ))
     }
 
     fn reset(&self) {
@@ -133,7 +184,8 @@ async fn entry(shared: &Shared, request: Request) -> Response {
                 read_call(shared, parts.method, parts.uri.path(), parts.uri.query(), parts.headers, bytes, &request_id)
                     .and_then(|mut call| {
                         call.fetched = fetched;
-                        handle(shared, &call)
+                        let callback = callback_of(&call)?;
+                        handle(shared, &call).map(|response| (response, callback, call.now_ms))
                     })
             }
             Err(e) => Err(e),
@@ -141,13 +193,45 @@ async fn entry(shared: &Shared, request: Request) -> Response {
         Err(_) => Err(DgError::legacy(StatusCode::PAYLOAD_TOO_LARGE, "PAYLOAD_TOO_LARGE", "Payload too large.")),
     };
     let mut response = match result {
-        Ok(response) => response,
+        Ok((response, None, _)) => response,
+        Ok((response, Some((callback, event)), now_ms)) => {
+            defer(shared, response, callback, event, now_ms, &request_id).await
+        }
         Err(e) => e.with_request_id(&request_id).into_response(),
     };
     if let Ok(value) = HeaderValue::from_str(&request_id) {
         response.headers_mut().insert("dg-request-id", value);
     }
     response
+}
+
+/// The callback an asynchronous request (listen, speak, read) asks for, with what it is for.
+fn callback_of(call: &Call) -> Result<Option<(callbacks::Callback, &'static str)>, DgError> {
+    let event = match (call.method.as_str(), call.segments.iter().map(String::as_str).collect::<Vec<_>>().as_slice()) {
+        ("POST", ["v1", "listen"]) => "listen",
+        ("POST", ["v1", "speak"]) => "speak",
+        ("POST", ["v1", "read"]) => "read",
+        _ => return Ok(None),
+    };
+    Ok(callbacks::asked(&call.query)?.map(|callback| (callback, event)))
+}
+
+/// Sends `result` to its callback later and answers `{"request_id"}` now, as Deepgram does.
+async fn defer(
+    shared: &Shared,
+    result: Response,
+    callback: callbacks::Callback,
+    event: &str,
+    now_ms: i64,
+    request_id: &str,
+) -> Response {
+    let content_type =
+        result.headers().get("content-type").and_then(|v| v.to_str().ok()).unwrap_or("application/json").to_owned();
+    // The result was made here, in memory: its size is bounded by what the handler makes.
+    let body = to_bytes(result.into_body(), usize::MAX).await.map(|b| b.to_vec()).unwrap_or_default();
+    shared.lock().outbox.queue_request(callback.delivery(body, content_type, event, now_ms));
+    shared.engine.ring();
+    Json(json!({"request_id": request_id})).into_response()
 }
 
 fn read_call(
@@ -671,7 +755,8 @@ fn transcribe(state: &mut State, call: &Call) -> Result<Response, DgError> {
             model: options.model.canonical_name,
             accessor: accessor(&call.caller),
             tags: options.tags.iter().map(|t| t.as_str().into()).collect(),
-            features: state::Features::of(options.features.iter().map(String::as_str)),
+            features: state::Features::of(options.features.iter().map(String::as_str))
+                .with(callbacks::features(&call.query)),
             requests: 1,
             audio_seconds: info.duration_s,
             characters: 0,
@@ -734,7 +819,7 @@ fn speak(state: &mut State, call: &Call) -> Result<Response, DgError> {
             model: model.canonical_name,
             accessor: accessor(&call.caller),
             tags: call.query.all("tag").map(Into::into).collect(),
-            features: state::Features::default(),
+            features: callbacks::features(&call.query),
             requests: 1,
             audio_seconds: 0.0,
             characters: characters as u64,
@@ -833,7 +918,7 @@ fn analyze(state: &mut State, call: &Call) -> Result<Response, DgError> {
             model: "read",
             accessor: accessor(&call.caller),
             tags: call.query.all("tag").map(Into::into).collect(),
-            features: used,
+            features: used.with(callbacks::features(&call.query)),
             requests: 1,
             audio_seconds: 0.0,
             characters: 0,

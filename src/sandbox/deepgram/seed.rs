@@ -64,10 +64,11 @@ pub fn seeded(seed: u64, anchor_ms: i64) -> State {
             let at = anchor_ms - day * DAY_MS + 12 * 3_600_000;
             let requests = (rng.range(40, 160) as u64) * scale;
             let audio_seconds = requests as f64 * f64::from(u32::try_from(rng.range(30, 240)).unwrap_or(60));
+            let &model = rng.pick(&models);
             usage.push_back(Usage {
                 at_ms: at,
                 endpoint: Endpoint::Listen,
-                model: *rng.pick(&models),
+                model,
                 accessor: String::new(),
                 tags: Box::new(["prod".into()]),
                 features: if day % 2 == 0 {

@@ -10,6 +10,7 @@ use axum::http::StatusCode;
 use super::errors::DgError;
 use crate::sandbox::credentials;
 use crate::sandbox::ids::Ids;
+use crate::sandbox::outbox::Outbox;
 
 /// Caps on what is kept (README lists them).
 pub mod caps {
@@ -156,6 +157,11 @@ impl Features {
         )
     }
 
+    /// These features and `other`'s.
+    pub fn with(self, other: Features) -> Features {
+        Features(self.0 | other.0)
+    }
+
     pub fn contains_all(self, wanted: Features) -> bool {
         self.0 & wanted.0 == wanted.0
     }
@@ -202,11 +208,13 @@ pub enum Caller {
 pub struct State {
     pub projects: Vec<Project>,
     pub ids: Ids,
+    /// Results of asynchronous requests on their way to their `callback` URLs.
+    pub outbox: Outbox,
 }
 
 impl State {
     pub fn new(seed: u64) -> State {
-        State { projects: Vec::new(), ids: Ids::new(seed, 0xD6) }
+        State { projects: Vec::new(), ids: Ids::new(seed, 0xD6), outbox: Outbox::new(super::callbacks::RETRY) }
     }
 
     /// The caller a `Token` names, refusing an unknown or expired key as Deepgram does.
