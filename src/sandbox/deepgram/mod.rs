@@ -323,6 +323,14 @@ fn message(text: &str) -> Result<Response, DgError> {
 
 fn handle(shared: &Shared, call: &Call) -> Result<Response, DgError> {
     let segs: Vec<&str> = call.segments.iter().map(String::as_str).collect();
+    // Audio and text work (decoding, speaking, analysing) runs without the state's lock, so
+    // one long upload holds up no other request.
+    match (call.method.as_str(), segs.as_slice()) {
+        ("POST", ["v1", "listen"]) => return transcribe(shared, call),
+        ("POST", ["v1", "speak"]) => return speak(shared, call),
+        ("POST", ["v1", "read"]) => return analyze(shared, call),
+        _ => {}
+    }
     let mut guard = shared.lock();
     let state = &mut *guard;
     let ok = |value: Value| Ok(Json(value).into_response());
@@ -455,9 +463,6 @@ fn handle(shared: &Shared, call: &Call) -> Result<Response, DgError> {
             }
             models::by_uuid(model_id).map_or_else(|| Err(DgError::not_found("model")), ok)
         }
-        ("POST", ["v1", "listen"]) => transcribe(state, call),
-        ("POST", ["v1", "speak"]) => speak(state, call),
-        ("POST", ["v1", "read"]) => analyze(state, call),
         _ => Err(DgError::modern(
             StatusCode::NOT_FOUND,
             "NOT_FOUND",
@@ -704,17 +709,19 @@ fn usage_summary(state: &State, index: usize, query: &Query, now_ms: i64) -> Res
     }))
 }
 
-fn require_usage_write(state: &State, call: &Call) -> Result<usize, DgError> {
-    let project = billed_project(state, &call.caller)?;
+/// The id of the project a listen, speak or read is billed to, if the caller may make one.
+fn require_usage_write(shared: &Shared, call: &Call) -> Result<String, DgError> {
+    let state = shared.lock();
+    let project = billed_project(&state, &call.caller)?;
     if !state::grants(&state.scopes(&call.caller, project), "usage:write") {
         return Err(DgError::insufficient_permissions());
     }
-    Ok(project)
+    Ok(state.projects[project].id.clone())
 }
 
 /// `POST /v1/listen`: raw audio bytes, or `{"url"}` fetched from loopback.
-fn transcribe(state: &mut State, call: &Call) -> Result<Response, DgError> {
-    let project = require_usage_write(state, call)?;
+fn transcribe(shared: &Shared, call: &Call) -> Result<Response, DgError> {
+    let project = require_usage_write(shared, call)?;
     let options = listen::options(&call.query)?;
     let is_json = request::content_type(&call.headers).starts_with("application/json");
     if is_json && !call.fetched {
@@ -747,8 +754,8 @@ fn transcribe(state: &mut State, call: &Call) -> Result<Response, DgError> {
     )?;
     let created = clock::rfc3339_ms(call.now_ms);
     let answer = listen::response(&info, &call.body, &options, &call.request_id, &created);
-    state.record(
-        project,
+    shared.lock().record(
+        &project,
         state::Usage {
             at_ms: call.now_ms,
             endpoint: Endpoint::Listen,
@@ -768,8 +775,8 @@ fn transcribe(state: &mut State, call: &Call) -> Result<Response, DgError> {
 }
 
 /// `POST /v1/speak`: real audio of the text, in the asked encoding and container.
-fn speak(state: &mut State, call: &Call) -> Result<Response, DgError> {
-    let project = require_usage_write(state, call)?;
+fn speak(shared: &Shared, call: &Call) -> Result<Response, DgError> {
+    let project = require_usage_write(shared, call)?;
     let body = call.json()?;
     let text = match body.get("text") {
         Some(Value::String(text)) => text.clone(),
@@ -811,8 +818,8 @@ fn speak(state: &mut State, call: &Call) -> Result<Response, DgError> {
     let spoken =
         audio::speak(&text, encoding, call.query.get("container").filter(|v| !v.is_empty()), sample_rate, speed)
             .map_err(|audio::UnsupportedFormat(why)| DgError::invalid_query(why))?;
-    state.record(
-        project,
+    shared.lock().record(
+        &project,
         state::Usage {
             at_ms: call.now_ms,
             endpoint: Endpoint::Speak,
@@ -843,8 +850,8 @@ fn speak(state: &mut State, call: &Call) -> Result<Response, DgError> {
 }
 
 /// `POST /v1/read`: exactly one of `text` or `url` (a `text/plain` body is the text).
-fn analyze(state: &mut State, call: &Call) -> Result<Response, DgError> {
-    let project = require_usage_write(state, call)?;
+fn analyze(shared: &Shared, call: &Call) -> Result<Response, DgError> {
+    let project = require_usage_write(shared, call)?;
     let content_type = request::content_type(&call.headers);
     let text = if call.fetched || content_type.starts_with("text/plain") {
         String::from_utf8(call.body.to_vec()).map_err(|_| DgError::bad_request("The text is not valid UTF-8."))?
@@ -910,8 +917,8 @@ fn analyze(state: &mut State, call: &Call) -> Result<Response, DgError> {
         }
     }
     let used = state::Features::of(["sentiment", "summarize", "topics", "intents"].into_iter().filter(|f| flag(f)));
-    state.record(
-        project,
+    shared.lock().record(
+        &project,
         state::Usage {
             at_ms: call.now_ms,
             endpoint: Endpoint::Read,

@@ -296,9 +296,11 @@ impl State {
         Ok(())
     }
 
-    /// Records one request's usage on a project, keeping the newest [`caps::USAGE`].
-    pub fn record(&mut self, index: usize, usage: Usage) {
-        let log = &mut self.projects[index].usage;
+    /// Records one request's usage on the project `id`, keeping the newest [`caps::USAGE`]. A
+    /// project deleted while the request ran takes its usage with it.
+    pub fn record(&mut self, id: &str, usage: Usage) {
+        let Some(project) = self.projects.iter_mut().find(|p| p.id == id) else { return };
+        let log = &mut project.usage;
         log.push_back(usage);
         while log.len() > caps::USAGE {
             log.pop_front();
