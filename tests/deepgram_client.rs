@@ -80,32 +80,6 @@ fn invalid(result: Result<Response, CallError>) -> String {
     }
 }
 
-/// A WAV of `seconds` of a tone, 16-bit PCM, written here byte by byte.
-fn tone_wav(seconds: f64, rate: u32, channels: u16) -> Vec<u8> {
-    let frames = (seconds * f64::from(rate)) as u32;
-    let data_len = frames * u32::from(channels) * 2;
-    let mut out = Vec::new();
-    out.extend_from_slice(b"RIFF");
-    out.extend_from_slice(&(36 + data_len).to_le_bytes());
-    out.extend_from_slice(b"WAVEfmt ");
-    out.extend_from_slice(&16u32.to_le_bytes());
-    out.extend_from_slice(&1u16.to_le_bytes());
-    out.extend_from_slice(&channels.to_le_bytes());
-    out.extend_from_slice(&rate.to_le_bytes());
-    out.extend_from_slice(&(rate * u32::from(channels) * 2).to_le_bytes());
-    out.extend_from_slice(&(channels * 2).to_le_bytes());
-    out.extend_from_slice(&16u16.to_le_bytes());
-    out.extend_from_slice(b"data");
-    out.extend_from_slice(&data_len.to_le_bytes());
-    for i in 0..frames {
-        let sample = ((f64::from(i) * 330.0 * std::f64::consts::TAU / f64::from(rate)).sin() * 6000.0) as i16;
-        for _ in 0..channels {
-            out.extend_from_slice(&sample.to_le_bytes());
-        }
-    }
-    out
-}
-
 /// The format fields of a WAV header: (format tag, channels, sample rate, bits, data bytes).
 fn wav_header(bytes: &[u8]) -> (u16, u16, u32, u16, u32) {
     assert_eq!(&bytes[0..4], b"RIFF");
@@ -195,7 +169,7 @@ async fn projects_keys_members_balances_and_models_through_the_client() {
 async fn a_wav_made_here_is_transcribed_from_a_file_and_from_a_loopback_url_and_counted_once() {
     let dg = Deepgram::start().await;
     let id = dg.project().await;
-    let wav = tone_wav(2.5, 22_050, 2);
+    let wav = common::tone_wav(2.5, 22_050, 2);
     let path = scratch("tone.wav");
     std::fs::write(&path, &wav).unwrap();
     let before = dg.requests_today(&id, "listen").await;
@@ -318,7 +292,7 @@ async fn bad_input_is_refused_with_a_clear_message_and_changes_nothing() {
     let message = invalid(dg.call("transcription_transcribe", &[]).await);
     assert!(message.contains("give url or file"), "{message}");
     let wav = scratch("both.wav");
-    std::fs::write(&wav, tone_wav(0.5, 8000, 1)).unwrap();
+    std::fs::write(&wav, common::tone_wav(0.5, 8000, 1)).unwrap();
     let both = [("url", "http://127.0.0.1:1/a.wav"), ("file", wav.to_str().unwrap())];
     assert!(invalid(dg.call("transcription_transcribe", &both).await).contains("not both"));
     assert!(invalid(dg.call("text_analyze", &[]).await).contains("give text or url"));
@@ -416,7 +390,7 @@ async fn a_callback_gets_the_result_later_and_the_answer_is_only_its_request_id(
     let id = dg.project().await;
     let (url, received) = receiver(200).await;
     let path = scratch("callback.wav");
-    std::fs::write(&path, tone_wav(1.0, 8000, 1)).unwrap();
+    std::fs::write(&path, common::tone_wav(1.0, 8000, 1)).unwrap();
     // Listen: {"request_id"} now, the transcription POSTed to the receiver.
     let answer = dg
         .json("transcription_transcribe", &[("file", path.to_str().unwrap()), ("callback", &format!("{url}/listen"))])

@@ -19,6 +19,8 @@ use opsdeck::sandbox::{self, credentials, Sandbox};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
+mod common;
+
 /// Mutated requests per target. Sized so the whole file stays well under a minute in a debug
 /// build on two cores.
 fn iterations() -> u64 {
@@ -777,23 +779,6 @@ fn deepgram_project(rest: &str) -> String {
     format!("/v1/projects/{}{rest}", DEEPGRAM_PROJECT.get().map_or("none", String::as_str))
 }
 
-/// A tenth of a second of 8 kHz mono 16-bit WAV.
-fn short_wav() -> Vec<u8> {
-    let frames: u32 = 800;
-    let mut out = b"RIFF".to_vec();
-    out.extend_from_slice(&(36 + frames * 2).to_le_bytes());
-    out.extend_from_slice(b"WAVEfmt ");
-    for field in [16u32.to_le_bytes(), [1, 0, 1, 0], 8000u32.to_le_bytes(), 16_000u32.to_le_bytes(), [2, 0, 16, 0]] {
-        out.extend_from_slice(&field);
-    }
-    out.extend_from_slice(b"data");
-    out.extend_from_slice(&(frames * 2).to_le_bytes());
-    for i in 0..frames {
-        out.extend_from_slice(&(((i * 37) % 4000) as i16 - 2000).to_le_bytes());
-    }
-    out
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deepgram_survives_mutated_audio_json_and_queries() {
     let sandbox = start().await;
@@ -816,7 +801,7 @@ async fn deepgram_survives_mutated_audio_json_and_queries() {
         .await
         .unwrap();
     let spoken: &'static [u8] = Box::leak(spoken.to_vec().into_boxed_slice());
-    let wav: &'static [u8] = Box::leak(short_wav().into_boxed_slice());
+    let wav: &'static [u8] = Box::leak(common::tone_wav(0.1, 8000, 1).into_boxed_slice());
     let audio: &'static [&'static [u8]] = Box::leak(vec![spoken, wav].into_boxed_slice());
     let targets = [
         Target {

@@ -12,6 +12,8 @@ use opsdeck::catalog::Service;
 use opsdeck::tui::app::{Focus, Popup};
 use opsdeck::tui::harness::Harness;
 
+mod common;
+
 /// The Deepgram tab with its projects listed (the first resource), the browser focused.
 async fn deepgram() -> Harness {
     let mut h = Harness::new().await;
@@ -29,31 +31,6 @@ fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("opsdeck-dg-{}-{nanos}-{name}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     dir
-}
-
-/// A mono 16-bit PCM WAV of `seconds` of a 440 Hz tone at `rate`, written by hand.
-fn wav(seconds: f64, rate: u32) -> Vec<u8> {
-    let samples = (seconds * f64::from(rate)) as u32;
-    let data = samples * 2;
-    let mut out = Vec::new();
-    out.extend_from_slice(b"RIFF");
-    out.extend_from_slice(&(36 + data).to_le_bytes());
-    out.extend_from_slice(b"WAVEfmt ");
-    out.extend_from_slice(&16u32.to_le_bytes());
-    out.extend_from_slice(&1u16.to_le_bytes());
-    out.extend_from_slice(&1u16.to_le_bytes());
-    out.extend_from_slice(&rate.to_le_bytes());
-    out.extend_from_slice(&(rate * 2).to_le_bytes());
-    out.extend_from_slice(&2u16.to_le_bytes());
-    out.extend_from_slice(&16u16.to_le_bytes());
-    out.extend_from_slice(b"data");
-    out.extend_from_slice(&data.to_le_bytes());
-    for i in 0..samples {
-        let t = f64::from(i) / f64::from(rate);
-        let v = ((t * 440.0 * std::f64::consts::TAU).sin() * 8000.0) as i16;
-        out.extend_from_slice(&v.to_le_bytes());
-    }
-    out
 }
 
 /// Moves the browser's cursor to the first row whose record holds `text`.
@@ -199,7 +176,7 @@ async fn a_wav_made_here_is_transcribed_with_its_duration_and_a_transcript() {
     let mut h = deepgram().await;
     let dir = scratch("transcribe");
     let path = dir.join("tone.wav");
-    std::fs::write(&path, wav(1.5, 16_000)).unwrap();
+    std::fs::write(&path, common::tone_wav(1.5, 16_000, 1)).unwrap();
     form(&mut h, "transcription_transcribe", &[("file", &path.display().to_string()), ("paragraphs", "true")]);
     h.keys("<C-s>");
     h.settle().await;
@@ -336,8 +313,8 @@ async fn deleting_a_project_restates_its_cascade_and_sends_nothing_before_yes() 
 async fn file_fields_complete_paths_with_tab_in_any_service() {
     let mut h = deepgram().await;
     let dir = scratch("complete");
-    std::fs::write(dir.join("speech-one.wav"), wav(0.2, 8000)).unwrap();
-    std::fs::write(dir.join("speech-two.wav"), wav(0.2, 8000)).unwrap();
+    std::fs::write(dir.join("speech-one.wav"), common::tone_wav(0.2, 8000, 1)).unwrap();
+    std::fs::write(dir.join("speech-two.wav"), common::tone_wav(0.2, 8000, 1)).unwrap();
     std::fs::write(dir.join("notes.txt"), "x").unwrap();
     std::fs::create_dir_all(dir.join("nested")).unwrap();
     h.keys(":deepgram transcription_transcribe<Enter>");

@@ -277,9 +277,12 @@ pub(super) static OPERATIONS: &[Operation] = &[
             Param::query("model", "voice, e.g. aura-2-thalia-en or aura-asteria-en").default("aura-asteria-en"),
             // The default encoding is unconfirmed (mp3 per the spec and format table, linear16 per
             // one docs box); mp3 is taken.
-            Param::query("encoding", "audio encoding (the sandbox makes linear16, mulaw and alaw; given none, linear16 WAV)")
-                .one_of(&["linear16", "mulaw", "alaw", "mp3", "opus", "flac", "aac"])
-                .default("mp3"),
+            Param::query(
+                "encoding",
+                "audio encoding (the sandbox makes linear16, mulaw and alaw; given none, linear16 WAV)",
+            )
+            .one_of(&["linear16", "mulaw", "alaw", "mp3", "opus", "flac", "aac"])
+            .default("mp3"),
             Param::query("container", "wav for linear16/mulaw/alaw, ogg for opus, none for bare audio")
                 .one_of(&["wav", "ogg", "none"]),
             Param::query("sample_rate", "Hz, e.g. 8000, 16000, 24000, 48000 (per encoding)")

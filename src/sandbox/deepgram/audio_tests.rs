@@ -2,39 +2,11 @@
 //! and hostile bytes.
 
 use super::*;
-
-/// A WAV written by hand, independently of `wav_file`: 16-bit PCM, interleaved.
-fn sine_wav(seconds: f64, rate: u32, channels: u16) -> Vec<u8> {
-    let frames = (seconds * f64::from(rate)).round() as usize;
-    let mut data = Vec::with_capacity(frames * usize::from(channels) * 2);
-    for i in 0..frames {
-        let t = i as f64 / f64::from(rate);
-        for c in 0..channels {
-            let f = 440.0 * f64::from(c + 1);
-            let s = ((2.0 * PI * f * t).sin() * 12000.0) as i16;
-            data.extend_from_slice(&s.to_le_bytes());
-        }
-    }
-    let mut out = Vec::new();
-    out.extend_from_slice(b"RIFF");
-    out.extend_from_slice(&(36 + data.len() as u32).to_le_bytes());
-    out.extend_from_slice(b"WAVEfmt ");
-    out.extend_from_slice(&16u32.to_le_bytes());
-    out.extend_from_slice(&1u16.to_le_bytes());
-    out.extend_from_slice(&channels.to_le_bytes());
-    out.extend_from_slice(&rate.to_le_bytes());
-    out.extend_from_slice(&(rate * 2 * u32::from(channels)).to_le_bytes());
-    out.extend_from_slice(&(2 * channels).to_le_bytes());
-    out.extend_from_slice(&16u16.to_le_bytes());
-    out.extend_from_slice(b"data");
-    out.extend_from_slice(&(data.len() as u32).to_le_bytes());
-    out.extend_from_slice(&data);
-    out
-}
+use crate::sandbox::deepgram::test_wav::tone_wav;
 
 #[test]
 fn a_hand_written_wav_reports_its_own_duration_channels_and_rate() {
-    let wav = sine_wav(3.5, 16000, 2);
+    let wav = tone_wav(3.5, 16000, 2);
     let info = inspect(&wav, None, None, None).expect("a valid WAV");
     assert!((info.duration_s - 3.5).abs() < 1e-9, "{}", info.duration_s);
     assert_eq!(info.channels, 2);
@@ -209,7 +181,7 @@ fn garbage_empty_and_truncated_audio_is_undecodable_never_a_panic() {
         assert!(inspect(&b, None, None, None).is_err());
     }
     // Every truncation of a real WAV and of speak's output: an answer or a refusal.
-    let wav = sine_wav(0.05, 8000, 1);
+    let wav = tone_wav(0.05, 8000, 1);
     for cut in 0..wav.len() {
         if let Ok(info) = inspect(&wav[..cut], None, None, None) {
             assert!(info.duration_s <= 0.05 + 1e-9);
@@ -254,7 +226,7 @@ fn mp3_and_ogg_garbage_is_undecodable() {
 fn audio_past_two_hours_is_refused_and_headers_do_not_lie_about_length() {
     // A WAV whose header claims 3 hours of 8 kHz mono (its data is 1 s): the decoded frames
     // count, so it is 1 s long.
-    let mut wav = sine_wav(1.0, 8000, 1);
+    let mut wav = tone_wav(1.0, 8000, 1);
     let claimed = (3 * 3600 * 8000 * 2u32).to_le_bytes();
     wav[40..44].copy_from_slice(&claimed);
     if let Ok(info) = inspect(&wav, None, None, None) {

@@ -15,6 +15,8 @@ mod seed;
 mod state;
 
 #[cfg(test)]
+pub(crate) mod test_wav;
+#[cfg(test)]
 mod tests;
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};

@@ -7,6 +7,7 @@ use axum::http::{Request, StatusCode};
 use serde_json::{json, Value};
 use tower::ServiceExt;
 
+use super::test_wav::tone_wav;
 use super::DeepgramSimulator;
 use crate::sandbox::{credentials, Platform, SandboxClock, Simulator};
 
@@ -250,32 +251,6 @@ impl Sim {
         let (status, _, bytes) = self.raw("POST", path, content_type, body).await;
         (status, serde_json::from_slice(&bytes).unwrap_or_else(|_| json!(String::from_utf8_lossy(&bytes))))
     }
-}
-
-/// A WAV of `seconds` of a 440 Hz tone, written here byte by byte: 16-bit PCM.
-fn tone_wav(seconds: f64, rate: u32, channels: u16) -> Vec<u8> {
-    let frames = (seconds * f64::from(rate)) as u32;
-    let data_len = frames * u32::from(channels) * 2;
-    let mut out = Vec::new();
-    out.extend_from_slice(b"RIFF");
-    out.extend_from_slice(&(36 + data_len).to_le_bytes());
-    out.extend_from_slice(b"WAVEfmt ");
-    out.extend_from_slice(&16u32.to_le_bytes());
-    out.extend_from_slice(&1u16.to_le_bytes());
-    out.extend_from_slice(&channels.to_le_bytes());
-    out.extend_from_slice(&rate.to_le_bytes());
-    out.extend_from_slice(&(rate * u32::from(channels) * 2).to_le_bytes());
-    out.extend_from_slice(&(channels * 2).to_le_bytes());
-    out.extend_from_slice(&16u16.to_le_bytes());
-    out.extend_from_slice(b"data");
-    out.extend_from_slice(&data_len.to_le_bytes());
-    for i in 0..frames {
-        let sample = ((f64::from(i) * 440.0 * std::f64::consts::TAU / f64::from(rate)).sin() * 8000.0) as i16;
-        for _ in 0..channels {
-            out.extend_from_slice(&sample.to_le_bytes());
-        }
-    }
-    out
 }
 
 #[tokio::test]

@@ -1,6 +1,8 @@
 use super::*;
 use serde_json::json;
 
+use crate::sandbox::deepgram::test_wav::tone_wav;
+
 fn op(name: &str) -> &'static Operation {
     Service::Deepgram.operation(name).unwrap()
 }
@@ -13,32 +15,14 @@ fn values(pairs: &[(&str, &str)]) -> Values {
     pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect()
 }
 
-/// A 16-bit PCM WAV header for `data` bytes of samples.
-fn wav_header(rate: u32, channels: u16, data: u32) -> Vec<u8> {
-    let mut out = b"RIFF".to_vec();
-    out.extend_from_slice(&(36 + data).to_le_bytes());
-    out.extend_from_slice(b"WAVEfmt ");
-    out.extend_from_slice(&16u32.to_le_bytes());
-    out.extend_from_slice(&1u16.to_le_bytes());
-    out.extend_from_slice(&channels.to_le_bytes());
-    out.extend_from_slice(&rate.to_le_bytes());
-    out.extend_from_slice(&(rate * u32::from(channels) * 2).to_le_bytes());
-    out.extend_from_slice(&(channels * 2).to_le_bytes());
-    out.extend_from_slice(&16u16.to_le_bytes());
-    out.extend_from_slice(b"data");
-    out.extend_from_slice(&data.to_le_bytes());
-    out.resize(out.len() + data as usize, 0);
-    out
-}
-
 #[test]
 fn audio_reads_as_format_rate_channels_and_duration() {
-    let wav = wav_header(24_000, 1, 48_000 * 3);
+    let wav = tone_wav(3.0, 24_000, 1);
     let facts = audio_facts(Some("audio/wav"), &wav);
     assert_eq!(facts.format, "WAV, linear16 PCM");
     assert_eq!((facts.sample_rate, facts.channels, facts.bits), (Some(24_000), Some(1), Some(16)));
     assert!((facts.duration.unwrap() - 3.0).abs() < 1e-9);
-    let stereo = audio_facts(None, &wav_header(8000, 2, 32_000));
+    let stereo = audio_facts(None, &tone_wav(1.0, 8000, 2));
     assert!((stereo.duration.unwrap() - 1.0).abs() < 1e-9, "{stereo:?}");
 
     // Bare audio: the rate its content type names; compressed audio: the format alone.
