@@ -8,7 +8,6 @@
 use axum::http::Method;
 
 use super::errors::DgError;
-use super::state::Features;
 use crate::sandbox::outbox::{Delivery, RetryPolicy};
 use crate::sandbox::request::Query;
 
@@ -62,10 +61,4 @@ pub fn asked(query: &Query) -> Result<Option<Callback>, DgError> {
         }
     };
     Ok(Some(Callback { url: parsed.to_string(), method }))
-}
-
-/// The usage features a request's callback parameters count as (`callback=true` filters).
-pub fn features(query: &Query) -> Features {
-    let given = |name: &str| query.get(name).is_some_and(|v| !v.trim().is_empty());
-    Features::of(["callback", "callback_method"].into_iter().filter(|name| given(name)))
 }

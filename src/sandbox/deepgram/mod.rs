@@ -207,6 +207,12 @@ async fn entry(shared: &Shared, request: Request) -> Response {
     response
 }
 
+/// The usage features a request's callback parameters count as (`callback=true` filters).
+fn callback_features(query: &Query) -> state::Features {
+    let given = |name: &str| query.get(name).is_some_and(|v| !v.trim().is_empty());
+    state::Features::of(["callback", "callback_method"].into_iter().filter(|name| given(name)))
+}
+
 /// The callback an asynchronous request (listen, speak, read) asks for, with what it is for.
 fn callback_of(call: &Call) -> Result<Option<(callbacks::Callback, &'static str)>, DgError> {
     let event = match (call.method.as_str(), call.segments.iter().map(String::as_str).collect::<Vec<_>>().as_slice()) {
@@ -765,7 +771,7 @@ fn transcribe(shared: &Shared, call: &Call) -> Result<Response, DgError> {
             accessor: accessor(&call.caller),
             tags: options.tags.iter().map(|t| t.as_str().into()).collect(),
             features: state::Features::of(options.features.iter().map(String::as_str))
-                .with(callbacks::features(&call.query)),
+                .with(callback_features(&call.query)),
             requests: 1,
             audio_seconds: info.duration_s,
             characters: 0,
@@ -828,7 +834,7 @@ fn speak(shared: &Shared, call: &Call) -> Result<Response, DgError> {
             model: model.canonical_name,
             accessor: accessor(&call.caller),
             tags: call.query.all("tag").map(Into::into).collect(),
-            features: callbacks::features(&call.query),
+            features: callback_features(&call.query),
             requests: 1,
             audio_seconds: 0.0,
             characters: characters as u64,
@@ -927,7 +933,7 @@ fn analyze(shared: &Shared, call: &Call) -> Result<Response, DgError> {
             model: "read",
             accessor: accessor(&call.caller),
             tags: call.query.all("tag").map(Into::into).collect(),
-            features: used.with(callbacks::features(&call.query)),
+            features: used.with(callback_features(&call.query)),
             requests: 1,
             audio_seconds: 0.0,
             characters: 0,
