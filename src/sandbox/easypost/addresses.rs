@@ -143,22 +143,38 @@ pub fn text<'a>(fields: &'a Map<String, Value>, name: &str) -> &'a str {
 /// Which checks a `verify` / `verify_strict` value asks for: `true`, a list of `delivery` and
 /// `zip4`, or one name; `None` for `false` or absent.
 pub fn checks(value: Option<&Value>, field: &str) -> Result<Option<Vec<&'static str>>, EpError> {
-    let named = |name: &str| match name.trim().to_ascii_lowercase().as_str() {
-        "delivery" => Ok("delivery"),
-        "zip4" => Ok("zip4"),
-        "true" => Ok("delivery"),
-        other => Err(EpError::invalid(field, format!("unknown verification {other:?}: use delivery or zip4"))),
+    // `true` (also inside a list: `[true]`, as the Ruby SDK sends it and EasyPost answers 201 with
+    // both checks) asks for every check.
+    let named = |name: &str| -> Result<Vec<&'static str>, EpError> {
+        match name.trim().to_ascii_lowercase().as_str() {
+            "delivery" => Ok(vec!["delivery"]),
+            "zip4" => Ok(vec!["zip4"]),
+            "true" => Ok(vec!["delivery", "zip4"]),
+            "false" | "" => Ok(Vec::new()),
+            other => Err(EpError::invalid(field, format!("unknown verification {other:?}: use delivery or zip4"))),
+        }
+    };
+    let listed = |names: Vec<Vec<&'static str>>| {
+        let mut out: Vec<&'static str> = Vec::new();
+        for name in names.into_iter().flatten() {
+            if !out.contains(&name) {
+                out.push(name);
+            }
+        }
+        (!out.is_empty()).then_some(out)
     };
     Ok(match value {
         None | Some(Value::Null) | Some(Value::Bool(false)) => None,
         Some(Value::Bool(true)) => Some(vec!["delivery", "zip4"]),
-        Some(Value::String(s)) if s.eq_ignore_ascii_case("false") => None,
-        Some(Value::String(s)) if s.eq_ignore_ascii_case("true") => Some(vec!["delivery", "zip4"]),
-        Some(Value::String(s)) => Some(s.split(',').map(named).collect::<Result<_, _>>()?),
-        Some(Value::Array(items)) => Some(
+        Some(Value::String(s)) => listed(s.split(',').map(named).collect::<Result<_, _>>()?),
+        Some(Value::Array(items)) => listed(
             items
                 .iter()
-                .map(|i| i.as_str().map_or_else(|| Err(EpError::invalid(field, "must list delivery or zip4")), named))
+                .map(|i| match i {
+                    Value::Bool(b) => named(if *b { "true" } else { "false" }),
+                    Value::String(s) => named(s),
+                    _ => Err(EpError::invalid(field, "must list delivery or zip4")),
+                })
                 .collect::<Result<_, _>>()?,
         ),
         Some(_) => return Err(EpError::invalid(field, "must be true or a list of delivery and zip4")),
@@ -268,6 +284,31 @@ fn failed(fields: &Map<String, Value>, errors: Vec<Value>) -> Verification {
 }
 
 impl Verification {
+    /// The answer of a verification through a carrier (`verify_carrier`): EasyPost answers 200
+    /// whatever the outcome, both checks marked `success: true` with the errors found, fields
+    /// upper-cased, details with null coordinates when the address was not found, and the carrier
+    /// named in `verifications.verify_carrier` in lower case (as recorded for UPS).
+    pub fn through_carrier(&self, carrier: &str) -> (Map<String, Value>, Value) {
+        let mut fields = self.normalized.clone();
+        if !self.delivery_ok {
+            for name in ["name", "company", "street1", "city", "state"] {
+                if let Some(Value::String(s)) = fields.get_mut(name) {
+                    *s = s.to_uppercase();
+                }
+            }
+            fields.insert("street2".into(), json!(""));
+        }
+        let mut verifications = self.verifications.clone();
+        for check in ["zip4", "delivery"] {
+            verifications[check]["success"] = json!(true);
+        }
+        if !self.delivery_ok {
+            verifications["delivery"]["details"] = json!({"latitude": null, "longitude": null, "time_zone": null});
+        }
+        verifications["verify_carrier"] = json!(carrier.to_ascii_lowercase());
+        (fields, verifications)
+    }
+
     /// Whether the checks asked for passed.
     pub fn passed(&self, checks: &[&str]) -> bool {
         checks.iter().all(|c| if *c == "zip4" { self.zip4_ok } else { self.delivery_ok })
@@ -372,6 +413,8 @@ mod tests {
         assert_eq!(checks(Some(&json!(["delivery"])), "verify").unwrap(), Some(vec!["delivery"]));
         assert_eq!(checks(Some(&json!(true)), "verify").unwrap(), Some(vec!["delivery", "zip4"]));
         assert!(checks(Some(&json!(["nope"])), "verify").is_err());
+        // `[true]` is what the Ruby SDK sends; EasyPost answers with both checks.
+        assert_eq!(checks(Some(&json!([true])), "verify").unwrap(), Some(vec!["delivery", "zip4"]));
     }
 
     #[test]

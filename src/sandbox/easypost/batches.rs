@@ -416,6 +416,23 @@ impl State {
                 "A scan form needs purchased shipments; this batch has none.",
             ));
         }
+        let form = self.make_scan_form(id, &bought, false, now_ms)?;
+        self.batches.update(id, |batch| {
+            batch.insert("scan_form".into(), Value::Object(form));
+            batch.insert("updated_at".into(), json!(time(now_ms)));
+        });
+        self.batch_json(id)
+    }
+
+    /// A scan form for `bought` (purchased shipments that must share a from-address), of batch
+    /// `batch_id`; `ready` makes its PDF at once (a standalone form), else a step later.
+    fn make_scan_form(
+        &mut self,
+        batch_id: &str,
+        bought: &[Record],
+        ready: bool,
+        now_ms: i64,
+    ) -> Result<Record, EpError> {
         let origin = |s: &Record| {
             let a = &s["from_address"];
             format!(
@@ -447,19 +464,71 @@ impl State {
             ("message", Value::Null),
             ("form_url", Value::Null),
             ("form_file_type", Value::Null),
-            ("batch_id", json!(id)),
+            ("batch_id", json!(batch_id)),
             ("confirmation", Value::Null),
         ] {
             form.insert(k.to_owned(), v);
         }
         self.keep(|s| &mut s.scan_forms, form_id.clone(), now_ms, &form);
-        self.batches.update(id, |batch| {
-            batch.insert("scan_form".into(), Value::Object(form.clone()));
-            batch.insert("updated_at".into(), json!(time(now_ms)));
-        });
-        self.schedule(now_ms + STEP_MS, Step::ScanForm(form_id));
-        self.emit("scan_form.created", Value::Object(form), json!({}), now_ms);
-        self.batch_json(id)
+        self.emit("scan_form.created", Value::Object(form.clone()), json!({}), now_ms);
+        if ready {
+            self.finish_scan_form(&form_id, now_ms);
+        } else {
+            self.schedule(now_ms + STEP_MS, Step::ScanForm(form_id.clone()));
+        }
+        Ok(self.scan_forms.get(&form_id).unwrap_or(form))
+    }
+
+    /// `POST /v2/scan_forms`: a form for purchased shipments given by id (`{"scan_form":
+    /// {"shipments": [...]}}`, or the list at the top level as the Ruby SDK sends it). EasyPost
+    /// makes a batch behind it (the recorded answer names one) and answers 200 with the form
+    /// already `created`, its PDF ready.
+    pub fn create_scan_form(&mut self, body: &Value, now_ms: i64) -> Result<Value, EpError> {
+        let input = body.get("scan_form").filter(|v| v.is_object()).unwrap_or(body);
+        let items =
+            input.get("shipments").filter(|v| !v.is_null()).ok_or_else(|| EpError::required("scan_form.shipments"))?;
+        let (ids, _) = self.shipment_ids(items, "scan_form.shipments", false, now_ms)?;
+        if ids.is_empty() {
+            return Err(EpError::required("scan_form.shipments"));
+        }
+        let mut bought = Vec::new();
+        for id in &ids {
+            let shipment =
+                self.shipments.get(id).ok_or_else(|| EpError::not_found(format!("Shipment {id} not found")))?;
+            if shipment["selected_rate"].is_null() {
+                return Err(EpError::unprocessable(
+                    "SCAN_FORM.SHIPMENT.NOT_PURCHASED",
+                    "A scan form needs purchased shipments.",
+                )
+                .field("shipments", format!("{id} has no postage")));
+            }
+            bought.push(shipment);
+        }
+        let mut batch = self.base("batch", "Batch", now_ms);
+        let batch_id = text(&batch, "id").to_owned();
+        for (k, v) in [
+            ("state", json!("purchased")),
+            ("reference", Value::Null),
+            ("scan_form", Value::Null),
+            ("pickup", Value::Null),
+            ("label_url", Value::Null),
+            ("members", json!(ids)),
+            ("chosen_rates", json!({})),
+        ] {
+            batch.insert(k.to_owned(), v);
+        }
+        let form = self.make_scan_form(&batch_id, &bought, true, now_ms)?;
+        batch.insert("scan_form".into(), json!({"id": form["id"]}));
+        self.keep(|s| &mut s.batches, batch_id.clone(), now_ms, &batch);
+        // Uncertain: whether EasyPost marks the shipments as members of the batch it makes; the
+        // simulator does, so the batch reads as purchased.
+        for id in &ids {
+            self.shipments.update(id, |shipment| {
+                shipment.insert("batch_id".into(), json!(batch_id));
+                shipment.insert("batch_status".into(), json!("postage_purchased"));
+            });
+        }
+        Ok(Value::Object(form))
     }
 
     pub fn finish_scan_form(&mut self, id: &str, at_ms: i64) {

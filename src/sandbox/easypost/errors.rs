@@ -27,15 +27,23 @@ impl EpError {
         self
     }
 
-    /// Adds a plain-string error, as EasyPost gives some 404s.
+    /// Adds a plain-string error, as EasyPost gives some 404s (an ineligible insurance refund).
     pub fn note(mut self, text: impl Into<String>) -> EpError {
         self.errors.push(Value::String(text.into()));
         self
     }
 
-    /// 404 `NOT_FOUND`, saying what was looked for.
-    pub fn not_found(what: impl Into<String>) -> EpError {
-        EpError::new(404, "NOT_FOUND", "The requested resource could not be found.").note(what)
+    /// 404 `NOT_FOUND` for a record that does not exist. EasyPost's body names nothing
+    /// (`"errors": []`, as recorded), so `_what` only documents the call site.
+    pub fn not_found(_what: impl Into<String>) -> EpError {
+        EpError::new(404, "NOT_FOUND", "The requested resource could not be found.")
+    }
+
+    /// 404 for a path the simulator does not serve, in EasyPost's shape, saying so as a field
+    /// error (`{field, message}`, the object form EasyPost's `errors` holds).
+    pub fn not_simulated(method: &str, path: &str) -> EpError {
+        EpError::new(404, "NOT_FOUND", "The requested resource could not be found.")
+            .field("path", format!("{method} {path} is not simulated by the opsdeck sandbox"))
     }
 
     /// 422 `PARAMETER.REQUIRED` for a missing field.
@@ -53,6 +61,7 @@ impl EpError {
         EpError::new(422, code, message)
     }
 
+    /// 405, for the file host only (API paths it does not serve answer [`EpError::not_simulated`]).
     pub fn method_not_allowed() -> EpError {
         EpError::new(405, "METHOD.NOT_ALLOWED", "The requested method is not allowed for this resource.")
     }

@@ -11,8 +11,10 @@
 
 mod addresses;
 mod batches;
+mod customs;
 mod errors;
 mod labels;
+mod orders;
 mod rates;
 mod seed;
 mod shipments;
@@ -299,7 +301,7 @@ fn found(record: Option<store::Record>, what: &str, id: &str) -> Answer {
 
 fn route(state: &mut State, method: &Method, segments: &[&str], query: &Query, body: &Value, now: i64) -> Answer {
     let Some((&"v2", rest)) = segments.split_first() else {
-        return Err(EpError::not_found("Unknown path: EasyPost paths start with /v2"));
+        return Err(EpError::not_simulated(method.as_str(), &format!("/{}", segments.join("/"))));
     };
     match (rest, method.as_str()) {
         (["addresses"], "GET") => {
@@ -325,6 +327,23 @@ fn route(state: &mut State, method: &Method, segments: &[&str], query: &Query, b
             let shipment = state.shipment_json(id)?;
             ok(json!({"id": id, "object": "Shipment", "rates": shipment["rates"]}))
         }
+        (["shipments", id, "smartrate"], "GET") => ok(state.smartrates(id)?),
+        (["rates", id], "GET") => ok(state.rate_json(id)?),
+        (["customs_infos"], "POST") => created(Value::Object(state.create_customs_info(body, now)?)),
+        (["customs_infos", id], "GET") => found(state.customs_infos.get(id), "CustomsInfo", id),
+        (["customs_items"], "POST") => created(Value::Object(state.create_customs_item(body, now)?)),
+        (["customs_items", id], "GET") => found(state.customs_items.get(id), "CustomsItem", id),
+        (["carrier_accounts"], "GET") => ok(orders::carrier_accounts()),
+        (["carrier_accounts", id], "GET") => ok(orders::carrier_account_json(id)?),
+        (["orders"], "POST") => created(state.create_order(body, now)?),
+        (["orders", id], "GET") => ok(state.order_json(id)?),
+        (["orders", id, "rates"], "GET") => ok(state.order_json(id)?),
+        (["orders", id, "buy"], "POST") => ok(state.buy_order(id, body, now)?),
+        (["pickups"], "GET") => ok(state.list_pickups(query)?),
+        (["pickups"], "POST") => ok(state.create_pickup(body, now)?),
+        (["pickups", id], "GET") => ok(state.pickup_json(id)?),
+        (["pickups", id, "buy"], "POST") => ok(state.buy_pickup(id, body, now)?),
+        (["pickups", id, "cancel"], "POST") => ok(state.cancel_pickup(id, now)?),
         (["batches"], "GET") => ok(state.list_batches(query)?),
         (["batches"], "POST") => ok(state.create_batch(body, now)?),
         (["batches", id], "GET") => ok(state.batch_json(id)?),
@@ -336,6 +355,7 @@ fn route(state: &mut State, method: &Method, segments: &[&str], query: &Query, b
         (["scan_forms"], "GET") => {
             ok(state.list(|s| &s.scan_forms, "scan_forms", query, |_| true, |_, r| Value::Object(r.clone()))?)
         }
+        (["scan_forms"], "POST") => ok(state.create_scan_form(body, now)?),
         (["scan_forms", id], "GET") => found(state.scan_forms.get(id), "ScanForm", id),
         (["trackers"], "GET") => ok(state.list_trackers(query)?),
         (["trackers"], "POST") => ok(Value::Object(state.create_tracker(body, now)?)),
@@ -383,28 +403,8 @@ fn route(state: &mut State, method: &Method, segments: &[&str], query: &Query, b
                 .ok_or_else(|| EpError::not_found(format!("Event {id} not found")))?;
             ok(event)
         }
-        _ if known_path(rest) => Err(EpError::method_not_allowed()),
-        _ => Err(EpError::not_found(format!("No route for /v2/{}", rest.join("/")))),
+        _ => Err(EpError::not_simulated(method.as_str(), &format!("/v2/{}", rest.join("/")))),
     }
-}
-
-/// Whether a path is one the simulator serves with some method (for 405 rather than 404).
-fn known_path(rest: &[&str]) -> bool {
-    matches!(
-        rest.first(),
-        Some(
-            &("addresses"
-                | "parcels"
-                | "shipments"
-                | "batches"
-                | "scan_forms"
-                | "trackers"
-                | "insurances"
-                | "refunds"
-                | "webhooks"
-                | "events")
-        )
-    ) && rest.len() <= 3
 }
 
 /// `GET /files/<kind>/<date>/<name>.<ext>`: a label, batch label or scan form, drawn now.

@@ -179,7 +179,9 @@ impl State {
             Some(Value::String(s)) if s.eq_ignore_ascii_case("false") => false,
             Some(_) => return Err(EpError::invalid("shipment.is_return", "must be true or false")),
         };
-        // Everything is checked: from here on the request is stored.
+        // The last check: a customs info given as fields is stored (with its items) only once
+        // it reads whole; from here on the request is stored.
+        let customs_info = self.shipment_customs(input.get("customs_info"), now_ms)?;
         let to = self.keep_address(to, now_ms);
         let from = self.keep_address(from, now_ms);
         let return_address = return_address.map_or_else(|| from.clone(), |g| self.keep_address(g, now_ms));
@@ -251,7 +253,7 @@ impl State {
             ("return_address", Value::Object(return_address)),
             ("buyer_address", Value::Object(buyer_address)),
             ("parcel", Value::Object(parcel)),
-            ("customs_info", input.get("customs_info").cloned().unwrap_or(Value::Null)),
+            ("customs_info", customs_info),
             ("insurance", Value::Null),
             ("rates", Value::Array(rate_records)),
             ("selected_rate", Value::Null),
@@ -335,6 +337,49 @@ impl State {
             |s| purchased == Some(false) || s.tag().is_some(),
             State::render_shipment,
         )
+    }
+
+    /// `GET /v2/shipments/{id}/smartrate`: `{"result": [...]}`, each of the shipment's rates as
+    /// SmartRate renders it (amounts as numbers, no `billing_type`) with `time_in_transit`: the
+    /// days by which that share of the carrier's packages on this service arrived.
+    pub fn smartrates(&self, id: &str) -> Result<Value, EpError> {
+        let shipment = self.shipments.get(id).ok_or_else(|| EpError::not_found(format!("Shipment {id} not found")))?;
+        let number = |v: &Value| v.as_str().and_then(|s| s.parse::<f64>().ok()).map_or(Value::Null, |n| json!(n));
+        let result: Vec<Value> = shipment["rates"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_object)
+            .map(|rate| {
+                let mut out = rate.clone();
+                out.remove("billing_type");
+                for key in ["rate", "retail_rate", "list_rate"] {
+                    let value = number(&rate[key]);
+                    out.insert(key.to_owned(), value);
+                }
+                let days = rate.get("delivery_days").and_then(Value::as_i64).unwrap_or(3).max(1);
+                out.insert(
+                    "time_in_transit".into(),
+                    json!({"percentile_50": days, "percentile_75": days, "percentile_85": days,
+                           "percentile_90": days + 1, "percentile_95": days + 1, "percentile_97": days + 2,
+                           "percentile_99": days + 3}),
+                );
+                Value::Object(out)
+            })
+            .collect();
+        Ok(json!({"result": result}))
+    }
+
+    /// `GET /v2/rates/{id}`: a rate of any shipment, as the shipment holds it.
+    pub fn rate_json(&self, rate_id: &str) -> Result<Value, EpError> {
+        let missing = || EpError::not_found(format!("Rate {rate_id} not found"));
+        let owner = self.rate_owner(rate_id).ok_or_else(missing)?;
+        let shipment = self.shipments.get(&owner).ok_or_else(missing)?;
+        shipment["rates"]
+            .as_array()
+            .and_then(|rates| rates.iter().find(|r| r["id"] == rate_id))
+            .cloned()
+            .ok_or_else(missing)
     }
 
     /// `POST /v2/shipments/{id}/buy`.
@@ -428,6 +473,7 @@ impl State {
             delivery_days: days,
         };
         let tracker = self.start_tracker(&spec, now_ms);
+        let verified_to = shipment["to_address"].as_object().and_then(|to| self.verify_on_purchase(to, now_ms));
         let fields = [
             ("selected_rate", rate),
             ("tracking_code", json!(code)),
@@ -442,8 +488,38 @@ impl State {
                 for (k, v) in fields {
                     record.insert(k.to_owned(), v);
                 }
+                if let Some(to) = verified_to {
+                    for key in ["to_address", "buyer_address"] {
+                        if record[key]["id"] == to["id"] {
+                            record.insert(key.to_owned(), Value::Object(to.clone()));
+                        }
+                    }
+                }
             })
             .ok_or_else(|| EpError::not_found(format!("Shipment {id} not found")))
+    }
+
+    /// Buying verifies the destination, as EasyPost does: the stored to-address (same id) becomes
+    /// the Postal Service's form of it, with `verifications` (zip4, delivery with coordinates and
+    /// time zone) and `residential` decided. An address that does not verify stays as given.
+    fn verify_on_purchase(&mut self, to: &Record, now_ms: i64) -> Option<Record> {
+        if to.get("verifications").and_then(|v| v.get("delivery")).is_some() {
+            return None;
+        }
+        let fields = addresses::read_fields(&Value::Object(to.clone()), "to_address").ok()?;
+        let verification = addresses::verify(&fields);
+        if !verification.delivery_ok {
+            return None;
+        }
+        let mut record = to.clone();
+        for name in addresses::FIELDS {
+            record.insert(name.to_owned(), verification.normalized.get(name).cloned().unwrap_or(Value::Null));
+        }
+        record.insert("verifications".into(), verification.only(&["zip4", "delivery"]));
+        record.insert("updated_at".into(), json!(super::state::address_time(now_ms)));
+        let id = text(&record, "id").to_owned();
+        self.addresses.update(&id, |stored| stored.clone_from(&record));
+        Some(record)
     }
 
     /// `GET /v2/shipments/{id}/label?file_format=`: the label in another format too.
@@ -733,7 +809,8 @@ impl State {
             && matches!(text(&record, "status"), "new" | "pending" | "purchased")
             && matches!(tracker_status.as_str(), "unknown" | "pre_transit");
         if !eligible {
-            return Err(EpError::not_found("No eligible insurance found with provided tracking code."));
+            return Err(EpError::new(404, "NOT_FOUND", "The requested resource could not be found.")
+                .note("No eligible insurance found with provided tracking code."));
         }
         let previous = text(&record, "status").to_owned();
         self.insurances

@@ -206,9 +206,12 @@ async fn bad_input_is_refused_in_easyposts_shape_and_changes_nothing() {
     assert_eq!(loose.body["verifications"]["delivery"]["success"], false);
     let not_json = send(&router, "POST", "/v2/parcels", None).await;
     assert_eq!(not_json.status, 422);
+    // A path the simulator does not serve is EasyPost's 404, saying so, never 405.
     let method = send(&router, "DELETE", "/v2/shipments", None).await;
-    assert_eq!(method.status, 405);
-    assert!(method.body["error"]["code"].is_string());
+    assert_eq!(method.status, 404);
+    assert_eq!(method.body["error"]["code"], "NOT_FOUND");
+    assert_eq!(method.body["error"]["errors"][0]["field"], "path");
+    assert!(method.body["error"]["errors"][0]["message"].as_str().unwrap().contains("not simulated"));
 }
 
 #[tokio::test]
@@ -609,4 +612,318 @@ async fn every_kind_keeps_its_cap_and_forgets_the_oldest_cleanly() {
         }
     }
     check_cap(&router, &forms, Some(("/v2/scan_forms", "scan_forms")), "/v2/scan_forms", CAP).await;
+}
+
+// ---- issue 22: as lenient as the real service -----------------------------------------------
+
+async fn bought_shipment(router: &Router) -> Value {
+    let shipment = new_shipment(router).await;
+    let id = shipment["id"].as_str().unwrap();
+    let bought =
+        post(router, &format!("/v2/shipments/{id}/buy"), json!({"rate": {"id": cheapest(&shipment)["id"]}})).await;
+    assert_eq!(bought.status, 200, "{}", bought.body);
+    bought.body
+}
+
+#[tokio::test]
+async fn not_found_bodies_hold_no_strings_and_unserved_paths_are_404() {
+    let (sim, _) = simulator(22);
+    let router = sim.router();
+    let missing = get(&router, "/v2/shipments/shp_00000000000000000000000000000000").await;
+    assert_eq!(missing.status, 404);
+    // Recorded: {"error":{"code":"NOT_FOUND","message":"The requested resource could not be found.","errors":[]}}
+    assert_eq!(
+        missing.body,
+        json!({"error": {"code": "NOT_FOUND", "message": "The requested resource could not be found.", "errors": []}})
+    );
+    for (method, path) in
+        [("PUT", "/v2/addresses"), ("GET", "/v2/users/me/nothing"), ("POST", "/v2/reports/x/y/z"), ("GET", "/v3/x")]
+    {
+        let sent = send(&router, method, path, None).await;
+        assert_eq!(sent.status, 404, "{method} {path}");
+        let error = &sent.body["error"]["errors"][0];
+        assert!(
+            error["field"].is_string() && error["message"].as_str().unwrap().contains("not simulated"),
+            "{}",
+            sent.body
+        );
+    }
+}
+
+#[tokio::test]
+async fn smartrates_and_standalone_scan_forms_are_served() {
+    let (sim, _) = simulator(22);
+    let router = sim.router();
+    let shipment = new_shipment(&router).await;
+    let id = shipment["id"].as_str().unwrap();
+    let smart = get(&router, &format!("/v2/shipments/{id}/smartrate")).await;
+    assert_eq!(smart.status, 200, "{}", smart.body);
+    let result = smart.body["result"].as_array().unwrap();
+    assert_eq!(result.len(), shipment["rates"].as_array().unwrap().len());
+    let first = &result[0];
+    assert!(first["rate"].is_f64() && first["list_rate"].is_f64() && first["retail_rate"].is_f64(), "{first}");
+    assert!(first.get("billing_type").is_none());
+    for p in [
+        "percentile_50",
+        "percentile_75",
+        "percentile_85",
+        "percentile_90",
+        "percentile_95",
+        "percentile_97",
+        "percentile_99",
+    ] {
+        assert!(first["time_in_transit"][p].is_i64(), "{p}");
+    }
+    let rate_id = first["id"].as_str().unwrap();
+    let rate = get(&router, &format!("/v2/rates/{rate_id}")).await;
+    assert_eq!(
+        (rate.status, rate.body["object"].as_str(), rate.body["shipment_id"].as_str()),
+        (200, Some("Rate"), Some(id))
+    );
+    assert!(rate.body["rate"].is_string());
+    assert_eq!(get(&router, "/v2/rates/rate_00000000000000000000000000000000").await.status, 404);
+
+    let bought = bought_shipment(&router).await;
+    let sid = bought["id"].as_str().unwrap();
+    let not_bought = post(&router, "/v2/scan_forms", json!({"scan_form": {"shipments": [{"id": id}]}})).await;
+    assert_eq!(not_bought.status, 422);
+    // The Ruby SDK sends the list unwrapped; EasyPost answers 200 with the form ready.
+    let form = post(&router, "/v2/scan_forms", json!({"shipments": [{"id": sid}]})).await;
+    assert_eq!(form.status, 200, "{}", form.body);
+    assert_eq!(form.body["object"], "ScanForm");
+    assert_eq!(form.body["status"], "created");
+    assert_eq!(form.body["tracking_codes"], json!([bought["tracking_code"]]));
+    assert!(form.body["form_url"].as_str().unwrap().ends_with(".pdf"));
+    let batch = form.body["batch_id"].as_str().unwrap();
+    assert_eq!(get(&router, &format!("/v2/batches/{batch}")).await.body["scan_form"]["id"], form.body["id"]);
+    let listed = get(&router, "/v2/scan_forms").await;
+    assert_eq!(listed.body["scan_forms"][0]["id"], form.body["id"]);
+}
+
+#[tokio::test]
+async fn customs_infos_are_records_with_items() {
+    let (sim, _) = simulator(22);
+    let router = sim.router();
+    let info = json!({"eel_pfc": "NOEEI 30.37(a)", "customs_certify": true, "customs_signer": "Steve Brule",
+        "contents_type": "merchandise", "contents_explanation": "", "restriction_type": "none",
+        "non_delivery_option": "return",
+        "customs_items": [{"description": "Sweet shirts", "quantity": 2, "weight": 11, "value": 23.25,
+                           "hs_tariff_number": "654321", "origin_country": "US"}]});
+    let created = post(&router, "/v2/customs_infos", json!({"customs_info": info})).await;
+    assert_eq!(created.status, 201, "{}", created.body);
+    let body = &created.body;
+    assert!(body["id"].as_str().unwrap().starts_with("cstinfo_"));
+    assert_eq!((body["object"].as_str(), body["restriction_comments"].is_null()), (Some("CustomsInfo"), true));
+    let item = &body["customs_items"][0];
+    assert!(item["id"].as_str().unwrap().starts_with("cstitem_"));
+    assert_eq!(
+        (item["object"].as_str(), item["value"].as_str(), item["weight"].as_f64()),
+        (Some("CustomsItem"), Some("23.25"), Some(11.0))
+    );
+    assert_eq!(item["quantity"], 2);
+    for key in ["code", "manufacturer", "currency", "eccn", "printed_commodity_identifier"] {
+        assert!(item[key].is_null(), "{key}");
+    }
+    let again = get(&router, &format!("/v2/customs_infos/{}", body["id"].as_str().unwrap())).await;
+    assert_eq!(again.body, created.body);
+    let item_id = item["id"].as_str().unwrap();
+    assert_eq!(get(&router, &format!("/v2/customs_items/{item_id}")).await.body["value"], "23.25");
+    let alone =
+        post(&router, "/v2/customs_items", json!({"description": "Mug", "quantity": 1, "weight": 8, "value": "10"}))
+            .await;
+    assert_eq!((alone.status, alone.body["value"].as_str()), (201, Some("10.00")));
+
+    // A shipment's customs info given as fields becomes a record too.
+    let mut abroad = to();
+    abroad["country"] = json!("CA");
+    abroad["zip"] = json!("M5V 2T6");
+    abroad["city"] = json!("Toronto");
+    abroad["state"] = json!("ON");
+    let shipment = post(
+        &router,
+        "/v2/shipments",
+        json!({"shipment": {"to_address": abroad, "from_address": from(),
+        "parcel": {"weight": 10}, "customs_info": info}}),
+    )
+    .await;
+    assert_eq!(shipment.status, 201, "{}", shipment.body);
+    let customs = &shipment.body["customs_info"];
+    assert!(customs["id"].as_str().unwrap().starts_with("cstinfo_"), "{customs}");
+    assert_eq!(customs["customs_items"][0]["value"], "23.25");
+    let by_id = post(
+        &router,
+        "/v2/shipments",
+        json!({"shipment": {"to_address": to(), "from_address": from(),
+        "parcel": {"weight": 10}, "customs_info": {"id": body["id"]}}}),
+    )
+    .await;
+    assert_eq!(by_id.body["customs_info"]["id"], body["id"]);
+}
+
+#[tokio::test]
+async fn buying_verifies_the_destination_and_trackers_carry_every_carrier_detail_key() {
+    let (sim, _) = simulator(22);
+    let router = sim.router();
+    let bought = bought_shipment(&router).await;
+    let to = &bought["to_address"];
+    assert_eq!(to["verifications"]["zip4"]["success"], true, "{to}");
+    let details = &to["verifications"]["delivery"]["details"];
+    assert!(details["latitude"].is_f64() && details["longitude"].is_f64(), "{details}");
+    assert_eq!(details["time_zone"], "America/Los_Angeles");
+    assert!(to["residential"].is_boolean());
+    assert_eq!(to["city"], "REDONDO BEACH");
+    assert_eq!(bought["buyer_address"], bought["to_address"]);
+    // The from-address stays as given (recorded).
+    assert_eq!(bought["from_address"]["verifications"], json!({}));
+    let stored = get(&router, &format!("/v2/addresses/{}", to["id"].as_str().unwrap())).await;
+    assert_eq!(stored.body["verifications"], to["verifications"]);
+    let detail = &bought["tracker"]["carrier_detail"];
+    for key in [
+        "est_delivery_date_local",
+        "est_delivery_time_local",
+        "container_type",
+        "destination_tracking_location",
+        "alternate_identifier",
+        "initial_delivery_attempt",
+    ] {
+        assert!(detail.get(key).is_some(), "{key} missing from {detail}");
+    }
+    let tracker =
+        post(&router, "/v2/trackers", json!({"tracker": {"tracking_code": "EZ1000000001", "carrier": "USPS"}})).await;
+    assert!(tracker.body["carrier_detail"].get("est_delivery_date_local").is_some(), "{}", tracker.body);
+}
+
+#[tokio::test]
+async fn addresses_take_verify_lists_unwrapped_fields_and_verify_carrier() {
+    let (sim, _) = simulator(22);
+    let router = sim.router();
+    let bad = json!({"company": "EasyPost", "street1": "000 unknown street", "city": "Not A City", "state": "ZZ", "zip": "00001", "country": "US"});
+    let mut listed = bad.clone();
+    listed["verify"] = json!([true]);
+    // Recorded: the Ruby SDK sends the fields unwrapped with `verify: [true]`; 201 with both checks failed.
+    let created = post(&router, "/v2/addresses", listed).await;
+    assert_eq!(created.status, 201, "{}", created.body);
+    assert_eq!(created.body["verifications"]["zip4"]["success"], false);
+    assert_eq!(created.body["verifications"]["delivery"]["success"], false);
+    let plain = post(&router, "/v2/addresses", bad.clone()).await;
+    assert_eq!((plain.status, &plain.body["verifications"]), (201, &json!({})));
+    let checked =
+        post(&router, "/v2/addresses/create_and_verify", json!({"address": bad, "verify_carrier": "UPS"})).await;
+    assert_eq!(checked.status, 200, "{}", checked.body);
+    let address = &checked.body["address"];
+    assert_eq!(address["verifications"]["verify_carrier"], "ups");
+    assert_eq!(address["verifications"]["delivery"]["success"], true);
+    assert!(address["verifications"]["delivery"]["errors"].as_array().is_some_and(|e| !e.is_empty()));
+    assert_eq!(address["street1"], "000 UNKNOWN STREET");
+    let without = post(&router, "/v2/addresses/create_and_verify", json!({"address": bad})).await;
+    assert_eq!(without.status, 422);
+}
+
+#[tokio::test]
+async fn webhooks_to_any_url_are_kept_and_never_sent_off_loopback() {
+    let (sim, clock) = simulator(22);
+    let router = sim.router();
+    let hook = post(&router, "/v2/webhooks", json!({"webhook": {"url": "https://example.com/easypost"}})).await;
+    assert_eq!(hook.status, 201, "{}", hook.body);
+    assert_eq!(hook.body["url"], "https://example.com/easypost");
+    let id = hook.body["id"].as_str().unwrap();
+    assert_eq!(get(&router, &format!("/v2/webhooks/{id}")).await.body["url"], "https://example.com/easypost");
+    post(&router, "/v2/trackers", json!({"tracker": {"tracking_code": "EZ2000000002", "carrier": "USPS"}})).await;
+    clock.advance(1_000);
+    let control = sim.control_router().unwrap();
+    let log = control.oneshot(Request::builder().uri("/webhooks").body(Body::empty()).unwrap()).await.unwrap();
+    let log: Value = serde_json::from_slice(&to_bytes(log.into_body(), usize::MAX).await.unwrap()).unwrap();
+    let attempt =
+        log["attempts"].as_array().unwrap().iter().find(|a| a["url"] == "https://example.com/easypost").cloned();
+    let attempt = attempt.unwrap_or_else(|| panic!("no attempt logged: {log}"));
+    assert_eq!(attempt["outcome"], "not sent", "{attempt}");
+    assert!(attempt["why"].is_string(), "{attempt}");
+}
+
+#[tokio::test]
+async fn carrier_accounts_orders_and_pickups_follow_the_main_flows() {
+    let (sim, _) = simulator(22);
+    let router = sim.router();
+    let accounts = get(&router, "/v2/carrier_accounts").await;
+    assert_eq!(accounts.status, 200);
+    let list = accounts.body.as_array().expect("a bare array, as EasyPost lists carrier accounts");
+    assert!(list.iter().any(|a| a["type"] == "UspsAccount" && a["readable"] == "USPS"));
+    let usps = list[0]["id"].as_str().unwrap();
+    let one = get(&router, &format!("/v2/carrier_accounts/{usps}")).await;
+    assert_eq!((one.status, one.body["object"].as_str()), (200, Some("CarrierAccount")));
+    assert_eq!(get(&router, "/v2/carrier_accounts/ca_nope").await.status, 404);
+
+    let order = post(
+        &router,
+        "/v2/orders",
+        json!({"order": {"to_address": to(), "from_address": from(),
+        "shipments": [{"parcel": {"weight": 10.2}}, {"parcel": {"weight": 17.5}}]}}),
+    )
+    .await;
+    assert_eq!(order.status, 201, "{}", order.body);
+    let order = order.body;
+    let oid = order["id"].as_str().unwrap();
+    assert!(oid.starts_with("order_"));
+    assert_eq!(order["object"], "Order");
+    let shipments = order["shipments"].as_array().unwrap();
+    assert_eq!(shipments.len(), 2);
+    assert_eq!(shipments[0]["to_address"]["id"], shipments[1]["to_address"]["id"]);
+    assert!(shipments.iter().all(|s| s["order_id"] == oid));
+    let ground =
+        order["rates"].as_array().unwrap().iter().find(|r| r["service"] == "GroundAdvantage").cloned().unwrap();
+    let sum: f64 = shipments
+        .iter()
+        .map(|s| {
+            s["rates"].as_array().unwrap().iter().find(|r| r["service"] == "GroundAdvantage").unwrap()["rate"]
+                .as_str()
+                .unwrap()
+                .parse::<f64>()
+                .unwrap()
+        })
+        .sum();
+    assert_eq!(ground["rate"], format!("{sum:.2}"));
+    let rates = get(&router, &format!("/v2/orders/{oid}/rates")).await;
+    assert_eq!(rates.body["rates"], order["rates"]);
+    let bought =
+        post(&router, &format!("/v2/orders/{oid}/buy"), json!({"carrier": "USPS", "service": "GroundAdvantage"})).await;
+    assert_eq!(bought.status, 200, "{}", bought.body);
+    for shipment in bought.body["shipments"].as_array().unwrap() {
+        assert_eq!(shipment["selected_rate"]["service"], "GroundAdvantage");
+        assert!(shipment["tracking_code"].is_string());
+    }
+    assert_eq!(
+        post(&router, &format!("/v2/orders/{oid}/buy"), json!({"carrier": "USPS", "service": "GroundAdvantage"}))
+            .await
+            .status,
+        422
+    );
+    assert_eq!(
+        get(&router, &format!("/v2/orders/{oid}")).await.body["shipments"][1]["selected_rate"]["service"],
+        "GroundAdvantage"
+    );
+
+    let shipment = bought.body["shipments"][0]["id"].clone();
+    let pickup = post(
+        &router,
+        "/v2/pickups",
+        json!({"pickup": {"address": from(), "min_datetime": "2026-01-03",
+        "max_datetime": "2026-01-03", "instructions": "Pickup at front door", "shipment": {"id": shipment}}}),
+    )
+    .await;
+    assert_eq!(pickup.status, 200, "{}", pickup.body);
+    let pid = pickup.body["id"].as_str().unwrap();
+    assert_eq!((pickup.body["object"].as_str(), pickup.body["status"].as_str()), (Some("Pickup"), Some("unknown")));
+    assert_eq!(pickup.body["min_datetime"], "2026-01-03T00:00:00Z");
+    let rate = &pickup.body["pickup_rates"][0];
+    assert_eq!(
+        (rate["carrier"].as_str(), rate["service"].as_str(), rate["object"].as_str()),
+        (Some("USPS"), Some("NextDay"), Some("PickupRate"))
+    );
+    let scheduled =
+        post(&router, &format!("/v2/pickups/{pid}/buy"), json!({"carrier": "USPS", "service": "NextDay"})).await;
+    assert_eq!((scheduled.status, scheduled.body["status"].as_str()), (200, Some("scheduled")), "{}", scheduled.body);
+    assert!(scheduled.body["confirmation"].as_str().unwrap().starts_with("WTC"));
+    let canceled = post(&router, &format!("/v2/pickups/{pid}/cancel"), json!({})).await;
+    assert_eq!((canceled.status, canceled.body["status"].as_str()), (200, Some("canceled")));
+    assert_eq!(get(&router, &format!("/v2/pickups/{pid}")).await.body["status"], "canceled");
 }

@@ -200,11 +200,7 @@ impl State {
             ("shipment_id", json!(spec.shipment_id)),
             ("carrier", json!(spec.carrier)),
             ("tracking_details", json!([])),
-            (
-                "carrier_detail",
-                json!({"object": "CarrierDetail", "service": Value::Null, "origin_location": Value::Null,
-                                      "destination_location": Value::Null, "guaranteed_delivery_date": Value::Null}),
-            ),
+            ("carrier_detail", carrier_detail(Value::Null, Value::Null, Value::Null)),
             ("finalized", json!(fixed.is_some())),
             ("is_return", json!(false)),
             ("public_url", json!(public)),
@@ -216,11 +212,7 @@ impl State {
             let place = |p: &Place| format!("{} {}, {}", p.city, p.state, p.zip);
             record.insert(
                 "carrier_detail".into(),
-                json!({"object": "CarrierDetail", "service": Value::Null, "container_type": Value::Null,
-                       "origin_location": place(&first.place), "origin_tracking_location": first.place.to_json(),
-                       "destination_location": place(&last.place), "destination_tracking_location": Value::Null,
-                       "guaranteed_delivery_date": Value::Null, "alternate_identifier": Value::Null,
-                       "initial_delivery_attempt": Value::Null}),
+                carrier_detail(json!(place(&first.place)), first.place.to_json(), json!(place(&last.place))),
             );
         }
         self.keep(|s| &mut s.trackers, id.clone(), now_ms, &record);
@@ -429,4 +421,15 @@ mod tests {
         assert!(read_code_and_carrier(&json!({"tracking_code": "a b"}), "tracker").is_err());
         assert_eq!(read_code_and_carrier(&json!({"tracking_code": "X1", "carrier": "ups"}), "t").unwrap().1, "UPS");
     }
+}
+
+/// A tracker's `carrier_detail` with every key a real one carries (recorded: test trackers have
+/// `est_delivery_date_local` and `est_delivery_time_local` null, as here).
+fn carrier_detail(origin: Value, origin_location: Value, destination: Value) -> Value {
+    json!({"object": "CarrierDetail", "service": Value::Null, "container_type": Value::Null,
+           "est_delivery_date_local": Value::Null, "est_delivery_time_local": Value::Null,
+           "origin_location": origin, "origin_tracking_location": origin_location,
+           "destination_location": destination, "destination_tracking_location": Value::Null,
+           "guaranteed_delivery_date": Value::Null, "alternate_identifier": Value::Null,
+           "initial_delivery_attempt": Value::Null})
 }
