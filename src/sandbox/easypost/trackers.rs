@@ -369,6 +369,17 @@ pub fn read_code_and_carrier(input: &Value, field: &str) -> Result<(String, Stri
     Ok((code, carrier))
 }
 
+/// A tracker's `carrier_detail` with every key a real one carries (recorded: test trackers have
+/// `est_delivery_date_local` and `est_delivery_time_local` null, as here).
+fn carrier_detail(origin: Value, origin_location: Value, destination: Value) -> Value {
+    json!({"object": "CarrierDetail", "service": Value::Null, "container_type": Value::Null,
+           "est_delivery_date_local": Value::Null, "est_delivery_time_local": Value::Null,
+           "origin_location": origin, "origin_tracking_location": origin_location,
+           "destination_location": destination, "destination_tracking_location": Value::Null,
+           "guaranteed_delivery_date": Value::Null, "alternate_identifier": Value::Null,
+           "initial_delivery_attempt": Value::Null})
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -421,15 +432,4 @@ mod tests {
         assert!(read_code_and_carrier(&json!({"tracking_code": "a b"}), "tracker").is_err());
         assert_eq!(read_code_and_carrier(&json!({"tracking_code": "X1", "carrier": "ups"}), "t").unwrap().1, "UPS");
     }
-}
-
-/// A tracker's `carrier_detail` with every key a real one carries (recorded: test trackers have
-/// `est_delivery_date_local` and `est_delivery_time_local` null, as here).
-fn carrier_detail(origin: Value, origin_location: Value, destination: Value) -> Value {
-    json!({"object": "CarrierDetail", "service": Value::Null, "container_type": Value::Null,
-           "est_delivery_date_local": Value::Null, "est_delivery_time_local": Value::Null,
-           "origin_location": origin, "origin_tracking_location": origin_location,
-           "destination_location": destination, "destination_tracking_location": Value::Null,
-           "guaranteed_delivery_date": Value::Null, "alternate_identifier": Value::Null,
-           "initial_delivery_attempt": Value::Null})
 }
