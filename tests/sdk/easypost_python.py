@@ -13,7 +13,10 @@ the tracker list page by page with `get_next_page`; refunds the shipment; create
 shipments (one given whole with its carrier and service, one by id) and waits (bounded) for it to
 be created, purchased and labelled (PDF), then makes its scan form; a webhook receives the batch's
 events on a loopback listener, signed so that the SDK's `validate_webhook` accepts them, then is
-updated, listed and deleted. References carry a per-run id. Prints one line per check and exits 1
+updated, listed and deleted; then the routes shipping code also uses: a shipment with customs
+(a `cstinfo_` record), its SmartRates and lowest SmartRate, a rate by id, buying (the destination
+comes back verified), a standalone scan form, carrier accounts, an order of two shipments rated
+and bought, and a pickup created, bought and canceled. References carry a per-run id. Prints one line per check and exits 1
 at the first failure. Every wait is bounded.
 """
 
@@ -292,5 +295,42 @@ listed = client.webhook.all()
 check("webhook listed", hook.id in [w.id for w in listed.webhooks], repr(listed)[:300])
 client.webhook.delete(hook.id)
 raises("deleted webhook raises NotFoundError", NotFoundError, lambda: client.webhook.retrieve(hook.id), status=404)
+# --- what shipping code also uses: SmartRate, customs, scan forms, rates, accounts, orders, pickups
+
+to = {"name": "Dr. Steve Brule", "street1": "179 N Harbor Dr", "city": "Redondo Beach", "state": "CA", "zip": "90277"}
+origin = {"name": "EasyPost", "street1": "417 Montgomery St", "city": "San Francisco", "state": "CA", "zip": "94104"}
+customs = {"contents_type": "merchandise", "customs_certify": True, "customs_signer": "Steve Brule",
+           "customs_items": [{"description": "Sweet shirts", "quantity": 2, "value": 23.25, "weight": 11}]}
+abroad = client.shipment.create(to_address=to, from_address=origin, parcel={"weight": 10}, customs_info=customs)
+check("customs info is a record", abroad.customs_info.id.startswith("cstinfo_")
+      and abroad.customs_info.customs_items[0].id.startswith("cstitem_")
+      and abroad.customs_info.customs_items[0].value == "23.25", repr(abroad.customs_info)[:300])
+smart = client.shipment.get_smart_rates(abroad.id)
+check("smartrates have time in transit", len(smart) == len(abroad.rates)
+      and all(r["time_in_transit"]["percentile_90"] >= 1 for r in smart), repr(smart)[:300])
+check("lowest smartrate", bool(client.shipment.lowest_smart_rate(abroad.id, 10, "percentile_90")["service"]))
+retrieved = client.rate.retrieve(abroad.rates[0].id)
+check("rate retrieved by id", retrieved.id == abroad.rates[0].id, repr(retrieved)[:200])
+sold = client.shipment.buy(abroad.id, rate=abroad.lowest_rate())
+check("buying verifies the destination", sold.to_address.verifications.delivery.success
+      and sold.to_address.residential is not None, repr(sold.to_address)[:300])
+form = client.scan_form.create(shipments=[sold])
+check("standalone scan form", form.id.startswith("sf_") and form.tracking_codes == [sold.tracking_code], repr(form)[:300])
+accounts = client.carrier_account.all()
+check("carrier accounts listed", accounts and client.carrier_account.retrieve(accounts[0].id).id == accounts[0].id,
+      repr(accounts)[:200])
+order = client.order.create(to_address=to, from_address=origin,
+                            shipments=[{"parcel": {"weight": 10.2}}, {"parcel": {"weight": 17.5}}])
+check("order created", order.id.startswith("order_") and len(order.shipments) == 2 and order.rates, repr(order)[:300])
+service = client.order.get_rates(order.id).rates[0]
+order = client.order.buy(order.id, carrier=service.carrier, service=service.service)
+check("order bought", all(s.tracking_code for s in order.shipments), repr(order)[:300])
+pickup = client.pickup.create(address=origin, shipment=sold, min_datetime="2030-01-02", max_datetime="2030-01-02",
+                              instructions="Front door")
+rate = pickup.pickup_rates[0]
+pickup = client.pickup.buy(pickup.id, carrier=rate.carrier, service=rate.service)
+check("pickup scheduled", pickup.status == "scheduled" and bool(pickup.confirmation), repr(pickup)[:300])
+check("pickup canceled", client.pickup.cancel(pickup.id).status == "canceled")
+
 receiver.shutdown()
 print("PASSED python")
