@@ -5,8 +5,10 @@
 //! Layout: `state` (the records, ids, the timeline, events and webhooks; addresses and parcels),
 //! `addresses` (fields and US verification against the ZIP table), `rates` (parcels, carriers,
 //! prices), `shipments` (rating, buying, labels, refunds, insurance), `batches` (the batch
-//! state machine and scan forms), `trackers` (planned scans), `labels` (PNG, PDF, ZPL, EPL2
-//! files), `store` (newest-first paging), `seed`, `errors`. This file reads each request once
+//! state machine and scan forms, standalone ones too), `trackers` (planned scans), `customs`
+//! (customs infos and items), `orders` (carrier accounts, orders, pickups), `labels` (PNG, PDF,
+//! ZPL, EPL2 files), `store` (newest-first paging), `seed`, `errors`. A path it does not serve is
+//! EasyPost's 404, saying it is not simulated. This file reads each request once
 //! (auth, query, JSON body), routes it, serves label files, and is the background timeline.
 
 mod addresses;
