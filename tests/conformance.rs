@@ -28,13 +28,23 @@ use serde_json::Value;
 
 /// Today's figures per service, rounded down: (service, same status %, top-level keys exact %).
 /// Raise them as the simulators improve; the run fails if a service falls below.
-const FLOORS: &[(&str, f64, f64)] = &[("avatax", 0.0, 0.0), ("easypost", 0.0, 0.0), ("mailgun", 0.0, 0.0), ("taxjar", 0.0, 0.0)];
+/// A route a simulator starts to serve adds its interactions to the compared ones, so a floor may
+/// need lowering with such a change; the table says why.
+const FLOORS: &[(&str, f64, f64)] =
+    &[("avatax", 78.0, 54.8), ("easypost", 81.6, 93.4), ("mailgun", 76.4, 73.0), ("taxjar", 81.8, 100.0)];
 
 /// Names the recordings' accounts had that the seed spells otherwise: (service, recorded, sandbox),
-/// replaced in paths and request bodies.
+/// replaced in paths and request bodies. The recording accounts' USPS carrier accounts are the
+/// seed's USPS account; a webhook URL the sandbox would refuse (it only posts to loopback) is a
+/// loopback one; a Mailgun sending domain in a path is the seed's.
 const STATIC_MAPS: &[(&str, &str, &str)] = &[
-    ("mailgun", "recorded.mailgun.example", "mg.example.com"),
-    ("mailgun", "pewpew.mailgun.org", "mg.example.com"),
+    ("easypost", "ca_716f33fd9fd348238b85c2922237f98b", "ca_0f9a2c4e6b8d4f10a1c3e5f7b9d0e2a4"),
+    ("easypost", "ca_e606176ddb314afe896733636dba2f3b", "ca_0f9a2c4e6b8d4f10a1c3e5f7b9d0e2a4"),
+    ("easypost", "\"url\":\"http://example.com", "\"url\":\"http://127.0.0.1:9"),
+    ("easypost", "\"url\": \"http://example.com", "\"url\": \"http://127.0.0.1:9"),
+    ("easypost", "url=http%3A%2F%2Fexample.com", "url=http%3A%2F%2F127.0.0.1%3A9"),
+    ("mailgun", "/recorded.mailgun.example/", "/mg.example.com/"),
+    ("mailgun", "/pewpew.mailgun.org/", "/mg.example.com/"),
     ("avatax", "/companies/54321/", "/companies/DEFAULT/"),
     ("avatax", "/companies/DEFAULTAUG22/", "/companies/DEFAULT/"),
     ("avatax", "\"companyCode\":\"54321\"", "\"companyCode\":\"DEFAULT\""),
@@ -137,6 +147,9 @@ fn not_simulated(service: &str, recorded: u16, status: u16, body: &Value) -> boo
         return false;
     }
     let text = body.to_string();
+    if text.contains("is not simulated by the opsdeck sandbox") {
+        return true;
+    }
     match service {
         "easypost" => text.contains("No route for") || text.contains("Unknown path"),
         "taxjar" => text.contains("No route matches"),
@@ -195,8 +208,10 @@ struct Dates {
 impl Dates {
     fn new() -> Dates {
         Dates {
-            iso: Regex::new(r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?\s?(Z|UTC|[+-]\d{2}:?\d{2})?)?$").unwrap(),
-            rfc: Regex::new(r"^[A-Z][a-z]{2}, \d{1,2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} (GMT|UTC|[+-]\d{4})$").unwrap(),
+            iso: Regex::new(r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?\s?(Z|UTC|[+-]\d{2}:?\d{2})?)?$")
+                .unwrap(),
+            rfc: Regex::new(r"^[A-Z][a-z]{2}, \d{1,2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} (GMT|UTC|[+-]\d{4})$")
+                .unwrap(),
             digits: Regex::new(r"\d+").unwrap(),
             letters: Regex::new(r"[A-Za-z]{2,}").unwrap(),
         }
@@ -213,7 +228,14 @@ impl Dates {
 }
 
 /// Walks both answers at the same places: type mismatches and date layouts that differ.
-fn compare_values(rec: &Value, sim: &Value, path: &str, dates: &Dates, types: &mut Vec<String>, formats: &mut Vec<String>) {
+fn compare_values(
+    rec: &Value,
+    sim: &Value,
+    path: &str,
+    dates: &Dates,
+    types: &mut Vec<String>,
+    formats: &mut Vec<String>,
+) {
     match (rec, sim) {
         (Value::Object(a), Value::Object(b)) => {
             for (k, v) in a {
@@ -232,7 +254,7 @@ fn compare_values(rec: &Value, sim: &Value, path: &str, dates: &Dates, types: &m
         (Value::String(a), Value::String(b)) => {
             if let (Some(x), Some(y)) = (dates.layout(a), dates.layout(b)) {
                 if x != y {
-                    formats.push(format!("{path}: {a} vs {b}"));
+                    formats.push(format!("{path}: {x} vs {y} (recorded {a})"));
                 }
             }
         }
@@ -245,7 +267,8 @@ fn compare_values(rec: &Value, sim: &Value, path: &str, dates: &Dates, types: &m
 }
 
 fn id_like(key: &str, value: &str, ids: &Regex) -> bool {
-    value.len() >= 4 && (key == "id" || key.ends_with("_id") || key == "code" || key == "address" || ids.is_match(value))
+    value.len() >= 4
+        && (key == "id" || key.ends_with("_id") || key == "code" || key == "address" || ids.is_match(value))
 }
 
 /// Recorded id -> sandbox id, learnt where both answers carry an id at the same place.
@@ -293,7 +316,11 @@ fn route_of(path: &str) -> String {
     path.split('/')
         .map(|seg| {
             let digits = seg.chars().filter(char::is_ascii_digit).count();
-            if seg.contains('@') || seg.contains('.') || (seg.len() >= 6 && digits >= 2) || (digits > 0 && digits == seg.len()) {
+            if seg.contains('@')
+                || seg.contains('.')
+                || (seg.len() >= 6 && digits >= 2)
+                || (digits > 0 && digits == seg.len())
+            {
                 "{id}"
             } else {
                 seg
@@ -474,7 +501,11 @@ async fn replay(source: Source) -> Outcome {
             let bytes = response.bytes().await.unwrap_or_default();
             let sim: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
             if status >= 500 {
-                failures.push(format!("{service} {label} ({}): {status} {}", rec.cassette, String::from_utf8_lossy(&bytes)));
+                failures.push(format!(
+                    "{service} {label} ({}): {status} {}",
+                    rec.cassette,
+                    String::from_utf8_lossy(&bytes)
+                ));
                 continue;
             }
             let route = format!("{} {}", rec.method, route_of(&rec.path));
@@ -491,7 +522,12 @@ async fn replay(source: Source) -> Outcome {
             } else {
                 *div.status.entry(format!("{route}: recorded {} simulated {status}", rec.status)).or_default() += 1;
                 if verbose {
-                    println!("{service} {label} ({}): {} vs {status}: {}", rec.cassette, rec.status, String::from_utf8_lossy(&bytes));
+                    println!(
+                        "{service} {label} ({}): {} vs {status}: {}",
+                        rec.cassette,
+                        rec.status,
+                        String::from_utf8_lossy(&bytes)
+                    );
                 }
             }
             let shaped = rec.resp_json && matches!(rec.resp_body, Value::Object(_) | Value::Array(_));
@@ -505,7 +541,9 @@ async fn replay(source: Source) -> Outcome {
                 } else {
                     let missing: BTreeSet<String> = a.difference(&b).cloned().collect();
                     let extra: BTreeSet<String> = b.difference(&a).cloned().collect();
-                    *div.keys.entry(format!("{route} {status} error: missing {} extra {}", short(&missing), short(&extra))).or_default() += 1;
+                    *div.keys
+                        .entry(format!("{route} {status} error: missing {} extra {}", short(&missing), short(&extra)))
+                        .or_default() += 1;
                 }
             }
             if rec.status != status || !shaped {
@@ -518,7 +556,9 @@ async fn replay(source: Source) -> Outcome {
             } else if !(400..500).contains(&status) {
                 let missing: BTreeSet<String> = ra.difference(&sa).cloned().collect();
                 let extra: BTreeSet<String> = sa.difference(&ra).cloned().collect();
-                *div.keys.entry(format!("{route} {status} top: missing {} extra {}", short(&missing), short(&extra))).or_default() += 1;
+                *div.keys
+                    .entry(format!("{route} {status} top: missing {} extra {}", short(&missing), short(&extra)))
+                    .or_default() += 1;
             }
             let (mut a, mut b) = (BTreeSet::new(), BTreeSet::new());
             key_paths(&rec.resp_body, "", &mut a);
@@ -528,7 +568,9 @@ async fn replay(source: Source) -> Outcome {
             } else if ra == sa && !(400..500).contains(&status) {
                 let missing: BTreeSet<String> = a.difference(&b).cloned().collect();
                 let extra: BTreeSet<String> = b.difference(&a).cloned().collect();
-                *div.keys.entry(format!("{route} {status} nested: missing {} extra {}", short(&missing), short(&extra))).or_default() += 1;
+                *div.keys
+                    .entry(format!("{route} {status} nested: missing {} extra {}", short(&missing), short(&extra)))
+                    .or_default() += 1;
             }
             let (mut types, mut formats) = (Vec::new(), Vec::new());
             compare_values(&rec.resp_body, &sim, "", &dates, &mut types, &mut formats);
@@ -538,10 +580,7 @@ async fn replay(source: Source) -> Outcome {
                 *div.types.entry(format!("{route} {t}")).or_default() += 1;
             }
             for f in formats {
-                let field = f.split(':').next().unwrap_or("").to_owned();
-                let sample = f.split_once(": ").map_or("", |x| x.1).to_owned();
-                let entry = format!("{route} {field}: {sample}");
-                *div.dates.entry(entry).or_default() += 1;
+                *div.dates.entry(format!("{route} {f}")).or_default() += 1;
             }
         }
     }

@@ -161,7 +161,9 @@ def main():
                     "method": it["method"],
                     "host": url.netloc,
                     "path": target,
-                    "req_type": it["req_type"].split(";")[0].strip(),
+                    # A multipart type keeps its boundary; others lose their parameters.
+                    "req_type": it["req_type"] if it["req_type"].startswith("multipart/")
+                    else it["req_type"].split(";")[0].strip(),
                     "req_body": scrub(it["req_body"]),
                     "status": it["status"],
                     "resp_json": resp_json,
