@@ -39,6 +39,7 @@ def _any_tag(loader, suffix, node):
 
 Loose.add_multi_constructor("!", _any_tag)
 Loose.add_multi_constructor("tag:yaml.org,2002:binary", _any_tag)
+Loose.add_multi_constructor("tag:yaml.org,2002:python/", _any_tag)
 
 SECRETS = [
     # EasyPost API keys, Mailgun keys, bearer tokens, basic credentials in URLs
@@ -96,13 +97,14 @@ def interactions(doc):
                 "resp_type": header(resp.get("headers"), "content-type"),
                 "resp_body": body_text(resp.get("body")),
             }
-    elif "interactions" in doc:  # go-vcr
+    elif "interactions" in doc:  # go-vcr, and Python's vcrpy (`uri`, `status: {code}`)
         for item in doc["interactions"] or []:
             req, resp = item["request"], item["response"]
-            code = resp.get("code") or int(str(resp.get("status", "0")).split()[0])
+            status = resp.get("status", "0")
+            code = resp.get("code") or (status.get("code") if isinstance(status, dict) else int(str(status).split()[0]))
             yield {
                 "method": str(req["method"]).upper(),
-                "url": req["url"],
+                "url": req.get("url") or req.get("uri"),
                 "req_type": header(req.get("headers"), "content-type"),
                 "req_body": body_text(req.get("body")),
                 "status": int(code),
