@@ -12,7 +12,8 @@
 //!
 //! It fails when a replay cannot be sent, when a simulator answers 5xx, or when a service falls
 //! under its floor (`FLOORS`, today's figures) — not on the targets yet.
-//! `CONFORMANCE_VERBOSE=1` prints every divergence.
+//! `CONFORMANCE_VERBOSE=1` prints every status divergence with the simulator's answer, and
+//! `CONFORMANCE_TOP=N` lists N divergences of each kind (8 by default).
 
 #![allow(clippy::unwrap_used, reason = "a test panics on failure")]
 
@@ -624,6 +625,7 @@ async fn recorded_traffic_replays_against_the_simulators() {
             }
         }
     }
+    let shown = std::env::var("CONFORMANCE_TOP").ok().and_then(|n| n.parse().ok()).unwrap_or(8);
     for (service, div) in &divergences {
         writeln!(report, "\n{service}: most common divergences").unwrap();
         for (title, map) in [
@@ -633,7 +635,7 @@ async fn recorded_traffic_replays_against_the_simulators() {
             ("date formats", &div.dates),
             ("not simulated", &div.not_simulated),
         ] {
-            for (count, what) in top(map, 8) {
+            for (count, what) in top(map, shown) {
                 writeln!(report, "  {title:<13} {count:>4}x {what}").unwrap();
             }
         }

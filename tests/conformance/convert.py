@@ -46,6 +46,7 @@ SECRETS = [
     (re.compile(r"EZ[AT]K[0-9a-zA-Z]{20,}"), "EZTK_REDACTED"),
     (re.compile(r"key-[0-9a-f]{32}"), "key-REDACTED"),
     (re.compile(r"pubkey-[0-9a-f]{32}"), "pubkey-REDACTED"),
+    (re.compile(r"\b[0-9a-f]{32}-[0-9a-f]{8}-[0-9a-f]{8}\b"), "REDACTED"),  # Mailgun's newer keys
     (re.compile(r"(?i)(api_key|apikey|access_token|password|license_key)=([^&\s\"]+)"), r"\1=REDACTED"),
     (re.compile(r"https?://[^/\s:@\"]+:[^/\s@\"]+@"), "https://"),
 ]
