@@ -287,7 +287,9 @@ fn learn_ids(rec: &Value, sim: &Value, key: &str, ids: &Regex, map: &mut BTreeMa
                 learn_ids(v, w, key, ids, map);
             }
         }
-        (Value::String(a), Value::String(b)) if a != b && id_like(key, a, ids) && id_like(key, b, ids) => {
+        // The first sighting wins, an id the sandbox kept as recorded included, so a list whose
+        // order differs does not remap an id learnt from its create.
+        (Value::String(a), Value::String(b)) if id_like(key, a, ids) && id_like(key, b, ids) => {
             map.entry(a.clone()).or_insert_with(|| b.clone());
         }
         _ => {}
@@ -304,7 +306,7 @@ fn substitute(text: &str, service: &str, map: &BTreeMap<String, String>) -> Stri
     let mut pairs: Vec<(&String, &String)> = map.iter().collect();
     pairs.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then(a.0.cmp(b.0)));
     for (from, to) in pairs {
-        if out.contains(from.as_str()) {
+        if from != to && out.contains(from.as_str()) {
             out = out.replace(from.as_str(), to);
         }
     }
