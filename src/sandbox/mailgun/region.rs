@@ -150,17 +150,16 @@ impl Region {
         }
     }
 
-    /// The domain, or Mailgun's 404 for a domain of another region or none.
+    /// The domain of a `/v3/{domain}/...` call (sending, events, stats, suppressions). One not on
+    /// the account, or of the other region, is Mailgun's 401 with the text `Forbidden` (recorded
+    /// for sending and events; taken to hold for stats and suppressions, which pass the same
+    /// check of the key against the domain).
     pub fn domain(&self, name: &str) -> Result<&Domain, MailgunError> {
-        self.domains
-            .get(&name.to_ascii_lowercase())
-            .ok_or_else(|| MailgunError::not_found(format!("Domain not found: {name}")))
+        self.domains.get(&name.to_ascii_lowercase()).ok_or(MailgunError::Forbidden)
     }
 
     pub fn domain_mut(&mut self, name: &str) -> Result<&mut Domain, MailgunError> {
-        self.domains
-            .get_mut(&name.to_ascii_lowercase())
-            .ok_or_else(|| MailgunError::not_found(format!("Domain not found: {name}")))
+        self.domains.get_mut(&name.to_ascii_lowercase()).ok_or(MailgunError::Forbidden)
     }
 
     /// The domain for the management endpoints (`/v3/domains/...`), whose 404 does not name it.

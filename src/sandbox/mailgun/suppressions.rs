@@ -360,10 +360,9 @@ fn record_from(
         None => now_ms,
         Some(t) => parse_time(&t).ok_or_else(|| MailgunError::bad_request(format!("Invalid created_at: {t}")))?,
     };
+    // Mailgun keeps a bounce's code as given: 777 is answered 200 and listed as "777" (recorded).
+    // Whether it refuses a code that is no number is not known: kept too.
     let code = text("code").unwrap_or_else(|| "550".into());
-    if table == Table::Bounces && code.parse::<u16>().map_or(true, |c| !(200..=599).contains(&c)) {
-        return Err(MailgunError::bad_request(format!("Invalid code: {code}")));
-    }
     let mut tags: Vec<String> = form_tags.iter().filter(|t| !t.is_empty()).map(|t| (*t).to_owned()).collect();
     match field("tags") {
         Some(Value::Array(items)) => tags.extend(items.iter().filter_map(Value::as_str).map(str::to_owned)),
