@@ -251,7 +251,7 @@ async fn entry(shared: &Shared, eu: bool, request: Request) -> Response {
     };
     let sending = parts.method == Method::POST
         && segments.len() == 3
-        && segments[0] == "v3"
+        && matches!(segments[0].as_str(), "v2" | "v3")
         && matches!(segments[2].as_str(), "messages" | "messages.mime");
     if !authorized(&parts.headers) {
         return if sending { MailgunError::Forbidden } else { MailgunError::invalid_key() }.into_response();
@@ -490,7 +490,9 @@ fn handle(state: &mut State, eu: bool, call: &Call, dns_delay_ms: i64) -> Result
             }
             stats::total(&state.region(eu).events, None, &call.query, now)
         }
-        ["v3", domain, "messages"] => {
+        // Mailgun still answers sends on the old `/v2` paths as on `/v3` (recorded in 2022: 200
+        // "Queued. Thank you."); its other `/v2` paths are not simulated.
+        ["v2" | "v3", domain, "messages"] => {
             if *method != Method::POST {
                 return Err(not_simulated(method, &segments));
             }
@@ -499,7 +501,7 @@ fn handle(state: &mut State, eu: bool, call: &Call, dns_delay_ms: i64) -> Result
             let draft = messages::read_send(&call.form, file_parts(&call.files), now)?;
             region.send(domain, draft, now)
         }
-        ["v3", domain, "messages.mime"] => {
+        ["v2" | "v3", domain, "messages.mime"] => {
             if *method != Method::POST {
                 return Err(not_simulated(method, &segments));
             }

@@ -346,7 +346,17 @@ impl Region {
     ) -> Arc<MessageCore> {
         self.message_count += 1;
         let dt = crate::sandbox::clock::rfc3339_seconds(now_ms).replace(['-', ':', 'T', 'Z'], "");
-        let message_id = format!("{dt}.{}.{}@{domain}", self.message_count, self.ids.hex(16).to_ascii_uppercase());
+        let generated = format!("{dt}.{}.{}@{domain}", self.message_count, self.ids.hex(16).to_ascii_uppercase());
+        // A MIME send keeps the message's own Message-ID, and Mailgun answers with it (recorded:
+        // `"id": "<...@rouge.local.mail>"` for a messages.mime send).
+        let own = draft.mime.as_ref().and_then(|_| {
+            draft
+                .headers
+                .iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case("message-id"))
+                .map(|(_, v)| v.trim().trim_start_matches('<').trim_end_matches('>').trim().to_owned())
+        });
+        let message_id = own.filter(|id| !id.is_empty()).unwrap_or(generated);
         let key = format!("{}{}", if self.eu { "BAA" } else { "AgE" }, self.ids.alphanumeric(41));
         let headers = messages::headers_of(&draft, &message_id, now_ms);
         let size = match &draft.mime {

@@ -211,10 +211,8 @@ impl Routes {
 
     fn create(&mut self, form: &Query, now_ms: i64) -> Result<Value, Refusal> {
         let expression = form.get("expression").ok_or_else(|| missing("expression"))?;
+        // A route without actions is kept with `"actions": []` (recorded: 200).
         let actions = actions_of(form);
-        if actions.is_empty() {
-            return Err(missing("action"));
-        }
         let priority = priority_of(form)?.unwrap_or(0);
         let description = form.get("description").unwrap_or_default();
         let route = self.build(priority, description, expression, &actions, now_ms)?;
@@ -766,7 +764,6 @@ mod tests {
         let mut routes = Routes::seeded(3, NOW);
         let cases: &[&[(&str, &str)]] = &[
             &[("action", "stop()")],
-            &[("expression", "catch_all()")],
             &[("expression", "catch_all()"), ("action", "stop()"), ("priority", "high")],
             &[("expression", "match_recipient(\"[unclosed\")"), ("action", "stop()")],
             &[("expression", "match_recipient(foo)"), ("action", "stop()")],

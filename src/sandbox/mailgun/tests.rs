@@ -975,3 +975,67 @@ async fn paths_and_methods_not_served_are_mailguns_404_saying_so() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_route_may_have_no_action_and_php_style_action_keys() {
+    let (sim, _) = simulator(27);
+    let router = sim.router();
+    let bare = form(&router, "POST", "/v3/routes", &[("expression", "match_recipient('test@mg.example.com')")]).await;
+    assert_eq!((bare.status, bare.body["message"].as_str()), (200, Some("Route has been created")), "{}", bare.text);
+    assert_eq!((bare.body["route"]["actions"].clone(), bare.body["route"]["priority"].clone()), (json!([]), json!(0)));
+    assert_eq!(bare.body["route"]["description"], "");
+    let bracketed = form(
+        &router,
+        "POST",
+        "/v3/routes",
+        &[
+            ("priority", "1"),
+            ("expression", "match_recipient('.*@gmail.com')"),
+            ("action[]", "forward('gmail@example.com')"),
+            ("action[]", "stop()"),
+        ],
+    )
+    .await;
+    assert_eq!(bracketed.body["route"]["actions"], json!(["forward('gmail@example.com')", "stop()"]));
+}
+
+#[tokio::test]
+async fn sends_on_the_old_v2_paths_are_answered_as_on_v3() {
+    let (sim, _) = simulator(28);
+    let router = sim.router();
+    let fields = [("from", "ops@mg.example.com"), ("to", "v2@example.com"), ("subject", "Test"), ("text", "t")];
+    let sent = form(&router, "POST", "/v2/mg.example.com/messages", &fields).await;
+    assert_eq!((sent.status, sent.body["message"].as_str()), (200, Some("Queued. Thank you.")), "{}", sent.text);
+    let wrong_key = send(
+        &router,
+        "POST",
+        "/v2/mg.example.com/messages",
+        Some("application/x-www-form-urlencoded"),
+        b"to=a@b.com".to_vec(),
+        "nope",
+    )
+    .await;
+    assert_eq!((wrong_key.status, wrong_key.text.as_str()), (401, "Forbidden"));
+    // Its other paths stay not simulated.
+    assert_eq!(get(&router, "/v2/mg.example.com/bounces").await.status, 404);
+}
+
+#[tokio::test]
+async fn a_mime_send_is_answered_with_the_messages_own_id() {
+    let (sim, _) = simulator(29);
+    let router = sim.router();
+    let message = b"From: ops@mg.example.com\r\nTo: m@example.com\r\nMessage-ID: <4fc84273c474_48dd@rouge.local.mail>\r\nSubject: Test\r\n\r\nhello\r\n";
+    let body = multipart(&[("to", "m@example.com")], &[("message", "message.mime", "message/rfc822", message)]);
+    let sent = send(
+        &router,
+        "POST",
+        "/v3/mg.example.com/messages.mime",
+        Some("multipart/form-data; boundary=B0UND"),
+        body,
+        credentials::MAILGUN_KEY,
+    )
+    .await;
+    assert_eq!(sent.body, json!({"id": "<4fc84273c474_48dd@rouge.local.mail>", "message": "Queued. Thank you."}));
+    let events = events_for(&router, "mg.example.com", "m@example.com").await;
+    assert_eq!(events[0]["message"]["headers"]["message-id"], "4fc84273c474_48dd@rouge.local.mail");
+}
