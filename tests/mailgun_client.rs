@@ -562,7 +562,7 @@ async fn error_shapes() {
     );
     assert_eq!(
         (bad.status, bad.message.as_str()),
-        (400, "to parameter is not a valid address. please check documentation")
+        (400, "'to' parameter is not a valid address. please check documentation")
     );
     // The client would refuse a stats call without `event`; the simulator answers it as Mailgun does.
     let url = format!("{}/v3/mg.example.com/stats/total", mg.sim.sandbox.base_url(Service::Mailgun));

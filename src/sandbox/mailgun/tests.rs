@@ -198,12 +198,12 @@ async fn send_rules_use_mailguns_texts_and_change_nothing() {
     let before = sim.shared.lock().us.events.len();
     type Case<'a> = (&'a [(&'a str, &'a str)], u16, &'a str);
     let cases: &[Case] = &[
-        (&[("to", "a@example.com"), ("subject", "s"), ("text", "t")], 400, "from parameter is missing"),
-        (&[("from", "o@mg.example.com"), ("subject", "s"), ("text", "t")], 400, "to parameter is missing"),
+        (&[("to", "a@example.com"), ("subject", "s"), ("text", "t")], 400, "'from' parameter is missing"),
+        (&[("from", "o@mg.example.com"), ("subject", "s"), ("text", "t")], 400, "'to' parameter is missing"),
         (
             &[("from", "o@mg.example.com"), ("to", "not-an-address"), ("subject", "s"), ("text", "t")],
             400,
-            "to parameter is not a valid address. please check documentation",
+            "'to' parameter is not a valid address. please check documentation",
         ),
         (
             &[("from", "o@mg.example.com"), ("to", "a@example.com"), ("subject", "s")],
