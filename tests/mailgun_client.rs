@@ -490,6 +490,27 @@ async fn incoming_mail_is_matched_against_routes() {
     assert!(events.iter().any(|e| e["storage"]["key"] == key.as_str()));
     let bad = mg.control("/mailgun/incoming", json!({"recipient": "nope"})).await;
     assert_eq!(bad["error"], "bad_request");
+    // A notify URL off this machine is kept, as Mailgun keeps it, and never POSTed to.
+    let route = mg
+        .json(
+            mg.us(),
+            "routes_create",
+            &[
+                ("expression", r#"match_recipient("notify@mg.example.com")"#),
+                ("action", r#"store(notify="https://hooks.example.com/n")"#),
+            ],
+        )
+        .await;
+    assert_eq!(route["message"], "Route has been created");
+    let notified = mg
+        .control(
+            "/mailgun/incoming",
+            json!({"recipient": "notify@mg.example.com", "from": "x@example.org", "subject": "N"}),
+        )
+        .await;
+    let store = &notified["actions"][0];
+    assert_eq!((store["action"].as_str(), store["posted"].as_bool()), (Some("store"), Some(false)), "{notified}");
+    assert!(notified["posts"].as_array().unwrap().is_empty(), "{notified}");
 }
 
 #[tokio::test]

@@ -729,13 +729,17 @@ impl Region {
                         self.record(accepted);
                         let stored = self.new_event("stored", now_ms, &message, 0);
                         self.record(stored);
+                        let mut done = json!({"route": route.id, "action": "store",
+                            "storage": {"key": message.key, "url": message.storage_url}, "notify": notify});
                         if let Some(url) = notify {
                             if outbox::is_loopback_url(url) {
                                 posts.push((url.clone(), fields(&[("message-url", message.storage_url.clone())])));
+                            } else {
+                                done["posted"] = json!(false);
+                                done["note"] = json!("the opsdeck sandbox only POSTs to loopback URLs");
                             }
                         }
-                        performed.push(json!({"route": route.id, "action": "store", "storage": {"key": message.key, "url": message.storage_url},
-                            "notify": notify}));
+                        performed.push(done);
                     }
                     RouteAction::Stop => {
                         actions.push("stop()".to_owned());
