@@ -298,7 +298,6 @@ impl Suppressions {
     pub fn create(&mut self, table: Table, body: CreateBody<'_>, now_ms: i64) -> Result<Value, MailgunError> {
         let records = match body {
             CreateBody::Form(form) => vec![record_from(
-                table,
                 &|k| form.get(k).map(|v| Value::String(v.to_owned())),
                 &form.all("tag").collect::<Vec<_>>(),
                 now_ms,
@@ -312,7 +311,7 @@ impl Suppressions {
                     .map(|item| {
                         let object =
                             item.as_object().ok_or_else(|| MailgunError::bad_request("Each item must be an object"))?;
-                        record_from(table, &|k| object.get(k).cloned(), &[], now_ms)
+                        record_from(&|k| object.get(k).cloned(), &[], now_ms)
                     })
                     .collect::<Result<Vec<_>, _>>()?
             }
@@ -338,12 +337,7 @@ pub enum CreateBody<'a> {
     Json(&'a [Value]),
 }
 
-fn record_from(
-    table: Table,
-    field: &dyn Fn(&str) -> Option<Value>,
-    form_tags: &[&str],
-    now_ms: i64,
-) -> Result<Record, MailgunError> {
+fn record_from(field: &dyn Fn(&str) -> Option<Value>, form_tags: &[&str], now_ms: i64) -> Result<Record, MailgunError> {
     let text = |k: &str| -> Option<String> {
         match field(k)? {
             Value::String(s) if s.is_empty() => None,
