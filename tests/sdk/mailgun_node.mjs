@@ -7,7 +7,9 @@
 // Sends a message with two attachments from mg.example.com and waits (bounded) for its
 // `delivered` event; creates, lists, reads and deletes a bounce; creates a mailing list, adds
 // members one at a time and in bulk, pages through them (the SDK follows the absolute `paging`
-// URLs) and deletes them; creates, lists, reads and deletes a route; then checks the EU region.
+// URLs) and deletes them; creates, lists, reads and deletes a route; then checks the EU region
+// (the US domain there: 401 `Forbidden`) and that a webhook URL off this machine and a route
+// forwarding to a pattern are accepted, as Mailgun accepts them.
 // Names carry a per-run id. Prints one line per check and exits 1 at the first failure.
 import { createRequire } from "node:module";
 import { randomUUID } from "node:crypto";
@@ -183,4 +185,20 @@ const euSent = await eu.messages.create(EU_DOMAIN, {
 });
 check("EU send queued", euSent.message === "Queued. Thank you.", JSON.stringify(euSent));
 await refused("US lists are not in the EU", 404, () => eu.lists.get(`developers@${DOMAIN}`));
+// A domain not on the account (here: of the other region) is Mailgun's 401 with the text `Forbidden`.
+try {
+  await eu.events.get(DOMAIN);
+  check("US domain's events on the EU host", false, "expected 401, got success");
+} catch (e) {
+  check("US domain's events on the EU host", e.status === 401 && e.details === "Forbidden", `${e.status}: ${e.details}`);
+}
+
+// --- leniency: what Mailgun accepts, the sandbox accepts ------------------------------------------
+
+const hook = await us.webhooks.create(DOMAIN, "clicked", "https://hooks.example.com/node");
+check("webhook off this machine kept", JSON.stringify(hook.urls) === '["https://hooks.example.com/node"]', JSON.stringify(hook));
+await us.webhooks.destroy(DOMAIN, "clicked");
+const pattern = await us.routes.create({ expression: "catch_all()", action: ['forward(".*@mg.example.com")'], priority: 9 });
+check("route forwarding to a pattern", pattern.actions[0] === 'forward(".*@mg.example.com")', JSON.stringify(pattern));
+await us.routes.destroy(pattern.id);
 console.log("PASSED node");

@@ -8,7 +8,8 @@ Sends a message with two attachments from mg.example.com and waits (bounded) for
 event; creates, lists, reads and deletes a bounce; creates a mailing list, adds members one at a
 time and in bulk, pages through them and deletes them; creates, lists, reads and deletes a route;
 then checks the EU region: mg.example.eu answers and sends there, the US domain is unknown there
-and vice versa. Names carry a per-run id, so reruns against one sandbox do not collide. Prints one
+(401 `Forbidden` for its events) and vice versa; and that a webhook URL off this machine and a
+route forwarding to a pattern are accepted, as Mailgun accepts them. Names carry a per-run id, so reruns against one sandbox do not collide. Prints one
 line per check and exits 1 at the first failure. Every wait is bounded.
 
 The SDK only allows plain http for 127.0.0.1 and localhost, which is what the sandbox prints.
@@ -195,5 +196,23 @@ eu_sent = body(
     ),
 )
 check("EU send queued", eu_sent.get("message") == "Queued. Thank you.", repr(eu_sent))
+# A domain not on the account (here: of the other region) is Mailgun's 401 with the text `Forbidden`.
+elsewhere = eu.events.get(domain=DOMAIN)
+check("US domain's events on the EU host", (elsewhere.status_code, elsewhere.text) == (401, "Forbidden"),
+      f"got {elsewhere.status_code}: {elsewhere.text[:300]}")
+
+# --- leniency: what Mailgun accepts, the sandbox accepts --------------------------------------
+
+hook = body(
+    "webhook off this machine",
+    us.domains_webhooks.create(domain=DOMAIN, data={"id": "clicked", "url": "https://hooks.example.com/py"}),
+)
+check("webhook off this machine kept", hook["webhook"]["urls"] == ["https://hooks.example.com/py"], repr(hook))
+body("webhook delete", us.domains_webhooks.delete(domain=DOMAIN, webhook_name="clicked"))
+pattern = body(
+    "route forwarding to a pattern",
+    us.routes.create(data={"expression": "catch_all()", "action": ['forward(".*@mg.example.com")'], "priority": 9}),
+)
+body("pattern route delete", us.routes.delete(route_id=pattern["route"]["id"]))
 body("US lists are not in the EU", eu.lists.get(domain=EU_DOMAIN, address=f"developers@{DOMAIN}"), status=404)
 print("PASSED python")

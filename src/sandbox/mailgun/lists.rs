@@ -118,7 +118,7 @@ impl Lists {
     /// Everything under `/v3/lists`: `rest` is the segments after `lists`, e.g. [], ["pages"],
     /// [list], [list, "members"], [list, "members", "pages"], [list, "members.json"],
     /// [list, "members", member]. `base_url` (scheme://host:port, no slash) builds the absolute
-    /// `paging` URLs. Unknown paths: Refusal 404 {"message":"Not Found"}.
+    /// `paging` URLs. Unknown paths and methods: 404 {"message": "Not Found: ... is not simulated ..."}.
     pub fn handle(
         &mut self,
         method: &Method,
@@ -145,7 +145,11 @@ impl Lists {
             }
             ("PUT", [list, "members", member]) => self.update_member(list, member, form),
             ("DELETE", [list, "members", member]) => self.delete_member(list, member),
-            _ => Err(Refusal::not_found("Not Found")),
+            _ => Err(Refusal::not_found(format!(
+                "Not Found: {method} /v3/lists{}{} is not simulated by the opsdeck sandbox",
+                if segments.is_empty() { "" } else { "/" },
+                segments.join("/")
+            ))),
         }
     }
 
@@ -791,9 +795,15 @@ mod tests {
         assert_eq!(refused(&mut lists, Method::DELETE, &path, "", ""), member);
         assert_eq!(
             refused(&mut lists, Method::PATCH, &["developers@mg.example.com"], "", ""),
-            (404, "Not Found".into())
+            (
+                404,
+                "Not Found: PATCH /v3/lists/developers@mg.example.com is not simulated by the opsdeck sandbox".into()
+            )
         );
-        assert_eq!(refused(&mut lists, Method::GET, &["a", "b", "c", "d"], "", ""), (404, "Not Found".into()));
+        assert_eq!(
+            refused(&mut lists, Method::GET, &["a", "b", "c", "d"], "", ""),
+            (404, "Not Found: GET /v3/lists/a/b/c/d is not simulated by the opsdeck sandbox".into())
+        );
     }
 
     #[test]

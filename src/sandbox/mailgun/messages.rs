@@ -216,7 +216,7 @@ pub fn split_addresses(field: &str) -> Vec<String> {
     items.into_iter().map(|s| s.trim().to_owned()).filter(|s| !s.is_empty()).collect()
 }
 
-/// Every address of a repeated, comma-separated field, each checked (`field parameter is not a
+/// Every address of a repeated, comma-separated field, each checked (`'field' parameter is not a
 /// valid address`).
 fn addresses(form: &Query, field: &str) -> Result<(Vec<String>, Vec<String>), MailgunError> {
     let mut shown = Vec::new();
@@ -225,7 +225,7 @@ fn addresses(form: &Query, field: &str) -> Result<(Vec<String>, Vec<String>), Ma
         for item in split_addresses(value) {
             let address = parse_address(&item).ok_or_else(|| {
                 MailgunError::bad_request(format!(
-                    "{field} parameter is not a valid address. please check documentation"
+                    "'{field}' parameter is not a valid address. please check documentation"
                 ))
             })?;
             shown.push(item);
@@ -330,7 +330,7 @@ fn options(form: &Query, now_ms: i64, draft: &mut Draft) -> Result<(), MailgunEr
 
 fn envelope(form: &Query) -> Result<(Vec<String>, Vec<String>), MailgunError> {
     if form.all("to").all(|v| v.trim().is_empty()) {
-        return Err(MailgunError::bad_request("to parameter is missing"));
+        return Err(MailgunError::bad_request("'to' parameter is missing"));
     }
     let (to_shown, mut all) = addresses(form, "to")?;
     all.extend(addresses(form, "cc")?.1);
@@ -343,12 +343,12 @@ fn envelope(form: &Query) -> Result<(Vec<String>, Vec<String>), MailgunError> {
 
 /// `POST /v3/{domain}/messages`.
 pub fn read_send(form: &Query, files: Vec<FilePart>, now_ms: i64) -> Result<Draft, MailgunError> {
-    let from = form.get("from").ok_or_else(|| MailgunError::bad_request("from parameter is missing"))?;
+    let from = form.get("from").ok_or_else(|| MailgunError::bad_request("'from' parameter is missing"))?;
     if parse_address(from).is_none() {
-        return Err(MailgunError::bad_request("from parameter is not a valid address. please check documentation"));
+        return Err(MailgunError::bad_request("'from' parameter is not a valid address. please check documentation"));
     }
     let (to_shown, envelope) = envelope(form)?;
-    let subject = form.get("subject").ok_or_else(|| MailgunError::bad_request("subject parameter is missing"))?;
+    let subject = form.get("subject").ok_or_else(|| MailgunError::bad_request("'subject' parameter is missing"))?;
     let (text, html) = (form.get("text"), form.get("html").or_else(|| form.get("amp-html")));
     if text.is_none() && html.is_none() && form.get("template").is_none() {
         return Err(MailgunError::bad_request(
@@ -398,12 +398,12 @@ pub fn read_mime(
     let raw = match message {
         Some(raw) if !message_is_text => raw,
         Some(_) => return Err(MailgunError::bad_request("'message' parameter is not a file")),
-        None => return Err(MailgunError::bad_request("message parameter is missing")),
+        None => return Err(MailgunError::bad_request("'message' parameter is missing")),
     };
     let parsed = mime::parse(raw).map_err(|e| MailgunError::bad_request(format!("Invalid MIME message: {e}")))?;
-    let from = parsed.header("From").ok_or_else(|| MailgunError::bad_request("from parameter is missing"))?;
+    let from = parsed.header("From").ok_or_else(|| MailgunError::bad_request("'from' parameter is missing"))?;
     if parse_address(from).is_none() {
-        return Err(MailgunError::bad_request("from parameter is not a valid address. please check documentation"));
+        return Err(MailgunError::bad_request("'from' parameter is not a valid address. please check documentation"));
     }
     let mut draft = Draft {
         from: from.to_owned(),

@@ -251,7 +251,7 @@ async fn entry(shared: &Shared, eu: bool, request: Request) -> Response {
     };
     let sending = parts.method == Method::POST
         && segments.len() == 3
-        && segments[0] == "v3"
+        && matches!(segments[0].as_str(), "v2" | "v3")
         && matches!(segments[2].as_str(), "messages" | "messages.mime");
     if !authorized(&parts.headers) {
         return if sending { MailgunError::Forbidden } else { MailgunError::invalid_key() }.into_response();
@@ -319,6 +319,13 @@ async fn read_call(
         }
         Err(e) => return Err(MailgunError::new(e.status(), e.to_string())),
     };
+    let mut form = form;
+    for (name, _) in &mut form.pairs {
+        let plain = plain_field_name(name);
+        if plain.len() != name.len() {
+            *name = plain.to_owned();
+        }
+    }
     let host =
         headers.get(header::HOST).and_then(|h| h.to_str().ok()).filter(|h| !h.is_empty() && !h.contains(['/', ' ']));
     let base_url = host.map_or_else(|| default_base(eu), |h| format!("http://{h}"));
@@ -329,8 +336,23 @@ async fn read_call(
     Ok(Call { method, segments, query, form, files, json, base_url, accept_mime, now_ms })
 }
 
-fn not_allowed() -> MailgunError {
-    MailgunError::new(405, "Method Not Allowed")
+/// A method or path the simulator does not serve: Mailgun's 404 shape (`{"message": ...}`),
+/// saying so, never a 405.
+fn not_simulated(method: &Method, segments: &[&str]) -> MailgunError {
+    MailgunError::not_found(format!(
+        "Not Found: {method} /{} is not simulated by the opsdeck sandbox",
+        segments.join("/")
+    ))
+}
+
+/// A form field name without PHP's array suffix: `to[]` and `to[0]` are `to`. Mailgun answers
+/// `from[]=`/`to[]=` sends with 200 "Queued. Thank you." (recorded); that `name[N]` is taken the
+/// same way, and that every field (not only `from` and `to`) is, is not confirmed: accepted.
+fn plain_field_name(name: &str) -> &str {
+    match name.strip_suffix(']').and_then(|n| n.rsplit_once('[')) {
+        Some((base, index)) if !base.is_empty() && index.bytes().all(|b| b.is_ascii_digit()) => base,
+        _ => name,
+    }
 }
 
 /// The file parts of a send, `attachment` and `inline`, with names and content types.
@@ -378,7 +400,7 @@ fn handle(state: &mut State, eu: bool, call: &Call, dns_delay_ms: i64) -> Result
                 }
                 Ok(answer)
             }
-            _ => Err(not_allowed()),
+            _ => Err(not_simulated(method, &segments)),
         },
         ["v3" | "v4", "domains", name] => {
             let region = state.region(eu);
@@ -388,12 +410,12 @@ fn handle(state: &mut State, eu: bool, call: &Call, dns_delay_ms: i64) -> Result
                     region.delete_domain(name)?;
                     Ok(json!({"message": "Domain has been deleted"}))
                 }
-                _ => Err(not_allowed()),
+                _ => Err(not_simulated(method, &segments)),
             }
         }
         ["v3" | "v4", "domains", name, "verify"] => {
             if *method != Method::PUT {
-                return Err(not_allowed());
+                return Err(not_simulated(method, &segments));
             }
             let region = state.region(eu);
             let dns = region.dns.clone();
@@ -407,7 +429,7 @@ fn handle(state: &mut State, eu: bool, call: &Call, dns_delay_ms: i64) -> Result
         }
         ["v3", "domains", name, "messages", key] => {
             if *method != Method::GET {
-                return Err(not_allowed());
+                return Err(not_simulated(method, &segments));
             }
             let region = state.region(eu);
             let domain = region.managed_domain(name)?;
@@ -420,7 +442,7 @@ fn handle(state: &mut State, eu: bool, call: &Call, dns_delay_ms: i64) -> Result
             match *method {
                 Method::GET => Ok(domain.webhooks.list()),
                 Method::POST => domain.webhooks.create(call.form.get("id"), &urls(&call.form)),
-                _ => Err(not_allowed()),
+                _ => Err(not_simulated(method, &segments)),
             }
         }
         ["v3", "domains", name, "webhooks", hook] => {
@@ -429,7 +451,7 @@ fn handle(state: &mut State, eu: bool, call: &Call, dns_delay_ms: i64) -> Result
                 Method::GET => domain.webhooks.get(hook),
                 Method::PUT => domain.webhooks.update(hook, &urls(&call.form)),
                 Method::DELETE => domain.webhooks.delete(hook),
-                _ => Err(not_allowed()),
+                _ => Err(not_simulated(method, &segments)),
             }
         }
         ["v3", "lists", ..] => {
@@ -444,7 +466,7 @@ fn handle(state: &mut State, eu: bool, call: &Call, dns_delay_ms: i64) -> Result
             let fields = match *method {
                 Method::GET => &call.query,
                 Method::POST => &call.form,
-                _ => return Err(not_allowed()),
+                _ => return Err(not_simulated(method, &segments)),
             };
             let address = fields
                 .get("address")
@@ -464,22 +486,24 @@ fn handle(state: &mut State, eu: bool, call: &Call, dns_delay_ms: i64) -> Result
         }
         ["v3", "stats", "total"] => {
             if *method != Method::GET {
-                return Err(not_allowed());
+                return Err(not_simulated(method, &segments));
             }
             stats::total(&state.region(eu).events, None, &call.query, now)
         }
-        ["v3", domain, "messages"] => {
+        // Mailgun still answers sends on the old `/v2` paths as on `/v3` (recorded in 2022: 200
+        // "Queued. Thank you."); its other `/v2` paths are not simulated.
+        ["v2" | "v3", domain, "messages"] => {
             if *method != Method::POST {
-                return Err(not_allowed());
+                return Err(not_simulated(method, &segments));
             }
             let region = state.region(eu);
             region.domain(domain)?;
             let draft = messages::read_send(&call.form, file_parts(&call.files), now)?;
             region.send(domain, draft, now)
         }
-        ["v3", domain, "messages.mime"] => {
+        ["v2" | "v3", domain, "messages.mime"] => {
             if *method != Method::POST {
-                return Err(not_allowed());
+                return Err(not_simulated(method, &segments));
             }
             let region = state.region(eu);
             region.domain(domain)?;
@@ -495,7 +519,7 @@ fn handle(state: &mut State, eu: bool, call: &Call, dns_delay_ms: i64) -> Result
         }
         ["v3", domain, "events"] | ["v3", domain, "events", _] => {
             if *method != Method::GET {
-                return Err(not_allowed());
+                return Err(not_simulated(method, &segments));
             }
             let region = state.region(eu);
             let name = region.domain(domain)?.name.clone();
@@ -504,7 +528,7 @@ fn handle(state: &mut State, eu: bool, call: &Call, dns_delay_ms: i64) -> Result
         }
         ["v3", domain, "stats", "total"] => {
             if *method != Method::GET {
-                return Err(not_allowed());
+                return Err(not_simulated(method, &segments));
             }
             let region = state.region(eu);
             let name = region.domain(domain)?.name.clone();
@@ -522,7 +546,7 @@ fn handle(state: &mut State, eu: bool, call: &Call, dns_delay_ms: i64) -> Result
                     None => domain.suppressions.create(table, CreateBody::Form(&call.form), now),
                 },
                 Method::DELETE => Ok(domain.suppressions.clear(table)),
-                _ => Err(not_allowed()),
+                _ => Err(not_simulated(method, &segments)),
             }
         }
         ["v3", domain, table, address] if Table::parse(table).is_some() => {
@@ -531,10 +555,10 @@ fn handle(state: &mut State, eu: bool, call: &Call, dns_delay_ms: i64) -> Result
             match *method {
                 Method::GET => domain.suppressions.get(table, address),
                 Method::DELETE => domain.suppressions.delete(table, address, call.query.get("tag")),
-                _ => Err(not_allowed()),
+                _ => Err(not_simulated(method, &segments)),
             }
         }
-        _ => Err(MailgunError::not_found("Not Found")),
+        _ => Err(not_simulated(method, &segments)),
     }
 }
 

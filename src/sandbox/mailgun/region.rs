@@ -150,17 +150,16 @@ impl Region {
         }
     }
 
-    /// The domain, or Mailgun's 404 for a domain of another region or none.
+    /// The domain of a `/v3/{domain}/...` call (sending, events, stats, suppressions). One not on
+    /// the account, or of the other region, is Mailgun's 401 with the text `Forbidden` (recorded
+    /// for sending and events; taken to hold for stats and suppressions, which pass the same
+    /// check of the key against the domain).
     pub fn domain(&self, name: &str) -> Result<&Domain, MailgunError> {
-        self.domains
-            .get(&name.to_ascii_lowercase())
-            .ok_or_else(|| MailgunError::not_found(format!("Domain not found: {name}")))
+        self.domains.get(&name.to_ascii_lowercase()).ok_or(MailgunError::Forbidden)
     }
 
     pub fn domain_mut(&mut self, name: &str) -> Result<&mut Domain, MailgunError> {
-        self.domains
-            .get_mut(&name.to_ascii_lowercase())
-            .ok_or_else(|| MailgunError::not_found(format!("Domain not found: {name}")))
+        self.domains.get_mut(&name.to_ascii_lowercase()).ok_or(MailgunError::Forbidden)
     }
 
     /// The domain for the management endpoints (`/v3/domains/...`), whose 404 does not name it.
@@ -347,7 +346,17 @@ impl Region {
     ) -> Arc<MessageCore> {
         self.message_count += 1;
         let dt = crate::sandbox::clock::rfc3339_seconds(now_ms).replace(['-', ':', 'T', 'Z'], "");
-        let message_id = format!("{dt}.{}.{}@{domain}", self.message_count, self.ids.hex(16).to_ascii_uppercase());
+        let generated = format!("{dt}.{}.{}@{domain}", self.message_count, self.ids.hex(16).to_ascii_uppercase());
+        // A MIME send keeps the message's own Message-ID, and Mailgun answers with it (recorded:
+        // `"id": "<...@rouge.local.mail>"` for a messages.mime send).
+        let own = draft.mime.as_ref().and_then(|_| {
+            draft
+                .headers
+                .iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case("message-id"))
+                .map(|(_, v)| v.trim().trim_start_matches('<').trim_end_matches('>').trim().to_owned())
+        });
+        let message_id = own.filter(|id| !id.is_empty()).unwrap_or(generated);
         let key = format!("{}{}", if self.eu { "BAA" } else { "AgE" }, self.ids.alphanumeric(41));
         let headers = messages::headers_of(&draft, &message_id, now_ms);
         let size = match &draft.mime {
@@ -720,13 +729,17 @@ impl Region {
                         self.record(accepted);
                         let stored = self.new_event("stored", now_ms, &message, 0);
                         self.record(stored);
+                        let mut done = json!({"route": route.id, "action": "store",
+                            "storage": {"key": message.key, "url": message.storage_url}, "notify": notify});
                         if let Some(url) = notify {
                             if outbox::is_loopback_url(url) {
                                 posts.push((url.clone(), fields(&[("message-url", message.storage_url.clone())])));
+                            } else {
+                                done["posted"] = json!(false);
+                                done["note"] = json!("the opsdeck sandbox only POSTs to loopback URLs");
                             }
                         }
-                        performed.push(json!({"route": route.id, "action": "store", "storage": {"key": message.key, "url": message.storage_url},
-                            "notify": notify}));
+                        performed.push(done);
                     }
                     RouteAction::Stop => {
                         actions.push("stop()".to_owned());

@@ -17,7 +17,6 @@ use serde_json::{json, Value};
 use super::dates::rfc2822;
 use super::lists::count_param;
 use super::refusal::Refusal;
-use super::validation;
 use crate::sandbox::ids::Ids;
 use crate::sandbox::request::Query;
 
@@ -165,7 +164,11 @@ impl Routes {
             ("GET", [id]) => Ok(json!({ "route": self.find(id)?.to_json() })),
             ("PUT", [id]) => self.update(id, form),
             ("DELETE", [id]) => self.delete(id),
-            _ => Err(Refusal::not_found("Not Found")),
+            _ => Err(Refusal::not_found(format!(
+                "Not Found: {method} /v3/routes{}{} is not simulated by the opsdeck sandbox",
+                if segments.is_empty() { "" } else { "/" },
+                segments.join("/")
+            ))),
         }
     }
 
@@ -208,10 +211,8 @@ impl Routes {
 
     fn create(&mut self, form: &Query, now_ms: i64) -> Result<Value, Refusal> {
         let expression = form.get("expression").ok_or_else(|| missing("expression"))?;
+        // A route without actions is kept with `"actions": []` (recorded: 200).
         let actions = actions_of(form);
-        if actions.is_empty() {
-            return Err(missing("action"));
-        }
         let priority = priority_of(form)?.unwrap_or(0);
         let description = form.get("description").unwrap_or_default();
         let route = self.build(priority, description, expression, &actions, now_ms)?;
@@ -562,22 +563,16 @@ fn parse_action(action: &str) -> Result<RouteAction, Refusal> {
     }
     let inner = &rest[1..rest.len() - 1];
     match (name.as_str(), inner) {
-        ("forward", [Token::Str(destination)]) => {
-            let destination = destination.trim();
-            if is_http_url(destination) || validation::is_valid_address(destination) {
-                Ok(RouteAction::Forward(destination.to_owned()))
-            } else {
-                Err(bad(&format!("'{destination}' is neither an http(s) URL nor an email address")))
-            }
-        }
+        // Mailgun keeps any string given to forward(), a pattern such as ".*@example.com"
+        // included (recorded: 200). Whether it refuses forward() with no argument, or a notify
+        // that is no URL, is not known: both are kept. The sandbox only POSTs to loopback http(s)
+        // destinations and records the others as forwards.
+        ("forward", []) => Ok(RouteAction::Forward(String::new())),
+        ("forward", [Token::Str(destination)]) => Ok(RouteAction::Forward(destination.trim().to_owned())),
         ("forward", _) => Err(bad("forward takes one quoted URL or address")),
         ("store", []) => Ok(RouteAction::Store { notify: None }),
-        ("store", [Token::Str(url)]) => {
-            notify_url(url).ok_or_else(|| bad(&format!("notify '{url}' is not an http(s) URL")))
-        }
-        ("store", [Token::Ident(key), Token::Equals, Token::Str(url)]) if key == "notify" => {
-            notify_url(url).ok_or_else(|| bad(&format!("notify '{url}' is not an http(s) URL")))
-        }
+        ("store", [Token::Str(url)]) => Ok(notify_url(url)),
+        ("store", [Token::Ident(key), Token::Equals, Token::Str(url)]) if key == "notify" => Ok(notify_url(url)),
         ("store", _) => Err(bad("store takes nothing or notify=\"url\"")),
         ("stop", []) => Ok(RouteAction::Stop),
         ("stop", _) => Err(bad("stop takes no arguments")),
@@ -585,19 +580,9 @@ fn parse_action(action: &str) -> Result<RouteAction, Refusal> {
     }
 }
 
-/// `store(notify=...)`'s action when the URL is one.
-fn notify_url(url: &str) -> Option<RouteAction> {
-    let url = url.trim();
-    is_http_url(url).then(|| RouteAction::Store { notify: Some(url.to_owned()) })
-}
-
-/// `http://host…` or `https://host…` with a non-empty host and no spaces.
-fn is_http_url(text: &str) -> bool {
-    let rest = text.strip_prefix("http://").or_else(|| text.strip_prefix("https://"));
-    rest.is_some_and(|r| {
-        let host = r.split(['/', '?', '#']).next().unwrap_or_default();
-        !host.is_empty() && !r.chars().any(char::is_whitespace)
-    })
+/// `store(notify=...)`'s action, the text kept as given.
+fn notify_url(url: &str) -> RouteAction {
+    RouteAction::Store { notify: Some(url.trim().to_owned()) }
 }
 
 #[cfg(test)]
@@ -693,7 +678,14 @@ mod tests {
         assert_eq!(refused(&mut routes, Method::GET, &[&id], "", &Query::default()), (404, "Route not found".into()));
         assert_eq!(refused(&mut routes, Method::DELETE, &[&id], "", &Query::default()).0, 404);
         assert_eq!(refused(&mut routes, Method::PUT, &["nope"], "", &form(&[("priority", "1")])).0, 404);
-        assert_eq!(refused(&mut routes, Method::GET, &["a", "b"], "", &Query::default()), (404, "Not Found".into()));
+        assert_eq!(
+            refused(&mut routes, Method::GET, &["a", "b"], "", &Query::default()),
+            (404, "Not Found: GET /v3/routes/a/b is not simulated by the opsdeck sandbox".into())
+        );
+        assert_eq!(
+            refused(&mut routes, Method::PATCH, &[], "", &Query::default()),
+            (404, "Not Found: PATCH /v3/routes is not simulated by the opsdeck sandbox".into())
+        );
     }
 
     #[test]
@@ -772,7 +764,6 @@ mod tests {
         let mut routes = Routes::seeded(3, NOW);
         let cases: &[&[(&str, &str)]] = &[
             &[("action", "stop()")],
-            &[("expression", "catch_all()")],
             &[("expression", "catch_all()"), ("action", "stop()"), ("priority", "high")],
             &[("expression", "match_recipient(\"[unclosed\")"), ("action", "stop()")],
             &[("expression", "match_recipient(foo)"), ("action", "stop()")],
@@ -785,9 +776,6 @@ mod tests {
             &[("expression", "catch_all() catch_all()"), ("action", "stop()")],
             &[("expression", "(catch_all()"), ("action", "stop()")],
             &[("expression", "match_recipient(\"x)"), ("action", "stop()")],
-            &[("expression", "catch_all()"), ("action", "forward(\"not a destination\")")],
-            &[("expression", "catch_all()"), ("action", "forward()")],
-            &[("expression", "catch_all()"), ("action", "store(notify=\"ftp://x\")")],
             &[("expression", "catch_all()"), ("action", "store(url=\"http://x\")")],
             &[("expression", "catch_all()"), ("action", "stop(1)")],
             &[("expression", "catch_all()"), ("action", "stop")],
@@ -880,7 +868,16 @@ mod tests {
         );
         assert_eq!(parse_action("stop()"), Ok(RouteAction::Stop));
         assert!(parse_action("").is_err());
-        assert!(parse_action("forward(\"http://\")").is_err());
+        // Any string is kept: a pattern, a bare word, an incomplete URL, nothing.
+        for kept in [".*@mg.example.com", "not a destination", "http://", ""] {
+            assert_eq!(parse_action(&format!("forward(\"{kept}\")")), Ok(RouteAction::Forward(kept.into())));
+        }
+        assert_eq!(parse_action("forward()"), Ok(RouteAction::Forward(String::new())));
+        assert_eq!(
+            parse_action("store(notify=\"somewhere\")"),
+            Ok(RouteAction::Store { notify: Some("somewhere".into()) })
+        );
+        assert!(parse_action("forward(\"a\", \"b\")").is_err());
         assert!(parse_action(&format!("forward(\"http://{}\")", "a".repeat(MAX_TEXT_LEN))).is_err());
     }
 }

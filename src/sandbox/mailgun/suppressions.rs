@@ -298,7 +298,6 @@ impl Suppressions {
     pub fn create(&mut self, table: Table, body: CreateBody<'_>, now_ms: i64) -> Result<Value, MailgunError> {
         let records = match body {
             CreateBody::Form(form) => vec![record_from(
-                table,
                 &|k| form.get(k).map(|v| Value::String(v.to_owned())),
                 &form.all("tag").collect::<Vec<_>>(),
                 now_ms,
@@ -312,7 +311,7 @@ impl Suppressions {
                     .map(|item| {
                         let object =
                             item.as_object().ok_or_else(|| MailgunError::bad_request("Each item must be an object"))?;
-                        record_from(table, &|k| object.get(k).cloned(), &[], now_ms)
+                        record_from(&|k| object.get(k).cloned(), &[], now_ms)
                     })
                     .collect::<Result<Vec<_>, _>>()?
             }
@@ -338,12 +337,7 @@ pub enum CreateBody<'a> {
     Json(&'a [Value]),
 }
 
-fn record_from(
-    table: Table,
-    field: &dyn Fn(&str) -> Option<Value>,
-    form_tags: &[&str],
-    now_ms: i64,
-) -> Result<Record, MailgunError> {
+fn record_from(field: &dyn Fn(&str) -> Option<Value>, form_tags: &[&str], now_ms: i64) -> Result<Record, MailgunError> {
     let text = |k: &str| -> Option<String> {
         match field(k)? {
             Value::String(s) if s.is_empty() => None,
@@ -360,10 +354,9 @@ fn record_from(
         None => now_ms,
         Some(t) => parse_time(&t).ok_or_else(|| MailgunError::bad_request(format!("Invalid created_at: {t}")))?,
     };
+    // Mailgun keeps a bounce's code as given: 777 is answered 200 and listed as "777" (recorded).
+    // Whether it refuses a code that is no number is not known: kept too.
     let code = text("code").unwrap_or_else(|| "550".into());
-    if table == Table::Bounces && code.parse::<u16>().map_or(true, |c| !(200..=599).contains(&c)) {
-        return Err(MailgunError::bad_request(format!("Invalid code: {code}")));
-    }
     let mut tags: Vec<String> = form_tags.iter().filter(|t| !t.is_empty()).map(|t| (*t).to_owned()).collect();
     match field("tags") {
         Some(Value::Array(items)) => tags.extend(items.iter().filter_map(Value::as_str).map(str::to_owned)),

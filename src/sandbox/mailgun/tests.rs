@@ -198,12 +198,12 @@ async fn send_rules_use_mailguns_texts_and_change_nothing() {
     let before = sim.shared.lock().us.events.len();
     type Case<'a> = (&'a [(&'a str, &'a str)], u16, &'a str);
     let cases: &[Case] = &[
-        (&[("to", "a@example.com"), ("subject", "s"), ("text", "t")], 400, "from parameter is missing"),
-        (&[("from", "o@mg.example.com"), ("subject", "s"), ("text", "t")], 400, "to parameter is missing"),
+        (&[("to", "a@example.com"), ("subject", "s"), ("text", "t")], 400, "'from' parameter is missing"),
+        (&[("from", "o@mg.example.com"), ("subject", "s"), ("text", "t")], 400, "'to' parameter is missing"),
         (
             &[("from", "o@mg.example.com"), ("to", "not-an-address"), ("subject", "s"), ("text", "t")],
             400,
-            "to parameter is not a valid address. please check documentation",
+            "'to' parameter is not a valid address. please check documentation",
         ),
         (
             &[("from", "o@mg.example.com"), ("to", "a@example.com"), ("subject", "s")],
@@ -256,7 +256,8 @@ async fn send_rules_use_mailguns_texts_and_change_nothing() {
         &[("from", "o@x.com"), ("to", "a@example.com"), ("subject", "s"), ("text", "t")],
     )
     .await;
-    assert_eq!((unknown.status, unknown.body["message"].as_str()), (404, Some("Domain not found: nope.example.com")));
+    // A domain not on the account: Mailgun's 401 with the text `Forbidden`, not a JSON 404.
+    assert_eq!((unknown.status, unknown.text.as_str()), (401, "Forbidden"));
     let sandbox = form(
         &router,
         "POST",
@@ -332,10 +333,8 @@ async fn regions_keep_their_own_domains() {
     let (sim, _) = simulator(7);
     let eu = sim.region_router(Some("eu"));
     let us = sim.router();
-    assert_eq!(
-        get(&eu, "/v3/mg.example.com/events").await.body,
-        json!({"message": "Domain not found: mg.example.com"})
-    );
+    let elsewhere = get(&eu, "/v3/mg.example.com/events").await;
+    assert_eq!((elsewhere.status, elsewhere.text.as_str()), (401, "Forbidden"));
     assert_eq!(get(&us, "/v3/domains/mg.example.eu").await.status, 404);
     let domain = get(&eu, "/v4/domains/mg.example.eu").await;
     assert_eq!(domain.body["receiving_dns_records"][0]["value"], "mxa.eu.mailgun.org");
@@ -827,4 +826,216 @@ fn past_the_domain_cap_a_new_domain_is_refused() {
     assert_eq!(refusal.status, 400);
     let message = refusal.body["message"].as_str().unwrap_or_default();
     assert!(message.contains("at most 1000 domains") && message.contains("not Mailgun's"), "{message}");
+}
+
+// Issue 22: the simulator is as lenient as Mailgun, never stricter.
+
+#[tokio::test]
+async fn php_array_field_names_send_like_plain_ones() {
+    let (_sim, _) = simulator(21);
+    let router = _sim.router();
+    let sent = form(
+        &router,
+        "POST",
+        "/v3/mg.example.com/messages",
+        &[
+            ("from[]", "Ops <ops@mg.example.com>"),
+            ("to[]", "alice@example.com"),
+            ("to[]", "bob@example.com"),
+            ("cc[0]", "carol@example.com"),
+            ("subject", "Hi"),
+            ("text", "Hello"),
+        ],
+    )
+    .await;
+    assert_eq!((sent.status, sent.body["message"].as_str()), (200, Some("Queued. Thank you.")), "{}", sent.text);
+    for recipient in ["alice@example.com", "bob@example.com", "carol@example.com"] {
+        assert_eq!(kinds(&events_for(&router, "mg.example.com", recipient).await)[..1], ["accepted"]);
+    }
+    // A bracket that is no array index stays part of the name.
+    assert_eq!(plain_field_name("v:a[b]"), "v:a[b]");
+    assert_eq!(plain_field_name("[]"), "[]");
+    assert_eq!(plain_field_name("o:tag[]"), "o:tag");
+}
+
+#[tokio::test]
+async fn a_route_forwards_to_any_string_as_mailgun_keeps_it() {
+    let (sim, _) = simulator(22);
+    let router = sim.router();
+    let created = form(
+        &router,
+        "POST",
+        "/v3/routes",
+        &[("expression", "catch_all()"), ("action", r#"forward(".*@mg.example.com")"#), ("action", "stop()")],
+    )
+    .await;
+    assert_eq!((created.status, created.body["message"].as_str()), (200, Some("Route has been created")));
+    assert_eq!(created.body["route"]["actions"], json!([r#"forward(".*@mg.example.com")"#, "stop()"]));
+}
+
+#[tokio::test]
+async fn a_bounce_code_is_stored_as_given() {
+    let (sim, _) = simulator(23);
+    let router = sim.router();
+    let created = form(
+        &router,
+        "POST",
+        "/v3/mg.example.com/bounces",
+        &[("address", "odd@example.com"), ("code", "777"), ("error", "odd")],
+    )
+    .await;
+    assert_eq!(created.status, 200, "{}", created.text);
+    assert_eq!(created.body["message"], "Address has been added to the bounces table");
+    assert_eq!(get(&router, "/v3/mg.example.com/bounces/odd@example.com").await.body["code"], "777");
+}
+
+#[tokio::test]
+async fn a_domain_not_on_the_account_is_forbidden_text_on_every_domain_route() {
+    let (sim, _) = simulator(24);
+    let router = sim.router();
+    let send_fields = [("from", "o@x.com"), ("to", "a@example.com"), ("subject", "s"), ("text", "t")];
+    let answers = [
+        form(&router, "POST", "/v3/nope.example.com/messages", &send_fields).await,
+        form(&router, "POST", "/v3/nope.example.com/messages.mime", &[("to", "a@example.com"), ("message", "x")]).await,
+        get(&router, "/v3/nope.example.com/events").await,
+        get(&router, "/v3/nope.example.com/stats/total?event=accepted").await,
+        get(&router, "/v3/nope.example.com/bounces").await,
+        get(&router, "/v3/nope.example.com/unsubscribes/a@example.com").await,
+        form(&router, "POST", "/v3/nope.example.com/complaints", &[("address", "a@example.com")]).await,
+    ];
+    for answer in answers {
+        assert_eq!((answer.status, answer.text.as_str()), (401, "Forbidden"));
+    }
+    // The domain management routes keep their documented JSON 404.
+    let managed = get(&router, "/v3/domains/nope.example.com").await;
+    assert_eq!((managed.status, managed.body.clone()), (404, json!({"message": "Domain not found"})));
+}
+
+#[tokio::test]
+async fn a_webhook_off_this_machine_is_kept_and_logged_not_sent() {
+    let (sim, _) = simulator(25);
+    let router = sim.router();
+    let url = "https://hooks.example.com/mailgun";
+    let created =
+        form(&router, "POST", "/v3/domains/mg.example.com/webhooks", &[("id", "accepted"), ("url", url)]).await;
+    assert_eq!(
+        (created.status, created.body.clone()),
+        (200, json!({"message": "Webhook has been created", "webhook": {"urls": [url]}}))
+    );
+    assert_eq!(
+        get(&router, "/v3/domains/mg.example.com/webhooks/accepted").await.body["webhook"]["urls"],
+        json!([url])
+    );
+    let other = "http://10.0.0.1/hook";
+    let updated = form(&router, "PUT", "/v3/domains/mg.example.com/webhooks/accepted", &[("url", other)]).await;
+    assert_eq!((updated.status, updated.body["webhook"]["urls"].clone()), (200, json!([other])));
+    let refused =
+        form(&router, "POST", "/v3/domains/mg.example.com/webhooks", &[("id", "clicked"), ("url", "no url")]).await;
+    assert_eq!((refused.status, refused.body.clone()), (400, json!({"Reason": "no url is not a valid url"})));
+    let sent = form(
+        &router,
+        "POST",
+        "/v3/mg.example.com/messages",
+        &[("from", "ops@mg.example.com"), ("to", "alice@example.com"), ("subject", "s"), ("text", "t")],
+    )
+    .await;
+    assert_eq!(sent.status, 200);
+    let control = sim.control_router().unwrap();
+    let request = Request::builder().uri("/webhooks").body(Body::empty()).unwrap();
+    let response = control.oneshot(request).await.unwrap();
+    let log: Value = serde_json::from_slice(&to_bytes(response.into_body(), usize::MAX).await.unwrap()).unwrap();
+    let attempts = log["us"]["attempts"].as_array().unwrap();
+    let attempt = attempts.iter().find(|a| a["url"] == other).expect("logged");
+    assert_eq!((attempt["outcome"].as_str(), attempt["why"].as_str()), (Some("not sent"), Some("not a loopback URL")));
+    assert_eq!(attempt["event"], "accepted");
+    assert_eq!(sim.shared.lock().us.outbox.pending(), 0, "nothing is queued to be sent off this machine");
+}
+
+#[tokio::test]
+async fn paths_and_methods_not_served_are_mailguns_404_saying_so() {
+    let (sim, _) = simulator(26);
+    let router = sim.router();
+    let cases = [
+        ("PATCH", "/v3/domains", "PATCH /v3/domains"),
+        ("POST", "/v3/domains/mg.example.com", "POST /v3/domains/mg.example.com"),
+        ("GET", "/v3/domains/mg.example.com/verify", "GET /v3/domains/mg.example.com/verify"),
+        ("GET", "/v3/mg.example.com/messages", "GET /v3/mg.example.com/messages"),
+        ("PUT", "/v3/mg.example.com/bounces", "PUT /v3/mg.example.com/bounces"),
+        ("POST", "/v3/routes/abc", "POST /v3/routes/abc"),
+        ("PATCH", "/v3/lists", "PATCH /v3/lists"),
+        ("GET", "/v5/anything/here", "GET /v5/anything/here"),
+        ("DELETE", "/v3/stats/total", "DELETE /v3/stats/total"),
+    ];
+    for (method, path, said) in cases {
+        let answer = send(&router, method, path, None, Vec::new(), credentials::MAILGUN_KEY).await;
+        assert_eq!(
+            (answer.status, answer.body.clone()),
+            (404, json!({"message": format!("Not Found: {said} is not simulated by the opsdeck sandbox")})),
+            "{method} {path}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_route_may_have_no_action_and_php_style_action_keys() {
+    let (sim, _) = simulator(27);
+    let router = sim.router();
+    let bare = form(&router, "POST", "/v3/routes", &[("expression", "match_recipient('test@mg.example.com')")]).await;
+    assert_eq!((bare.status, bare.body["message"].as_str()), (200, Some("Route has been created")), "{}", bare.text);
+    assert_eq!((bare.body["route"]["actions"].clone(), bare.body["route"]["priority"].clone()), (json!([]), json!(0)));
+    assert_eq!(bare.body["route"]["description"], "");
+    let bracketed = form(
+        &router,
+        "POST",
+        "/v3/routes",
+        &[
+            ("priority", "1"),
+            ("expression", "match_recipient('.*@gmail.com')"),
+            ("action[]", "forward('gmail@example.com')"),
+            ("action[]", "stop()"),
+        ],
+    )
+    .await;
+    assert_eq!(bracketed.body["route"]["actions"], json!(["forward('gmail@example.com')", "stop()"]));
+}
+
+#[tokio::test]
+async fn sends_on_the_old_v2_paths_are_answered_as_on_v3() {
+    let (sim, _) = simulator(28);
+    let router = sim.router();
+    let fields = [("from", "ops@mg.example.com"), ("to", "v2@example.com"), ("subject", "Test"), ("text", "t")];
+    let sent = form(&router, "POST", "/v2/mg.example.com/messages", &fields).await;
+    assert_eq!((sent.status, sent.body["message"].as_str()), (200, Some("Queued. Thank you.")), "{}", sent.text);
+    let wrong_key = send(
+        &router,
+        "POST",
+        "/v2/mg.example.com/messages",
+        Some("application/x-www-form-urlencoded"),
+        b"to=a@b.com".to_vec(),
+        "nope",
+    )
+    .await;
+    assert_eq!((wrong_key.status, wrong_key.text.as_str()), (401, "Forbidden"));
+    // Its other paths stay not simulated.
+    assert_eq!(get(&router, "/v2/mg.example.com/bounces").await.status, 404);
+}
+
+#[tokio::test]
+async fn a_mime_send_is_answered_with_the_messages_own_id() {
+    let (sim, _) = simulator(29);
+    let router = sim.router();
+    let message = b"From: ops@mg.example.com\r\nTo: m@example.com\r\nMessage-ID: <4fc84273c474_48dd@rouge.local.mail>\r\nSubject: Test\r\n\r\nhello\r\n";
+    let body = multipart(&[("to", "m@example.com")], &[("message", "message.mime", "message/rfc822", message)]);
+    let sent = send(
+        &router,
+        "POST",
+        "/v3/mg.example.com/messages.mime",
+        Some("multipart/form-data; boundary=B0UND"),
+        body,
+        credentials::MAILGUN_KEY,
+    )
+    .await;
+    assert_eq!(sent.body, json!({"id": "<4fc84273c474_48dd@rouge.local.mail>", "message": "Queued. Thank you."}));
+    let events = events_for(&router, "mg.example.com", "m@example.com").await;
+    assert_eq!(events[0]["message"]["headers"]["message-id"], "4fc84273c474_48dd@rouge.local.mail");
 }
