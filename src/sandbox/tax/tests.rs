@@ -14,6 +14,7 @@ fn request(to: Address, lines: Vec<Line>, freight: Decimal, nexus: &[(&str, &str
         nexus: nexus.iter().map(|(c, r)| Region::new(c, r)).collect(),
         exemption: Exemption::default(),
         rounding: Rounding::Document,
+        trust_region: false,
     }
 }
 

@@ -126,6 +126,7 @@ pub fn seeded_state(seed: u64, now: OffsetDateTime) -> State {
             nexus: state.nexus.clone(),
             exemption: tax::Exemption::default(),
             rounding: tax::Rounding::Document,
+            trust_region: false,
         };
         let sales_tax = match tax::calculate(&request) {
             Ok(calc) => {

@@ -226,6 +226,7 @@ pub fn calculate(state: &State, body: &Fields<'_>) -> Result<Value, TaxjarError>
         nexus,
         exemption,
         rounding: tax::Rounding::Document,
+        trust_region: false,
     };
     let calc = tax::calculate(&request).map_err(|e| match &e {
         tax::TaxError::NegativeQuantity { .. }
