@@ -709,7 +709,7 @@ async fn product_rules_and_the_state_fallback_come_from_the_shared_engine() {
     assert_eq!(quote["totalTax"], 8);
 
     // A ZIP the table does not list: the state rate, and a message saying so.
-    let elsewhere = r#"{"singleLocation":{"region":"TX","postalCode":"75001","country":"US"}}"#;
+    let elsewhere = r#"{"singleLocation":{"region":"TX","postalCode":"75000","country":"US"}}"#;
     let fallback = ava
         .json(
             "transactions_create",
