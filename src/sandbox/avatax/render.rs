@@ -485,7 +485,7 @@ fn line_code(l: &Line) -> String {
 }
 
 fn address_value(t: &Transaction, id: i64, a: &super::models::Address) -> Value {
-    json!({
+    let mut value = json!({
         "id": id,
         "transactionId": t.id,
         "boundaryLevel": if a.line1.is_empty() { "Zip5" } else { "Address" },
@@ -497,9 +497,14 @@ fn address_value(t: &Transaction, id: i64, a: &super::models::Address) -> Value 
         "postalCode": a.postal_code,
         "country": a.country,
         "taxRegionId": 0,
-        "latitude": a.latitude.map(|l| l.to_string()).unwrap_or_default(),
-        "longitude": a.longitude.map(|l| l.to_string()).unwrap_or_default(),
-    })
+    });
+    // Coordinates appear only where the address was placed by them (strings, as AvaTax writes
+    // them); recorded answers leave the keys out otherwise rather than sending "".
+    if let (Some(latitude), Some(longitude)) = (a.latitude, a.longitude) {
+        insert(&mut value, "latitude", json!(latitude.to_string()));
+        insert(&mut value, "longitude", json!(longitude.to_string()));
+    }
+    value
 }
 
 /// The per-jurisdiction summary: details of every line added up by jurisdiction.

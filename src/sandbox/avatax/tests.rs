@@ -473,6 +473,8 @@ fn transactions_carry_the_keys_of_recorded_answers() {
     let detail = &line["details"][0];
     assert_eq!((&detail["taxSubTypeId"], &detail["isNonPassThru"]), (&json!("S"), &json!(false)));
     assert_eq!(value["summary"][0]["taxSubType"], "S");
+    // No coordinates were given: the address carries no latitude or longitude keys.
+    assert!(value["addresses"][0].get("latitude").is_none() && value["addresses"][0].get("longitude").is_none());
     // A SalesOrder leaves out what it has no value for, rather than filling it with "" and 0.
     let mut order = sale("KEYS-2", 100.0, false);
     order["type"] = json!("SalesOrder");

@@ -494,7 +494,7 @@ impl State {
 
     /// Creates an order or refund from a request body.
     pub fn create(&mut self, kind: Kind, body: &Fields<'_>, version: ApiVersion) -> Result<&Transaction, TaxjarError> {
-        let transaction = build(kind, None, body, version, self)?;
+        let transaction = build(kind, None, body, version)?;
         let key = (kind, transaction.transaction_id.clone(), transaction.provider.clone());
         if self.transactions.contains_key(&key) {
             return Err(TaxjarError::unprocessable(format!(
@@ -529,7 +529,7 @@ impl State {
         }
         let provider = body.text("provider")?.unwrap_or_else(|| "api".to_owned());
         let existing = self.transaction(kind, id, &provider)?.clone();
-        let updated = build(kind, Some(&existing), body, version, self)?;
+        let updated = build(kind, Some(&existing), body, version)?;
         let key = (kind, id.to_owned(), provider);
         self.transactions
             .replace(&key, updated)
@@ -586,7 +586,6 @@ fn build(
     existing: Option<&Transaction>,
     body: &Fields<'_>,
     version: ApiVersion,
-    state: &State,
 ) -> Result<Transaction, TaxjarError> {
     let creating = existing.is_none();
     let transaction_id = match existing {
@@ -612,11 +611,8 @@ fn build(
                 "transaction_reference_id must differ from the refund's transaction_id",
             ));
         }
-        state.transaction(Kind::Order, reference, &provider).map_err(|_| {
-            TaxjarError::bad_request(format!(
-                "transaction_reference_id {reference} is not an order of provider {provider}"
-            ))
-        })?;
+        // Whether TaxJar refuses a refund of an order it does not have is not known (a refund of
+        // an order made in another channel is common), so it is accepted.
     }
     let date = match (body.text("transaction_date")?, existing) {
         (Some(text), _) => parse_datetime(&text).ok_or_else(|| {
