@@ -78,7 +78,7 @@ impl Rates {
 
 /// Jurisdictions and rates of a place, from the shared engine's table.
 pub fn rates_for(place: &Place) -> Result<Rates, AvaError> {
-    let rates = tax::rates(&engine_address(place)).map_err(|e| engine_error(&e, "address"))?;
+    let rates = tax::rates_trusting_region(&engine_address(place)).map_err(|e| engine_error(&e, "address"))?;
     Ok(Rates {
         jurisdictions: rates.jurisdictions.iter().map(|j| avatax_jurisdiction(&rates, j)).collect(),
         fallback: rates.state_fallback,
@@ -271,6 +271,7 @@ pub fn tax_line(line: &LineCalc<'_>) -> Result<LineTax, AvaError> {
         nexus: line.nexus.clone(),
         exemption,
         rounding: tax::Rounding::EachJurisdiction,
+        trust_region: true,
     };
     let calculation = tax::calculate(&request).map_err(|e| engine_error(&e, "addresses"))?;
     let Some(result) = calculation.lines.first() else {
@@ -315,11 +316,20 @@ pub fn tax_line(line: &LineCalc<'_>) -> Result<LineTax, AvaError> {
     })
 }
 
-/// The tax code of a line: empty means general tangible personal property.
-pub fn line_tax_code(code: &str) -> Option<&'static TaxCode> {
-    if code.trim().is_empty() {
-        reference::tax_code("P0000000")
-    } else {
-        reference::tax_code(code)
+/// The tax code of a line: empty means general tangible personal property. A code the
+/// simulator does not list is taxed as the head of its family (`FR…` freight, `D…` digital, `S…`
+/// services, `P…` and anything else tangible goods) and answered as sent: AvaTax's catalogue has
+/// thousands of codes, and whether it refuses one it does not have is not known, so it is accepted.
+pub fn line_tax_code(code: &str) -> &'static TaxCode {
+    let code = code.trim().to_ascii_uppercase();
+    if let Some(known) = reference::tax_code(&code) {
+        return known;
     }
+    let head = match code.as_bytes().first() {
+        _ if code.starts_with("FR") => "FR000000",
+        Some(b'D') => "D0000000",
+        Some(b'S') => "S0000000",
+        _ => "P0000000",
+    };
+    reference::tax_code(head).unwrap_or(&reference::TAX_CODES[0])
 }

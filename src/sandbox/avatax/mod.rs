@@ -229,20 +229,27 @@ fn router(shared: Arc<Shared>) -> Router {
         .with_state(shared)
 }
 
+/// What `$include=ForceTimeout` fails with once its wait is over: a 400, as recorded traffic
+/// shows (not 408).
+pub(crate) fn force_timeout_error() -> AvaError {
+    AvaError::new(400, "TimeoutRequested", 316, "A timeout was requested with $include=ForceTimeout.")
+        .target("AvaTaxApiServer")
+}
+
 async fn entry(shared: Arc<Shared>, op: Op, request: Request) -> Response {
     let (parts, body) = request.into_parts();
     let result = match read_call(&parts, body, shared.clock.now()).await {
         Ok(call) => {
             // ForceTimeout makes the service wait 30 s and fail, so clients can test timeouts;
-            // the wait happens before the state lock is taken.
+            // the wait happens before the state lock is taken. The failure is a 400, as recorded
+            // traffic shows (not 408).
             let force_timeout = op == Op::TransactionsCreate
                 && call
                     .query("$include")
                     .is_some_and(|i| i.split(',').any(|w| w.trim().eq_ignore_ascii_case("ForceTimeout")));
             if force_timeout && call.authenticated {
                 tokio::time::sleep(std::time::Duration::from_secs(30)).await;
-                Err(AvaError::new(408, "TimeoutRequested", 316, "A timeout was requested with $include=ForceTimeout.")
-                    .target("AvaTaxApiServer"))
+                Err(force_timeout_error())
             } else {
                 routes::handle(&shared, op, &call)
             }

@@ -949,8 +949,7 @@ impl State {
                     format!("The quantity {} is negative; use a negative amount for returns.", line.quantity),
                 ));
             }
-            let tax_code = calc::line_tax_code(&line.tax_code)
-                .ok_or_else(|| AvaError::unknown_reference("TaxCode", &line.tax_code, &at("taxCode")))?;
+            let tax_code = calc::line_tax_code(&line.tax_code);
             for (field, code) in [("entityUseCode", &line.entity_use_code), ("", &input.entity_use_code)] {
                 if !code.trim().is_empty() && crate::sandbox::tax::entity_use_code_description(code).is_none() {
                     let field = if field.is_empty() { "entityUseCode".to_owned() } else { at(field) };
@@ -1731,10 +1730,8 @@ pub fn complete_address(mut address: Address, field: &str) -> Result<Address, Av
     if address.country.trim().is_empty() {
         address.country = "US".to_owned();
     }
-    address.country = address.country.trim().to_ascii_uppercase();
-    if address.country == "USA" {
-        address.country = "US".to_owned();
-    }
+    // Alpha-3 codes (`CAN`, `GBR`) are taken as their alpha-2 codes, as AvaTax does.
+    address.country = crate::sandbox::tax::canonical_country(&address.country);
     if address.country != "US" {
         return Ok(address);
     }
@@ -1769,14 +1766,12 @@ pub fn complete_address(mut address: Address, field: &str) -> Result<Address, Av
         .refers_to(format!("{field}.region")));
     };
     address.region = code.to_owned();
-    if !postal.is_empty() {
-        if let Err(crate::sandbox::tax::TaxError::PostalCodeRegionMismatch { actual, .. }) =
-            crate::sandbox::tax::rates(&crate::sandbox::tax::Address::us(code, &postal))
-        {
-            return Err(AvaError::new(400, "InvalidAddress", 309, format!("Postal code {postal} is not in {code}."))
-                .describe(format!("{postal} is a {actual} postal code."))
-                .refers_to(format!("{field}.postalCode")));
-        }
+    // A ZIP of another state is accepted (AvaTax answers 201 and places the address by its
+    // state), but one no state uses is refused as AvaTax refuses `00000, PA`.
+    if !postal.is_empty() && !crate::sandbox::tax::us_zip_has_state(&postal) {
+        return Err(AvaError::new(400, "GetTaxError", 300, "Zip is not valid for the state")
+            .describe(format!("The postal code {postal} is not valid for {code}."))
+            .refers_to(format!("{field}.postalCode")));
     }
     Ok(address)
 }

@@ -174,6 +174,15 @@ pub const TAX_CODES: &[TaxCode] = &[
         parent: "FR000000",
         physical: false,
     },
+    // The short freight code most integrations send for a shipping line.
+    TaxCode {
+        id: 12,
+        code: "FR",
+        type_id: "F",
+        description: "Shipping only - common carrier - FOB destination",
+        parent: "FR000000",
+        physical: false,
+    },
     TaxCode {
         id: 11,
         code: "S0000000",

@@ -9,7 +9,7 @@ use serde_json::{json, Map, Number, Value};
 use time::{Date, OffsetDateTime};
 
 use super::calc::DetailTax;
-use super::models::{Certificate, Company, Customer, Line, Nexus, Transaction};
+use super::models::{Certificate, Company, Customer, DocStatus, Line, Nexus, Transaction};
 use super::reference::TaxCode;
 
 /// A decimal amount as a JSON number (the wire's type), without binary rounding on our side.
@@ -25,6 +25,130 @@ pub fn timestamp(at: OffsetDateTime) -> String {
     let at = at.to_offset(time::UtcOffset::UTC);
     format!("{}T{:02}:{:02}:{:02}.{:03}", date(at.date()), at.hour(), at.minute(), at.second(), at.millisecond())
 }
+
+/// A transaction's `modifiedDate` as current servers write it: UTC, seven fractional digits and
+/// `Z` (`2022-07-22T17:31:59.9283971Z`, recorded traffic).
+pub fn transaction_timestamp(at: OffsetDateTime) -> String {
+    let at = at.to_offset(time::UtcOffset::UTC);
+    format!("{}T{:02}:{:02}:{:02}.{:07}Z", date(at.date()), at.hour(), at.minute(), at.second(), at.nanosecond() / 100)
+}
+
+/// Keeps only these keys (in their order of the map).
+fn keep_only(value: &mut Value, keys: &[&str]) {
+    if let Some(map) = value.as_object_mut() {
+        map.retain(|k, _| keys.contains(&k.as_str()));
+    }
+}
+
+/// What a SalesOrder (a `Temporary` document, never stored) carries at each level: recorded
+/// traffic shows it without the ids of stored records, address ids, sourcing, overrides and the
+/// other keys a stored document has, rather than with them empty.
+const TEMPORARY_KEYS: &[&str] = &[
+    "id",
+    "code",
+    "companyId",
+    "date",
+    "paymentDate",
+    "status",
+    "type",
+    "batchCode",
+    "currencyCode",
+    "exchangeRateCurrencyCode",
+    "customerUsageType",
+    "entityUseCode",
+    "customerVendorCode",
+    "customerCode",
+    "exemptNo",
+    "reconciled",
+    "locationCode",
+    "reportingLocationCode",
+    "purchaseOrderNo",
+    "referenceCode",
+    "salespersonCode",
+    "totalAmount",
+    "totalExempt",
+    "totalDiscount",
+    "totalTax",
+    "totalTaxable",
+    "totalTaxCalculated",
+    "adjustmentReason",
+    "locked",
+    "version",
+    "exchangeRateEffectiveDate",
+    "exchangeRate",
+    "modifiedDate",
+    "modifiedUserId",
+    "taxDate",
+    "lines",
+    "addresses",
+    "summary",
+    "messages",
+];
+const TEMPORARY_LINE_KEYS: &[&str] = &[
+    "id",
+    "transactionId",
+    "lineNumber",
+    "customerUsageType",
+    "entityUseCode",
+    "description",
+    "discountAmount",
+    "exemptAmount",
+    "exemptCertId",
+    "exemptNo",
+    "isItemTaxable",
+    "itemCode",
+    "lineAmount",
+    "quantity",
+    "ref1",
+    "ref2",
+    "reportingDate",
+    "tax",
+    "taxableAmount",
+    "taxCalculated",
+    "taxCode",
+    "taxCodeId",
+    "taxDate",
+    "taxIncluded",
+    "details",
+    "nonPassthroughDetails",
+    "hsCode",
+    "costInsuranceFreight",
+    "vatCode",
+    "vatNumberTypeId",
+];
+const TEMPORARY_DETAIL_KEYS: &[&str] = &[
+    "id",
+    "transactionLineId",
+    "transactionId",
+    "country",
+    "region",
+    "exemptAmount",
+    "jurisCode",
+    "jurisName",
+    "stateAssignedNo",
+    "jurisType",
+    "jurisdictionType",
+    "nonTaxableAmount",
+    "rate",
+    "tax",
+    "taxableAmount",
+    "taxType",
+    "taxSubTypeId",
+    "taxName",
+    "taxAuthorityTypeId",
+    "taxCalculated",
+    "rateType",
+    "rateTypeCode",
+    "unitOfBasis",
+    "isNonPassThru",
+    "isFee",
+    "reportingTaxableUnits",
+    "reportingNonTaxableUnits",
+    "reportingExemptUnits",
+    "reportingTax",
+    "reportingTaxCalculated",
+    "liabilityType",
+];
 
 fn insert(value: &mut Value, key: &str, item: Value) {
     if let Some(map) = value.as_object_mut() {
@@ -199,13 +323,14 @@ impl Include {
 
 fn detail(d: &DetailTax, t: &Transaction, line: &Line, id: i64) -> Value {
     let j = &d.jurisdiction;
-    json!({
+    let mut value = json!({
         "id": id,
         "transactionLineId": line.id,
         "transactionId": t.id,
         "addressId": t.destination_address_id,
         "country": line.destination.country,
         "region": line.destination.region,
+        "countyFIPS": "",
         "stateFIPS": if j.level == super::calc::JurisLevel::State { j.code.clone() } else { String::new() },
         "exemptAmount": money(d.exempt),
         "exemptReasonId": if d.exempt.is_zero() { 4 } else { 19 },
@@ -217,6 +342,8 @@ fn detail(d: &DetailTax, t: &Transaction, line: &Line, id: i64) -> Value {
         "stateAssignedNo": j.state_assigned_no,
         "jurisType": j.level.type_id(),
         "jurisdictionType": j.level.name(),
+    });
+    let amounts = json!({
         "nonTaxableAmount": money(d.non_taxable),
         "nonTaxableRuleId": 0,
         "nonTaxableType": if d.non_taxable_type.is_empty() { "RateRule" } else { d.non_taxable_type },
@@ -228,8 +355,11 @@ fn detail(d: &DetailTax, t: &Transaction, line: &Line, id: i64) -> Value {
         "tax": money(d.tax),
         "taxableAmount": money(d.taxable),
         "taxType": "Sales",
+        "taxSubTypeId": "S",
+        "taxTypeGroupId": "SalesAndUse",
         "taxName": j.tax_name,
         "taxAuthorityTypeId": 45,
+        "taxRegionId": 0,
         "taxCalculated": money(d.tax),
         "taxOverride": 0,
         "rateType": "General",
@@ -238,7 +368,25 @@ fn detail(d: &DetailTax, t: &Transaction, line: &Line, id: i64) -> Value {
         "nonTaxableUnits": money(d.non_taxable),
         "exemptUnits": money(d.exempt),
         "unitOfBasis": "PerCurrencyUnit",
-    })
+    });
+    let reporting = json!({
+        "isNonPassThru": false,
+        "isFee": false,
+        "reportingTaxableUnits": money(d.taxable),
+        "reportingNonTaxableUnits": money(d.non_taxable),
+        "reportingExemptUnits": money(d.exempt),
+        "reportingTax": money(d.tax),
+        "reportingTaxCalculated": money(d.tax),
+        "liabilityType": "Seller",
+    });
+    if let Some(map) = value.as_object_mut() {
+        for part in [amounts, reporting] {
+            if let Value::Object(rest) = part {
+                map.extend(rest);
+            }
+        }
+    }
+    value
 }
 
 fn line(l: &Line, t: &Transaction, include: Include) -> Value {
@@ -253,6 +401,7 @@ fn line(l: &Line, t: &Transaction, include: Include) -> Value {
         "destinationAddressId": t.destination_address_id,
         "originAddressId": t.origin_address_id,
         "discountAmount": money(l.discount_amount),
+        "discountTypeId": 0,
         "exemptAmount": money(l.tax.exempt),
         "exemptCertId": l.exempt_cert_id,
         "exemptNo": l.exempt_no,
@@ -269,31 +418,74 @@ fn line(l: &Line, t: &Transaction, include: Include) -> Value {
         "tax": money(l.tax.tax),
         "taxableAmount": money(l.tax.taxable),
         "taxCalculated": money(l.tax_calculated),
-        "taxCode": l.tax_code.code,
+        "taxCode": line_code(l),
         "taxCodeId": l.tax_code.id,
         "taxDate": date(t.tax_date),
         "taxEngine": "",
         "taxOverrideType": t.input.tax_override.as_ref().map_or("None", |o| o.kind()),
+        "businessIdentificationNo": t.input.business_identification_no,
         "taxOverrideAmount": 0,
         "taxOverrideReason": t.input.tax_override.as_ref().map_or("", |o| o.reason()),
         "taxIncluded": l.input.tax_included,
     });
+    let temporary = t.status == DocStatus::Temporary;
     if include.details {
         let details: Vec<Value> = l
             .tax
             .details
             .iter()
             .enumerate()
-            .map(|(i, d)| detail(d, t, l, l.id * 10 + i64::try_from(i).unwrap_or(0)))
+            .map(|(i, d)| {
+                let id = if temporary { 0 } else { l.id * 10 + i64::try_from(i).unwrap_or(0) };
+                let mut value = detail(d, t, l, id);
+                if temporary {
+                    keep_only(&mut value, TEMPORARY_DETAIL_KEYS);
+                }
+                value
+            })
             .collect();
         insert(&mut value, "details", Value::Array(details));
+        insert(&mut value, "nonPassthroughDetails", json!([]));
+        if !temporary {
+            let mut kinds = vec![("ShipFrom", t.origin_address_id), ("ShipTo", t.destination_address_id)];
+            kinds.dedup_by_key(|k| k.1 == 0);
+            let types: Vec<Value> = kinds
+                .iter()
+                .enumerate()
+                .map(|(i, (code, address))| {
+                    json!({"documentLineLocationTypeId": l.id * 10 + 5 + i64::try_from(i).unwrap_or(0),
+                        "documentLineId": l.id, "documentAddressId": address, "locationTypeCode": code})
+                })
+                .collect();
+            insert(&mut value, "lineLocationTypes", Value::Array(types));
+        }
     }
-    insert(&mut value, "parameters", json!({}));
+    // Not modelled: harmonised codes, VAT codes and cost-insurance-freight; a real answer always
+    // carries them, empty for a US sale.
+    insert(&mut value, "hsCode", json!(""));
+    insert(&mut value, "costInsuranceFreight", json!(0));
+    insert(&mut value, "vatCode", json!(""));
+    insert(&mut value, "vatNumberTypeId", json!(0));
+    if temporary {
+        insert(&mut value, "id", json!(0));
+        insert(&mut value, "transactionId", json!(0));
+        keep_only(&mut value, TEMPORARY_LINE_KEYS);
+    }
     value
 }
 
+/// A line's tax code as sent (upper case), or the code the simulator taxed it as when none was.
+fn line_code(l: &Line) -> String {
+    let sent = l.input.tax_code.trim();
+    if sent.is_empty() {
+        l.tax_code.code.to_owned()
+    } else {
+        sent.to_ascii_uppercase()
+    }
+}
+
 fn address_value(t: &Transaction, id: i64, a: &super::models::Address) -> Value {
-    json!({
+    let mut value = json!({
         "id": id,
         "transactionId": t.id,
         "boundaryLevel": if a.line1.is_empty() { "Zip5" } else { "Address" },
@@ -305,9 +497,14 @@ fn address_value(t: &Transaction, id: i64, a: &super::models::Address) -> Value 
         "postalCode": a.postal_code,
         "country": a.country,
         "taxRegionId": 0,
-        "latitude": a.latitude.map(|l| l.to_string()).unwrap_or_default(),
-        "longitude": a.longitude.map(|l| l.to_string()).unwrap_or_default(),
-    })
+    });
+    // Coordinates appear only where the address was placed by them (strings, as AvaTax writes
+    // them); recorded answers leave the keys out otherwise rather than sending "".
+    if let (Some(latitude), Some(longitude)) = (a.latitude, a.longitude) {
+        insert(&mut value, "latitude", json!(latitude.to_string()));
+        insert(&mut value, "longitude", json!(longitude.to_string()));
+    }
+    value
 }
 
 /// The per-jurisdiction summary: details of every line added up by jurisdiction.
@@ -339,6 +536,7 @@ fn summary(t: &Transaction) -> Vec<Value> {
                             "taxAuthorityType": 45,
                             "stateAssignedNo": j.state_assigned_no,
                             "taxType": "Sales",
+                            "taxSubType": "S",
                             "taxName": j.tax_name,
                             "rateType": "General",
                             "rate": money(j.rate),
@@ -378,7 +576,8 @@ pub fn transaction(t: &Transaction, include: Include) -> Value {
         "code": t.code,
         "companyId": t.company_id,
         "date": date(input.date),
-        "paymentDate": "1900-01-01",
+        // A SalesOrder answers its own date here (recorded traffic); a stored document 1900-01-01.
+        "paymentDate": if t.status == DocStatus::Temporary { date(input.date) } else { "1900-01-01".to_owned() },
         "status": t.status.name(),
         "type": t.doc_type.name(),
         "batchCode": input.batch_code,
@@ -417,11 +616,10 @@ pub fn transaction(t: &Transaction, include: Include) -> Value {
         "destinationAddressId": t.destination_address_id,
         "exchangeRateEffectiveDate": date(input.date),
         "exchangeRate": 1,
-        "isSellerImporterOfRecord": false,
         "description": input.description,
         "email": input.email,
         "businessIdentificationNo": input.business_identification_no,
-        "modifiedDate": timestamp(t.modified),
+        "modifiedDate": transaction_timestamp(t.modified),
         "modifiedUserId": 54057,
         "taxDate": format!("{}T00:00:00", date(t.tax_date)),
     });
@@ -440,6 +638,8 @@ pub fn transaction(t: &Transaction, include: Include) -> Value {
             }
         }
         insert(&mut value, "addresses", Value::Array(addresses));
+        // Recorded 2022 answers carry an empty document-level list beside the lines' own.
+        insert(&mut value, "locationTypes", json!([]));
     }
     if include.summary {
         insert(&mut value, "summary", Value::Array(summary(t)));
@@ -452,7 +652,15 @@ pub fn transaction(t: &Transaction, include: Include) -> Value {
             .collect();
         insert(&mut value, "messages", Value::Array(messages));
     }
-    insert(&mut value, "parameters", Value::Object(Map::new()));
+    if t.status == DocStatus::Temporary {
+        keep_only(&mut value, TEMPORARY_KEYS);
+        if let Some(addresses) = value.get_mut("addresses").and_then(Value::as_array_mut) {
+            for address in addresses {
+                insert(address, "id", json!(0));
+                insert(address, "transactionId", json!(0));
+            }
+        }
+    }
     value
 }
 
@@ -484,7 +692,7 @@ pub fn reconstructed_request(t: &Transaction) -> Value {
                 "number": l.input.number,
                 "quantity": money(l.input.quantity),
                 "amount": money(l.line_amount + l.discount_amount),
-                "taxCode": l.tax_code.code,
+                "taxCode": line_code(l),
                 "itemCode": l.input.item_code,
                 "description": l.input.description,
                 "discounted": l.input.discounted,

@@ -316,7 +316,8 @@ fn transactions_refund(state: &mut State, call: &Call) -> Result<Reply, AvaError
     };
     let refund = input::refund(&body, use_tax_date)?;
     let t = state.refund(call.segment(1), call.segment(3), document_type(call)?, refund, body, call.now)?;
-    Reply::ok(render::transaction(&t, include(call, Include::FULL)))
+    // The refund is a new document: 201 Created, as recorded traffic shows.
+    Reply::created(render::transaction(&t, include(call, Include::FULL)))
 }
 
 fn transactions_audit(state: &State, call: &Call) -> Result<Reply, AvaError> {

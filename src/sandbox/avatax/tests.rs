@@ -96,8 +96,9 @@ fn a_refused_call_leaves_the_state_as_it_was() {
     create(&mut state, &sale("KEEP-1", 10.0, true)).unwrap();
     let before = format!("{:?}", state.transactions);
     let mut bad = sale("KEEP-2", 10.0, false);
-    bad["lines"][0]["taxCode"] = json!("NOPE");
-    assert_eq!(create(&mut state, &bad).unwrap_err().code, "EntityNotFoundError");
+    bad["addresses"]["SingleLocation"]["postalCode"] = json!("00000");
+    bad["addresses"]["SingleLocation"]["region"] = json!("PA");
+    assert_eq!(create(&mut state, &bad).unwrap_err().code, "GetTaxError");
     assert_eq!(state.commit("DEFAULT", "KEEP-1", None, true, NOW).unwrap_err().code, "TransactionIsCommitted");
     let refund = RefundInput {
         code: "R".into(),
@@ -346,4 +347,169 @@ fn the_document_index_agrees_with_the_documents_through_deletes_adjustments_and_
         assert_eq!(state.transactions.position(t.id), Some(i));
     }
     assert!(state.transaction("DEFAULT", "IDX-0", None).is_err(), "the oldest went past the cap");
+}
+
+/// What recorded AvaTax traffic shows production accepting.
+#[test]
+fn accepted_as_production_accepts() {
+    let mut state = state();
+    // Freight's short code FR (every order with shipping), answered as sent; an unknown code of a
+    // known family is taxed as that family.
+    let mut shipped = sale("FR-1", 10.0, true);
+    shipped["lines"] = json!([{"number": "1", "amount": 10, "taxCode": "PS081282"},
+                              {"number": "2", "amount": 5, "taxCode": "FR"},
+                              {"number": "3", "amount": 5, "taxCode": "FR020199"}]);
+    let t = create(&mut state, &shipped).unwrap();
+    assert_eq!(t.lines[1].tax_code.code, "FR");
+    // California does not tax freight.
+    assert_eq!((t.lines[1].tax.tax, t.lines[2].tax.tax), (dec!(0), dec!(0)));
+    let rendered = super::render::transaction(&t, super::render::Include::FULL);
+    assert_eq!(
+        (&rendered["lines"][1]["taxCode"], &rendered["lines"][2]["taxCode"]),
+        (&json!("FR"), &json!("FR020199"))
+    );
+    // ISO alpha-3 countries.
+    for (country, region, postal) in [("CAN", "ON", "M5V 2T6"), ("GBR", "", "SW1A 1AA"), ("USA", "CA", "92615")] {
+        let mut body = sale(&format!("C-{country}"), 10.0, false);
+        body["addresses"] = json!({"SingleLocation": {"line1": "1 Main St", "city": "X", "region": region,
+                                                      "country": country, "postalCode": postal}});
+        let t = create(&mut state, &body).unwrap_or_else(|e| panic!("{country}: {e:?}"));
+        assert_eq!(t.lines[0].destination.country, &country[..2], "{country}");
+    }
+    // A ZIP of another state is accepted (taxed by the state given); one no state has is not.
+    let mut body = sale("ZIP-1", 100.0, false);
+    body["addresses"]["SingleLocation"]["postalCode"] = json!("10001");
+    let t = create(&mut state, &body).unwrap();
+    assert_eq!(t.lines[0].destination.region, "CA");
+    assert!(t.total_tax() > dec!(0));
+    body["code"] = json!("ZIP-2");
+    body["addresses"]["SingleLocation"]["postalCode"] = json!("00000");
+    body["addresses"]["SingleLocation"]["region"] = json!("PA");
+    let error = create(&mut state, &body).unwrap_err();
+    assert_eq!(
+        (error.status, error.code, error.message.as_str()),
+        (400, "GetTaxError", "Zip is not valid for the state")
+    );
+}
+
+/// The keys, types and formats of recorded answers (a 2022 committed SalesInvoice, a 2021
+/// SalesOrder).
+#[test]
+fn transactions_carry_the_keys_of_recorded_answers() {
+    let mut state = state();
+    let t = create(&mut state, &sale("KEYS-1", 100.0, true)).unwrap();
+    let value = super::render::transaction(&t, super::render::Include::FULL);
+    let keys: Vec<&str> = value.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(
+        keys,
+        [
+            "id",
+            "code",
+            "companyId",
+            "date",
+            "paymentDate",
+            "status",
+            "type",
+            "batchCode",
+            "currencyCode",
+            "exchangeRateCurrencyCode",
+            "customerUsageType",
+            "entityUseCode",
+            "customerVendorCode",
+            "customerCode",
+            "exemptNo",
+            "reconciled",
+            "locationCode",
+            "reportingLocationCode",
+            "purchaseOrderNo",
+            "referenceCode",
+            "salespersonCode",
+            "taxOverrideType",
+            "taxOverrideAmount",
+            "taxOverrideReason",
+            "totalAmount",
+            "totalExempt",
+            "totalDiscount",
+            "totalTax",
+            "totalTaxable",
+            "totalTaxCalculated",
+            "adjustmentReason",
+            "adjustmentDescription",
+            "locked",
+            "region",
+            "country",
+            "version",
+            "softwareVersion",
+            "originAddressId",
+            "destinationAddressId",
+            "exchangeRateEffectiveDate",
+            "exchangeRate",
+            "description",
+            "email",
+            "businessIdentificationNo",
+            "modifiedDate",
+            "modifiedUserId",
+            "taxDate",
+            "lines",
+            "addresses",
+            "locationTypes",
+            "summary",
+        ]
+    );
+    let modified = value["modifiedDate"].as_str().unwrap();
+    assert!(modified.len() == 28 && modified.ends_with('Z') && modified.as_bytes()[19] == b'.', "{modified}");
+    let line = &value["lines"][0];
+    for (key, expected) in [
+        ("hsCode", json!("")),
+        ("vatCode", json!("")),
+        ("costInsuranceFreight", json!(0)),
+        ("vatNumberTypeId", json!(0)),
+        ("nonPassthroughDetails", json!([])),
+    ] {
+        assert_eq!(line[key], expected, "{key}");
+    }
+    assert!(line.get("parameters").is_none());
+    assert!(line["lineLocationTypes"].is_array());
+    let detail = &line["details"][0];
+    assert_eq!((&detail["taxSubTypeId"], &detail["isNonPassThru"]), (&json!("S"), &json!(false)));
+    assert_eq!(value["summary"][0]["taxSubType"], "S");
+    // No coordinates were given: the address carries no latitude or longitude keys.
+    assert!(value["addresses"][0].get("latitude").is_none() && value["addresses"][0].get("longitude").is_none());
+    // A SalesOrder leaves out what it has no value for, rather than filling it with "" and 0.
+    let mut order = sale("KEYS-2", 100.0, false);
+    order["type"] = json!("SalesOrder");
+    let t = create(&mut state, &order).unwrap();
+    let value = super::render::transaction(&t, super::render::Include::FULL);
+    for absent in [
+        "taxOverrideType",
+        "softwareVersion",
+        "originAddressId",
+        "description",
+        "email",
+        "region",
+        "adjustmentDescription",
+        "parameters",
+        "locationTypes",
+        "isSellerImporterOfRecord",
+    ] {
+        assert!(value.get(absent).is_none(), "{absent}");
+    }
+    assert_eq!((&value["id"], &value["paymentDate"]), (&json!(0), &json!("2024-06-14")));
+    let line = &value["lines"][0];
+    for absent in ["boundaryOverrideId", "sourcing", "taxEngine", "revAccount", "originAddressId", "isSSTP"] {
+        assert!(line.get(absent).is_none(), "{absent}");
+    }
+    assert_eq!((&line["id"], &line["hsCode"]), (&json!(0), &json!("")));
+    let detail = &line["details"][0];
+    for absent in ["addressId", "signatureCode", "sourcing", "serCode", "taxableUnits", "jurisdictionId"] {
+        assert!(detail.get(absent).is_none(), "{absent}");
+    }
+    assert_eq!(detail["liabilityType"], "Seller");
+    assert_eq!(value["addresses"][0]["id"], 0);
+}
+
+#[test]
+fn force_timeout_fails_with_a_400_as_recorded() {
+    let error = super::force_timeout_error();
+    assert_eq!((error.status, error.code), (400, "TimeoutRequested"));
 }

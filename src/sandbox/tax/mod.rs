@@ -327,6 +327,9 @@ pub struct Request {
     pub nexus: Vec<Region>,
     pub exemption: Exemption,
     pub rounding: Rounding,
+    /// A US ZIP of another state than `to.region` is taxed by the region's state (AvaTax answers
+    /// 201) rather than refused (TaxJar's 400).
+    pub trust_region: bool,
 }
 
 /// The tax one jurisdiction levies on one line.
@@ -451,12 +454,84 @@ fn same_country(a: &str, b: &str) -> bool {
     canonical_country(a) == canonical_country(b)
 }
 
-fn canonical_country(code: &str) -> String {
+/// ISO 3166 alpha-3 codes of the countries callers send most, with their alpha-2 codes: AvaTax
+/// takes either form (recorded traffic: `CAN`, `GBR` answered 201).
+const ALPHA3: &[(&str, &str)] = &[
+    ("USA", "US"),
+    ("CAN", "CA"),
+    ("GBR", "GB"),
+    ("AUS", "AU"),
+    ("AUT", "AT"),
+    ("BEL", "BE"),
+    ("BGR", "BG"),
+    ("HRV", "HR"),
+    ("CYP", "CY"),
+    ("CZE", "CZ"),
+    ("DNK", "DK"),
+    ("EST", "EE"),
+    ("FIN", "FI"),
+    ("FRA", "FR"),
+    ("DEU", "DE"),
+    ("GRC", "GR"),
+    ("HUN", "HU"),
+    ("IRL", "IE"),
+    ("ITA", "IT"),
+    ("LVA", "LV"),
+    ("LTU", "LT"),
+    ("LUX", "LU"),
+    ("MLT", "MT"),
+    ("NLD", "NL"),
+    ("POL", "PL"),
+    ("PRT", "PT"),
+    ("ROU", "RO"),
+    ("SVK", "SK"),
+    ("SVN", "SI"),
+    ("ESP", "ES"),
+    ("SWE", "SE"),
+    ("MEX", "MX"),
+    ("NZL", "NZ"),
+    ("JPN", "JP"),
+    ("CHN", "CN"),
+    ("IND", "IN"),
+    ("BRA", "BR"),
+    ("CHE", "CH"),
+    ("NOR", "NO"),
+    ("ISL", "IS"),
+    ("SGP", "SG"),
+    ("ZAF", "ZA"),
+    ("KOR", "KR"),
+    ("PRI", "PR"),
+    ("ISR", "IL"),
+    ("ARE", "AE"),
+    ("SAU", "SA"),
+    ("TUR", "TR"),
+];
+
+/// The alpha-2 code of a country given as alpha-2, alpha-3 or `UK`, upper case.
+pub fn canonical_country(code: &str) -> String {
     let upper = code.trim().to_ascii_uppercase();
     if upper == "UK" {
-        "GB".to_owned()
-    } else {
-        upper
+        return "GB".to_owned();
+    }
+    ALPHA3.iter().find(|(three, _)| *three == upper).map_or(upper, |(_, two)| (*two).to_owned())
+}
+
+/// Whether some US state's ZIP prefixes include this 5-digit ZIP (`00000` is in none).
+pub fn us_zip_has_state(postal_code: &str) -> bool {
+    let Ok(table) = table() else { return true };
+    zip5(postal_code.trim()).is_some_and(|zip| table.zip(zip).is_some() || table.state_of_zip(zip).is_some())
+}
+
+/// Like [`rates`], but a US ZIP of another state than the one given does not refuse the address:
+/// the given state's base rate applies (AvaTax places such an address by its state and answers
+/// 201; which local rates it then uses is not known).
+pub fn rates_trusting_region(address: &Address) -> Result<Rates, TaxError> {
+    match rates(address) {
+        Err(TaxError::PostalCodeRegionMismatch { postal_code, region, .. }) => {
+            let table = table()?;
+            us_rates_in(table, &region, &postal_code, None)
+        }
+        other => other,
     }
 }
 
@@ -544,6 +619,11 @@ fn us_rates(table: &Table, region: &str, postal_code: &str) -> Result<Rates, Tax
         }
         (given, _) => given,
     };
+    us_rates_in(table, state_code, zip, row)
+}
+
+/// The rates of a ZIP in a state: its row's jurisdictions, or the state's base rate without one.
+fn us_rates_in(table: &Table, state_code: &str, zip: &str, row: Option<&ZipRow>) -> Result<Rates, TaxError> {
     let state = table
         .state(state_code)
         .ok_or_else(|| TaxError::UnknownRegion { country: "US".into(), region: state_code.into() })?;
@@ -676,8 +756,9 @@ pub fn calculate(request: &Request) -> Result<Calculation, TaxError> {
     if request.freight < Decimal::ZERO {
         return Err(TaxError::NegativeFreight(request.freight));
     }
-    let destination = rates(&request.to)?;
-    let origin = request.from.as_ref().filter(|a| !a.country.trim().is_empty()).map(rates).transpose()?;
+    let destination = if request.trust_region { rates_trusting_region(&request.to)? } else { rates(&request.to)? };
+    let place = |a: &Address| if request.trust_region { rates_trusting_region(a) } else { rates(a) };
+    let origin = request.from.as_ref().filter(|a| !a.country.trim().is_empty()).map(place).transpose()?;
     // An intrastate sale in an origin-sourced state is taxed at the seller's address.
     let (taxing, sourcing) = match origin {
         Some(origin)

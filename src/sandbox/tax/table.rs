@@ -12,6 +12,7 @@ use rust_decimal::Decimal;
 const US_STATES: &str = include_str!("data/us_states.csv");
 const US_ZIPS: &str = include_str!("data/us_zips.csv");
 const INTERNATIONAL: &str = include_str!("data/international.csv");
+const US_ZIP_RATES: &str = include_str!("data/us_zip_rates.csv");
 
 /// How a state treats clothing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -126,7 +127,8 @@ impl Table {
     }
 }
 
-static TABLE: LazyLock<Result<Table, String>> = LazyLock::new(|| parse(US_STATES, US_ZIPS, INTERNATIONAL));
+static TABLE: LazyLock<Result<Table, String>> =
+    LazyLock::new(|| parse(US_STATES, US_ZIPS, INTERNATIONAL).and_then(|t| add_zip_rates(t, US_ZIP_RATES)));
 
 /// The shipped table, or the reason it could not be read.
 pub fn shipped() -> Result<&'static Table, String> {
@@ -240,6 +242,43 @@ fn upper_code(file: &str, line: usize, field: &str, value: &str, len: usize) -> 
     } else {
         Err(format!("{file}:{line}: {field} `{value}` is not {len} capital letters"))
     }
+}
+
+/// Adds the rows of `us_zip_rates.csv` (published combined rates and their parts, by ZIP) for
+/// every ZIP the table does not have yet: the hand-kept rows of `us_zips.csv` win.
+pub(super) fn add_zip_rates(mut table: Table, csv: &str) -> Result<Table, String> {
+    const R: &str = "us_zip_rates.csv";
+    for (n, f) in rows(R, csv, "zip,state,region,state_rate,county_rate,city_rate,special_rate,source,date")? {
+        if f[0].len() != 5 || !f[0].bytes().all(|b| b.is_ascii_digit()) {
+            return Err(format!("{R}:{n}: zip `{}` is not 5 digits", f[0]));
+        }
+        if table.zip_index.contains_key(f[0]) {
+            continue;
+        }
+        let state = upper_code(R, n, "state", f[1], 2)?;
+        match table.state_of_zip(f[0]) {
+            Some(s) if s.code == state => {}
+            _ => return Err(format!("{R}:{n}: zip {} is not within the ZIP prefixes of {state}", f[0])),
+        }
+        let region = f[2].to_owned();
+        let special = rate(R, n, "special_rate", f[6])?;
+        let (source, date) = provenance(R, n, f[7], f[8])?;
+        let row = ZipRow {
+            zip: f[0].to_owned(),
+            state,
+            county: region.clone(),
+            city: region.clone(),
+            state_rate: rate(R, n, "state_rate", f[3])?,
+            county_rate: rate(R, n, "county_rate", f[4])?,
+            city_rate: rate(R, n, "city_rate", f[5])?,
+            specials: if special.is_zero() { Vec::new() } else { vec![(format!("{region} SPECIAL"), special)] },
+            source,
+            date,
+        };
+        table.zip_index.insert(row.zip.clone(), table.zips.len());
+        table.zips.push(row);
+    }
+    Ok(table)
 }
 
 pub(super) fn parse(states_csv: &str, zips_csv: &str, international_csv: &str) -> Result<Table, String> {

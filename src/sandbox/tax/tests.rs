@@ -14,6 +14,7 @@ fn request(to: Address, lines: Vec<Line>, freight: Decimal, nexus: &[(&str, &str
         nexus: nexus.iter().map(|(c, r)| Region::new(c, r)).collect(),
         exemption: Exemption::default(),
         rounding: Rounding::Document,
+        trust_region: false,
     }
 }
 
@@ -79,7 +80,7 @@ fn rates_of_a_listed_zip_break_down_by_jurisdiction() {
 
 #[test]
 fn an_unknown_zip_falls_back_to_the_state_rate_and_says_so() {
-    let rates = rates(&Address::us("CA", "90210")).unwrap();
+    let rates = rates(&Address::us("CA", "90000")).unwrap();
     assert!(rates.state_fallback);
     assert_eq!(rates.combined_rate, dec!(0.0725));
     assert_eq!(rates.jurisdictions.len(), 1);
@@ -291,7 +292,8 @@ fn groceries_are_exempt_reduced_or_taxable_by_state() {
     let chicago = tax(Address::us("IL", "60601"), "IL");
     assert_eq!(detail(&chicago.lines[0], Level::State), (dec!(100), dec!(0.01), dec!(1.00)));
     assert_eq!(chicago.total_tax, dec!(5.00)); // 1 + 1.75 + 1.25 + 1
-    assert_eq!(tax(Address::us("MS", "39201"), "MS").total_tax, dec!(7.00));
+                                               // Mississippi taxes groceries in full: 7% state and Jackson's 1% (the published ZIP table).
+    assert_eq!(tax(Address::us("MS", "39201"), "MS").total_tax, dec!(8.00));
     // AvaTax's grocery code family maps the same way; carbonated drinks are taxed.
     let mut req = request(
         Address::us("CA", "90071"),
@@ -402,9 +404,10 @@ fn bad_lines_are_refused() {
     assert!(matches!(with(discounted.clone()), Err(TaxError::DiscountExceedsAmount { .. })));
     discounted.discount = dec!(4);
     assert_eq!(with(discounted).unwrap().total_tax, dec!(0.54));
-    let error = with(Line::new("7", dec!(1), dec!(10)).with_code("12345")).unwrap_err();
-    assert_eq!(error.to_string(), "line 7: `12345` is not a known product tax code");
-    assert!(with(Line::new("1", dec!(1), dec!(10)).with_code("QQ123")).is_err());
+    // A code neither vendor defines is taxed as general merchandise, as both services do.
+    let general = with(Line::new("7", dec!(1), dec!(10))).unwrap().total_tax;
+    assert_eq!(with(Line::new("7", dec!(1), dec!(10)).with_code("12345")).unwrap().total_tax, general);
+    assert_eq!(with(Line::new("1", dec!(1), dec!(10)).with_code("TaxCode - 410790")).unwrap().total_tax, general);
     let mut negative_freight = request(Address::us("CA", "90002"), vec![], dec!(-1), &[]);
     assert!(matches!(calculate(&negative_freight), Err(TaxError::NegativeFreight(_))));
     negative_freight.freight = dec!(0);
@@ -419,4 +422,26 @@ fn returns_with_negative_amounts_get_negative_tax() {
     req.rounding = Rounding::EachJurisdiction;
     let calc = calculate(&req).unwrap();
     assert_eq!((calc.total_tax, calc.total_taxable, calc.total_amount), (dec!(-7.75), dec!(-100), dec!(-100)));
+}
+
+/// The published ZIP-level table covers the ZIPs users try: New York City's airport ZIP at the
+/// city's 8.875 %, and the largest cities of other states with their parts.
+#[test]
+fn published_zip_rates_cover_large_cities_with_their_parts() {
+    let jfk = rates(&Address::us("NY", "11430")).unwrap();
+    assert!(!jfk.state_fallback);
+    assert_eq!(jfk.combined_rate, dec!(0.08875));
+    let parts: Vec<(Level, Decimal)> = jfk.jurisdictions.iter().map(|j| (j.level, j.rate)).collect();
+    assert_eq!(parts, [(Level::State, dec!(0.04)), (Level::City, dec!(0.045)), (Level::Special, dec!(0.00375))]);
+    for (state, zip, combined) in
+        [("AZ", "85001", dec!(0.091)), ("TX", "77001", dec!(0.0825)), ("WA", "98101", dec!(0.1055))]
+    {
+        let r = rates(&Address::us(state, zip)).unwrap();
+        assert_eq!((r.combined_rate, r.state_fallback, r.as_of.as_str()), (combined, false, "2026-02-01"), "{zip}");
+    }
+    // Every state and DC has rows.
+    let table = super::table::shipped().unwrap();
+    for s in &table.states {
+        assert!(table.zips.iter().any(|z| z.state == s.code), "{} has no ZIP rows", s.code);
+    }
 }

@@ -108,7 +108,7 @@ async fn entry(shared: &Shared, request: Request) -> Response {
         Err(e) => Err(e),
     };
     match result {
-        Ok(value) => Json(value).into_response(),
+        Ok((status, value)) => (status, Json(value)).into_response(),
         Err(e) => e.into_response(),
     }
 }
@@ -169,7 +169,15 @@ fn one(key: &str, value: Value) -> Value {
     json!({ key: value })
 }
 
-fn handle(shared: &Shared, call: &Call) -> Result<Value, TaxjarError> {
+fn handle(shared: &Shared, call: &Call) -> Result<(StatusCode, Value), TaxjarError> {
+    // Creating an order or a refund answers 201 Created (recorded traffic); everything else 200.
+    let created = call.method == Method::POST
+        && matches!(call.segments.as_slice(), [v, t, noun] if v == "v2" && t == "transactions" && (noun == "orders" || noun == "refunds"));
+    let status = if created { StatusCode::CREATED } else { StatusCode::OK };
+    handle_ok(shared, call).map(|value| (status, value))
+}
+
+fn handle_ok(shared: &Shared, call: &Call) -> Result<Value, TaxjarError> {
     let segments: Vec<&str> = call.segments.iter().map(String::as_str).collect();
     let body = Fields::new(&call.body);
     let provider = call.query.get("provider").unwrap_or("api");

@@ -13,7 +13,7 @@ use time::{Date, OffsetDateTime, PrimitiveDateTime, UtcOffset};
 
 use super::errors::TaxjarError;
 use crate::sandbox::retention::{Collection, RetentionPolicy};
-use crate::sandbox::tax::{self, Category, ExemptionKind, Region};
+use crate::sandbox::tax::{self, ExemptionKind, Region};
 
 /// The account the sandbox token belongs to (TaxJar's docs show this `user_id`).
 pub const USER_ID: u64 = 10649;
@@ -48,6 +48,8 @@ pub struct Place {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TransactionLine {
     pub id: Option<String>,
+    /// The id was sent as a JSON number: TaxJar answers it as one.
+    pub id_is_number: bool,
     pub quantity: i64,
     pub product_identifier: Option<String>,
     pub description: Option<String>,
@@ -312,6 +314,11 @@ impl<'a> Fields<'a> {
         }
     }
 
+    /// Whether the field holds a JSON number.
+    pub fn is_number(&self, field: &str) -> bool {
+        matches!(self.map.get(field), Some(Value::Number(_)))
+    }
+
     pub fn required_text(&self, field: &str) -> Result<String, TaxjarError> {
         self.text(field)?.ok_or_else(|| TaxjarError::missing(&self.name(field)))
     }
@@ -435,7 +442,9 @@ pub fn parse_datetime(text: &str) -> Option<OffsetDateTime> {
         Some(i) => rest.split_at(i),
         None => (rest, ""),
     };
-    let time = time::Time::parse(clock, time::macros::format_description!("[hour]:[minute]:[second]"))
+    // TaxJar writes `2015-05-14T00:00:00.000Z` and takes it back.
+    let time = time::Time::parse(clock, time::macros::format_description!("[hour]:[minute]:[second].[subsecond]"))
+        .or_else(|_| time::Time::parse(clock, time::macros::format_description!("[hour]:[minute]:[second]")))
         .or_else(|_| time::Time::parse(clock, time::macros::format_description!("[hour]:[minute]")))
         .ok()?;
     let offset = match offset {
@@ -485,7 +494,7 @@ impl State {
 
     /// Creates an order or refund from a request body.
     pub fn create(&mut self, kind: Kind, body: &Fields<'_>, version: ApiVersion) -> Result<&Transaction, TaxjarError> {
-        let transaction = build(kind, None, body, version, self)?;
+        let transaction = build(kind, None, body, version)?;
         let key = (kind, transaction.transaction_id.clone(), transaction.provider.clone());
         if self.transactions.contains_key(&key) {
             return Err(TaxjarError::unprocessable(format!(
@@ -520,7 +529,7 @@ impl State {
         }
         let provider = body.text("provider")?.unwrap_or_else(|| "api".to_owned());
         let existing = self.transaction(kind, id, &provider)?.clone();
-        let updated = build(kind, Some(&existing), body, version, self)?;
+        let updated = build(kind, Some(&existing), body, version)?;
         let key = (kind, id.to_owned(), provider);
         self.transactions
             .replace(&key, updated)
@@ -577,7 +586,6 @@ fn build(
     existing: Option<&Transaction>,
     body: &Fields<'_>,
     version: ApiVersion,
-    state: &State,
 ) -> Result<Transaction, TaxjarError> {
     let creating = existing.is_none();
     let transaction_id = match existing {
@@ -603,11 +611,8 @@ fn build(
                 "transaction_reference_id must differ from the refund's transaction_id",
             ));
         }
-        state.transaction(Kind::Order, reference, &provider).map_err(|_| {
-            TaxjarError::bad_request(format!(
-                "transaction_reference_id {reference} is not an order of provider {provider}"
-            ))
-        })?;
+        // Whether TaxJar refuses a refund of an order it does not have is not known (a refund of
+        // an order made in another channel is common), so it is accepted.
     }
     let date = match (body.text("transaction_date")?, existing) {
         (Some(text), _) => parse_datetime(&text).ok_or_else(|| {
@@ -647,11 +652,10 @@ fn build(
         Some(t) => Some(t),
         None => existing.and_then(|t| t.exemption_type.clone()),
     };
+    // TaxJar keeps a customer_id it has no customer for (recorded traffic: 201), so an order can
+    // be sent before its customer; exemptions simply do not apply to it.
     let customer_id = match body.text("customer_id")? {
-        Some(id) => {
-            state.customer(&id).map_err(|_| TaxjarError::bad_request(format!("customer_id {id} does not exist")))?;
-            Some(id)
-        }
+        Some(id) => Some(id),
         None => existing.and_then(|t| t.customer_id.clone()),
     };
     let lines = match body.objects("line_items")? {
@@ -713,12 +717,9 @@ fn transaction_line(item: &Fields<'_>, creating: bool) -> Result<TransactionLine
     if description.as_ref().is_some_and(|d| d.chars().count() > 255) {
         return Err(TaxjarError::bad_request(format!("{} must be at most 255 characters", item.name("description"))));
     }
+    // Any product tax code is kept: TaxJar answers 201 for codes it does not define (recorded
+    // traffic sends `123` and `TaxCode - 410790`) and ignores them.
     let product_tax_code = item.text("product_tax_code")?;
-    if let Some(code) = &product_tax_code {
-        Category::of(code, Some(code)).map_err(|_| {
-            TaxjarError::bad_request(format!("{} {code} is not a product tax code", item.name("product_tax_code")))
-        })?;
-    }
     let sales_tax = match item.decimal("sales_tax")? {
         Some(v) => v.abs(),
         None if creating => return Err(TaxjarError::missing(&item.name("sales_tax"))),
@@ -726,6 +727,7 @@ fn transaction_line(item: &Fields<'_>, creating: bool) -> Result<TransactionLine
     };
     Ok(TransactionLine {
         id: item.text("id")?,
+        id_is_number: item.is_number("id"),
         quantity: item.quantity("quantity")?.unwrap_or(1),
         product_identifier: item.text("product_identifier")?,
         description,

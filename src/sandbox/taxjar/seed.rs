@@ -96,6 +96,7 @@ pub fn seeded_state(seed: u64, now: OffsetDateTime) -> State {
             let quantity = rng.range(1, 3);
             lines.push(TransactionLine {
                 id: Some((n + 1).to_string()),
+                id_is_number: false,
                 quantity,
                 product_identifier: Some(format!("SKU-{}", rng.hex(6))),
                 description: Some(description.into()),
@@ -125,6 +126,7 @@ pub fn seeded_state(seed: u64, now: OffsetDateTime) -> State {
             nexus: state.nexus.clone(),
             exemption: tax::Exemption::default(),
             rounding: tax::Rounding::Document,
+            trust_region: false,
         };
         let sales_tax = match tax::calculate(&request) {
             Ok(calc) => {

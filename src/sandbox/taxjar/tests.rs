@@ -12,6 +12,8 @@ fn transaction_dates_in_every_documented_form() {
     assert_eq!(parse_datetime("2015-05-25T13:05:45"), Some(datetime!(2015-05-25 13:05:45 UTC)));
     assert_eq!(parse_datetime("2015-05-25T13:05:45-05:00"), Some(datetime!(2015-05-25 18:05:45 UTC)));
     assert_eq!(parse_datetime("2015-05-25T13:05:45Z"), Some(datetime!(2015-05-25 13:05:45 UTC)));
+    // The layout TaxJar itself answers with, so an order read back can be sent again.
+    assert_eq!(parse_datetime("2015-05-25T13:05:45.000Z"), Some(datetime!(2015-05-25 13:05:45 UTC)));
     for bad in ["2015-13-01", "yesterday", "2015-05-25T25:00:00", "2015-05-25X"] {
         assert_eq!(parse_datetime(bad), None, "{bad}");
     }
