@@ -536,7 +536,7 @@ async fn a_list_is_called_with_the_company_the_user_chose_never_a_zero_id() {
         assert!(!sent.contains("/companies/0/"), "{resource}: {sent}");
         let screen = h.screen();
         assert!(screen.contains(&format!("{resource} of DEFAULT")), "{screen}");
-        assert!(!screen.contains("404"), "{screen}");
+        assert!(!screen.contains("404 Not Found"), "{screen}");
     }
 }
 
