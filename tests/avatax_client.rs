@@ -815,3 +815,37 @@ async fn a_refund_is_created() {
         .await;
     assert_eq!((status, &refund["type"]), (201, &json!("ReturnInvoice")), "{refund}");
 }
+
+/// `transactions/createoradjust`, which every recorded integration uses: a new document is
+/// created (201); sent again once committed, it is adjusted (200, version 2, reason Other, as
+/// recorded answers show); a country the table has no rates for is taxed at nothing, not refused.
+#[tokio::test]
+async fn create_or_adjust_creates_then_adjusts_a_committed_document() {
+    let ava = Ava::start().await;
+    let model = |amount: u32, country: &str| {
+        json!({"createTransactionModel": {"type": "SalesInvoice", "code": "COA-1", "companyCode": "DEFAULT",
+            "date": "2026-11-20", "customerCode": "C1", "commit": true,
+            "addresses": {"singleLocation": {"line1": "2000 Main Street", "city": "Irvine", "region": "CA",
+                "country": country, "postalCode": "92614"}},
+            "lines": [{"number": "1", "amount": amount, "taxCode": "P0000000"}]}})
+        .to_string()
+    };
+    let path = "/api/v2/transactions/createoradjust";
+    let (status, first) = ava.raw(reqwest::Method::POST, path, Some(&model(100, "US")), true).await;
+    assert_eq!(
+        (status, first["version"].as_i64(), first["status"].as_str()),
+        (201, Some(1), Some("Committed")),
+        "{first}"
+    );
+    let (status, second) = ava.raw(reqwest::Method::POST, path, Some(&model(150, "US")), true).await;
+    assert_eq!(status, 200, "{second}");
+    assert_eq!((second["version"].as_i64(), second["adjustmentReason"].as_str()), (Some(2), Some("Other")));
+    assert_eq!(second["adjustmentDescription"], "Create or adjust transaction");
+    assert_eq!(second["totalAmount"], 150.0);
+    let (status, _) = ava.raw(reqwest::Method::POST, path, Some("{}"), true).await;
+    assert_eq!(status, 400, "the model is required");
+    let costa_rica = model(100, "CR").replace("COA-1", "COA-2");
+    let (status, abroad) = ava.raw(reqwest::Method::POST, path, Some(&costa_rica), true).await;
+    assert_eq!((status, abroad["totalTax"].as_f64()), (201, Some(0.0)), "{abroad}");
+    ava.sandbox.shutdown();
+}

@@ -124,6 +124,7 @@ enum Op {
     NexusList,
     NexusCreate,
     TransactionsCreate,
+    TransactionsCreateOrAdjust,
     TransactionsList,
     TransactionsGet,
     TransactionsGetByType,
@@ -219,6 +220,7 @@ fn router(shared: Arc<Shared>) -> Router {
         .route(&format!("{tx}/refund"), post(to!(Op::TransactionsRefund)))
         .route(&format!("{tx}/audit"), get(to!(Op::TransactionsAudit)))
         .route("/api/v2/transactions/create", post(to!(Op::TransactionsCreate)))
+        .route("/api/v2/transactions/createoradjust", post(to!(Op::TransactionsCreateOrAdjust)))
         .route("/api/v2/transactions/{id}", get(to!(Op::TransactionsGetById)))
         .route("/api/v2/addresses/resolve", get(to!(Op::AddressesResolve)).post(to!(Op::AddressesResolve)))
         .route("/api/v2/taxrates/byaddress", get(to!(Op::TaxRatesByAddress)))
@@ -243,7 +245,7 @@ async fn entry(shared: Arc<Shared>, op: Op, request: Request) -> Response {
             // ForceTimeout makes the service wait 30 s and fail, so clients can test timeouts;
             // the wait happens before the state lock is taken. The failure is a 400, as recorded
             // traffic shows (not 408).
-            let force_timeout = op == Op::TransactionsCreate
+            let force_timeout = matches!(op, Op::TransactionsCreate | Op::TransactionsCreateOrAdjust)
                 && call
                     .query("$include")
                     .is_some_and(|i| i.split(',').any(|w| w.trim().eq_ignore_ascii_case("ForceTimeout")));

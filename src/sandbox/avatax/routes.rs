@@ -6,7 +6,7 @@ use serde_json::{json, Value};
 use super::calc::{self, Place};
 use super::errors::AvaError;
 use super::input::{self, Fields};
-use super::models::{self, DocType, State, VoidReason};
+use super::models::{self, DocStatus, DocType, State, VoidReason};
 use super::odata::{self, ListQuery};
 use super::reference;
 use super::render::{self, Include};
@@ -28,6 +28,7 @@ pub(super) fn handle(shared: &Shared, op: Op, call: &Call) -> Result<Reply, AvaE
         Op::NexusList => nexus_list(state, call),
         Op::NexusCreate => nexus_create(state, call),
         Op::TransactionsCreate => transactions_create(state, call),
+        Op::TransactionsCreateOrAdjust => transactions_create_or_adjust(state, call),
         Op::TransactionsList => transactions_list(state, call),
         Op::TransactionsGet => transactions_get(state, call, None),
         Op::TransactionsGetByType => transactions_get(state, call, Some(call.segment(5))),
@@ -225,6 +226,40 @@ fn transactions_create(state: &mut State, call: &Call) -> Result<Reply, AvaError
     let transaction = state.create_transaction(parsed, body, call.now)?;
     let response = render::transaction(&transaction, include(call, Include::FULL));
     Reply::created(response)
+}
+
+/// `POST /transactions/createoradjust` (not in the spec; every recorded integration uses it):
+/// `{"createTransactionModel": {...}}` creates the document (201), or adjusts the one of the same
+/// company, code and type that a create would refuse (a committed one: 200, the next version,
+/// `Other` "Create or adjust transaction", as recorded answers show).
+fn transactions_create_or_adjust(state: &mut State, call: &Call) -> Result<Reply, AvaError> {
+    let body = call.json()?;
+    let model = Fields::of(&body, "")?
+        .get("createTransactionModel")
+        .ok_or_else(|| AvaError::required("createTransactionModel"))?
+        .clone();
+    let parsed = input::transaction(&model, "createTransactionModel")?;
+    let existing = parsed.doc_type.is_recorded() && !parsed.code.trim().is_empty();
+    let committed = existing
+        && state
+            .transaction(&parsed.company_code, &parsed.code, Some(parsed.doc_type))
+            .is_ok_and(|t| !matches!(t.status, DocStatus::Saved | DocStatus::Posted));
+    if committed {
+        let (company, code, doc_type) = (parsed.company_code.clone(), parsed.code.clone(), parsed.doc_type);
+        let t = state.adjust(
+            &company,
+            &code,
+            Some(doc_type),
+            "Other",
+            "Create or adjust transaction",
+            parsed,
+            body,
+            call.now,
+        )?;
+        return Reply::ok(render::transaction(&t, include(call, Include::FULL)));
+    }
+    let transaction = state.create_transaction(parsed, model, call.now)?;
+    Reply::created(render::transaction(&transaction, include(call, Include::FULL)))
 }
 
 fn transactions_list(state: &State, call: &Call) -> Result<Reply, AvaError> {

@@ -545,11 +545,32 @@ pub fn rates(address: &Address) -> Result<Rates, TaxError> {
         "US" => us_rates(table, &region, address.postal_code.trim()),
         "CA" => canada_rates(table, &region, address.postal_code.trim()),
         _ => {
-            let row = table
-                .international
-                .iter()
-                .find(|r| r.country == country && r.region.is_empty())
-                .ok_or_else(|| TaxError::UnknownCountry(address.country.trim().to_owned()))?;
+            let row = table.international.iter().find(|r| r.country == country && r.region.is_empty());
+            let Some(row) = row else {
+                // A country code the table has no rates for (Costa Rica, Japan): the services
+                // calculate there (recorded AvaTax answers are 201), so it is taxed at nothing
+                // known rather than refused. Anything that is not a two-letter code still is.
+                if country.len() == 2 && country.bytes().all(|b| b.is_ascii_uppercase()) {
+                    return Ok(Rates {
+                        country: country.clone(),
+                        region,
+                        region_name: country,
+                        postal_code: address.postal_code.trim().to_owned(),
+                        county: String::new(),
+                        city: address.city.trim().to_ascii_uppercase(),
+                        jurisdictions: Vec::new(),
+                        combined_rate: Decimal::ZERO,
+                        freight_taxable: false,
+                        state_fallback: false,
+                        sst: false,
+                        sourcing: Sourcing::Destination,
+                        vat: None,
+                        source: "no rates are known for this country".to_owned(),
+                        as_of: String::new(),
+                    });
+                }
+                return Err(TaxError::UnknownCountry(address.country.trim().to_owned()));
+            };
             let kind = if country == "AU" { TaxKind::Gst } else { TaxKind::Vat };
             let vat = (kind == TaxKind::Vat).then_some(VatRates {
                 standard: row.country_rate,
