@@ -310,6 +310,9 @@ impl<'a> Fields<'a> {
             Some(Value::String(s)) if s.trim().is_empty() => Ok(None),
             Some(Value::String(s)) => Ok(Some(s.trim().to_owned())),
             Some(Value::Number(n)) => Ok(Some(n.to_string())),
+            // Recorded integrations send `false` for a field they have no value for (`to_city:
+            // false`), and TaxJar answers 200: a boolean is no value.
+            Some(Value::Bool(_)) => Ok(None),
             Some(_) => Err(TaxjarError::bad_request(format!("{} must be a string", self.name(field)))),
         }
     }

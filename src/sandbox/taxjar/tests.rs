@@ -141,3 +141,18 @@ fn every_collection_keeps_its_cap_and_lists_and_gets_agree() {
     assert_eq!(ids, ["c-2", "c-3", "c-4"]);
     assert_eq!(state.customer("c-0").unwrap_err().status, 404);
 }
+
+/// Recorded integrations send `to_city: false` and leave `to_country` out when they have a US ZIP
+/// and state; TaxJar answers both with 200.
+#[test]
+fn a_false_field_is_no_value_and_a_zip_and_state_without_country_are_us() {
+    use super::models::Fields;
+    let state = seeded_state(7, datetime!(2024-06-01 12:00 UTC));
+    let body = serde_json::json!({"to_zip": "90002", "to_state": "CA", "to_city": false, "amount": 30,
+        "shipping": 0});
+    let tax = super::wire::calculate(&state, &Fields::new(body.as_object().unwrap())).unwrap();
+    assert!(tax["amount_to_collect"].as_f64().unwrap() > 0.0, "{tax}");
+    let no_zip = serde_json::json!({"to_state": "TX", "amount": 30, "shipping": 0});
+    let error = super::wire::calculate(&state, &Fields::new(no_zip.as_object().unwrap())).unwrap_err();
+    assert_eq!(error.status, 406, "{error:?}");
+}
