@@ -927,3 +927,20 @@ async fn carrier_accounts_orders_and_pickups_follow_the_main_flows() {
     assert_eq!((canceled.status, canceled.body["status"].as_str()), (200, Some("canceled")));
     assert_eq!(get(&router, &format!("/v2/pickups/{pid}")).await.body["status"], "canceled");
 }
+
+/// easypost-go sends `null` as the body of an action with nothing to say (a refund), and
+/// EasyPost answers it as an empty object.
+#[tokio::test]
+async fn a_null_body_is_an_empty_one() {
+    let (sim, _) = simulator(2);
+    let router = sim.router();
+    let shipment = new_shipment(&router).await;
+    let id = shipment["id"].as_str().unwrap();
+    let bought =
+        post(&router, &format!("/v2/shipments/{id}/buy"), json!({"rate": {"id": cheapest(&shipment)["id"]}})).await;
+    assert_eq!(bought.status, 200, "{}", bought.body);
+    let array = send(&router, "POST", &format!("/v2/shipments/{id}/refund"), Some(json!([1]))).await;
+    assert_eq!(array.status, 400, "an array is still not an object: {}", array.body);
+    let refunded = send(&router, "POST", &format!("/v2/shipments/{id}/refund"), Some(Value::Null)).await;
+    assert_eq!(refunded.status, 200, "{}", refunded.body);
+}
