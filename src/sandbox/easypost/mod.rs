@@ -393,7 +393,10 @@ fn route(state: &mut State, method: &Method, segments: &[&str], query: &Query, b
         }
         (["webhooks"], "POST") => created(Value::Object(state.create_webhook(body, now)?)),
         (["webhooks", id], "GET") => found(state.webhooks.get(id), "Webhook", id),
-        (["webhooks", id], "PATCH" | "PUT") => ok(Value::Object(state.update_webhook(id, body)?)),
+        (["webhooks", id], "PATCH" | "PUT") => {
+            // Recorded updates (easypost-go, easypost-ruby) are answered 201, not 200.
+            created(Value::Object(state.update_webhook(id, body)?))
+        }
         (["webhooks", id], "DELETE") => ok(state.delete_webhook(id)?),
         (["events"], "GET") => {
             ok(state.list(|s| &s.events, "events", query, |_| true, |_, r| State::event_summary(r))?)

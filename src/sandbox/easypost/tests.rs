@@ -944,3 +944,22 @@ async fn a_null_body_is_an_empty_one() {
     let refunded = send(&router, "POST", &format!("/v2/shipments/{id}/refund"), Some(Value::Null)).await;
     assert_eq!(refunded.status, 200, "{}", refunded.body);
 }
+
+/// Recorded webhook updates (easypost-go, easypost-ruby) are answered 201, and a list page whose
+/// cursor names a record this account does not have is an empty 200.
+#[tokio::test]
+async fn a_webhook_update_is_201_and_an_unknown_cursor_an_empty_page() {
+    let (sim, _) = simulator(2);
+    let router = sim.router();
+    let hook = post(&router, "/v2/webhooks", json!({"webhook": {"url": "http://127.0.0.1:9/hook"}})).await;
+    assert_eq!(hook.status, 201, "{}", hook.body);
+    let id = hook.body["id"].as_str().unwrap();
+    let updated = send(&router, "PATCH", &format!("/v2/webhooks/{id}"), Some(json!({}))).await;
+    assert_eq!(updated.status, 201, "{}", updated.body);
+    let page = get(&router, "/v2/shipments?before_id=shp_0000000000000000000000000000dead").await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    assert_eq!(
+        (page.body["shipments"].as_array().map(Vec::len), page.body["has_more"].as_bool()),
+        (Some(0), Some(false))
+    );
+}
