@@ -333,3 +333,48 @@ pub(super) static OPERATIONS: &[Operation] = &[
         )
     },
 ];
+
+/// The roles and permissions a key's scopes may name (api/deepgram.md §6.7).
+pub const SCOPES: &[&str] = &[
+    "member",
+    "admin",
+    "owner",
+    "project:read",
+    "project:write",
+    "project:write:settings",
+    "project:write:destroy",
+    "keys:read",
+    "keys:write",
+    "members:read",
+    "members:read:invites",
+    "members:read:scopes",
+    "members:write",
+    "members:write:invites",
+    "members:write:scopes",
+    "members:write:kick",
+    "admins:read",
+    "admins:read:invites",
+    "admins:read:scopes",
+    "admins:write",
+    "admins:write:invites",
+    "admins:write:scopes",
+    "admins:write:kick",
+    "owners:read",
+    "owners:read:invites",
+    "owners:read:scopes",
+    "owners:write",
+    "owners:write:invites",
+    "owners:write:scopes",
+    "owners:write:kick",
+    "usage:read",
+    "usage:write",
+    "billing:read",
+    "billing:write",
+    "self-hosted:products",
+];
+
+/// Whether a key's scope names something Deepgram knows: a role, a permission, or a self-hosted
+/// product.
+pub fn known_scope(scope: &str) -> bool {
+    SCOPES.contains(&scope) || scope.starts_with("self-hosted:product:")
+}

@@ -14,6 +14,7 @@ pub mod validate;
 
 pub use avatax::ADJUSTMENT_REASONS as AVATAX_ADJUSTMENT_REASONS;
 pub use avatax::DOCUMENT_TYPES as AVATAX_DOCUMENT_TYPES;
+pub use deepgram::known_scope as deepgram_known_scope;
 
 use std::fmt;
 

@@ -532,7 +532,7 @@ fn create_key(
     if scopes.is_empty() {
         return Err(DgError::bad_request("scopes is required: a list such as [\"member\"]"));
     }
-    if let Some(unknown) = scopes.iter().find(|s| !state::known_scope(s)) {
+    if let Some(unknown) = scopes.iter().find(|s| !crate::catalog::deepgram_known_scope(s)) {
         return Err(DgError::bad_request(format!("Invalid scope: {unknown:?}")));
     }
     if state::level(&scopes) > state::level(&state.scopes(caller, index)) {

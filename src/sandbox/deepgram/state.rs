@@ -32,19 +32,17 @@ const ADMIN_ALSO: &[&str] = &[
     "members:write:scopes",
     "members:write:kick",
     "admins:read",
+    "admins:read:invites",
+    "admins:read:scopes",
     "admins:write",
+    "admins:write:invites",
+    "admins:write:scopes",
+    "admins:write:kick",
     "owners:read",
+    "owners:read:invites",
+    "owners:read:scopes",
     "billing:read",
 ];
-const OWNER_ALSO: &[&str] = &["project:write:settings", "project:write:destroy", "owners:write", "billing:write"];
-
-/// Whether a scope names something Deepgram knows: a role or one of its permissions.
-pub fn known_scope(scope: &str) -> bool {
-    ROLES.contains(&scope)
-        || [MEMBER, ADMIN_ALSO, OWNER_ALSO].iter().any(|list| list.contains(&scope))
-        || scope == "self-hosted:products"
-        || scope.starts_with("self-hosted:product:")
-}
 
 /// Whether `scopes` grant `permission`, directly or by a role.
 pub fn grants(scopes: &[String], permission: &str) -> bool {

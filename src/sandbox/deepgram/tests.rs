@@ -407,3 +407,15 @@ async fn text_analysis_and_usage_counting_every_request_once() {
         sim.ok("GET", &format!("/v1/projects/{id}/usage?start={today}&end={today}&endpoint=listen"), None).await;
     assert!(listen["results"][0]["hours"].as_f64().unwrap() > 0.0);
 }
+
+/// Every permission api/deepgram.md §6.7 names is a scope a key may carry (the `admins:*` and
+/// `owners:*` ones too), the catalog's one list deciding for the console and the simulator.
+#[tokio::test]
+async fn every_documented_scope_makes_a_key() {
+    let sim = Sim::new();
+    let id = sim.project().await;
+    for scope in ["admins:read:invites", "owners:write:kick", "self-hosted:product:engine", "billing:read"] {
+        let body = json!({"comment": scope, "scopes": [scope]});
+        sim.ok("POST", &format!("/v1/projects/{id}/keys"), Some(body)).await;
+    }
+}

@@ -844,49 +844,6 @@ fn project_cascade(values: &Values, seen: &dyn Fn(&str) -> Option<Seen>) -> Vec<
     ]
 }
 
-/// The roles and permissions a key's scopes may name (api/deepgram.md §6.7).
-const SCOPES: &[&str] = &[
-    "member",
-    "admin",
-    "owner",
-    "project:read",
-    "project:write",
-    "project:write:settings",
-    "project:write:destroy",
-    "keys:read",
-    "keys:write",
-    "members:read",
-    "members:read:invites",
-    "members:read:scopes",
-    "members:write",
-    "members:write:invites",
-    "members:write:scopes",
-    "members:write:kick",
-    "admins:read",
-    "admins:read:invites",
-    "admins:read:scopes",
-    "admins:write",
-    "admins:write:invites",
-    "admins:write:scopes",
-    "admins:write:kick",
-    "owners:read",
-    "owners:read:invites",
-    "owners:read:scopes",
-    "owners:write",
-    "owners:write:invites",
-    "owners:write:scopes",
-    "owners:write:kick",
-    "usage:read",
-    "usage:write",
-    "billing:read",
-    "billing:write",
-    "self-hosted:products",
-];
-
-fn known_scope(scope: &str) -> bool {
-    SCOPES.contains(&scope) || scope.starts_with("self-hosted:product:")
-}
-
 fn parse_date(text: &str) -> Option<time::Date> {
     let format = time::macros::format_description!("[year]-[month]-[day]");
     time::Date::parse(text.trim(), &format).ok()
@@ -926,7 +883,7 @@ fn form_problems(op: &Operation, values: &Values, today: time::Date) -> Vec<(&'s
                 let unknown: Vec<&str> = items(param, value)
                     .into_iter()
                     .map(str::trim)
-                    .filter(|s| !s.is_empty() && !known_scope(s))
+                    .filter(|s| !s.is_empty() && !crate::catalog::deepgram_known_scope(s))
                     .collect();
                 if !unknown.is_empty() {
                     problems.push((
