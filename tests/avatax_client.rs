@@ -634,6 +634,72 @@ async fn bad_input_is_refused_with_avataxs_errors_and_changes_nothing() {
     assert_eq!(ava.count().await, before);
 }
 
+/// The resolver answers as the recorded real one (conformance recordings of 2021): it refuses
+/// only an incomplete address, and says in messages what it could not place.
+#[tokio::test]
+async fn addresses_resolve_refuses_only_an_incomplete_address() {
+    let ava = Ava::start().await;
+    let resolve = "/api/v2/addresses/resolve";
+    // Neither a postal code nor line1 + city + region: the recorded refusal, word for word.
+    let (status, body) = ava
+        .raw(reqwest::Method::POST, resolve, Some(r#"{"line1":"A Different Road","city":null,"region":"AL"}"#), true)
+        .await;
+    assert_eq!(status, 400);
+    let detail = &body["error"]["details"][0];
+    assert_eq!((&detail["code"], &detail["number"]), (&json!("InvalidAddress"), &json!(309)));
+    assert!(detail["description"].as_str().unwrap().contains("line1 + city + region, or line1 + postal code"));
+    assert!(detail.get("refersTo").is_none(), "the recorded refusal names no field: {detail}");
+
+    // A postal code no state has is answered 200, with what could not be done.
+    let (status, body) = ava
+        .raw(
+            reqwest::Method::GET,
+            &format!("{resolve}?line1=915%20S%20Jackson%20St&city=Nowhere&region=AL&postalCode=42"),
+            None,
+            true,
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let summaries: Vec<&str> =
+        body["messages"].as_array().unwrap().iter().map(|m| m["summary"].as_str().unwrap()).collect();
+    assert_eq!(summaries, ["Address not geocoded.", "The city could not be determined."]);
+    assert!(body.get("coordinates").is_none() && body.get("taxAuthorities").is_none());
+    assert_eq!(body["resolutionQuality"], "External");
+    // Only the fields sent are echoed.
+    assert_eq!(
+        body["address"],
+        json!({"line1": "915 S Jackson St", "city": "Nowhere", "region": "AL", "postalCode": "42"})
+    );
+
+    // The ZIP decides the state: a New York ZIP given with AL is placed in New York.
+    let (status, body) = ava
+        .raw(
+            reqwest::Method::POST,
+            resolve,
+            Some(r#"{"line1":"47 W 13th St","city":"New York","region":"AL","country":"US","postalCode":"10011"}"#),
+            true,
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["validatedAddresses"][0]["region"], "NY");
+    assert_eq!(body["coordinates"], json!({"latitude": 40.736333, "longitude": -73.996328}));
+    assert!(body.get("messages").is_none());
+    let names: Vec<&str> =
+        body["taxAuthorities"].as_array().unwrap().iter().map(|a| a["jurisdictionName"].as_str().unwrap()).collect();
+    assert!(names.contains(&"NEW YORK"), "{names:?}");
+
+    // A ZIP the tax table knows but whose coordinates the simulator lacks: its authorities, and a
+    // warning instead of invented coordinates.
+    let (status, body) = ava
+        .raw(reqwest::Method::GET, &format!("{resolve}?line1=1%20Main%20St&postalCode=11430&country=US"), None, true)
+        .await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body.get("coordinates").is_none());
+    assert_eq!(body["messages"][0]["severity"], "Warning");
+    assert!(!body["taxAuthorities"].as_array().unwrap().is_empty());
+    assert_eq!(body["validatedAddresses"][0]["region"], "NY");
+}
+
 #[tokio::test]
 async fn addresses_rates_and_tax_codes() {
     let ava = Ava::start().await;
@@ -655,7 +721,7 @@ async fn addresses_rates_and_tax_codes() {
     assert!(resolved["taxAuthorities"].as_array().unwrap().iter().any(|a| a["signatureCode"] == "EMTN"));
     let postal_only =
         ava.json("addresses_resolve", &[("postalCode", "98110"), ("region", "WA"), ("country", "US")]).await;
-    assert_eq!(postal_only["resolutionQuality"], "NotCoded");
+    assert_eq!(postal_only["resolutionQuality"], "PostalCentroidGood");
     assert_eq!(postal_only["coordinates"]["longitude"], -122.53178);
     let incomplete = ava.error("addresses_resolve", &[("line1", "1 Nowhere Rd")]).await;
     assert_eq!(incomplete.code.as_deref(), Some("InvalidAddress"));

@@ -44,6 +44,14 @@ impl JurisLevel {
 /// One taxing jurisdiction at an address.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Jurisdiction {
+    /// Where it taxes: its country, and its state or province (the country again abroad, as
+    /// AvaTax writes `region` for a European jurisdiction).
+    pub country: String,
+    pub region: String,
+    /// `Sales` (US) or `Output` (VAT): AvaTax's `taxType` and, by its first letter, `taxSubTypeId`.
+    pub tax_type: &'static str,
+    /// A zero rate that applies by rule (an intra-EU supply to a business): `Zero Rate`, `rateType` `Zero`.
+    pub zero_rated: bool,
     pub level: JurisLevel,
     pub code: String,
     pub name: String,
@@ -173,6 +181,8 @@ fn avatax_jurisdiction(rates: &tax::Rates, j: &tax::Jurisdiction) -> Jurisdictio
     let prefix = if rates.region.is_empty() { rates.country.clone() } else { rates.region.clone() };
     let tax_name = match (rates.country.as_str(), level) {
         ("US", _) => format!("{prefix} {} TAX", level.name().to_ascii_uppercase()),
+        // A European VAT is named by its rate band, as recorded ("Standard Rate").
+        (_, JurisLevel::Country) if j.kind == tax::TaxKind::Vat => "Standard Rate".to_owned(),
         (_, JurisLevel::Country) => format!("{} {kind}", j.name),
         _ => format!("{prefix} {kind}"),
     };
@@ -194,6 +204,10 @@ fn avatax_jurisdiction(rates: &tax::Rates, j: &tax::Jurisdiction) -> Jurisdictio
         }
     };
     Jurisdiction {
+        country: rates.country.clone(),
+        region: if rates.region.is_empty() { rates.country.clone() } else { rates.region.clone() },
+        tax_type: if j.kind == tax::TaxKind::Vat { "Output" } else { "Sales" },
+        zero_rated: false,
         level,
         code,
         name: j.name.clone(),
@@ -230,6 +244,8 @@ pub struct DetailTax {
 /// A line's tax.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LineTax {
+    /// The invoice message the line needs (AvaTax's `MessageCode`), for a zero-rated intra-EU supply.
+    pub invoice_message: Option<InvoiceMessage>,
     pub taxable: Decimal,
     pub exempt: Decimal,
     pub non_taxable: Decimal,
@@ -308,10 +324,77 @@ pub fn tax_line(line: &LineCalc<'_>) -> Result<LineTax, AvaError> {
             .collect();
     }
     Ok(LineTax {
+        invoice_message: None,
         taxable: result.taxable,
         exempt: result.exempt,
         non_taxable: result.non_taxable,
         tax: result.tax,
+        details,
+    })
+}
+
+/// The messages AvaTax prints on an invoice for a line, by its `MessageCode`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InvoiceMessage {
+    NoneApplicable,
+    IntraEuSupplyOfGoods,
+}
+
+impl InvoiceMessage {
+    pub fn code(self) -> u8 {
+        match self {
+            InvoiceMessage::NoneApplicable => 0,
+            InvoiceMessage::IntraEuSupplyOfGoods => 1,
+        }
+    }
+
+    pub fn text(self) -> &'static str {
+        match self {
+            InvoiceMessage::NoneApplicable => "No applicable messaging for this line.",
+            InvoiceMessage::IntraEuSupplyOfGoods => {
+                "Intra-EU Supply of Goods as per Art. 138 EU VAT Directive 2006/112"
+            }
+        }
+    }
+}
+
+/// Whether a sale is an intra-community supply: shipped from one EU member state to another, to
+/// a buyer who gave a business identification (VAT) number. Such a supply is zero-rated where it
+/// leaves (Art. 138 of the EU VAT Directive); the buyer accounts for the VAT where it arrives.
+pub fn intra_eu_supply(origin: &Place, destination: &Place, business_identification_no: &str) -> bool {
+    let (from, to) = (tax::canonical_country(&origin.country), tax::canonical_country(&destination.country));
+    from != to && tax::eu_member(&from) && tax::eu_member(&to) && !business_identification_no.trim().is_empty()
+}
+
+/// A line of an intra-community supply: the origin country's VAT at a zero rate, the whole amount
+/// taxable, and the invoice message of goods (freight has none, as recorded).
+pub fn zero_rated_line(origin: &Place, amount: Decimal, tax_code: &TaxCode) -> Result<LineTax, AvaError> {
+    let rates = rates_for(origin)?;
+    let details = rates
+        .jurisdictions
+        .into_iter()
+        .filter(|j| j.level == JurisLevel::Country)
+        .map(|j| DetailTax {
+            jurisdiction: Jurisdiction { rate: Decimal::ZERO, tax_name: "Zero Rate".to_owned(), zero_rated: true, ..j },
+            rate: Decimal::ZERO,
+            taxable: amount,
+            exempt: Decimal::ZERO,
+            non_taxable: Decimal::ZERO,
+            tax: Decimal::ZERO,
+            non_taxable_type: "",
+        })
+        .collect();
+    let message = if tax_code.code.starts_with("FR") {
+        InvoiceMessage::NoneApplicable
+    } else {
+        InvoiceMessage::IntraEuSupplyOfGoods
+    };
+    Ok(LineTax {
+        invoice_message: Some(message),
+        taxable: amount,
+        exempt: Decimal::ZERO,
+        non_taxable: Decimal::ZERO,
+        tax: Decimal::ZERO,
         details,
     })
 }

@@ -100,11 +100,17 @@ impl AvaError {
         AvaError::new(400, "RangeError", 6, format!("Field {field} is out of range.")).describe(why).refers_to(field)
     }
 
-    /// `ModelRequiredException` (38): no body, or a body that is not the expected JSON.
+    /// `ModelRequiredException` (38): no body, or a body that is not the expected JSON (message
+    /// and target as recorded).
     pub fn model_required(why: impl Into<String>) -> AvaError {
-        AvaError::new(400, "ModelRequiredException", 38, "Your request must include a model.")
-            .describe(why)
-            .target("HttpRequest")
+        AvaError::new(400, "ModelRequiredException", 38, "A required model was not provided.").describe(why)
+    }
+
+    /// `StringLengthError` (13): a text longer than the model allows, named by its key as
+    /// recorded (`Field 'taxCode' must be between 0 and 25 characters in length.`).
+    pub fn string_length(key: &str, max: usize) -> AvaError {
+        AvaError::new(400, "StringLengthError", 13, format!("Field '{key}' has an invalid length."))
+            .describe(format!("Field '{key}' must be between 0 and {max} characters in length."))
     }
 
     /// `JsonFormatError` (47).

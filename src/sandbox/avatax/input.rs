@@ -174,14 +174,21 @@ fn addresses(f: &Fields<'_>) -> Result<Addresses, AvaError> {
     Ok(Addresses(out))
 }
 
+/// The longest tax code the line model takes (AvaTax refuses a longer one, as recorded).
+const TAX_CODE_MAX: usize = 25;
+
 fn line(value: &Value, at: &str) -> Result<LineInput, AvaError> {
     let f = Fields::of(value, at)?;
     let quantity = f.decimal("quantity")?.filter(|q| !q.is_zero()).unwrap_or(Decimal::ONE);
+    let tax_code = f.text("taxCode")?;
+    if tax_code.chars().count() > TAX_CODE_MAX {
+        return Err(AvaError::string_length("taxCode", TAX_CODE_MAX));
+    }
     Ok(LineInput {
         number: f.text("number")?,
         quantity,
         amount: f.decimal("amount")?.ok_or_else(|| AvaError::required(&f.path("amount")))?,
-        tax_code: f.text("taxCode")?,
+        tax_code,
         item_code: f.text("itemCode")?,
         description: f.text("description")?,
         discounted: f.bool("discounted")?,

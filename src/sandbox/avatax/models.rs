@@ -1032,21 +1032,26 @@ impl State {
             let mut amount = line.amount.checked_sub(discount).ok_or_else(|| {
                 too_large(&format!("lines[{i}].amount"), "The line's amount less its discount is too large.")
             })?;
-            if line.tax_included && relief == Relief::None && tax_code.code != "NT" {
+            let intra_eu = calc::intra_eu_supply(&from, &to, &input.business_identification_no);
+            if line.tax_included && relief == Relief::None && tax_code.code != "NT" && !intra_eu {
                 // The amount holds the tax: the net is what, taxed, gives the amount back.
                 amount = calc::cents(amount / (Decimal::ONE + rates.total()));
             }
             let number = if line.number.trim().is_empty() { (i + 1).to_string() } else { line.number.clone() };
-            let tax = calc::tax_line(&calc::LineCalc {
-                number: &number,
-                quantity: line.quantity,
-                amount,
-                tax_code,
-                origin: &from,
-                destination: &to,
-                nexus: nexus.clone(),
-                relief: &relief,
-            })?;
+            let tax = if intra_eu && relief == Relief::None {
+                calc::zero_rated_line(&from, amount, tax_code)?
+            } else {
+                calc::tax_line(&calc::LineCalc {
+                    number: &number,
+                    quantity: line.quantity,
+                    amount,
+                    tax_code,
+                    origin: &from,
+                    destination: &to,
+                    nexus: nexus.clone(),
+                    relief: &relief,
+                })?
+            };
             let (exempt_cert_id, exempt_no) = match &relief {
                 Relief::Exempt { cert_id, .. } if *cert_id != 0 => {
                     (*cert_id, certificate.map(|(_, number)| number).unwrap_or_default())
@@ -1644,6 +1649,7 @@ fn scale_line(line: &Line, factor: Decimal, amounts: bool) -> Line {
         discount_amount: scale(line.discount_amount, amount_factor),
         tax_calculated: tax,
         tax: LineTax {
+            invoice_message: line.tax.invoice_message,
             taxable: scale(line.tax.taxable, amount_factor),
             exempt: scale(line.tax.exempt, amount_factor),
             non_taxable: scale(line.tax.non_taxable, amount_factor),

@@ -199,7 +199,8 @@ pub fn tax_code(code: &str) -> Option<&'static TaxCode> {
 
 /// Where the address resolver can place a postal code: (ZIP, city, state, latitude,
 /// longitude). The first rows are the coordinates quoted in api/avatax.md; the others are the
-/// approximate centroids of the ZIPs the seeded data uses.
+/// approximate centroids of the ZIPs the seeded data uses; the last ones, the places the real
+/// service gave for addresses in the conformance recordings.
 pub const POSTAL_PLACES: &[(&str, &str, &str, f64, f64)] = &[
     ("92615", "IRVINE", "CA", 33.657808, -117.968489),
     ("92614", "IRVINE", "CA", 33.691385, -117.867524),
@@ -216,6 +217,9 @@ pub const POSTAL_PLACES: &[(&str, &str, &str, f64, f64)] = &[
     ("97201", "PORTLAND", "OR", 45.50761, -122.69034),
     ("19103", "PHILADELPHIA", "PA", 39.95234, -75.17436),
     ("02108", "BOSTON", "MA", 42.35717, -71.06448),
+    ("36104", "MONTGOMERY", "AL", 32.365575, -86.296051),
+    ("10011", "NEW YORK", "NY", 40.736333, -73.996328),
+    ("20500", "WASHINGTON", "DC", 38.898664, -77.036543),
 ];
 
 pub fn postal_place(postal_code: &str) -> Option<(&'static str, &'static str, &'static str, f64, f64)> {

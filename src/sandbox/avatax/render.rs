@@ -8,7 +8,7 @@ use rust_decimal::Decimal;
 use serde_json::{json, Map, Number, Value};
 use time::{Date, OffsetDateTime};
 
-use super::calc::DetailTax;
+use super::calc::{DetailTax, InvoiceMessage};
 use super::models::{Certificate, Company, Customer, DocStatus, Line, Nexus, Transaction};
 use super::reference::TaxCode;
 
@@ -83,6 +83,7 @@ const TEMPORARY_KEYS: &[&str] = &[
     "addresses",
     "summary",
     "messages",
+    "invoiceMessages",
 ];
 const TEMPORARY_LINE_KEYS: &[&str] = &[
     "id",
@@ -328,8 +329,8 @@ fn detail(d: &DetailTax, t: &Transaction, line: &Line, id: i64) -> Value {
         "transactionLineId": line.id,
         "transactionId": t.id,
         "addressId": t.destination_address_id,
-        "country": line.destination.country,
-        "region": line.destination.region,
+        "country": j.country,
+        "region": j.region,
         "countyFIPS": "",
         "stateFIPS": if j.level == super::calc::JurisLevel::State { j.code.clone() } else { String::new() },
         "exemptAmount": money(d.exempt),
@@ -354,16 +355,16 @@ fn detail(d: &DetailTax, t: &Transaction, line: &Line, id: i64) -> Value {
         "sourcing": "Destination",
         "tax": money(d.tax),
         "taxableAmount": money(d.taxable),
-        "taxType": "Sales",
-        "taxSubTypeId": "S",
-        "taxTypeGroupId": "SalesAndUse",
+        "taxType": j.tax_type,
+        "taxSubTypeId": j.tax_type.get(..1).unwrap_or("S"),
+        "taxTypeGroupId": if j.tax_type == "Output" { "InputAndOutput" } else { "SalesAndUse" },
         "taxName": j.tax_name,
         "taxAuthorityTypeId": 45,
         "taxRegionId": 0,
         "taxCalculated": money(d.tax),
         "taxOverride": 0,
-        "rateType": "General",
-        "rateTypeCode": "G",
+        "rateType": rate_type(j).0,
+        "rateTypeCode": rate_type(j).1,
         "taxableUnits": money(d.taxable),
         "nonTaxableUnits": money(d.non_taxable),
         "exemptUnits": money(d.exempt),
@@ -498,16 +499,55 @@ fn address_value(t: &Transaction, id: i64, a: &super::models::Address) -> Value 
         "country": a.country,
         "taxRegionId": 0,
     });
-    // Coordinates appear only where the address was placed by them (strings, as AvaTax writes
-    // them); recorded answers leave the keys out otherwise rather than sending "".
-    if let (Some(latitude), Some(longitude)) = (a.latitude, a.longitude) {
-        insert(&mut value, "latitude", json!(latitude.to_string()));
-        insert(&mut value, "longitude", json!(longitude.to_string()));
-    }
+    // Coordinates, as strings: those sent, else those of a ZIP the resolver can place, else ""
+    // (as recorded for addresses AvaTax placed by postal code only, e.g. in Europe).
+    let known = super::reference::postal_place(&a.postal_code).map(|p| (p.3, p.4));
+    let coordinates = a.latitude.zip(a.longitude).or(known.filter(|_| a.country == "US"));
+    let (latitude, longitude) = coordinates.map_or_else(Default::default, |(la, lo)| (la.to_string(), lo.to_string()));
+    insert(&mut value, "latitude", json!(latitude));
+    insert(&mut value, "longitude", json!(longitude));
     value
 }
 
 /// The per-jurisdiction summary: details of every line added up by jurisdiction.
+/// AvaTax's `rateType` and its one-letter code.
+fn rate_type(j: &super::calc::Jurisdiction) -> (&'static str, &'static str) {
+    if j.zero_rated {
+        ("Zero", "Z")
+    } else if j.tax_type == "Output" {
+        ("Standard", "S")
+    } else {
+        ("General", "G")
+    }
+}
+
+/// The invoice messages of the lines that need one, each message once with its lines (by
+/// message code, as recorded), and the engine's note carrying the same as JSON text.
+fn invoice_messages(t: &Transaction) -> Option<(Value, Value)> {
+    let marked: Vec<(&str, InvoiceMessage)> =
+        t.lines.iter().filter_map(|l| l.tax.invoice_message.map(|m| (l.input.number.as_str(), m))).collect();
+    if marked.is_empty() {
+        return None;
+    }
+    let mut kinds: Vec<InvoiceMessage> = marked.iter().map(|(_, m)| *m).collect();
+    kinds.sort_by_key(|m| m.code());
+    kinds.dedup();
+    let grouped: Vec<Value> = kinds
+        .iter()
+        .map(|kind| {
+            let numbers: Vec<&str> = marked.iter().filter(|(_, m)| m == kind).map(|(n, _)| *n).collect();
+            json!({"content": kind.text(), "lineNumbers": numbers})
+        })
+        .collect();
+    let master: Vec<Value> =
+        kinds.iter().map(|m| json!({"MessageCode": m.code(), "Message": m.text(), "CitationCode": ""})).collect();
+    let list: Vec<Value> = marked.iter().map(|(n, m)| json!({"TaxLineNo": n, "MessageCode": m.code()})).collect();
+    let details = json!({"InvoiceMessageMasterList": master, "InvoiceMessageList": list}).to_string();
+    let note = json!({"summary": "Invoice  Messages for the transaction", "details": details, "refersTo": "",
+                      "severity": "Success", "source": "Avalara.AvaTax.TaxEngine"});
+    Some((Value::Array(grouped), note))
+}
+
 fn summary(t: &Transaction) -> Vec<Value> {
     struct Row {
         key: (String, &'static str, String),
@@ -528,17 +568,17 @@ fn summary(t: &Transaction) -> Vec<Value> {
                     rows.push(Row {
                         key,
                         value: json!({
-                            "country": line.destination.country,
-                            "region": line.destination.region,
+                            "country": j.country,
+                            "region": j.region,
                             "jurisType": j.level.name(),
                             "jurisCode": j.code,
                             "jurisName": j.name,
                             "taxAuthorityType": 45,
                             "stateAssignedNo": j.state_assigned_no,
-                            "taxType": "Sales",
-                            "taxSubType": "S",
+                            "taxType": j.tax_type,
+                            "taxSubType": j.tax_type.get(..1).unwrap_or("S"),
                             "taxName": j.tax_name,
-                            "rateType": "General",
+                            "rateType": rate_type(j).0,
                             "rate": money(j.rate),
                         }),
                         taxable: Decimal::ZERO,
@@ -644,21 +684,59 @@ pub fn transaction(t: &Transaction, include: Include) -> Value {
     if include.summary {
         insert(&mut value, "summary", Value::Array(summary(t)));
     }
-    if !t.messages.is_empty() {
-        let messages: Vec<Value> = t
-            .messages
-            .iter()
-            .map(|m| json!({"summary": m, "details": m, "refersTo": "Addresses", "severity": "Warning", "source": "Avalara.AvaTax.Services.Tax"}))
-            .collect();
+    let mut messages: Vec<Value> = t
+        .messages
+        .iter()
+        .map(|m| json!({"summary": m, "details": m, "refersTo": "Addresses", "severity": "Warning", "source": "Avalara.AvaTax.Services.Tax"}))
+        .collect();
+    if let Some((grouped, note)) = invoice_messages(t) {
+        insert(&mut value, "invoiceMessages", grouped);
+        messages.push(note);
+    }
+    if !messages.is_empty() {
         insert(&mut value, "messages", Value::Array(messages));
     }
     if t.status == DocStatus::Temporary {
-        keep_only(&mut value, TEMPORARY_KEYS);
+        // A quote keeps its override, when it has one (recorded ReturnOrders with a TaxDate one).
+        let overridden = ["taxOverrideType", "taxOverrideAmount", "taxOverrideReason"];
+        let keys: Vec<&str> = TEMPORARY_KEYS
+            .iter()
+            .copied()
+            .chain(overridden.into_iter().filter(|_| t.input.tax_override.is_some()))
+            .collect();
+        keep_only(&mut value, &keys);
         if let Some(addresses) = value.get_mut("addresses").and_then(Value::as_array_mut) {
             for address in addresses {
                 insert(address, "id", json!(0));
                 insert(address, "transactionId", json!(0));
             }
+        }
+    }
+    value
+}
+
+/// What changed a stored document, for the answer of the call that changed it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Change {
+    Adjusted,
+    Voided,
+}
+
+/// The answer of an adjust or a void: the document, with the keys recorded answers of these calls
+/// carry beside a created document's (`isSellerImporterOfRecord`; a void's `messages`), and
+/// without those an adjusted document no longer has (`email`, and on voiding it `description`).
+pub fn changed_transaction(t: &Transaction, include: Include, change: Change) -> Value {
+    let mut value = transaction(t, include);
+    insert(&mut value, "isSellerImporterOfRecord", json!(false));
+    if let Some(map) = value.as_object_mut() {
+        if t.version > 1 {
+            map.remove("email");
+            if change == Change::Voided {
+                map.remove("description");
+            }
+        }
+        if change == Change::Voided {
+            map.entry("messages").or_insert_with(|| json!([]));
         }
     }
     value

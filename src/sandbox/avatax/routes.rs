@@ -9,7 +9,7 @@ use super::input::{self, Fields};
 use super::models::{self, DocStatus, DocType, State, VoidReason};
 use super::odata::{self, ListQuery};
 use super::reference;
-use super::render::{self, Include};
+use super::render::{self, Change, Include};
 use super::{Call, Op, Reply, Shared};
 use crate::sandbox::credentials::AVATAX_ACCOUNT_ID;
 
@@ -256,7 +256,7 @@ fn transactions_create_or_adjust(state: &mut State, call: &Call) -> Result<Reply
             body,
             call.now,
         )?;
-        return Reply::ok(render::transaction(&t, include(call, Include::FULL)));
+        return Reply::ok(render::changed_transaction(&t, include(call, Include::FULL), Change::Adjusted));
     }
     let transaction = state.create_transaction(parsed, model, call.now)?;
     Reply::created(render::transaction(&transaction, include(call, Include::FULL)))
@@ -323,7 +323,7 @@ fn transactions_adjust(state: &mut State, call: &Call) -> Result<Reply, AvaError
         body.clone(),
         call.now,
     )?;
-    Reply::ok(render::transaction(&t, include(call, Include::FULL)))
+    Reply::ok(render::changed_transaction(&t, include(call, Include::FULL), Change::Adjusted))
 }
 
 fn transactions_commit(state: &mut State, call: &Call) -> Result<Reply, AvaError> {
@@ -338,7 +338,7 @@ fn transactions_void(state: &mut State, call: &Call) -> Result<Reply, AvaError> 
     let code = Fields::of(&body, "")?.required_text("code")?;
     let reason = VoidReason::parse(&code).ok_or_else(|| AvaError::invalid_enum("code", &code, &VoidReason::NAMES))?;
     let t = state.void(call.segment(1), call.segment(3), document_type(call)?, reason, call.now)?;
-    Reply::ok(render::transaction(&t, include(call, Include::FULL)))
+    Reply::ok(render::changed_transaction(&t, include(call, Include::FULL), Change::Voided))
 }
 
 fn transactions_refund(state: &mut State, call: &Call) -> Result<Reply, AvaError> {
@@ -375,33 +375,41 @@ fn transactions_audit(state: &State, call: &Call) -> Result<Reply, AvaError> {
     }))
 }
 
-/// The address fields of a resolve or rates call: query parameters, or a JSON body on POST.
-fn address_fields(call: &Call) -> Result<models::Address, AvaError> {
+/// The fields of an address an address call names.
+const ADDRESS_FIELDS: [(&str, fn(&mut models::Address) -> &mut String); 7] = [
+    ("line1", |a| &mut a.line1),
+    ("line2", |a| &mut a.line2),
+    ("line3", |a| &mut a.line3),
+    ("city", |a| &mut a.city),
+    ("region", |a| &mut a.region),
+    ("country", |a| &mut a.country),
+    ("postalCode", |a| &mut a.postal_code),
+];
+
+/// The address fields of a resolve or rates call (query parameters, or a JSON body on POST),
+/// and the fields as given, which the resolver echoes: only those sent, as AvaTax echoes them.
+fn address_fields(call: &Call) -> Result<(models::Address, Value), AvaError> {
+    let mut address = models::Address::default();
+    let mut echo = serde_json::Map::new();
     if call.method == axum::http::Method::POST {
         let body = call.json()?;
         let f = Fields::of(&body, "")?;
-        return Ok(models::Address {
-            line1: f.text("line1")?,
-            line2: f.text("line2")?,
-            line3: f.text("line3")?,
-            city: f.text("city")?,
-            region: f.text("region")?,
-            country: f.text("country")?,
-            postal_code: f.text("postalCode")?,
-            ..models::Address::default()
-        });
+        for (name, field) in ADDRESS_FIELDS {
+            if f.get(name).is_some() {
+                let value = f.text(name)?;
+                echo.insert(name.to_owned(), json!(value));
+                *field(&mut address) = value;
+            }
+        }
+    } else {
+        for (name, field) in ADDRESS_FIELDS {
+            if let Some(value) = call.query(name) {
+                echo.insert(name.to_owned(), json!(value));
+                value.clone_into(field(&mut address));
+            }
+        }
     }
-    let q = |name: &str| call.query(name).unwrap_or("").to_owned();
-    Ok(models::Address {
-        line1: q("line1"),
-        line2: q("line2"),
-        line3: q("line3"),
-        city: q("city"),
-        region: q("region"),
-        country: q("country"),
-        postal_code: q("postalCode"),
-        ..models::Address::default()
-    })
+    Ok((address, Value::Object(echo)))
 }
 
 /// USPS-style street abbreviations for the resolved line.
@@ -432,7 +440,7 @@ fn standardize_line(line: &str) -> String {
 }
 
 fn addresses_resolve(call: &Call) -> Result<Reply, AvaError> {
-    let given = address_fields(call)?;
+    let (given, echo) = address_fields(call)?;
     let text_case = call.query("textCase").unwrap_or("Default").trim().to_owned();
     let mixed = match text_case.to_ascii_lowercase().as_str() {
         "" | "default" | "upper" => false,
@@ -443,49 +451,83 @@ fn addresses_resolve(call: &Call) -> Result<Reply, AvaError> {
                 .refers_to("textCase"))
         }
     };
-    let echo = json!({
-        "line1": given.line1, "line2": given.line2, "line3": given.line3, "city": given.city,
-        "region": given.region, "country": given.country, "postalCode": given.postal_code,
+    let country = crate::sandbox::tax::canonical_country(if given.country.trim().is_empty() {
+        "US"
+    } else {
+        given.country.as_str()
     });
-    let country =
-        if given.country.trim().is_empty() { "US".to_owned() } else { given.country.trim().to_ascii_uppercase() };
     if country != "US" && country != "CA" {
         return Err(AvaError::new(400, "InvalidCountry", 125, format!("Addresses in '{country}' cannot be resolved."))
             .describe("Address resolution covers the United States and Canada.")
             .refers_to("country"));
     }
+    let has = |s: &str| !s.trim().is_empty();
+    // AvaTax's own rule, word for word in its refusal: a postal code, or line1 + city + region.
+    if !has(&given.postal_code) && !(has(&given.line1) && has(&given.city) && has(&given.region)) {
+        return Err(AvaError::new(400, "InvalidAddress", 309, "The address value was incomplete.").describe(
+            "The address value NULL was incomplete. You must provide either a valid postal code, \
+             line1 + city + region, or line1 + postal code.",
+        ));
+    }
+    let message = |summary: &str, details: &str, refers_to: &str, source: &str| json!({"summary": summary, "details": details, "refersTo": refers_to, "severity": "Error", "source": source});
     if country == "CA" {
         return Reply::ok(json!({
             "address": echo,
             "validatedAddresses": [],
             "resolutionQuality": "NotCoded",
-            "messages": [{"summary": "The address could not be located.", "details": "The simulator has no Canadian street data.",
-                          "refersTo": "Address", "severity": "Error", "source": "Avalara.AvaTax.Services.Address"}],
+            "messages": [message("The address could not be located.", "The simulator has no Canadian street data.",
+                                 "Address", "Avalara.AvaTax.Services.Address")],
         }));
     }
-    let address = models::complete_address(given.clone(), "address")?;
-    let place = reference::postal_place(&address.postal_code).or_else(|| {
-        reference::POSTAL_PLACES
-            .iter()
-            .copied()
-            .find(|p| p.1.eq_ignore_ascii_case(address.city.trim()) && p.2 == address.region)
+    let as_given = json!({
+        "addressType": "UnknownAddressType", "line1": given.line1, "line2": given.line2, "line3": given.line3,
+        "city": given.city, "region": given.region, "country": "US", "postalCode": given.postal_code,
     });
-    // The resolver places only the postal codes it has coordinates for.
-    let Some((zip, city, region, latitude, longitude)) = place else {
+    let postal = given.postal_code.trim();
+    let state = crate::sandbox::tax::zip_state(postal);
+    if has(postal) && state.is_none() {
+        // A postal code no state has: AvaTax answers 200 and says it could not place the address.
         return Reply::ok(json!({
             "address": echo,
-            "validatedAddresses": [],
-            "resolutionQuality": "NotCoded",
-            "messages": [{"summary": "The address is not deliverable.",
-                          "details": "The address could not be found in the simulator's postal data.",
-                          "refersTo": "Address", "severity": "Error", "source": "Avalara.AvaTax.Services.Address"}],
+            "validatedAddresses": [as_given],
+            "resolutionQuality": "External",
+            "messages": [
+                message("Address not geocoded.", "Address cannot be geocoded.", "Address", "Avalara.AvaTax.Common"),
+                message("The city could not be determined.", "The city could not be found or determined from postal code.",
+                        "Address.City", "Avalara.AvaTax.Common"),
+            ],
         }));
+    }
+    // A ZIP decides the state (a ZIP of New York given with AL is placed in NY, as AvaTax does);
+    // without one, a city the resolver knows in the given state.
+    let place = if has(postal) {
+        reference::postal_place(postal)
+    } else {
+        let region = given.region.trim().to_ascii_uppercase();
+        reference::POSTAL_PLACES.iter().copied().find(|p| p.1.eq_ignore_ascii_case(given.city.trim()) && p.2 == region)
+    };
+    let (zip, city, region) = match (place, state) {
+        (Some((zip, city, region, _, _)), _) => (zip.to_owned(), city.to_owned(), region.to_owned()),
+        (None, Some(region)) => {
+            let zip = crate::sandbox::tax::zip5(postal).unwrap_or(postal).to_owned();
+            (zip, given.city.trim().to_uppercase(), region)
+        }
+        (None, None) => {
+            return Reply::ok(json!({
+                "address": echo,
+                "validatedAddresses": [as_given],
+                "resolutionQuality": "NotCoded",
+                "messages": [message("The address is not deliverable.",
+                                     "The address could not be found in the simulator's postal data.",
+                                     "Address", "Avalara.AvaTax.Services.Address")],
+            }));
+        }
     };
     let rates = calc::rates_for(&Place {
         country: "US".to_owned(),
-        region: region.to_owned(),
-        postal_code: zip.to_owned(),
-        city: city.to_owned(),
+        region: region.clone(),
+        postal_code: zip.clone(),
+        city: city.clone(),
     })?;
     let authorities: Vec<Value> = rates
         .jurisdictions
@@ -495,34 +537,47 @@ fn addresses_resolve(call: &Call) -> Result<Reply, AvaError> {
                    "signatureCode": j.signature})
         })
         .collect();
-    let coordinates = json!({"latitude": latitude, "longitude": longitude});
-    if address.line1.trim().is_empty() {
-        return Reply::ok(json!({
-            "address": echo, "coordinates": coordinates, "resolutionQuality": "NotCoded", "taxAuthorities": authorities,
-        }));
-    }
+    let coordinates = place.map(|(_, _, _, latitude, longitude)| (latitude, longitude));
     let case = |s: &str| if mixed { models::title_case(s) } else { s.to_uppercase() };
-    let postal =
-        if address.postal_code.trim().is_empty() { zip.to_owned() } else { address.postal_code.trim().to_owned() };
-    let validated = json!({
-        "addressType": "StreetOrResidentialAddress",
-        "line1": case(&standardize_line(&address.line1)),
-        "line2": case(&address.line2),
-        "line3": case(&address.line3),
-        "city": case(city),
+    let mut validated = json!({
+        "addressType": if has(&given.line1) { "StreetOrResidentialAddress" } else { "UnknownAddressType" },
+        "line1": case(&standardize_line(&given.line1)),
+        "line2": case(&given.line2),
+        "line3": case(&given.line3),
+        "city": case(&city),
         "region": region,
         "country": "US",
-        "postalCode": postal,
-        "latitude": latitude,
-        "longitude": longitude,
+        "postalCode": if has(postal) { postal.to_owned() } else { zip },
     });
-    Reply::ok(json!({
+    let mut body = json!({
         "address": echo,
-        "validatedAddresses": [validated],
-        "coordinates": coordinates,
-        "resolutionQuality": "Intersection",
+        "resolutionQuality": if has(&given.line1) { "Intersection" } else { "PostalCentroidGood" },
         "taxAuthorities": authorities,
-    }))
+    });
+    match coordinates {
+        Some((latitude, longitude)) => {
+            insert_key(&mut validated, "latitude", json!(latitude));
+            insert_key(&mut validated, "longitude", json!(longitude));
+            insert_key(&mut body, "coordinates", json!({"latitude": latitude, "longitude": longitude}));
+        }
+        // The real resolver places every ZIP; the simulator knows the coordinates of a few, and
+        // says so rather than invent them.
+        None => insert_key(
+            &mut body,
+            "messages",
+            json!([{"summary": "The simulator has no coordinates for this postal code.",
+                    "details": "Its tax authorities are known; its latitude and longitude are not.",
+                    "refersTo": "Address", "severity": "Warning", "source": "opsdeck sandbox"}]),
+        ),
+    }
+    insert_key(&mut body, "validatedAddresses", json!([validated]));
+    Reply::ok(body)
+}
+
+fn insert_key(value: &mut Value, key: &str, item: Value) {
+    if let Some(map) = value.as_object_mut() {
+        map.insert(key.to_owned(), item);
+    }
 }
 
 fn rates_body(rates: &calc::Rates) -> Value {
@@ -545,7 +600,7 @@ fn rates_body(rates: &calc::Rates) -> Value {
 }
 
 fn tax_rates_by_address(call: &Call) -> Result<Reply, AvaError> {
-    let given = address_fields(call)?;
+    let (given, _) = address_fields(call)?;
     for (name, value) in [
         ("line1", &given.line1),
         ("region", &given.region),

@@ -473,8 +473,17 @@ fn transactions_carry_the_keys_of_recorded_answers() {
     let detail = &line["details"][0];
     assert_eq!((&detail["taxSubTypeId"], &detail["isNonPassThru"]), (&json!("S"), &json!(false)));
     assert_eq!(value["summary"][0]["taxSubType"], "S");
-    // No coordinates were given: the address carries no latitude or longitude keys.
-    assert!(value["addresses"][0].get("latitude").is_none() && value["addresses"][0].get("longitude").is_none());
+    // No coordinates were given: the address carries those of its ZIP, as strings, where the
+    // resolver can place it, and "" where it cannot.
+    assert_eq!(
+        (&value["addresses"][0]["latitude"], &value["addresses"][0]["longitude"]),
+        (&json!("33.657808"), &json!("-117.968489"))
+    );
+    let mut far = sale("KEYS-3", 100.0, false);
+    far["addresses"]["SingleLocation"]["postalCode"] = json!("92101");
+    far["addresses"]["SingleLocation"]["city"] = json!("San Diego");
+    let far = super::render::transaction(&create(&mut state, &far).unwrap(), super::render::Include::FULL);
+    assert_eq!((&far["addresses"][0]["latitude"], &far["addresses"][0]["longitude"]), (&json!(""), &json!("")));
     // A SalesOrder leaves out what it has no value for, rather than filling it with "" and 0.
     let mut order = sale("KEYS-2", 100.0, false);
     order["type"] = json!("SalesOrder");
@@ -504,6 +513,15 @@ fn transactions_carry_the_keys_of_recorded_answers() {
     for absent in ["addressId", "signatureCode", "sourcing", "serCode", "taxableUnits", "jurisdictionId"] {
         assert!(detail.get(absent).is_none(), "{absent}");
     }
+    // A quote with a tax override keeps it, as recorded ReturnOrders do.
+    let mut quote = sale("KEYS-4", -10.0, false);
+    quote["type"] = json!("ReturnOrder");
+    quote["taxOverride"] = json!({"type": "TaxDate", "reason": "Refund for return #11", "taxDate": "2024-06-01"});
+    let value = super::render::transaction(&create(&mut state, &quote).unwrap(), super::render::Include::FULL);
+    assert_eq!(
+        (&value["taxOverrideType"], &value["taxOverrideAmount"], &value["taxOverrideReason"]),
+        (&json!("TaxDate"), &json!(0), &json!("Refund for return #11"))
+    );
     assert_eq!(detail["liabilityType"], "Seller");
     assert_eq!(value["addresses"][0]["id"], 0);
 }
@@ -512,4 +530,64 @@ fn transactions_carry_the_keys_of_recorded_answers() {
 fn force_timeout_fails_with_a_400_as_recorded() {
     let error = super::force_timeout_error();
     assert_eq!((error.status, error.code), (400, "TimeoutRequested"));
+}
+
+/// A tax code past the model's 25 characters is refused as recorded (solidus_avatax_certified,
+/// "returns error response when taxCode is too long"); 25 characters are taken.
+#[test]
+fn a_tax_code_longer_than_the_model_allows_is_refused_as_recorded() {
+    let mut state = state();
+    let mut body = sale("LONG-CODE", 10.0, false);
+    body["lines"][0]["taxCode"] = json!("TAXCODE - 347722 - 9999999");
+    let error = create(&mut state, &body).unwrap_err();
+    assert_eq!((error.status, error.code, error.number), (400, "StringLengthError", 13));
+    assert_eq!(error.message, "Field 'taxCode' has an invalid length.");
+    assert_eq!(error.description, "Field 'taxCode' must be between 0 and 25 characters in length.");
+    assert!(state.transaction("DEFAULT", "LONG-CODE", None).is_err());
+    body["lines"][0]["taxCode"] = json!("TAXCODE - 347722 - 999999");
+    assert!(create(&mut state, &body).is_ok());
+}
+
+/// An intra-community supply (Italy to France, to a buyer with a VAT number) is zero-rated in
+/// Italy and carries the Art. 138 invoice message on goods, as recorded
+/// (solidus_avatax_certified, VAT "with BusinessIdentificationNo"); freight gets "no applicable
+/// messaging". Without the buyer's number it is an ordinary sale with no invoice messages.
+#[test]
+fn an_intra_eu_supply_to_a_business_is_zero_rated_with_its_invoice_message() {
+    let mut state = state();
+    let route = json!({"shipFrom": {"line1": "Via Roma 1", "city": "Florence", "country": "IT", "postalCode": "50122"},
+                       "shipTo": {"line1": "8 Boulevard du Palais", "city": "Paris", "country": "FR", "postalCode": "75001"}});
+    let body = |code: &str, bin: &str| {
+        json!({"type": "SalesOrder", "code": code, "companyCode": "DEFAULT", "date": "2024-05-01", "customerCode": "EU-1",
+               "businessIdentificationNo": bin, "addresses": route,
+               "lines": [{"number": "1-LI", "amount": 10, "taxCode": "PC030000", "taxIncluded": true},
+                         {"number": "2-FR", "amount": 10, "taxCode": "FR000000", "taxIncluded": true}]})
+    };
+    let t = create(&mut state, &body("EU-B2B", "FR40303265045")).unwrap();
+    let value = super::render::transaction(&t, super::render::Include::FULL);
+    assert_eq!(value["totalTax"].as_f64(), Some(0.0));
+    assert_eq!(value["totalAmount"].as_f64(), Some(20.0), "a zero rate leaves a tax-included amount whole");
+    let detail = &value["lines"][0]["details"][0];
+    assert_eq!(
+        (&detail["country"], &detail["region"], &detail["jurisName"], &detail["taxName"], &detail["rate"]),
+        (&json!("IT"), &json!("IT"), &json!("ITALY"), &json!("Zero Rate"), &json!(0))
+    );
+    assert_eq!((&detail["taxType"], &detail["rateType"]), (&json!("Output"), &json!("Zero")));
+    assert_eq!(
+        value["invoiceMessages"],
+        json!([{"content": "No applicable messaging for this line.", "lineNumbers": ["2-FR"]},
+               {"content": "Intra-EU Supply of Goods as per Art. 138 EU VAT Directive 2006/112", "lineNumbers": ["1-LI"]}])
+    );
+    let note = &value["messages"][0];
+    assert_eq!((&note["severity"], &note["source"]), (&json!("Success"), &json!("Avalara.AvaTax.TaxEngine")));
+    let listed: Value = serde_json::from_str(note["details"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        listed["InvoiceMessageList"],
+        json!([{"TaxLineNo": "1-LI", "MessageCode": 1}, {"TaxLineNo": "2-FR", "MessageCode": 0}])
+    );
+
+    let t = create(&mut state, &body("EU-B2C", "")).unwrap();
+    let value = super::render::transaction(&t, super::render::Include::FULL);
+    assert!(value.get("invoiceMessages").is_none() && value.get("messages").is_none(), "{value}");
+    assert_ne!(value["lines"][0]["details"][0]["taxName"], "Zero Rate");
 }

@@ -516,10 +516,28 @@ pub fn canonical_country(code: &str) -> String {
     ALPHA3.iter().find(|(three, _)| *three == upper).map_or(upper, |(_, two)| (*two).to_owned())
 }
 
+/// The member states of the European Union (ISO alpha-2; Greece is `GR` here, `EL` in VAT numbers).
+const EU_MEMBERS: [&str; 27] = [
+    "AT", "BE", "BG", "HR", "CY", "CZ", "DK", "EE", "FI", "FR", "DE", "GR", "HU", "IE", "IT", "LV", "LT", "LU", "MT",
+    "NL", "PL", "PT", "RO", "SK", "SI", "ES", "SE",
+];
+
+/// Whether a country (alpha-2 or alpha-3) is a member state of the European Union.
+pub fn eu_member(country: &str) -> bool {
+    EU_MEMBERS.contains(&canonical_country(country).as_str())
+}
+
 /// Whether some US state's ZIP prefixes include this 5-digit ZIP (`00000` is in none).
 pub fn us_zip_has_state(postal_code: &str) -> bool {
     let Ok(table) = table() else { return true };
     zip5(postal_code.trim()).is_some_and(|zip| table.zip(zip).is_some() || table.state_of_zip(zip).is_some())
+}
+
+/// The state of a well-formed US ZIP, when the table knows it (`None` for `42` or `00000`).
+pub fn zip_state(postal_code: &str) -> Option<String> {
+    let table = table().ok()?;
+    let zip = zip5(postal_code.trim())?;
+    table.zip(zip).map(|row| row.state.clone()).or_else(|| table.state_of_zip(zip).map(|row| row.code.clone()))
 }
 
 /// Like [`rates`], but a US ZIP of another state than the one given does not refuse the address:
