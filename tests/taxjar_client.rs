@@ -146,8 +146,13 @@ async fn calculation_with_freight_nexus_and_customers() {
     let tax = &taxjar.json("taxes_calculate", &[], Some(body)).await["tax"];
     assert_ne!(tax["amount_to_collect"], json!(0));
     // International: Toronto at 13%.
-    let toronto = json!({"to_country":"CA","to_zip":"M5V 2T6","to_state":"ON","amount":15,"shipping":1.5,
+    let mut toronto = json!({"to_country":"CA","to_zip":"M5V 2T6","to_state":"ON","amount":15,"shipping":1.5,
         "nexus_addresses":[{"country":"CA","state":"ON"}]});
+    let tax = &taxjar.json("taxes_calculate", &[], Some(toronto.clone())).await["tax"];
+    assert_eq!((&tax["amount_to_collect"], &tax["has_nexus"]), (&json!(2.15), &json!(true)));
+    // "If has_nexus is false or no line items are provided, no breakdown is returned."
+    assert!(tax.get("breakdown").is_none(), "{tax}");
+    toronto["line_items"] = json!([{"id": "1", "quantity": 1, "unit_price": 15}]);
     let tax = &taxjar.json("taxes_calculate", &[], Some(toronto)).await["tax"];
     assert_eq!(
         (&tax["amount_to_collect"], &tax["breakdown"]["gst"], &tax["breakdown"]["pst_tax_rate"]),

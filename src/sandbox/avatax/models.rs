@@ -896,9 +896,13 @@ impl State {
     /// Calculates a document's lines; refuses bad lines, addresses and codes.
     fn calculate(&mut self, company_id: i64, input: &TransactionInput) -> Result<(Vec<Line>, Vec<String>), AvaError> {
         if input.lines.is_empty() {
-            return Err(
-                AvaError::new(400, "MissingLine", 311, "Transactions must have at least one line.").refers_to("lines")
-            );
+            // In the recorded words and target, naming no field.
+            return Err(AvaError::new(400, "MissingLine", 311, "Transactions must have at least one line.")
+                .describe(
+                    "The CreateTransactionModel object must have an element called 'lines', with at least one valid \
+                     line record.",
+                )
+                .target("HttpRequestHeaders"));
         }
         // Within this bound no amount, discount share, tax or total below can overflow, so a
         // refused document is refused here, before anything is stored.

@@ -170,6 +170,7 @@ pub fn calculate(state: &State, body: &Fields<'_>) -> Result<Value, TaxjarError>
         })?;
         lines.push(tax::Line { discount, tax_code: code, ..tax::Line::new(&id, Decimal::from(quantity), amount) });
     }
+    let line_items_sent = !lines.is_empty();
     if lines.is_empty() {
         lines.push(tax::Line::new("1", Decimal::ONE, amount.unwrap_or_default()));
     }
@@ -247,10 +248,16 @@ pub fn calculate(state: &State, body: &Fields<'_>) -> Result<Value, TaxjarError>
             super::models::address_error(prefix, &e)
         }
     })?;
-    Ok(tax_object(&calc, shipping, amount, exemption_name.flatten()))
+    Ok(tax_object(&calc, shipping, amount, exemption_name.flatten(), line_items_sent))
 }
 
-fn tax_object(calc: &Calculation, shipping: Decimal, amount: Option<Decimal>, exemption: Option<&str>) -> Value {
+fn tax_object(
+    calc: &Calculation,
+    shipping: Decimal,
+    amount: Option<Decimal>,
+    exemption: Option<&str>,
+    line_items_sent: bool,
+) -> Value {
     let lines_total: Decimal = calc.lines.iter().map(|l| l.amount).sum();
     let order_total =
         amount.filter(|_| calc.lines.len() == 1 && calc.lines[0].id == "1").unwrap_or(lines_total) + shipping;
@@ -272,7 +279,11 @@ fn tax_object(calc: &Calculation, shipping: Decimal, amount: Option<Decimal>, ex
     }
     if calc.has_nexus {
         out.insert("jurisdictions".into(), jurisdictions(&calc.rates));
-        out.insert("breakdown".into(), breakdown(calc));
+        // "If has_nexus is false or no line items are provided, no breakdown is returned"
+        // (TaxJar's docs; recorded shipping-only answers have none).
+        if line_items_sent {
+            out.insert("breakdown".into(), breakdown(calc));
+        }
     }
     Value::Object(out)
 }
