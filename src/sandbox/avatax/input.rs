@@ -143,6 +143,10 @@ fn address(value: &Value, at: &str) -> Result<Address, AvaError> {
         // Coordinates are positions, not money: f64 is their natural type.
         Ok(f.decimal(name)?.and_then(|d| d.to_string().parse::<f64>().ok()))
     };
+    let postal_code = f.text("postalCode")?;
+    if postal_code.chars().count() > POSTAL_CODE_MAX {
+        return Err(AvaError::string_length("postalCode", POSTAL_CODE_MAX));
+    }
     Ok(Address {
         location_code: f.text("locationCode")?,
         line1: f.text("line1")?,
@@ -151,7 +155,7 @@ fn address(value: &Value, at: &str) -> Result<Address, AvaError> {
         city: f.text("city")?,
         region: f.text("region")?,
         country: f.text("country")?,
-        postal_code: f.text("postalCode")?,
+        postal_code,
         latitude: coordinate("latitude")?,
         longitude: coordinate("longitude")?,
     })
@@ -176,6 +180,8 @@ fn addresses(f: &Fields<'_>) -> Result<Addresses, AvaError> {
 
 /// The longest tax code the line model takes (AvaTax refuses a longer one, as recorded).
 const TAX_CODE_MAX: usize = 25;
+/// The longest postal code an address takes (recorded: "must be between 0 and 11 characters").
+const POSTAL_CODE_MAX: usize = 11;
 
 fn line(value: &Value, at: &str) -> Result<LineInput, AvaError> {
     let f = Fields::of(value, at)?;

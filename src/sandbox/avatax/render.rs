@@ -698,11 +698,13 @@ pub fn transaction(t: &Transaction, include: Include) -> Value {
     }
     if t.status == DocStatus::Temporary {
         // A quote keeps its override, when it has one (recorded ReturnOrders with a TaxDate one).
+        // So does an email given with it (recorded 2024 quotes).
         let overridden = ["taxOverrideType", "taxOverrideAmount", "taxOverrideReason"];
         let keys: Vec<&str> = TEMPORARY_KEYS
             .iter()
             .copied()
             .chain(overridden.into_iter().filter(|_| t.input.tax_override.is_some()))
+            .chain(["email"].into_iter().filter(|_| !t.input.email.trim().is_empty()))
             .collect();
         keep_only(&mut value, &keys);
         if let Some(addresses) = value.get_mut("addresses").and_then(Value::as_array_mut) {

@@ -513,6 +513,12 @@ fn transactions_carry_the_keys_of_recorded_answers() {
     for absent in ["addressId", "signatureCode", "sourcing", "serCode", "taxableUnits", "jurisdictionId"] {
         assert!(detail.get(absent).is_none(), "{absent}");
     }
+    // A quote keeps an email given with it (recorded 2024 quotes), and leaves out an empty one.
+    let mut quote = sale("KEYS-5", 10.0, false);
+    quote["type"] = json!("SalesOrder");
+    quote["email"] = json!("user@email.com");
+    let value = super::render::transaction(&create(&mut state, &quote).unwrap(), super::render::Include::FULL);
+    assert_eq!(value["email"], "user@email.com");
     // A quote with a tax override keeps it, as recorded ReturnOrders do.
     let mut quote = sale("KEYS-4", -10.0, false);
     quote["type"] = json!("ReturnOrder");
@@ -546,6 +552,11 @@ fn a_tax_code_longer_than_the_model_allows_is_refused_as_recorded() {
     assert!(state.transaction("DEFAULT", "LONG-CODE", None).is_err());
     body["lines"][0]["taxCode"] = json!("TAXCODE - 347722 - 999999");
     assert!(create(&mut state, &body).is_ok());
+    // A postal code past 11 characters likewise (recorded in saleor's cassettes).
+    let mut body = sale("LONG-ZIP", 10.0, false);
+    body["addresses"]["SingleLocation"]["postalCode"] = json!("53-601-53-601");
+    let error = create(&mut state, &body).unwrap_err();
+    assert_eq!(error.description, "Field 'postalCode' must be between 0 and 11 characters in length.");
 }
 
 /// An intra-community supply (Italy to France, to a buyer with a VAT number) is zero-rated in
