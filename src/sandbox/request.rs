@@ -238,7 +238,8 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 // `multer` is async over a stream where our callers are sync, and would bring `encoding_rs`,
 // `spin` and `mime` for a charset conversion we never ask for. Its strictness is a multipart parser's: a boundary of 1 to 70
 // characters, CRLF after each delimiter, a blank line after each part's headers, a closing
-// delimiter, a `name` on every part; quoted parameters are read as quoted strings.
+// delimiter; a part without a `name` is left out (Mailgun ignores it, as Rack, Go's
+// `ParseMultipartForm` and Python's form parsers do); quoted parameters are read as quoted strings.
 
 /// The parts of a `multipart/form-data` body (RFC 7578).
 fn parse_multipart(body: &[u8], boundary: &str) -> Result<Vec<Part>, BodyError> {
@@ -260,12 +261,16 @@ fn parse_multipart(body: &[u8], boundary: &str) -> Result<Vec<Part>, BodyError> 
         let head = std::str::from_utf8(&rest[..head_end]).map_err(|_| bad("part headers are not UTF-8"))?;
         let after_head = &rest[head_end + 4..];
         let data_end = find(after_head, separator.as_bytes()).ok_or_else(|| bad("the closing boundary is missing"))?;
-        parts.push(part(head, after_head[..data_end].to_vec())?);
+        // A part without a name is passed over, as Mailgun and most form parsers do.
+        if let Some(part) = part(head, after_head[..data_end].to_vec()) {
+            parts.push(part);
+        }
         rest = &after_head[data_end + separator.len()..];
     }
 }
 
-fn part(head: &str, data: Vec<u8>) -> Result<Part, BodyError> {
+/// One part, or None when its Content-Disposition names no field.
+fn part(head: &str, data: Vec<u8>) -> Option<Part> {
     let mut name = None;
     let mut filename = None;
     let mut content_type = None;
@@ -280,11 +285,7 @@ fn part(head: &str, data: Vec<u8>) -> Result<Part, BodyError> {
             content_type = Some(value.trim().to_owned());
         }
     }
-    let name = name.ok_or_else(|| BodyError::Malformed {
-        kind: "multipart",
-        detail: "a part has no Content-Disposition name".to_owned(),
-    })?;
-    Ok(Part { name, filename, content_type, data })
+    Some(Part { name: name?, filename, content_type, data })
 }
 
 /// The credentials of an `Authorization` header.
@@ -427,6 +428,26 @@ Content-Disposition: form-data; name=\"attachment\"; filename=\"a.bin\"\r\nConte
             Some("unterminated")
         );
         assert_eq!(parameter("form-data; filename=a", "name"), None);
+    }
+
+    #[test]
+    fn multipart_part_without_a_name_is_left_out() {
+        let body = b"--B\r\nContent-Disposition: form-data; name=\"to\"\r\n\r\na@example.com\r\n--B\r\n\
+Content-Disposition: form-data\r\n\r\nstray\r\n--B\r\nContent-Type: text/plain\r\n\r\nno header\r\n--B\r\n\
+Content-Disposition: form-data; filename=\"x.txt\"\r\n\r\nfile\r\n--B\r\n\
+Content-Disposition: form-data; name=\"subject\"\r\n\r\nhi\r\n--B--\r\n";
+        let h = headers(&[(header::CONTENT_TYPE, "multipart/form-data; boundary=B")]);
+        let parts = match read_body(&h, body, 1000) {
+            Ok(Body::Multipart(parts)) => parts,
+            other => panic!("multipart expected, not {other:?}"),
+        };
+        let names: Vec<(&str, Option<&str>)> = parts.iter().map(|p| (p.name.as_str(), p.text())).collect();
+        assert_eq!(names, [("to", Some("a@example.com")), ("subject", Some("hi"))]);
+        // Only nameless parts go: a body that is not multipart at all is still refused.
+        assert!(matches!(
+            read_body(&h, b"--B\r\nContent-Disposition: form-data\r\n\r\nx", 1000),
+            Err(BodyError::Malformed { .. })
+        ));
     }
 
     #[test]

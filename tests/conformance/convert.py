@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Turns VCR cassettes (Ruby VCR and go-vcr YAML) from a git snapshot into the compact JSON-lines
-form the conformance runner replays: one line per interaction, headers dropped, credentials
-stripped.
+"""Turns VCR cassettes (Ruby VCR and go-vcr YAML) and nock recorder output (`*.nock.js`: the
+`nock(HOST).METHOD(PATH, BODY).reply(STATUS, BODY, HEADERS)` calls `nock.recorder` prints) from
+a git snapshot into the compact JSON-lines form the conformance runner replays: one line per
+interaction, headers dropped, credentials stripped.
 
     convert.py SERVICE SOURCE_NAME GIT_DIR COMMIT PATH_PREFIX [--skip REGEX] [--only-host HOST]
 
@@ -114,6 +115,202 @@ def interactions(doc):
             }
 
 
+class JsReader:
+    """Reads the JavaScript literals nock recordings are written in: strings in either quote,
+    numbers, true/false/null/undefined, arrays and objects (bare or quoted keys, trailing
+    commas). Anything else raises ValueError."""
+
+    def __init__(self, text, pos=0):
+        self.text, self.pos = text, pos
+
+    def skip_space(self):
+        while self.pos < len(self.text):
+            if self.text[self.pos].isspace():
+                self.pos += 1
+            elif self.text.startswith("//", self.pos):
+                end = self.text.find("\n", self.pos)
+                self.pos = len(self.text) if end < 0 else end
+            elif self.text.startswith("/*", self.pos):
+                end = self.text.find("*/", self.pos + 2)
+                if end < 0:
+                    raise ValueError("unclosed comment")
+                self.pos = end + 2
+            else:
+                break
+
+    def peek(self):
+        self.skip_space()
+        return self.text[self.pos] if self.pos < len(self.text) else ""
+
+    def expect(self, char):
+        if self.peek() != char:
+            raise ValueError(f"expected {char!r} at {self.pos}")
+        self.pos += 1
+
+    def string(self):
+        quote = self.text[self.pos]
+        self.pos += 1
+        out = []
+        escapes = {"n": "\n", "r": "\r", "t": "\t", "b": "\b", "f": "\f", "v": "\v", "0": "\0"}
+        while self.pos < len(self.text):
+            c = self.text[self.pos]
+            self.pos += 1
+            if c == quote:
+                return "".join(out)
+            if c == "\\":
+                e = self.text[self.pos]
+                self.pos += 1
+                if e == "u":
+                    out.append(chr(int(self.text[self.pos:self.pos + 4], 16)))
+                    self.pos += 4
+                elif e == "x":
+                    out.append(chr(int(self.text[self.pos:self.pos + 2], 16)))
+                    self.pos += 2
+                elif e == "\n":
+                    pass
+                else:
+                    out.append(escapes.get(e, e))
+            else:
+                out.append(c)
+        raise ValueError("unclosed string")
+
+    def value(self):
+        c = self.peek()
+        if c in "'\"":
+            return self.string()
+        if c == "{":
+            self.pos += 1
+            obj = {}
+            while self.peek() != "}":
+                if self.peek() in "'\"":
+                    key = self.string()
+                else:
+                    m = re.compile(r"[A-Za-z_$][\w$]*|\d+").match(self.text, self.pos)
+                    if not m:
+                        raise ValueError(f"bad key at {self.pos}")
+                    key, self.pos = m.group(0), m.end()
+                self.expect(":")
+                obj[key] = self.value()
+                if self.peek() == ",":
+                    self.pos += 1
+            self.pos += 1
+            return obj
+        if c == "[":
+            self.pos += 1
+            items = []
+            while self.peek() != "]":
+                items.append(self.value())
+                if self.peek() == ",":
+                    self.pos += 1
+            self.pos += 1
+            return items
+        m = re.compile(r"-?\d+(\.\d+)?([eE][+-]?\d+)?").match(self.text, self.pos)
+        if m:
+            self.pos = m.end()
+            return float(m.group(0)) if (m.group(1) or m.group(2)) else int(m.group(0))
+        for word, val in (("true", True), ("false", False), ("null", None), ("undefined", None)):
+            if self.text.startswith(word, self.pos):
+                self.pos += len(word)
+                return val
+        raise ValueError(f"unsupported value at {self.pos}: {self.text[self.pos:self.pos + 30]!r}")
+
+    def args(self):
+        """The arguments of a call whose `(` is next."""
+        self.expect("(")
+        out = []
+        while self.peek() != ")":
+            out.append(self.value())
+            if self.peek() == ",":
+                self.pos += 1
+        self.pos += 1
+        return out
+
+
+def nock_interactions(text):
+    """The interactions of a nock recording, in file order: `nock(HOST[, OPTIONS])`, then
+    `.get|post|put|patch|delete|head(PATH[, BODY])`, an optional `.query(OBJECT)`, and
+    `.reply(STATUS[, BODY[, HEADERS]])`. Other chained calls (`.times`, `.once`) are passed over."""
+    for m in re.finditer(r"\bnock\s*\(", text):
+        r = JsReader(text, m.end() - 1)
+        try:
+            host = r.args()[0]
+            method = path = None
+            req_body, query, reply = "", None, None
+            while r.peek() == ".":
+                r.pos += 1
+                name = re.compile(r"[A-Za-z_$][\w$]*").match(text, r.pos)
+                if not name:
+                    break
+                r.pos = name.end()
+                args = r.args() if r.peek() == "(" else []
+                call = name.group(0)
+                if call in ("get", "post", "put", "patch", "delete", "head"):
+                    method, path = call.upper(), args[0]
+                    if len(args) > 1 and args[1] is not None:
+                        req_body = args[1]
+                elif call == "query" and args:
+                    query = args[0]
+                elif call == "reply":
+                    reply = args
+                    break
+        except (ValueError, IndexError) as e:
+            print(f"skip a nock call at {m.start()}: {e}", file=sys.stderr)
+            continue
+        if method is None or not isinstance(path, str) or not reply:
+            continue
+        if isinstance(query, dict):
+            path += ("&" if "?" in path else "?") + urllib.parse.urlencode(
+                [(k, v) for k, v in query.items()], doseq=True)
+        if isinstance(req_body, str):
+            req_type = "application/x-www-form-urlencoded" if req_body else ""
+        else:
+            req_body, req_type = json.dumps(req_body, ensure_ascii=False, separators=(",", ":")), "application/json"
+        body = reply[1] if len(reply) > 1 else ""
+        yield {
+            "method": method,
+            "url": host.rstrip("/") + path,
+            "req_type": req_type,
+            "req_body": req_body,
+            "status": int(reply[0]),
+            "resp_type": "",
+            "resp_body": body if isinstance(body, str) else json.dumps(body, ensure_ascii=False),
+        }
+
+
+def emit(out, cassette, items, only_host):
+    """Writes a cassette's interactions (those on `only_host`, if given) as JSON lines; returns
+    how many."""
+    count = 0
+    for it in items:
+        url = urllib.parse.urlsplit(scrub(it["url"]))
+        if only_host and only_host not in url.netloc:
+            continue
+        target = url.path + (("?" + url.query) if url.query else "")
+        resp = scrub(it["resp_body"])
+        try:
+            resp_value = json.loads(resp) if resp.strip() else None
+            resp_json = True
+        except ValueError:
+            resp_value, resp_json = resp, False
+        line = {
+            "cassette": cassette,
+            "method": it["method"],
+            # The default port is no part of the host (nock writes `api.mailgun.net:443`).
+            "host": url.netloc[:-4] if url.netloc.endswith(":443") and url.scheme == "https" else url.netloc,
+            "path": target,
+            # A multipart type keeps its boundary; others lose their parameters.
+            "req_type": it["req_type"] if it["req_type"].startswith("multipart/")
+            else it["req_type"].split(";")[0].strip(),
+            "req_body": scrub(it["req_body"]),
+            "status": it["status"],
+            "resp_json": resp_json,
+            "resp_body": resp_value,
+        }
+        out.write(json.dumps(line, ensure_ascii=False, sort_keys=True) + "\n")
+        count += 1
+    return count
+
+
 def main():
     service, source, git_dir, commit, prefix = sys.argv[1:6]
     rest = sys.argv[6:]
@@ -129,7 +326,9 @@ def main():
         ["git", "--git-dir", git_dir, "ls-tree", "-r", "--name-only", commit, prefix],
         check=True, capture_output=True, text=True,
     ).stdout.split("\n")
-    files = sorted(f for f in files if f.endswith((".yml", ".yaml")) and not (skip and skip.search(f)))
+    files = sorted(
+        f for f in files if f.endswith((".yml", ".yaml", ".nock.js")) and not (skip and skip.search(f))
+    )
     out_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "recordings", service)
     os.makedirs(out_dir, exist_ok=True)
     count = 0
@@ -138,6 +337,10 @@ def main():
             text = subprocess.run(
                 ["git", "--git-dir", git_dir, "show", f"{commit}:{path}"], check=True, capture_output=True
             ).stdout.decode("utf-8", "replace")
+            cassette = path[len(prefix):].lstrip("/")
+            if path.endswith(".nock.js"):
+                count += emit(out, cassette, nock_interactions(text), only_host)
+                continue
             try:
                 text = re.sub(r"<%=\s*domain\s*%>", "recorded.mailgun.example", text)
                 text = re.sub(r"<%=.*?%>", "REDACTED", text)
@@ -147,33 +350,7 @@ def main():
                 continue
             if not isinstance(doc, dict):
                 continue
-            cassette = path[len(prefix):].lstrip("/")
-            for it in interactions(doc):
-                url = urllib.parse.urlsplit(scrub(it["url"]))
-                if only_host and only_host not in url.netloc:
-                    continue
-                target = url.path + (("?" + url.query) if url.query else "")
-                resp = scrub(it["resp_body"])
-                try:
-                    resp_value = json.loads(resp) if resp.strip() else None
-                    resp_json = True
-                except ValueError:
-                    resp_value, resp_json = resp, False
-                line = {
-                    "cassette": cassette,
-                    "method": it["method"],
-                    "host": url.netloc,
-                    "path": target,
-                    # A multipart type keeps its boundary; others lose their parameters.
-                    "req_type": it["req_type"] if it["req_type"].startswith("multipart/")
-                    else it["req_type"].split(";")[0].strip(),
-                    "req_body": scrub(it["req_body"]),
-                    "status": it["status"],
-                    "resp_json": resp_json,
-                    "resp_body": resp_value,
-                }
-                out.write(json.dumps(line, ensure_ascii=False, sort_keys=True) + "\n")
-                count += 1
+            count += emit(out, cassette, interactions(doc), only_host)
     print(f"{service}/{source}: {count} interactions from {len(files)} files")
 
 

@@ -170,8 +170,16 @@ impl Lists {
 
     fn create(&mut self, form: &Query, now_ms: i64) -> Result<Value, Refusal> {
         let address = required_address(form, "address")?;
-        if self.lists.contains_key(&key(address)) {
-            return Err(Refusal::bad_request(format!("Mailing list {address} already exists")));
+        // Creating a list that exists is answered 200 "Mailing list has been created" (recorded
+        // against the v3 API in 2016: Open Collective's second create of backers@…, with no
+        // delete between). What it does to the list is not known: the fields sent are taken,
+        // and its members and created_at kept.
+        if let Some(existing) = self.lists.get(&key(address)) {
+            let mut list = existing.clone();
+            list.apply(form)?;
+            let body = json!({ "list": list.to_json(), "message": "Mailing list has been created" });
+            self.lists.insert(key(address), list);
+            return Ok(body);
         }
         let mut list = MailingList::new(address, now_ms);
         list.apply(form)?;
@@ -760,10 +768,18 @@ mod tests {
         );
         assert_eq!(refused(&mut lists, Method::POST, &[], "", "name=x"), (400, "Missing parameter 'address'".into()));
         assert_eq!(refused(&mut lists, Method::POST, &[], "", "address=not-an-address").0, 400);
+        // A create of an existing list (any case) is 200 and takes the fields sent; members and
+        // created_at stay, and a bad field still refuses it.
+        ok(&mut lists, Method::POST, &["dev@mg.example.com", "members"], "", "address=ann%40example.com");
+        let again = ok(&mut lists, Method::POST, &[], "", "address=DEV%40mg.example.com&description=Again");
+        assert_eq!(again["message"], "Mailing list has been created");
         assert_eq!(
-            refused(&mut lists, Method::POST, &[], "", "address=DEV%40mg.example.com"),
-            (400, "Mailing list DEV@mg.example.com already exists".into())
+            (&again["list"]["address"], &again["list"]["name"], &again["list"]["description"]),
+            (&json!("dev@mg.example.com"), &json!("Dev"), &json!("Again"))
         );
+        assert_eq!(again["list"]["members_count"], 1);
+        assert_eq!(again["list"]["created_at"], rfc2822(NOW, "-0000"));
+        assert_eq!(refused(&mut lists, Method::POST, &[], "", "address=dev%40mg.example.com&access_level=x").0, 400);
         let everyone = ok(
             &mut lists,
             Method::POST,

@@ -274,7 +274,14 @@ impl Suppressions {
     pub fn delete(&mut self, table: Table, address: &str, tag: Option<&str>) -> Result<Value, MailgunError> {
         let key = address.to_ascii_lowercase();
         let rows = self.table_mut(table);
-        let record = rows.get_mut(&key).ok_or_else(|| MailgunError::not_found(table.not_found()))?;
+        // An unsubscribe delete that finds nothing is worded as the current spec's 404 example.
+        // (The v2 API also deleted one tag's record by its id, `DELETE .../unsubscribes/{id}`,
+        // recorded 200 in 2012; v3 records have no ids, so an id is an unknown address here.)
+        let missing = || match table {
+            Table::Unsubscribes => MailgunError::not_found("Unsubscribe event for this tag does not exist"),
+            _ => MailgunError::not_found(table.not_found()),
+        };
+        let record = rows.get_mut(&key).ok_or_else(missing)?;
         if let (Table::Unsubscribes, Some(tag)) = (table, tag) {
             if !record.tags.iter().any(|t| t == tag) {
                 return Err(MailgunError::not_found("Unsubscribe event for this tag does not exist"));

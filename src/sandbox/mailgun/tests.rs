@@ -1039,3 +1039,52 @@ async fn a_mime_send_is_answered_with_the_messages_own_id() {
     let events = events_for(&router, "mg.example.com", "m@example.com").await;
     assert_eq!(events[0]["message"]["headers"]["message-id"], "4fc84273c474_48dd@rouge.local.mail");
 }
+
+#[tokio::test]
+async fn deleting_an_unknown_unsubscribe_is_the_documented_404() {
+    let (sim, _) = simulator(21);
+    let router = sim.router();
+    let delete = |path: &'static str| {
+        let router = router.clone();
+        async move { send(&router, "DELETE", path, None, Vec::new(), credentials::MAILGUN_KEY).await }
+    };
+    // The v2 API deleted one tag's record by its id; v3 records have none, so it is no address.
+    let by_id = delete("/v3/mg.example.com/unsubscribes/4fc9806d8393c1618264c360").await;
+    assert_eq!((by_id.status, by_id.body), (404, json!({"message": "Unsubscribe event for this tag does not exist"})));
+    form(&router, "POST", "/v3/mg.example.com/unsubscribes", &[("address", "u@example.com"), ("tag", "*")]).await;
+    let removed = delete("/v3/mg.example.com/unsubscribes/u@example.com").await;
+    assert_eq!(
+        (removed.status, removed.body),
+        (200, json!({"message": "Unsubscribe event has been removed", "address": "u@example.com"}))
+    );
+    // A lookup keeps its own wording; so do the other tables' deletes.
+    assert_eq!(
+        get(&router, "/v3/mg.example.com/unsubscribes/u@example.com").await.body["message"],
+        "Address not found in unsubscribers table"
+    );
+    assert_eq!(
+        delete("/v3/mg.example.com/bounces/nobody@example.com").await.body["message"],
+        "Address not found in bounces table"
+    );
+}
+
+#[tokio::test]
+async fn a_multipart_part_without_a_name_is_ignored() {
+    let (sim, _) = simulator(22);
+    let router = sim.router();
+    let body = "--b1\r\nContent-Disposition: form-data; name=\"from\"\r\n\r\nme@mg.example.com\r\n\
+--b1\r\nContent-Disposition: form-data; name=\"to\"\r\n\r\nyou@example.com\r\n\
+--b1\r\nContent-Disposition: form-data\r\n\r\nno name here\r\n\
+--b1\r\nContent-Disposition: form-data; name=\"subject\"\r\n\r\nHi\r\n\
+--b1\r\nContent-Disposition: form-data; name=\"text\"\r\n\r\nHello\r\n--b1--\r\n";
+    let sent = send(
+        &router,
+        "POST",
+        "/v3/mg.example.com/messages",
+        Some("multipart/form-data; boundary=b1"),
+        body.as_bytes().to_vec(),
+        credentials::MAILGUN_KEY,
+    )
+    .await;
+    assert_eq!((sent.status, &sent.body["message"]), (200, &json!("Queued. Thank you.")), "{}", sent.text);
+}
