@@ -11,7 +11,7 @@
 //! (`STATIC_MAPS`).
 //!
 //! It fails when a replay cannot be sent, when a simulator answers 5xx, or when a service falls
-//! under its floor (`FLOORS`, today's figures) — not on the targets yet.
+//! under its floor (`FLOORS`, today's figures per source) — not on the targets yet.
 //! `CONFORMANCE_VERBOSE=1` prints every status divergence with the simulator's answer, and
 //! `CONFORMANCE_TOP=N` lists N divergences of each kind (8 by default).
 
@@ -27,12 +27,21 @@ use regex_lite::Regex;
 use serde::Deserialize;
 use serde_json::Value;
 
-/// Today's figures per service, rounded down: (service, same status %, top-level keys exact %).
-/// Raise them as the simulators improve; the run fails if a service falls below.
+/// Today's figures per source, a tenth under those printed: (service, source, same status %,
+/// top-level keys exact %). Raise them as the simulators improve; the run fails if a source falls
+/// below. Per source, because sources recorded years apart disagree (AvaTax's 2021 and 2024
+/// answers, Mailgun's v2 and v3) and a service's total would hide a fall in one behind the other.
 /// A route a simulator starts to serve adds its interactions to the compared ones, so a floor may
 /// need lowering with such a change; the table says why.
-const FLOORS: &[(&str, f64, f64)] =
-    &[("avatax", 96.9, 76.7), ("easypost", 92.5, 95.2), ("mailgun", 82.3, 74.9), ("taxjar", 100.0, 100.0)];
+const FLOORS: &[(&str, &str, f64, f64)] = &[
+    ("avatax", "saleor", 99.9, 6.4),
+    ("avatax", "solidus_avatax_certified", 98.4, 89.2),
+    ("easypost", "easypost-go", 93.5, 95.9),
+    ("easypost", "easypost-ruby", 91.6, 94.6),
+    ("mailgun", "opencollective-api", 99.9, 99.9),
+    ("mailgun", "pew_pew", 97.0, 78.7),
+    ("taxjar", "spree_taxjar", 99.9, 99.9),
+];
 
 /// Names the recordings' accounts had that the seed spells otherwise: (service, recorded, sandbox),
 /// replaced in paths and request bodies. The recording accounts' USPS carrier accounts are the
@@ -46,11 +55,19 @@ const STATIC_MAPS: &[(&str, &str, &str)] = &[
     ("easypost", "url=http%3A%2F%2Fexample.com", "url=http%3A%2F%2F127.0.0.1%3A9"),
     ("mailgun", "/recorded.mailgun.example/", "/mg.example.com/"),
     ("mailgun", "/pewpew.mailgun.org/", "/mg.example.com/"),
+    ("mailgun", "newsletter@pewpew.mailgun.org", "newsletter@mg.example.com"),
+    ("mailgun", "newsletter%40pewpew.mailgun.org", "newsletter%40mg.example.com"),
     ("avatax", "/companies/54321/", "/companies/DEFAULT/"),
     ("avatax", "/companies/DEFAULTAUG22/", "/companies/DEFAULT/"),
     ("avatax", "\"companyCode\":\"54321\"", "\"companyCode\":\"DEFAULT\""),
     ("avatax", "\"companyCode\":\"DEFAULTAUG22\"", "\"companyCode\":\"DEFAULT\""),
 ];
+
+/// Cassettes that join recording sessions: (source, cassette, index of the interaction that
+/// starts a later session). The service is reset there, as between cassettes. pew_pew's
+/// `lists.yml` deletes its list, then (26 minutes later in the recorded times) works on the members
+/// of a list re-created outside the recording, which the seed's newsletter list stands for.
+const SESSION_BREAKS: &[(&str, &str, usize)] = &[("pew_pew", "lists.yml", 5)];
 
 #[derive(Debug, Deserialize)]
 struct Interaction {
@@ -468,11 +485,19 @@ async fn replay(source: Source) -> Outcome {
         let service = source.service.as_str();
         let base = sandbox.base_url(service_of(service));
         let mut cassette = "";
+        let mut index_in_cassette = 0;
         let mut map: BTreeMap<String, String> = BTreeMap::new();
         // Every source starts from the seed.
         let mut dirty = true;
         for rec in &source.interactions {
-            if rec.cassette != cassette {
+            if rec.cassette == cassette {
+                index_in_cassette += 1;
+            } else {
+                index_in_cassette = 0;
+            }
+            let session_break =
+                SESSION_BREAKS.contains(&(source.name.as_str(), rec.cassette.as_str(), index_in_cassette));
+            if rec.cassette != cassette || session_break {
                 cassette = &rec.cassette;
                 map.clear();
                 // A cassette that only read left the seeded state as it was: no reset needed
@@ -654,17 +679,25 @@ async fn recorded_traffic_replays_against_the_simulators() {
     println!("{report}");
 
     assert!(failures.is_empty(), "{} replays failed or answered 5xx:\n{}", failures.len(), failures.join("\n"));
-    for (service, same_floor, top_floor) in FLOORS {
-        let Some(t) = per_service.get(*service) else { continue };
+    for (service, source, same_floor, top_floor) in FLOORS {
+        let t = per_source
+            .get(&((*service).to_owned(), (*source).to_owned()))
+            .unwrap_or_else(|| panic!("FLOORS names {service}/{source}, which has no recordings"));
         assert!(
             t.same_status_pct() + 1e-9 >= *same_floor,
-            "{service}: same status {:.1}% fell below its floor {same_floor}%",
+            "{service}/{source}: same status {:.1}% fell below its floor {same_floor}%",
             t.same_status_pct()
         );
         assert!(
             t.top_pct() + 1e-9 >= *top_floor,
-            "{service}: top-level keys exact {:.1}% fell below its floor {top_floor}%",
+            "{service}/{source}: top-level keys exact {:.1}% fell below its floor {top_floor}%",
             t.top_pct()
+        );
+    }
+    for (service, source) in per_source.keys() {
+        assert!(
+            FLOORS.iter().any(|(s, n, _, _)| s == service && n == source),
+            "{service}/{source} has no floor in FLOORS"
         );
     }
 }
