@@ -40,6 +40,7 @@ const FLOORS: &[(&str, &str, f64, f64)] = &[
     ("easypost", "easypost-ruby", 91.6, 94.6),
     ("mailgun", "opencollective-api", 99.9, 99.9),
     ("mailgun", "pew_pew", 97.0, 78.7),
+    ("taxjar", "ex_taxjar", 99.9, 99.9),
     ("taxjar", "spree_taxjar", 99.9, 99.9),
 ];
 

@@ -220,13 +220,13 @@ async fn orders_and_refunds_lifecycle() {
     assert_eq!((error.status, error.code.as_deref()), (422, Some("Unprocessable Entity")));
     let got = &taxjar.json("orders_get", &[("transaction_id", "T-100")], None).await["order"];
     assert_eq!(got["amount"], "17.45");
-    // Lists by day and by range.
+    // Lists by day and by range, beside the seeded order of TaxJar's docs (123, of that day).
     let day = taxjar.json("orders_list", &[("transaction_date", "2015/05/14")], None).await;
-    assert_eq!(day["orders"], json!(["T-100"]));
+    assert_eq!(day["orders"], json!(["123", "T-100"]));
     let range = taxjar
         .json("orders_list", &[("from_transaction_date", "2015/05/01"), ("to_transaction_date", "2015/05/31")], None)
         .await;
-    assert_eq!(range["orders"], json!(["T-100"]));
+    assert_eq!(range["orders"], json!(["123", "T-100"]));
     let error = api_error(taxjar.call("orders_list", &[("transaction_date", "2015/13/40")], None).await);
     assert_eq!(error.status, 400);
     // Update.
@@ -249,7 +249,25 @@ async fn orders_and_refunds_lifecycle() {
     let other = &taxjar.json("refunds_create", &[], Some(refund)).await["refund"];
     assert_eq!(other["transaction_reference_id"], "NOPE");
     let refunds = taxjar.json("refunds_list", &[("transaction_date", "2015/05/14")], None).await;
-    assert_eq!(refunds["refunds"], json!(["T-100-R", "T-101-R"]));
+    assert_eq!(refunds["refunds"], json!(["321", "T-100-R", "T-101-R"]));
+    // A refund may carry its order's id (recorded 201; refunds and orders are kept apart).
+    let same = &taxjar
+        .json(
+            "refunds_create",
+            &[],
+            Some(json!({"transaction_id": "T-100", "transaction_reference_id": "T-100",
+            "transaction_date": "2015/05/14", "to_country": "US", "to_zip": "90002", "to_state": "CA",
+            "amount": 1, "shipping": 0, "sales_tax": 0})),
+        )
+        .await["refund"];
+    assert_eq!((&same["transaction_id"], &same["transaction_reference_id"]), (&json!("T-100"), &json!("T-100")));
+    assert_eq!(taxjar.json("orders_get", &[("transaction_id", "T-100")], None).await["order"]["amount"], "20.0");
+    // The seeded order and refund of TaxJar's docs answer as its examples show.
+    let docs = &taxjar.json("refunds_get", &[("transaction_id", "321")], None).await["refund"];
+    assert_eq!(
+        (&docs["transaction_reference_id"], &docs["amount"], &docs["line_items"][0]["description"]),
+        (&json!("123"), &json!("-17.45"), &json!("Fuzzy Widget"))
+    );
     let got = &taxjar.json("refunds_get", &[("transaction_id", "T-100-R")], None).await["refund"];
     assert_eq!(got["sales_tax"], "-0.95");
     let updated = &taxjar

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Turns VCR cassettes (Ruby VCR and go-vcr YAML) and nock recorder output (`*.nock.js`: the
+"""Turns VCR cassettes (Ruby VCR, go-vcr and vcrpy YAML, ExVCR JSON) and nock recorder output (`*.nock.js`: the
 `nock(HOST).METHOD(PATH, BODY).reply(STATUS, BODY, HEADERS)` calls `nock.recorder` prints) from
 a git snapshot into the compact JSON-lines form the conformance runner replays: one line per
 interaction, headers dropped, credentials stripped.
@@ -277,6 +277,26 @@ def nock_interactions(text):
         }
 
 
+def exvcr_interactions(doc):
+    """The interactions of an ExVCR (Elixir) JSON cassette: a list of {request: {method, url,
+    body, headers}, response: {status_code, body}}."""
+    for item in doc if isinstance(doc, list) else []:
+        req, resp = item.get("request") or {}, item.get("response") or {}
+        body = req.get("body") or ""
+        kind = header(req.get("headers") or {}, "content-type") or ""
+        if body and not kind:
+            kind = "application/json" if body.lstrip().startswith(("{", "[")) else "application/x-www-form-urlencoded"
+        yield {
+            "method": str(req.get("method", "get")).upper(),
+            "url": req.get("url", ""),
+            "req_type": kind,
+            "req_body": body,
+            "status": int(resp.get("status_code", 0)),
+            "resp_type": "",
+            "resp_body": resp.get("body") or "",
+        }
+
+
 def emit(out, cassette, items, only_host):
     """Writes a cassette's interactions (those on `only_host`, if given) as JSON lines; returns
     how many."""
@@ -327,7 +347,7 @@ def main():
         check=True, capture_output=True, text=True,
     ).stdout.split("\n")
     files = sorted(
-        f for f in files if f.endswith((".yml", ".yaml", ".nock.js")) and not (skip and skip.search(f))
+        f for f in files if f.endswith((".yml", ".yaml", ".nock.js", ".json")) and not (skip and skip.search(f))
     )
     out_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "recordings", service)
     os.makedirs(out_dir, exist_ok=True)
@@ -340,6 +360,9 @@ def main():
             cassette = path[len(prefix):].lstrip("/")
             if path.endswith(".nock.js"):
                 count += emit(out, cassette, nock_interactions(text), only_host)
+                continue
+            if path.endswith(".json"):
+                count += emit(out, cassette, exvcr_interactions(json.loads(text)), only_host)
                 continue
             try:
                 text = re.sub(r"<%=\s*domain\s*%>", "recorded.mailgun.example", text)

@@ -165,8 +165,47 @@ pub fn seeded_state(seed: u64, now: OffsetDateTime) -> State {
         };
         state.transactions.insert((Kind::Refund, refund.transaction_id.clone(), "api".into()), refund);
     }
+    orders.push(docs_order());
     for order in orders {
         state.transactions.insert((Kind::Order, order.transaction_id.clone(), "api".into()), order);
     }
+    let refund = Transaction {
+        kind: Kind::Refund,
+        transaction_id: "321".into(),
+        reference_id: Some("123".into()),
+        ..docs_order()
+    };
+    state.transactions.insert((Kind::Refund, refund.transaction_id.clone(), "api".into()), refund);
     state
+}
+
+/// The order of TaxJar's documentation and SDK fixtures (`123`, a Fuzzy Widget shipped from Santa
+/// Barbara to Los Angeles; its refund is `321`), so the documented examples and the calls of
+/// recorded integrations that name them work against the sandbox as against a real account.
+fn docs_order() -> Transaction {
+    Transaction {
+        kind: Kind::Order,
+        transaction_id: "123".into(),
+        reference_id: None,
+        provider: "api".into(),
+        date: time::macros::datetime!(2015-05-14 00:00 UTC),
+        exemption_type: None,
+        customer_id: None,
+        from: Some(Box::new(place("1281 State St", "Santa Barbara", "CA", "93107"))),
+        to: place("123 Palm Grove Ln", "Los Angeles", "CA", "90002"),
+        amount: Decimal::new(1745, 2),
+        shipping: Decimal::new(15, 1),
+        sales_tax: Decimal::new(95, 2),
+        lines: vec![TransactionLine {
+            id: Some("1".into()),
+            id_is_number: false,
+            quantity: 1,
+            product_identifier: Some("12-34243-9".into()),
+            description: Some("Fuzzy Widget".into()),
+            product_tax_code: Some("20010".into()),
+            unit_price: Decimal::new(150, 1),
+            discount: Decimal::ZERO,
+            sales_tax: Decimal::new(95, 2),
+        }],
+    }
 }
