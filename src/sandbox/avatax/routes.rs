@@ -375,8 +375,11 @@ fn transactions_audit(state: &State, call: &Call) -> Result<Reply, AvaError> {
     }))
 }
 
+/// Where a named field of an address is kept.
+type AddressField = fn(&mut models::Address) -> &mut String;
+
 /// The fields of an address an address call names.
-const ADDRESS_FIELDS: [(&str, fn(&mut models::Address) -> &mut String); 7] = [
+const ADDRESS_FIELDS: [(&str, AddressField); 7] = [
     ("line1", |a| &mut a.line1),
     ("line2", |a| &mut a.line2),
     ("line3", |a| &mut a.line3),
@@ -463,7 +466,8 @@ fn addresses_resolve(call: &Call) -> Result<Reply, AvaError> {
     }
     let has = |s: &str| !s.trim().is_empty();
     // AvaTax's own rule, word for word in its refusal: a postal code, or line1 + city + region.
-    if !has(&given.postal_code) && !(has(&given.line1) && has(&given.city) && has(&given.region)) {
+    let complete = has(&given.postal_code) || (has(&given.line1) && has(&given.city) && has(&given.region));
+    if !complete {
         return Err(AvaError::new(400, "InvalidAddress", 309, "The address value was incomplete.").describe(
             "The address value NULL was incomplete. You must provide either a valid postal code, \
              line1 + city + region, or line1 + postal code.",
