@@ -37,6 +37,7 @@ const FLOORS: &[(&str, &str, f64, f64)] = &[
     ("avatax", "saleor", 99.9, 6.4),
     ("avatax", "solidus_avatax_certified", 98.4, 89.2),
     ("easypost", "easypost-go", 93.5, 95.9),
+    ("easypost", "easypost-php", 88.4, 92.8),
     ("easypost", "easypost-ruby", 91.6, 94.6),
     ("mailgun", "opencollective-api", 99.9, 99.9),
     ("mailgun", "pew_pew", 97.0, 78.7),
@@ -51,6 +52,7 @@ const FLOORS: &[(&str, &str, f64, f64)] = &[
 const STATIC_MAPS: &[(&str, &str, &str)] = &[
     ("easypost", "ca_716f33fd9fd348238b85c2922237f98b", "ca_0f9a2c4e6b8d4f10a1c3e5f7b9d0e2a4"),
     ("easypost", "ca_e606176ddb314afe896733636dba2f3b", "ca_0f9a2c4e6b8d4f10a1c3e5f7b9d0e2a4"),
+    ("easypost", "ca_8dc116debcdb49b5a66a2ddee4612600", "ca_0f9a2c4e6b8d4f10a1c3e5f7b9d0e2a4"),
     ("easypost", "\"url\":\"http://example.com", "\"url\":\"http://127.0.0.1:9"),
     ("easypost", "\"url\": \"http://example.com", "\"url\": \"http://127.0.0.1:9"),
     ("easypost", "url=http%3A%2F%2Fexample.com", "url=http%3A%2F%2F127.0.0.1%3A9"),
@@ -256,26 +258,33 @@ impl Dates {
 }
 
 /// Walks both answers at the same places: type mismatches and date layouts that differ.
+/// Sources whose recorded bodies were decoded and re-encoded by PHP (to scrub them), which writes
+/// an empty JSON object as `[]`: there a recorded `[]` where the simulator has an object is no
+/// type mismatch.
+const PHP_REENCODED: &[&str] = &["easypost-php"];
+
 fn compare_values(
     rec: &Value,
     sim: &Value,
     path: &str,
     dates: &Dates,
+    php: bool,
     types: &mut Vec<String>,
     formats: &mut Vec<String>,
 ) {
     match (rec, sim) {
+        (Value::Array(a), Value::Object(_)) if php && a.is_empty() => {}
         (Value::Object(a), Value::Object(b)) => {
             for (k, v) in a {
                 if let Some(w) = b.get(k) {
                     let p = if path.is_empty() { k.clone() } else { format!("{path}.{k}") };
-                    compare_values(v, w, &p, dates, types, formats);
+                    compare_values(v, w, &p, dates, php, types, formats);
                 }
             }
         }
         (Value::Array(a), Value::Array(b)) => {
             for (v, w) in a.iter().zip(b.iter()) {
-                compare_values(v, w, &format!("{path}[]"), dates, types, formats);
+                compare_values(v, w, &format!("{path}[]"), dates, php, types, formats);
             }
         }
         (Value::Null, _) | (_, Value::Null) => {}
@@ -611,7 +620,8 @@ async fn replay(source: Source) -> Outcome {
                     .or_default() += 1;
             }
             let (mut types, mut formats) = (Vec::new(), Vec::new());
-            compare_values(&rec.resp_body, &sim, "", &dates, &mut types, &mut formats);
+            let php = PHP_REENCODED.contains(&source.name.as_str());
+            compare_values(&rec.resp_body, &sim, "", &dates, php, &mut types, &mut formats);
             tally.type_mismatches += types.len();
             tally.date_mismatches += formats.len();
             for t in types {

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Turns VCR cassettes (Ruby VCR, go-vcr and vcrpy YAML, ExVCR JSON) and nock recorder output (`*.nock.js`: the
+"""Turns VCR cassettes (Ruby VCR, go-vcr, vcrpy and php-vcr YAML, ExVCR JSON) and nock recorder output (`*.nock.js`: the
 `nock(HOST).METHOD(PATH, BODY).reply(STATUS, BODY, HEADERS)` calls `nock.recorder` prints) from
 a git snapshot into the compact JSON-lines form the conformance runner replays: one line per
 interaction, headers dropped, credentials stripped.
@@ -86,7 +86,22 @@ def header(headers, name):
 
 
 def interactions(doc):
-    if "http_interactions" in doc:  # Ruby VCR
+    if isinstance(doc, list):  # php-vcr: a list of {request: {url}, response: {status: {code}}}
+        for item in doc:
+            if not isinstance(item, dict) or "request" not in item or "response" not in item:
+                continue
+            req, resp = item["request"], item["response"]
+            status = resp.get("status") or {}
+            yield {
+                "method": str(req["method"]).upper(),
+                "url": req.get("url") or req.get("uri"),
+                "req_type": header(req.get("headers"), "content-type"),
+                "req_body": body_text(req.get("body")),
+                "status": int(status.get("code") if isinstance(status, dict) else str(status).split()[0]),
+                "resp_type": header(resp.get("headers"), "content-type"),
+                "resp_body": body_text(resp.get("body")),
+            }
+    elif "http_interactions" in doc:  # Ruby VCR
         for item in doc["http_interactions"] or []:
             req, resp = item["request"], item["response"]
             status = resp.get("status") or {}
@@ -371,7 +386,7 @@ def main():
             except yaml.YAMLError as e:
                 print(f"skip {path}: {e}", file=sys.stderr)
                 continue
-            if not isinstance(doc, dict):
+            if not isinstance(doc, (dict, list)):
                 continue
             count += emit(out, cassette, interactions(doc), only_host)
     print(f"{service}/{source}: {count} interactions from {len(files)} files")
