@@ -700,6 +700,26 @@ async fn addresses_resolve_refuses_only_an_incomplete_address() {
     assert_eq!(body["validatedAddresses"][0]["region"], "NY");
 }
 
+/// The account's subscriptions (which integrations read to learn what the account may do): the
+/// services the simulator serves, as a fetch result that filters like every list.
+#[tokio::test]
+async fn the_account_lists_its_subscriptions() {
+    let ava = Ava::start().await;
+    let (status, body) = ava.raw(reqwest::Method::GET, "/api/v2/utilities/subscriptions", None, true).await;
+    assert_eq!(status, 200, "{body}");
+    let names: Vec<&str> =
+        body["value"].as_array().unwrap().iter().map(|s| s["subscriptionDescription"].as_str().unwrap()).collect();
+    assert_eq!(names, ["AvaTaxST", "AvaTaxPro", "AvaTaxGlobal", "AutoAddress", "AvaCert"]);
+    assert_eq!(body["@recordsetCount"], 5);
+    assert_eq!(body["value"][0]["accountId"], json!(1_100_000_001_i64));
+    let (_, filtered) = ava
+        .raw(reqwest::Method::GET, "/api/v2/utilities/subscriptions?$filter=subscriptionTypeId%20eq%2010", None, true)
+        .await;
+    assert_eq!(filtered["value"].as_array().map(Vec::len), Some(1), "{filtered}");
+    let (status, _) = ava.raw(reqwest::Method::GET, "/api/v2/utilities/subscriptions", None, false).await;
+    assert_eq!(status, 401);
+}
+
 #[tokio::test]
 async fn addresses_rates_and_tax_codes() {
     let ava = Ava::start().await;

@@ -114,6 +114,7 @@ impl Shared {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Op {
     Ping,
+    SubscriptionsList,
     CompaniesList,
     CompaniesCreate,
     CompaniesGet,
@@ -200,6 +201,7 @@ fn router(shared: Arc<Shared>) -> Router {
     let tx = "/api/v2/companies/{company}/transactions/{code}";
     Router::new()
         .route("/api/v2/utilities/ping", get(to!(Op::Ping)))
+        .route("/api/v2/utilities/subscriptions", get(to!(Op::SubscriptionsList)))
         .route("/api/v2/companies", get(to!(Op::CompaniesList)).post(to!(Op::CompaniesCreate)))
         .route("/api/v2/companies/{company}", get(to!(Op::CompaniesGet)))
         .route("/api/v2/companies/{company}/customers", get(to!(Op::CustomersList)).post(to!(Op::CustomersCreate)))

@@ -18,6 +18,7 @@ pub(super) fn handle(shared: &Shared, op: Op, call: &Call) -> Result<Reply, AvaE
     let state = &mut *state;
     match op {
         Op::Ping => ping(state, call),
+        Op::SubscriptionsList => subscriptions_list(state, call),
         Op::CompaniesList => companies_list(state, call),
         Op::CompaniesCreate => companies_create(state, call),
         Op::CompaniesGet => companies_get(state, call),
@@ -114,6 +115,30 @@ fn ping(state: &State, call: &Call) -> Result<Reply, AvaError> {
         "authenticatedCompanyId": company,
         "crmid": "",
     }))
+}
+
+/// The services the sandbox account subscribes to: those the simulator serves (US sales tax,
+/// VAT and other international taxes, address resolution, exemption certificates), in effect
+/// since the default company was created.
+const SUBSCRIPTIONS: [(i64, &str); 5] =
+    [(1, "AvaTaxST"), (2, "AvaTaxPro"), (3, "AvaTaxGlobal"), (4, "AutoAddress"), (10, "AvaCert")];
+
+fn subscriptions_list(state: &State, call: &Call) -> Result<Reply, AvaError> {
+    let account: i64 = AVATAX_ACCOUNT_ID.parse().unwrap_or(0);
+    let since = state.companies.iter().find(|c| c.is_default).map_or(call.now, |c| c.created);
+    let rows: Vec<Value> = SUBSCRIPTIONS
+        .iter()
+        .zip(8_224_630_i64..)
+        .map(|((type_id, name), id)| {
+            json!({
+                "id": id, "accountId": account, "subscriptionTypeId": type_id, "subscriptionDescription": name,
+                "effectiveDate": render::date(since.date()), "createdUserId": 0,
+                "createdDate": render::timestamp(since), "modifiedDate": render::timestamp(since), "modifiedUserId": 0,
+            })
+        })
+        .collect();
+    let template = rows.first().cloned().unwrap_or(Value::Null);
+    fetch_rendered(call, rows, |row| row, &template)
 }
 
 fn wants(call: &Call, what: &str) -> bool {
