@@ -98,6 +98,9 @@ pub struct State {
     pub customs_items: Store,
     pub orders: Store,
     pub pickups: Store,
+    /// The user's carrier accounts: the three seeded ones and those added.
+    pub carrier_accounts: Store,
+    pub end_shippers: Store,
     pub webhooks: Store,
     /// Webhook secrets are write-only: kept here, never in the record.
     pub secrets: HashMap<String, String>,
@@ -166,7 +169,7 @@ impl State {
     /// A state keeping `cap` records of each kind, `events` events and `webhooks` webhooks (the
     /// caps are lowered in tests).
     pub fn capped(seed: u64, base_url: String, cap: usize, events: usize, webhooks: usize) -> State {
-        State {
+        let mut state = State {
             seed,
             ids: Ids::new(seed, 0x4550),
             addresses: Store::new(cap),
@@ -183,6 +186,8 @@ impl State {
             customs_items: Store::new(cap),
             orders: Store::new(cap),
             pickups: Store::new(cap),
+            carrier_accounts: Store::new(cap),
+            end_shippers: Store::new(cap),
             webhooks: Store::new(webhooks),
             secrets: HashMap::new(),
             events: Store::new(events),
@@ -191,7 +196,9 @@ impl State {
             step_seq: 0,
             outbox: Outbox::new(RETRY),
             base_url,
-        }
+        };
+        state.seed_carrier_accounts();
+        state
     }
 
     /// A new id: `prefix_` and 32 hex digits.
@@ -575,10 +582,21 @@ impl State {
         Ok(json!({}))
     }
 
-    /// Events as the API lists them: without their `result` (that is what webhooks carry).
+    /// An event as `GET /v2/events/{id}` answers it: without its `result` (that is what webhooks
+    /// carry).
     pub fn event_summary(record: &Record) -> Value {
         let mut event = record.clone();
         event.remove("result");
+        Value::Object(event)
+    }
+
+    /// An event as `GET /v2/events` lists it: its id, kind, status and time only (recorded: no
+    /// `pending_urls`, `completed_urls`, `previous_attributes` nor `updated_at` in a list).
+    pub fn event_listed(record: &Record) -> Value {
+        let mut event = record.clone();
+        for key in ["result", "pending_urls", "completed_urls", "previous_attributes", "updated_at"] {
+            event.remove(key);
+        }
         Value::Object(event)
     }
 }

@@ -291,12 +291,16 @@ impl State {
             .map(|t| t.id().to_owned())
     }
 
-    /// `POST /v2/trackers`: an existing tracker of the same code and carrier is returned.
-    pub fn create_tracker(&mut self, body: &Value, now_ms: i64) -> Result<Record, EpError> {
+    /// `POST /v2/trackers`: a new tracker (`true`: answered 201), or the existing tracker of the
+    /// same code and carrier (`false`: answered 200). What the recordings show: of the eight
+    /// recorded creates of `EZ1000000001`, the two answered 201 are the ones whose tracker no
+    /// earlier call had returned, and a later create of the same code gets that tracker with 200.
+    pub fn create_tracker(&mut self, body: &Value, now_ms: i64) -> Result<(Record, bool), EpError> {
         let input = body.get("tracker").ok_or_else(|| EpError::required("tracker"))?;
         let (code, carrier) = read_code_and_carrier(input, "tracker")?;
         if let Some(id) = self.tracker_of(&code, &carrier) {
-            return self.trackers.get(&id).ok_or_else(|| EpError::not_found("Tracker not found"));
+            let existing = self.trackers.get(&id).ok_or_else(|| EpError::not_found("Tracker not found"))?;
+            return Ok((existing, false));
         }
         let spec = TrackerSpec {
             code: &code,
@@ -307,7 +311,7 @@ impl State {
             weight_oz: None,
             delivery_days: 3,
         };
-        Ok(self.start_tracker(&spec, now_ms))
+        Ok((self.start_tracker(&spec, now_ms), true))
     }
 
     /// Finds or starts the tracker of a code (standalone insurance insures a tracked package).
