@@ -334,6 +334,12 @@ impl State {
             out.insert("status".into(), tracker["status"].clone());
             out.insert("tracker".into(), Value::Object(tracker));
         }
+        // A tracker inside a shipment has no `finalized` nor `is_return` (recorded, every time;
+        // the Tracker object itself has both).
+        if let Some(Value::Object(tracker)) = out.get_mut("tracker") {
+            tracker.remove("finalized");
+            tracker.remove("is_return");
+        }
         Value::Object(out)
     }
 

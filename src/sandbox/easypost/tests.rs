@@ -120,7 +120,10 @@ async fn shipments_are_rated_bought_once_and_labelled_in_every_format() {
     let body = &bought.body;
     assert_eq!(body["selected_rate"]["id"], rate["id"]);
     assert!(body["tracking_code"].as_str().unwrap().len() >= 12);
-    assert_eq!(body["tracker"]["status"], "pre_transit");
+    // Answered before any scan, as recorded: the label's tracker is unknown until its first.
+    assert_eq!((&body["tracker"]["status"], &body["status"]), (&json!("unknown"), &json!("unknown")));
+    let scanned = get(&router, &format!("/v2/shipments/{id}")).await.body;
+    assert_eq!(scanned["tracker"]["status"], "pre_transit", "the first scan is made at the purchase");
     assert_eq!(body["insurance"], "100.00");
     let fees: Vec<&str> = body["fees"].as_array().unwrap().iter().map(|f| f["type"].as_str().unwrap()).collect();
     assert_eq!(fees, ["LabelFee", "PostageFee", "InsuranceFee"]);
@@ -819,7 +822,7 @@ async fn customs_infos_are_records_with_items() {
 
 #[tokio::test]
 async fn buying_verifies_the_destination_and_trackers_carry_every_carrier_detail_key() {
-    let (sim, _) = simulator(22);
+    let (sim, clock) = simulator(22);
     let router = sim.router();
     let bought = bought_shipment(&router).await;
     let to = &bought["to_address"];
@@ -834,7 +837,19 @@ async fn buying_verifies_the_destination_and_trackers_carry_every_carrier_detail
     assert_eq!(bought["from_address"]["verifications"], json!({}));
     let stored = get(&router, &format!("/v2/addresses/{}", to["id"].as_str().unwrap())).await;
     assert_eq!(stored.body["verifications"], to["verifications"]);
-    let detail = &bought["tracker"]["carrier_detail"];
+    // A label's new tracker has no scan yet and no carrier detail (recorded: null); its first
+    // scan brings one with every key.
+    assert!(bought["tracker"]["carrier_detail"].is_null(), "{}", bought["tracker"]);
+    assert!(bought["tracker"]["tracking_details"].as_array().unwrap().is_empty());
+    // Inside a shipment a tracker has no `finalized` nor `is_return`; the Tracker itself has both.
+    assert!(bought["tracker"].get("finalized").is_none() && bought["tracker"].get("is_return").is_none());
+    let own = get(&router, &format!("/v2/trackers/{}", bought["tracker"]["id"].as_str().unwrap())).await.body;
+    assert!(own["finalized"].is_boolean() && own["is_return"].is_boolean(), "{own}");
+    clock.advance(60_000);
+    let shipment = get(&router, &format!("/v2/shipments/{}", bought["id"].as_str().unwrap())).await.body;
+    assert!(!shipment["tracker"]["tracking_details"].as_array().unwrap().is_empty(), "{}", shipment["tracker"]);
+    let detail = &shipment["tracker"]["carrier_detail"];
+    assert!(detail["origin_location"].is_string() && detail["destination_location"].is_string(), "{detail}");
     for key in [
         "est_delivery_date_local",
         "est_delivery_time_local",
