@@ -7,9 +7,9 @@
 //! prices), `shipments` (rating, buying, labels, refunds, insurance), `batches` (the batch
 //! state machine and scan forms, standalone ones too), `trackers` (planned scans), `customs`
 //! (customs infos and items), `carrier_accounts` (the user's accounts), `end_shippers`,
-//! `orders` (orders, pickups), `labels` (PNG, PDF, ZPL, EPL2 files), `store` (newest-first
-//! paging), `seed`, `errors`. A path it does not serve is EasyPost's 404, saying it is not
-//! simulated. This file reads each request once
+//! `users` (the sandbox user), `orders` (orders, pickups), `labels` (PNG, PDF, ZPL, EPL2
+//! files), `store` (newest-first paging), `seed`, `errors`. A path it does not serve is
+//! EasyPost's 404, saying it is not simulated. This file reads each request once
 //! (auth, query, JSON body), routes it, serves label files, and is the background timeline.
 
 mod addresses;
@@ -26,6 +26,7 @@ mod shipments;
 mod state;
 mod store;
 mod trackers;
+mod users;
 
 #[cfg(test)]
 mod tests;
@@ -407,6 +408,10 @@ fn route(state: &mut State, method: &Method, segments: &[&str], query: &Query, b
         }
         (["refunds"], "POST") => created(state.create_refunds(body, now)?),
         (["refunds", id], "GET") => found(state.refunds.get(id), "Refund", id),
+        (["users"], "GET") => ok(state.user_json(None)?),
+        (["users", "children"], "GET") => ok(state.list_children(query)?),
+        (["users", id], "GET") => ok(state.user_json(Some(id))?),
+        (["users", id], "PUT" | "PATCH") => ok(state.update_user(id, body)?),
         (["webhooks"], "GET") => {
             let list = state.list(|s| &s.webhooks, "webhooks", query, |_| true, |_, r| Value::Object(r.clone()))?;
             // EasyPost lists webhooks without `has_more`.

@@ -15,6 +15,7 @@ use super::errors::EpError;
 use super::labels::Format;
 use super::rates;
 use super::store::{envelope, Evicted, Record, Store, Stored};
+use super::users;
 use crate::sandbox::clock::{rfc3339_ms, rfc3339_seconds};
 use crate::sandbox::ids::Ids;
 use crate::sandbox::outbox::{self, Outbox, RetryPolicy};
@@ -101,6 +102,10 @@ pub struct State {
     /// The user's carrier accounts: the three seeded ones and those added.
     pub carrier_accounts: Store,
     pub end_shippers: Store,
+    /// The sandbox user (`GET /v2/users`) and its child users (none: making one is not
+    /// simulated).
+    pub user: Record,
+    pub children: Store,
     pub webhooks: Store,
     /// Webhook secrets are write-only: kept here, never in the record.
     pub secrets: HashMap<String, String>,
@@ -188,6 +193,8 @@ impl State {
             pickups: Store::new(cap),
             carrier_accounts: Store::new(cap),
             end_shippers: Store::new(cap),
+            user: users::sandbox_user(),
+            children: Store::new(cap),
             webhooks: Store::new(webhooks),
             secrets: HashMap::new(),
             events: Store::new(events),
@@ -472,7 +479,7 @@ impl State {
         let event = json!({
             "id": id, "object": "Event", "mode": "test", "description": description,
             "status": if hooks.is_empty() { "completed" } else { "pending" },
-            "user_id": "user_0sandbox0000000000000000000000", "previous_attributes": previous,
+            "user_id": users::USER_ID, "previous_attributes": previous,
             "pending_urls": urls, "completed_urls": [],
             "created_at": rfc3339_ms(at_ms), "updated_at": rfc3339_ms(at_ms),
             "result": result,

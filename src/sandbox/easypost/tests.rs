@@ -1308,3 +1308,73 @@ async fn end_shippers_are_verified_addresses_of_their_own() {
     let put_gone = send(&router, "PUT", "/v2/end_shippers/es_nope", Some(json!({"address": address}))).await;
     assert_eq!(put_gone.status, 404);
 }
+
+/// The sandbox user (shapes as recorded): `GET /v2/users` and by its id, updated with `PUT` or
+/// `PATCH` (wrapped or not); it has no children (making one is not simulated), and another
+/// user id is not found.
+#[tokio::test]
+async fn the_sandbox_user_is_read_and_updated_and_has_no_children() {
+    let (sim, _) = simulator(29);
+    let router = sim.router();
+    let me = get(&router, "/v2/users").await;
+    assert_eq!(me.status, 200);
+    let mut keys: Vec<&str> = me.body.as_object().unwrap().keys().map(String::as_str).collect();
+    keys.sort_unstable();
+    assert_eq!(
+        keys,
+        [
+            "balance",
+            "cc_fee_rate",
+            "children",
+            "created_at",
+            "default_carbon_offset",
+            "default_insurance_amount",
+            "email",
+            "has_billing_method",
+            "has_elevate_access",
+            "id",
+            "insurance_fee_minimum",
+            "insurance_fee_rate",
+            "name",
+            "object",
+            "parent_id",
+            "phone_number",
+            "price_per_shipment",
+            "recharge_amount",
+            "recharge_threshold",
+            "secondary_recharge_amount",
+            "verified"
+        ]
+    );
+    let id = me.body["id"].as_str().unwrap().to_owned();
+    assert_eq!((&me.body["object"], &me.body["parent_id"]), (&json!("User"), &Value::Null));
+    assert_eq!(get(&router, &format!("/v2/users/{id}")).await.body, me.body);
+    let patched =
+        send(&router, "PATCH", &format!("/v2/users/{id}"), Some(json!({"user": {"name": "Test User"}}))).await;
+    assert_eq!((patched.status, patched.body["name"].as_str()), (200, Some("Test User")));
+    let put = send(
+        &router,
+        "PUT",
+        &format!("/v2/users/{id}"),
+        Some(json!({"name": "New Test Name", "recharge_amount": 250})),
+    )
+    .await;
+    assert_eq!(
+        (put.status, &put.body["name"], &put.body["recharge_amount"]),
+        (200, &json!("New Test Name"), &json!("250.00"))
+    );
+    assert_eq!(get(&router, "/v2/users").await.body["name"], "New Test Name");
+    let bad = send(&router, "PUT", &format!("/v2/users/{id}"), Some(json!({"recharge_amount": "-5"}))).await;
+    assert_eq!((bad.status, bad.body["error"]["code"].as_str()), (422, Some("PARAMETER.INVALID")));
+    let children = get(&router, "/v2/users/children?page_size=5").await;
+    assert_eq!((children.status, &children.body), (200, &json!({"children": [], "has_more": false})));
+    let other = get(&router, "/v2/users/user_5f0c48e7a66b42398740b0149b1bb24c").await;
+    assert_eq!((other.status, other.body["error"]["code"].as_str()), (404, Some("NOT_FOUND")));
+    assert_eq!(send(&router, "PATCH", "/v2/users/user_nope", Some(json!({"name": "x"}))).await.status, 404);
+    // Events name the sandbox user.
+    new_shipment(&router).await;
+    let batch = post(&router, "/v2/batches", json!({"batch": {}})).await;
+    assert_eq!(batch.status, 200);
+    let events = get(&router, "/v2/events?page_size=1").await.body;
+    assert_eq!(events["events"][0]["user_id"], id.as_str());
+}
