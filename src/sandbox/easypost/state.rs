@@ -15,7 +15,6 @@ use super::errors::EpError;
 use super::labels::Format;
 use super::rates;
 use super::store::{envelope, Evicted, Record, Store, Stored};
-use super::users;
 use crate::sandbox::clock::{rfc3339_ms, rfc3339_seconds};
 use crate::sandbox::ids::Ids;
 use crate::sandbox::outbox::{self, Outbox, RetryPolicy};
@@ -26,6 +25,8 @@ use crate::sandbox::request::Query;
 pub const CAP: usize = 50_000;
 /// Events kept.
 pub const EVENTS_KEPT: usize = 10_000;
+/// The sandbox user's id (events name it as their `user_id`; `GET /v2/users` answers it).
+pub const USER_ID: &str = "user_0sandbox0000000000000000000000";
 /// Webhooks kept.
 pub const WEBHOOKS_KEPT: usize = 1_000;
 
@@ -193,7 +194,7 @@ impl State {
             pickups: Store::new(cap),
             carrier_accounts: Store::new(cap),
             end_shippers: Store::new(cap),
-            user: users::sandbox_user(),
+            user: Record::new(),
             children: Store::new(cap),
             webhooks: Store::new(webhooks),
             secrets: HashMap::new(),
@@ -205,6 +206,7 @@ impl State {
             base_url,
         };
         state.seed_carrier_accounts();
+        state.seed_user();
         state
     }
 
@@ -479,7 +481,7 @@ impl State {
         let event = json!({
             "id": id, "object": "Event", "mode": "test", "description": description,
             "status": if hooks.is_empty() { "completed" } else { "pending" },
-            "user_id": users::USER_ID, "previous_attributes": previous,
+            "user_id": USER_ID, "previous_attributes": previous,
             "pending_urls": urls, "completed_urls": [],
             "created_at": rfc3339_ms(at_ms), "updated_at": rfc3339_ms(at_ms),
             "result": result,

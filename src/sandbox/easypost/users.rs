@@ -8,12 +8,9 @@ use rust_decimal::Decimal;
 use serde_json::{json, Map, Value};
 
 use super::errors::EpError;
-use super::state::State;
+use super::state::{State, USER_ID};
 use super::store::Record;
 use crate::sandbox::request::Query;
-
-/// The sandbox user's id (events name it as their `user_id`).
-pub const USER_ID: &str = "user_0sandbox0000000000000000000000";
 
 /// When the sandbox user was made.
 const USER_CREATED: &str = "2025-01-06T17:00:00Z";
@@ -23,7 +20,7 @@ const MAX_TEXT_LEN: usize = 200;
 
 /// The sandbox user as `GET /v2/users` answers it. The insurance fee terms are the simulator's
 /// own (1 %, at least $0.50); no billing method, a zero balance (postage is not charged).
-pub fn sandbox_user() -> Record {
+fn sandbox_user() -> Record {
     let value = json!({
         "id": USER_ID, "object": "User", "parent_id": null, "name": "Opsdeck Demo",
         "email": "shipping@example.com", "phone_number": "4155550100", "verified": true,
@@ -65,6 +62,11 @@ fn money_field(input: &Map<String, Value>, name: &str) -> Result<Option<Value>, 
 }
 
 impl State {
+    /// Sets the sandbox user as it is at start (a new or reset state).
+    pub fn seed_user(&mut self) {
+        self.user = sandbox_user();
+    }
+
     fn user_of(&self, id: &str) -> Result<Record, EpError> {
         if id == USER_ID {
             Ok(self.user.clone())
