@@ -1,6 +1,7 @@
 //! The EasyPost simulator (wire facts: `shared/api/easypost.md`): every operation of the catalog
 //! and the related paths the SDKs use (shipment refund and insure, events, scan forms, tracker
-//! delete), over seeded, resettable state that moves on the sandbox clock.
+//! delete, carrier accounts, end shippers, the sandbox user), over seeded, resettable state that
+//! moves on the sandbox clock.
 //!
 //! Layout: `state` (the records, ids, the timeline, events and webhooks; addresses and parcels),
 //! `addresses` (fields and US verification against the ZIP table), `rates` (parcels, carriers,
