@@ -3,6 +3,14 @@
 //! purchase_failed), label_generating → label_generated — with each shipment's own outcome
 //! (`batch_status`, `batch_message`). Scan forms cover purchased shipments that share one
 //! from-address.
+//!
+//! EasyPost does not make a caller wait for a state (recorded by its SDKs' own tests): a batch
+//! still `creating` is bought (200, answered `created` with its shipments
+//! `queued_for_purchase`), and one still buying is labelled or given a scan form (200, its
+//! shipments answered `postage_purchased`). The simulator does the same by finishing the work
+//! still due on a batch (creating it, buying what is queued) before it acts on it. A shipment
+//! already bought joins a batch as `postage_purchased`, and a batch whose shipments are all bought
+//! becomes `purchased` (recorded: a batch given two bought shipments reads `purchased` next).
 
 use serde_json::{json, Map, Value};
 
@@ -17,27 +25,31 @@ const STEP_MS: i64 = 1_500;
 /// Time to buy one shipment of a batch.
 const BUY_EACH_MS: i64 = 300;
 
-/// The states in which shipments may be added or removed.
-const OPEN: [&str; 3] = ["created", "creation_failed", "purchase_failed"];
+/// Bounds the steps a batch is moved through at once (a few per shipment).
+const SETTLE_STEPS_PER_SHIPMENT: usize = 2;
 
 impl State {
     /// A batch as the API returns it: shipment summaries and status counts from its shipments.
     pub fn render_batch(&self, batch: &Record) -> Value {
         let mut out = batch.clone();
         let ids: Vec<String> = members(batch);
+        // While it is creating, EasyPost lists none of its shipments yet (`shipments: []`, every
+        // count 0, `num_shipments` already counting them), as recorded.
+        let listed: &[String] = if text(batch, "state") == "creating" { &[] } else { &ids };
         let mut counts = json!({"created": 0, "queued_for_purchase": 0, "creation_failed": 0, "postage_purchased": 0, "postage_purchase_failed": 0});
         let mut summaries = Vec::new();
-        for id in &ids {
+        for id in listed {
             let (status, summary) = match self.shipments.get(id) {
                 Some(s) => {
                     let status = s["batch_status"].as_str().unwrap_or("created").to_owned();
-                    let summary = json!({"id": id, "reference": s["reference"], "object": "BatchShipment",
+                    // No `object` key in a batch's shipment summaries, as recorded.
+                    let summary = json!({"id": id, "reference": s["reference"],
                         "tracking_code": s["tracking_code"], "batch_status": status, "batch_message": s["batch_message"]});
                     (status, summary)
                 }
                 None => {
                     let message = "Shipment not found";
-                    let summary = json!({"id": id, "reference": null, "object": "BatchShipment", "tracking_code": null,
+                    let summary = json!({"id": id, "reference": null, "tracking_code": null,
                         "batch_status": "creation_failed", "batch_message": message});
                     ("creation_failed".to_owned(), summary)
                 }
@@ -50,9 +62,9 @@ impl State {
         out.insert("num_shipments".into(), json!(ids.len()));
         out.insert("shipments".into(), Value::Array(summaries));
         out.insert("status".into(), counts);
-        out.remove("members");
-        out.remove("chosen_rates");
-        out.remove("label_format");
+        for hidden in ["members", "chosen_rates", "label_format", "due_ms"] {
+            out.remove(hidden);
+        }
         if let Some(form) = out.get("scan_form").and_then(|f| f["id"].as_str()).and_then(|id| self.scan_forms.get(id)) {
             out.insert("scan_form".into(), Value::Object(form));
         }
@@ -131,11 +143,18 @@ impl State {
         }
         self.keep(|s| &mut s.batches, id.clone(), now_ms, &batch);
         if !ids.is_empty() {
-            self.schedule(now_ms + STEP_MS, Step::Batch(id.clone()));
+            self.schedule_batch(&id, now_ms + STEP_MS);
         }
         let rendered = self.batch_json(&id)?;
         self.emit("batch.created", rendered.clone(), json!({}), now_ms);
         Ok(rendered)
+    }
+
+    /// Plans the batch's next step at `at_ms`; a step planned before it is dropped when due (the
+    /// work may have been done meanwhile, see [`State::settle_batch`]).
+    fn schedule_batch(&mut self, id: &str, at_ms: i64) {
+        self.batches.update(id, |batch| batch.insert("due_ms".into(), json!(at_ms)));
+        self.schedule(at_ms, Step::Batch(id.to_owned()));
     }
 
     fn set_state(&mut self, id: &str, state: &str, at_ms: i64) {
@@ -152,53 +171,71 @@ impl State {
         }
     }
 
-    /// The batch's next step on the timeline.
+    /// The batch's next step on the timeline, if it is the one planned last.
     pub fn advance_batch(&mut self, id: &str, at_ms: i64) {
         let Some(batch) = self.batches.get(id) else { return };
+        if batch.get("due_ms").and_then(Value::as_i64) != Some(at_ms) {
+            return;
+        }
+        if let Some(next_ms) = self.step_batch(id, at_ms) {
+            self.schedule_batch(id, next_ms);
+        }
+    }
+
+    /// Does the batch's next piece of work at `at_ms`; when another follows, when it is due.
+    fn step_batch(&mut self, id: &str, at_ms: i64) -> Option<i64> {
+        let batch = self.batches.get(id)?;
         let ids = members(&batch);
-        match text(&batch, "state") {
+        let state = text(&batch, "state").to_owned();
+        let status_of = |s: &State, shipment: &str| {
+            s.shipments.get(shipment).and_then(|r| r["batch_status"].as_str().map(str::to_owned))
+        };
+        match state.as_str() {
             "creating" => {
                 let mut ok = 0;
+                let mut all_bought = true;
                 for shipment_id in &ids {
                     self.shipments.update(shipment_id, |shipment| {
                         let taken = shipment["batch_id"].as_str().is_some_and(|b| b != id);
+                        let bought = !shipment["selected_rate"].is_null();
                         let (status, message) = if taken {
                             ("creation_failed", json!("Shipment already belongs to another batch"))
                         } else {
                             ok += 1;
                             shipment.insert("batch_id".into(), json!(id));
-                            ("created", Value::Null)
+                            (if bought { "postage_purchased" } else { "created" }, Value::Null)
                         };
+                        all_bought &= bought && !taken;
                         shipment.insert("batch_status".into(), json!(status));
                         shipment.insert("batch_message".into(), message);
                     });
                 }
                 self.set_state(id, if ok == 0 { "creation_failed" } else { "created" }, at_ms);
+                // A batch of bought shipments only is purchased next.
+                (ok > 0 && all_bought).then_some(at_ms + STEP_MS)
             }
             "created" | "purchasing" => {
-                // Buy the next queued shipment; when none is left, the batch is purchased (or
-                // failed, when no shipment could be bought).
-                if text(&batch, "state") == "created" {
-                    self.set_state(id, "purchasing", at_ms);
-                }
-                let next = ids
-                    .iter()
-                    .find(|s| self.shipments.get(s).is_some_and(|s| s["batch_status"] == "queued_for_purchase"))
-                    .cloned();
-                match next {
+                let queued = ids.iter().find(|s| status_of(self, s).as_deref() == Some("queued_for_purchase")).cloned();
+                match queued {
                     Some(shipment_id) => {
-                        let chosen = self
-                            .batches
-                            .get(id)
-                            .and_then(|b| b.get("chosen_rates")?.get(&shipment_id)?.as_str().map(str::to_owned));
+                        if state == "created" {
+                            self.set_state(id, "purchasing", at_ms);
+                        }
+                        let chosen =
+                            batch.get("chosen_rates").and_then(|c| c.get(&shipment_id)?.as_str().map(str::to_owned));
                         self.buy_in_batch(&shipment_id, chosen, at_ms);
-                        self.schedule(at_ms + BUY_EACH_MS, Step::Batch(id.to_owned()));
+                        Some(at_ms + BUY_EACH_MS)
                     }
                     None => {
-                        let bought = ids
-                            .iter()
-                            .any(|s| self.shipments.get(s).is_some_and(|s| s["batch_status"] == "postage_purchased"));
-                        self.set_state(id, if bought { "purchased" } else { "purchase_failed" }, at_ms);
+                        let statuses: Vec<Option<String>> = ids.iter().map(|s| status_of(self, s)).collect();
+                        let bought = |s: &Option<String>| s.as_deref() == Some("postage_purchased");
+                        if state == "purchasing" {
+                            let any = statuses.iter().any(bought);
+                            self.set_state(id, if any { "purchased" } else { "purchase_failed" }, at_ms);
+                        } else if !statuses.is_empty() && statuses.iter().all(bought) {
+                            self.set_state(id, "purchased", at_ms);
+                        }
+                        None
                     }
                 }
             }
@@ -209,9 +246,35 @@ impl State {
                     self.file_url("batch_label", at_ms, format, FileRef::BatchLabel { batch: id.to_owned(), format });
                 self.batches.update(id, |batch| batch.insert("label_url".into(), json!(url)));
                 self.set_state(id, "label_generated", at_ms);
+                None
             }
-            _ => {}
+            _ => None,
         }
+    }
+
+    /// Finishes, at `now_ms`, the work still due on a batch before a request acts on it: its
+    /// creation and the purchase of its queued shipments (EasyPost takes a buy, a label or a scan
+    /// form request without waiting, as recorded). The batch as it is then.
+    fn settle_batch(&mut self, id: &str, now_ms: i64) -> Result<Record, EpError> {
+        let batch = self.batches.get(id).ok_or_else(|| EpError::not_found(format!("Batch {id} not found")))?;
+        let bound = members(&batch).len().saturating_mul(SETTLE_STEPS_PER_SHIPMENT).saturating_add(4);
+        for _ in 0..bound {
+            let Some(batch) = self.batches.get(id) else { break };
+            let busy = match text(&batch, "state") {
+                "creating" | "purchasing" => true,
+                "created" => members(&batch)
+                    .iter()
+                    .any(|s| self.shipments.get(s).is_some_and(|s| s["batch_status"] == "queued_for_purchase")),
+                _ => false,
+            };
+            if !busy {
+                break;
+            }
+            if let Some(next_ms) = self.step_batch(id, now_ms) {
+                self.schedule_batch(id, next_ms);
+            }
+        }
+        self.batches.get(id).ok_or_else(|| EpError::not_found(format!("Batch {id} not found")))
     }
 
     /// Buys one shipment of a batch with its chosen rate (the `carrier` and `service` it was
@@ -220,7 +283,8 @@ impl State {
     fn buy_in_batch(&mut self, shipment_id: &str, chosen: Option<String>, at_ms: i64) {
         let Some(shipment) = self.shipments.get(shipment_id) else { return };
         let outcome = if !shipment["selected_rate"].is_null() {
-            Err("A postage label has already been purchased for this shipment.".to_owned())
+            // Bought since it was queued (on its own): the batch has its postage.
+            Ok(())
         } else if let Some(rate) = chosen {
             self.purchase(shipment_id, &rate, None, at_ms).map_err(|e| e.message)
         } else {
@@ -251,26 +315,25 @@ impl State {
         });
     }
 
-    fn open_batch(&self, id: &str, action: &str) -> Result<Record, EpError> {
-        let batch = self.batches.get(id).ok_or_else(|| EpError::not_found(format!("Batch {id} not found")))?;
-        let state = text(&batch, "state");
-        if !OPEN.contains(&state) {
-            return Err(EpError::unprocessable(
-                "BATCH.STATE.INVALID",
-                format!("Shipments can't be {action} a batch that is {state}."),
-            ));
-        }
-        Ok(batch)
-    }
-
-    /// `POST /v2/batches/{id}/add_shipments`.
-    pub fn add_to_batch(&mut self, id: &str, body: &Value, now_ms: i64) -> Result<Value, EpError> {
-        self.open_batch(id, "added to")?;
-        let (ids, _) = self.shipment_ids(body.get("shipments").unwrap_or(&Value::Null), "shipments", false, now_ms)?;
+    /// The shipments an add or remove request lists: under `shipments`, or under `shipment` as
+    /// easypost-ruby sends them (`{"shipment": [{"id": …}]}`, answered 200 as recorded).
+    fn listed_shipments(&mut self, body: &Value, now_ms: i64) -> Result<Vec<String>, EpError> {
+        let items = ["shipments", "shipment"].iter().find_map(|k| body.get(*k).filter(|v| !v.is_null()));
+        let items = items.ok_or_else(|| EpError::required("shipments"))?;
+        let (ids, _) = self.shipment_ids(items, "shipments", false, now_ms)?;
         if ids.is_empty() {
             return Err(EpError::required("shipments"));
         }
-        let current = self.batches.get(id).map(|b| members(&b)).unwrap_or_default();
+        Ok(ids)
+    }
+
+    /// `POST /v2/batches/{id}/add_shipments`: in any state (uncertain which states EasyPost
+    /// refuses; recorded adds were to `created` batches). A bought shipment joins as
+    /// `postage_purchased`.
+    pub fn add_to_batch(&mut self, id: &str, body: &Value, now_ms: i64) -> Result<Value, EpError> {
+        let batch = self.settle_batch(id, now_ms)?;
+        let ids = self.listed_shipments(body, now_ms)?;
+        let current = members(&batch);
         for shipment_id in &ids {
             let shipment = self
                 .shipments
@@ -285,12 +348,13 @@ impl State {
         }
         for shipment_id in &ids {
             self.shipments.update(shipment_id, |shipment| {
+                let status = if shipment["selected_rate"].is_null() { "created" } else { "postage_purchased" };
                 shipment.insert("batch_id".into(), json!(id));
-                shipment.insert("batch_status".into(), json!("created"));
+                shipment.insert("batch_status".into(), json!(status));
                 shipment.insert("batch_message".into(), Value::Null);
             });
         }
-        self.batches.update(id, |batch| {
+        let state = self.batches.update(id, |batch| {
             let mut all = members(batch);
             all.extend(ids);
             batch.insert("members".into(), json!(all));
@@ -298,18 +362,21 @@ impl State {
                 batch.insert("state".into(), json!("created"));
             }
             batch.insert("updated_at".into(), json!(time(now_ms)));
+            text(batch, "state").to_owned()
         });
+        if state.as_deref() == Some("created") {
+            // Purchased next when every shipment is bought.
+            self.schedule_batch(id, now_ms + STEP_MS);
+        }
         self.batch_json(id)
     }
 
-    /// `POST /v2/batches/{id}/remove_shipments`.
+    /// `POST /v2/batches/{id}/remove_shipments`: in any state (recorded: from a `purchased`
+    /// batch, 200).
     pub fn remove_from_batch(&mut self, id: &str, body: &Value, now_ms: i64) -> Result<Value, EpError> {
-        let batch = self.open_batch(id, "removed from")?;
+        let batch = self.settle_batch(id, now_ms)?;
         let current = members(&batch);
-        let (ids, _) = self.shipment_ids(body.get("shipments").unwrap_or(&Value::Null), "shipments", false, now_ms)?;
-        if ids.is_empty() {
-            return Err(EpError::required("shipments"));
-        }
+        let ids = self.listed_shipments(body, now_ms)?;
         if let Some(missing) = ids.iter().find(|s| !current.contains(s)) {
             return Err(EpError::invalid("shipments", format!("{missing} is not in this batch")));
         }
@@ -328,25 +395,31 @@ impl State {
         self.batch_json(id)
     }
 
-    /// `POST /v2/batches/{id}/buy`: every shipment queued; bought one by one on the timeline.
+    /// `POST /v2/batches/{id}/buy`: every shipment not bought yet is queued, then bought one by
+    /// one on the timeline; a batch still creating is created first (EasyPost answers such a buy
+    /// 200, `created` with its shipments queued, as recorded).
     pub fn buy_batch(&mut self, id: &str, now_ms: i64) -> Result<Value, EpError> {
-        let batch = self.batches.get(id).ok_or_else(|| EpError::not_found(format!("Batch {id} not found")))?;
-        let state = text(&batch, "state");
-        if state != "created" && state != "purchase_failed" {
-            return Err(EpError::unprocessable(
-                "BATCH.STATE.INVALID",
-                format!("A batch that is {state} can't be bought."),
-            ));
-        }
+        let batch = self.settle_batch(id, now_ms)?;
         let ids = members(&batch);
-        let buyable: Vec<&String> = ids
-            .iter()
-            .filter(|s| self.shipments.get(s).is_some_and(|s| s["batch_status"] != "postage_purchased"))
-            .collect();
-        if buyable.is_empty() {
+        // Uncertain: what EasyPost answers for a batch without shipments; the simulator refuses.
+        if ids.is_empty() {
             return Err(EpError::unprocessable("BATCH.EMPTY", "The batch has no shipments to buy."));
         }
-        let buyable: Vec<String> = buyable.into_iter().cloned().collect();
+        let buyable: Vec<String> = ids
+            .iter()
+            .filter(|s| {
+                self.shipments.get(s).is_some_and(|s| {
+                    matches!(s["batch_status"].as_str(), Some("created" | "postage_purchase_failed"))
+                        && s["selected_rate"].is_null()
+                })
+            })
+            .cloned()
+            .collect();
+        // Uncertain: a batch whose shipments are all bought (or failed creation) is answered as
+        // it is, nothing queued.
+        if buyable.is_empty() {
+            return self.batch_json(id);
+        }
         for shipment_id in &buyable {
             self.shipments.update(shipment_id, |shipment| {
                 shipment.insert("batch_status".into(), json!("queued_for_purchase"));
@@ -357,23 +430,30 @@ impl State {
             batch.insert("state".into(), json!("created"));
             batch.insert("updated_at".into(), json!(time(now_ms)));
         });
-        self.schedule(now_ms + STEP_MS, Step::Batch(id.to_owned()));
+        self.schedule_batch(id, now_ms + STEP_MS);
         self.batch_json(id)
     }
 
-    /// `POST /v2/batches/{id}/label`: one file of every bought label, generated on the timeline.
+    /// `POST /v2/batches/{id}/label`: one file of every bought label, generated on the timeline;
+    /// a purchase still under way is finished first (recorded: a label asked for right after the
+    /// buy is answered 200, `label_generating`).
     pub fn label_batch(&mut self, id: &str, body: &Value, now_ms: i64) -> Result<Value, EpError> {
         let raw = body.get("file_format").and_then(Value::as_str).map(str::trim).filter(|s| !s.is_empty());
         let raw = raw.ok_or_else(|| EpError::required("file_format"))?;
         let format = Format::parse(raw)
             .filter(|f| *f != Format::Png)
             .ok_or_else(|| EpError::invalid("file_format", format!("{raw:?} is not PDF, ZPL or EPL2")))?;
-        let batch = self.batches.get(id).ok_or_else(|| EpError::not_found(format!("Batch {id} not found")))?;
-        let state = text(&batch, "state");
-        if state != "purchased" && state != "label_generated" {
+        let batch = self.settle_batch(id, now_ms)?;
+        // A label needs postage: a batch none of whose shipments is bought has none to print
+        // (uncertain how EasyPost words this refusal).
+        let bought = members(&batch)
+            .iter()
+            .any(|s| self.shipments.get(s).is_some_and(|s| s["batch_status"] == "postage_purchased"));
+        if !bought {
+            let state = text(&batch, "state");
             return Err(EpError::unprocessable(
                 "BATCH.STATE.INVALID",
-                format!("Labels can be generated once the batch is purchased; it is {state}."),
+                format!("Labels can be generated once the batch's shipments are purchased; it is {state}."),
             ));
         }
         self.batches.update(id, |batch| {
@@ -381,7 +461,7 @@ impl State {
             batch.insert("label_url".into(), Value::Null);
         });
         self.set_state(id, "label_generating", now_ms);
-        self.schedule(now_ms + STEP_MS, Step::Batch(id.to_owned()));
+        self.schedule_batch(id, now_ms + STEP_MS);
         self.batch_json(id)
     }
 
@@ -396,9 +476,10 @@ impl State {
     }
 
     /// `POST /v2/batches/{id}/scan_form`: one form for the purchased shipments, which must share
-    /// a from-address.
+    /// a from-address; a purchase still under way is finished first (recorded: asked for right
+    /// after the buy, 200 with the batch `purchased`).
     pub fn scan_form_batch(&mut self, id: &str, now_ms: i64) -> Result<Value, EpError> {
-        let batch = self.batches.get(id).ok_or_else(|| EpError::not_found(format!("Batch {id} not found")))?;
+        let batch = self.settle_batch(id, now_ms)?;
         if batch["scan_form"].get("id").is_some() {
             return Err(EpError::unprocessable("SCAN_FORM.EXISTS", "This batch already has a scan form."));
         }

@@ -187,7 +187,15 @@ impl State {
 
     /// A shipment's `customs_info`: a stored one by id, or a new one from fields; null when none.
     pub fn shipment_customs(&mut self, value: Option<&Value>, now_ms: i64) -> Result<Value, EpError> {
-        let Some(value) = value.filter(|v| !v.is_null()) else { return Ok(Value::Null) };
+        // No customs info: absent, null, or an empty object or list (recorded: `{}` from
+        // easypost-go and `[]` from easypost-ruby are answered 201 with `customs_info: null`).
+        let empty = |v: &&Value| match v {
+            Value::Null => true,
+            Value::Object(map) => map.is_empty(),
+            Value::Array(items) => items.is_empty(),
+            _ => false,
+        };
+        let Some(value) = value.filter(|v| !empty(v)) else { return Ok(Value::Null) };
         let by_id =
             given_id(value).filter(|_| value.get("customs_items").is_none() && value.get("contents_type").is_none());
         if let Some(id) = by_id {

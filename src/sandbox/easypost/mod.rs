@@ -1,19 +1,23 @@
 //! The EasyPost simulator (wire facts: `shared/api/easypost.md`): every operation of the catalog
 //! and the related paths the SDKs use (shipment refund and insure, events, scan forms, tracker
-//! delete), over seeded, resettable state that moves on the sandbox clock.
+//! delete, carrier accounts, end shippers, the sandbox user), over seeded, resettable state that
+//! moves on the sandbox clock.
 //!
 //! Layout: `state` (the records, ids, the timeline, events and webhooks; addresses and parcels),
 //! `addresses` (fields and US verification against the ZIP table), `rates` (parcels, carriers,
 //! prices), `shipments` (rating, buying, labels, refunds, insurance), `batches` (the batch
 //! state machine and scan forms, standalone ones too), `trackers` (planned scans), `customs`
-//! (customs infos and items), `orders` (carrier accounts, orders, pickups), `labels` (PNG, PDF,
-//! ZPL, EPL2 files), `store` (newest-first paging), `seed`, `errors`. A path it does not serve is
+//! (customs infos and items), `carrier_accounts` (the user's accounts), `end_shippers`,
+//! `users` (the sandbox user), `orders` (orders, pickups), `labels` (PNG, PDF, ZPL, EPL2
+//! files), `store` (newest-first paging), `seed`, `errors`. A path it does not serve is
 //! EasyPost's 404, saying it is not simulated. This file reads each request once
 //! (auth, query, JSON body), routes it, serves label files, and is the background timeline.
 
 mod addresses;
 mod batches;
+mod carrier_accounts;
 mod customs;
+mod end_shippers;
 mod errors;
 mod labels;
 mod orders;
@@ -23,6 +27,7 @@ mod shipments;
 mod state;
 mod store;
 mod trackers;
+mod users;
 
 #[cfg(test)]
 mod tests;
@@ -182,7 +187,18 @@ fn attempts(shared: &Shared) -> Response {
     Json(json!({"attempts": list})).into_response()
 }
 
-/// The sandbox key, as Basic `key:` (the Node SDK, curl) or Bearer (the Python SDK).
+/// The answer to a key EasyPost does not take: 403 `APIKEY.INACTIVE`, as recorded three times
+/// (easypost-go and easypost-ruby cassettes made with a key no longer active).
+fn inactive_key() -> EpError {
+    EpError::new(
+        403,
+        "APIKEY.INACTIVE",
+        "This api key is no longer active. Please use a different api key or reactivate this key.",
+    )
+}
+
+/// The sandbox key, as Basic `key:` (the Node SDK, curl) or Bearer (the Python SDK). No key at
+/// all is a 401 `APIKEY.REQUIRED` (uncertain: no recording shows EasyPost's answer to that).
 fn authorize(headers: &HeaderMap) -> Result<(), EpError> {
     let key = match request::credentials(headers) {
         Ok(Some(Credentials::Basic { user, .. })) => user,
@@ -192,22 +208,12 @@ fn authorize(headers: &HeaderMap) -> Result<(), EpError> {
             "APIKEY.REQUIRED",
             "This resource requires an API key. Send it as HTTP Basic auth (key as the username) or a Bearer token.",
         )),
-        Ok(Some(Credentials::Token(_))) | Err(_) => {
-            return Err(EpError::new(
-                401,
-                "APIKEY.INACTIVE",
-                "This api key is no longer active. Please use a different api key or reactivate this key.",
-            ))
-        }
+        Ok(Some(Credentials::Token(_))) | Err(_) => return Err(inactive_key()),
     };
     if key == credentials::EASYPOST_KEY {
         Ok(())
     } else {
-        Err(EpError::new(
-            401,
-            "APIKEY.INACTIVE",
-            "This api key is no longer active. Please use a different api key or reactivate this key.",
-        ))
+        Err(inactive_key())
     }
 }
 
@@ -238,6 +244,12 @@ async fn entry(shared: &Shared, request: Request) -> Response {
     }
     if let Err(e) = authorize(&parts.headers) {
         return e.into_response();
+    }
+    // A path outside the v2 API (a `/v1/tokens` card token, a `/beta/...` call) is not simulated
+    // whatever its body: the same 404 as any unserved path, before the body is read (a form body
+    // there must not turn it into a 415).
+    if segments.first().map(String::as_str) != Some("v2") {
+        return EpError::not_simulated(parts.method.as_str(), &format!("/{}", segments.join("/"))).into_response();
     }
     let query = match Query::parse(parts.uri.query().unwrap_or("")) {
         Ok(q) => q,
@@ -336,8 +348,16 @@ fn route(state: &mut State, method: &Method, segments: &[&str], query: &Query, b
         (["customs_infos", id], "GET") => found(state.customs_infos.get(id), "CustomsInfo", id),
         (["customs_items"], "POST") => created(Value::Object(state.create_customs_item(body, now)?)),
         (["customs_items", id], "GET") => found(state.customs_items.get(id), "CustomsItem", id),
-        (["carrier_accounts"], "GET") => ok(orders::carrier_accounts()),
-        (["carrier_accounts", id], "GET") => ok(orders::carrier_account_json(id)?),
+        (["carrier_accounts"], "GET") => ok(state.list_carrier_accounts()),
+        (["carrier_accounts"], "POST") => created(state.create_carrier_account(body, false, now)?),
+        (["carrier_accounts", "register_oauth"], "POST") => created(state.create_carrier_account(body, true, now)?),
+        (["carrier_accounts", id], "GET") => ok(state.carrier_account_json(id)?),
+        (["carrier_accounts", id], "PATCH" | "PUT") => ok(state.update_carrier_account(id, body, now)?),
+        (["carrier_accounts", id], "DELETE") => ok(state.delete_carrier_account(id)?),
+        (["end_shippers"], "GET") => ok(state.list_end_shippers(query)?),
+        (["end_shippers"], "POST") => created(state.create_end_shipper(body, now)?),
+        (["end_shippers", id], "GET") => ok(state.end_shipper_json(id)?),
+        (["end_shippers", id], "PUT") => ok(state.update_end_shipper(id, body, now)?),
         (["orders"], "POST") => created(state.create_order(body, now)?),
         (["orders", id], "GET") => ok(state.order_json(id)?),
         (["orders", id, "rates"], "GET") => ok(state.order_json(id)?),
@@ -361,7 +381,10 @@ fn route(state: &mut State, method: &Method, segments: &[&str], query: &Query, b
         (["scan_forms"], "POST") => ok(state.create_scan_form(body, now)?),
         (["scan_forms", id], "GET") => found(state.scan_forms.get(id), "ScanForm", id),
         (["trackers"], "GET") => ok(state.list_trackers(query)?),
-        (["trackers"], "POST") => ok(Value::Object(state.create_tracker(body, now)?)),
+        (["trackers"], "POST") => match state.create_tracker(body, now)? {
+            (tracker, true) => created(Value::Object(tracker)),
+            (tracker, false) => ok(Value::Object(tracker)),
+        },
         (["trackers", id], "GET") => found(state.trackers.get(id), "Tracker", id),
         (["trackers", id], "DELETE") => {
             state.trackers.remove(id).ok_or_else(|| EpError::not_found(format!("Tracker {id} not found")))?;
@@ -386,6 +409,10 @@ fn route(state: &mut State, method: &Method, segments: &[&str], query: &Query, b
         }
         (["refunds"], "POST") => created(state.create_refunds(body, now)?),
         (["refunds", id], "GET") => found(state.refunds.get(id), "Refund", id),
+        (["users"], "GET") => ok(state.user_json(None)?),
+        (["users", "children"], "GET") => ok(state.list_children(query)?),
+        (["users", id], "GET") => ok(state.user_json(Some(id))?),
+        (["users", id], "PUT" | "PATCH") => ok(state.update_user(id, body)?),
         (["webhooks"], "GET") => {
             let list = state.list(|s| &s.webhooks, "webhooks", query, |_| true, |_, r| Value::Object(r.clone()))?;
             // EasyPost lists webhooks without `has_more`.
@@ -399,7 +426,7 @@ fn route(state: &mut State, method: &Method, segments: &[&str], query: &Query, b
         }
         (["webhooks", id], "DELETE") => ok(state.delete_webhook(id)?),
         (["events"], "GET") => {
-            ok(state.list(|s| &s.events, "events", query, |_| true, |_, r| State::event_summary(r))?)
+            ok(state.list(|s| &s.events, "events", query, |_| true, |_, r| State::event_listed(r))?)
         }
         (["events", id], "GET") => {
             let event = state

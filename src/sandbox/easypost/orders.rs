@@ -1,44 +1,12 @@
-//! Carrier accounts (the sandbox user's three, read-only), orders (several shipments between the
-//! same addresses, rated together and bought with one carrier and service) and pickups.
+//! Orders (several shipments between the same addresses, rated together and bought with one
+//! carrier and service) and pickups.
 
 use serde_json::{json, Map, Value};
 
 use super::errors::EpError;
-use super::rates::CARRIERS;
 use super::state::{given_id, text, time, State};
 use super::store::{parse_datetime, Record};
 use crate::sandbox::request::Query;
-
-/// When the sandbox user's carrier accounts were made (they come with the account).
-const ACCOUNTS_CREATED: &str = "2025-01-06T17:00:00Z";
-
-/// A carrier account as `GET /v2/carrier_accounts` lists it. Uncertain: `billing_type` of a
-/// test-mode UPS or FedEx account (recorded ones the user brought are `carrier`; USPS is
-/// `easypost`).
-pub fn carrier_account(name: &str, account_id: &str) -> Value {
-    let (kind, billing) = match name {
-        "USPS" => ("UspsAccount", "easypost"),
-        "UPS" => ("UpsAccount", "carrier"),
-        _ => ("FedexAccount", "carrier"),
-    };
-    json!({"id": account_id, "object": "CarrierAccount", "type": kind, "clone": false,
-           "created_at": ACCOUNTS_CREATED, "updated_at": ACCOUNTS_CREATED,
-           "description": format!("{name} Account"), "reference": null, "billing_type": billing,
-           "readable": name, "logo": null, "fields": [], "credentials": {}, "test_credentials": {}})
-}
-
-/// `GET /v2/carrier_accounts`: a bare JSON array, as EasyPost answers (no envelope, no paging).
-pub fn carrier_accounts() -> Value {
-    Value::Array(CARRIERS.iter().map(|c| carrier_account(c.name, c.account_id)).collect())
-}
-
-pub fn carrier_account_json(id: &str) -> Result<Value, EpError> {
-    CARRIERS
-        .iter()
-        .find(|c| c.account_id == id)
-        .map(|c| carrier_account(c.name, c.account_id))
-        .ok_or_else(|| EpError::not_found(format!("CarrierAccount {id} not found")))
-}
 
 /// The carrier and service a buy names: `{"carrier", "service"}` or a rate `{"rate": {...}}`
 /// (its carrier and service, or its id looked up by `lookup`).
@@ -282,7 +250,7 @@ impl State {
             let record =
                 self.shipments.get(id).ok_or_else(|| EpError::not_found(format!("Shipment {id} not found")))?;
             if let Some(c) = record["selected_rate"]["carrier"].as_str() {
-                carriers.extend(CARRIERS.iter().map(|k| k.name).filter(|k| *k == c));
+                carriers.extend(self.active_carriers().iter().map(|k| k.name).filter(|k| *k == c));
             }
         }
         if let Some(batch) = input.get("batch").filter(|v| !v.is_null()) {
@@ -291,7 +259,7 @@ impl State {
             self.batches.get(id).ok_or_else(|| EpError::not_found(format!("Batch {id} not found")))?;
         }
         if carriers.is_empty() {
-            carriers = CARRIERS.iter().map(|c| c.name).collect();
+            carriers = self.active_carriers().iter().map(|c| c.name).collect();
         }
         let address = match address {
             Some(fields) => self.store_address(&fields, None, now_ms),

@@ -135,39 +135,59 @@ impl State {
             Some(Value::Object(map)) => map.clone(),
             Some(_) => return Err(EpError::invalid("shipment.options", "must be an object")),
         };
-        let label_format = match options.get("label_format").and_then(Value::as_str) {
-            None => Format::Png,
-            Some(text) => Format::parse(text)
-                .ok_or_else(|| EpError::invalid("shipment.options.label_format", "must be PNG, PDF, ZPL or EPL2"))?,
-        };
+        // A label format the caller names is echoed (normalized); none given, EasyPost's options
+        // have no `label_format` (as recorded) and the label is a PNG.
+        if let Some(text) = options.get("label_format").and_then(Value::as_str) {
+            let format = Format::parse(text)
+                .ok_or_else(|| EpError::invalid("shipment.options.label_format", "must be PNG, PDF, ZPL or EPL2"))?;
+            options.insert("label_format".into(), json!(format!("{format:?}").to_uppercase()));
+        }
         for (key, default) in
             [("currency", json!("USD")), ("payment", json!({"type": "SENDER"})), ("date_advance", json!(0))]
         {
             options.entry(key).or_insert(default);
         }
-        options.insert("label_format".into(), json!(format!("{label_format:?}").to_uppercase()));
+        // The carriers that rate it (the user's accounts still there, or those it names) and the
+        // accounts the user added, which cannot rate and say so in `messages`.
+        let active = self.active_carriers();
         let mut carriers: Vec<&str> = Vec::new();
-        if let Some(accounts) = input.get("carrier_accounts").filter(|v| !v.is_null()) {
-            let items = accounts
+        let mut added: Vec<String> = Vec::new();
+        let named = input.get("carrier_accounts").filter(|v| !v.is_null());
+        let named = match named {
+            None => &[][..],
+            Some(accounts) => accounts
                 .as_array()
-                .ok_or_else(|| EpError::invalid("shipment.carrier_accounts", "must be a list of ids"))?;
-            for item in items {
-                let id = given_id(item).unwrap_or("");
-                let carrier = CARRIERS.iter().find(|c| c.account_id == id).ok_or_else(|| {
-                    EpError::invalid("shipment.carrier_accounts", format!("no carrier account {id:?} on this account"))
-                })?;
+                .ok_or_else(|| EpError::invalid("shipment.carrier_accounts", "must be a list of ids"))?
+                .as_slice(),
+        };
+        for item in named {
+            let id = given_id(item).unwrap_or("");
+            if let Some(carrier) = active.iter().find(|c| c.account_id == id) {
                 carriers.push(carrier.name);
+            } else if self.added_account_message(id).is_some() {
+                added.push(id.to_owned());
+            } else {
+                return Err(EpError::invalid(
+                    "shipment.carrier_accounts",
+                    format!("no carrier account {id:?} on this account"),
+                ));
             }
+        }
+        if named.is_empty() {
+            carriers = active.iter().map(|c| c.name).collect();
+            added = self.added_accounts();
         }
         let wanted_carrier = input.get("carrier").and_then(Value::as_str).map(str::to_owned);
         let wanted_service = input.get("service").and_then(Value::as_str).map(str::to_owned);
         if let Some(carrier) = &wanted_carrier {
-            if !CARRIERS.iter().any(|c| c.name.eq_ignore_ascii_case(carrier)) {
+            if !active.iter().any(|c| c.name.eq_ignore_ascii_case(carrier)) {
                 return Err(EpError::invalid("shipment.carrier", format!("no carrier account for {carrier:?}")));
             }
         }
         let reference = match input.get("reference") {
+            // An empty reference is none (recorded: `"reference": ""` is answered `null`).
             None | Some(Value::Null) => Value::Null,
+            Some(Value::String(s)) if s.is_empty() => Value::Null,
             Some(Value::String(s)) => json!(s),
             Some(Value::Number(n)) => json!(n.to_string()),
             Some(_) => return Err(EpError::invalid("shipment.reference", "must be a string")),
@@ -202,12 +222,14 @@ impl State {
         if let Some(carrier) = &wanted_carrier {
             carriers.retain(|c| c.eq_ignore_ascii_case(carrier));
             if carriers.is_empty() {
-                carriers.push(CARRIERS.iter().find(|c| c.name.eq_ignore_ascii_case(carrier)).map_or("", |c| c.name));
+                carriers.extend(active.iter().filter(|c| c.name.eq_ignore_ascii_case(carrier)).map(|c| c.name));
             }
         }
+        messages.extend(added.iter().filter_map(|id| self.added_account_message(id)));
         let mut rate_records = Vec::new();
         let mut usps_zone = Value::Null;
-        if let (Some(route), Some(measures)) = (route, measures) {
+        // No carrier left to rate it (every account of the three deleted): no rates.
+        if let (Some(route), Some(measures), false) = (route, measures, carriers.is_empty()) {
             if let Route::Domestic(zone) = route {
                 usps_zone = json!(zone);
             }
@@ -311,6 +333,12 @@ impl State {
         if let Some(tracker) = self.current_tracker(shipment) {
             out.insert("status".into(), tracker["status"].clone());
             out.insert("tracker".into(), Value::Object(tracker));
+        }
+        // A tracker inside a shipment has no `finalized` nor `is_return` (recorded, every time;
+        // the Tracker object itself has both).
+        if let Some(Value::Object(tracker)) = out.get_mut("tracker") {
+            tracker.remove("finalized");
+            tracker.remove("is_return");
         }
         Value::Object(out)
     }
@@ -651,8 +679,10 @@ impl State {
         refund
     }
 
-    /// `POST /v2/refunds`: one refund per tracking code; an unknown code or one already refunded
-    /// refuses the whole request, and nothing changes.
+    /// `POST /v2/refunds`: one refund per tracking code; a code already refunded refuses the
+    /// whole request, and nothing changes. A code no bought shipment of the account has is a
+    /// refund `rejected` at once, of no shipment: uncertain what EasyPost answers there, so the
+    /// request is taken (201), not refused, and nothing is given back.
     pub fn create_refunds(&mut self, body: &Value, now_ms: i64) -> Result<Value, EpError> {
         let input = body.get("refund").and_then(Value::as_object).ok_or_else(|| EpError::required("refund"))?;
         let carrier = input.get("carrier").and_then(Value::as_str).map(str::trim).filter(|s| !s.is_empty());
@@ -678,14 +708,46 @@ impl State {
                             .is_some_and(|c| c.eq_ignore_ascii_case(carrier))
                 })
                 .map(|s| s.id().to_owned());
-            let Some(shipment) = shipment else {
-                return Err(EpError::not_found(format!("No {carrier} shipment with tracking code {code}")));
-            };
-            let tracker = self.refundable(&shipment)?;
-            found.push((shipment, tracker));
+            match shipment {
+                Some(shipment) => {
+                    let tracker = self.refundable(&shipment)?;
+                    found.push(Ok((shipment, tracker)));
+                }
+                None if code.is_empty() || code.len() > 50 || !code.chars().all(|c| c.is_ascii_alphanumeric()) => {
+                    return Err(EpError::invalid(
+                        "refund.tracking_codes",
+                        "each must be a tracking code: letters and digits, at most 50",
+                    ));
+                }
+                None => found.push(Err(code.clone())),
+            }
         }
-        let refunds: Vec<Value> = found.iter().map(|(s, t)| Value::Object(self.refund(s, t, now_ms))).collect();
+        let refunds: Vec<Value> = found
+            .iter()
+            .map(|item| match item {
+                Ok((shipment, tracker)) => Value::Object(self.refund(shipment, tracker, now_ms)),
+                Err(code) => Value::Object(self.rejected_refund(code, carrier, now_ms)),
+            })
+            .collect();
         Ok(Value::Array(refunds))
+    }
+
+    /// A refund of a tracking code no bought shipment of the account has: rejected, of no shipment.
+    fn rejected_refund(&mut self, code: &str, carrier: &str, now_ms: i64) -> Record {
+        let mut refund = self.base("rfnd", "Refund", now_ms);
+        refund.remove("mode");
+        for (k, v) in [
+            ("tracking_code", json!(code)),
+            ("confirmation_number", Value::Null),
+            ("status", json!("rejected")),
+            ("carrier", json!(carrier)),
+            ("shipment_id", Value::Null),
+        ] {
+            refund.insert(k.to_owned(), v);
+        }
+        let refund_id = text(&refund, "id").to_owned();
+        self.keep(|s| &mut s.refunds, refund_id, now_ms, &refund);
+        refund
     }
 
     /// `POST /v2/shipments/{id}/refund`.

@@ -25,6 +25,8 @@ use crate::sandbox::request::Query;
 pub const CAP: usize = 50_000;
 /// Events kept.
 pub const EVENTS_KEPT: usize = 10_000;
+/// The sandbox user's id (events name it as their `user_id`; `GET /v2/users` answers it).
+pub const USER_ID: &str = "user_0sandbox0000000000000000000000";
 /// Webhooks kept.
 pub const WEBHOOKS_KEPT: usize = 1_000;
 
@@ -98,6 +100,13 @@ pub struct State {
     pub customs_items: Store,
     pub orders: Store,
     pub pickups: Store,
+    /// The user's carrier accounts: the three seeded ones and those added.
+    pub carrier_accounts: Store,
+    pub end_shippers: Store,
+    /// The sandbox user (`GET /v2/users`) and its child users (none: making one is not
+    /// simulated).
+    pub user: Record,
+    pub children: Store,
     pub webhooks: Store,
     /// Webhook secrets are write-only: kept here, never in the record.
     pub secrets: HashMap<String, String>,
@@ -166,7 +175,7 @@ impl State {
     /// A state keeping `cap` records of each kind, `events` events and `webhooks` webhooks (the
     /// caps are lowered in tests).
     pub fn capped(seed: u64, base_url: String, cap: usize, events: usize, webhooks: usize) -> State {
-        State {
+        let mut state = State {
             seed,
             ids: Ids::new(seed, 0x4550),
             addresses: Store::new(cap),
@@ -183,6 +192,10 @@ impl State {
             customs_items: Store::new(cap),
             orders: Store::new(cap),
             pickups: Store::new(cap),
+            carrier_accounts: Store::new(cap),
+            end_shippers: Store::new(cap),
+            user: Record::new(),
+            children: Store::new(cap),
             webhooks: Store::new(webhooks),
             secrets: HashMap::new(),
             events: Store::new(events),
@@ -191,7 +204,10 @@ impl State {
             step_seq: 0,
             outbox: Outbox::new(RETRY),
             base_url,
-        }
+        };
+        state.seed_carrier_accounts();
+        state.seed_user();
+        state
     }
 
     /// A new id: `prefix_` and 32 hex digits.
@@ -465,7 +481,7 @@ impl State {
         let event = json!({
             "id": id, "object": "Event", "mode": "test", "description": description,
             "status": if hooks.is_empty() { "completed" } else { "pending" },
-            "user_id": "user_0sandbox0000000000000000000000", "previous_attributes": previous,
+            "user_id": USER_ID, "previous_attributes": previous,
             "pending_urls": urls, "completed_urls": [],
             "created_at": rfc3339_ms(at_ms), "updated_at": rfc3339_ms(at_ms),
             "result": result,
@@ -575,10 +591,21 @@ impl State {
         Ok(json!({}))
     }
 
-    /// Events as the API lists them: without their `result` (that is what webhooks carry).
+    /// An event as `GET /v2/events/{id}` answers it: without its `result` (that is what webhooks
+    /// carry).
     pub fn event_summary(record: &Record) -> Value {
         let mut event = record.clone();
         event.remove("result");
+        Value::Object(event)
+    }
+
+    /// An event as `GET /v2/events` lists it: its id, kind, status and time only (recorded: no
+    /// `pending_urls`, `completed_urls`, `previous_attributes` nor `updated_at` in a list).
+    pub fn event_listed(record: &Record) -> Value {
+        let mut event = record.clone();
+        for key in ["result", "pending_urls", "completed_urls", "previous_attributes", "updated_at"] {
+            event.remove(key);
+        }
         Value::Object(event)
     }
 }

@@ -200,7 +200,9 @@ impl State {
             ("shipment_id", json!(spec.shipment_id)),
             ("carrier", json!(spec.carrier)),
             ("tracking_details", json!([])),
-            ("carrier_detail", carrier_detail(Value::Null, Value::Null, Value::Null)),
+            // None until the first scan (recorded: a label's new tracker, `unknown` with no
+            // details, has `carrier_detail: null`; one with scans has the object).
+            ("carrier_detail", Value::Null),
             ("finalized", json!(fixed.is_some())),
             ("is_return", json!(false)),
             ("public_url", json!(public)),
@@ -208,17 +210,19 @@ impl State {
         ] {
             record.insert(k.to_owned(), v);
         }
-        if let (Some(first), Some(last)) = (scans.first(), scans.last()) {
-            let place = |p: &Place| format!("{} {}, {}", p.city, p.state, p.zip);
-            record.insert(
-                "carrier_detail".into(),
-                carrier_detail(json!(place(&first.place)), first.place.to_json(), json!(place(&last.place))),
-            );
-        }
         self.keep(|s| &mut s.trackers, id.clone(), now_ms, &record);
         self.plans.insert(id.clone(), scans);
-        // The scans made by now are what the tracker starts with: its creation is the event.
-        self.scan(&id, now_ms, false);
+        if spec.shipment_id.is_some() {
+            // A label's tracker is answered with its purchase before any scan (recorded: the
+            // bought shipment's tracker is `unknown`, no details, no carrier detail); the first
+            // scan follows on the timeline.
+            if let Some(first) = self.plans.get(&id).and_then(|p| p.first()).map(|s| s.at_ms) {
+                self.schedule(first, Step::Tracker(id.clone()));
+            }
+        } else {
+            // The scans made by now are what the tracker starts with: its creation is the event.
+            self.scan(&id, now_ms, false);
+        }
         let created = self.trackers.get(&id).unwrap_or_default();
         self.emit("tracker.created", Value::Object(created.clone()), json!({}), now_ms);
         created
@@ -231,6 +235,8 @@ impl State {
 
     fn scan(&mut self, id: &str, at_ms: i64, announce: bool) {
         let Some(plan) = self.plans.get_mut(id) else { return };
+        // Where the package is bound: the place of its last planned scan.
+        let destination = plan.last().map(|s| s.place.clone());
         let due: Vec<Scan> = plan.iter().take_while(|s| s.at_ms <= at_ms).cloned().collect();
         plan.drain(..due.len());
         let next = plan.first().map(|s| s.at_ms);
@@ -248,8 +254,15 @@ impl State {
                     "status_detail": scan.status_detail, "datetime": time(scan.at_ms), "source": carrier,
                     "carrier_code": "", "tracking_location": scan.place.to_json(),
                 });
+                let first = tracker.get("tracking_details").and_then(Value::as_array).is_some_and(Vec::is_empty);
                 if let Some(Value::Array(details)) = tracker.get_mut("tracking_details") {
                     details.push(detail);
+                }
+                if first && tracker.get("carrier_detail").is_none_or(Value::is_null) {
+                    let to = destination.as_ref().unwrap_or(&scan.place);
+                    let detail =
+                        carrier_detail(json!(location(&scan.place)), scan.place.to_json(), json!(location(to)));
+                    tracker.insert("carrier_detail".into(), detail);
                 }
                 tracker.insert("status".into(), json!(scan.status));
                 tracker.insert("status_detail".into(), json!(scan.status_detail));
@@ -291,12 +304,16 @@ impl State {
             .map(|t| t.id().to_owned())
     }
 
-    /// `POST /v2/trackers`: an existing tracker of the same code and carrier is returned.
-    pub fn create_tracker(&mut self, body: &Value, now_ms: i64) -> Result<Record, EpError> {
+    /// `POST /v2/trackers`: a new tracker (`true`: answered 201), or the existing tracker of the
+    /// same code and carrier (`false`: answered 200). What the recordings show: of the eight
+    /// recorded creates of `EZ1000000001`, the two answered 201 are the ones whose tracker no
+    /// earlier call had returned, and a later create of the same code gets that tracker with 200.
+    pub fn create_tracker(&mut self, body: &Value, now_ms: i64) -> Result<(Record, bool), EpError> {
         let input = body.get("tracker").ok_or_else(|| EpError::required("tracker"))?;
         let (code, carrier) = read_code_and_carrier(input, "tracker")?;
         if let Some(id) = self.tracker_of(&code, &carrier) {
-            return self.trackers.get(&id).ok_or_else(|| EpError::not_found("Tracker not found"));
+            let existing = self.trackers.get(&id).ok_or_else(|| EpError::not_found("Tracker not found"))?;
+            return Ok((existing, false));
         }
         let spec = TrackerSpec {
             code: &code,
@@ -307,7 +324,7 @@ impl State {
             weight_oz: None,
             delivery_days: 3,
         };
-        Ok(self.start_tracker(&spec, now_ms))
+        Ok((self.start_tracker(&spec, now_ms), true))
     }
 
     /// Finds or starts the tracker of a code (standalone insurance insures a tracked package).
@@ -367,6 +384,11 @@ pub fn read_code_and_carrier(input: &Value, field: &str) -> Result<(String, Stri
         Some(_) => return Err(EpError::invalid(&format!("{field}.carrier"), "must be a string")),
     };
     Ok((code, carrier))
+}
+
+/// A place as `carrier_detail` names it (`HOUSTON TX, 77001`).
+fn location(place: &Place) -> String {
+    format!("{} {}, {}", place.city, place.state, place.zip)
 }
 
 /// A tracker's `carrier_detail` with every key a real one carries (recorded: test trackers have
