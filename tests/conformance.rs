@@ -10,8 +10,9 @@
 //! sandbox's id instead. A few names fixed by the recordings' accounts are mapped to the seed's
 //! (`STATIC_MAPS`).
 //!
-//! It fails when a replay cannot be sent, when a simulator answers 5xx, or when a service falls
-//! under its floor (`FLOORS`, today's figures per source) — not on the targets yet.
+//! It fails when a replay cannot be sent, when a simulator answers 5xx, or when a source falls
+//! under its floor (`FLOORS`, today's figures per source, not the targets: sources
+//! recorded against different versions of an API cannot all meet them).
 //! `CONFORMANCE_VERBOSE=1` prints every status divergence with the simulator's answer, and
 //! `CONFORMANCE_TOP=N` lists N divergences of each kind (8 by default).
 
@@ -35,10 +36,10 @@ use serde_json::Value;
 /// need lowering with such a change; the table says why.
 const FLOORS: &[(&str, &str, f64, f64)] = &[
     ("avatax", "saleor", 99.9, 6.4),
-    ("avatax", "solidus_avatax_certified", 98.4, 89.2),
-    ("easypost", "easypost-go", 93.5, 95.9),
-    ("easypost", "easypost-php", 88.4, 92.8),
-    ("easypost", "easypost-ruby", 91.6, 94.6),
+    ("avatax", "solidus_avatax_certified", 98.4, 89.3),
+    ("easypost", "easypost-go", 99.0, 96.7),
+    ("easypost", "easypost-php", 99.4, 94.5),
+    ("easypost", "easypost-ruby", 98.2, 95.6),
     ("mailgun", "opencollective-api", 99.9, 99.9),
     ("mailgun", "pew_pew", 97.0, 78.7),
     ("taxjar", "ex_taxjar", 99.9, 99.9),

@@ -259,8 +259,10 @@ async fn entry(shared: &Shared, request: Request) -> Response {
         return EpError::new(413, "REQUEST.TOO_LARGE", "The request body is too large.").into_response();
     };
     let body = match request::read_body(&parts.headers, &bytes, MAX_BODY) {
-        // easypost-go sends `null` as the body of an action with no fields; EasyPost answers 200.
+        // easypost-go sends `null` as the body of an action with no fields, easypost-php `[]` (PHP's
+        // empty array); EasyPost answers 200 to both.
         Ok(Body::Empty | Body::Json(Value::Null)) => json!({}),
+        Ok(Body::Json(Value::Array(items))) if items.is_empty() => json!({}),
         Ok(Body::Json(value @ Value::Object(_))) => value,
         Ok(Body::Json(_)) => {
             return EpError::new(400, "BAD_REQUEST", "The JSON body must be an object.").into_response()

@@ -1000,8 +1000,8 @@ async fn carrier_accounts_orders_and_pickups_follow_the_main_flows() {
     assert_eq!(get(&router, &format!("/v2/pickups/{pid}")).await.body["status"], "canceled");
 }
 
-/// easypost-go sends `null` as the body of an action with nothing to say (a refund), and
-/// EasyPost answers it as an empty object.
+/// easypost-go sends `null` as the body of an action with nothing to say (a refund), easypost-php
+/// `[]`, and EasyPost answers both as an empty object.
 #[tokio::test]
 async fn a_null_body_is_an_empty_one() {
     let (sim, _) = simulator(2);
@@ -1015,6 +1015,8 @@ async fn a_null_body_is_an_empty_one() {
     assert_eq!(array.status, 400, "an array is still not an object: {}", array.body);
     let refunded = send(&router, "POST", &format!("/v2/shipments/{id}/refund"), Some(Value::Null)).await;
     assert_eq!(refunded.status, 200, "{}", refunded.body);
+    let batch = send(&router, "POST", "/v2/batches", Some(json!([]))).await;
+    assert_eq!((batch.status, &batch.body["object"]), (200, &json!("Batch")), "{}", batch.body);
 }
 
 /// Recorded webhook updates (easypost-go, easypost-ruby) are answered 201, and a list page whose
