@@ -370,6 +370,27 @@ async fn taxjar_calculation_shows_its_breakdown_by_jurisdiction_and_line() {
     }
 }
 
+/// An amount without line items is taxed with no breakdown, as TaxJar answers; the view says why.
+#[tokio::test]
+async fn taxjar_calculation_without_line_items_says_why_there_is_no_breakdown() {
+    let mut h = harness_with(Vec::new()).await;
+    h.keys("4");
+    h.settle().await;
+    h.keys(":taxjar taxes_calculate<Enter>");
+    let Some(Popup::Form(form)) = h.console.app.popup.as_mut() else { panic!("form") };
+    form.set_value("to_country", "US");
+    form.set_value("to_zip", "90002");
+    form.set_value("to_state", "CA");
+    form.set_value("amount", "15");
+    form.set_value("shipping", "1.5");
+    h.keys("<C-s>");
+    h.settle().await;
+    let screen = h.screen();
+    assert!(screen.contains("has nexus true") && screen.contains("to collect"), "{screen}");
+    assert!(screen.contains("only for line items"), "{screen}");
+    assert!(!screen.contains("breakdown by jurisdiction"), "{screen}");
+}
+
 #[tokio::test]
 async fn taxjar_rate_of_a_location_is_a_table() {
     let mut h = taxjar_console().await;

@@ -183,7 +183,7 @@ fn taxjar_tax(tax: &Value) -> Detail {
         detail.note = Some(if field("has_nexus").and_then(Value::as_bool) == Some(false) {
             "no breakdown: no nexus in the destination, so no tax is collected".into()
         } else {
-            "the response has no breakdown".into()
+            "no breakdown: TaxJar gives one only for line items; send line_items to see it".into()
         });
         return detail;
     };
