@@ -143,6 +143,17 @@ async fn wrong_or_missing_credentials_get_avataxs_401_bodies() {
     assert_eq!(body["error"]["code"], "AuthenticationIncomplete");
     assert_eq!(body["error"]["target"], "HttpRequestHeaders");
     assert_eq!(body["error"]["details"][0]["number"], 34);
+    // Empty Basic credentials (`Basic Og==`) get AvaTax's bare answer, as recorded.
+    let empty = ava
+        .http
+        .get(format!("{}/api/v2/companies", ava.sandbox.base_url(Service::Avatax)))
+        .header("Authorization", "Basic Og==")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(empty.status().as_u16(), 401);
+    let body: Value = serde_json::from_slice(&empty.bytes().await.unwrap()).unwrap();
+    assert_eq!(body, json!({"error": {"code": "AuthenticationException", "message": "BadRequest"}}));
 }
 
 #[tokio::test]

@@ -18,6 +18,8 @@ pub struct AvaError {
     pub server_fault: bool,
     /// `severity` `Exception` rather than `Error`.
     pub exception: bool,
+    /// Only `code` and `message`, no target or details (AvaTax's answer to empty credentials).
+    pub bare: bool,
 }
 
 impl AvaError {
@@ -34,6 +36,7 @@ impl AvaError {
             refers_to: None,
             server_fault: false,
             exception: false,
+            bare: false,
         }
     }
 
@@ -130,6 +133,13 @@ impl AvaError {
         }
     }
 
+    /// Basic credentials with an empty account and key: AvaTax's bare 401, as recorded (saleor's
+    /// cassettes, `Authorization: Basic Og==`): `{"error": {"code": "AuthenticationException",
+    /// "message": "BadRequest"}}`.
+    pub fn empty_credentials() -> AvaError {
+        AvaError { bare: true, ..AvaError::new(401, "AuthenticationException", 30, "BadRequest") }
+    }
+
     /// `AuthenticationIncomplete` (34): no `Authorization` header.
     pub fn authentication_incomplete() -> AvaError {
         AvaError {
@@ -158,6 +168,9 @@ impl AvaError {
 
     /// Renders the body.
     pub fn body(&self) -> Value {
+        if self.bare {
+            return json!({"error": {"code": self.code, "message": self.message}});
+        }
         let mut detail = json!({
             "code": self.code,
             "number": self.number,

@@ -343,6 +343,9 @@ fn unescape_code(segment: &str) -> String {
 fn authenticate(headers: &HeaderMap) -> Result<(), AvaError> {
     match request::credentials(headers) {
         Ok(None) => Err(AvaError::authentication_incomplete()),
+        Ok(Some(Credentials::Basic { user, password })) if user.is_empty() && password.is_empty() => {
+            Err(AvaError::empty_credentials())
+        }
         Ok(Some(Credentials::Basic { user, password })) => {
             let user_ok = user.as_bytes().ct_eq(AVATAX_ACCOUNT_ID.as_bytes());
             let key_ok = password.as_bytes().ct_eq(AVATAX_LICENSE_KEY.as_bytes());
