@@ -151,7 +151,8 @@ const TEMPORARY_DETAIL_KEYS: &[&str] = &[
     "liabilityType",
 ];
 
-fn insert(value: &mut Value, key: &str, item: Value) {
+/// Sets `key` of a JSON object (anything else is left as it is).
+pub fn insert(value: &mut Value, key: &str, item: Value) {
     if let Some(map) = value.as_object_mut() {
         map.insert(key.to_owned(), item);
     }

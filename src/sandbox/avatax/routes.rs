@@ -585,13 +585,13 @@ fn addresses_resolve(call: &Call) -> Result<Reply, AvaError> {
     });
     match coordinates {
         Some((latitude, longitude)) => {
-            insert_key(&mut validated, "latitude", json!(latitude));
-            insert_key(&mut validated, "longitude", json!(longitude));
-            insert_key(&mut body, "coordinates", json!({"latitude": latitude, "longitude": longitude}));
+            render::insert(&mut validated, "latitude", json!(latitude));
+            render::insert(&mut validated, "longitude", json!(longitude));
+            render::insert(&mut body, "coordinates", json!({"latitude": latitude, "longitude": longitude}));
         }
         // The real resolver places every ZIP; the simulator knows the coordinates of a few, and
         // says so rather than invent them.
-        None => insert_key(
+        None => render::insert(
             &mut body,
             "messages",
             json!([{"summary": "The simulator has no coordinates for this postal code.",
@@ -599,14 +599,8 @@ fn addresses_resolve(call: &Call) -> Result<Reply, AvaError> {
                     "refersTo": "Address", "severity": "Warning", "source": "opsdeck sandbox"}]),
         ),
     }
-    insert_key(&mut body, "validatedAddresses", json!([validated]));
+    render::insert(&mut body, "validatedAddresses", json!([validated]));
     Reply::ok(body)
-}
-
-fn insert_key(value: &mut Value, key: &str, item: Value) {
-    if let Some(map) = value.as_object_mut() {
-        map.insert(key.to_owned(), item);
-    }
 }
 
 fn rates_body(rates: &calc::Rates) -> Value {
@@ -617,13 +611,12 @@ fn rates_body(rates: &calc::Rates) -> Value {
         .collect();
     let mut body = json!({"totalRate": render::money(rates.total()), "rates": list});
     if rates.fallback {
-        if let Some(map) = body.as_object_mut() {
-            map.insert(
-                "messages".to_owned(),
-                json!([{"summary": "Only the state rate is known for this postal code.", "refersTo": "postalCode",
-                        "severity": "Warning", "source": "opsdeck sandbox"}]),
-            );
-        }
+        render::insert(
+            &mut body,
+            "messages",
+            json!([{"summary": "Only the state rate is known for this postal code.", "refersTo": "postalCode",
+                    "severity": "Warning", "source": "opsdeck sandbox"}]),
+        );
     }
     body
 }

@@ -424,34 +424,24 @@ async fn send_accept(router: &Router, path: &str) -> Value {
     serde_json::from_slice(&to_bytes(response.into_body(), usize::MAX).await.unwrap()).unwrap()
 }
 
+/// A MIME send to mg.example.com of a multipart body built by [`multipart`].
+async fn send_mime(router: &Router, body: Vec<u8>) -> Sent {
+    let kind = Some("multipart/form-data; boundary=B0UND");
+    send(router, "POST", "/v3/mg.example.com/messages.mime", kind, body, credentials::MAILGUN_KEY).await
+}
+
 #[tokio::test]
 async fn mime_sends_read_the_message_part() {
     let (sim, _) = simulator(9);
     let router = sim.router();
     let message = b"From: Ops <ops@mg.example.com>\r\nTo: m@example.com\r\nSubject: =?utf-8?q?Caf=C3=A9?=\r\nContent-Type: text/plain\r\n\r\nhello\r\n";
     let body = multipart(&[("to", "m@example.com")], &[("message", "message.mime", "message/rfc822", message)]);
-    let sent = send(
-        &router,
-        "POST",
-        "/v3/mg.example.com/messages.mime",
-        Some("multipart/form-data; boundary=B0UND"),
-        body,
-        credentials::MAILGUN_KEY,
-    )
-    .await;
+    let sent = send_mime(&router, body).await;
     assert_eq!(sent.status, 200, "{}", sent.text);
     let events = events_for(&router, "mg.example.com", "m@example.com").await;
     assert_eq!(events[0]["message"]["headers"]["subject"], "Café");
     let text_part = multipart(&[("to", "m@example.com"), ("message", "not a file")], &[]);
-    let refused = send(
-        &router,
-        "POST",
-        "/v3/mg.example.com/messages.mime",
-        Some("multipart/form-data; boundary=B0UND"),
-        text_part,
-        credentials::MAILGUN_KEY,
-    )
-    .await;
+    let refused = send_mime(&router, text_part).await;
     assert_eq!(refused.body["message"], "'message' parameter is not a file");
 }
 
@@ -1026,15 +1016,7 @@ async fn a_mime_send_is_answered_with_the_messages_own_id() {
     let router = sim.router();
     let message = b"From: ops@mg.example.com\r\nTo: m@example.com\r\nMessage-ID: <4fc84273c474_48dd@rouge.local.mail>\r\nSubject: Test\r\n\r\nhello\r\n";
     let body = multipart(&[("to", "m@example.com")], &[("message", "message.mime", "message/rfc822", message)]);
-    let sent = send(
-        &router,
-        "POST",
-        "/v3/mg.example.com/messages.mime",
-        Some("multipart/form-data; boundary=B0UND"),
-        body,
-        credentials::MAILGUN_KEY,
-    )
-    .await;
+    let sent = send_mime(&router, body).await;
     assert_eq!(sent.body, json!({"id": "<4fc84273c474_48dd@rouge.local.mail>", "message": "Queued. Thank you."}));
     let events = events_for(&router, "mg.example.com", "m@example.com").await;
     assert_eq!(events[0]["message"]["headers"]["message-id"], "4fc84273c474_48dd@rouge.local.mail");
