@@ -19,5 +19,7 @@ pub mod json_index;
 pub mod log;
 pub mod paths;
 pub mod sandbox;
+#[doc(hidden)]
+pub mod shared_data;
 pub mod table;
 pub mod tui;

@@ -172,7 +172,7 @@ fn no_module_imports_its_way_back_to_itself() {
 #[test]
 fn imports_run_down_the_layers() {
     const LAYERS: &[&[&str]] = &[
-        &["inert", "paths", "format", "json_index", "jq", "clipboard", "args"],
+        &["inert", "paths", "format", "json_index", "jq", "clipboard", "args", "shared_data"],
         &["catalog"],
         &["client", "sandbox"],
         &["config"],

@@ -131,6 +131,8 @@ pub(super) struct ControlState {
     pub(super) log: Arc<RequestLog>,
     pub(super) faults: Arc<FaultBook>,
     pub(super) clock: SandboxClock,
+    /// The ZIP5 tables loaded into AvaTax's and TaxJar's rate tables, if any.
+    pub(super) tax_zip5: Option<super::tax::Zip5Summary>,
 }
 
 impl ControlState {
@@ -278,8 +280,19 @@ async fn index(State(state): State<Arc<ControlState>>) -> Json<serde_json::Value
             json!({"service": name, "base_url": e.sdk_base_url(), "ready": ready})
         })
         .collect();
+    let zip5 = state.tax_zip5.as_ref();
+    let tax_tables = json!({
+        "in_force": super::tax::tables_in_force(zip5),
+        "zip5": zip5.map(|z| json!({
+            "path": z.path.display().to_string(),
+            "files": z.files.len(),
+            "zips": z.zips,
+            "months": z.months,
+        })),
+    });
     Json(json!({
         "services": services,
+        "tax_tables": tax_tables,
         "speed": state.clock.speed(),
         "now": clock::rfc3339_ms(state.clock.now_ms()),
         "endpoints": ["GET /requests?service=NAME&limit=N", "POST /reset?service=NAME", "GET|POST|DELETE /faults",

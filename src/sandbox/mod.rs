@@ -67,11 +67,24 @@ pub struct Platform {
     pub dns_delay_ms: i64,
     /// Cancelled when the sandbox stops: background tasks of simulators end with it.
     pub stop: CancellationToken,
+    /// The tax rate tables with a user's ZIP5 tables loaded (`--tax-rates`); `None`: the
+    /// built-in ones.
+    pub tax_tables: Option<Arc<tax::Table>>,
 }
 
 impl Platform {
     pub fn new(seed: u64, clock: SandboxClock) -> Platform {
-        Platform { seed, clock, dns_delay_ms: DEFAULT_DNS_DELAY_MS, stop: CancellationToken::new() }
+        Platform { seed, clock, dns_delay_ms: DEFAULT_DNS_DELAY_MS, stop: CancellationToken::new(), tax_tables: None }
+    }
+
+    /// The tax rate tables AvaTax and TaxJar calculate with. The built-in files are checked by
+    /// `tax::tests`; were they broken, the build of the simulator asking fails (its requests get
+    /// a 500 saying why) and nothing else.
+    pub fn tax_table(&self) -> Arc<tax::Table> {
+        match &self.tax_tables {
+            Some(loaded) => Arc::clone(loaded),
+            None => tax::builtin().unwrap_or_else(|why| panic!("the built-in tax tables are broken: {why}")),
+        }
     }
 
     /// Real time (speed 1): for a simulator built on its own, in unit tests.
@@ -187,6 +200,8 @@ pub struct Sandbox {
     stop: CancellationToken,
     /// Every port it listens on, which webhooks may not target (`outbox::claim_ports`).
     ports: Arc<[u16]>,
+    /// The ZIP5 tables loaded into its tax tables, if any.
+    tax_zip5: Option<tax::Zip5Summary>,
 }
 
 impl Sandbox {
@@ -221,6 +236,11 @@ impl Sandbox {
                 built.simulator.reset();
             }
         }
+    }
+
+    /// Which tax rate tables AvaTax and TaxJar calculate with, in a line.
+    pub fn tax_tables_line(&self) -> String {
+        tax::tables_in_force(self.tax_zip5.as_ref())
     }
 
     /// The clock every simulator of this sandbox reads.
@@ -320,6 +340,9 @@ pub struct SandboxOptions {
     pub services: Vec<Service>,
     /// Called on the building thread just before each simulator is built, with its service.
     pub start_hook: Option<StartHook>,
+    /// The tax rate tables with a user's ZIP5 tables loaded ([`tax::load_zip5`]); `None`: the
+    /// built-in ones.
+    pub tax_tables: Option<Arc<tax::Table>>,
 }
 
 impl std::fmt::Debug for SandboxOptions {
@@ -333,6 +356,7 @@ impl std::fmt::Debug for SandboxOptions {
             .field("building", &self.building)
             .field("services", &self.services)
             .field("start_hook", &self.start_hook.is_some())
+            .field("tax_tables", &self.tax_tables.as_ref().and_then(|t| t.zip5.as_ref()))
             .finish()
     }
 }
@@ -348,6 +372,7 @@ impl SandboxOptions {
             building: Building::WhenUsed,
             services: Service::ALL.to_vec(),
             start_hook: None,
+            tax_tables: None,
         }
     }
 
@@ -373,13 +398,15 @@ pub async fn start_with(port_base: u16, seed: u64, limits: ServeLimits) -> std::
 /// Starts a sandbox as `options` say. Returns once every listener is bound, without waiting for
 /// any simulator to be built (see [`Building`]).
 pub async fn start_options(options: SandboxOptions) -> std::io::Result<Sandbox> {
-    let SandboxOptions { port_base, seed, clock, limits, dns_delay_secs, building, services, start_hook } = options;
+    let SandboxOptions { port_base, seed, clock, limits, dns_delay_secs, building, services, start_hook, tax_tables } =
+        options;
     if services.is_empty() {
         return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "a sandbox must serve at least one service"));
     }
     let stop = CancellationToken::new();
     let dns_delay_ms = i64::try_from(dns_delay_secs.saturating_mul(1000)).unwrap_or(i64::MAX);
-    let platform = Platform { dns_delay_ms, stop: stop.clone(), ..Platform::new(seed, clock) };
+    let tax_zip5 = tax_tables.as_ref().and_then(|t| t.zip5.clone());
+    let platform = Platform { dns_delay_ms, stop: stop.clone(), tax_tables, ..Platform::new(seed, clock) };
     let slots: Vec<Arc<lazy::Slot>> = SIMULATORS
         .iter()
         .filter(|kind| services.contains(&kind.service))
@@ -425,6 +452,7 @@ pub async fn start_options(options: SandboxOptions) -> std::io::Result<Sandbox> 
         log,
         faults,
         clock: platform.clock.clone(),
+        tax_zip5: tax_zip5.clone(),
     });
     listeners.push((control_listener, control::router(shared)));
     let ports: Vec<u16> = endpoints.iter().map(|e| e.addr.port()).chain([control.port()]).collect();
@@ -438,7 +466,7 @@ pub async fn start_options(options: SandboxOptions) -> std::io::Result<Sandbox> 
         }
     }
     let handle = SandboxHandle { slots: slots.into() };
-    Ok(Sandbox { control, endpoints, handle, clock: platform.clock, stop, ports: ports.into() })
+    Ok(Sandbox { control, endpoints, handle, clock: platform.clock, stop, ports: ports.into(), tax_zip5 })
 }
 
 #[cfg(test)]

@@ -85,8 +85,8 @@ impl Rates {
 }
 
 /// Jurisdictions and rates of a place, from the shared engine's table.
-pub fn rates_for(place: &Place) -> Result<Rates, AvaError> {
-    let rates = tax::rates_trusting_region(&engine_address(place)).map_err(|e| engine_error(&e, "address"))?;
+pub fn rates_for(table: &tax::Table, place: &Place) -> Result<Rates, AvaError> {
+    let rates = table.rates_trusting_region(&engine_address(place)).map_err(|e| engine_error(&e, "address"))?;
     Ok(Rates {
         jurisdictions: rates.jurisdictions.iter().map(|j| avatax_jurisdiction(&rates, j)).collect(),
         fallback: rates.state_fallback,
@@ -139,12 +139,6 @@ fn engine_error(error: &tax::TaxError, field: &str) -> AvaError {
         tax::TaxError::UnknownEntityUseCode(code) => {
             AvaError::unknown_reference("EntityUseCode", code, "entityUseCode")
         }
-        tax::TaxError::Table(_) => AvaError {
-            server_fault: true,
-            ..AvaError::new(500, "InternalServerError", 209, "The tax table could not be read.")
-                .describe(text)
-                .target("AvaTaxApiServer")
-        },
     }
 }
 
@@ -259,6 +253,7 @@ pub fn cents(amount: Decimal) -> Decimal {
 
 /// What one line needs to be taxed.
 pub struct LineCalc<'a> {
+    pub table: &'a tax::Table,
     pub number: &'a str,
     pub quantity: Decimal,
     /// Net of the document discount; negative on returns.
@@ -274,7 +269,7 @@ pub struct LineCalc<'a> {
 /// Taxes one line with the shared engine, each jurisdiction rounded to the cent (AvaTax's
 /// `roundingLevelId` Line).
 pub fn tax_line(line: &LineCalc<'_>) -> Result<LineTax, AvaError> {
-    let rates = rates_for(line.destination)?;
+    let rates = rates_for(line.table, line.destination)?;
     let exemption = match line.relief {
         Relief::None => tax::Exemption::default(),
         Relief::Exempt { label, .. } => tax::Exemption::everywhere(tax::ExemptionKind::Certificate(label.clone())),
@@ -289,7 +284,7 @@ pub fn tax_line(line: &LineCalc<'_>) -> Result<LineTax, AvaError> {
         rounding: tax::Rounding::EachJurisdiction,
         trust_region: true,
     };
-    let calculation = tax::calculate(&request).map_err(|e| engine_error(&e, "addresses"))?;
+    let calculation = line.table.calculate(&request).map_err(|e| engine_error(&e, "addresses"))?;
     let Some(result) = calculation.lines.first() else {
         return Err(AvaError::new(500, "InternalServerError", 209, "The tax engine returned no line.")
             .target("AvaTaxApiServer"));
@@ -368,8 +363,13 @@ pub fn intra_eu_supply(origin: &Place, destination: &Place, business_identificat
 
 /// A line of an intra-community supply: the origin country's VAT at a zero rate, the whole amount
 /// taxable, and the invoice message of goods (freight has none, as recorded).
-pub fn zero_rated_line(origin: &Place, amount: Decimal, tax_code: &TaxCode) -> Result<LineTax, AvaError> {
-    let rates = rates_for(origin)?;
+pub fn zero_rated_line(
+    table: &tax::Table,
+    origin: &Place,
+    amount: Decimal,
+    tax_code: &TaxCode,
+) -> Result<LineTax, AvaError> {
+    let rates = rates_for(table, origin)?;
     let details = rates
         .jurisdictions
         .into_iter()

@@ -61,12 +61,14 @@ impl AvataxSimulator {
         let clock = platform.clock.clone();
         let anchor = clock.now();
         let seed = platform.seed;
+        let tax = platform.tax_table();
         AvataxSimulator {
             shared: Arc::new(Shared {
                 seed,
                 anchor,
                 clock,
-                state: Mutex::new(seed::seeded_state(seed, anchor)),
+                state: Mutex::new(seed::seeded_state(seed, anchor, Arc::clone(&tax))),
+                tax,
                 correlation: AtomicU64::new(seed),
             }),
         }
@@ -83,7 +85,8 @@ impl Simulator for AvataxSimulator {
     }
 
     fn reset(&self) {
-        let fresh = seed::seeded_state(self.shared.seed, self.shared.anchor);
+        let shared = &self.shared;
+        let fresh = seed::seeded_state(shared.seed, shared.anchor, Arc::clone(&shared.tax));
         *self.shared.lock() = fresh;
     }
 
@@ -99,6 +102,8 @@ struct Shared {
     seed: u64,
     anchor: OffsetDateTime,
     clock: SandboxClock,
+    /// The rate tables the sandbox was started with, kept for a reset.
+    tax: Arc<super::tax::Table>,
     state: Mutex<State>,
     /// Numbers the `x-correlation-id` of each response.
     correlation: AtomicU64,

@@ -5,6 +5,7 @@
 //! rejected call leaves no trace.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use rust_decimal::Decimal;
 use serde_json::Value;
@@ -15,6 +16,7 @@ use super::documents::{Documents, Version};
 use super::errors::AvaError;
 use super::reference::{self, TaxCode};
 use crate::sandbox::rng::Rng;
+use crate::sandbox::tax::Table;
 
 /// Looks a name up in an enum's names (any case) or takes its number, as the service accepts
 /// both (`"type": "SalesInvoice"` or `"type": 1`).
@@ -502,6 +504,8 @@ pub struct State {
     audits: HashMap<i64, Audit>,
     /// How many of each are kept (lower in tests).
     pub caps: Caps,
+    /// The rate tables the sandbox was started with.
+    pub tax: Arc<Table>,
 }
 
 /// What a sandbox keeps at most, so one left running under load keeps bounded memory (the real
@@ -553,8 +557,9 @@ fn document_not_found(code: &str) -> AvaError {
 }
 
 impl State {
-    pub fn new(seed: u64, account_id: i64) -> State {
+    pub fn new(seed: u64, account_id: i64, tax: Arc<Table>) -> State {
         State {
+            tax,
             account_id,
             rng: Rng::new(seed ^ 0xA7A7),
             next_id: 100_000,
@@ -967,8 +972,8 @@ impl State {
                     .refers_to("addresses")
             })?;
             let origin = addresses.origin().cloned().unwrap_or_else(|| destination.clone());
-            let destination = complete_address(destination, "addresses")?;
-            let origin = complete_address(origin, "addresses")?;
+            let destination = complete_address(&self.tax, destination, "addresses")?;
+            let origin = complete_address(&self.tax, origin, "addresses")?;
             prepared.push((line, tax_code, destination, origin));
         }
         let date = match &input.tax_override {
@@ -992,7 +997,7 @@ impl State {
                 city: a.city.clone(),
             };
             let (to, from) = (place(&destination), place(&origin));
-            let rates = calc::rates_for(&to)?;
+            let rates = calc::rates_for(&self.tax, &to)?;
             if rates.fallback {
                 let note = format!(
                     "No local rates are known for postal code {}; the {} state rate was used.",
@@ -1043,9 +1048,10 @@ impl State {
             }
             let number = if line.number.trim().is_empty() { (i + 1).to_string() } else { line.number.clone() };
             let tax = if intra_eu && relief == Relief::None {
-                calc::zero_rated_line(&from, amount, tax_code)?
+                calc::zero_rated_line(&self.tax, &from, amount, tax_code)?
             } else {
                 calc::tax_line(&calc::LineCalc {
+                    table: &self.tax,
                     number: &number,
                     quantity: line.quantity,
                     amount,
@@ -1736,7 +1742,7 @@ pub fn us_postal_code_ok(code: &str) -> bool {
 
 /// Fills what the simulator can infer (country US, the state of a known ZIP) and refuses an
 /// address too incomplete or malformed to place.
-pub fn complete_address(mut address: Address, field: &str) -> Result<Address, AvaError> {
+pub fn complete_address(table: &Table, mut address: Address, field: &str) -> Result<Address, AvaError> {
     if address.country.trim().is_empty() {
         address.country = "US".to_owned();
     }
@@ -1754,7 +1760,7 @@ pub fn complete_address(mut address: Address, field: &str) -> Result<Address, Av
     if address.region.trim().is_empty() && !postal.is_empty() {
         // The engine's table knows the state of a ZIP.
         let lookup = crate::sandbox::tax::Address::us("", &postal);
-        if let Ok(rates) = crate::sandbox::tax::rates(&lookup) {
+        if let Ok(rates) = table.rates(&lookup) {
             address.region = rates.region;
         }
     }
@@ -1778,7 +1784,7 @@ pub fn complete_address(mut address: Address, field: &str) -> Result<Address, Av
     address.region = code.to_owned();
     // A ZIP of another state is accepted (AvaTax answers 201 and places the address by its
     // state), but one no state uses is refused as AvaTax refuses `00000, PA`.
-    if !postal.is_empty() && !crate::sandbox::tax::us_zip_has_state(&postal) {
+    if !postal.is_empty() && !table.us_zip_has_state(&postal) {
         return Err(AvaError::new(400, "GetTaxError", 300, "Zip is not valid for the state")
             .describe(format!("The postal code {postal} is not valid for {code}."))
             .refers_to(format!("{field}.postalCode")));

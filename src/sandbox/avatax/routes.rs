@@ -12,6 +12,7 @@ use super::reference;
 use super::render::{self, Change, Include};
 use super::{Call, Op, Reply, Shared};
 use crate::sandbox::credentials::AVATAX_ACCOUNT_ID;
+use crate::sandbox::tax::Table;
 
 pub(super) fn handle(shared: &Shared, op: Op, call: &Call) -> Result<Reply, AvaError> {
     let mut state = shared.lock();
@@ -48,9 +49,9 @@ pub(super) fn handle(shared: &Shared, op: Op, call: &Call) -> Result<Reply, AvaE
         Op::TransactionsRefund => transactions_refund(state, call),
         Op::TransactionsAudit => transactions_audit(state, call),
         Op::TransactionsAuditByType => transactions_audit(state, call),
-        Op::AddressesResolve => addresses_resolve(call),
-        Op::TaxRatesByAddress => tax_rates_by_address(call),
-        Op::TaxRatesByPostalCode => tax_rates_by_postal_code(call),
+        Op::AddressesResolve => addresses_resolve(&state.tax, call),
+        Op::TaxRatesByAddress => tax_rates_by_address(&state.tax, call),
+        Op::TaxRatesByPostalCode => tax_rates_by_postal_code(&state.tax, call),
         Op::TaxCodesList => tax_codes_list(call),
         Op::NotFound => Err(AvaError::no_such_path(call.method.as_str(), &call.path)),
     }
@@ -467,7 +468,7 @@ fn standardize_line(line: &str) -> String {
         .join(" ")
 }
 
-fn addresses_resolve(call: &Call) -> Result<Reply, AvaError> {
+fn addresses_resolve(table: &Table, call: &Call) -> Result<Reply, AvaError> {
     let (given, echo) = address_fields(call)?;
     let text_case = call.query("textCase").unwrap_or("Default").trim().to_owned();
     let mixed = match text_case.to_ascii_lowercase().as_str() {
@@ -513,7 +514,7 @@ fn addresses_resolve(call: &Call) -> Result<Reply, AvaError> {
         "city": given.city, "region": given.region, "country": "US", "postalCode": given.postal_code,
     });
     let postal = given.postal_code.trim();
-    let state = crate::sandbox::tax::zip_state(postal);
+    let state = table.zip_state(postal);
     if has(postal) && state.is_none() {
         // A postal code no state has: AvaTax answers 200 and says it could not place the address.
         return Reply::ok(json!({
@@ -552,12 +553,10 @@ fn addresses_resolve(call: &Call) -> Result<Reply, AvaError> {
             }));
         }
     };
-    let rates = calc::rates_for(&Place {
-        country: "US".to_owned(),
-        region: region.clone(),
-        postal_code: zip.clone(),
-        city: city.clone(),
-    })?;
+    let rates = calc::rates_for(
+        table,
+        &Place { country: "US".to_owned(), region: region.clone(), postal_code: zip.clone(), city: city.clone() },
+    )?;
     let authorities: Vec<Value> = rates
         .jurisdictions
         .iter()
@@ -621,7 +620,7 @@ fn rates_body(rates: &calc::Rates) -> Value {
     body
 }
 
-fn tax_rates_by_address(call: &Call) -> Result<Reply, AvaError> {
+fn tax_rates_by_address(table: &Table, call: &Call) -> Result<Reply, AvaError> {
     let (given, _) = address_fields(call)?;
     for (name, value) in [
         ("line1", &given.line1),
@@ -633,17 +632,20 @@ fn tax_rates_by_address(call: &Call) -> Result<Reply, AvaError> {
             return Err(AvaError::required(name));
         }
     }
-    let address = models::complete_address(given, "address")?;
-    let rates = calc::rates_for(&Place {
-        country: address.country,
-        region: address.region,
-        postal_code: address.postal_code,
-        city: address.city,
-    })?;
+    let address = models::complete_address(table, given, "address")?;
+    let rates = calc::rates_for(
+        table,
+        &Place {
+            country: address.country,
+            region: address.region,
+            postal_code: address.postal_code,
+            city: address.city,
+        },
+    )?;
     Reply::ok(rates_body(&rates))
 }
 
-fn tax_rates_by_postal_code(call: &Call) -> Result<Reply, AvaError> {
+fn tax_rates_by_postal_code(table: &Table, call: &Call) -> Result<Reply, AvaError> {
     let country = call.query("country").unwrap_or("").trim().to_ascii_uppercase();
     let postal = call.query("postalCode").unwrap_or("").trim().to_owned();
     if country.is_empty() {
@@ -667,7 +669,8 @@ fn tax_rates_by_postal_code(call: &Call) -> Result<Reply, AvaError> {
             .refers_to("postalCode"));
     }
     // The state comes from the ZIP; rates_for falls back to the state rate for unlisted ZIPs.
-    let rates = calc::rates_for(&Place { country, region: String::new(), postal_code: postal, city: String::new() })?;
+    let rates =
+        calc::rates_for(table, &Place { country, region: String::new(), postal_code: postal, city: String::new() })?;
     Reply::ok(rates_body(&rates))
 }
 

@@ -3,6 +3,8 @@
 //! model calls the API uses, so seeded documents carry real calculations and audit records.
 //! The same seed gives the same data.
 
+use std::sync::Arc;
+
 use serde_json::{json, Value};
 use time::{Duration, OffsetDateTime};
 
@@ -14,6 +16,7 @@ use super::reference;
 use super::render;
 use crate::sandbox::credentials::AVATAX_ACCOUNT_ID;
 use crate::sandbox::rng::Rng;
+use crate::sandbox::tax::Table;
 
 /// (code, name, nexus states, ship-from ZIP).
 const COMPANIES: &[(&str, &str, &[&str], &str)] = &[
@@ -48,9 +51,9 @@ const PRODUCTS: &[(&str, &str, i64, i64)] = &[
 /// Certificate reasons as CertCapture names them.
 const EXEMPT_REASONS: &[&str] = &["RESALE", "GOVERNMENT", "CHARITABLE/EXEMPT ORGANIZATION"];
 
-pub(super) fn seeded_state(seed: u64, now: OffsetDateTime) -> State {
+pub(super) fn seeded_state(seed: u64, now: OffsetDateTime, tax: Arc<Table>) -> State {
     let account: i64 = AVATAX_ACCOUNT_ID.parse().unwrap_or(0);
-    let mut state = State::new(seed, account);
+    let mut state = State::new(seed, account, tax);
     let mut rng = Rng::new(seed ^ 0x00A7_A7A7);
     let since = now - Duration::days(400);
     for (index, (code, name, states, origin_zip)) in COMPANIES.iter().enumerate() {

@@ -18,7 +18,7 @@ use crate::sandbox::request::Query;
 const NOW: OffsetDateTime = datetime!(2024-06-15 12:00 UTC);
 
 fn state() -> State {
-    seeded_state(7, NOW)
+    seeded_state(7, NOW, crate::sandbox::tax::builtin().unwrap())
 }
 
 fn sale(code: &str, amount: f64, commit: bool) -> Value {

@@ -1,11 +1,15 @@
 //! The tax engine behind the AvaTax and TaxJar simulators: one rate table, one set of rules, two
 //! APIs. HTTP-free; each simulator maps its wire format onto these types.
 //!
-//! * [`rates`]`(&Address)` gives the jurisdictions of an address and their rates. US addresses are
-//!   found by ZIP in the shipped table (`data/us_zips.csv`); a ZIP not listed falls back to the
-//!   state's base rate (`data/us_states.csv`) and [`Rates::state_fallback`] says so. Canada,
-//!   Australia, the EU members and the UK come from `data/international.csv`.
-//! * [`calculate`]`(&Request)` taxes lines and freight for a destination (or, for an intrastate
+//! The engine is the methods of a [`Table`]: the built-in one ([`builtin`]), or that with a user's
+//! Avalara ZIP5 tables added ([`load_zip5`]); each sandbox taxes with the one it was started with.
+//!
+//! * [`Table::rates`]`(&Address)` gives the jurisdictions of an address and their rates. US
+//!   addresses are found by ZIP (the hand-kept `data/us_zips.csv`, then the loaded ZIP5 tables); a
+//!   ZIP not listed falls back to the state's base rate (`data/us_states.csv`) and
+//!   [`Rates::state_fallback`] says so. Canada, Australia, the EU members and the UK come from
+//!   `data/international.csv`.
+//! * [`Table::calculate`]`(&Request)` taxes lines and freight for a destination (or, for an intrastate
 //!   sale in an origin-sourced state, the origin):
 //!   - no nexus in the taxing region: nothing is collected (`has_nexus` false);
 //!   - an [`Exemption`] (TaxJar's `wholesale`/`government`/`other`, an AvaTax entity use code or
@@ -18,7 +22,7 @@
 //!     each line rounded to cents and summed) or TaxJar's (the document total rounded once).
 //!
 //! ```text
-//! let calc = tax::calculate(&Request {
+//! let calc = tax::builtin()?.calculate(&Request {
 //!     from: None, to: Address::us("CA", "90002"),
 //!     lines: vec![Line::new("1", dec!(1), dec!(15))], freight: dec!(1.5),
 //!     nexus: vec![Region::new("US", "CA")], exemption: Exemption::default(),
@@ -29,20 +33,23 @@
 
 mod rules;
 mod table;
+mod zip5;
 
 #[cfg(test)]
 mod tests;
 
 use std::fmt;
+use std::sync::Arc;
 
 use rust_decimal::{Decimal, RoundingStrategy};
 
 pub use self::rules::{entity_use_code_description, Category, ENTITY_USE_CODES};
 pub use self::table::{ClothingRule, GroceryRule, InternationalRow, Sourcing, StateRow, Table, ZipRow};
+pub use self::zip5::{load as load_zip5, tables_in_force, Zip5Summary};
 
-/// The parsed, shipped rate table (for listings such as TaxJar's summary rates).
-pub fn table() -> Result<&'static Table, TaxError> {
-    table::shipped().map_err(TaxError::Table)
+/// The built-in rate table (no user tables loaded), or why its shipped files could not be read.
+pub fn builtin() -> Result<Arc<Table>, String> {
+    table::shipped().cloned()
 }
 
 /// A postal address. Empty strings stand for absent parts.
@@ -192,8 +199,6 @@ pub enum TaxError {
     AmountTooLarge,
     #[error("line {line}: amount {amount} over quantity {quantity} is too large a unit price")]
     UnitPriceTooLarge { line: String, amount: Decimal, quantity: Decimal },
-    #[error("the shipped tax table is broken: {0}")]
-    Table(String),
 }
 
 /// A customer's exemption, and where it applies.
@@ -527,35 +532,42 @@ pub fn eu_member(country: &str) -> bool {
     EU_MEMBERS.contains(&canonical_country(country).as_str())
 }
 
-/// Whether some US state's ZIP prefixes include this 5-digit ZIP (`00000` is in none).
-pub fn us_zip_has_state(postal_code: &str) -> bool {
-    let Ok(table) = table() else { return true };
-    zip5(postal_code.trim()).is_some_and(|zip| table.zip(zip).is_some() || table.state_of_zip(zip).is_some())
-}
+impl Table {
+    /// Whether some US state's ZIP prefixes include this 5-digit ZIP (`00000` is in none).
+    pub fn us_zip_has_state(&self, postal_code: &str) -> bool {
+        zip5(postal_code.trim()).is_some_and(|zip| self.zip(zip).is_some() || self.state_of_zip(zip).is_some())
+    }
 
-/// The state of a well-formed US ZIP, when the table knows it (`None` for `42` or `00000`).
-pub fn zip_state(postal_code: &str) -> Option<String> {
-    let table = table().ok()?;
-    let zip = zip5(postal_code.trim())?;
-    table.zip(zip).map(|row| row.state.clone()).or_else(|| table.state_of_zip(zip).map(|row| row.code.clone()))
-}
+    /// The state of a well-formed US ZIP, when the table knows it (`None` for `42` or `00000`).
+    pub fn zip_state(&self, postal_code: &str) -> Option<String> {
+        let zip = zip5(postal_code.trim())?;
+        self.zip(zip).map(|row| row.state.clone()).or_else(|| self.state_of_zip(zip).map(|row| row.code.clone()))
+    }
 
-/// Like [`rates`], but a US ZIP of another state than the one given does not refuse the address:
-/// the given state's base rate applies (AvaTax places such an address by its state and answers
-/// 201; which local rates it then uses is not known).
-pub fn rates_trusting_region(address: &Address) -> Result<Rates, TaxError> {
-    match rates(address) {
-        Err(TaxError::PostalCodeRegionMismatch { postal_code, region, .. }) => {
-            let table = table()?;
-            us_rates_in(table, &region, &postal_code, None)
+    /// Like [`Table::rates`], but a US ZIP of another state than the one given does not refuse
+    /// the address: the given state's base rate applies (AvaTax places such an address by its
+    /// state and answers 201; which local rates it then uses is not known).
+    pub fn rates_trusting_region(&self, address: &Address) -> Result<Rates, TaxError> {
+        match self.rates(address) {
+            Err(TaxError::PostalCodeRegionMismatch { postal_code, region, .. }) => {
+                us_rates_in(self, &region, &postal_code, None)
+            }
+            other => other,
         }
-        other => other,
+    }
+
+    /// The jurisdictions and rates of an address.
+    pub fn rates(&self, address: &Address) -> Result<Rates, TaxError> {
+        rates_in(self, address)
+    }
+
+    /// Taxes a sale. See the module documentation for the rules.
+    pub fn calculate(&self, request: &Request) -> Result<Calculation, TaxError> {
+        calculate_in(self, request)
     }
 }
 
-/// The jurisdictions and rates of an address.
-pub fn rates(address: &Address) -> Result<Rates, TaxError> {
-    let table = table()?;
+fn rates_in(table: &Table, address: &Address) -> Result<Rates, TaxError> {
     let country = canonical_country(&address.country);
     let region = address.region.trim().to_ascii_uppercase();
     match country.as_str() {
@@ -789,14 +801,12 @@ fn canada_rates(table: &Table, region: &str, postal_code: &str) -> Result<Rates,
     })
 }
 
-/// Taxes a sale. See the module documentation for the rules.
-pub fn calculate(request: &Request) -> Result<Calculation, TaxError> {
-    let table = table()?;
+fn calculate_in(table: &Table, request: &Request) -> Result<Calculation, TaxError> {
     if request.freight < Decimal::ZERO {
         return Err(TaxError::NegativeFreight(request.freight));
     }
-    let destination = if request.trust_region { rates_trusting_region(&request.to)? } else { rates(&request.to)? };
-    let place = |a: &Address| if request.trust_region { rates_trusting_region(a) } else { rates(a) };
+    let place = |a: &Address| if request.trust_region { table.rates_trusting_region(a) } else { table.rates(a) };
+    let destination = place(&request.to)?;
     let origin = request.from.as_ref().filter(|a| !a.country.trim().is_empty()).map(place).transpose()?;
     // An intrastate sale in an origin-sourced state is taxed at the seller's address.
     let (taxing, sourcing) = match origin {

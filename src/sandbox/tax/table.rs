@@ -1,18 +1,20 @@
-//! The shipped rate table: three CSV files embedded in the binary, parsed once on first use.
+//! The built-in rate table: three hand-written CSV files embedded in the binary, parsed once on
+//! first use. A sandbox may add a user's ZIP5 tables to it ([`super::zip5`]).
 //!
 //! A mistake in a shipped file must not take the sandbox down: parsing returns an error that every
 //! lookup reports (and `tests::shipped_table_parses` fails on), instead of panicking.
 
 use std::collections::HashMap;
 use std::str::FromStr;
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock};
 
 use rust_decimal::Decimal;
+
+use super::zip5::Zip5Summary;
 
 const US_STATES: &str = include_str!("data/us_states.csv");
 const US_ZIPS: &str = include_str!("data/us_zips.csv");
 const INTERNATIONAL: &str = include_str!("data/international.csv");
-const US_ZIP_RATES: &str = include_str!("data/us_zip_rates.csv");
 
 /// How a state treats clothing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -97,11 +99,13 @@ pub struct InternationalRow {
 }
 
 /// The whole table, indexed.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Table {
     pub states: Vec<StateRow>,
     pub zips: Vec<ZipRow>,
     pub international: Vec<InternationalRow>,
+    /// The ZIP5 tables a user loaded into this one, if any.
+    pub zip5: Option<Zip5Summary>,
     state_index: HashMap<String, usize>,
     zip_index: HashMap<String, usize>,
 }
@@ -127,11 +131,11 @@ impl Table {
     }
 }
 
-static TABLE: LazyLock<Result<Table, String>> =
-    LazyLock::new(|| parse(US_STATES, US_ZIPS, INTERNATIONAL).and_then(|t| add_zip_rates(t, US_ZIP_RATES)));
+static TABLE: LazyLock<Result<Arc<Table>, String>> =
+    LazyLock::new(|| parse(US_STATES, US_ZIPS, INTERNATIONAL).map(Arc::new));
 
 /// The shipped table, or the reason it could not be read.
-pub fn shipped() -> Result<&'static Table, String> {
+pub fn shipped() -> Result<&'static Arc<Table>, String> {
     TABLE.as_ref().map_err(Clone::clone)
 }
 
@@ -244,41 +248,21 @@ fn upper_code(file: &str, line: usize, field: &str, value: &str, len: usize) -> 
     }
 }
 
-/// Adds the rows of `us_zip_rates.csv` (published combined rates and their parts, by ZIP) for
-/// every ZIP the table does not have yet: the hand-kept rows of `us_zips.csv` win.
-pub(super) fn add_zip_rates(mut table: Table, csv: &str) -> Result<Table, String> {
-    const R: &str = "us_zip_rates.csv";
-    for (n, f) in rows(R, csv, "zip,state,region,state_rate,county_rate,city_rate,special_rate,source,date")? {
-        if f[0].len() != 5 || !f[0].bytes().all(|b| b.is_ascii_digit()) {
-            return Err(format!("{R}:{n}: zip `{}` is not 5 digits", f[0]));
+impl Table {
+    /// This table with a user's ZIP rows added for every ZIP it does not have yet: the hand-kept
+    /// rows of `us_zips.csv` (the vendors' documented examples) win.
+    pub(super) fn with_zip5(&self, rows: Vec<ZipRow>, summary: Zip5Summary) -> Table {
+        let mut table = self.clone();
+        table.zips.reserve(rows.len());
+        for row in rows {
+            if !table.zip_index.contains_key(&row.zip) {
+                table.zip_index.insert(row.zip.clone(), table.zips.len());
+                table.zips.push(row);
+            }
         }
-        if table.zip_index.contains_key(f[0]) {
-            continue;
-        }
-        let state = upper_code(R, n, "state", f[1], 2)?;
-        match table.state_of_zip(f[0]) {
-            Some(s) if s.code == state => {}
-            _ => return Err(format!("{R}:{n}: zip {} is not within the ZIP prefixes of {state}", f[0])),
-        }
-        let region = f[2].to_owned();
-        let special = rate(R, n, "special_rate", f[6])?;
-        let (source, date) = provenance(R, n, f[7], f[8])?;
-        let row = ZipRow {
-            zip: f[0].to_owned(),
-            state,
-            county: region.clone(),
-            city: region.clone(),
-            state_rate: rate(R, n, "state_rate", f[3])?,
-            county_rate: rate(R, n, "county_rate", f[4])?,
-            city_rate: rate(R, n, "city_rate", f[5])?,
-            specials: if special.is_zero() { Vec::new() } else { vec![(format!("{region} SPECIAL"), special)] },
-            source,
-            date,
-        };
-        table.zip_index.insert(row.zip.clone(), table.zips.len());
-        table.zips.push(row);
+        table.zip5 = Some(summary);
+        table
     }
-    Ok(table)
 }
 
 pub(super) fn parse(states_csv: &str, zips_csv: &str, international_csv: &str) -> Result<Table, String> {
@@ -374,7 +358,7 @@ pub(super) fn parse(states_csv: &str, zips_csv: &str, international_csv: &str) -
             return Err(format!("{Z}: zip {} appears twice", z.zip));
         }
     }
-    let table = Table { states, zips, international, state_index, zip_index };
+    let table = Table { states, zips, international, zip5: None, state_index, zip_index };
     for z in &table.zips {
         match table.state_of_zip(&z.zip) {
             Some(s) if s.code == z.state => {}

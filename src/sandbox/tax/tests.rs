@@ -5,6 +5,18 @@ use rust_decimal_macros::dec;
 
 use super::*;
 
+fn table() -> Arc<Table> {
+    builtin().unwrap()
+}
+
+fn rates(address: &Address) -> Result<Rates, TaxError> {
+    table().rates(address)
+}
+
+fn calculate(request: &Request) -> Result<Calculation, TaxError> {
+    table().calculate(request)
+}
+
 fn request(to: Address, lines: Vec<Line>, freight: Decimal, nexus: &[(&str, &str)]) -> Request {
     Request {
         from: None,
@@ -29,7 +41,7 @@ fn detail(line: &LineTax, level: Level) -> (Decimal, Decimal, Decimal) {
 
 #[test]
 fn shipped_table_parses_and_covers_what_the_vendors_need() {
-    let table = table().unwrap();
+    let table = table();
     assert_eq!(table.states.len(), 51, "50 states and DC");
     assert!(table.zips.len() >= 40, "only {} ZIPs", table.zips.len());
     for country in [
@@ -73,7 +85,7 @@ fn rates_of_a_listed_zip_break_down_by_jurisdiction() {
     assert_eq!((rates.county.as_str(), rates.city.as_str()), ("LOS ANGELES", "SANTA MONICA"));
     assert!(!rates.freight_taxable && !rates.state_fallback && !rates.sst);
     // ZIP+4 and a missing state are fine; the table knows the state.
-    let vermont = super::rates(&Address::us("", "05495-2086")).unwrap();
+    let vermont = table().rates(&Address::us("", "05495-2086")).unwrap();
     assert_eq!((vermont.region.as_str(), vermont.combined_rate, vermont.sst), ("VT", dec!(0.07), true));
     assert!(vermont.freight_taxable);
 }
@@ -86,7 +98,7 @@ fn an_unknown_zip_falls_back_to_the_state_rate_and_says_so() {
     assert_eq!(rates.jurisdictions.len(), 1);
     assert_eq!(rates.county, "");
     // The ZIP prefix tells the state when none is given.
-    assert_eq!(super::rates(&Address::us("", "76102")).unwrap().region, "TX");
+    assert_eq!(table().rates(&Address::us("", "76102")).unwrap().region, "TX");
 }
 
 #[test]
@@ -296,8 +308,9 @@ fn groceries_are_exempt_reduced_or_taxable_by_state() {
     let chicago = tax(Address::us("IL", "60601"), "IL");
     assert_eq!(detail(&chicago.lines[0], Level::State), (dec!(100), dec!(0.01), dec!(1.00)));
     assert_eq!(chicago.total_tax, dec!(5.00)); // 1 + 1.75 + 1.25 + 1
-                                               // Mississippi taxes groceries in full: 7% state and Jackson's 1% (the published ZIP table).
-    assert_eq!(tax(Address::us("MS", "39201"), "MS").total_tax, dec!(8.00));
+                                               // Mississippi taxes groceries in full: its 7% state rate (Jackson's 1% comes with Avalara's
+                                               // ZIP5 tables, which these built-in ones lack).
+    assert_eq!(tax(Address::us("MS", "39201"), "MS").total_tax, dec!(7.00));
     // AvaTax's grocery code family maps the same way; carbonated drinks are taxed.
     let mut req = request(
         Address::us("CA", "90071"),
@@ -428,11 +441,24 @@ fn returns_with_negative_amounts_get_negative_tax() {
     assert_eq!((calc.total_tax, calc.total_taxable, calc.total_amount), (dec!(-7.75), dec!(-100), dec!(-100)));
 }
 
-/// The published ZIP-level table covers the ZIPs users try: New York City's airport ZIP at the
-/// city's 8.875 %, and the largest cities of other states with their parts.
+/// Avalara's ZIP5 tables, loaded, cover the ZIPs users try: New York City's airport ZIP at the
+/// city's 8.875 %, and the largest cities of other states with their parts; without them the
+/// same ZIP is New York's state rate, and says so.
 #[test]
-fn published_zip_rates_cover_large_cities_with_their_parts() {
-    let jfk = rates(&Address::us("NY", "11430")).unwrap();
+fn avalara_zip5_tables_cover_large_cities_with_their_parts() {
+    let builtin = rates(&Address::us("NY", "11430")).unwrap();
+    assert!(builtin.state_fallback);
+    assert_eq!(builtin.combined_rate, dec!(0.04));
+    let Some(dir) = crate::shared_data::ZIP5_TABLES.for_test("avalara_zip5_tables_cover_large_cities") else {
+        return;
+    };
+    let loaded = load_zip5(&dir).unwrap();
+    let summary = loaded.zip5.clone().unwrap();
+    assert_eq!(
+        (summary.files.len(), summary.zips, summary.months.as_slice()),
+        (51, 40_677, ["2026-02".to_owned()].as_slice())
+    );
+    let jfk = loaded.rates(&Address::us("NY", "11430")).unwrap();
     assert!(!jfk.state_fallback);
     assert_eq!(jfk.combined_rate, dec!(0.08875));
     let parts: Vec<(Level, Decimal)> = jfk.jurisdictions.iter().map(|j| (j.level, j.rate)).collect();
@@ -440,12 +466,12 @@ fn published_zip_rates_cover_large_cities_with_their_parts() {
     for (state, zip, combined) in
         [("AZ", "85001", dec!(0.091)), ("TX", "77001", dec!(0.0825)), ("WA", "98101", dec!(0.1055))]
     {
-        let r = rates(&Address::us(state, zip)).unwrap();
+        let r = loaded.rates(&Address::us(state, zip)).unwrap();
         assert_eq!((r.combined_rate, r.state_fallback, r.as_of.as_str()), (combined, false, "2026-02-01"), "{zip}");
     }
-    // Every state and DC has rows.
-    let table = super::table::shipped().unwrap();
-    for s in &table.states {
-        assert!(table.zips.iter().any(|z| z.state == s.code), "{} has no ZIP rows", s.code);
+    // The hand-kept rows (the vendors' documented examples) keep their rates.
+    assert_eq!(loaded.rates(&Address::us("CA", "90002")).unwrap(), rates(&Address::us("CA", "90002")).unwrap());
+    for s in &loaded.states {
+        assert!(loaded.zips.iter().any(|z| z.state == s.code), "{} has no ZIP rows", s.code);
     }
 }

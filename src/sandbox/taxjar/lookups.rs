@@ -294,6 +294,7 @@ fn title_case(upper: &str) -> String {
 
 /// `POST /v2/addresses/validate`: the matches, or 404 when nothing matches.
 pub fn validate_address(
+    table: &tax::Table,
     country: Option<&str>,
     state: Option<&str>,
     zip: Option<&str>,
@@ -324,7 +325,7 @@ pub fn validate_address(
         // ZIP only (or with city and state): the ZIP's place, no street.
         let zip5 = zip5.ok_or_else(|| TaxjarError::missing("zip"))?;
         let rates =
-            tax::rates(&tax::Address::us(state.as_deref().unwrap_or_default(), &zip5)).map_err(|_| not_found())?;
+            table.rates(&tax::Address::us(state.as_deref().unwrap_or_default(), &zip5)).map_err(|_| not_found())?;
         if rates.state_fallback {
             return Err(not_found());
         }
@@ -385,13 +386,18 @@ mod tests {
 
     #[test]
     fn addresses() {
-        let phoenix = validate_address(None, Some("AZ"), None, Some("Phoenix"), Some("1109 9th")).unwrap_or_default();
+        let table = crate::sandbox::tax::builtin().unwrap();
+        let phoenix =
+            validate_address(&table, None, Some("AZ"), None, Some("Phoenix"), Some("1109 9th")).unwrap_or_default();
         assert_eq!(phoenix.as_array().map(Vec::len), Some(2));
-        let seattle = validate_address(None, None, Some("98122"), None, None).unwrap_or_default();
+        let seattle = validate_address(&table, None, None, Some("98122"), None, None).unwrap_or_default();
         assert_eq!(seattle[0]["city"], "Seattle");
-        assert_eq!(validate_address(None, None, Some("501"), None, None).unwrap_or_default()[0]["zip"], "00501");
         assert_eq!(
-            validate_address(None, None, None, None, Some("1 Nowhere Rd")).map_err(|e| e.status.as_u16()),
+            validate_address(&table, None, None, Some("501"), None, None).unwrap_or_default()[0]["zip"],
+            "00501"
+        );
+        assert_eq!(
+            validate_address(&table, None, None, None, None, Some("1 Nowhere Rd")).map_err(|e| e.status.as_u16()),
             Err(404)
         );
     }

@@ -45,6 +45,8 @@ struct Shared {
     /// Seeded dates are relative to this moment, so a reset gives back what start-up showed.
     anchor: OffsetDateTime,
     clock: SandboxClock,
+    /// The rate tables the sandbox was started with, kept for a reset.
+    tax: Arc<super::tax::Table>,
     state: Mutex<State>,
 }
 
@@ -57,12 +59,14 @@ impl Shared {
 impl TaxjarSimulator {
     pub fn new(platform: &Platform) -> TaxjarSimulator {
         let anchor = platform.clock.now();
+        let tax = platform.tax_table();
         TaxjarSimulator {
             shared: Arc::new(Shared {
                 seed: platform.seed,
                 anchor,
                 clock: platform.clock.clone(),
-                state: Mutex::new(seed::seeded_state(platform.seed, anchor)),
+                state: Mutex::new(seed::seeded_state(platform.seed, anchor, Arc::clone(&tax))),
+                tax,
             }),
         }
     }
@@ -82,7 +86,8 @@ impl Simulator for TaxjarSimulator {
     }
 
     fn reset(&self) {
-        *self.shared.lock() = seed::seeded_state(self.shared.seed, self.shared.anchor);
+        let shared = &self.shared;
+        *shared.lock() = seed::seeded_state(shared.seed, shared.anchor, Arc::clone(&shared.tax));
     }
 
     fn error_response(&self, status: StatusCode, message: &str) -> Response {
@@ -245,17 +250,18 @@ fn handle_ok(shared: &Shared, call: &Call) -> Result<Value, TaxjarError> {
         }
         ["v2", "summary_rates"] => {
             known_path(&[Method::GET])?;
-            Ok(one("summary_rates", wire::summary_rates()?))
+            Ok(one("summary_rates", wire::summary_rates(&state.tax)))
         }
         ["v2", "rates", zip] => {
             known_path(&[Method::GET])?;
             let country = call.query.get("country").unwrap_or("US");
-            Ok(one("rate", wire::rates(zip, country, call.query.get("state"), call.query.get("city"))?))
+            Ok(one("rate", wire::rates(&state.tax, zip, country, call.query.get("state"), call.query.get("city"))?))
         }
         ["v2", "addresses", "validate"] => {
             known_path(&[Method::POST])?;
             let text = |f: &str| body.text(f);
             let matches = lookups::validate_address(
+                &state.tax,
                 text("country")?.as_deref(),
                 text("state")?.as_deref(),
                 text("zip")?.as_deref(),

@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::hash::{Hash, Hasher};
 use std::ops::Bound;
 use std::str::FromStr;
+use std::sync::Arc;
 
 use rust_decimal::Decimal;
 use serde_json::{Map, Value};
@@ -269,16 +270,20 @@ pub struct State {
     pub nexus: Vec<Region>,
     /// The business address on file: the origin when a calculation gives none.
     pub address_on_file: Place,
+    /// The rate tables the sandbox was started with.
+    pub tax: Arc<tax::Table>,
 }
 
-impl Default for State {
-    fn default() -> State {
+impl State {
+    /// An account with nothing in it, taxing with `tax`.
+    pub fn new(tax: Arc<tax::Table>) -> State {
         State {
             transactions: Transactions::default(),
             max_transactions: MAX_TRANSACTIONS,
             customers: Collection::new(RetentionPolicy::new(None, MAX_CUSTOMERS)),
             nexus: Vec::new(),
             address_on_file: Place::default(),
+            tax,
         }
     }
 }
@@ -427,8 +432,8 @@ pub fn address_error(prefix: &str, error: &tax::TaxError) -> TaxjarError {
 }
 
 /// Checks an address against the rate table (ZIP, state and country must agree).
-pub fn check_place(prefix: &str, place: &Place) -> Result<(), TaxjarError> {
-    tax::rates(&address(place)).map(|_| ()).map_err(|e| address_error(prefix, &e))
+pub fn check_place(table: &tax::Table, prefix: &str, place: &Place) -> Result<(), TaxjarError> {
+    table.rates(&address(place)).map(|_| ()).map_err(|e| address_error(prefix, &e))
 }
 
 /// `2015-05-25`, `2015/05/25`, `2015-05-25T13:05:45`, `2015-05-25T13:05:45-05:00` or `…Z`.
@@ -497,7 +502,7 @@ impl State {
 
     /// Creates an order or refund from a request body.
     pub fn create(&mut self, kind: Kind, body: &Fields<'_>, version: ApiVersion) -> Result<&Transaction, TaxjarError> {
-        let transaction = build(kind, None, body, version)?;
+        let transaction = build(&self.tax, kind, None, body, version)?;
         let key = (kind, transaction.transaction_id.clone(), transaction.provider.clone());
         if self.transactions.contains_key(&key) {
             return Err(TaxjarError::unprocessable(format!(
@@ -532,7 +537,7 @@ impl State {
         }
         let provider = body.text("provider")?.unwrap_or_else(|| "api".to_owned());
         let existing = self.transaction(kind, id, &provider)?.clone();
-        let updated = build(kind, Some(&existing), body, version)?;
+        let updated = build(&self.tax, kind, Some(&existing), body, version)?;
         let key = (kind, id.to_owned(), provider);
         self.transactions
             .replace(&key, updated)
@@ -551,7 +556,7 @@ impl State {
     }
 
     pub fn create_customer(&mut self, body: &Fields<'_>) -> Result<&Customer, TaxjarError> {
-        let customer = build_customer(None, body)?;
+        let customer = build_customer(&self.tax, None, body)?;
         if self.customers.contains(&customer.customer_id) {
             return Err(TaxjarError::unprocessable(format!(
                 "Customer {} already exists; use PUT to update it",
@@ -565,7 +570,7 @@ impl State {
 
     pub fn update_customer(&mut self, id: &str, body: &Fields<'_>) -> Result<&Customer, TaxjarError> {
         self.customer(id)?;
-        let customer = build_customer(Some(id), body)?;
+        let customer = build_customer(&self.tax, Some(id), body)?;
         self.customers.insert(id.to_owned(), 0, customer);
         self.customer(id)
     }
@@ -585,6 +590,7 @@ fn exemption_type(body: &Fields<'_>, allowed: &[&str]) -> Result<Option<String>,
 
 /// A transaction from a create (no `existing`) or an update body, checked in full.
 fn build(
+    table: &tax::Table,
     kind: Kind,
     existing: Option<&Transaction>,
     body: &Fields<'_>,
@@ -632,9 +638,9 @@ fn build(
             body.required_text(field)?;
         }
     }
-    check_place("to_", &to)?;
+    check_place(table, "to_", &to)?;
     if from.country.is_some() {
-        check_place("from_", &from)?;
+        check_place(table, "from_", &from)?;
     }
     let money = |field: &str, old: Option<Decimal>| -> Result<Decimal, TaxjarError> {
         match (body.decimal(field)?, old) {
@@ -736,7 +742,7 @@ fn transaction_line(item: &Fields<'_>, creating: bool) -> Result<TransactionLine
     })
 }
 
-fn build_customer(url_id: Option<&str>, body: &Fields<'_>) -> Result<Customer, TaxjarError> {
+fn build_customer(table: &tax::Table, url_id: Option<&str>, body: &Fields<'_>) -> Result<Customer, TaxjarError> {
     let customer_id = match (url_id, body.text("customer_id")?) {
         (Some(url), Some(sent)) if sent != url => {
             return Err(TaxjarError::bad_request(format!(
@@ -754,14 +760,10 @@ fn build_customer(url_id: Option<&str>, body: &Fields<'_>) -> Result<Customer, T
         let country = region.required_text("country")?.to_ascii_uppercase();
         let state = region.required_text("state")?.to_ascii_uppercase();
         let known = match country.as_str() {
-            "US" => tax::table()
-                .map_err(|e| TaxjarError::new(axum::http::StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
-                .state(&state)
-                .is_some(),
-            "CA" => {
-                tax::rates(&tax::Address { country: country.clone(), region: state.clone(), ..tax::Address::default() })
-                    .is_ok()
-            }
+            "US" => table.state(&state).is_some(),
+            "CA" => table
+                .rates(&tax::Address { country: country.clone(), region: state.clone(), ..tax::Address::default() })
+                .is_ok(),
             _ => false,
         };
         if !known {
@@ -774,7 +776,7 @@ fn build_customer(url_id: Option<&str>, body: &Fields<'_>) -> Result<Customer, T
     }
     let place = body.place("")?;
     if place.country.is_some() && place.zip.is_some() {
-        check_place("", &place)?;
+        check_place(table, "", &place)?;
     }
     Ok(Customer { customer_id, exemption_type, name, exempt_regions, place })
 }

@@ -1,6 +1,8 @@
 //! Seeded demo data: the account's nexus, customers, and a few weeks of orders and refunds whose
 //! sales tax the engine computed, so reports add up. Deterministic per seed.
 
+use std::sync::Arc;
+
 use rust_decimal::Decimal;
 use time::{Duration, OffsetDateTime};
 
@@ -39,7 +41,7 @@ fn place(street: &str, city: &str, state: &str, zip: &str) -> Place {
     }
 }
 
-pub fn seeded_state(seed: u64, now: OffsetDateTime) -> State {
+pub fn seeded_state(seed: u64, now: OffsetDateTime, table: Arc<tax::Table>) -> State {
     let mut rng = Rng::new(seed ^ 0x7A1A);
     let mut nexus: Vec<Region> = ["CA", "NY", "WA"].iter().map(|s| Region::new("US", s)).collect();
     let extra = ["TX", "NJ", "PA", "FL", "IL", "MA", "CO"];
@@ -50,11 +52,10 @@ pub fn seeded_state(seed: u64, now: OffsetDateTime) -> State {
             nexus.push(pick);
         }
     }
-    let table = tax::table().ok();
-    let name = |r: &Region| table.and_then(|t| t.state(&r.region)).map(|s| s.name.clone()).unwrap_or_default();
+    let name = |r: &Region| table.state(&r.region).map(|s| s.name.clone()).unwrap_or_default();
     nexus.sort_by_key(name);
     let origin = place("9500 Gilman Dr", "La Jolla", "CA", "92093");
-    let mut state = State { nexus, address_on_file: origin.clone(), ..State::default() };
+    let mut state = State { nexus, address_on_file: origin.clone(), ..State::new(table) };
 
     let customers = [
         Customer {
@@ -128,7 +129,7 @@ pub fn seeded_state(seed: u64, now: OffsetDateTime) -> State {
             rounding: tax::Rounding::Document,
             trust_region: false,
         };
-        let sales_tax = match tax::calculate(&request) {
+        let sales_tax = match state.tax.calculate(&request) {
             Ok(calc) => {
                 for (line, taxed) in lines.iter_mut().zip(&calc.lines) {
                     line.sales_tax = taxed.tax;

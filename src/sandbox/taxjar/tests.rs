@@ -22,8 +22,8 @@ fn transaction_dates_in_every_documented_form() {
 #[test]
 fn seeding_is_deterministic_and_consistent() {
     let now = datetime!(2024-06-01 12:00 UTC);
-    let a = seeded_state(7, now);
-    let b = seeded_state(7, now);
+    let a = seeded_state(7, now, builtin_tax());
+    let b = seeded_state(7, now, builtin_tax());
     assert_eq!(a.transactions, b.transactions);
     assert_eq!(a.nexus, b.nexus);
     assert!(a.transactions.len() >= 12);
@@ -38,7 +38,7 @@ fn seeding_is_deterministic_and_consistent() {
 #[test]
 fn orders_past_the_cap_forget_the_oldest_created_first() {
     use super::models::{ApiVersion, Fields, Kind};
-    let mut state = seeded_state(7, datetime!(2024-06-01 12:00 UTC));
+    let mut state = seeded_state(7, datetime!(2024-06-01 12:00 UTC), builtin_tax());
     let seeded = state.transactions.len();
     state.max_transactions = seeded + 10;
     for i in 0..50 {
@@ -64,7 +64,7 @@ fn orders_past_the_cap_forget_the_oldest_created_first() {
 #[test]
 fn amounts_past_what_the_simulator_can_multiply_or_add_are_a_400() {
     use super::models::{ApiVersion, Fields, Kind};
-    let mut state = seeded_state(7, datetime!(2024-06-01 12:00 UTC));
+    let mut state = seeded_state(7, datetime!(2024-06-01 12:00 UTC), builtin_tax());
     let max = i64::MAX;
     let body = serde_json::json!({"to_country": "US", "to_zip": "90002", "to_state": "CA", "shipping": 0,
         "line_items": [{"quantity": max, "unit_price": max}]});
@@ -88,7 +88,7 @@ fn amounts_past_what_the_simulator_can_multiply_or_add_are_a_400() {
 fn every_collection_keeps_its_cap_and_lists_and_gets_agree() {
     use super::models::{ApiVersion, Fields, Kind};
     use crate::sandbox::retention::{Collection, RetentionPolicy};
-    let mut state = seeded_state(7, datetime!(2024-06-01 12:00 UTC));
+    let mut state = seeded_state(7, datetime!(2024-06-01 12:00 UTC), builtin_tax());
     let seeded = state.transactions.len();
     state.max_transactions = seeded + 4;
     let mut created = Vec::new();
@@ -147,7 +147,7 @@ fn every_collection_keeps_its_cap_and_lists_and_gets_agree() {
 #[test]
 fn a_false_field_is_no_value_and_a_zip_and_state_without_country_are_us() {
     use super::models::Fields;
-    let state = seeded_state(7, datetime!(2024-06-01 12:00 UTC));
+    let state = seeded_state(7, datetime!(2024-06-01 12:00 UTC), builtin_tax());
     let body = serde_json::json!({"to_zip": "90002", "to_state": "CA", "to_city": false, "amount": 30,
         "shipping": 0});
     let tax = super::wire::calculate(&state, &Fields::new(body.as_object().unwrap())).unwrap();
@@ -155,4 +155,8 @@ fn a_false_field_is_no_value_and_a_zip_and_state_without_country_are_us() {
     let no_zip = serde_json::json!({"to_state": "TX", "amount": 30, "shipping": 0});
     let error = super::wire::calculate(&state, &Fields::new(no_zip.as_object().unwrap())).unwrap_err();
     assert_eq!(error.status, 406, "{error:?}");
+}
+
+fn builtin_tax() -> std::sync::Arc<crate::sandbox::tax::Table> {
+    crate::sandbox::tax::builtin().unwrap()
 }

@@ -1,6 +1,8 @@
 //! TaxJar's JSON: transactions with money as strings, calculations and summary rates with
 //! numbers, rates with strings (api/taxjar.md §3). The tax itself comes from the shared engine.
 
+use std::collections::HashMap;
+
 use rust_decimal::Decimal;
 use serde_json::{json, Map, Value};
 
@@ -234,7 +236,7 @@ pub fn calculate(state: &State, body: &Fields<'_>) -> Result<Value, TaxjarError>
         rounding: tax::Rounding::Document,
         trust_region: false,
     };
-    let calc = tax::calculate(&request).map_err(|e| match &e {
+    let calc = state.tax.calculate(&request).map_err(|e| match &e {
         tax::TaxError::NegativeQuantity { .. }
         | tax::TaxError::NegativeDiscount { .. }
         | tax::TaxError::DiscountExceedsAmount { .. }
@@ -244,7 +246,7 @@ pub fn calculate(state: &State, body: &Fields<'_>) -> Result<Value, TaxjarError>
         | tax::TaxError::UnitPriceTooLarge { .. } => TaxjarError::bad_request(e.to_string()),
         _ => {
             // Which address was wrong: check the destination first, as TaxJar does.
-            let prefix = if tax::rates(&request.to).is_err() { "to_" } else { "from_" };
+            let prefix = if state.tax.rates(&request.to).is_err() { "to_" } else { "from_" };
             super::models::address_error(prefix, &e)
         }
     })?;
@@ -438,7 +440,13 @@ fn breakdown(calc: &Calculation) -> Value {
 
 /// `GET /v2/rates/{zip}`: rates as strings; the sandbox adds `opsdeck_state_fallback` when the
 /// ZIP is not in its table and only the state rate is known.
-pub fn rates(zip: &str, country: &str, state: Option<&str>, city: Option<&str>) -> Result<Value, TaxjarError> {
+pub fn rates(
+    table: &tax::Table,
+    zip: &str,
+    country: &str,
+    state: Option<&str>,
+    city: Option<&str>,
+) -> Result<Value, TaxjarError> {
     let address = tax::Address {
         country: country.to_owned(),
         region: state.unwrap_or_default().to_owned(),
@@ -446,7 +454,7 @@ pub fn rates(zip: &str, country: &str, state: Option<&str>, city: Option<&str>) 
         city: city.unwrap_or_default().to_owned(),
         line1: String::new(),
     };
-    let rates = tax::rates(&address).map_err(|e| super::models::address_error("", &e))?;
+    let rates = table.rates(&address).map_err(|e| super::models::address_error("", &e))?;
     let s = |d: Decimal| Value::String(text(d));
     let mut out = Map::new();
     match rates.country.as_str() {
@@ -504,21 +512,19 @@ pub fn rates(zip: &str, country: &str, state: Option<&str>, city: Option<&str>) 
 
 /// `GET /v2/summary_rates`: every US state (minimum: the state rate; average: over the ZIPs the
 /// table lists, else the state rate), the Canadian provinces, and the countries.
-pub fn summary_rates() -> Result<Value, TaxjarError> {
-    let table =
-        tax::table().map_err(|e| TaxjarError::new(axum::http::StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+pub fn summary_rates(table: &tax::Table) -> Value {
+    // One pass over the ZIPs (tens of thousands with Avalara's tables loaded), not one per state.
+    let mut combined: HashMap<&str, (Decimal, u32)> = HashMap::new();
+    for z in &table.zips {
+        let rate = z.state_rate + z.county_rate + z.city_rate + z.specials.iter().map(|(_, r)| *r).sum::<Decimal>();
+        let entry = combined.entry(z.state.as_str()).or_default();
+        *entry = (entry.0 + rate, entry.1 + 1);
+    }
     let mut out = Vec::new();
     for state in &table.states {
-        let combined: Vec<Decimal> = table
-            .zips
-            .iter()
-            .filter(|z| z.state == state.code)
-            .map(|z| z.state_rate + z.county_rate + z.city_rate + z.specials.iter().map(|(_, r)| *r).sum::<Decimal>())
-            .collect();
-        let average = if combined.is_empty() {
-            state.rate
-        } else {
-            (combined.iter().sum::<Decimal>() / Decimal::from(combined.len())).round_dp(4)
+        let average = match combined.get(state.code.as_str()) {
+            Some(&(sum, count)) if count > 0 => (sum / Decimal::from(count)).round_dp(4),
+            _ => state.rate,
         };
         out.push(json!({
             "country_code": "US", "country": "United States", "region_code": state.code, "region": state.name,
@@ -545,19 +551,19 @@ pub fn summary_rates() -> Result<Value, TaxjarError> {
         };
         out.push(summary);
     }
-    Ok(Value::Array(out))
+    Value::Array(out)
 }
 
 /// The nexus regions, with names from the table.
 pub fn nexus_regions(state: &State) -> Value {
-    let table = tax::table().ok();
+    let table = &state.tax;
     let regions: Vec<Value> = state
         .nexus
         .iter()
         .map(|r| {
             let (country, region) = match r.country.as_str() {
-                "US" => ("United States", table.and_then(|t| t.state(&r.region)).map(|s| s.name.clone())),
-                "CA" => ("Canada", table.and_then(|t| t.international("CA", &r.region)).map(|s| s.name.clone())),
+                "US" => ("United States", table.state(&r.region).map(|s| s.name.clone())),
+                "CA" => ("Canada", table.international("CA", &r.region).map(|s| s.name.clone())),
                 _ => ("", None),
             };
             json!({"country_code": r.country, "country": country, "region_code": r.region, "region": region})
