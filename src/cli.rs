@@ -1,7 +1,7 @@
 //! The command line: `opsdeck` (the console), `opsdeck sandbox`, `opsdeck ops`, `opsdeck call`.
 
 use std::io::{BufRead, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::{Args, Parser, Subcommand};
 use serde_json::{json, Value};
@@ -63,6 +63,12 @@ pub enum Command {
         /// DNS, so `domains_verify` first reports them missing.
         #[arg(long, default_value_t = sandbox::DEFAULT_DNS_DELAY_SECS, value_name = "SECONDS")]
         dns_delay: u64,
+        /// Avalara's ZIP5 sales tax rate tables for AvaTax and TaxJar: one CSV, or a folder of
+        /// TAXRATES_ZIP5_*.csv as Avalara publishes them. A ZIP they list is taxed at its local
+        /// rates instead of its state's base rate. Default: OPSDECK_TAX_RATES, then the config's
+        /// [sandbox] tax_rates, else the built-in tables.
+        #[arg(long, value_name = "PATH")]
+        tax_rates: Option<PathBuf>,
     },
     /// List the operations of the catalog: service, operation, method and path.
     Ops {
@@ -575,9 +581,16 @@ async fn resolve_target(
         target.target.base_url = url;
         return Ok((target, Simulator::NotStarted { note }));
     }
-    let sandbox = sandbox::start_options(sandbox::SandboxOptions::for_call(service))
-        .await
-        .map_err(|e| Failure::runtime(format!("cannot start the embedded simulator: {e}")))?;
+    // Only the simulators that tax read the tables: any other call pays nothing for them.
+    let tax_tables = if sandbox::TAX_SERVICES.contains(&service) {
+        crate::config::tax_tables(None, &env, config).map_err(Failure::usage)?
+    } else {
+        None
+    };
+    let sandbox =
+        sandbox::start_options(sandbox::SandboxOptions { tax_tables, ..sandbox::SandboxOptions::for_call(service) })
+            .await
+            .map_err(|e| Failure::runtime(format!("cannot start the embedded simulator: {e}")))?;
     target.target.base_url = sandbox.region_base_url(service, target.region);
     let why = why.map(|why| {
         format!(
@@ -1017,22 +1030,36 @@ fn check_port_base(port_base: u16) -> Result<(), Failure> {
     Ok(())
 }
 
+/// What `opsdeck sandbox` is started with.
+#[derive(Debug)]
+pub struct SandboxArgs<'a> {
+    pub port_base: u16,
+    pub seed: u64,
+    pub speed: f64,
+    pub dns_delay: u64,
+    pub tax_rates: Option<&'a Path>,
+}
+
 /// `opsdeck sandbox`: serves until Ctrl-C or SIGTERM.
-pub async fn sandbox(
-    port_base: u16,
-    seed: u64,
-    speed: f64,
-    dns_delay: u64,
-    out: &mut dyn Write,
-) -> Result<(), Failure> {
+pub async fn sandbox(global: &GlobalArgs, args: SandboxArgs<'_>, out: &mut dyn Write) -> Result<(), Failure> {
+    let SandboxArgs { port_base, seed, speed, dns_delay, tax_rates } = args;
     check_port_base(port_base)?;
     let clock = sandbox::SandboxClock::new(speed).map_err(|e| Failure::usage(format!("--speed {speed}: {e}")))?;
+    let env = |name: &str| std::env::var(name).ok();
+    // The config is read only when it may name the tables: a flag or the variable wins over it.
+    let config = if tax_rates.is_none() && env(crate::config::TAX_RATES_VAR).is_none_or(|v| v.trim().is_empty()) {
+        Config::load(global.config.as_deref()).map_err(|e| Failure::usage(format!("{e:#}")))?
+    } else {
+        Config::default()
+    };
+    let tax_tables = crate::config::tax_tables(tax_rates, &env, &config).map_err(Failure::usage)?;
     // Every simulator is built at once, as users point SDKs at every port; each line of the
     // table is printed as its simulator is ready.
     let options = sandbox::SandboxOptions {
         clock,
         dns_delay_secs: dns_delay,
         building: sandbox::Building::AtStart,
+        tax_tables,
         ..sandbox::SandboxOptions::new(port_base, seed)
     };
     let sandbox = sandbox::start_options(options).await.map_err(|e| {
@@ -1052,6 +1079,7 @@ pub async fn sandbox(
     };
     let head = format!(
         "opsdeck sandbox (seed {seed}, speed {speed}x); control {control}\n\
+         tax tables: {tables}\n\
          \x20 GET    {control}/requests?service=NAME&limit=N   recent requests, secrets redacted\n\
          \x20 POST   {control}/reset?service=NAME              restore the seeded data (all without service)\n\
          \x20 POST   {control}/faults                          inject a fault: {{\"service\",\"path\",\"status\"|\"latency_ms\"|\"drop\"|\"retry_after\",\"count\"|\"probability\"}}; GET lists, DELETE removes\n\
@@ -1065,6 +1093,7 @@ pub async fn sandbox(
         "STATE",
         "CREDENTIALS",
         signing = sandbox::credentials::MAILGUN_WEBHOOK_SIGNING_KEY,
+        tables = inert(&sandbox.tax_tables_line()),
     );
     write(out, &head);
     let handle = sandbox.handle();

@@ -67,8 +67,15 @@ fn main() -> ExitCode {
             Some(Command::Ops { service, operation, json }) => {
                 cli::ops(service.as_deref(), operation.as_deref(), *json, &mut stdout)
             }
-            Some(Command::Sandbox { port_base, seed, speed, dns_delay }) => {
-                cli::sandbox(*port_base, *seed, *speed, *dns_delay, &mut stdout).await
+            Some(Command::Sandbox { port_base, seed, speed, dns_delay, tax_rates }) => {
+                let args = cli::SandboxArgs {
+                    port_base: *port_base,
+                    seed: *seed,
+                    speed: *speed,
+                    dns_delay: *dns_delay,
+                    tax_rates: tax_rates.as_deref(),
+                };
+                cli::sandbox(&cli.global, args, &mut stdout).await
             }
             Some(Command::Call(args)) => {
                 // Locked here only: the console reads the terminal its own way.

@@ -27,7 +27,7 @@ impl SharedData {
     /// elsewhere `None` and one line on stderr naming `test` as skipped.
     pub fn for_test(&self, test: &str) -> Option<PathBuf> {
         let (path, from) = match std::env::var_os(self.variable) {
-            Some(dir) => (PathBuf::from(dir), format!("{} (from {})", self.variable, self.relative)),
+            Some(dir) => (PathBuf::from(dir), format!("set by {}", self.variable)),
             None => {
                 let beside = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..").join("shared").join(self.relative);
                 (beside, format!("../shared/{} (or set {})", self.relative, self.variable))

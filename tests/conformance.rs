@@ -1,6 +1,8 @@
 //! The conformance suite (issue 22): recorded real traffic from public client libraries and
-//! integrations (`tests/conformance/recordings/`, sources in its README) replayed against the
-//! in-process sandbox, cassette by cassette, each service reset between cassettes. For each
+//! integrations (`../shared/conformance/recordings/`, or where `OPSDECK_CONFORMANCE_DIR` points;
+//! sources in `tests/conformance/README.md`) replayed against the in-process sandbox with Avalara's
+//! ZIP5 rate tables loaded (`../shared/data/tax/avalara-zip5`, or `OPSDECK_ZIP5_DIR`), cassette
+//! by cassette, each service reset between cassettes. For each
 //! service and source it reports the interactions, those on routes the simulator serves, and on
 //! those: same status, the same top-level and all-level key sets (compared where the statuses
 //! agree), type and date-format mismatches, and whether 4xx errors have the recorded shape.
@@ -14,16 +16,19 @@
 //! under its floor (`FLOORS`, today's figures per source, not the issue's targets: sources
 //! recorded against different versions of an API cannot all meet them).
 //! `CONFORMANCE_VERBOSE=1` prints every status divergence with the simulator's answer, and
-//! `CONFORMANCE_TOP=N` lists N divergences of each kind (8 by default).
+//! `CONFORMANCE_TOP=N` lists N divergences of each kind (8 by default). Without the data it fails
+//! under CI and is skipped elsewhere, saying so ([`opsdeck::shared_data`]).
 
 #![allow(clippy::unwrap_used, reason = "a test panics on failure")]
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use opsdeck::catalog::Service;
-use opsdeck::sandbox::{self, credentials};
+use opsdeck::sandbox::{self, credentials, tax};
+use opsdeck::shared_data;
 use regex_lite::Regex;
 use serde::Deserialize;
 use serde_json::Value;
@@ -95,19 +100,15 @@ struct Source {
     interactions: Vec<Interaction>,
 }
 
-fn recordings_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/conformance/recordings")
-}
-
 fn sorted_entries(dir: &Path) -> Vec<PathBuf> {
     let mut entries: Vec<PathBuf> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
     entries.sort();
     entries
 }
 
-fn load_sources() -> Vec<Source> {
+fn load_sources(recordings: &Path) -> Vec<Source> {
     let mut sources = Vec::new();
-    for service_dir in sorted_entries(&recordings_dir()).into_iter().filter(|p| p.is_dir()) {
+    for service_dir in sorted_entries(recordings).into_iter().filter(|p| p.is_dir()) {
         let service = service_dir.file_name().unwrap().to_string_lossy().into_owned();
         for file in sorted_entries(&service_dir).into_iter().filter(|p| p.extension().is_some_and(|e| e == "jsonl")) {
             let text = std::fs::read_to_string(&file).unwrap();
@@ -483,8 +484,9 @@ struct Outcome {
 }
 
 /// Replays one source, cassette by cassette, on a sandbox of its own.
-async fn replay(source: Source) -> Outcome {
-    let sandbox = sandbox::start(0, 7).await.expect("sandbox starts");
+async fn replay(source: Source, tax_tables: Arc<tax::Table>) -> Outcome {
+    let options = sandbox::SandboxOptions { tax_tables: Some(tax_tables), ..sandbox::SandboxOptions::new(0, 7) };
+    let sandbox = sandbox::start_options(options).await.expect("sandbox starts");
     let http = reqwest::Client::builder().no_proxy().build().unwrap();
     let control = sandbox.control_url();
     let dates = Dates::new();
@@ -641,10 +643,15 @@ async fn replay(source: Source) -> Outcome {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn recorded_traffic_replays_against_the_simulators() {
-    let sources = load_sources();
-    assert!(!sources.is_empty(), "no recordings under {}", recordings_dir().display());
+    const TEST: &str = "recorded_traffic_replays_against_the_simulators";
+    let Some(recordings) = shared_data::CONFORMANCE_RECORDINGS.for_test(TEST) else { return };
+    let Some(zip5) = shared_data::ZIP5_TABLES.for_test(TEST) else { return };
+    let tax_tables = Arc::new(tax::load_zip5(&zip5).unwrap());
+    let sources = load_sources(&recordings);
+    assert!(!sources.is_empty(), "no recordings under {}", recordings.display());
     let names: Vec<(String, String)> = sources.iter().map(|s| (s.service.clone(), s.name.clone())).collect();
-    let tasks: Vec<_> = sources.into_iter().map(|source| tokio::spawn(replay(source))).collect();
+    let tasks: Vec<_> =
+        sources.into_iter().map(|source| tokio::spawn(replay(source, Arc::clone(&tax_tables)))).collect();
     let mut per_source: BTreeMap<(String, String), Tally> = BTreeMap::new();
     let mut divergences: BTreeMap<String, Divergences> = BTreeMap::new();
     let mut failures: Vec<String> = Vec::new();

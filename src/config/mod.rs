@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 use reqwest::Url;
@@ -52,6 +52,9 @@ pub struct Config {
     pub clipboard_cmd: Option<String>,
     #[serde(default)]
     pub history: HistorySettings,
+    /// `[sandbox]`: the embedded simulators (and `opsdeck sandbox`).
+    #[serde(default)]
+    pub sandbox: SandboxSettings,
     /// Console actions rebound: `quit = "Q"` or `down = ["j", "down"]`.
     #[serde(default)]
     pub keys: BTreeMap<String, KeyList>,
@@ -96,6 +99,43 @@ impl KeyList {
             KeyList::Many(keys) => keys.iter().map(String::as_str).collect(),
         }
     }
+}
+
+/// `[sandbox]`: what the simulators are started with.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SandboxSettings {
+    /// Avalara's ZIP5 rate tables: one CSV, or a folder of `TAXRATES_ZIP5_*.csv`. A relative path
+    /// is taken from the config file's folder.
+    pub tax_rates: Option<PathBuf>,
+}
+
+/// The variable naming Avalara's ZIP5 rate tables for the simulators (after `--tax-rates`,
+/// before the config's `[sandbox] tax_rates`).
+pub const TAX_RATES_VAR: &str = "OPSDECK_TAX_RATES";
+
+/// The tax rate tables the simulators calculate with: Avalara's ZIP5 tables named by `flag`
+/// (`opsdeck sandbox --tax-rates`), else [`TAX_RATES_VAR`], else the config's
+/// `[sandbox] tax_rates`, loaded whole; `None` when none names any (the built-in tables).
+/// An error names the setting the path came from and the file, line and reason.
+pub fn tax_tables(
+    flag: Option<&Path>,
+    env: &dyn Fn(&str) -> Option<String>,
+    config: &Config,
+) -> Result<Option<Arc<crate::sandbox::tax::Table>>, String> {
+    let named = match (flag, env(TAX_RATES_VAR).filter(|v| !v.trim().is_empty())) {
+        (Some(path), _) => Some((path.to_owned(), "--tax-rates".to_owned())),
+        (None, Some(path)) => Some((PathBuf::from(path), TAX_RATES_VAR.to_owned())),
+        (None, None) => config.sandbox.tax_rates.as_ref().map(|path| {
+            let folder = config.source.as_deref().and_then(Path::parent).unwrap_or(Path::new(""));
+            let file = config.source.as_ref().map_or_else(|| "the config".to_owned(), |f| f.display().to_string());
+            (folder.join(path), format!("[sandbox] tax_rates in {file}"))
+        }),
+    };
+    let Some((path, from)) = named else { return Ok(None) };
+    crate::sandbox::tax::load_zip5(&path)
+        .map(|table| Some(Arc::new(table)))
+        .map_err(|why| format!("the tax rate tables of {from} cannot be loaded: {why}"))
 }
 
 /// One profile: per service, where and as whom.

@@ -93,6 +93,9 @@ impl Platform {
     }
 }
 
+/// The services whose simulators calculate tax, with [`Platform::tax_table`].
+pub const TAX_SERVICES: [Service; 2] = [Service::Avatax, Service::Taxjar];
+
 /// The default `--dns-delay` (and [`Platform::new`]'s): a minute, as long as a real DNS change
 /// often takes to be seen.
 pub const DEFAULT_DNS_DELAY_SECS: u64 = 60;

@@ -70,13 +70,17 @@ pub async fn start(global: &GlobalArgs) -> anyhow::Result<Console> {
     Ok(console)
 }
 
-/// [`start`] with the config and environment given, for tests.
+/// [`start`] with the config and environment given, for tests. The embedded AvaTax and TaxJar
+/// calculate with the rate tables the environment or the config name: a table that cannot be
+/// loaded stops the start, saying why, as a bad config does.
 pub async fn start_with(
     config: Config,
     env: &dyn Fn(&str) -> Option<String>,
     global: &GlobalArgs,
 ) -> anyhow::Result<Console> {
-    start_with_sandbox(config, env, global, SandboxOptions::new(0, sandbox::DEFAULT_SEED)).await
+    let tax_tables = crate::config::tax_tables(None, env, &config).map_err(anyhow::Error::msg)?;
+    let options = SandboxOptions { tax_tables, ..SandboxOptions::new(0, sandbox::DEFAULT_SEED) };
+    start_with_sandbox(config, env, global, options).await
 }
 
 /// [`start_with`] with the embedded sandbox started as `options` say (a test's start hook).
