@@ -65,6 +65,15 @@ pub fn environment_variables() -> Vec<(&'static str, Vec<(String, String)>)> {
             urls,
         ),
         (
+            "Simulators",
+            vec![folder(
+                crate::config::TAX_RATES_VAR,
+                "Avalara's ZIP5 tax rate tables (one CSV, or a folder of TAXRATES_ZIP5_*.csv) for the simulated \
+                 AvaTax and TaxJar of the console, `opsdeck call` and `opsdeck sandbox` (after --tax-rates, before \
+                 the config's [sandbox] tax_rates)",
+            )],
+        ),
+        (
             "Folders",
             vec![
                 folder(CONFIG_DIR_VAR, "folder of config.toml and themes/ (see `opsdeck paths`)"),
