@@ -44,8 +44,8 @@ use std::sync::Arc;
 use rust_decimal::{Decimal, RoundingStrategy};
 
 pub use self::rules::{entity_use_code_description, Category, ENTITY_USE_CODES};
-pub use self::table::{ClothingRule, GroceryRule, InternationalRow, Sourcing, StateRow, Table, ZipRow};
-pub use self::zip5::{load as load_zip5, tables_in_force, Zip5Summary};
+pub use self::table::{ClothingRule, GroceryRule, InternationalRow, Sourcing, StateRow, Table, Zip5Summary, ZipRow};
+pub use self::zip5::{load as load_zip5, tables_in_force};
 
 /// The built-in rate table (no user tables loaded), or why its shipped files could not be read.
 pub fn builtin() -> Result<Arc<Table>, String> {

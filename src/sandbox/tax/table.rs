@@ -5,12 +5,13 @@
 //! lookup reports (and `tests::shipped_table_parses` fails on), instead of panicking.
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::str::FromStr;
 use std::sync::{Arc, LazyLock};
 
 use rust_decimal::Decimal;
 
-use super::zip5::Zip5Summary;
+use crate::format::plural;
 
 const US_STATES: &str = include_str!("data/us_states.csv");
 const US_ZIPS: &str = include_str!("data/us_zips.csv");
@@ -96,6 +97,31 @@ pub struct InternationalRow {
     pub parking_rate: Decimal,
     pub source: String,
     pub date: String,
+}
+
+/// What a user's tables added: for the sandbox's banner and its control port.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Zip5Summary {
+    /// What the user named: a file or a folder.
+    pub path: PathBuf,
+    /// The files read, in the order read (a folder's in name order).
+    pub files: Vec<PathBuf>,
+    pub zips: usize,
+    /// The months the file names carry (`2026-02`), each once; empty when no name carries one.
+    pub months: Vec<String>,
+}
+
+impl Zip5Summary {
+    /// `Avalara ZIP5 tables 2026-02: 51 files, 40,677 ZIPs (../shared/data/tax/avalara-zip5)`.
+    pub fn describe(&self) -> String {
+        let months = if self.months.is_empty() { String::new() } else { format!(" {}", self.months.join(", ")) };
+        format!(
+            "Avalara ZIP5 tables{months}: {}, {} ({})",
+            plural(self.files.len(), "file"),
+            plural(self.zips, "ZIP"),
+            self.path.display()
+        )
+    }
 }
 
 /// The whole table, indexed.

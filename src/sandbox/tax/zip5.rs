@@ -12,8 +12,7 @@ use std::str::FromStr;
 
 use rust_decimal::Decimal;
 
-use super::table::{Table, ZipRow};
-use crate::format::plural;
+use super::table::{Table, Zip5Summary, ZipRow};
 
 /// The files a folder is read from: Avalara's names for its per-state tables.
 const FILE_PREFIX: &str = "TAXRATES_ZIP5_";
@@ -23,31 +22,6 @@ const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
 
 /// How far the parts may be from the combined rate (Avalara rounds each part).
 const PARTS_TOLERANCE: Decimal = Decimal::from_parts(1, 0, 0, false, 4);
-
-/// What a user's tables added: for the sandbox's banner and its control port.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Zip5Summary {
-    /// What the user named: a file or a folder.
-    pub path: PathBuf,
-    /// The files read, in the order read (a folder's in name order).
-    pub files: Vec<PathBuf>,
-    pub zips: usize,
-    /// The months the file names carry (`2026-02`), each once; empty when no name carries one.
-    pub months: Vec<String>,
-}
-
-impl Zip5Summary {
-    /// `Avalara ZIP5 tables 2026-02: 51 files, 40,677 ZIPs (../shared/data/tax/avalara-zip5)`.
-    pub fn describe(&self) -> String {
-        let months = if self.months.is_empty() { String::new() } else { format!(" {}", self.months.join(", ")) };
-        format!(
-            "Avalara ZIP5 tables{months}: {}, {} ({})",
-            plural(self.files.len(), "file"),
-            plural(self.zips, "ZIP"),
-            self.path.display()
-        )
-    }
-}
 
 /// Which tables a sandbox taxes with, in a line (its banner, its control port, the console).
 pub fn tables_in_force(loaded: Option<&Zip5Summary>) -> String {
