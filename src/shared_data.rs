@@ -30,7 +30,7 @@ impl SharedData {
             Some(dir) => (PathBuf::from(dir), format!("set by {}", self.variable)),
             None => {
                 let beside = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..").join("shared").join(self.relative);
-                (beside, format!("../shared/{} (or set {})", self.relative, self.variable))
+                (beside, format!("set {} to read it from elsewhere", self.variable))
             }
         };
         if path.is_dir() {

@@ -1,8 +1,9 @@
 //! The built-in rate table: three hand-written CSV files embedded in the binary, parsed once on
 //! first use. A sandbox may add a user's ZIP5 tables to it ([`super::zip5`]).
 //!
-//! A mistake in a shipped file must not take the sandbox down: parsing returns an error that every
-//! lookup reports (and `tests::shipped_table_parses` fails on), instead of panicking.
+//! A mistake in a shipped file must not take the sandbox down: parsing returns an error, which
+//! `tests::shipped_table_parses` fails on and which fails only the build of a taxing simulator
+//! (its requests get a 500 saying why).
 
 use std::collections::HashMap;
 use std::path::PathBuf;
