@@ -335,3 +335,86 @@ async fn popups_are_sized_to_their_content() {
     let line = screen.lines().find(|l| l.contains("EasyPost rates: choose one")).unwrap_or_default();
     assert!(line.contains("buy it (asks first"), "the line is whole: {screen}");
 }
+
+/// The tab of `number` (1 Ably ... 7 EasyPost) on the embedded simulators, its first list shown.
+async fn tab(number: &str) -> Harness {
+    let mut h = Harness::with_args(args(None)).await;
+    h.keys(number);
+    h.settle().await;
+    h
+}
+
+fn notice(h: &Harness) -> String {
+    h.console.app.tab().browser.notice.clone().map(|(text, _)| text).unwrap_or_default()
+}
+
+#[tokio::test]
+async fn a_resource_without_a_list_leaves_every_navigation_key_working() {
+    let mut h = tab("7").await;
+    h.browse("parcels").await;
+    assert!(h.console.app.popup.is_none(), "nothing opens by itself to catch the next keys");
+    assert_eq!(notice(&h), "parcels has no list; press o for its operations");
+    assert_eq!(h.console.app.focus, Focus::Browser);
+    // j, k and Enter in the empty browser open nothing; h and Esc leave it, as in a full one.
+    h.keys("jk<Enter>");
+    assert!(h.console.app.popup.is_none() && h.console.app.executor.active_count() == 0);
+    h.keys("h");
+    assert_eq!(h.console.app.focus, Focus::Resources, "h goes back to the resources");
+    h.keys("<Enter>");
+    assert_eq!(h.console.app.focus, Focus::Browser);
+    h.keys("<Esc>");
+    assert_eq!(h.console.app.focus, Focus::Resources, "Esc goes back too");
+    h.keys("j");
+    assert_eq!(h.console.app.tab().resource_name(), "batches", "and j moves down the resources");
+    h.keys("k<Right>o");
+    assert!(matches!(h.console.app.popup, Some(Popup::Menu(_))), "o still lists its operations");
+}
+
+#[tokio::test]
+async fn a_read_with_nothing_to_ask_is_sent_on_enter() {
+    let mut h = tab("5").await;
+    h.browse("fees").await;
+    assert!(
+        !matches!(h.console.app.popup, Some(Popup::Form(_) | Popup::Menu(_))),
+        "no form for a read that asks nothing: {}",
+        h.screen()
+    );
+    let screen = h.screen();
+    assert!(screen.contains("fee rates") && screen.contains("maker 0.25 %"), "its view opens: {screen}");
+    assert_eq!(notice(&h), "fees has no list: fees_get was sent (r sends it again)");
+
+    let mut h = tab("1").await;
+    h.browse("time").await;
+    assert!(h.console.app.popup.is_none());
+    assert!(h.screen().contains("time_get"), "{}", h.screen());
+}
+
+#[tokio::test]
+async fn a_list_that_needs_an_id_says_where_to_pick_one_and_sends_nothing() {
+    let mut h = tab("5").await;
+    let url = |h: &Harness| h.console.app.tab().sent.as_ref().map(|r| r.url.clone()).unwrap_or_default();
+    let before = url(&h);
+    h.open_resource("fills");
+    assert_eq!(h.console.app.executor.active_count(), 0, "nothing is sent");
+    assert_eq!(url(&h), before);
+    assert_eq!(
+        notice(&h),
+        "fills lists by order_id (pick one in orders) or product_id (pick one in products): nothing was sent \
+         (or press o for the form)"
+    );
+    // With a product picked, its fills are listed.
+    h.browse("products").await;
+    h.keys("<Enter>");
+    h.settle().await;
+    h.console.app.popup = None;
+    h.browse("fills").await;
+    let sent = url(&h);
+    assert!(sent.contains("/fills?") && sent.contains("product_id="), "{sent}");
+
+    let mut h = tab("2").await;
+    let active = h.console.app.active;
+    h.console.app.tabs[active].context.clear();
+    h.open_resource("usage");
+    assert_eq!(h.console.app.executor.active_count(), 0);
+    assert!(notice(&h).starts_with("usage_get reads by project_id"), "{}", notice(&h));
+}

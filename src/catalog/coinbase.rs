@@ -183,6 +183,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         ],
         paging: Paging::CursorHeaders,
         id_field: Some("trade_id"),
+        at_least_one: &["order_id", "product_id"],
         ..op("fills_list", "fills", Method::Get, "/fills", "recent fills (executed trades), filtered")
     },
     // products

@@ -543,6 +543,9 @@ pub struct Operation {
     /// Parameters that exclude each other (Deepgram's audio URL or file, a key's TTL or expiry
     /// date): at most one of each group may be given, and exactly one when it is `required`.
     pub exclusive: &'static [Exclusive],
+    /// Parameters of which at least one must be given, any of them or several (Coinbase's fills
+    /// of an order or of a product); empty when none is needed.
+    pub at_least_one: &'static [&'static str],
 }
 
 /// A group of parameters of which at most one may be given (see [`Operation::exclusive`]).
@@ -584,6 +587,7 @@ impl Operation {
             max_file_bytes: None,
             public: false,
             exclusive: &[],
+            at_least_one: &[],
         }
     }
 

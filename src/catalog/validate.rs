@@ -295,6 +295,12 @@ pub fn check_values<'a>(
             _ => {}
         }
     }
+    let given_any = op.at_least_one.iter().any(|name| {
+        given.iter().any(|(n, _)| n == name) || fields.and_then(|f| f.get(*name)).is_some_and(|v| !v.is_null())
+    });
+    if let (false, Some(first)) = (given_any, op.at_least_one.first()) {
+        problems.push(((*first).to_owned(), format!("give {} (or both)", op.at_least_one.join(" or "))));
+    }
     if let Some(limit) = op.max_file_bytes {
         if let Some(problem) = check_file_total(op, &given, limit) {
             problems.push(problem);
@@ -472,6 +478,17 @@ mod tests {
         let garbled = problems_of(Service::Ably, "messages_list", &[("channelId", "c"), ("end", "yesterday")], None);
         assert_eq!(garbled[0].0, "end");
         assert!(garbled[0].1.contains("'yesterday' is not a time: use epoch milliseconds"), "{garbled:?}");
+    }
+
+    #[test]
+    fn a_list_of_an_order_or_a_product_needs_one_of_them_or_both() {
+        let fills = Service::Coinbase.operation("fills_list").expect("fills_list");
+        assert_eq!(
+            check_values(fills, [("limit", "5")], None),
+            [("order_id".to_owned(), "give order_id or product_id (or both)".to_owned())]
+        );
+        assert!(check_values(fills, [("product_id", "BTC-USD")], None).is_empty());
+        assert!(check_values(fills, [("product_id", "BTC-USD"), ("order_id", "o-1")], None).is_empty());
     }
 
     #[test]

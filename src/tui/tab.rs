@@ -368,7 +368,9 @@ impl Tab {
     /// Drafts are not used: a half-typed form must not break browsing.
     pub fn browse_values(&self, op: &'static Operation) -> Values {
         let mut values = self.suggested_values(op, None);
-        values.retain(|name, _| op.params.iter().any(|p| p.name == name && p.required));
+        values.retain(|name, _| {
+            op.params.iter().any(|p| p.name == name && (p.required || op.at_least_one.contains(&p.name)))
+        });
         for (name, value) in op.browse {
             values.entry((*name).to_owned()).or_insert_with(|| (*value).to_owned());
         }
@@ -413,9 +415,10 @@ impl Tab {
                 _ if param.location == Location::Path => id_value(v),
                 other => scalar(other),
             });
-            // The context holds ids by the path parameter that takes them, nothing else.
-            let from_context =
-                (param.location == Location::Path).then(|| self.context.get(param.name).cloned()).flatten();
+            // The context holds ids by the path parameter that takes them, nothing else; a list
+            // that needs one of several ids (fills of an order or a product) takes them too.
+            let takes_id = param.location == Location::Path || op.at_least_one.contains(&param.name);
+            let from_context = takes_id.then(|| self.context.get(param.name).cloned()).flatten();
             if let Some(value) = from_record.or(from_context) {
                 values.insert(param.name.to_owned(), value);
             }

@@ -6,6 +6,7 @@ impl App {
     /// Loads the selected resource into the browser; asks for missing parameters with a form.
     pub(super) fn open_resource(&mut self) {
         let o = self.key_hint(Action::Operations);
+        let r = self.key_hint(Action::Refresh);
         let tab = self.tab_mut();
         if tab.stop_tail() {
             self.info("tail stopped: another list is in view");
@@ -15,19 +16,72 @@ impl App {
         tab.page = None;
         let Some(op) = tab.list_op() else {
             let resource = tab.resource_name();
-            let ops: Vec<&'static Operation> =
-                tab.service.operations().iter().filter(|op| op.resource == resource).collect();
+            // The resource's read of the whole (not of one record by its own id, which nothing
+            // lists): Coinbase's fees, Ably's time, a Deepgram project's usage.
+            let read = tab.service.operations().iter().find(|op| {
+                op.resource == resource
+                    && op.method == crate::catalog::Method::Get
+                    && !op.mutates
+                    && !op.path.ends_with('}')
+                    && op.at_least_one.is_empty()
+                    && !op.exclusive.iter().any(|group| group.required)
+            });
             tab.browser.clear();
-            tab.browser.notice = Some((format!("{resource} has no list; press {o} for its operations"), false));
-            // Its operations to choose from: nothing is sent without a form or a choice.
-            let title = format!("{resource} operations");
-            self.popup = Some(Popup::Menu(Menu::new(title, ops, false)));
+            let Some(read) = read else {
+                // An empty browser, where every key moves as in a full one; its operations are
+                // one key away, and nothing opens by itself to catch the next keys typed.
+                tab.browser.notice = Some((format!("{resource} has no list; press {o} for its operations"), false));
+                return;
+            };
+            let values = tab.browse_values(read);
+            let missing = read.params.iter().find(|p| p.required && !values.contains_key(p.name));
+            match missing {
+                // Nothing to ask: sent as a list would be.
+                None => {
+                    tab.browser.notice =
+                        Some((format!("{resource} has no list: {} was sent ({r} sends it again)", read.name), false));
+                    self.send_operation(read, values);
+                }
+                Some(param) => {
+                    let place = tab.source_of(param.name).map(|source| format!(": pick one in {source} first"));
+                    tab.browser.notice = Some((
+                        format!(
+                            "{} reads by {}{}; nothing was sent (or press {o} for the form)",
+                            read.name,
+                            param.name,
+                            place.unwrap_or_default()
+                        ),
+                        false,
+                    ));
+                }
+            }
             return;
         };
         let values = tab.browse_values(op);
         // Whose list it is, from the values it is really called with.
         if let Some(scope) = tab.scope_label(op, &values) {
             tab.browser.title = format!("{} of {scope}", op.resource);
+        }
+        // A list that needs one of several ids (Coinbase's fills: of an order or of a product).
+        if !op.at_least_one.is_empty() && !op.at_least_one.iter().any(|name| values.contains_key(*name)) {
+            let places: Vec<String> = op
+                .at_least_one
+                .iter()
+                .map(|name| match tab.source_of(name) {
+                    Some(source) => format!("{name} (pick one in {source})"),
+                    None => (*name).to_owned(),
+                })
+                .collect();
+            tab.browser.clear();
+            tab.browser.notice = Some((
+                format!(
+                    "{} lists by {}: nothing was sent (or press {o} for the form)",
+                    op.resource,
+                    places.join(" or ")
+                ),
+                false,
+            ));
+            return;
         }
         let missing = op.params.iter().find(|p| p.required && !values.contains_key(p.name));
         // An id the user has not picked yet: say where to pick it, never guess one.
