@@ -418,3 +418,38 @@ async fn a_list_that_needs_an_id_says_where_to_pick_one_and_sends_nothing() {
     assert_eq!(h.console.app.executor.active_count(), 0);
     assert!(notice(&h).starts_with("usage_get reads by project_id"), "{}", notice(&h));
 }
+
+#[tokio::test]
+async fn q_closes_a_view_and_says_so_and_quits_only_from_the_main_screen() {
+    let mut h = tab("7").await;
+    h.console.app.focus = Focus::Browser;
+    h.keys("<Enter>");
+    h.settle().await;
+    assert!(matches!(h.console.app.popup, Some(Popup::Detail(_))), "a shipment's view opens");
+    h.keys("q");
+    assert!(h.console.app.popup.is_none() && !h.console.app.quit, "q closed the view, not the console");
+    let status = h.screen().lines().last().unwrap().to_owned();
+    assert!(status.contains("closed the shipment view · q again quits"), "{status}");
+    h.keys("?q");
+    assert!(!h.console.app.quit);
+    assert!(h.screen().lines().last().unwrap().contains("closed the help · q again quits"));
+    h.keys("q");
+    assert!(h.console.app.quit, "from the main screen q quits");
+}
+
+#[tokio::test]
+async fn the_palette_lists_the_current_tabs_operations_first() {
+    let mut h = tab("7").await;
+    let chosen = |h: &Harness| match &h.console.app.popup {
+        Some(Popup::Form(form)) => form.op.service,
+        _ => panic!("a form opens"),
+    };
+    h.keys(":<Enter>");
+    assert_eq!(chosen(&h), opsdeck::catalog::Service::Easypost, "the first entry is the tab's");
+    h.keys("<Esc>");
+    h.keys(":");
+    // Mailgun has a webhooks_list too.
+    h.type_text("webhooks_list");
+    h.keys("<Enter>");
+    assert_eq!(chosen(&h), opsdeck::catalog::Service::Easypost, "and the first of equal matches");
+}

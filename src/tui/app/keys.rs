@@ -94,10 +94,14 @@ impl App {
         self.popup = Some(Popup::Menu(Menu::grouped(title, tab.resource_name(), first, rest)));
     }
 
-    /// `:`: every operation of every service, then the console's own actions.
+    /// `:`: every operation of every service, the current tab's first (and first among equal
+    /// matches of what is typed), then the console's own actions.
     pub(super) fn open_palette(&mut self) {
         let items = self.palette_items();
-        self.popup = Some(Popup::Menu(Menu::palette(all_operations().collect(), items)));
+        let service = self.tab().service;
+        let (mut ops, others): (Vec<_>, Vec<_>) = all_operations().partition(|op| op.service == service);
+        ops.extend(others);
+        self.popup = Some(Popup::Menu(Menu::palette(ops, items)));
     }
 
     /// The console actions of the palette: every action marked for it in [`ACTIONS`], then a
@@ -381,6 +385,18 @@ impl App {
     }
 
     pub(super) fn handle_popup_key(&mut self, key: KeyEvent) {
+        let Some(popup) = self.popup.as_ref() else { return };
+        // The quit key closes a view rather than the console: say so, so the next q is no
+        // surprise (and keys typed after it do not land in a console believed gone).
+        let closing_with_quit = self.keymap.is(Action::Quit, &key).then(|| popup_label(popup));
+        self.route_popup_key(key);
+        if let (Some(label), None) = (closing_with_quit, &self.popup) {
+            let q = self.key_hint(Action::Quit);
+            self.info(format!("closed {label} · {q} again quits"));
+        }
+    }
+
+    fn route_popup_key(&mut self, key: KeyEvent) {
         let Some(popup) = self.popup.as_mut() else { return };
         match popup {
             Popup::Help => {
@@ -516,6 +532,24 @@ impl App {
                 ConfirmAction::None => {}
             },
         }
+    }
+}
+
+/// What a popup is called when it is closed: `the shipment view`, `the help`.
+fn popup_label(popup: &Popup) -> String {
+    match popup {
+        Popup::Help => "the help".to_owned(),
+        Popup::Menu(_) => "the menu".to_owned(),
+        Popup::Form(form) => format!("the {} form", form.op.name),
+        Popup::Confirm(confirm) => format!("the {} confirmation", confirm.op.name),
+        Popup::Detail(detail) => {
+            let kind = detail.title.split_whitespace().next().unwrap_or("record");
+            format!("the {} view", kind.trim_end_matches(|c: char| !c.is_alphanumeric()))
+        }
+        Popup::Sandbox(_) => "the sandbox view".to_owned(),
+        Popup::History(_) => "the history".to_owned(),
+        Popup::Copy(..) => "the copy menu".to_owned(),
+        Popup::Save(..) => "the save prompt".to_owned(),
     }
 }
 

@@ -57,10 +57,17 @@ enum Entry {
 }
 
 impl Entry {
-    fn search_text(&self) -> Option<String> {
+    /// How well `query` matches (lower is better). An operation matches by its name alone or
+    /// after its service's, so a short service name gives no head start: equal names rank in
+    /// menu order (the current tab's first in the palette).
+    fn score(&self, query: &str) -> Option<usize> {
         match self {
-            Entry::Op(op) => Some(format!("{} {}", op.service.name(), op.name)),
-            Entry::Item(item) => Some(format!("opsdeck {}", item.label)),
+            Entry::Op(op) => {
+                let by_name = fuzzy_score(query, op.name);
+                let by_service = fuzzy_score(query, &format!("{} {}", op.service.name(), op.name));
+                by_name.into_iter().chain(by_service).min()
+            }
+            Entry::Item(item) => fuzzy_score(query, &format!("opsdeck {}", item.label)),
             Entry::Heading(_) => None,
         }
     }
@@ -144,12 +151,8 @@ impl Menu {
             // Everything in order, headings included.
             self.shown = (0..self.ops.len()).collect();
         } else {
-            let mut scored: Vec<(usize, usize)> = self
-                .ops
-                .iter()
-                .enumerate()
-                .filter_map(|(i, entry)| fuzzy_score(&query, &entry.search_text()?).map(|s| (s, i)))
-                .collect();
+            let mut scored: Vec<(usize, usize)> =
+                self.ops.iter().enumerate().filter_map(|(i, entry)| entry.score(&query).map(|s| (s, i))).collect();
             scored.sort_by_key(|(score, i)| (*score, *i));
             self.shown = scored.into_iter().map(|(_, i)| i).collect();
         }
