@@ -453,3 +453,25 @@ async fn the_palette_lists_the_current_tabs_operations_first() {
     h.keys("<Enter>");
     assert_eq!(chosen(&h), opsdeck::catalog::Service::Easypost, "and the first of equal matches");
 }
+
+#[tokio::test]
+async fn esc_from_a_list_a_record_led_to_goes_back_to_the_list_it_came_from() {
+    let mut h = tab("5").await;
+    h.browse("accounts").await;
+    h.console.app.focus = Focus::Browser;
+    let list = |h: &Harness| h.console.app.tab().page.as_ref().map(|p| p.op.name).unwrap_or_default();
+    assert_eq!(list(&h), "accounts_list");
+    h.keys("<Enter>");
+    assert!(matches!(h.console.app.popup, Some(Popup::Detail(_))), "the account's view");
+    h.keys("l");
+    h.settle().await;
+    assert_eq!(list(&h), "accounts_get_ledger");
+    h.console.app.focus = Focus::Browser;
+    h.keys("<Esc>");
+    h.settle().await;
+    assert_eq!(list(&h), "accounts_list", "back to the accounts, not past them");
+    assert_eq!(h.console.app.focus, Focus::Browser);
+    assert_eq!(h.console.app.tab().resource_name(), "accounts");
+    h.keys("<Esc>");
+    assert_eq!(h.console.app.focus, Focus::Resources, "from the first list, Esc leaves the browser");
+}

@@ -277,20 +277,30 @@ async fn suppressions_lists_routes_and_webhooks_are_reached_from_their_rows() {
     assert_eq!(form.values().get("id").map(String::as_str), Some("delivered"));
 }
 
-/// Enter on a resource with no list opens its operations and sends nothing (AvaTax addresses
-/// and utilities, Ably time).
+/// Enter on a resource with no list whose read needs what only a form asks (AvaTax addresses,
+/// Mailgun validations) opens nothing and sends nothing; one whose read asks nothing (AvaTax
+/// ping, Ably time) is sent at once.
 #[tokio::test]
-async fn enter_on_a_resource_without_a_list_opens_its_operations_and_sends_nothing() {
+async fn enter_on_a_resource_without_a_list_sends_only_a_read_that_asks_nothing() {
     let mut h = Harness::new().await;
-    for (tab, resource) in [("1", "time"), ("3", "addresses"), ("3", "utilities")] {
+    for (tab, resource, sends) in
+        [("1", "time", true), ("3", "addresses", false), ("3", "utilities", true), ("6", "validations", false)]
+    {
         h.keys(tab);
         h.settle().await;
         let sent_before = h.console.app.tab().sent.clone().map(|s| s.url);
         h.browse(resource).await;
-        let Some(Popup::Menu(menu)) = &h.console.app.popup else { panic!("{resource}: a menu:\n{}", h.screen()) };
-        assert!(!menu.is_typing());
-        assert_eq!(h.console.app.tab().sent.clone().map(|s| s.url), sent_before, "{resource}: nothing sent");
-        assert_eq!(h.console.app.executor.active_count(), 0, "{resource}");
-        h.keys("<Esc>");
+        assert!(
+            !matches!(h.console.app.popup, Some(Popup::Menu(_) | Popup::Form(_))),
+            "{resource}: nothing opens to catch the next keys:\n{}",
+            h.screen()
+        );
+        let sent = h.console.app.tab().sent.clone().map(|s| s.url);
+        assert_eq!(sent != sent_before, sends, "{resource}: {sent:?}");
+        if !sends {
+            let notice = h.console.app.tab().browser.notice.clone().unwrap_or_default().0;
+            assert_eq!(notice, format!("{resource} has no list; press o for its operations"));
+        }
+        h.console.app.popup = None;
     }
 }

@@ -576,6 +576,8 @@ pub(super) static OPERATIONS: &[Operation] = &[
                 .one_of(&["Default", "Upper", "Mixed"])
                 .default("Default"),
         ],
+        // An address needs a street or a postal code; AvaTax refuses one with neither.
+        at_least_one: &["line1", "postalCode"],
         ..op(
             "addresses_resolve",
             "addresses",

@@ -45,6 +45,9 @@ pub struct Tab {
     /// What each operation's form last held, so nothing typed is lost when a call fails.
     pub drafts: std::collections::HashMap<&'static str, Values>,
     pub page: Option<PageState>,
+    /// The lists a record led here from (an account's holds came from the accounts), newest
+    /// last, each with the values it was listed with: Esc in the browser goes back one.
+    pub came_from: Vec<(&'static Operation, Values)>,
     /// The list call in flight, if any.
     pub loading: Option<CallId>,
     pub auto_refresh: bool,
@@ -142,6 +145,7 @@ impl Tab {
             context_labels: std::collections::HashMap::new(),
             drafts: std::collections::HashMap::new(),
             page: None,
+            came_from: Vec::new(),
             loading: None,
             auto_refresh: false,
             last_refresh: None,
@@ -375,6 +379,15 @@ impl Tab {
             values.entry((*name).to_owned()).or_insert_with(|| (*value).to_owned());
         }
         values
+    }
+
+    /// Notes the list a record led away from, for Esc; a long walk keeps its last steps.
+    pub fn remember_where_from(&mut self, list: Option<(&'static Operation, Values)>) {
+        const STEPS: usize = 16;
+        self.came_from.extend(list);
+        if self.came_from.len() > STEPS {
+            self.came_from.remove(0);
+        }
     }
 
     /// Values to pre-fill `op`'s form with: the last draft, else the suggested values.

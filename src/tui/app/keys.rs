@@ -333,7 +333,7 @@ impl App {
                         tab.browser.notice =
                             tab.page.is_none().then(|| ("cancelled; r loads it again".to_owned(), false));
                         self.info("cancelled indexing the response (r asks again)".to_owned());
-                    } else {
+                    } else if !self.back_to_previous_list() {
                         self.focus = Focus::Resources;
                     }
                 }

@@ -14,6 +14,8 @@ impl App {
         let tab = self.tab_mut();
         tab.browser.title = tab.resource_name().to_owned();
         tab.page = None;
+        // A resource opened anew leads back nowhere (a drill adds where it came from after).
+        tab.came_from.clear();
         let Some(op) = tab.list_op() else {
             let resource = tab.resource_name();
             // The resource's read of the whole (not of one record by its own id, which nothing
@@ -34,26 +36,28 @@ impl App {
                 return;
             };
             let values = tab.browse_values(read);
-            let missing = read.params.iter().find(|p| p.required && !values.contains_key(p.name));
-            match missing {
+            let missing: Vec<&crate::catalog::Param> =
+                read.params.iter().filter(|p| p.required && !values.contains_key(p.name)).collect();
+            // Only an id in the path is picked from a list; anything else is asked by the form.
+            let picked_elsewhere = match missing.as_slice() {
+                [param] if param.location == crate::catalog::Location::Path => {
+                    tab.source_of(param.name).map(|source| (param.name, source))
+                }
+                _ => None,
+            };
+            let notice = match (missing.is_empty(), picked_elsewhere) {
                 // Nothing to ask: sent as a list would be.
-                None => {
-                    tab.browser.notice =
-                        Some((format!("{resource} has no list: {} was sent ({r} sends it again)", read.name), false));
-                    self.send_operation(read, values);
-                }
-                Some(param) => {
-                    let place = tab.source_of(param.name).map(|source| format!(": pick one in {source} first"));
-                    tab.browser.notice = Some((
-                        format!(
-                            "{} reads by {}{}; nothing was sent (or press {o} for the form)",
-                            read.name,
-                            param.name,
-                            place.unwrap_or_default()
-                        ),
-                        false,
-                    ));
-                }
+                (true, _) => format!("{resource} has no list: {} was sent ({r} sends it again)", read.name),
+                // An id the user has not picked yet: say where to pick it, never guess one.
+                (false, Some((name, source))) => format!(
+                    "{} reads by {name}: pick one in {source} first; nothing was sent (or press {o} for the form)",
+                    read.name
+                ),
+                (false, None) => format!("{resource} has no list; press {o} for its operations"),
+            };
+            tab.browser.notice = Some((notice, false));
+            if missing.is_empty() {
+                self.send_operation(read, values);
             }
             return;
         };

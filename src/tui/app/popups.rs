@@ -331,6 +331,13 @@ impl App {
             DetailCommand::Open { op: name, values } => {
                 let Some(op) = self.operation_of_tab(name) else { return };
                 self.popup = None;
+                // A list a record's view leads to (an account's holds) goes back to the list the
+                // record was in.
+                let tab = self.tab_mut();
+                if let Some(page) = tab.page.as_ref().filter(|page| op.is_list() && page.op.name != op.name) {
+                    let from = (page.op, page.values.clone());
+                    tab.remember_where_from(Some(from));
+                }
                 self.request_operation(op, values.into_iter().collect());
             }
             DetailCommand::Save { url, file_name } => self.open_save_prompt(url, &file_name),

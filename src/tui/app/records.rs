@@ -36,9 +36,25 @@ impl App {
     pub(super) fn drill_into(&mut self, resource: &str) {
         let tab = self.tab_mut();
         let Some(index) = tab.resources.iter().position(|r| *r == resource) else { return };
+        let came_from = tab.page.as_ref().map(|page| (page.op, page.values.clone()));
         tab.resource = index;
         self.focus = Focus::Browser;
         self.open_resource();
+        self.tab_mut().remember_where_from(came_from);
+    }
+
+    /// Esc in the browser of a list a record led to: the list it came from, listed again (with
+    /// the values it had), and its resource selected. False when no record led here.
+    pub(super) fn back_to_previous_list(&mut self) -> bool {
+        let tab = self.tab_mut();
+        let Some((op, values)) = tab.came_from.pop() else { return false };
+        if let Some(index) = tab.resources.iter().position(|r| *r == op.resource) {
+            tab.resource = index;
+        }
+        tab.browser.title = op.resource.to_owned();
+        self.load_list(op, values);
+        self.info(format!("back to {}", op.resource));
+        true
     }
 
     /// Enter on a row, as the tab's service says: list what belongs to it (a company's
