@@ -96,6 +96,9 @@ struct Field {
     /// The catalog's shape the field started from (pretty-printed): left as it is, it is no
     /// value the user chose, so it is never sent.
     template: Option<String>,
+    /// For a parameter with a fixed set of values (a side, a time in force): the one chosen, a
+    /// `‹ ›` selector moved with ← →; the text typed finds one (`input` holds it).
+    chosen: Option<usize>,
 }
 
 struct Prefilled {
@@ -114,7 +117,45 @@ fn takes_lines(param: &Param) -> bool {
     is_json(param) || param.kind == Kind::File
 }
 
+/// Whether a parameter is a choice among fixed values, shown as a `‹ ›` selector.
+fn is_choice(param: &Param) -> bool {
+    !param.allowed.is_empty() && !param.repeatable()
+}
+
+/// The value of `choices` that `typed` finds: the first that starts with it, else the first that
+/// holds it, ignoring case; none for empty text.
+fn find_choice(choices: &[&str], typed: &str) -> Option<usize> {
+    let typed = typed.trim().to_lowercase();
+    if typed.is_empty() {
+        return None;
+    }
+    let lower: Vec<String> = choices.iter().map(|c| c.to_lowercase()).collect();
+    lower.iter().position(|c| c.starts_with(&typed)).or_else(|| lower.iter().position(|c| c.contains(&typed)))
+}
+
 impl Field {
+    /// The typed text found a choice again (after a key edited it).
+    fn refind_choice(&mut self) {
+        if is_choice(self.param) {
+            self.chosen = find_choice(self.param.allowed, &self.input.lines().join(""));
+        }
+    }
+
+    /// ← → on a selector: the next or previous value, the typed text cleared; from none, the
+    /// first or last.
+    fn step_choice(&mut self, forward: bool) {
+        let count = self.param.allowed.len();
+        self.chosen = Some(match (self.chosen, forward) {
+            (None, true) => 0,
+            (None, false) => count - 1,
+            (Some(i), true) => (i + 1) % count,
+            (Some(i), false) => (i + count - 1) % count,
+        });
+        self.input = TextArea::default();
+        self.prefilled = None;
+        self.error = None;
+    }
+
     /// Whether the field keeps line breaks: JSON, files, and text its service types over lines.
     fn takes_lines(&self) -> bool {
         takes_lines(self.param) || self.text_lines
@@ -128,6 +169,9 @@ impl Field {
     /// The field's value as [`Values`] hold it: the text, with a file field's lines as the items
     /// of one value (a family's JSON is expanded by [`Form::values`]).
     fn value(&self) -> String {
+        if let Some(chosen) = self.chosen {
+            return self.param.allowed[chosen].to_owned();
+        }
         let text = self.input.lines().join("\n");
         if self.template.as_ref() == Some(&text) {
             return String::new();
@@ -320,7 +364,13 @@ impl Form {
                     hint = "text over several lines: Enter starts a new line, Tab goes to the next field".to_owned();
                 }
                 input.set_placeholder_text(hint);
-                Field { param, text_lines: lines, input, error: None, prefilled, template }
+                // A pre-filled choice is chosen; a value outside the set stays as text, marked
+                // when checked, never dropped.
+                let chosen = is_choice(param).then(|| param.allowed.iter().position(|c| *c == text)).flatten();
+                if chosen.is_some() {
+                    input = TextArea::default();
+                }
+                Field { param, text_lines: lines, input, error: None, prefilled, template, chosen }
             })
             .collect();
         Form { op, fields, focused: 0, target_label, message: None, line_items: None, notes: Vec::new(), hint: None }
@@ -380,6 +430,11 @@ impl Form {
             field.input = TextArea::new(value.lines().map(str::to_owned).collect());
             field.input.move_cursor(CursorMove::End);
             field.prefilled = None;
+            field.chosen =
+                is_choice(field.param).then(|| field.param.allowed.iter().position(|c| *c == value)).flatten();
+            if field.chosen.is_some() {
+                field.input = TextArea::default();
+            }
         }
     }
 
@@ -405,6 +460,7 @@ impl Form {
         } else {
             field.input.insert_str(text.replace('\n', " "));
         }
+        field.refind_choice();
         field.error = None;
     }
 
@@ -514,6 +570,13 @@ impl Form {
                     field.input.move_cursor(if up { CursorMove::Up } else { CursorMove::Down });
                 }
             }
+            KeyCode::Left | KeyCode::Right
+                if key.modifiers.is_empty() && self.fields.get(self.focused).is_some_and(|f| is_choice(f.param)) =>
+            {
+                if let Some(field) = self.fields.get_mut(self.focused) {
+                    field.step_choice(key.code == KeyCode::Right);
+                }
+            }
             KeyCode::Tab | KeyCode::Down => self.move_focus(1),
             KeyCode::BackTab | KeyCode::Up => self.move_focus(-1),
             KeyCode::Enter if self.fields.get(self.focused).is_none_or(|f| !f.takes_lines()) => {
@@ -522,7 +585,14 @@ impl Form {
             _ => {
                 if let Some(field) = self.fields.get_mut(self.focused) {
                     let lines = field.takes_lines();
-                    if edit_text(&mut field.input, &key, lines) {
+                    // On a selector, Backspace with nothing typed clears the choice.
+                    let typed_nothing = field.input.lines().iter().all(String::is_empty);
+                    let clears = field.chosen.is_some() && typed_nothing && key.code == KeyCode::Backspace;
+                    if clears {
+                        field.chosen = None;
+                        field.error = None;
+                    } else if edit_text(&mut field.input, &key, lines) {
+                        field.refind_choice();
                         field.error = None;
                     }
                 }
@@ -696,10 +766,14 @@ impl Form {
             }
             frame.render_widget(Paragraph::new(Line::from(label)), Rect { x: body.x, y, width: body.width, height: 1 });
             let input_area = Rect { x: body.x + 2, y: y + 1, width: body.width.saturating_sub(2), height: needed - 1 };
-            field.input.set_style(theme.text);
-            field.input.set_placeholder_style(theme.muted);
-            field.input.set_cursor_style(if focused { theme.selection } else { theme.text });
-            frame.render_widget(&field.input, input_area);
+            if is_choice(param) {
+                frame.render_widget(choice_line(field, focused, theme), input_area);
+            } else {
+                field.input.set_style(theme.text);
+                field.input.set_placeholder_style(theme.muted);
+                field.input.set_cursor_style(if focused { theme.selection } else { theme.text });
+                frame.render_widget(&field.input, input_area);
+            }
             if focused {
                 // Where typing goes, even in an empty field.
                 let marker = Rect { x: body.x, y: y + 1, width: 1, height: 1 };
@@ -708,6 +782,30 @@ impl Form {
             y += needed;
         }
     }
+}
+
+/// A selector's line: `‹ buy ›`, what was typed to find it, and the other values.
+fn choice_line(field: &Field, focused: bool, theme: &Theme) -> Paragraph<'static> {
+    let typed = field.input.lines().join("");
+    let shown = match (field.chosen, typed.is_empty()) {
+        (Some(i), _) => field.param.allowed[i].to_owned(),
+        (None, false) => inert(&typed).into_owned(),
+        (None, true) => match field.param.default {
+            Some(default) => format!("— (not sent: {default})"),
+            None => "—".to_owned(),
+        },
+    };
+    let mut spans = vec![Span::styled(format!("‹ {shown} ›"), if focused { theme.selection } else { theme.text })];
+    if focused {
+        let found = if typed.is_empty() || field.chosen.is_none() {
+            String::new()
+        } else {
+            format!("  typed {}", inert(&typed))
+        };
+        spans.push(Span::styled(found, theme.accent));
+        spans.push(Span::styled(format!("  ← → {}", field.param.allowed.join(" · ")), theme.muted));
+    }
+    Paragraph::new(Line::from(spans))
 }
 
 /// What completing a path found: the line's new text, and the names it could go on with.
@@ -822,6 +920,52 @@ mod tests {
         let FormAction::Submit(values) = form.handle_key(ctrl_s()) else { panic!("should submit") };
         assert_eq!(values.get("channelId").map(String::as_str), Some("orders:eu"));
         assert_eq!(values.get("limit").map(String::as_str), Some("10"));
+    }
+
+    #[test]
+    fn a_fixed_set_of_values_is_a_selector_moved_with_arrows_or_found_by_typing() {
+        let op = Service::Coinbase.operation("orders_create").unwrap();
+        let mut prefill = Values::new();
+        prefill.insert("product_id".into(), "BTC-USD".into());
+        let mut form = Form::new(op, &prefill, "SANDBOX".into());
+        let side = |form: &Form| form.values().get("side").cloned().unwrap_or_default();
+        form.handle_key(key(KeyCode::Tab));
+        assert_eq!(side(&form), "", "nothing is chosen for the user");
+        form.handle_key(key(KeyCode::Right));
+        assert_eq!(side(&form), "buy");
+        form.handle_key(key(KeyCode::Right));
+        assert_eq!(side(&form), "sell");
+        form.handle_key(key(KeyCode::Right));
+        assert_eq!(side(&form), "buy", "← → go round");
+        form.handle_key(key(KeyCode::Left));
+        assert_eq!(side(&form), "sell");
+        let mut terminal = Terminal::new(TestBackend::new(120, 30)).unwrap();
+        terminal.draw(|f| form.render(f, f.area(), &Theme::dark())).unwrap();
+        let text: String = terminal.backend().buffer().content.iter().map(|c| c.symbol()).collect();
+        assert!(text.contains("‹ sell ›") && text.contains("← → buy · sell"), "{text}");
+        form.handle_key(key(KeyCode::Backspace));
+        assert_eq!(side(&form), "", "Backspace clears the choice");
+        // Typing finds a value (every printable key types), and Backspace edits what was typed.
+        form.handle_key(key(KeyCode::Char('S')));
+        assert_eq!(side(&form), "sell");
+        form.handle_key(key(KeyCode::Backspace));
+        assert_eq!(side(&form), "");
+        for c in "xyz".chars() {
+            form.handle_key(key(KeyCode::Char(c)));
+        }
+        assert_eq!(side(&form), "xyz", "text that finds nothing stays, to be marked");
+        assert_eq!(form.handle_key(ctrl_s()), FormAction::None);
+        assert!(form.error_of("side").unwrap().contains("not one of buy, sell"));
+        // A time in force not chosen is not sent: the exchange's default applies, as the field says.
+        form.set_value("side", "buy");
+        form.set_value("size", "0.01");
+        form.set_value("price", "100");
+        terminal.draw(|f| form.render(f, f.area(), &Theme::dark())).unwrap();
+        let text: String = terminal.backend().buffer().content.iter().map(|c| c.symbol()).collect();
+        assert!(text.contains("‹ — (not sent: GTC) ›"), "{text}");
+        let FormAction::Submit(values) = form.handle_key(ctrl_s()) else { panic!("sends") };
+        assert_eq!(values.get("side").map(String::as_str), Some("buy"));
+        assert!(!values.contains_key("time_in_force"));
     }
 
     #[test]
