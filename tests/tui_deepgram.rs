@@ -433,3 +433,26 @@ async fn models_list_speech_to_text_and_voices_with_useful_columns() {
     h.settle().await;
     assert!(popup_title(&h).starts_with("model aura-2"), "{}", h.screen());
 }
+
+/// `d` on a row of a project's keys deletes that key, after a confirmation that names it by its
+/// comment and scopes; the list then lacks it.
+#[tokio::test]
+async fn d_on_a_key_row_deletes_it_after_naming_its_comment_and_scopes() {
+    let mut h = deepgram().await;
+    open_project(&mut h).await;
+    h.keys("a");
+    h.settle().await;
+    h.console.app.focus = Focus::Browser;
+    select_row(&mut h, "production transcription");
+    h.keys("d");
+    let Some(Popup::Confirm(confirm)) = &h.console.app.popup else { panic!("a confirmation:\n{}", h.screen()) };
+    assert_eq!(confirm.op.name, "keys_delete");
+    let named = confirm.effects.iter().find(|e| e.contains("“production transcription”")).cloned().unwrap_or_default();
+    assert!(named.starts_with("deletes key “production transcription” (") && named.contains("with scopes "), "{named}");
+    h.keys("y");
+    h.settle().await;
+    h.keys("r");
+    h.settle().await;
+    let screen = h.screen();
+    assert!(!screen.contains("production transcription") && screen.contains("ci pipeline"), "{screen}");
+}

@@ -22,6 +22,9 @@ impl App {
             self.handle_pane_key(key);
             return;
         }
+        if self.focus == Focus::Browser && self.row_key(&key) {
+            return;
+        }
         match self.keymap.action_for(&key, self.focus) {
             Some(action) => self.run_action(action),
             None => self.handle_pane_key(key),

@@ -107,9 +107,34 @@ impl App {
         let tab = self.tab();
         let scope = |name: &str| tab.scope(name);
         let Some((name, values)) = services::console(tab.service).record_action(key, record, &scope) else { return };
-        if let Some(op) = self.operation_of_tab(name) {
+        let Some(op) = self.operation_of_tab(name) else { return };
+        // A delete or a cancel whose every value is known (the record's ids) asks its question
+        // at once: a form would only repeat them.
+        let complete = op.params.iter().all(|p| !p.required || values.contains_key(p.name));
+        if complete && op.asks_first(&|name| values.get(name).cloned()) {
+            self.request_operation(op, values);
+        } else {
             self.open_form_with(op, &values);
         }
+    }
+
+    /// A key of the selected row where it is (see [`services::ServiceConsole::row_keys`]); false
+    /// when the list in view gives that key no meaning, so it does what it does elsewhere.
+    pub(super) fn row_key(&mut self, key: &KeyEvent) -> bool {
+        let KeyCode::Char(c) = key.code else { return false };
+        if !key.modifiers.is_empty() && key.modifiers != KeyModifiers::SHIFT {
+            return false;
+        }
+        let tab = self.tab();
+        let Some(list) = tab.page.as_ref().map(|p| p.op.name) else { return false };
+        if !services::console(tab.service).row_keys(list).iter().any(|(k, _)| *k == c) {
+            return false;
+        }
+        match tab.selected_record().map(Value::Object) {
+            Some(record) => self.open_record_action(c, &record),
+            None => self.info("select a row first"),
+        }
+        true
     }
 
     /// The compose forms of Mailgun (send, MIME send), from any tab: the domain in view and its

@@ -84,10 +84,34 @@ impl ServiceConsole for Deepgram {
     }
 
     fn effects_seen(&self, op: &Operation, values: &Values, seen: &dyn Fn(&str) -> Option<Seen>) -> Vec<String> {
-        if op.name == "projects_delete" {
-            project_cascade(values, seen)
-        } else {
-            Vec::new()
+        match op.name {
+            "projects_delete" => project_cascade(values, seen),
+            "keys_delete" => key_named(values, seen).into_iter().collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    fn row_keys(&self, list_op: &str) -> &'static [(char, &'static str)] {
+        match list_op {
+            "keys_list" => &[('d', "delete")],
+            _ => &[],
+        }
+    }
+
+    fn record_action(
+        &self,
+        key: char,
+        record: &Value,
+        scope: &dyn Fn(&str) -> Option<String>,
+    ) -> Option<(&'static str, Values)> {
+        let api_key = record.get("api_key").unwrap_or(record);
+        let id = api_key.get("api_key_id").and_then(Value::as_str)?;
+        match key {
+            'd' => Some((
+                "keys_delete",
+                pairs(&[("project_id", &scope("project_id")?), ("key_id", id)]).into_iter().collect(),
+            )),
+            _ => None,
         }
     }
 
@@ -819,6 +843,21 @@ fn callback_view(body: &Value) -> Detail {
 
 /// What a project's deletion takes with it: its keys, members and balances (counted where this
 /// tab has listed them for this project) and its usage history.
+/// Which key a delete takes away, as the keys list showed it: its comment and scopes.
+fn key_named(values: &Values, seen: &dyn Fn(&str) -> Option<Seen>) -> Option<String> {
+    let id = values.get("key_id")?;
+    let keys = seen("keys_list")?;
+    let record = keys.records.iter().find(|r| {
+        let api_key = r.get("api_key").unwrap_or(r);
+        api_key.get("api_key_id").and_then(Value::as_str) == Some(id)
+    })?;
+    let api_key = record.get("api_key").unwrap_or(record);
+    let comment = text(api_key.get("comment"));
+    let scopes = array(api_key.get("scopes")).iter().map(|s| text(Some(s))).collect::<Vec<_>>().join(", ");
+    let named = if comment.is_empty() { format!("key {id}") } else { format!("key “{comment}” ({id})") };
+    Some(if scopes.is_empty() { format!("deletes {named}") } else { format!("deletes {named} with scopes {scopes}") })
+}
+
 fn project_cascade(values: &Values, seen: &dyn Fn(&str) -> Option<Seen>) -> Vec<String> {
     let Some(project) = values.get("project_id") else { return Vec::new() };
     let name = seen("projects_list")

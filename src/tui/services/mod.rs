@@ -59,6 +59,14 @@ pub trait ServiceConsole: Sync {
         &[]
     }
 
+    /// Keys that act on the selected row of `list_op` where it is (a key's delete in
+    /// Deepgram's keys), each with its label: [`ServiceConsole::record_action`] says what each
+    /// does. They win over the browser's own keys in that list.
+    fn row_keys(&self, list_op: &str) -> &'static [(char, &'static str)] {
+        let _ = list_op;
+        &[]
+    }
+
     /// The form a record action key opens: the operation and the values it starts with.
     /// Nothing is sent before the user reads the form and sends it.
     fn record_action(
