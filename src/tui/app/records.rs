@@ -104,18 +104,16 @@ impl App {
     /// A record action key of a view (an AvaTax transaction's `c` commit): opens the form its
     /// service fills from the record; nothing is sent before the user reads it and presses Ctrl-s.
     pub(super) fn open_record_action(&mut self, key: char, record: &Value) {
-        let tab = self.tab();
-        let scope = |name: &str| tab.scope(name);
-        let Some((name, values)) = services::console(tab.service).record_action(key, record, &scope) else { return };
-        let Some(op) = self.operation_of_tab(name) else { return };
-        // A delete or a cancel whose every value is known (the record's ids) asks its question
-        // at once: a form would only repeat them.
-        let complete = op.params.iter().all(|p| !p.required || values.contains_key(p.name));
-        if complete && op.asks_first(&|name| values.get(name).cloned()) {
-            self.request_operation(op, values);
-        } else {
+        if let Some((op, values)) = self.record_action(key, record) {
             self.open_form_with(op, &values);
         }
+    }
+
+    fn record_action(&mut self, key: char, record: &Value) -> Option<(&'static Operation, Values)> {
+        let tab = self.tab();
+        let scope = |name: &str| tab.scope(name);
+        let (name, values) = services::console(tab.service).record_action(key, record, &scope)?;
+        Some((self.operation_of_tab(name)?, values))
     }
 
     /// A key of the selected row where it is (see [`services::ServiceConsole::row_keys`]); false
@@ -130,9 +128,18 @@ impl App {
         if !services::console(tab.service).row_keys(list).iter().any(|(k, _)| *k == c) {
             return false;
         }
-        match tab.selected_record().map(Value::Object) {
-            Some(record) => self.open_record_action(c, &record),
-            None => self.info("select a row first"),
+        let Some(record) = tab.selected_record().map(Value::Object) else {
+            self.info("select a row first");
+            return true;
+        };
+        let Some((op, values)) = self.record_action(c, &record) else { return true };
+        // A delete or a cancel of the row, whose every value is the row's own id, asks its
+        // question at once: a form would only repeat them.
+        let complete = op.params.iter().all(|p| !p.required || values.contains_key(p.name));
+        if complete && op.asks_first(&|name| values.get(name).cloned()) {
+            self.request_operation(op, values);
+        } else {
+            self.open_form_with(op, &values);
         }
         true
     }

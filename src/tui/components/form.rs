@@ -346,6 +346,9 @@ impl Form {
                         let to = |n: usize| u16::try_from(n).unwrap_or(u16::MAX);
                         input.move_cursor(CursorMove::Jump(to(row), to(column)));
                     }
+                    // A value over several lines opens at its start, as an editor opens a file; a
+                    // one-line value waits at its end, where typing adds to it.
+                    None if takes_lines(param) || lines => input.move_cursor(CursorMove::Top),
                     None => {
                         input.move_cursor(CursorMove::Bottom);
                         input.move_cursor(CursorMove::End);
@@ -768,6 +771,14 @@ impl Form {
             let input_area = Rect { x: body.x + 2, y: y + 1, width: body.width.saturating_sub(2), height: needed - 1 };
             if is_choice(param) {
                 frame.render_widget(choice_line(field, focused, theme), input_area);
+            } else if !focused {
+                // A field not being typed in shows its value from the start (the text area
+                // would show it from where its cursor last was: the end of a long value).
+                let lines: Vec<Line> = match field.input.is_empty() {
+                    true => vec![Line::styled(field.input.placeholder_text().to_owned(), theme.muted)],
+                    false => field.input.lines().iter().map(|l| Line::styled(l.clone(), theme.text)).collect(),
+                };
+                frame.render_widget(Paragraph::new(lines), input_area);
             } else {
                 field.input.set_style(theme.text);
                 field.input.set_placeholder_style(theme.muted);
@@ -966,6 +977,35 @@ mod tests {
         let FormAction::Submit(values) = form.handle_key(ctrl_s()) else { panic!("sends") };
         assert_eq!(values.get("side").map(String::as_str), Some("buy"));
         assert!(!values.contains_key("time_in_force"));
+    }
+
+    #[test]
+    fn fields_show_the_start_of_their_values() {
+        let op = Service::Ably.operation("messages_publish").unwrap();
+        let mut prefill = Values::new();
+        let channel = format!("orders:start-{}-end", "x".repeat(150));
+        prefill.insert("channelId".into(), channel);
+        let json: Vec<String> = (0..40).map(|i| format!("  \"field{i}\": {i},")).collect();
+        prefill.insert("extras".into(), format!("{{\n  \"first\": true,\n{}\n  \"last\": 0\n}}", json.join("\n")));
+        let mut form = Form::new(op, &prefill, "SANDBOX".into());
+        let screen = |form: &mut Form| {
+            let mut terminal = Terminal::new(TestBackend::new(100, 40)).unwrap();
+            terminal.draw(|f| form.render(f, f.area(), &Theme::dark())).unwrap();
+            let buffer = terminal.backend().buffer().clone();
+            (0..buffer.area.height)
+                .map(|y| (0..buffer.area.width).map(|x| buffer[(x, y)].symbol()).collect::<String>())
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        // Leaving the long channel shows it from its start again.
+        form.handle_key(key(KeyCode::Tab));
+        assert!(screen(&mut form).contains("orders:start-xxx"), "{}", screen(&mut form));
+        // The JSON opens at its start when its field is reached.
+        while form.fields[form.focused].param.name != "extras" {
+            form.handle_key(key(KeyCode::Tab));
+        }
+        let shown = screen(&mut form);
+        assert!(shown.contains("\"first\": true") && !shown.contains("\"last\": 0"), "{shown}");
     }
 
     #[test]
@@ -1212,6 +1252,9 @@ mod tests {
         focus(&mut form, "text");
         assert!(form.focused_takes_lines());
         assert_eq!(form.values()["text"], "one\ntwo", "a draft keeps its lines");
+        // It opens at its start; the arrows reach its end.
+        form.handle_key(key(KeyCode::Down));
+        form.handle_key(key(KeyCode::End));
         form.handle_key(key(KeyCode::Enter));
         form.handle_key(key(KeyCode::Char('3')));
         assert_eq!(form.values()["text"], "one\ntwo\n3");
