@@ -214,7 +214,9 @@ pub(super) static OPERATIONS: &[Operation] = &[
         params: &[
             Param::body("url", "URL of the audio file to transcribe (give url or file)"),
             Param::whole_body("file", "local audio file to upload: WAV, FLAC, MP3, OGG... (give url or file)").file(),
-            Param::query("model", "e.g. nova-3, nova-2-meeting, whisper, or a custom model id").default("base-general"),
+            Param::query("model", "e.g. nova-3, nova-2-meeting, whisper, or a custom model id")
+                .default("base-general")
+                .suggest(STT_MODELS),
             Param::query("version", "model version").default("latest"),
             LANGUAGE,
             Param::query("detect_language", "true, or the language codes to choose from, comma-separated").list(),
@@ -274,7 +276,9 @@ pub(super) static OPERATIONS: &[Operation] = &[
             Param::body("text", "text to speak, up to 1000 characters (Aura-2) or 2000 (Aura-1)")
                 .required()
                 .range(1.0, 2000.0),
-            Param::query("model", "voice, e.g. aura-2-thalia-en or aura-asteria-en").default("aura-asteria-en"),
+            Param::query("model", "voice, e.g. aura-2-thalia-en or aura-asteria-en")
+                .default("aura-asteria-en")
+                .suggest(TTS_VOICES),
             // The default encoding is unconfirmed (mp3 per the spec and format table, linear16 per
             // one docs box); mp3 is taken.
             Param::query(
@@ -378,3 +382,32 @@ pub const SCOPES: &[&str] = &[
 pub fn known_scope(scope: &str) -> bool {
     SCOPES.contains(&scope) || scope.starts_with("self-hosted:product:")
 }
+
+/// Deepgram's public speech-to-text models, offered by the transcription form (a custom model's
+/// id is taken too). The simulator serves each (`sandbox::deepgram::models`, tested there).
+pub const STT_MODELS: &[&str] = &[
+    "nova-3",
+    "nova-3-general",
+    "nova-3-medical",
+    "nova-2",
+    "nova-2-general",
+    "nova-2-meeting",
+    "nova-2-phonecall",
+    "nova-2-finance",
+    "nova-2-medical",
+    "enhanced-general",
+    "base-general",
+    "whisper-large",
+];
+
+/// Deepgram's Aura voices the speech form offers (others are taken too).
+pub const TTS_VOICES: &[&str] = &[
+    "aura-2-thalia-en",
+    "aura-2-zeus-en",
+    "aura-2-andromeda-en",
+    "aura-2-apollo-en",
+    "aura-2-helena-en",
+    "aura-asteria-en",
+    "aura-orion-en",
+    "aura-luna-en",
+];

@@ -15,6 +15,7 @@ pub mod validate;
 pub use avatax::ADJUSTMENT_REASONS as AVATAX_ADJUSTMENT_REASONS;
 pub use avatax::DOCUMENT_TYPES as AVATAX_DOCUMENT_TYPES;
 pub use deepgram::known_scope as deepgram_known_scope;
+pub use deepgram::{STT_MODELS as DEEPGRAM_STT_MODELS, TTS_VOICES as DEEPGRAM_TTS_VOICES};
 
 use std::fmt;
 
@@ -216,6 +217,9 @@ pub struct Param {
     pub max: Option<f64>,
     /// When non-empty, the only values the service accepts.
     pub allowed: &'static [&'static str],
+    /// Values to choose from when the service also takes others (Deepgram's public models,
+    /// beside a custom model's id): the form offers them, nothing refuses another.
+    pub suggested: &'static [&'static str],
     /// One line of help shown beside the field.
     pub help: &'static str,
     /// For a `List` in the query: sent as one comma-separated value (`$include=Lines,Summary`, as
@@ -334,6 +338,7 @@ impl Param {
             min: None,
             max: None,
             allowed: &[],
+            suggested: &[],
             help,
             comma_joined: false,
             family: None,
@@ -446,6 +451,20 @@ impl Param {
     pub const fn one_of(mut self, allowed: &'static [&'static str]) -> Param {
         self.allowed = allowed;
         self
+    }
+
+    pub const fn suggest(mut self, values: &'static [&'static str]) -> Param {
+        self.suggested = values;
+        self
+    }
+
+    /// What a form offers to choose from: the only values, else the suggested ones.
+    pub fn choices(&self) -> &'static [&'static str] {
+        if self.allowed.is_empty() {
+            self.suggested
+        } else {
+            self.allowed
+        }
     }
 }
 

@@ -419,3 +419,14 @@ async fn every_documented_scope_makes_a_key() {
         sim.ok("POST", &format!("/v1/projects/{id}/keys"), Some(body)).await;
     }
 }
+
+/// The models the console's forms offer are ones the simulator serves.
+#[test]
+fn the_models_the_forms_offer_are_served() {
+    for name in crate::catalog::DEEPGRAM_STT_MODELS {
+        assert!(super::models::stt(name).is_some(), "{name}");
+    }
+    for name in crate::catalog::DEEPGRAM_TTS_VOICES {
+        assert!(super::models::tts(name).is_some(), "{name}");
+    }
+}

@@ -117,9 +117,9 @@ fn takes_lines(param: &Param) -> bool {
     is_json(param) || param.kind == Kind::File
 }
 
-/// Whether a parameter is a choice among fixed values, shown as a `‹ ›` selector.
+/// Whether a parameter is a choice among fixed (or suggested) values, shown as a `‹ ›` selector.
 fn is_choice(param: &Param) -> bool {
-    !param.allowed.is_empty() && !param.repeatable()
+    !param.choices().is_empty() && !param.repeatable()
 }
 
 /// The value of `choices` that `typed` finds: the first that starts with it, else the first that
@@ -137,14 +137,14 @@ impl Field {
     /// The typed text found a choice again (after a key edited it).
     fn refind_choice(&mut self) {
         if is_choice(self.param) {
-            self.chosen = find_choice(self.param.allowed, &self.input.lines().join(""));
+            self.chosen = find_choice(self.param.choices(), &self.input.lines().join(""));
         }
     }
 
     /// ← → on a selector: the next or previous value, the typed text cleared; from none, the
     /// first or last.
     fn step_choice(&mut self, forward: bool) {
-        let count = self.param.allowed.len();
+        let count = self.param.choices().len();
         self.chosen = Some(match (self.chosen, forward) {
             (None, true) => 0,
             (None, false) => count - 1,
@@ -170,7 +170,7 @@ impl Field {
     /// of one value (a family's JSON is expanded by [`Form::values`]).
     fn value(&self) -> String {
         if let Some(chosen) = self.chosen {
-            return self.param.allowed[chosen].to_owned();
+            return self.param.choices()[chosen].to_owned();
         }
         let text = self.input.lines().join("\n");
         if self.template.as_ref() == Some(&text) {
@@ -369,7 +369,7 @@ impl Form {
                 input.set_placeholder_text(hint);
                 // A pre-filled choice is chosen; a value outside the set stays as text, marked
                 // when checked, never dropped.
-                let chosen = is_choice(param).then(|| param.allowed.iter().position(|c| *c == text)).flatten();
+                let chosen = is_choice(param).then(|| param.choices().iter().position(|c| *c == text)).flatten();
                 if chosen.is_some() {
                     input = TextArea::default();
                 }
@@ -434,7 +434,7 @@ impl Form {
             field.input.move_cursor(CursorMove::End);
             field.prefilled = None;
             field.chosen =
-                is_choice(field.param).then(|| field.param.allowed.iter().position(|c| *c == value)).flatten();
+                is_choice(field.param).then(|| field.param.choices().iter().position(|c| *c == value)).flatten();
             if field.chosen.is_some() {
                 field.input = TextArea::default();
             }
@@ -799,7 +799,7 @@ impl Form {
 fn choice_line(field: &Field, focused: bool, theme: &Theme) -> Paragraph<'static> {
     let typed = field.input.lines().join("");
     let shown = match (field.chosen, typed.is_empty()) {
-        (Some(i), _) => field.param.allowed[i].to_owned(),
+        (Some(i), _) => field.param.choices()[i].to_owned(),
         (None, false) => inert(&typed).into_owned(),
         (None, true) => match field.param.default {
             Some(default) => format!("— (not sent: {default})"),
@@ -814,7 +814,7 @@ fn choice_line(field: &Field, focused: bool, theme: &Theme) -> Paragraph<'static
             format!("  typed {}", inert(&typed))
         };
         spans.push(Span::styled(found, theme.accent));
-        spans.push(Span::styled(format!("  ← → {}", field.param.allowed.join(" · ")), theme.muted));
+        spans.push(Span::styled(format!("  ← → {}", field.param.choices().join(" · ")), theme.muted));
     }
     Paragraph::new(Line::from(spans))
 }
@@ -977,6 +977,31 @@ mod tests {
         let FormAction::Submit(values) = form.handle_key(ctrl_s()) else { panic!("sends") };
         assert_eq!(values.get("side").map(String::as_str), Some("buy"));
         assert!(!values.contains_key("time_in_force"));
+    }
+
+    #[test]
+    fn suggested_values_are_offered_and_another_is_taken() {
+        let op = Service::Deepgram.operation("transcription_transcribe").unwrap();
+        let mut form = Form::new(op, &Values::new(), "SANDBOX".into());
+        focus(&mut form, "model");
+        let model = |form: &Form| form.values().get("model").cloned().unwrap_or_default();
+        form.handle_key(key(KeyCode::Right));
+        assert_eq!(model(&form), "nova-3");
+        form.handle_key(key(KeyCode::Backspace));
+        for c in "whisper".chars() {
+            form.handle_key(key(KeyCode::Char(c)));
+        }
+        assert_eq!(model(&form), "whisper-large", "typing finds a model");
+        for _ in 0.."whisper".len() {
+            form.handle_key(key(KeyCode::Backspace));
+        }
+        for c in "9f1c-custom".chars() {
+            form.handle_key(key(KeyCode::Char(c)));
+        }
+        assert_eq!(model(&form), "9f1c-custom", "a custom model's id is taken as typed");
+        form.set_value("url", "https://example.com/a.wav");
+        let FormAction::Submit(values) = form.handle_key(ctrl_s()) else { panic!("sends: {:?}", form.message) };
+        assert_eq!(values.get("model").map(String::as_str), Some("9f1c-custom"));
     }
 
     #[test]
