@@ -32,7 +32,8 @@ fn page() -> Value {
 fn required_values(op: &Operation) -> Vec<(String, String)> {
     op.params
         .iter()
-        .filter(|p| p.required)
+        // A list that needs one of several ids (fills of an order or a product) gets the first.
+        .filter(|p| p.required || op.at_least_one.first() == Some(&p.name))
         .map(|p| {
             let value = match (p.allowed.first(), p.kind) {
                 (Some(first), _) => (*first).to_owned(),
