@@ -106,7 +106,7 @@ pub const WORKER_ARG: &str = "__jq";
 
 /// What a filter may spend: a filter is code the user typed, and jq code can loop forever
 /// (`def f: f; f`), recurse until the stack is gone (`def f: [f]; f`) or fill the memory
-/// (`[range(1e9)]`). Outside a worker none of that can be stopped, so a budgeted filter runs in
+/// (`reduce range(40) as $i ("x"; . + .)`). Outside a worker none of that can be stopped, so a budgeted filter runs in
 /// a worker process that is killed past its time and dies past its memory.
 #[derive(Clone, Copy, Debug)]
 pub struct Budget {
