@@ -12,7 +12,7 @@ use crate::catalog::{Operation, Service};
 use crate::client::{self, pagination, CallError, Values};
 use crate::config::{Config, Mode, ResolvedService};
 use crate::inert::{inert, inert_json, inert_lines};
-use crate::sandbox;
+use crate::sandbox::{self, highest_port_offset};
 
 pub mod complete;
 pub mod docs;
@@ -772,7 +772,11 @@ pub async fn call(global: &GlobalArgs, args: &CallArgs, io: &mut CallIo<'_>) -> 
                 write_out(io.out, &output.error_head(api.status))?;
                 return Err(api_failure(op, &error, io));
             }
-            return Err(call_failure(op, &error));
+            let mut failure = call_failure(op, &error);
+            if let Some(hint) = crate::config::sandbox_unreachable_hint(target, &error) {
+                failure.message.push_str(&format!("; {hint}"));
+            }
+            return Err(failure);
         }
     };
     if !all_pages {
@@ -1006,15 +1010,6 @@ pub fn confirm_on_live(
         return Ok(());
     }
     Err(Failure::runtime(format!("{} not confirmed (the answer was not {expected}); nothing was sent", op.full_name())))
-}
-
-/// The highest offset from `--port-base` a listener uses.
-fn highest_port_offset() -> u16 {
-    Service::ALL
-        .into_iter()
-        .flat_map(|s| [sandbox::port_offset(s, None), sandbox::port_offset(s, Some("eu"))])
-        .max()
-        .unwrap_or(0)
 }
 
 /// A port base whose listeners all fit below 65536 (or 0: free ports).

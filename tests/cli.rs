@@ -1614,3 +1614,22 @@ async fn deeply_nested_json_is_json_and_says_how_deep_is_too_deep() {
     assert!(stderr(&out).contains("nested deeper than 512 levels"), "{}", stderr(&out));
     assert!(!stderr(&out).contains("not JSON"), "{}", stderr(&out));
 }
+
+/// `--profile local` goes to the `opsdeck sandbox` at `OPSDECK_SANDBOX_PORT_BASE`, and when
+/// nothing listens there the error says how to start it.
+#[test]
+fn the_local_profile_follows_the_port_base_and_says_how_to_start_a_missing_sandbox() {
+    // A port nobody listens on: one the system just gave out and took back.
+    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let base = (free - 1).to_string();
+    let out = opsdeck(&["--profile", "local", "call", "ably", "time_get"], &[(LOOK_FOR_SANDBOX, base.as_str())]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let said = stderr(&out);
+    assert!(said.contains(&format!("cannot reach http://127.0.0.1:{free}/time")), "{said}");
+    assert!(
+        said.contains(&format!(
+            "no opsdeck sandbox answers on port {free}: start one with `opsdeck sandbox --port-base {base}`"
+        )),
+        "{said}"
+    );
+}

@@ -475,3 +475,23 @@ async fn esc_from_a_list_a_record_led_to_goes_back_to_the_list_it_came_from() {
     h.keys("<Esc>");
     assert_eq!(h.console.app.focus, Focus::Resources, "from the first list, Esc leaves the browser");
 }
+
+#[tokio::test]
+async fn the_local_profile_says_how_to_start_a_sandbox_that_is_not_running() {
+    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let base = (free - 1).to_string();
+    let mut h = Harness::with_env(args(Some("local")), &move |name| {
+        (name == "OPSDECK_SANDBOX_PORT_BASE").then(|| base.clone())
+    })
+    .await;
+    h.keys("1");
+    h.settle().await;
+    h.resize(240, 40);
+    let screen = h.screen();
+    assert!(
+        screen.contains(&format!(
+            "no opsdeck sandbox answers on port {free}: start one with `opsdeck sandbox --port-base"
+        )),
+        "{screen}"
+    );
+}

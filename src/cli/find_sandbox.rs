@@ -22,7 +22,7 @@ use crate::sandbox;
 
 /// The variable that says where to look: the `--port-base` the sandbox was started with
 /// (default 7700), or `off` to never look.
-pub const PORT_BASE_VAR: &str = "OPSDECK_SANDBOX_PORT_BASE";
+pub use crate::sandbox::PORT_BASE_VAR;
 
 /// The whole look-up at most: connect, ask, read. Only a program that accepts and then says
 /// nothing costs this long; a sandbox answers in well under a millisecond, and a free port
@@ -44,19 +44,7 @@ pub enum Look {
 impl Look {
     /// [`PORT_BASE_VAR`]'s value (`None`: unset, the default port base), or why it is wrong.
     pub fn from_var(value: Option<&str>) -> Result<Look, String> {
-        let value = value.map(str::trim).filter(|v| !v.is_empty());
-        match value {
-            None => Ok(Look::At(sandbox::DEFAULT_PORT_BASE)),
-            Some(off) if off.eq_ignore_ascii_case("off") => Ok(Look::Off),
-            Some(text) => match text.parse::<u16>() {
-                Ok(base) if base > 0 && super::check_port_base(base).is_ok() => Ok(Look::At(base)),
-                _ => Err(format!(
-                    "{PORT_BASE_VAR} must be the --port-base of an `opsdeck sandbox` (1 to {}) or off, not '{}'",
-                    u16::MAX - super::highest_port_offset(),
-                    crate::inert::inert(text)
-                )),
-            },
-        }
+        Ok(sandbox::port_base_from_var(value)?.map_or(Look::Off, Look::At))
     }
 
     /// The port base calls would use: the one looked at, else the default.

@@ -324,16 +324,18 @@ impl Config {
     ) -> anyhow::Result<Vec<ResolvedService>> {
         let profile_name = profile.or(self.default_profile.as_deref());
         if profile_name == Some(LOCAL_PROFILE) {
+            // The `opsdeck sandbox` the user started, at the port base `opsdeck call` looks at
+            // too (`off` there only stops the look-up: the default ports).
+            let port_base = sandbox::port_base_from_var(env(sandbox::PORT_BASE_VAR).as_deref())
+                .map_err(anyhow::Error::msg)?
+                .unwrap_or(sandbox::DEFAULT_PORT_BASE);
             return Service::ALL
                 .into_iter()
                 .map(|service| {
                     let region = env("MAILGUN_REGION").and_then(|r| sandbox_region(service, &r));
                     let base_url = match url_override(service, env)? {
                         Some(url) => url,
-                        None => format!(
-                            "http://127.0.0.1:{}",
-                            sandbox::DEFAULT_PORT_BASE + sandbox::port_offset(service, region)
-                        ),
+                        None => format!("http://127.0.0.1:{}", port_base + sandbox::port_offset(service, region)),
                     };
                     Ok(ResolvedService {
                         target: sandbox_target(service, base_url),
@@ -407,6 +409,38 @@ pub fn sandbox_target(service: Service, base_url: String) -> Target {
         Service::Easypost => Credentials::Easypost(Secret::new(sandbox_creds::EASYPOST_KEY)),
     };
     Target { service, base_url, credentials, live: false }
+}
+
+/// What to add to an error of a call to `target` when nothing listened there and the target is
+/// an `opsdeck sandbox` (the simulators' own credentials, on this machine): how to start it, at
+/// the port base its port belongs to.
+pub fn sandbox_unreachable_hint(target: &Target, error: &crate::client::CallError) -> Option<String> {
+    if !matches!(error, crate::client::CallError::Connect { .. }) {
+        return None;
+    }
+    if target.credentials != sandbox_target(target.service, String::new()).credentials {
+        return None;
+    }
+    let url = Url::parse(&target.base_url).ok()?;
+    let loopback = matches!(url.host_str(), Some("127.0.0.1" | "localhost" | "[::1]"));
+    let port = url.port()?;
+    if !loopback {
+        return None;
+    }
+    // Mailgun's EU listener is one past its US one: the base that is the default, if either is.
+    let bases: Vec<u16> = [None, Some("eu")]
+        .into_iter()
+        .filter_map(|region| port.checked_sub(sandbox::port_offset(target.service, region)))
+        .collect();
+    let base = bases.iter().copied().find(|b| *b == sandbox::DEFAULT_PORT_BASE).or(bases.first().copied())?;
+    let command = match base {
+        sandbox::DEFAULT_PORT_BASE => "`opsdeck sandbox`".to_owned(),
+        other => format!("`opsdeck sandbox --port-base {other}`"),
+    };
+    Some(format!(
+        "no opsdeck sandbox answers on port {port}: start one with {command} in another terminal (it serves {} there)",
+        target.service.title()
+    ))
 }
 
 /// The simulator listener a region setting picks: `Some("eu")` for Mailgun's EU region, else
@@ -960,6 +994,35 @@ mod tests {
         let local = config.resolve(Some("local"), &|_| None, &embedded).unwrap();
         assert_eq!(local[0].target.base_url, "http://127.0.0.1:7701");
         assert_eq!(local[6].target.base_url, "http://127.0.0.1:7708");
+    }
+
+    #[test]
+    fn the_local_profile_points_at_the_sandbox_port_base_opsdeck_call_looks_at() {
+        let at = |value: &'static str| {
+            let env = move |name: &str| (name == "OPSDECK_SANDBOX_PORT_BASE").then(|| value.to_owned());
+            Config::default().resolve(Some("local"), &env, &embedded)
+        };
+        let moved = at("17700").unwrap();
+        assert_eq!(moved[0].target.base_url, "http://127.0.0.1:17701");
+        assert_eq!(moved[6].target.base_url, "http://127.0.0.1:17708");
+        assert_eq!(at("off").unwrap()[0].target.base_url, "http://127.0.0.1:7701", "off only stops the look-up");
+        let err = at("seventy").unwrap_err().to_string();
+        assert!(err.contains("OPSDECK_SANDBOX_PORT_BASE must be the --port-base"), "{err}");
+        // A call that found nothing listening there says how to start that sandbox.
+        let refused = crate::client::CallError::Connect { url: "x".into(), reason: "refused".into() };
+        let hint = sandbox_unreachable_hint(&moved[0].target, &refused).unwrap();
+        assert_eq!(
+            hint,
+            "no opsdeck sandbox answers on port 17701: start one with `opsdeck sandbox --port-base 17700` in \
+             another terminal (it serves Ably there)"
+        );
+        let eu = Config::default().resolve(Some("local"), &env_of(&[("MAILGUN_REGION", "eu")]), &embedded).unwrap();
+        assert!(sandbox_unreachable_hint(&eu[5].target, &refused).unwrap().contains("with `opsdeck sandbox` in"));
+        // Not for live credentials, nor for another error.
+        let live = Target { credentials: Credentials::AblyKey(Secret::new("a.b:c")), ..moved[0].target.clone() };
+        assert_eq!(sandbox_unreachable_hint(&live, &refused), None);
+        let other = crate::client::CallError::Network { url: "x".into(), reason: "reset".into() };
+        assert_eq!(sandbox_unreachable_hint(&moved[0].target, &other), None);
     }
 
     #[test]

@@ -57,6 +57,32 @@ pub const DEFAULT_SEED: u64 = 42;
 /// The control port; each service listens at `port_base + offset` (see [`port_offset`]).
 pub const DEFAULT_PORT_BASE: u16 = 7700;
 
+/// The variable naming the `--port-base` of the `opsdeck sandbox` that `opsdeck call` looks for
+/// and `--profile local` points at; `off` stops the look-up.
+pub const PORT_BASE_VAR: &str = "OPSDECK_SANDBOX_PORT_BASE";
+
+/// The highest offset from a port base that a listener uses.
+pub fn highest_port_offset() -> u16 {
+    Service::ALL.into_iter().flat_map(|s| [port_offset(s, None), port_offset(s, Some("eu"))]).max().unwrap_or(0)
+}
+
+/// [`PORT_BASE_VAR`]'s value: `Some(base)` (unset: the default), `None` for `off`, or why it is
+/// no port base an `opsdeck sandbox` can listen at.
+pub fn port_base_from_var(value: Option<&str>) -> Result<Option<u16>, String> {
+    match value.map(str::trim).filter(|v| !v.is_empty()) {
+        None => Ok(Some(DEFAULT_PORT_BASE)),
+        Some(off) if off.eq_ignore_ascii_case("off") => Ok(None),
+        Some(text) => match text.parse::<u16>() {
+            Ok(base) if base > 0 && base.checked_add(highest_port_offset()).is_some() => Ok(Some(base)),
+            _ => Err(format!(
+                "{PORT_BASE_VAR} must be the --port-base of an `opsdeck sandbox` (1 to {}) or off, not '{}'",
+                u16::MAX - highest_port_offset(),
+                crate::inert::inert(text)
+            )),
+        },
+    }
+}
+
 /// What every simulator is built from: the seed of its demo data and the sandbox clock it
 /// reads for every time-driven behaviour. Cheap to clone; a simulator keeps what it needs.
 #[derive(Clone, Debug)]

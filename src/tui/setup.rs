@@ -36,7 +36,7 @@ fn variables() -> Vec<String> {
             credential_variables(service).iter().map(|v| (*v).to_owned()).chain([url_variable(service)])
         })
         .collect();
-    names.extend(["MAILGUN_REGION", "NO_COLOR", "COLORTERM", "TERM"].map(str::to_owned));
+    names.extend(["MAILGUN_REGION", "NO_COLOR", "COLORTERM", "TERM", crate::sandbox::PORT_BASE_VAR].map(str::to_owned));
     names
 }
 
@@ -74,6 +74,12 @@ impl Setup {
 
     pub fn env(&self, name: &str) -> Option<String> {
         self.env.get(name).cloned()
+    }
+
+    /// The control port of the `opsdeck sandbox` that `--profile local` points at.
+    pub fn local_control(&self) -> String {
+        let base = crate::sandbox::port_base_from_var(self.env(crate::sandbox::PORT_BASE_VAR).as_deref());
+        format!("http://127.0.0.1:{}", base.ok().flatten().unwrap_or(crate::sandbox::DEFAULT_PORT_BASE))
     }
 
     /// The profile's name as the header shows it.

@@ -183,9 +183,12 @@ impl App {
                     }
                     Err(error) => {
                         let tab_state = &mut self.tabs[tab];
-                        tab_state.browser.notice = Some((format!("{}: {error}", op.name), true));
+                        let hint = crate::config::sandbox_unreachable_hint(&tab_state.target, &error)
+                            .map(|hint| format!("; {hint}"))
+                            .unwrap_or_default();
+                        tab_state.browser.notice = Some((format!("{}: {error}{hint}", op.name), true));
                         tab_state.inspector.show(error_view(op, &error));
-                        self.tabs[tab].say_view_error(format!("{}: {error}", op.full_name()));
+                        self.tabs[tab].say_view_error(format!("{}: {error}{hint}", op.full_name()));
                     }
                 }
             }
@@ -217,7 +220,13 @@ impl App {
                     self.save_after.take_if(|(id, ..)| *id == delivered.id);
                     self.tabs[tab].inspector.show(error_view(op, &error));
                     let o = self.key_hint(Action::Operations);
-                    self.error_on(tab, format!("{}: {error} ({o} reopens the form with your values)", op.full_name()));
+                    let hint = crate::config::sandbox_unreachable_hint(&self.tabs[tab].target, &error)
+                        .map(|hint| format!("; {hint}"))
+                        .unwrap_or_default();
+                    self.error_on(
+                        tab,
+                        format!("{}: {error}{hint} ({o} reopens the form with your values)", op.full_name()),
+                    );
                 }
             },
         }

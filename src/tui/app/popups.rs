@@ -40,9 +40,10 @@ impl App {
             Mode::Embedded => {
                 self.embedded_control.clone().ok_or_else(|| "the embedded sandbox has no control port".into())
             }
-            Mode::External if self.profile == "local" => {
-                Ok(format!("http://127.0.0.1:{}", crate::sandbox::DEFAULT_PORT_BASE))
-            }
+            Mode::External if self.profile == crate::config::LOCAL_PROFILE => Ok(self.setup.as_ref().map_or_else(
+                || format!("http://127.0.0.1:{}", crate::sandbox::DEFAULT_PORT_BASE),
+                Setup::local_control,
+            )),
             Mode::External => external_control(&tab.target.base_url, tab.service).ok_or_else(|| {
                 format!(
                     "{} points at {}, which is not an opsdeck sandbox on this machine: no control port to read.",
