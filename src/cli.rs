@@ -659,7 +659,20 @@ pub async fn call(global: &GlobalArgs, args: &CallArgs, io: &mut CallIo<'_>) -> 
     let CallArgs { all_pages, dry_run, yes, page_cap, .. } = *args;
     let service = parse_service(&args.service)?;
     let op = parse_operation(service, &args.operation)?;
-    let values = parse_params(op, &args.params)?;
+    let mut values = parse_params(op, &args.params)?;
+    // A table has the console's columns, and the console lists some resources with values that
+    // give them (Ably's channels with their metadata): a table asks the same, saying so.
+    if args.output == output::Format::Table {
+        let missing: Vec<&(&str, &str)> = op.browse.iter().filter(|(name, _)| !values.contains_key(*name)).collect();
+        let added: Vec<String> = missing.iter().map(|(name, value)| format!("{name}={value}")).collect();
+        values.extend(missing.into_iter().map(|(name, value)| ((*name).to_owned(), (*value).to_owned())));
+        if !added.is_empty() {
+            note(
+                io.err,
+                &format!("-o table lists as the console does, with {} (give it to change it)", added.join(" ")),
+            );
+        }
+    }
     let body = args.body.as_deref().map(parse_body).transpose()?;
     if all_pages && op.paging == crate::catalog::Paging::None {
         return Err(Failure::usage(format!("{} is not a paged list; drop --all-pages", op.full_name())));

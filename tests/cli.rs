@@ -1633,3 +1633,19 @@ fn the_local_profile_follows_the_port_base_and_says_how_to_start_a_missing_sandb
         "{said}"
     );
 }
+
+/// `-o table` of Ably's channels has the console's columns: it lists with the metadata the
+/// console lists with, and says so.
+#[test]
+fn a_table_of_channels_has_the_consoles_columns() {
+    let out = opsdeck(&["call", "ably", "channels_list", "-o", "table"], &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let header = stdout(&out).lines().next().unwrap_or_default().to_owned();
+    let columns: Vec<&str> = header.split_whitespace().collect();
+    assert_eq!(columns[..3], ["channelId", "connections", "publishers"], "{header}");
+    assert!(stderr(&out).contains("-o table lists as the console does, with by=value"), "{}", stderr(&out));
+    // What the user gives wins: bare names.
+    let names = opsdeck(&["call", "ably", "channels_list", "by=id", "-o", "table"], &[]);
+    assert_eq!(stdout(&names).lines().next(), Some("channelId"));
+    assert!(!stderr(&names).contains("lists as the console does"));
+}
