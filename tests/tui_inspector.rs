@@ -141,3 +141,24 @@ async fn ctrl_e_asks_the_event_loop_for_the_editor_and_the_text_comes_back() {
     assert!(screen.contains("recipient kept its text"), "{screen}");
     assert!(screen.contains("the editor `vi` failed (exit status: 1); recipient keeps its text"), "{screen}");
 }
+
+/// A filter's result wakes the console: it is shown when it is ready, not at the next tick
+/// (the event loop waited up to 500 ms for one), and `running…` shows until then.
+#[tokio::test]
+async fn a_filters_result_wakes_the_console_without_waiting_for_a_tick() {
+    let mut h = Harness::new().await;
+    h.browse("messages").await;
+    h.keys("l|");
+    h.type_text("length");
+    h.keys("<Enter>");
+    assert!(h.console.app.tab().inspector.is_filtering());
+    // The loop's next wake-up: the filter's own report, with no tick in between.
+    let report = tokio::time::timeout(std::time::Duration::from_secs(30), h.console.background.recv())
+        .await
+        .expect("the filter reports")
+        .expect("the channel is open");
+    assert!(matches!(report, opsdeck::tui::app::Background::Filtered), "{report:?}");
+    h.console.app.on_background(report);
+    assert!(!h.console.app.tab().inspector.is_filtering(), "its result is in");
+    assert!(h.screen().contains("messages_list | length"), "{}", h.screen());
+}

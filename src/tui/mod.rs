@@ -132,6 +132,7 @@ pub async fn start_with_sandbox(
     app.setup = Some(setup);
     let (background_sender, background) = mpsc::unbounded_channel();
     app.background = Some(background_sender);
+    app.arm_filter_wakers();
     app.embedded_control = Some(sandbox.control_url());
     app.sandbox = Some(sandbox.handle());
     Ok(Console { app, events, background, sandbox })

@@ -153,6 +153,7 @@ impl App {
                 self.executor.cancel_all();
                 self.purposes.clear();
                 self.tabs = tabs;
+                self.arm_filter_wakers();
                 self.profile = name.to_owned();
                 self.read_only = read_only;
                 self.focus = Focus::Browser;

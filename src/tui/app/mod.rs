@@ -74,6 +74,8 @@ pub enum Background {
     Indexed(u64, Result<Indexed, JsonError>),
     /// An embedded simulator built and seeded, or why it could not be.
     SimulatorStarted(Service, Result<(), String>),
+    /// A jq filter of an inspector has its result (shown at once, not at the next tick).
+    Filtered,
 }
 
 /// A copy waiting for the event loop: what it is, for the status line, and whether the text is
@@ -347,8 +349,26 @@ impl App {
         }
     }
 
+    /// Every tab's inspector wakes the event loop when a jq filter's result is ready.
+    pub fn arm_filter_wakers(&mut self) {
+        let Some(sender) = self.background.clone() else { return };
+        let waker = crate::tui::components::inspector::Waker(std::sync::Arc::new(move || {
+            let _ = sender.send(Background::Filtered);
+        }));
+        for tab in &mut self.tabs {
+            tab.inspector.set_waker(waker.clone());
+        }
+    }
+
     /// A background task reported: a read of the sandbox view, or a file saved (or not).
     pub fn on_background(&mut self, report: Background) {
+        // A filter's wake-up is no task anyone counted.
+        if let Background::Filtered = report {
+            for tab in &mut self.tabs {
+                tab.inspector.poll_filter();
+            }
+            return;
+        }
         self.background_pending = self.background_pending.saturating_sub(1);
         match report {
             Background::Sandbox(report) => {
@@ -357,6 +377,7 @@ impl App {
                 }
             }
             Background::Indexed(ticket, result) => self.on_indexed(ticket, result),
+            Background::Filtered => {}
             Background::SimulatorStarted(service, result) => {
                 let Some(index) = self.tabs.iter().position(|t| t.service == service) else { return };
                 self.tabs[index].starting = false;

@@ -126,6 +126,19 @@ struct JqFilter {
     error: Option<String>,
     /// The filter running off the UI thread, within its budget, until its result comes back.
     running: Option<JqJob>,
+    /// Called from the filter's thread when its result is ready, so the console shows it at
+    /// once rather than at its next tick.
+    waker: Option<Waker>,
+}
+
+/// Wakes whoever shows the inspector: a finished filter's result is waiting.
+#[derive(Clone)]
+pub struct Waker(pub Arc<dyn Fn() + Send + Sync>);
+
+impl std::fmt::Debug for Waker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Waker")
+    }
 }
 
 /// A jq filter at work on a worker ([`crate::jq::run_budgeted`]): `Esc` cancels it.
@@ -253,14 +266,22 @@ impl Inspector {
         let (send, result) = std::sync::mpsc::channel();
         let cancel = Arc::new(AtomicBool::new(false));
         let job = JqJob { code: code.to_owned(), started: std::time::Instant::now(), cancel: cancel.clone(), result };
-        let (code, body) = (code.to_owned(), view.body.clone());
+        let (code, body, waker) = (code.to_owned(), view.body.clone(), self.jq.waker.clone());
         std::thread::spawn(move || {
             let outputs =
                 crate::jq::run_budgeted(crate::jq::Runner::shared(), &code, &body, crate::jq::Budget::DEFAULT, &cancel);
             // Nobody waits for a cancelled filter.
             let _ = send.send(outputs.and_then(result_tree));
+            if let Some(Waker(wake)) = waker {
+                wake();
+            }
         });
         self.jq.running = Some(job);
+    }
+
+    /// Whom a finished filter wakes (see [`Waker`]).
+    pub fn set_waker(&mut self, waker: Waker) {
+        self.jq.waker = Some(waker);
     }
 
     /// Whether a filter is running.
