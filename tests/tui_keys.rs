@@ -495,3 +495,27 @@ async fn the_local_profile_says_how_to_start_a_sandbox_that_is_not_running() {
         "{screen}"
     );
 }
+
+#[tokio::test]
+async fn c_on_an_open_order_row_cancels_it_after_asking() {
+    let mut h = tab("5").await;
+    h.browse("orders").await;
+    h.console.app.focus = Focus::Browser;
+    let records = h.console.app.tab().browser.records().clone();
+    let open = records.iter().position(|r| r["status"] == "open").expect("the seed has an open order");
+    let id = records[open]["id"].as_str().unwrap().to_owned();
+    h.keys("g");
+    h.keys(&"j".repeat(open));
+    h.keys("c");
+    let Some(Popup::Confirm(confirm)) = &h.console.app.popup else { panic!("a confirmation:\n{}", h.screen()) };
+    assert_eq!(confirm.op.name, "orders_cancel");
+    assert_eq!(confirm.values.get("order_id"), Some(&id));
+    assert!(confirm.effects.iter().any(|e| e.starts_with("cancels the ")), "{:?}", confirm.effects);
+    h.keys("y");
+    h.settle().await;
+    h.keys("r");
+    h.settle().await;
+    let still_open =
+        h.console.app.tab().browser.records().iter().any(|r| r["id"] == id.as_str() && r["status"] == "open");
+    assert!(!still_open, "the order is cancelled");
+}

@@ -125,14 +125,17 @@ impl App {
         }
         let tab = self.tab();
         let Some(list) = tab.page.as_ref().map(|p| p.op.name) else { return false };
-        if !services::console(tab.service).row_keys(list).iter().any(|(k, _)| *k == c) {
+        let Some(&(_, label)) = services::console(tab.service).row_keys(list).iter().find(|(k, _)| *k == c) else {
             return false;
-        }
+        };
         let Some(record) = tab.selected_record().map(Value::Object) else {
             self.info("select a row first");
             return true;
         };
-        let Some((op, values)) = self.record_action(c, &record) else { return true };
+        let Some((op, values)) = self.record_action(c, &record) else {
+            self.info(format!("{c} ({label}) does not apply to this row; nothing was sent"));
+            return true;
+        };
         // A delete or a cancel of the row, whose every value is the row's own id, asks its
         // question at once: a form would only repeat them.
         let complete = op.params.iter().all(|p| !p.required || values.contains_key(p.name));

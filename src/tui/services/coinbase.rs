@@ -82,6 +82,34 @@ impl ServiceConsole for Coinbase {
         }
     }
 
+    /// `c` cancels the selected order where it is listed (the list's own `c`, clearing its
+    /// filters, stays in the palette).
+    fn row_keys(&self, list_op: &str) -> &'static [(char, &'static str)] {
+        match list_op {
+            "orders_list" => &[('c', "cancel")],
+            _ => &[],
+        }
+    }
+
+    fn record_action(
+        &self,
+        key: char,
+        order: &Value,
+        _scope: &dyn Fn(&str) -> Option<String>,
+    ) -> Option<(&'static str, Values)> {
+        let id = order.get("id").and_then(Value::as_str).filter(|id| !id.is_empty())?;
+        match key {
+            'c' if is_open(&text(order.get("status"))) => {
+                let mut values = Values::from([("order_id".to_owned(), id.to_owned())]);
+                if let Some(product) = order.get("product_id").and_then(Value::as_str) {
+                    values.insert("product_id".to_owned(), product.to_owned());
+                }
+                Some(("orders_cancel", values))
+            }
+            _ => None,
+        }
+    }
+
     /// The products list has no price: each product in view is asked for its 24-hour stats
     /// (its last price and its open a day ago) while the list is shown.
     fn live_columns(&self, list_op: &str) -> Option<LiveColumns> {
