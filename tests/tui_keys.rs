@@ -466,6 +466,8 @@ async fn esc_from_a_list_a_record_led_to_goes_back_to_the_list_it_came_from() {
     h.keys("l");
     h.settle().await;
     assert_eq!(list(&h), "accounts_get_ledger");
+    let title = h.console.app.tab().browser.title.clone();
+    assert!(title.starts_with("ledger of ") && title.len() <= "ledger of USDC".len(), "named by its currency: {title}");
     h.console.app.focus = Focus::Browser;
     h.keys("<Esc>");
     h.settle().await;

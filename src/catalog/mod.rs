@@ -641,6 +641,17 @@ impl Operation {
         self.method == Method::Get && self.id_field.is_some()
     }
 
+    /// What a page of this list holds, for its title: the resource for `orders_list`, `holds`
+    /// for `accounts_get_holds`, `presence history` for `presence_history`.
+    pub fn list_noun(&self) -> String {
+        let rest = self.name.strip_prefix(self.resource).and_then(|r| r.strip_prefix('_')).unwrap_or(self.name);
+        match rest.strip_prefix("get_") {
+            Some(part) => part.replace('_', " "),
+            None if matches!(rest, "list" | "get") => self.resource.to_owned(),
+            None => format!("{} {}", self.resource, rest.replace('_', " ")),
+        }
+    }
+
     /// The path parameter names in template order.
     pub fn path_params(&self) -> Vec<&str> {
         let mut names = Vec::new();

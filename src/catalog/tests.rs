@@ -201,3 +201,13 @@ fn calls_that_spend_are_known_by_what_they_send() {
     let list = Service::Coinbase.operation("orders_list").unwrap();
     assert!(!list.asks_first(&values(&[])));
 }
+
+#[test]
+fn a_list_is_titled_by_what_it_holds() {
+    let noun = |service: Service, name: &str| service.operation(name).unwrap().list_noun();
+    assert_eq!(noun(Service::Coinbase, "accounts_get_holds"), "holds");
+    assert_eq!(noun(Service::Coinbase, "accounts_get_ledger"), "ledger");
+    assert_eq!(noun(Service::Coinbase, "orders_list"), "orders");
+    assert_eq!(noun(Service::Ably, "presence_history"), "presence history");
+    assert_eq!(noun(Service::Ably, "stats_get"), "stats");
+}

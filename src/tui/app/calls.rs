@@ -294,8 +294,8 @@ impl App {
                 // Whose list it is (a project's keys), when no filter needs the title's room.
                 let filtered = !list_filters(op, &values).is_empty();
                 tab_state.browser.title = match tab_state.scope_label(op, &values).filter(|_| !filtered) {
-                    Some(scope) => format!("{} of {scope}", op.resource),
-                    None => op.resource.to_owned(),
+                    Some(scope) => format!("{} of {scope}", op.list_noun()),
+                    None => op.list_noun(),
                 };
             }
             self.show_page(tab, Page { op, values, request, previous: Vec::new(), response });

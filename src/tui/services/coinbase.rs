@@ -31,6 +31,12 @@ const TAPE: &str = "30";
 const FEES: &str = "fees";
 
 impl ServiceConsole for Coinbase {
+    /// An account by its currency (`holds of USD`), as the exchange's own pages name it.
+    fn label(&self, record: &Map<String, Value>) -> Option<String> {
+        let is_account = record.contains_key("balance") && record.contains_key("available");
+        is_account.then(|| record.get("currency")?.as_str().map(str::to_owned)).flatten()
+    }
+
     fn layout(&self, op: &Operation) -> Option<Layout> {
         layout(op)
     }
