@@ -129,6 +129,9 @@ async fn a_project_opens_its_keys_members_balances_and_usage_as_daily_bars() {
     // The seed's usage runs to yesterday: 29 or 30 days of the range, and a total.
     assert!((30..=31).contains(&table.rows.len()), "30 days and a total: {:?}", table.rows);
     assert_eq!(table.rows.last().unwrap()[0], "total");
+    // The total keeps two decimals, as the days it adds up do (it read `129` under `3.51`).
+    let decimals = |cell: &str| cell.split_once('.').map_or(0, |(_, d)| d.len());
+    assert!(table.rows.iter().all(|row| decimals(&row[1]) == 2), "{:?}", table.rows);
     let screen = h.screen();
     assert!(screen.contains("hours") && screen.contains("requests") && screen.contains("c chart"), "{screen}");
     h.keys("c");

@@ -474,12 +474,10 @@ pub fn new_key_view(body: &Value) -> Detail {
 }
 
 /// A number of hours as people read it.
+/// Hours of audio at two decimals, a total as its days: a total that dropped them would not
+/// read as their sum.
 fn hours_text(hours: f64) -> String {
-    if hours >= 100.0 {
-        format!("{hours:.0}")
-    } else {
-        format!("{hours:.2}")
-    }
+    format!("{hours:.2}")
 }
 
 fn count(value: Option<&Value>) -> u64 {
