@@ -521,3 +521,27 @@ async fn c_on_an_open_order_row_cancels_it_after_asking() {
         h.console.app.tab().browser.records().iter().any(|r| r["id"] == id.as_str() && r["status"] == "open");
     assert!(!still_open, "the order is cancelled");
 }
+
+#[tokio::test]
+async fn placing_an_order_asks_with_what_it_does_not_that_it_cannot_be_undone() {
+    let mut h = tab("5").await;
+    h.keys(":");
+    h.type_text("orders_create");
+    h.keys("<Enter>");
+    let Some(Popup::Form(form)) = h.console.app.popup.as_mut() else { panic!("the order form") };
+    for (name, value) in [("product_id", "BTC-USD"), ("side", "buy"), ("price", "100"), ("size", "0.05")] {
+        form.set_value(name, value);
+    }
+    // The product's increments are asked for first, then the send asks.
+    for _ in 0..3 {
+        if matches!(h.console.app.popup, Some(Popup::Confirm(_))) {
+            break;
+        }
+        h.keys("<C-s>");
+        h.settle().await;
+    }
+    assert!(matches!(h.console.app.popup, Some(Popup::Confirm(_))), "{}", h.screen());
+    let screen = h.screen();
+    assert!(screen.contains("This places an order: an open one can be cancelled"), "{screen}");
+    assert!(!screen.contains("cannot be undone"), "{screen}");
+}

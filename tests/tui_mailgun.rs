@@ -118,7 +118,12 @@ async fn compose_send_and_see_the_message_accepted_and_stored() {
     form.set_value("text", "Sent from the console.");
     h.keys("<C-s>");
     assert_eq!(popup_title(&h), "confirm messages_send", "sending mail asks first:\n{}", h.screen());
-    assert!(h.screen().contains("to=compose-check@example.com"), "{}", h.screen());
+    let screen = h.screen();
+    assert!(screen.contains("to=compose-check@example.com"), "{screen}");
+    assert!(
+        screen.contains("This sends mail: once sent, it is sent") && !screen.contains("cannot be undone"),
+        "it says what it does: {screen}"
+    );
     confirm_if_asked(&mut h);
     h.settle().await;
     let screen = h.screen();

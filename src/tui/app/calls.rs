@@ -14,6 +14,7 @@ impl App {
             effects.extend(console.effects_seen(op, &values, &|name| self.seen_list(name)));
             effects.extend(spending);
             let mut confirm = Confirm::new(op, values, live, self.profile.clone());
+            confirm.headline = console.confirm_headline(op);
             confirm.effects = effects;
             confirm.badge = self.tab().target_line();
             self.popup = Some(Popup::Confirm(confirm));

@@ -36,6 +36,9 @@ pub struct Confirm {
     pub effects: Vec<String>,
     /// Where it goes, as the tab says it (`SANDBOX http://127.0.0.1:7701`, `LIVE https://…`).
     pub badge: String,
+    /// What the border says it does, when its service says better than the rule (`This sends
+    /// mail`); else a call that spends says so, and anything else cannot be undone.
+    pub headline: Option<&'static str>,
 }
 
 impl Confirm {
@@ -49,7 +52,17 @@ impl Confirm {
             .find_map(|name| values.get(*name).cloned())
             .or_else(|| op.params.iter().find_map(|p| values.get(p.name).cloned()));
         let badge = if live { "LIVE" } else { "SANDBOX" }.to_owned();
-        Confirm { op, values, live, profile, expected, typed: LineInput::default(), effects: Vec::new(), badge }
+        Confirm {
+            op,
+            values,
+            live,
+            profile,
+            expected,
+            typed: LineInput::default(),
+            effects: Vec::new(),
+            badge,
+            headline: None,
+        }
     }
 
     /// The width the popup's longest line needs, borders included.
@@ -68,12 +81,24 @@ impl Confirm {
         if self.values.is_empty() {
             return "(no parameters)".into();
         }
-        // Each item of a repeated field on its own, as it was typed (`to=a  to=b`).
+        // Each item of a repeated field on its own, as it was typed (`to=a  to=b`); what only
+        // shapes the answer (AvaTax's `$include`) is no part of what is acted on.
         crate::catalog::given_pairs(self.op, self.values.iter().map(|(k, v)| (k.as_str(), v.as_str())))
             .into_iter()
+            .filter(|(k, _)| !k.starts_with('$'))
             .map(|(k, v)| format!("{k}={}", inert(v)))
             .collect::<Vec<_>>()
             .join("  ")
+    }
+
+    /// What the call does, in the border: said by its service, else what the catalog knows.
+    pub fn headline(&self) -> &'static str {
+        let spends = self.op.spending(&|name| self.values.get(name).cloned()).is_some();
+        match self.headline {
+            Some(headline) => headline,
+            None if spends && !self.op.destructive => "This spends what it says below",
+            None => "This cannot be undone",
+        }
     }
 
     /// What has been typed into the id box (LIVE).
@@ -149,7 +174,7 @@ impl Confirm {
         let block = Block::default()
             .borders(Borders::ALL)
             .border_style(theme.warning)
-            .title(Span::styled(" This cannot be undone ", theme.warning));
+            .title(Span::styled(format!(" {} ", self.headline()), theme.warning));
         let inner_width = usize::from(width.saturating_sub(2)).max(1);
         // Word wrapping can take a row more than the characters alone would.
         let rows: usize = lines

@@ -31,6 +31,10 @@ const TAPE: &str = "30";
 const FEES: &str = "fees";
 
 impl ServiceConsole for Coinbase {
+    fn confirm_headline(&self, op: &Operation) -> Option<&'static str> {
+        (op.name == "orders_create").then_some("This places an order: an open one can be cancelled, a fill cannot")
+    }
+
     /// An account by its currency (`holds of USD`), as the exchange's own pages name it.
     fn label(&self, record: &Map<String, Value>) -> Option<String> {
         let is_account = record.contains_key("balance") && record.contains_key("available");

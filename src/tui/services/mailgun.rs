@@ -20,6 +20,10 @@ use crate::tui::services::{Compose, RowAction, ServiceConsole};
 pub struct Mailgun;
 
 impl ServiceConsole for Mailgun {
+    fn confirm_headline(&self, op: &Operation) -> Option<&'static str> {
+        matches!(op.name, "messages_send" | "messages_send_mime").then_some("This sends mail: once sent, it is sent")
+    }
+
     fn layout(&self, op: &Operation) -> Option<Layout> {
         (op.service == Service::Mailgun && op.name == "events_list")
             .then(|| Layout { columns: event_columns(), cell: event_cell })

@@ -59,6 +59,13 @@ pub trait ServiceConsole: Sync {
         &[]
     }
 
+    /// What a confirmation's border says `op` does, when "This cannot be undone" (or, for a
+    /// call that spends, "This spends what it says below") is not the truth of it.
+    fn confirm_headline(&self, op: &Operation) -> Option<&'static str> {
+        let _ = op;
+        None
+    }
+
     /// Keys that act on the selected row of `list_op` where it is (a key's delete in
     /// Deepgram's keys), each with its label: [`ServiceConsole::record_action`] says what each
     /// does. They win over the browser's own keys in that list.
