@@ -444,11 +444,36 @@ async fn a_product_typed_into_the_form_is_asked_for_before_anything_is_sent() {
     assert!(h.screen().contains("ETH-USD: increments unknown yet (asking the exchange)"), "{}", h.screen());
     h.keys("<C-s>");
     assert_eq!(popup_title(&h), "form orders_create");
-    assert!(h.screen().contains("asking the service what this form checks against; Ctrl-s again"), "{}", h.screen());
+    assert!(
+        h.screen().contains("asking the service what this form checks against; it sends when answered"),
+        "{}",
+        h.screen()
+    );
+    // The Ctrl-s is not dropped: when the answer is in, the form is checked against it at once.
     h.settle().await;
-    h.keys("<C-s>");
     let screen = h.screen();
     assert_eq!(popup_title(&h), "form orders_create", "{screen}");
     assert!(line_of(&screen, "✗").contains("3.001 is finer than ETH-USD's price step 0.01 USD"), "{screen}");
     assert!(state.lock().unwrap().placed.is_empty(), "nothing was sent");
+}
+
+#[tokio::test]
+async fn ctrl_s_while_the_increments_are_asked_for_asks_to_send_when_they_come() {
+    let (mut h, state) = coinbase("orders").await;
+    let op = opsdeck::catalog::Service::Coinbase.operation("orders_create").unwrap();
+    h.console.app.open_form(op);
+    h.settle().await;
+    h.keys("<C-u>");
+    h.type_text("ETH-USD");
+    h.keys("<Tab>");
+    h.type_text("buy");
+    h.keys("<Tab><Tab>");
+    h.type_text("3.01");
+    h.keys("<Tab>");
+    h.type_text("10");
+    h.keys("<C-s>");
+    assert_eq!(popup_title(&h), "form orders_create", "it waits for the increments");
+    h.settle().await;
+    assert_eq!(popup_title(&h), "confirm orders_create", "then asks, with no second Ctrl-s:\n{}", h.screen());
+    assert!(state.lock().unwrap().placed.is_empty(), "nothing is sent before the answer");
 }

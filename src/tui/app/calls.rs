@@ -109,6 +109,7 @@ impl App {
         tab_state.looked_up.insert(key, body);
         if tab == self.active {
             self.refresh_form_notes();
+            self.resume_waiting_send();
         }
     }
 

@@ -490,32 +490,10 @@ impl App {
             Popup::Form(form) => match form.handle_key(key) {
                 FormAction::Submit(values) => {
                     let op = form.op;
-                    self.tab_mut().drafts.insert(op.name, values.clone());
-                    // What the form needs to know to check its values (the product it names,
-                    // typed since it opened) is asked for first: nothing goes out unchecked
-                    // while the answer is on its way.
-                    if self.form_lookups() > 0 {
-                        self.refresh_form_notes();
-                        if let Some(Popup::Form(form)) = self.popup.as_mut() {
-                            form.message =
-                                Some("asking the service what this form checks against; Ctrl-s again".to_owned());
-                        }
-                        return;
-                    }
-                    // What the service sees wrong (a price finer than the increment) is marked
-                    // beside its field, and nothing is sent.
-                    let problems = self.form_problems(op, &values);
-                    if let (false, Some(Popup::Form(form))) = (problems.is_empty(), self.popup.as_mut()) {
-                        for (name, problem) in problems {
-                            form.mark(name, problem);
-                        }
-                        form.message = Some("fix the marked fields; nothing was sent".to_owned());
-                        return;
-                    }
-                    self.popup = None;
-                    self.request_operation(op, values);
+                    self.submit_form(op, values);
                 }
                 FormAction::Cancel => {
+                    self.send_when_looked_up = None;
                     let (op, values) = (form.op, form.values());
                     self.tab_mut().drafts.insert(op.name, values);
                     self.popup = None;
@@ -536,6 +514,57 @@ impl App {
                 ConfirmAction::None => {}
             },
         }
+    }
+}
+
+impl App {
+    /// Ctrl-s in a form whose values are valid: checked against what the service says (a
+    /// product's increments), then asked or sent. When that is still being asked for, the send
+    /// waits for it (see [`App::resume_waiting_send`]): a Ctrl-s is never dropped.
+    pub(super) fn submit_form(&mut self, op: &'static Operation, values: Values) {
+        self.tab_mut().drafts.insert(op.name, values.clone());
+        self.send_when_looked_up = None;
+        if self.form_lookups() > 0 {
+            self.refresh_form_notes();
+            self.send_when_looked_up = Some(op);
+            if let Some(Popup::Form(form)) = self.popup.as_mut() {
+                form.message =
+                    Some("asking the service what this form checks against; it sends when answered".to_owned());
+            }
+            return;
+        }
+        // What the service sees wrong (a price finer than the increment) is marked beside its
+        // field, and nothing is sent.
+        let problems = self.form_problems(op, &values);
+        if let (false, Some(Popup::Form(form))) = (problems.is_empty(), self.popup.as_mut()) {
+            for (name, problem) in problems {
+                form.mark(name, problem);
+            }
+            form.message = Some("fix the marked fields; nothing was sent".to_owned());
+            return;
+        }
+        self.popup = None;
+        self.request_operation(op, values);
+    }
+
+    /// A lookup came back: a send that waited for it goes on, with the form's values as they
+    /// are now, if the form is still open.
+    pub(super) fn resume_waiting_send(&mut self) {
+        let Some(op) = self.send_when_looked_up else { return };
+        let Some(Popup::Form(form)) = self.popup.as_mut() else {
+            self.send_when_looked_up = None;
+            return;
+        };
+        if form.op.name != op.name {
+            self.send_when_looked_up = None;
+            return;
+        }
+        if !form.validate() {
+            self.send_when_looked_up = None;
+            return;
+        }
+        let values = form.values();
+        self.submit_form(op, values);
     }
 }
 

@@ -157,6 +157,9 @@ pub struct App {
     /// A form field to edit in `$EDITOR`: the event loop suspends the screen, runs the editor and
     /// reports with [`App::on_edited`].
     pub pending_editor: Option<EditRequest>,
+    /// Ctrl-s was pressed in the open form of this operation while what it checks against (a
+    /// product's increments) was still being asked for: the send goes on when the answers are in.
+    pub(super) send_when_looked_up: Option<&'static Operation>,
     /// `C` hides the charts (and shows them again).
     pub chart_hidden: bool,
     pub auto_refresh_every: Duration,
@@ -216,6 +219,7 @@ impl App {
             clipboard_cmd: None,
             copying: None,
             pending_editor: None,
+            send_when_looked_up: None,
             chart_hidden: false,
             auto_refresh_every: Duration::from_secs(2),
             tail_every: Duration::from_secs(2),
