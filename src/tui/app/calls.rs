@@ -10,17 +10,39 @@ impl App {
         if op.destructive || spending.is_some() {
             let live = self.tab().target.live;
             let console = services::console(op.service);
-            let mut effects = console.effects(op, &values, &|id| self.known_record(id));
-            effects.extend(console.effects_seen(op, &values, &|name| self.seen_list(name)));
-            effects.extend(spending);
+            // What the question counts is asked anew (the open orders a cancel-all cancels):
+            // a list seen earlier may no longer be true.
+            let lookups = console.confirm_lookups(op, &values);
+            for lookup in &lookups {
+                self.tab_mut().looked_up.remove(&lookup.key);
+            }
+            self.ask_lookups(lookups);
             let mut confirm = Confirm::new(op, values, live, self.profile.clone());
             confirm.headline = console.confirm_headline(op);
-            confirm.effects = effects;
             confirm.badge = self.tab().target_line();
+            confirm.effects = self.confirm_effects(op, &confirm.values);
             self.popup = Some(Popup::Confirm(confirm));
         } else {
             self.send_operation(op, values);
         }
+    }
+
+    /// What a confirmation says `op` will do, from the records seen and the answers asked for it.
+    fn confirm_effects(&self, op: &'static Operation, values: &Values) -> Vec<String> {
+        let console = services::console(op.service);
+        let mut effects = console.effects(op, values, &|id| self.known_record(id));
+        effects.extend(console.effects_seen(op, values, &|name| self.seen_list(name)));
+        let tab = self.tab();
+        let looked_up = |key: &str| {
+            if tab.looking_up.contains(key) {
+                None
+            } else {
+                tab.looked_up.get(key).cloned()
+            }
+        };
+        effects.extend(console.effects_looked_up(op, values, &looked_up));
+        effects.extend(op.spending(&|name| values.get(name).cloned()));
+        effects
     }
 
     /// A record of the active tab seen by id: the one a view was made from, or a row of the
@@ -72,6 +94,12 @@ impl App {
         let Some(Popup::Form(form)) = &self.popup else { return 0 };
         let (op, values) = (form.op, form.values());
         let lookups = services::console(op.service).lookups(op, &values, &|id| self.known_record(id));
+        self.ask_lookups(lookups)
+    }
+
+    /// Asks for each lookup the tab has no answer to and is not asking for yet; says how many
+    /// are unanswered.
+    pub(super) fn ask_lookups(&mut self, lookups: Vec<services::Lookup>) -> usize {
         let mut waiting = 0;
         for lookup in lookups {
             let tab = self.tab();
@@ -110,6 +138,12 @@ impl App {
         if tab == self.active {
             self.refresh_form_notes();
             self.resume_waiting_send();
+            if let Some(Popup::Confirm(confirm)) = &self.popup {
+                let effects = self.confirm_effects(confirm.op, &confirm.values);
+                if let Some(Popup::Confirm(confirm)) = self.popup.as_mut() {
+                    confirm.effects = effects;
+                }
+            }
         }
     }
 

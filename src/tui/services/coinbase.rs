@@ -19,7 +19,7 @@ use crate::json_index::Item;
 use crate::table::{Column, Layout};
 use crate::tui::components::detail::{fact, text, Detail, DetailCommand, DetailKey, Tone};
 use crate::tui::components::market::{BoardRow, Candle, Level, Market, Move, Print};
-use crate::tui::services::{LiveColumns, Lookup, RowAction, Seen, ServiceConsole};
+use crate::tui::services::{LiveColumns, Lookup, RowAction, ServiceConsole};
 
 pub struct Coinbase;
 
@@ -85,9 +85,25 @@ impl ServiceConsole for Coinbase {
         }
     }
 
-    fn effects_seen(&self, op: &Operation, values: &Values, seen: &dyn Fn(&str) -> Option<Seen>) -> Vec<String> {
+    /// A cancel-all counts the open orders it cancels from an answer asked as it opens.
+    fn confirm_lookups(&self, op: &Operation, values: &Values) -> Vec<Lookup> {
         match op.name {
-            "orders_cancel_all" => vec![cancel_all_effect(values, seen("orders_list").as_ref())],
+            "orders_cancel_all" => vec![open_orders_lookup(values)],
+            _ => Vec::new(),
+        }
+    }
+
+    fn effects_looked_up(
+        &self,
+        op: &Operation,
+        values: &Values,
+        looked_up: &dyn Fn(&str) -> Option<Value>,
+    ) -> Vec<String> {
+        match op.name {
+            "orders_cancel_all" => {
+                let lookup = open_orders_lookup(values);
+                vec![cancel_all_effect(values, looked_up(&lookup.key).as_ref(), OPEN_ORDERS_PAGE)]
+            }
             _ => Vec::new(),
         }
     }
@@ -675,35 +691,37 @@ fn cancel_effect(values: &Values, known: &dyn Fn(&str) -> Option<Value>) -> Vec<
     )]
 }
 
+/// The most open orders one answer counts (the exchange's largest page).
+const OPEN_ORDERS_PAGE: usize = 1000;
+
+/// The open orders of the product a cancel-all names (of every product without one).
+fn open_orders_lookup(values: &Values) -> Lookup {
+    let product = values.get("product_id").filter(|p| !p.trim().is_empty());
+    let mut asked = Values::from([("limit".to_owned(), OPEN_ORDERS_PAGE.to_string())]);
+    if let Some(product) = product {
+        asked.insert("product_id".to_owned(), product.clone());
+    }
+    Lookup {
+        key: format!("open orders of {}", product.map_or("every product", String::as_str)),
+        op: "orders_list",
+        values: asked,
+    }
+}
+
 /// What a cancel-all cancels: the product (or every product) and how many open orders, counted
-/// from the orders list in view, or said to be unknown when that list cannot tell.
-pub fn cancel_all_effect(values: &Values, seen: Option<&Seen>) -> String {
+/// from the exchange's answer asked as the question opened (`None`: still being asked; not a
+/// list: the answer failed), at most `page` of them.
+pub fn cancel_all_effect(values: &Values, answer: Option<&Value>, page: usize) -> String {
     let product = values.get("product_id").filter(|p| !p.trim().is_empty());
     let scope = product.map_or_else(|| "every product".to_owned(), |p| p.clone());
     let head = format!("cancels every open order of {scope}");
-    let Some(seen) = seen else {
-        return format!("{head}: how many is unknown (open the orders list to count them)");
+    let Some(answer) = answer else {
+        return format!("{head}: counting them…");
     };
-    // A list narrowed to another product, or to statuses that leave open orders out, cannot
-    // count them.
-    let listed_product = seen.values.get("product_id").filter(|p| !p.trim().is_empty());
-    let narrowed = match (product, listed_product) {
-        (_, None) => false,
-        (Some(p), Some(listed)) => !p.eq_ignore_ascii_case(listed),
-        (None, Some(_)) => true,
+    let Some(records) = answer.as_array() else {
+        return format!("{head}: how many is unknown (the exchange did not say)");
     };
-    let status_param =
-        Service::Coinbase.operation("orders_list").and_then(|op| op.params.iter().find(|p| p.name == "status"));
-    let statuses = seen.values.get("status").map(|s| match status_param {
-        Some(param) => crate::catalog::items(param, s),
-        None => vec![s.as_str()],
-    });
-    let leaves_open_out = statuses.is_some_and(|s| !s.iter().any(|s| matches!(s.trim(), "open" | "all")));
-    if narrowed || leaves_open_out {
-        return format!("{head}: how many is unknown (the orders list in view is filtered otherwise)");
-    }
-    let count = seen
-        .records
+    let count = records
         .iter()
         .filter(|o| o.get("status").and_then(Value::as_str).is_some_and(is_open))
         .filter(|o| {
@@ -713,10 +731,10 @@ pub fn cancel_all_effect(values: &Values, seen: Option<&Seen>) -> String {
         })
         .count();
     let orders = crate::format::plural_with(count, "open order", "open orders");
-    if seen.more {
-        format!("{head}: at least {orders} (seen on the first page of the orders list; more pages follow)")
+    if records.len() >= page {
+        format!("{head}: at least {orders} (the first {page} the exchange lists)")
     } else {
-        format!("{head}: {orders} (as the orders list in view shows them)")
+        format!("{head}: {orders}, as the exchange counts them now")
     }
 }
 

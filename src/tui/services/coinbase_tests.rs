@@ -65,31 +65,27 @@ fn the_estimate_says_the_cost_and_the_hold_and_what_is_unknown() {
 }
 
 #[test]
-fn cancel_all_names_the_product_and_counts_the_open_orders_seen() {
+fn cancel_all_names_the_product_and_counts_the_open_orders_the_exchange_answers() {
     let order = |product: &str, status: &str| json!({"id": "x", "product_id": product, "status": status});
-    let seen = Seen {
-        records: vec![
-            order("BTC-USD", "open"),
-            order("BTC-USD", "pending"),
-            order("ETH-USD", "open"),
-            order("BTC-USD", "done"),
-        ],
-        values: Values::new(),
-        more: false,
-    };
+    let answer = json!([
+        order("BTC-USD", "open"),
+        order("BTC-USD", "pending"),
+        order("ETH-USD", "open"),
+        order("BTC-USD", "done"),
+    ]);
     let btc_only = values(&[("product_id", "BTC-USD")]);
     assert_eq!(
-        cancel_all_effect(&btc_only, Some(&seen)),
-        "cancels every open order of BTC-USD: 2 open orders (as the orders list in view shows them)"
+        cancel_all_effect(&btc_only, Some(&answer), 1000),
+        "cancels every open order of BTC-USD: 2 open orders, as the exchange counts them now"
     );
-    assert!(
-        cancel_all_effect(&Values::new(), Some(&seen)).starts_with("cancels every open order of every product: 3 open")
-    );
-    assert!(cancel_all_effect(&btc_only, None).contains("how many is unknown"));
-    let filtered = Seen { values: values(&[("product_id", "ETH-USD")]), ..seen };
-    assert!(cancel_all_effect(&btc_only, Some(&filtered)).contains("how many is unknown"));
-    let more = Seen { values: Values::new(), more: true, ..filtered };
-    assert!(cancel_all_effect(&btc_only, Some(&more)).contains("at least 2 open orders"));
+    assert!(cancel_all_effect(&Values::new(), Some(&answer), 1000)
+        .starts_with("cancels every open order of every product: 3 open"));
+    assert_eq!(cancel_all_effect(&btc_only, None, 1000), "cancels every open order of BTC-USD: counting them…");
+    assert!(cancel_all_effect(&btc_only, Some(&Value::Null), 1000).contains("how many is unknown"));
+    assert!(cancel_all_effect(&btc_only, Some(&answer), 4).contains("at least 2 open orders (the first 4"));
+    // The question asks for the named product's open orders, the most one answer holds.
+    let lookup = open_orders_lookup(&btc_only);
+    assert_eq!((lookup.op, lookup.values.get("product_id").map(String::as_str)), ("orders_list", Some("BTC-USD")));
 }
 
 #[test]

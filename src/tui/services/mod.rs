@@ -59,6 +59,24 @@ pub trait ServiceConsole: Sync {
         &[]
     }
 
+    /// What a confirmation of `op` needs to know that only a fresh answer can tell (the open
+    /// orders a cancel-all cancels): asked when it opens, read by [`Self::effects_looked_up`].
+    fn confirm_lookups(&self, op: &Operation, values: &Values) -> Vec<Lookup> {
+        let _ = (op, values);
+        Vec::new()
+    }
+
+    /// What a confirmation says from the answers to its lookups (`None`: not answered yet).
+    fn effects_looked_up(
+        &self,
+        op: &Operation,
+        values: &Values,
+        looked_up: &dyn Fn(&str) -> Option<Value>,
+    ) -> Vec<String> {
+        let _ = (op, values, looked_up);
+        Vec::new()
+    }
+
     /// What a confirmation's border says `op` does, when "This cannot be undone" (or, for a
     /// call that spends, "This spends what it says below") is not the truth of it.
     fn confirm_headline(&self, op: &Operation) -> Option<&'static str> {
