@@ -115,10 +115,11 @@ pub fn thousands(n: usize) -> String {
 }
 
 /// Columns whose values are times: millisecond or second epochs (Ably's `timestamp`, `issued`,
-/// `expires`), RFC 3339 (`created_at`) and RFC 2822 (Mailgun's `created_at`) text.
+/// `expires`), RFC 3339 (`created_at`) and RFC 2822 (Mailgun's `created_at`) text, and the
+/// start of a stats interval (`intervalId`).
 pub fn is_time_column(name: &str) -> bool {
     let name = name.to_ascii_lowercase();
-    ["time", "issued", "expires", "created", "updated", "modified"].iter().any(|w| name.contains(w))
+    ["time", "issued", "expires", "created", "updated", "modified", "interval"].iter().any(|w| name.contains(w))
 }
 
 /// The one way the console and `opsdeck call -o table` write a moment: `2026-11-26 13:19:15`,
@@ -183,6 +184,9 @@ pub fn parse_timestamp(text: &str) -> Option<time::OffsetDateTime> {
         return OffsetDateTime::from_unix_timestamp(seconds.floor() as i64).ok();
     }
     if text.as_bytes().get(4) == Some(&b'-') {
+        if let Some(at) = interval_start(text) {
+            return Some(at);
+        }
         if !text.contains(['T', 't', ' ']) {
             return None;
         }
@@ -205,6 +209,20 @@ pub fn parse_timestamp(text: &str) -> Option<time::OffsetDateTime> {
         Some((rest, "UTC" | "GMT" | "UT" | "Z")) => OffsetDateTime::parse(&format!("{rest} +0000"), &Rfc2822).ok(),
         _ => OffsetDateTime::parse(text, &Rfc2822).ok(),
     }
+}
+
+/// The start of a stats interval written as an interval id to the minute or the hour
+/// (`2026-11-28:15:15`, `2026-11-28:15`, UTC): a moment, though no standard layout. A day or a
+/// month id is a date and reads fine as it is.
+fn interval_start(text: &str) -> Option<time::OffsetDateTime> {
+    let (day, clock) = (text.get(..10)?, text.get(10..)?.strip_prefix(':')?);
+    let (hour, minute) = clock.split_once(':').unwrap_or((clock, "00"));
+    let number = |part: &str| {
+        (part.len() == 2 && part.bytes().all(|b| b.is_ascii_digit())).then(|| part.parse::<u8>().ok()).flatten()
+    };
+    let date = time::Date::parse(day, time::macros::format_description!("[year]-[month]-[day]")).ok()?;
+    let at = time::Time::from_hms(number(hour)?, number(minute)?, 0).ok()?;
+    Some(time::PrimitiveDateTime::new(date, at).assume_utc())
 }
 
 /// A time written as text ([`parse_timestamp`]) in the console's one format
@@ -244,20 +262,11 @@ pub fn human_bytes(bytes: u64) -> String {
     }
 }
 
-/// An ISO 8601 time as `2025-03-07 16:46` (EasyPost's times are UTC); other text as it is.
-pub fn short_time(time: &str) -> String {
-    match (time.get(..10), time.get(10..11), time.get(11..16)) {
-        (Some(day), Some("T"), Some(clock)) => format!("{day} {clock}"),
-        _ => time.to_owned(),
-    }
-}
-
-/// An ISO 8601 time to the second, `2025-03-07 16:46:17`: a tracker's scans can be seconds apart.
-pub fn time_to_second(time: &str) -> String {
-    match (time.get(..10), time.get(10..11), time.get(11..19)) {
-        (Some(day), Some("T"), Some(clock)) => format!("{day} {clock}"),
-        _ => time.to_owned(),
-    }
+/// A time written as text in the console's one format (`2026-11-26 13:19:15`, seconds kept:
+/// a tracker's scans and an order's fills can be seconds apart), whatever shape the service
+/// wrote it in; other text (a bare date, `never`) as it is.
+pub fn time_text(text: &str) -> String {
+    timestamp_text(text).unwrap_or_else(|| text.to_owned())
 }
 
 #[cfg(test)]
@@ -297,6 +306,7 @@ mod tests {
             "1704103500",
             "1704103500.6",
             "1704103500000",
+            "2024-01-01:10:05",
         ] {
             assert_eq!(timestamp_text(text), one, "{text}");
         }
@@ -309,6 +319,12 @@ mod tests {
         assert_eq!(epoch_text(1_704_103_500_000.0), one);
         assert_eq!(epoch_text(3600.0), None, "a duration is no time");
         assert_eq!(epoch_ms_text(1_704_103_500_000), one);
+        assert_eq!(timestamp_text("2024-01-01:10").as_deref(), Some("2024-01-01 10:00:00"), "an hour's interval");
+        for not_interval in ["2024-01-01:25:00", "2024-01-01:1", "2024-01-01:10:5x"] {
+            assert_eq!(timestamp_text(not_interval), None, "{not_interval}");
+        }
+        assert_eq!(time_text("2025-03-07T16:46:17+00:00"), "2025-03-07 16:46:17", "seconds kept");
+        assert_eq!(time_text("never"), "never");
     }
 
     #[test]

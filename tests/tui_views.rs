@@ -322,3 +322,90 @@ async fn the_simulators_stats_chart_unasked_and_transactions_do_not() {
     assert!(opsdeck::tui::components::chart::detect(transactions).is_some(), "`c` can still chart them");
     assert!(!worth_auto_chart(transactions), "transactions with a totalAmount are no series to show unasked");
 }
+
+/// What the screen shows outside the inspector (which keeps every value as the server wrote
+/// it): the browser, the chart, a view over them (which covers the inspector), the status line.
+fn screen_outside_inspector(h: &mut Harness) -> String {
+    h.screen();
+    let inspector = h.console.app.areas.inspector;
+    let popup = matches!(h.console.app.popup, Some(Popup::Detail(_)));
+    let buffer = h.buffer();
+    let area = buffer.area;
+    (0..area.height)
+        .map(|y| {
+            (0..area.width)
+                .map(|x| {
+                    let hidden = !popup
+                        && (inspector.x..inspector.x + inspector.width).contains(&x)
+                        && (inspector.y..inspector.y + inspector.height).contains(&y);
+                    if hidden {
+                        " "
+                    } else {
+                        buffer[(x, y)].symbol()
+                    }
+                })
+                .collect::<String>()
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Every time on `screen` written in a layout other than the console's one
+/// (`2026-11-26 13:19:15`): ISO 8601 with its `T`, RFC 2822, Ably's interval ids, a time
+/// without its seconds, a bare epoch.
+fn other_time_layouts(screen: &str) -> Vec<String> {
+    let patterns = [
+        r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}\S*",
+        r"(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d{1,2} [A-Z][a-z]{2} \d{4}[^│]*",
+        r"\d{4}-\d{2}-\d{2}:\d{2}\S*",
+        r"(^|[^\d.])(1[5-9]\d{8}(\d{3})?)($|[^\d.])",
+    ];
+    let mut found: Vec<String> = patterns
+        .iter()
+        .flat_map(|p| {
+            regex_lite::Regex::new(p).unwrap().find_iter(screen).map(|m| m.as_str().to_owned()).collect::<Vec<_>>()
+        })
+        .collect();
+    let minutes = regex_lite::Regex::new(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}(:\d{2})?").unwrap();
+    found.extend(minutes.captures_iter(screen).filter(|c| c.get(1).is_none()).map(|c| c[0].to_owned()));
+    found
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_list_and_view_of_every_service_writes_times_one_way() {
+    let mut problems = Vec::new();
+    for service in Service::ALL {
+        let mut h = console_on(service, 200, 50).await;
+        let resources = h.console.app.tab().resources.clone();
+        for resource in resources {
+            h.console.app.popup = None;
+            h.browse(resource).await;
+            let mut seen = vec![(format!("{service:?} {resource}"), screen_outside_inspector(&mut h))];
+            if h.console.app.tab().browser.row_count() > 0 && h.console.app.popup.is_none() {
+                h.console.app.focus = Focus::Browser;
+                h.keys("<Enter>");
+                h.settle().await;
+                seen.push((format!("{service:?} {resource}, a row opened"), screen_outside_inspector(&mut h)));
+            }
+            for (place, screen) in seen {
+                let found = other_time_layouts(&screen);
+                if !found.is_empty() {
+                    problems.push(format!("{place}: {found:?}\n{screen}"));
+                }
+            }
+        }
+    }
+    // Ably's server time is an answer of its own, a bare epoch in milliseconds.
+    let mut h = console_on(Service::Ably, 200, 50).await;
+    h.keys(":ably time_get<Enter><C-s>");
+    h.settle().await;
+    let screen = screen_outside_inspector(&mut h);
+    let found = other_time_layouts(&screen);
+    if !found.is_empty() {
+        problems.push(format!("ably time_get: {found:?}\n{screen}"));
+    }
+    if !regex_lite::Regex::new(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}").unwrap().is_match(&screen) {
+        problems.push(format!("ably time_get shows no time:\n{screen}"));
+    }
+    assert!(problems.is_empty(), "{} places:\n{}", problems.len(), problems.join("\n\n"));
+}

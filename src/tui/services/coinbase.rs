@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 
 use crate::catalog::{Operation, Service};
 use crate::client::{Target, Values};
-use crate::format::{decimal, money_text, short_time};
+use crate::format::{decimal, money_text, time_text};
 use crate::json_index::Item;
 use crate::table::{Column, Layout};
 use crate::tui::components::detail::{fact, text, Detail, DetailCommand, DetailKey, Tone};
@@ -272,7 +272,7 @@ pub fn cell(record: Item<'_>, column: &Column) -> Option<String> {
             Some(details_text(&details))
         }
         "created_at" | "updated_at" | "completed_at" | "time" => {
-            record.get(name.as_str())?.as_str().map(|t| short_time(&t))
+            record.get(name.as_str())?.as_str().map(|t| time_text(&t))
         }
         _ => None,
     }
@@ -358,7 +358,7 @@ pub fn detail_for(op: &Operation, body: &Value) -> Option<Detail> {
                 fact("to", text(body.get("to"))),
                 fact("amount", money_or_text(body.get("amount"))),
                 fact("fee", money_or_text(body.get("fee_amount"))),
-                fact("created", short_time(&text(body.get("created_at")))),
+                fact("created", time_text(&text(body.get("created_at")))),
             ],
             record: Some(body.clone()),
             ..Detail::default()
@@ -638,7 +638,7 @@ pub fn order_detail(order: &Value) -> Detail {
             facts.push(fact(label, shown));
         }
     }
-    facts.push(fact("created", short_time(&text(order.get("created_at")))));
+    facts.push(fact("created", time_text(&text(order.get("created_at")))));
     facts.push(fact("id", id.clone()));
     let mut commands = Vec::new();
     if is_open(&status) {

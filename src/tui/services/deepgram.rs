@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 
 use crate::catalog::{items, Operation, Service};
 use crate::client::{Target, Values};
-use crate::format::{human_bytes, plural};
+use crate::format::{human_bytes, plural, time_text};
 use crate::json_index::{Item, Kind};
 use crate::table::{Column, Layout};
 use crate::tui::components::detail::{
@@ -223,20 +223,8 @@ fn cell(record: Item<'_>, column: &Column) -> Option<String> {
                 .collect();
             Some(words.join(", "))
         }
-        _ if matches!(column.header(), "created" | "expiration_date") => item.as_str().map(|s| short_time(&s)),
+        _ if matches!(column.header(), "created" | "expiration_date") => item.as_str().map(|s| time_text(&s)),
         _ => None,
-    }
-}
-
-/// `2026-11-27T10:20:30.123Z` as `2026-11-27 10:20:30`.
-fn short_time(text: &str) -> String {
-    match text.split_once('T') {
-        Some((date, time)) => {
-            let time = time.trim_end_matches('Z');
-            let time = time.split('.').next().unwrap_or(time);
-            format!("{date} {time}")
-        }
-        None => text.to_owned(),
     }
 }
 
@@ -344,10 +332,10 @@ fn key_view(record: &Value, project: Option<String>) -> Detail {
         fact("key id", id.clone()),
         fact("scopes", words(api_key.get("scopes"))),
         fact("tags", words(api_key.get("tags"))),
-        fact("created", short_time(&text(api_key.get("created")))),
+        fact("created", time_text(&text(api_key.get("created")))),
         fact(
             "expires",
-            api_key.get("expiration_date").and_then(Value::as_str).map_or_else(|| "never".to_owned(), short_time),
+            api_key.get("expiration_date").and_then(Value::as_str).map_or_else(|| "never".to_owned(), time_text),
         ),
         fact(
             "made by",
@@ -451,7 +439,7 @@ pub fn new_key_view(body: &Value) -> Detail {
         fact("tags", words(body.get("tags"))),
         fact(
             "expires",
-            body.get("expiration_date").and_then(Value::as_str).map_or_else(|| "never".to_owned(), short_time),
+            body.get("expiration_date").and_then(Value::as_str).map_or_else(|| "never".to_owned(), time_text),
         ),
     ];
     facts.retain(|(_, value, _)| !value.is_empty());

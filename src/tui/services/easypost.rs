@@ -18,7 +18,7 @@ use serde_json::{json, Map, Value};
 
 use crate::catalog::{Operation, Service};
 use crate::client::{Target, Values};
-use crate::format::{money, short_time, time_to_second};
+use crate::format::{money, time_text};
 use crate::json_index::Item;
 use crate::table::{Column, Layout};
 use crate::tui::components::detail::{
@@ -403,7 +403,7 @@ fn shipment_detail(shipment: &Value) -> Detail {
     facts.push(fact("batch", batch.trim().to_owned()));
     let refund = field(shipment, "refund_status");
     facts.push((String::from("refund"), refund.clone(), status_tone(&refund)));
-    facts.push(fact("created", short_time(&field(shipment, "created_at"))));
+    facts.push(fact("created", time_text(&field(shipment, "created_at"))));
     facts.retain(|(_, value, _)| !value.is_empty());
 
     let ranked = rank_rates(array(shipment.get("rates")));
@@ -619,13 +619,13 @@ fn tracker_detail(tracker: &Value) -> Detail {
         fact("carrier", field(tracker, "carrier")),
         fact("service", from_carrier("service")),
         fact("tracking", tracking.clone()),
-        fact("est. delivery", short_time(&field(tracker, "est_delivery_date"))),
+        fact("est. delivery", time_text(&field(tracker, "est_delivery_date"))),
         fact("signed by", field(tracker, "signed_by")),
         fact("weight", measure(tracker.get("weight"))),
         fact("from", from_carrier("origin_location")),
         fact("to", from_carrier("destination_location")),
         fact("shipment", field(tracker, "shipment_id")),
-        fact("updated", short_time(&field(tracker, "updated_at"))),
+        fact("updated", time_text(&field(tracker, "updated_at"))),
     ];
     if let Some(weight) = facts.iter_mut().find(|(label, value, _)| label == "weight" && !value.is_empty()) {
         weight.1.push_str(" oz");
@@ -637,7 +637,7 @@ fn tracker_detail(tracker: &Value) -> Detail {
     let tones = events.iter().map(|e| status_tone(&field(e, "status"))).collect();
     let rows: Vec<Vec<String>> = events
         .iter()
-        .map(|e| vec![time_to_second(&field(e, "datetime")), field(e, "status"), field(e, "message"), location(e)])
+        .map(|e| vec![time_text(&field(e, "datetime")), field(e, "status"), field(e, "message"), location(e)])
         .collect();
     let timeline = Table {
         title: format!("timeline ({} events, newest first)", rows.len()),
@@ -695,8 +695,8 @@ fn batch_detail(batch: &Value) -> Detail {
         fact("counts", batch_counts(batch.get("status"))),
         fact("reference", field(batch, "reference")),
         (String::from("scan form"), form_status.clone(), status_tone(&form_status)),
-        fact("created", short_time(&field(batch, "created_at"))),
-        fact("updated", short_time(&field(batch, "updated_at"))),
+        fact("created", time_text(&field(batch, "created_at"))),
+        fact("updated", time_text(&field(batch, "updated_at"))),
     ];
     facts.retain(|(_, value, _)| !value.is_empty());
     let shipments = array(batch.get("shipments"));
@@ -1131,7 +1131,7 @@ pub fn cell(record: Item<'_>, column: &Column) -> Option<String> {
     match name.as_str() {
         "to" => Some(place(member("to_address").as_ref())),
         "created_at" | "updated_at" | "disabled_at" | "est_delivery_date" => {
-            record.get(name.as_str())?.as_str().map(|time| short_time(&time))
+            record.get(name.as_str())?.as_str().map(|time| time_text(&time))
         }
         "verified" => Some(checks_mark(member("verifications").as_ref()).to_owned()),
         "counts" => Some(batch_counts(member("status").as_ref())),

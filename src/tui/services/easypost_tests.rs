@@ -208,7 +208,7 @@ fn a_tracker_shows_its_timeline_newest_first_and_asks_again_until_delivered() {
     let detail = detail_for(op("trackers_get"), &tracker).unwrap();
     assert_eq!(detail.title, "tracker EZ2000000002 · in_transit");
     assert_eq!(detail.facts[0], ("status".into(), "in_transit".into(), Some(Tone::Pending)));
-    assert!(detail.facts.contains(&("est. delivery".into(), "2025-02-10 00:00".into(), None)));
+    assert!(detail.facts.contains(&("est. delivery".into(), "2025-02-10 00:00:00".into(), None)));
     assert!(detail.facts.contains(&("to".into(), "CHARLESTON SC, 29401".into(), None)));
     let timeline = &detail.tables[0];
     assert_eq!(timeline.title, "timeline (2 events, newest first)");
@@ -382,7 +382,7 @@ fn list_columns_read_as_what_where_and_when() {
             "Priority",
             "9400100208303109505657",
             "SAN FRANCISCO, CA 94107",
-            "2025-03-07 16:46",
+            "2025-03-07 16:46:17",
             "shp_1"
         ]
     );
@@ -400,8 +400,8 @@ fn list_columns_read_as_what_where_and_when() {
     assert_eq!(status_tone("return_to_sender"), Some(Tone::Bad));
     assert_eq!(batch_state_tone("label_generating"), Some(Tone::Pending));
     assert_eq!(batch_state_tone("CA"), None);
-    assert_eq!(short_time("2025-03-06T19:47:20+00:00"), "2025-03-06 19:47");
-    assert_eq!(short_time("soon"), "soon");
+    assert_eq!(time_text("2025-03-06T19:47:20+00:00"), "2025-03-06 19:47:20", "seconds kept");
+    assert_eq!(time_text("soon"), "soon");
     assert!(layout(Service::Mailgun.operation("events_list").unwrap()).is_none());
 }
 

@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 
 use crate::catalog::{Operation, Service};
 use crate::client::{Target, Values};
-use crate::format::{epoch_seconds_text, human_bytes};
+use crate::format::{epoch_seconds_text, human_bytes, time_text};
 use crate::json_index::Item;
 use crate::table::{Column, Layout};
 use crate::tui::components::detail::{
@@ -137,7 +137,7 @@ fn dns_detail(body: &Value) -> Detail {
     let mut facts = vec![
         (String::from("state"), state.clone(), domain_state_tone(&state)),
         fact("type", field("type")),
-        fact("created", field("created_at")),
+        fact("created", time_text(&field("created_at"))),
         fact("smtp login", field("smtp_login")),
         fact("spam action", field("spam_action")),
         fact("wildcard", field("wildcard")),
@@ -222,7 +222,7 @@ fn stored_message(body: &Value) -> Detail {
         fact("sender", field("sender")),
         fact("recipients", field("recipients")),
         fact("subject", subject.clone()),
-        fact("date", field("Date")),
+        fact("date", time_text(&field("Date"))),
         fact("message-id", field("Message-Id")),
     ];
     if let Some(tag) = body.get("X-Mailgun-Tag") {

@@ -6,6 +6,7 @@ use serde_json::{Map, Value};
 
 use crate::catalog::Operation;
 use crate::client::Values;
+use crate::format::time_text;
 use crate::tui::components::detail::{columns, fact, money_cell, percent_cell, text, Align, Detail, Table, Tone};
 use crate::tui::services::ServiceConsole;
 
@@ -270,7 +271,7 @@ fn taxjar_transaction(kind: &str, record: &Value) -> Detail {
     let mut facts = vec![
         fact("id", text(field("transaction_id"))),
         fact("refunds order", text(field("transaction_reference_id"))),
-        fact("date", text(field("transaction_date"))),
+        fact("date", time_text(&text(field("transaction_date")))),
         fact("provider", text(field("provider"))),
         fact("customer", text(field("customer_id"))),
         fact("exemption", text(field("exemption_type"))),
