@@ -409,3 +409,68 @@ async fn every_list_and_view_of_every_service_writes_times_one_way() {
     }
     assert!(problems.is_empty(), "{} places:\n{}", problems.len(), problems.join("\n\n"));
 }
+
+/// Every place on `screen` where `value` starts and is not shown whole: each must end in `…`.
+fn silent_cuts(screen: &str, value: &str) -> Vec<String> {
+    let head: String = value.chars().take(6).collect();
+    let mut cuts = Vec::new();
+    for line in screen.lines() {
+        for (at, _) in line.match_indices(&head) {
+            let shown: String = line[at..].chars().take(value.chars().count()).collect();
+            if shown == value {
+                continue;
+            }
+            let kept = shown.chars().take_while(|c| *c != '…').count();
+            let ok = shown.chars().nth(kept) == Some('…') && value.starts_with(&shown[..shown.find('…').unwrap()]);
+            if !ok || kept == 0 {
+                cuts.push(format!("{shown:?} in {line:?}"));
+            }
+        }
+    }
+    cuts
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cell_a_title_or_a_status_that_does_not_fit_ends_in_an_ellipsis() {
+    let hold = "0f8fad5b-d9cb-469f-a165-70867728950e";
+    let email = "ada@opsdeck.example";
+    let records: Vec<Value> = (0..3)
+        .map(|n| {
+            json!({"id": format!("{n}{}", &hold[1..]), "email": email, "comment": "a note long enough to be cut somewhere",
+                "scopes": "member admin owner", "created": "2026-11-26T13:19:15Z"})
+        })
+        .collect();
+    let mut problems = Vec::new();
+    for width in [60, 80, 100, 120] {
+        let mut h = console_on(Service::Deepgram, width, 24).await;
+        let tab = &mut h.console.app.tabs[h.console.app.active];
+        tab.browser.set_records(records.clone(), Some("id"));
+        tab.browser.title = format!("holds of {hold} and of a long account name");
+        tab.browser.page_label = "page 1 · 3 rows".into();
+        let status =
+            "deepgram keys_get: 404 Not Found: key 7c9e6679-7425-40de-944b-e07fc1f90ae7 is not in project 3b1f";
+        tab.say(status.to_owned(), opsdeck::tui::tab::Severity::Error);
+        let screen = h.screen();
+        for value in [&format!("0{}", &hold[1..]), email, status] {
+            problems.extend(silent_cuts(&screen, value).into_iter().map(|cut| format!("{width}: {cut}")));
+        }
+        if !screen.contains("page 1 · 3 rows") {
+            problems.push(format!("{width}: the title lost its row count:\n{screen}"));
+        }
+        // The inspector's tree too: a project's id cut at the pane's edge is marked, and `y`
+        // on it copies the whole id.
+        let project: Value = serde_json::from_slice(&h.console.app.tab().inspector.view().unwrap().body).unwrap();
+        let project_id = project["projects"][0]["project_id"].as_str().unwrap().to_owned();
+        problems.extend(silent_cuts(&screen, &project_id).into_iter().map(|cut| format!("{width}: {cut}")));
+        h.console.app.focus = Focus::Inspector;
+        for _ in 0..6 {
+            if h.console.app.tab().inspector.copy_text().as_deref() == Some(&project_id) {
+                break;
+            }
+            h.keys("j");
+        }
+        h.keys("y");
+        assert_eq!(h.console.app.clipboard.as_deref(), Some(project_id.as_str()), "y copies the whole id");
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}

@@ -266,14 +266,25 @@ fn draw_status(frame: &mut Frame, area: Rect, app: &App) {
             spans.push(Span::styled(format!(" {}", shown.join(" · ")), theme.muted));
         }
     }
-    frame.render_widget(Paragraph::new(Line::from(spans)), area);
+    let room = usize::from(area.width);
+    let message_at = spans.len() - 1;
+    if spans.iter().map(Span::width).sum::<usize>() > room {
+        // The message is what the line is read for: the base URL (also in the header's badge
+        // and the inspector) gives its room up first.
+        spans.remove(message_at - 1);
+    }
+    let spans: Vec<Span<'static>> = spans.into_iter().map(|s| Span::styled(s.content.into_owned(), s.style)).collect();
+    frame.render_widget(Paragraph::new(crate::tui::components::fit_line(Line::from(spans), room)), area);
 }
 
 /// Draws the resource list; returns the first resource in view.
 fn draw_resources(frame: &mut Frame, area: Rect, app: &App, focused: bool) -> usize {
     let theme = &app.theme;
     let tab = app.tab();
-    let items: Vec<ListItem> = tab.resources.iter().map(|r| ListItem::new(*r)).collect();
+    // A name too long for the pane ends in `…` rather than read as another word.
+    let room = usize::from(area.width.saturating_sub(2));
+    let items: Vec<ListItem> =
+        tab.resources.iter().map(|r| ListItem::new(crate::table::truncate_to_width(r, room))).collect();
     let block = Block::default()
         .borders(Borders::ALL)
         .border_style(theme.border(focused))

@@ -457,7 +457,7 @@ impl Browser {
     }
 
     pub fn render(&mut self, frame: &mut Frame, area: Rect, theme: &Theme, focused: bool) {
-        let mut title = vec![Span::styled(format!(" {} ", inert(&self.title)), theme.title)];
+        let mut title = Vec::new();
         if !self.page_label.is_empty() {
             title.push(Span::styled(format!("{} ", self.page_label), theme.muted));
         }
@@ -479,7 +479,14 @@ impl Browser {
             }
             title.push(Span::styled(format!("{} of {} ", self.visible.len(), self.rows.len()), theme.muted));
         }
-        let block = Block::default().borders(Borders::ALL).border_style(theme.border(focused)).title(Line::from(title));
+        // The name gives way to what follows it (the row count, a tail, the filters): a long name
+        // (`holds of 0f8fad5b-…`) ends in `…` rather than push the count off the border.
+        let border = usize::from(area.width.saturating_sub(2));
+        let after: usize = title.iter().map(Span::width).sum();
+        let room = border.saturating_sub(after + 2).max(1);
+        title.insert(0, Span::styled(format!(" {} ", truncate_to_width(&inert(&self.title), room)), theme.title));
+        let title = crate::tui::components::fit_line(Line::from(title), border);
+        let block = Block::default().borders(Borders::ALL).border_style(theme.border(focused)).title(title);
         let inner = block.inner(area);
         frame.render_widget(block, area);
         if inner.height == 0 || inner.width == 0 {
@@ -510,6 +517,13 @@ impl Browser {
         let on_screen: Vec<(usize, Vec<&str>)> =
             self.visible[self.offset..end].iter().map(|&row| (row, self.rows[row].row.cells().collect())).collect();
         let widths = self.column_widths(&on_screen, inner.width);
+        // A cell wider than its column ends in `…`: clipped at the column's edge, an id one
+        // character short or `ada@opsdeck.exam` reads as another value.
+        let cut = |text: &str, index: usize| -> String {
+            let room = widths.get(index).map_or(0, |w| usize::from(*w));
+            truncate_to_width(text, room)
+        };
+        let constraints: Vec<Constraint> = widths.iter().map(|w| Constraint::Length(*w)).collect();
         let tone = self.tone;
         let rows: Vec<Row> = on_screen
             .iter()
@@ -517,8 +531,9 @@ impl Browser {
             .map(|(i, (row, cells))| {
                 let style = if self.offset + i == self.selected { theme.selected(focused) } else { theme.text };
                 let marked = self.is_new(*row);
-                let cells = cells.iter().zip(&self.columns).enumerate().map(move |(index, (text, column))| {
-                    let line = if column.money { Line::from(*text).right_aligned() } else { Line::from(*text) };
+                let cells = cells.iter().zip(&self.columns).enumerate().map(|(index, (text, column))| {
+                    let shown = cut(text, index);
+                    let line = if column.money { Line::from(shown).right_aligned() } else { Line::from(shown) };
                     match tone.and_then(|tone| tone(column.header(), text)) {
                         Some(tone) => Cell::from(line).style(tone.style(theme)),
                         None if marked && index == 0 => Cell::from(line).style(theme.success),
@@ -528,18 +543,18 @@ impl Browser {
                 Row::new(cells).style(style)
             })
             .collect();
-        let header = Row::new(self.columns.iter().map(|c| {
-            let name = Line::from(inert(&c.label()).into_owned());
+        let header = Row::new(self.columns.iter().enumerate().map(|(index, c)| {
+            let name = Line::from(cut(&inert(&c.label()), index));
             Cell::from(if c.money { name.right_aligned() } else { name })
         }))
         .style(theme.title);
-        frame.render_widget(Table::new(rows, widths).header(header).column_spacing(1), inner);
+        frame.render_widget(Table::new(rows, constraints).header(header).column_spacing(1), inner);
     }
 
     /// Each column's width for the rows on screen, as [`fit_widths`] shares `total` out: the
     /// id and dates whole, columns empty on screen giving their room up first, cut columns
     /// given the spare room in proportion to what they lack.
-    fn column_widths(&self, on_screen: &[(usize, Vec<&str>)], total: u16) -> Vec<Constraint> {
+    fn column_widths(&self, on_screen: &[(usize, Vec<&str>)], total: u16) -> Vec<u16> {
         fn cell<'a>(row: &[&'a str], c: usize) -> &'a str {
             row.get(c).copied().unwrap_or_default()
         }
@@ -556,7 +571,7 @@ impl Browser {
                 }
             })
             .collect();
-        fit_widths(&needs, total, 1).into_iter().map(Constraint::Length).collect()
+        fit_widths(&needs, total, 1)
     }
 }
 

@@ -13,6 +13,7 @@ use unicode_width::UnicodeWidthStr;
 
 use crate::inert::inert;
 use crate::table::truncate_to_width;
+use crate::tui::components::fit_line;
 use crate::tui::theme::Theme;
 
 /// How a value reads at a glance; the theme decides the colour.
@@ -418,17 +419,23 @@ impl Detail {
     pub fn render(&mut self, frame: &mut Frame, area: Rect, theme: &Theme) {
         frame.render_widget(Clear, area);
         let keys = self.footer();
+        let border_room = usize::from(area.width.saturating_sub(2));
         let block = Block::default()
             .borders(Borders::ALL)
             .border_style(theme.border_focused)
-            .title(Span::styled(format!(" {} ", inert(&self.title)), theme.title))
-            .title_bottom(Line::from(Span::styled(keys, theme.muted)));
+            .title(Span::styled(
+                format!(" {} ", truncate_to_width(&inert(&self.title), border_room.saturating_sub(2))),
+                theme.title,
+            ))
+            .title_bottom(fit_line(Line::from(Span::styled(keys, theme.muted)), border_room));
         let inner = block.inner(area);
         frame.render_widget(block, area);
         if inner.width == 0 || inner.height == 0 {
             return;
         }
-        let lines = self.lines(theme, usize::from(inner.width));
+        let width = usize::from(inner.width);
+        let lines: Vec<Line<'static>> =
+            self.lines(theme, width).into_iter().map(|line| fit_line(line, width)).collect();
         if let Some(market) = &self.market {
             // The record's facts on top, the market under them taking the rest.
             let head = u16::try_from(lines.len()).unwrap_or(u16::MAX).min(inner.height / 3);

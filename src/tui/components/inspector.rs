@@ -913,6 +913,8 @@ impl Inspector {
                         buf.set_style(row_area, theme.selected(focused));
                     }
                     let styled = tree_line(line, theme, selected.then(|| theme.selected(focused)), area.width);
+                    // A value wider than the pane ends in `…`; `y` still copies all of it.
+                    let styled = crate::tui::components::fit_line(styled, usize::from(area.width));
                     buf.set_line(area.x, row, &styled, area.width);
                 }
                 Some(tree.percent())

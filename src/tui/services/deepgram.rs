@@ -462,10 +462,16 @@ pub fn new_key_view(body: &Value) -> Detail {
 }
 
 /// A number of hours as people read it.
-/// Hours of audio at two decimals, a total as its days: a total that dropped them would not
-/// read as their sum.
+/// Hours to the hundredth, totals too (a total of 123 hours read beside days of `0.25` looked
+/// rounded), grouped by thousands like every count of the view.
 fn hours_text(hours: f64) -> String {
-    format!("{hours:.2}")
+    let two = format!("{hours:.2}");
+    crate::format::money_text(&two).unwrap_or(two)
+}
+
+/// A count grouped by thousands, as the hours beside it.
+fn count_text(n: u64) -> String {
+    crate::format::thousands(usize::try_from(n).unwrap_or(usize::MAX))
 }
 
 fn count(value: Option<&Value>) -> u64 {
@@ -488,15 +494,15 @@ pub fn usage_view(body: &Value) -> Detail {
         requests += r;
         characters += c;
         tokens += t;
-        rows.push(vec![text(day.get("start")), hours_text(h), r.to_string(), c.to_string(), t.to_string()]);
+        rows.push(vec![text(day.get("start")), hours_text(h), count_text(r), count_text(c), count_text(t)]);
     }
     let mut tones = vec![None; rows.len()];
     rows.push(vec![
         "total".to_owned(),
         hours_text(hours),
-        requests.to_string(),
-        characters.to_string(),
-        tokens.to_string(),
+        count_text(requests),
+        count_text(characters),
+        count_text(tokens),
     ]);
     tones.push(Some(Tone::Total));
     let (start, end) = (text(body.get("start")), text(body.get("end")));
@@ -507,7 +513,7 @@ pub fn usage_view(body: &Value) -> Detail {
         facts: vec![
             fact("days with usage", days.len().to_string()),
             fact("audio hours", hours_text(hours)),
-            fact("requests", requests.to_string()),
+            fact("requests", count_text(requests)),
             fact("resolution", format!("1 {unit}")),
         ],
         tables: vec![Table {

@@ -280,3 +280,17 @@ fn list_cells_join_lists_and_shorten_times() {
     assert_eq!(cells[4], "ada@x");
     assert_eq!(Deepgram.cell_tone("scopes", "owner"), Some(Tone::Changed));
 }
+
+#[test]
+fn usage_totals_keep_two_decimals_like_the_days() {
+    let day = |start: &str, hours: f64, requests: u64| serde_json::json!({"start": start, "hours": hours, "requests": requests, "tts": {"characters": 1200}});
+    let body = serde_json::json!({"start": "2026-11-01", "end": "2026-11-03", "resolution": {"units": "day"},
+        "results": [day("2026-11-01", 60.25, 900), day("2026-11-02", 60.5, 1100)]});
+    let view = usage_view(&body);
+    let rows = &view.tables[0].rows;
+    assert_eq!(rows[0][1], "60.25");
+    assert_eq!(rows[2], ["total", "120.75", "2,000", "2,400", "0"], "the total keeps its hundredths");
+    assert!(view.facts.contains(&fact("audio hours", "120.75".to_owned())), "{:?}", view.facts);
+    let big = serde_json::json!({"results": [day("2026-11-01", 1234.5, 1)]});
+    assert_eq!(usage_view(&big).tables[0].rows[1][1], "1,234.50");
+}
