@@ -71,24 +71,42 @@ impl Confirm {
             format!(" {} {} · profile {}", self.badge, self.op.service.title(), self.profile),
             format!("{} {}", self.op.name, self.op.summary),
             format!("target: {}", self.target()),
+            format!("with: {}", self.options().unwrap_or_default()),
             format!("Type {} and press Enter to confirm; Esc cancels.", self.expected.as_deref().unwrap_or_default()),
         ];
         let effects = self.effects.iter().map(|e| e.width() + 2);
         lines.iter().map(|l| l.width()).chain(effects).max().unwrap_or(0) + 2
     }
 
+    /// What the call acts on: the values of its path (the document voided, not the options it
+    /// is asked with), or every value when its path names nothing.
     fn target(&self) -> String {
-        if self.values.is_empty() {
+        let (on, _) = self.split_values();
+        if on.is_empty() {
             return "(no parameters)".into();
         }
-        // Each item of a repeated field on its own, as it was typed (`to=a  to=b`); what only
-        // shapes the answer (AvaTax's `$include`) is no part of what is acted on.
-        crate::catalog::given_pairs(self.op, self.values.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-            .into_iter()
-            .filter(|(k, _)| !k.starts_with('$'))
-            .map(|(k, v)| format!("{k}={}", inert(v)))
-            .collect::<Vec<_>>()
-            .join("  ")
+        on.join("  ")
+    }
+
+    /// The values the call is sent with beside its target (`code=DocVoided`, `$include=…`).
+    fn options(&self) -> Option<String> {
+        let (_, with) = self.split_values();
+        (!with.is_empty()).then(|| with.join("  "))
+    }
+
+    /// The given values as `name=value`, split into the path's and the others; all count as
+    /// the target when the path has none.
+    fn split_values(&self) -> (Vec<String>, Vec<String>) {
+        let path = self.op.path_params();
+        // Each item of a repeated field on its own, as it was typed (`to=a  to=b`).
+        let pairs = crate::catalog::given_pairs(self.op, self.values.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+        let (on, with): (Vec<_>, Vec<_>) = pairs.into_iter().partition(|(k, _)| path.contains(k));
+        let text = |pairs: Vec<(&str, &str)>| pairs.into_iter().map(|(k, v)| format!("{k}={}", inert(v))).collect();
+        if on.is_empty() {
+            (text(with), Vec::new())
+        } else {
+            (text(on), text(with))
+        }
     }
 
     /// What the call does, in the border: said by its service, else what the catalog knows.
@@ -154,6 +172,9 @@ impl Confirm {
             ]),
             Line::from(Span::styled(format!("target: {}", self.target()), theme.text)),
         ];
+        if let Some(options) = self.options() {
+            lines.push(Line::from(Span::styled(format!("with: {options}"), theme.muted)));
+        }
         for effect in &self.effects {
             lines.push(Line::from(Span::styled(format!("→ {}", inert(effect)), theme.warning)));
         }
@@ -220,6 +241,33 @@ mod tests {
             live.handle_key(key(KeyCode::Char(c)));
         }
         assert_eq!(live.handle_key(key(KeyCode::Enter)), ConfirmAction::Confirmed);
+    }
+
+    #[test]
+    fn the_void_target_names_the_document_and_the_title_says_what_is_at_stake() {
+        let op = Service::Avatax.operation("transactions_void").unwrap();
+        let values: Values = [
+            ("companyCode".to_owned(), "DEFAULT".to_owned()),
+            ("transactionCode".to_owned(), "INV-7".to_owned()),
+            ("code".to_owned(), "DocVoided".to_owned()),
+            ("$include".to_owned(), "Lines".to_owned()),
+        ]
+        .into();
+        let void = Confirm::new(op, values, false, "default".into());
+        let target = void.target();
+        assert!(target.contains("transactionCode=INV-7") && target.contains("companyCode=DEFAULT"), "{target}");
+        assert!(!target.contains("$include") && !target.contains("code=DocVoided"), "{target}");
+        let options = void.options().unwrap();
+        assert!(options.contains("$include=Lines") && options.contains("code=DocVoided"), "{options}");
+        assert_eq!(void.headline(), "This cannot be undone");
+        // An order spends (its service says better: see the Coinbase console's headline).
+        let order = Service::Coinbase.operation("orders_create").unwrap();
+        let spending: Values = [("side".to_owned(), "buy".to_owned()), ("size".to_owned(), "1".to_owned())].into();
+        let order = Confirm::new(order, spending, false, String::new());
+        assert_eq!(order.headline(), "This spends what it says below");
+        let device = Service::Ably.operation("push_device_delete").unwrap();
+        let values: Values = [("deviceId".to_owned(), "dev-1".to_owned())].into();
+        assert_eq!(Confirm::new(device, values, false, String::new()).target(), "deviceId=dev-1");
     }
 
     #[test]

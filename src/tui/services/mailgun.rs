@@ -63,12 +63,45 @@ impl ServiceConsole for Mailgun {
         suggest(op, record, values);
     }
 
+    /// A message sent cannot be called back: its confirmation says what goes to whom.
+    fn effects(&self, op: &Operation, values: &Values, _known: &dyn Fn(&str) -> Option<Value>) -> Vec<String> {
+        if !op.name.starts_with("messages_send") {
+            return Vec::new();
+        }
+        send_effect(op, values)
+    }
+
     fn compose(&self, kind: Compose) -> Option<&'static str> {
         Some(match kind {
             Compose::Fields => "messages_send",
             Compose::Mime => "messages_send_mime",
         })
     }
+}
+
+/// What sending a message does, in the words of its confirmation: `sends "Invoice" from a@x to
+/// b@y, c@y (testmode: accepted, not delivered)`.
+fn send_effect(op: &Operation, values: &Values) -> Vec<String> {
+    let value = |name: &str| values.get(name).map(|v| v.trim()).filter(|v| !v.is_empty());
+    let recipients: Vec<&str> = op
+        .params
+        .iter()
+        .filter(|p| matches!(p.name, "to" | "cc" | "bcc"))
+        .filter_map(|p| Some(crate::catalog::items(p, value(p.name)?)))
+        .flatten()
+        .collect();
+    let what = match (value("subject"), value("template"), value("message")) {
+        (Some(subject), _, _) => format!("\"{subject}\""),
+        (None, Some(template), _) => format!("template {template}"),
+        (None, None, Some(_)) => "the MIME message".to_owned(),
+        _ => "a message".to_owned(),
+    };
+    let from = value("from").map(|from| format!(" from {from}")).unwrap_or_default();
+    let mut line = format!("sends {what}{from} to {}", recipients.join(", "));
+    if value("o:testmode").is_some_and(|v| matches!(v, "yes" | "true")) {
+        line.push_str(" (test mode: accepted, not delivered)");
+    }
+    vec![line]
 }
 
 /// The structured view of a Mailgun response, for the operations that have one.
@@ -641,6 +674,16 @@ mod tests {
         assert_eq!(severity_tone("temporary"), Some(Tone::Changed));
         assert_eq!(domain_state_tone("CA"), None, "a US state is no domain state");
         assert_eq!(epoch_seconds_text(f64::NAN), None);
+        let send = Service::Mailgun.operation("messages_send").unwrap();
+        let values: Values =
+            [("to", "ada@example.com"), ("from", "ops@mg.example.com"), ("subject", "Invoice"), ("o:testmode", "yes")]
+                .into_iter()
+                .map(|(k, v)| (k.to_owned(), v.to_owned()))
+                .collect();
+        assert_eq!(
+            Mailgun.effects(send, &values, &|_| None),
+            ["sends \"Invoice\" from ops@mg.example.com to ada@example.com (test mode: accepted, not delivered)"]
+        );
     }
 
     #[test]
