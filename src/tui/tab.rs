@@ -362,6 +362,16 @@ impl Tab {
         (!parts.is_empty()).then(|| parts.join(" / "))
     }
 
+    /// A list's title: what it lists and whose it is (`ledger of BTC`, `transactions of
+    /// DEFAULT`), or just what it lists when no record was picked for it.
+    pub fn list_title(&self, op: &'static Operation, values: &Values) -> String {
+        let noun = services::console(self.service).list_noun(op);
+        match self.scope_label(op, values) {
+            Some(scope) => format!("{noun} of {scope}"),
+            None => noun.to_owned(),
+        }
+    }
+
     /// The values the browser lists `op` with: the ids it needs (from the selection and the
     /// context) and the op's browse values. Optional filters are never filled in: a list
     /// shows everything unless the user asked for less in its form.

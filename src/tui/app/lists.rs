@@ -26,8 +26,8 @@ impl App {
         };
         let values = tab.browse_values(op);
         // Whose list it is, from the values it is really called with.
-        if let Some(scope) = tab.scope_label(op, &values) {
-            tab.browser.title = format!("{} of {scope}", op.resource);
+        if tab.scope_label(op, &values).is_some() {
+            tab.browser.title = tab.list_title(op, &values);
         }
         let missing = op.params.iter().find(|p| p.required && !values.contains_key(p.name));
         // An id the user has not picked yet: say where to pick it, never guess one.

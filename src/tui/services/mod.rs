@@ -84,6 +84,12 @@ pub trait ServiceConsole: Sync {
         ["name", "code"].iter().find_map(|key| record.get(*key)?.as_str().filter(|s| !s.is_empty()).map(str::to_owned))
     }
 
+    /// What a list of `op` is called in its title (`ledger of BTC`, where the resource is the
+    /// account's): by default its resource.
+    fn list_noun(&self, op: &Operation) -> &'static str {
+        op.resource
+    }
+
     /// Values `op`'s form starts with beyond the generic ones, from the selected `record` and
     /// the tab's `target`.
     fn suggest(&self, op: &Operation, record: &Map<String, Value>, target: &Target, values: &mut Values) {
