@@ -481,3 +481,70 @@ async fn ctrl_s_while_the_increments_are_asked_for_asks_to_send_when_they_come()
     assert_eq!(popup_title(&h), "confirm orders_create", "then asks, with no second Ctrl-s:\n{}", h.screen());
     assert!(state.lock().unwrap().placed.is_empty(), "nothing is sent before the answer");
 }
+
+/// The Coinbase tab on the embedded simulator, `resource` listed, the browser focused.
+async fn simulator(resource: &str) -> Harness {
+    let mut h = Harness::new().await;
+    h.keys("5");
+    h.settle().await;
+    h.browse(resource).await;
+    h.console.app.focus = Focus::Browser;
+    h
+}
+
+/// Moves the browser down to the row whose `field` is `value`.
+fn select_row(h: &mut Harness, field: &str, value: &str) -> serde_json::Map<String, Value> {
+    for _ in 0..50 {
+        if let Some(record) = h.console.app.tab().selected_record() {
+            if record.get(field).and_then(Value::as_str) == Some(value) {
+                return record;
+            }
+        }
+        h.keys("j");
+    }
+    panic!("no row with {field} {value}:\n{}", h.screen());
+}
+
+fn decimal(value: Option<&Value>) -> rust_decimal::Decimal {
+    value.and_then(Value::as_str).unwrap().parse().unwrap()
+}
+
+#[tokio::test]
+async fn an_accounts_ledger_has_every_movement_and_adds_up_to_its_balance() {
+    let mut h = simulator("accounts").await;
+    // Room for the title beside the date filter's note (a narrow one ends in `…`).
+    h.resize(220, 40);
+    let account = select_row(&mut h, "currency", "BTC");
+    let balance = decimal(account.get("balance"));
+    h.keys("<Enter>");
+    assert_eq!(popup_title(&h), "BTC account", "{}", h.screen());
+    h.keys("l");
+    h.settle().await;
+    let screen = h.screen();
+    assert!(screen.contains("ledger of BTC"), "the title names the account by its currency:\n{screen}");
+    assert!(!screen.contains("accounts of"), "{screen}");
+    let entries = h.console.app.tab().browser.records();
+    let types: Vec<&str> = entries.iter().filter_map(|e| e["type"].as_str()).collect();
+    // Newest first: the oldest entry is the seeded deposit the balance started from.
+    let oldest = entries.last().unwrap();
+    assert_eq!(
+        (oldest["type"].as_str(), oldest["details"]["transfer_type"].as_str()),
+        (Some("transfer"), Some("deposit"))
+    );
+    assert!(types.contains(&"match") && types.contains(&"fee"), "fills and the withdrawal's fee: {types:?}");
+    let withdrawn = entries.iter().filter(|e| e["details"]["transfer_type"] == "withdraw").count();
+    assert_eq!(withdrawn, 2, "the withdrawal sent and its network fee, each an entry: {entries:?}");
+    let sum: rust_decimal::Decimal = entries.iter().map(|e| decimal(e.get("amount"))).sum();
+    assert_eq!(sum, balance, "the ledger adds up to the balance:\n{screen}");
+    assert_eq!(decimal(entries[0].get("balance")), balance, "the newest entry's balance after is the balance");
+    assert!(line_of(&screen, "deposit").contains("transfer"), "{screen}");
+
+    // The holds of the same account are called by it too.
+    h.keys("<Esc>");
+    h.keys("b");
+    assert_eq!(popup_title(&h), "BTC account", "{}", h.screen());
+    h.keys("h");
+    h.settle().await;
+    let screen = h.screen();
+    assert!(screen.contains("holds of BTC"), "{screen}");
+}

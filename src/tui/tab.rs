@@ -39,9 +39,9 @@ pub struct Tab {
     /// selected channel, `deviceId` of the selected device): what forms and lists that need
     /// one are filled with. Never a filter: a list is not narrowed by what was clicked before.
     pub context: Values,
-    /// What the record each id of `context` came from is called (`DEFAULT` for a company's
-    /// id), by path parameter, with the id it names: a list's title says whose it is.
-    pub context_labels: std::collections::HashMap<String, (String, String)>,
+    /// What the records ids came from are called (`DEFAULT` for a company's id), by path
+    /// parameter and id: a list's title says whose it is.
+    pub context_labels: std::collections::HashMap<(String, String), String>,
     /// What each operation's form last held, so nothing typed is lost when a call fails.
     pub drafts: std::collections::HashMap<&'static str, Values>,
     pub page: Option<PageState>,
@@ -313,13 +313,13 @@ impl Tab {
             // A record whose id field is named like the path parameter (a Deepgram project's
             // `project_id`): what it is called goes with it too.
             if let Some(field) = page_op.id_field.filter(|f| is_path_param(f)) {
-                self.context_labels.insert(field.to_owned(), (id.clone(), label.clone()));
+                self.name_id(field, id, &label);
             }
             for op in operations.iter().filter(|op| op.resource == page_op.resource) {
                 for param in op.params.iter().filter(|p| p.location == Location::Path) {
                     if !record.contains_key(param.name) && !listed_with(param.name) {
                         remembered.push((param.name.to_owned(), id.clone()));
-                        self.context_labels.insert(param.name.to_owned(), (id.clone(), label.clone()));
+                        self.name_id(param.name, id, &label);
                     }
                 }
             }
@@ -357,13 +357,41 @@ impl Tab {
             .filter(|p| p.location == Location::Path)
             .filter_map(|p| {
                 let value = values.get(p.name)?;
-                Some(match self.context_labels.get(p.name) {
-                    Some((id, label)) if id == value => label.clone(),
-                    _ => value.clone(),
-                })
+                Some(self.context_labels.get(&(p.name.to_owned(), value.clone())).unwrap_or(value).clone())
             })
             .collect();
         (!parts.is_empty()).then(|| parts.join(" / "))
+    }
+
+    /// What the id `id` of path parameter `param` is called, for titles. Every id seen keeps its
+    /// name (a list asked before another row was selected still reads `holds of BTC`), up to a
+    /// bound past which the oldest are forgotten all at once.
+    fn name_id(&mut self, param: &str, id: &str, label: &str) {
+        const NAMES: usize = 4096;
+        if self.context_labels.len() >= NAMES {
+            self.context_labels.clear();
+        }
+        self.context_labels.insert((param.to_owned(), id.to_owned()), label.to_owned());
+    }
+
+    /// Names the ids among `values` that are `record`'s own (its `id` field) by what the
+    /// record is called, for the titles of the lists they lead to.
+    pub fn name_ids_after(&mut self, record: &Map<String, Value>, values: &[(String, String)]) {
+        let Some(label) = services::console(self.service).label(record) else { return };
+        let Some(id) = record.get("id").and_then(id_value) else { return };
+        for (name, value) in values.iter().filter(|(_, value)| *value == id) {
+            self.name_id(name, value, &label);
+        }
+    }
+
+    /// A list's title: what it lists and whose it is (`ledger of BTC`, `transactions of
+    /// DEFAULT`), or just what it lists when no record was picked for it.
+    pub fn list_title(&self, op: &'static Operation, values: &Values) -> String {
+        let noun = op.list_noun();
+        match self.scope_label(op, values) {
+            Some(scope) => format!("{noun} of {scope}"),
+            None => noun,
+        }
     }
 
     /// The values the browser lists `op` with: the ids it needs (from the selection and the

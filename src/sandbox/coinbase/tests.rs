@@ -12,7 +12,7 @@ use super::book::Side;
 use super::catalog::{self, PRODUCTS};
 use super::orders::{needed_hold, NewOrder};
 use super::seed::{self, BOT_PROFILE, DEFAULT_PROFILE};
-use super::state::{MarketSettings, State, Status, StopKind, Stp, Tif};
+use super::state::{caps, MarketSettings, State, Status, StopKind, Stp, Tif};
 use super::transfers::Endpoint;
 use crate::sandbox::rng::Rng;
 
@@ -65,6 +65,23 @@ fn check(state: &State) -> Result<(), String> {
         if let Some(last) = account.ledger.back() {
             if last.balance != account.balance {
                 return Err(format!("account {i}: ledger says {} but balance is {}", last.balance, account.balance));
+            }
+        }
+        // Every movement is an entry: a real user's ledger adds up to the balance, entry by
+        // entry (the simulated traders keep none).
+        if state.keeps_records(account.profile) && account.ledger.len() < caps::LEDGER {
+            let mut running = Decimal::ZERO;
+            for entry in &account.ledger {
+                running += entry.amount;
+                if entry.balance != running {
+                    return Err(format!(
+                        "account {i}: ledger entry {} ({}) says balance {} but its entries add to {running}",
+                        entry.id, entry.kind, entry.balance
+                    ));
+                }
+            }
+            if running != account.balance {
+                return Err(format!("account {i}: ledger adds to {running} but balance is {}", account.balance));
             }
         }
     }
@@ -152,7 +169,7 @@ fn random_sequences_keep_books_holds_and_funds_consistent() {
             let profile = if rng.chance(80) { DEFAULT_PROFILE } else { BOT_PROFILE };
             let stp = *rng.pick(&[Stp::DecreaseCancel, Stp::CancelOldest, Stp::CancelNewest, Stp::CancelBoth]);
             let tif = *rng.pick(&[Tif::Gtc, Tif::Gtc, Tif::Ioc, Tif::Fok, Tif::Gtt]);
-            let action = rng.below(10);
+            let action = rng.below(12);
             let before = (state.totals(), state.open.len());
             let result = match action {
                 0..=3 => {
@@ -208,6 +225,18 @@ fn random_sequences_keep_books_holds_and_funds_consistent() {
                         add_fee_to_total: rng.chance(50),
                     };
                     state.withdraw(profile, dec!(0.5), catalog::ETH, &to, None, now).map(|_| ())
+                }
+                10 => {
+                    let currency = *rng.pick(&[catalog::USD, catalog::BTC, catalog::ETH]);
+                    let amount = *rng.pick(&[dec!(1), dec!(25), dec!(0.5)]);
+                    let (wallet, bank) = (state.wallets[currency].id.clone(), state.payment_method_id.clone());
+                    let from = if rng.chance(50) { Endpoint::Wallet(&wallet) } else { Endpoint::Bank(&bank) };
+                    state.deposit(profile, amount, currency, &from, now).map(|_| ())
+                }
+                11 => {
+                    let (from, to) =
+                        if rng.chance(50) { (catalog::USD, catalog::USDC) } else { (catalog::USDC, catalog::USD) };
+                    state.convert(profile, from, to, Decimal::from(rng.range(1, 400)), None, now).map(|_| ())
                 }
                 _ => {
                     state.run_due(now + rng.range(0, 120_000));
@@ -570,5 +599,36 @@ fn a_deposit_past_what_a_decimal_holds_is_refused_and_changes_nothing() {
     assert_eq!((state.totals(), state.transfers.len()), before);
     state.deposit(DEFAULT_PROFILE, dec!(1000000000000), catalog::USD, &Endpoint::Bank(&bank), T0).unwrap();
     state.run_due(T0 + 10 * 60_000);
+    check(&state).unwrap();
+}
+
+/// The seeded balances come from seeded deposits, and a crypto withdrawal's network fee is an
+/// entry of its own beside what left for the address: the ledger tells every movement.
+#[test]
+fn seeded_balances_start_with_deposits_and_a_withdrawal_fee_is_its_own_entry() {
+    let state = fresh(3);
+    for currency in 0..catalog::CURRENCIES.len() {
+        let account = state.account(DEFAULT_PROFILE, currency);
+        if account.balance.is_zero() {
+            continue;
+        }
+        let first = account.ledger.front().unwrap();
+        let deposit = matches!(&first.details, super::state::Details::Transfer { transfer_type: "deposit", .. });
+        assert!(
+            first.kind == "transfer" && deposit,
+            "{}: first entry {}",
+            catalog::CURRENCIES[currency].id,
+            first.kind
+        );
+    }
+    let btc = state.account(DEFAULT_PROFILE, catalog::BTC);
+    let fee = catalog::CURRENCIES[catalog::BTC].network_fee;
+    let withdrawal: Vec<(&str, Decimal)> = btc
+        .ledger
+        .iter()
+        .filter(|e| matches!(&e.details, super::state::Details::Transfer { transfer_type: "withdraw", .. }))
+        .map(|e| (e.kind, e.amount))
+        .collect();
+    assert_eq!(withdrawal, vec![("transfer", fee - dec!(0.05)), ("fee", -fee)], "the seeded 0.05 BTC withdrawal");
     check(&state).unwrap();
 }

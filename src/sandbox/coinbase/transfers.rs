@@ -248,8 +248,11 @@ impl State {
                 }
                 TransferKind::Withdraw => {
                     self.adjust_hold(account, -amount);
-                    let details = Details::Transfer { transfer_id: id, transfer_type: "withdraw" };
-                    self.debit(account, amount, payout, "transfer", details);
+                    // What leaves for the address and the network fee are two entries, as the
+                    // exchange's ledger shows them: each movement on its own line.
+                    let details = || Details::Transfer { transfer_id: id.clone(), transfer_type: "withdraw" };
+                    self.debit(account, amount - fee, payout, "transfer", details());
+                    self.debit(account, fee, payout, "fee", details());
                     self.net_deposits[currency] -= amount - fee;
                     self.fees_collected[currency] += fee;
                     if let Some(wallet) = wallet {

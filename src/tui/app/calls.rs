@@ -327,12 +327,9 @@ impl App {
         if op.is_list() {
             if let Some(index) = tab_state.resources.iter().position(|r| *r == op.resource) {
                 tab_state.resource = index;
-                // Whose list it is (a project's keys), when no filter needs the title's room.
-                let filtered = !list_filters(op, &values).is_empty();
-                tab_state.browser.title = match tab_state.scope_label(op, &values).filter(|_| !filtered) {
-                    Some(scope) => format!("{} of {scope}", op.list_noun()),
-                    None => op.list_noun(),
-                };
+                // Whose list it is (a project's keys, an account's ledger since a date) stays
+                // beside its filters: a list narrowed by date is still that account's.
+                tab_state.browser.title = tab_state.list_title(op, &values);
             }
             self.show_page(tab, Page { op, values, request, previous: Vec::new(), response });
         } else if op.mutates && tab == self.active {

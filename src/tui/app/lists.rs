@@ -63,8 +63,8 @@ impl App {
         };
         let values = tab.browse_values(op);
         // Whose list it is, from the values it is really called with.
-        if let Some(scope) = tab.scope_label(op, &values) {
-            tab.browser.title = format!("{} of {scope}", op.list_noun());
+        if tab.scope_label(op, &values).is_some() {
+            tab.browser.title = tab.list_title(op, &values);
         }
         // A list that needs one of several ids (Coinbase's fills: of an order or of a product).
         if !op.at_least_one.is_empty() && !op.at_least_one.iter().any(|name| values.contains_key(*name)) {

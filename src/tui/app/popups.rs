@@ -331,7 +331,15 @@ impl App {
             }
             DetailCommand::Open { op: name, values } => {
                 let Some(op) = self.operation_of_tab(name) else { return };
-                self.popup = None;
+                let viewed = match self.popup.take() {
+                    Some(Popup::Detail(detail)) => detail.record,
+                    _ => None,
+                };
+                // The record of the view names what it leads to (`holds of BTC`), whatever row
+                // is selected by then.
+                if let Some(Value::Object(record)) = viewed {
+                    self.tab_mut().name_ids_after(&record, &values);
+                }
                 // A list a record's view leads to (an account's holds) goes back to the list the
                 // record was in.
                 let tab = self.tab_mut();

@@ -27,18 +27,15 @@ pub struct Coinbase;
 const BOOK_DEPTH: usize = 50;
 /// How many trades the tape asks for.
 const TAPE: &str = "30";
+/// Where an account's whole ledger starts: before the exchange opened (January 2015), so no
+/// account has an entry older.
+const LEDGER_SINCE: &str = "2015-01-01T00:00:00Z";
 /// Where the fee rates are known once asked for.
 const FEES: &str = "fees";
 
 impl ServiceConsole for Coinbase {
     fn confirm_headline(&self, op: &Operation) -> Option<&'static str> {
         (op.name == "orders_create").then_some("This places an order: an open one can be cancelled, a fill cannot")
-    }
-
-    /// An account by its currency (`holds of USD`), as the exchange's own pages name it.
-    fn label(&self, record: &Map<String, Value>) -> Option<String> {
-        let is_account = record.contains_key("balance") && record.contains_key("available");
-        is_account.then(|| record.get("currency")?.as_str().map(str::to_owned)).flatten()
     }
 
     fn layout(&self, op: &Operation) -> Option<Layout> {
@@ -61,6 +58,15 @@ impl ServiceConsole for Coinbase {
             _ => return None,
         };
         Some(RowAction::View(Box::new(detail), None))
+    }
+
+    /// An account is called by its currency (`holds of USD`); a profile by its name.
+    fn label(&self, record: &Map<String, Value>) -> Option<String> {
+        let named = |key: &str| record.get(key)?.as_str().filter(|s| !s.is_empty()).map(str::to_owned);
+        match record.get("balance") {
+            Some(_) => named("currency"),
+            None => named("name"),
+        }
     }
 
     /// An order form opened on a product (or beside an order) starts with its product.
@@ -567,6 +573,13 @@ pub fn account_detail(account: &Value) -> Detail {
     let id = text(account.get("id"));
     let currency = text(account.get("currency"));
     let with_id = || vec![("account_id".to_owned(), id.clone())];
+    // Asked with no dates the exchange gives the last day only; every movement since the
+    // account opened is what adds up to its balance.
+    let ledger_values = || {
+        let mut values = with_id();
+        values.push(("start_date".to_owned(), LEDGER_SINCE.to_owned()));
+        values
+    };
     Detail {
         title: format!("{currency} account"),
         facts: vec![
@@ -586,7 +599,7 @@ pub fn account_detail(account: &Value) -> Detail {
             DetailKey {
                 key: 'l',
                 label: "ledger",
-                command: DetailCommand::Open { op: "accounts_get_ledger", values: with_id() },
+                command: DetailCommand::Open { op: "accounts_get_ledger", values: ledger_values() },
             },
         ],
         record: Some(account.clone()),
