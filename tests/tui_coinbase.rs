@@ -548,3 +548,56 @@ async fn an_accounts_ledger_has_every_movement_and_adds_up_to_its_balance() {
     let screen = h.screen();
     assert!(screen.contains("holds of BTC"), "{screen}");
 }
+
+/// Places a limit buy of BTC-USD through the market view's form and confirms it; the view of
+/// the placed order is open when this returns.
+async fn place_buy(h: &mut Harness, price: &str, size: &str) {
+    h.keys("<Enter>");
+    assert_eq!(popup_title(h), "BTC-USD · market", "{}", h.screen());
+    h.keys("b");
+    h.settle().await;
+    h.keys("<Tab><Tab><Tab>");
+    h.type_text(price);
+    h.keys("<Tab>");
+    h.type_text(size);
+    h.keys("<C-s>");
+    assert_eq!(popup_title(h), "confirm orders_create", "{}", h.screen());
+    h.keys("y");
+    h.settle().await;
+}
+
+#[tokio::test]
+async fn the_view_of_a_placed_order_follows_it_until_done_and_r_asks_again() {
+    let mut h = simulator("products").await;
+    let mut at = Instant::now();
+    // Far under the market: accepted, then resting on the book.
+    place_buy(&mut h, "1000.00", "0.01").await;
+    assert_eq!(popup_title(&h), "order BTC-USD buy · pending", "{}", h.screen());
+    // The view newly open waits an interval before it asks again.
+    h.console.app.on_tick(at);
+    time_passes(&mut h, &mut at).await;
+    assert_eq!(popup_title(&h), "order BTC-USD buy · open", "the view follows the order:\n{}", h.screen());
+    assert!(h.screen().contains("r refresh"), "{}", h.screen());
+    let id = match &h.console.app.popup {
+        Some(Popup::Detail(detail)) => detail.record.as_ref().unwrap()["id"].as_str().unwrap().to_owned(),
+        _ => unreachable!(),
+    };
+    // `r` asks for the order now, and the view takes the answer.
+    h.keys("r");
+    let sent = h.console.app.tab().sent.as_ref().map(|r| r.url.clone()).unwrap_or_default();
+    assert!(sent.ends_with(&format!("/orders/{id}")), "{sent}");
+    h.settle().await;
+    assert_eq!(popup_title(&h), "order BTC-USD buy · open", "{}", h.screen());
+
+    // Over the market: it takes the asks at once and the view says it is done.
+    h.keys("<Esc>");
+    h.console.app.focus = Focus::Browser;
+    place_buy(&mut h, "1000000.00", "0.001").await;
+    assert_eq!(popup_title(&h), "order BTC-USD buy · pending", "{}", h.screen());
+    // The view newly open waits an interval before it asks again.
+    h.console.app.on_tick(at);
+    time_passes(&mut h, &mut at).await;
+    assert_eq!(popup_title(&h), "order BTC-USD buy · done", "{}", h.screen());
+    assert!(h.screen().contains("done filled"), "{}", h.screen());
+    assert!(!h.screen().contains("● live"), "a done order is no longer asked for:\n{}", h.screen());
+}

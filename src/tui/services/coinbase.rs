@@ -653,7 +653,15 @@ pub fn order_detail(order: &Value) -> Detail {
     }
     facts.push(fact("created", time_text(&text(order.get("created_at")))));
     facts.push(fact("id", id.clone()));
+    let asks_again = || vec![("order_id".to_owned(), id.clone())];
     let mut commands = Vec::new();
+    if !id.is_empty() {
+        commands.push(DetailKey {
+            key: 'r',
+            label: "refresh",
+            command: DetailCommand::Send { op: "orders_get", values: asks_again() },
+        });
+    }
     if is_open(&status) {
         let mut values = vec![("order_id".to_owned(), id.clone())];
         if !product.is_empty() {
@@ -679,6 +687,9 @@ pub fn order_detail(order: &Value) -> Detail {
         facts,
         commands,
         record: Some(order.clone()),
+        // An order moves by itself (accepted, resting, filled): its view follows it until it
+        // is done, as the orders list would show it.
+        watch: (is_open(&status) && !id.is_empty()).then(|| ("orders_get", asks_again())),
         ..Detail::default()
     }
 }

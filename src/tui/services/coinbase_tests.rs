@@ -135,6 +135,9 @@ fn a_products_row_opens_its_live_market_with_order_keys() {
     );
     assert_eq!(view.commands.iter().map(|k| k.key).collect::<String>(), "bs");
     let done = order_detail(&json!({"id": "o1", "product_id": "BTC-USD", "side": "buy", "status": "done"}));
-    assert_eq!(done.commands.iter().map(|k| k.key).collect::<String>(), "x", "a done order cannot be cancelled");
+    assert_eq!(done.commands.iter().map(|k| k.key).collect::<String>(), "rx", "a done order cannot be cancelled");
+    assert!(done.watch.is_none(), "a done order moves no more");
+    let open = order_detail(&json!({"id": "o1", "product_id": "BTC-USD", "side": "buy", "status": "open"}));
+    assert_eq!(open.watch, Some(("orders_get", vec![("order_id".to_owned(), "o1".to_owned())])), "followed");
     assert_eq!(tone("side", "sell"), Some(Tone::Bad));
 }
