@@ -55,6 +55,22 @@ pub fn money_text(text: &str) -> Option<String> {
     Some(grouped(amount, 2))
 }
 
+/// Currencies whose amounts are written to the cent (ISO 4217 minor unit 2).
+const CENT_CURRENCIES: &[&str] = &["USD", "EUR", "GBP", "CAD", "AUD", "CHF", "SGD"];
+
+/// An amount of `currency` as people read it: a fiat amount at its minor unit (`99,077.86`,
+/// half away from zero), anything else as [`money_text`] gives it. `None` when it is no number.
+pub fn amount_text(text: &str, currency: &str) -> Option<String> {
+    let amount = decimal(text)?;
+    if CENT_CURRENCIES.iter().any(|c| c.eq_ignore_ascii_case(currency.trim())) {
+        return Some(grouped(
+            amount.round_dp_with_strategy(2, rust_decimal::RoundingStrategy::MidpointAwayFromZero),
+            2,
+        ));
+    }
+    Some(grouped(amount, 2))
+}
+
 /// A rate (`0.0775`) as a percentage (`7.75 %`), exact.
 pub fn percent(value: &Value) -> Option<String> {
     let rate = match value {
@@ -273,6 +289,15 @@ pub fn time_text(text: &str) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn an_amount_of_a_currency_written_to_the_cent_is_rounded_to_it() {
+        assert_eq!(amount_text("99077.8606195125962", "USD").as_deref(), Some("99,077.86"));
+        assert_eq!(amount_text("0.005", "usd").as_deref(), Some("0.01"), "half away from zero");
+        assert_eq!(amount_text("-9182.6171190", "EUR").as_deref(), Some("-9,182.62"));
+        assert_eq!(amount_text("2.50110277", "BTC").as_deref(), Some("2.50110277"), "crypto keeps its digits");
+        assert_eq!(amount_text("x", "USD"), None);
+    }
 
     #[test]
     fn money_is_grouped_with_two_decimals_and_keeps_every_digit() {

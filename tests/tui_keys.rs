@@ -545,3 +545,15 @@ async fn placing_an_order_asks_with_what_it_does_not_that_it_cannot_be_undone() 
     assert!(screen.contains("This places an order: an open one can be cancelled"), "{screen}");
     assert!(!screen.contains("cannot be undone"), "{screen}");
 }
+
+#[tokio::test]
+async fn at_80x24_the_coinbase_accounts_keep_available_and_hold_with_dollars_to_the_cent() {
+    let mut h = tab("5").await;
+    h.resize(80, 24);
+    let screen = h.screen();
+    let header = screen.lines().find(|l| l.contains("currency")).unwrap_or_default().to_owned();
+    assert!(header.contains("available") && header.contains("hold"), "{screen}");
+    let usd = screen.lines().find(|l| l.contains("USD ")).unwrap_or_default().to_owned();
+    // Available and hold (the balance is their sum), to the cent: 89,895.24 and 9,182.62.
+    assert!(usd.contains("89,895.24 ") && usd.contains("9,182.62 ") && !usd.contains("9,182.617"), "{usd}");
+}

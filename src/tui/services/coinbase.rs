@@ -194,7 +194,8 @@ pub fn layout(op: &Operation) -> Option<Layout> {
         return None;
     }
     let paths: &[&str] = match op.name {
-        "accounts_list" => &["currency", "balance", "available", "hold", "trading_enabled", "profile_id", "id"],
+        // Available and hold first: they add up to the balance, which a narrow screen drops.
+        "accounts_list" => &["currency", "available", "hold", "balance", "trading_enabled", "profile_id", "id"],
         "accounts_get_holds" => &["type", "amount", "ref", "created_at", "updated_at", "id"],
         "accounts_get_ledger" => &["created_at", "type", "amount", "balance", "details", "id"],
         "orders_list" => &[
@@ -279,6 +280,11 @@ pub fn cell(record: Item<'_>, column: &Column) -> Option<String> {
         }
         "created_at" | "updated_at" | "completed_at" | "time" => {
             record.get(name.as_str())?.as_str().map(|t| time_text(&t))
+        }
+        // An account's money in its currency's unit: dollars to the cent, not to 1e-16.
+        "balance" | "available" | "hold" => {
+            let currency = record.get("currency")?.as_str()?;
+            crate::format::amount_text(&record.get(name.as_str())?.as_str()?, &currency)
         }
         _ => None,
     }
