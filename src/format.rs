@@ -71,6 +71,39 @@ pub fn amount_text(text: &str, currency: &str) -> Option<String> {
     Some(grouped(amount, 2))
 }
 
+/// A price written at its product's step (a quote increment): exactly as many decimals as the
+/// step has, so the prices of a ladder line up (`97,598.40` at `0.01`, `0.40240` at
+/// `0.00001`), rounded half away from zero should the server write more. `None` when it is no
+/// number.
+pub fn price_at_step(text: &str, step: Decimal) -> Option<String> {
+    let places = step.normalize().scale();
+    let amount = decimal(text)?.round_dp_with_strategy(places, rust_decimal::RoundingStrategy::MidpointAwayFromZero);
+    Some(grouped(amount, places))
+}
+
+/// A quantity (an order's size, a trade's, a book level's): every digit it has and no more,
+/// grouped like money (`0.036`, `1,250.5`), since a size's trailing zeros say nothing.
+pub fn quantity_text(text: &str) -> Option<String> {
+    Some(grouped(decimal(text)?, 0))
+}
+
+/// What an order does, as its confirmation and its cancel restate it: `buy 0.001 BTC at
+/// 90,000.12 USD`. The currencies come from the product id (`BTC-USD`); a size or price that
+/// is no number is written as given.
+pub fn order_text(side: &str, product: &str, size: Option<&str>, price: Option<&str>, funds: Option<&str>) -> String {
+    let (base, quote) = product.split_once('-').unwrap_or((product, ""));
+    let unit = |currency: &str| if currency.is_empty() { String::new() } else { format!(" {currency}") };
+    let size = size.map(|s| format!("{}{}", quantity_text(s).unwrap_or_else(|| s.to_owned()), unit(base)));
+    let money = |m: &str| format!("{}{}", money_text(m).unwrap_or_else(|| m.to_owned()), unit(quote));
+    let what = match (size, price, funds) {
+        (Some(size), Some(price), _) => format!("{size} at {}", money(price)),
+        (Some(size), None, _) => format!("{size} at market"),
+        (None, _, Some(funds)) => format!("{base} for {} at market", money(funds)),
+        _ => product.to_owned(),
+    };
+    format!("{side} {what}")
+}
+
 /// A rate (`0.0775`) as a percentage (`7.75 %`), exact.
 pub fn percent(value: &Value) -> Option<String> {
     let rate = match value {
@@ -297,6 +330,31 @@ mod tests {
         assert_eq!(amount_text("-9182.6171190", "EUR").as_deref(), Some("-9,182.62"));
         assert_eq!(amount_text("2.50110277", "BTC").as_deref(), Some("2.50110277"), "crypto keeps its digits");
         assert_eq!(amount_text("x", "USD"), None);
+    }
+
+    #[test]
+    fn a_price_reads_at_its_step_and_a_size_with_the_digits_it_has() {
+        let cent = Decimal::new(1, 2);
+        assert_eq!(price_at_step("97598.4", cent).as_deref(), Some("97,598.40"));
+        assert_eq!(price_at_step("90000.12000000", cent).as_deref(), Some("90,000.12"));
+        assert_eq!(price_at_step("0.4024", Decimal::new(1, 5)).as_deref(), Some("0.40240"));
+        assert_eq!(price_at_step("1.005", cent).as_deref(), Some("1.01"));
+        assert_eq!(price_at_step("12", Decimal::ONE).as_deref(), Some("12"));
+        assert_eq!(quantity_text("0.03600000").as_deref(), Some("0.036"));
+        assert_eq!(quantity_text("1250.50").as_deref(), Some("1,250.5"));
+        assert_eq!(quantity_text("20.00000000").as_deref(), Some("20"));
+        assert_eq!(price_at_step("ten", cent), None);
+    }
+
+    #[test]
+    fn an_order_is_restated_in_its_currencies() {
+        assert_eq!(
+            order_text("buy", "BTC-USD", Some("0.00100000"), Some("90000.12000000"), None),
+            "buy 0.001 BTC at 90,000.12 USD"
+        );
+        assert_eq!(order_text("sell", "ETH-USD", Some("2"), None, None), "sell 2 ETH at market");
+        assert_eq!(order_text("buy", "BTC-USD", None, None, Some("250")), "buy BTC for 250.00 USD at market");
+        assert_eq!(order_text("buy", "BTC-USD", Some("lots"), Some("9"), None), "buy lots BTC at 9.00 USD");
     }
 
     #[test]

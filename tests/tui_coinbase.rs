@@ -333,7 +333,7 @@ async fn the_order_form_refuses_a_price_off_the_increment_and_says_the_cost_and_
     h.keys("<C-s>");
     assert_eq!(popup_title(&h), "confirm orders_create", "{}", h.screen());
     let screen = h.screen();
-    assert!(screen.contains("places an order: buy BTC-USD 0.5 at 100.00"), "{screen}");
+    assert!(screen.contains("places an order: buy 0.5 BTC at 100.00 USD"), "{screen}");
     assert!(screen.contains("hold: 50.30 USD"), "the confirmation restates the hold:\n{screen}");
     h.keys("y");
     h.settle().await;
@@ -412,7 +412,7 @@ async fn on_live_an_order_restates_its_amount_and_hold_and_waits_for_the_product
     assert_eq!(popup_title(&h), "confirm orders_create", "{}", h.screen());
     let screen = h.screen();
     assert!(screen.contains("LIVE"), "{screen}");
-    assert!(screen.contains("places an order: sell BTC-USD 0.25 at 101.00"), "{screen}");
+    assert!(screen.contains("places an order: sell 0.25 BTC at 101.00 USD"), "{screen}");
     assert!(screen.contains("hold: 0.25 BTC (the size sold)"), "{screen}");
     assert!(screen.contains("estimated proceeds: 0.25 BTC × 101.00 = 25.25 USD before fees"), "{screen}");
     h.keys("y<Enter>");

@@ -144,13 +144,16 @@ pub(super) static OPERATIONS: &[Operation] = &[
         spends: Some(|value| {
             let side = value("side").unwrap_or_else(|| "buy".into());
             let product = value("product_id").unwrap_or_default();
-            let amount = match (value("size"), value("funds"), value("price")) {
-                (Some(size), _, Some(price)) => format!("{size} at {price}"),
-                (Some(size), _, None) => format!("{size} at market"),
-                (None, Some(funds), _) => format!("for {funds} at market"),
-                _ => String::new(),
-            };
-            Some(format!("places an order: {side} {product} {amount}").trim_end().to_owned())
+            // A market order's price, if the form still holds one, is not what it pays.
+            let price = value("price").filter(|_| value("type").as_deref() != Some("market"));
+            let order = crate::format::order_text(
+                &side,
+                &product,
+                value("size").as_deref(),
+                price.as_deref(),
+                value("funds").as_deref(),
+            );
+            Some(format!("places an order: {order}"))
         }),
         ..op("orders_create", "orders", Method::Post, "/orders", "place a limit, market or stop order")
     },

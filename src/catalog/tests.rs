@@ -196,7 +196,14 @@ fn calls_that_spend_are_known_by_what_they_send() {
     assert_eq!(create.spending(&buying).as_deref(), Some("buys postage in the same call: UPS Ground"));
     let order = Service::Coinbase.operation("orders_create").unwrap();
     let limit = values(&[("side", "sell"), ("product_id", "BTC-USD"), ("size", "0.5"), ("price", "60000")]);
-    assert_eq!(order.spending(&limit).as_deref(), Some("places an order: sell BTC-USD 0.5 at 60000"));
+    assert_eq!(order.spending(&limit).as_deref(), Some("places an order: sell 0.5 BTC at 60,000.00 USD"));
+    // Written as the wire writes them, they read as money all the same.
+    let padded =
+        values(&[("side", "buy"), ("product_id", "BTC-USD"), ("size", "0.00100000"), ("price", "90000.12000000")]);
+    assert_eq!(order.spending(&padded).as_deref(), Some("places an order: buy 0.001 BTC at 90,000.12 USD"));
+    let market =
+        values(&[("side", "buy"), ("product_id", "BTC-USD"), ("type", "market"), ("funds", "250"), ("price", "1")]);
+    assert_eq!(order.spending(&market).as_deref(), Some("places an order: buy BTC for 250.00 USD at market"));
     assert!(order.asks_first(&values(&[])), "every order spends");
     let list = Service::Coinbase.operation("orders_list").unwrap();
     assert!(!list.asks_first(&values(&[])));

@@ -12,12 +12,15 @@ use ratatui::widgets::{Block, Borders, Paragraph};
 use ratatui::Frame;
 use unicode_width::UnicodeWidthStr;
 
+use rust_decimal::Decimal;
+
+use crate::format::{money_text, price_at_step, quantity_text};
 use crate::inert::inert;
 use crate::table::truncate_to_width;
 use crate::tui::theme::Theme;
 
-/// One price level of a book: the price and size as the server wrote them, and as numbers for
-/// the bars.
+/// One price level of a book: the price and size as the server wrote them (the view writes
+/// them at the product's steps), and as numbers for the bars.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Level {
     pub price: f64,
@@ -56,7 +59,8 @@ pub struct Candle {
     pub volume: f64,
 }
 
-/// One trade of the tape, already said the way it reads (the service knows which side took).
+/// One trade of the tape: its time and mark already said the way they read (the service knows
+/// which side took), its price and size as the server wrote them.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Print {
     pub time: String,
@@ -96,6 +100,9 @@ pub struct Market {
     pub board_list: Option<&'static str>,
     /// This part is about this board row: its facts fill the view only when it is the focus.
     pub about: Option<BoardRow>,
+    /// The focus's price step (its quote increment), when known: the ladder, the tape and the
+    /// chart write every price with its decimals, so they line up and read alike.
+    pub price_step: Option<Decimal>,
 }
 
 /// One instrument of the board: its id, last price and change (empty until known).
@@ -163,6 +170,9 @@ impl Market {
         if newer.tape.is_some() {
             self.tape = newer.tape;
         }
+        if newer.price_step.is_some() {
+            self.price_step = newer.price_step;
+        }
         self.updates += 1;
     }
 
@@ -185,6 +195,33 @@ impl Market {
         let bid = self.bids.as_ref()?.first()?;
         let ask = self.asks.as_ref()?.first()?;
         Some(ask.price - bid.price)
+    }
+
+    /// A price as the view writes it: at the step when known, else as money (grouped, every
+    /// digit kept); text that is no number stays as it is.
+    pub fn price_text(&self, raw: &str) -> String {
+        let written = match self.price_step.filter(|step| !step.is_zero()) {
+            Some(step) => price_at_step(raw, step),
+            None => money_text(raw),
+        };
+        written.unwrap_or_else(|| raw.to_owned())
+    }
+
+    /// A size as the view writes it: the digits it has, grouped.
+    pub fn size_text(raw: &str) -> String {
+        quantity_text(raw).unwrap_or_else(|| raw.to_owned())
+    }
+
+    /// `levels` with their price and size as the view writes them.
+    fn written(&self, levels: &[Level]) -> Vec<Level> {
+        levels
+            .iter()
+            .map(|l| Level {
+                price_text: self.price_text(&l.price_text),
+                size_text: Self::size_text(&l.size_text),
+                ..l.clone()
+            })
+            .collect()
     }
 
     pub fn render(&self, frame: &mut Frame, area: Rect, theme: &Theme) {
@@ -256,6 +293,7 @@ impl Market {
             frame.render_widget(Paragraph::new(Span::styled("waiting for the book…", theme.muted)), inner);
             return;
         };
+        let (bids, asks) = (&self.written(bids), &self.written(asks));
         // Price and size take what they need up to 14 columns each; the depth bars the rest.
         let width = usize::from(inner.width);
         let cell = (width.saturating_sub(4) * 3 / 8).clamp(6, 14);
@@ -304,8 +342,8 @@ impl Market {
         let shown = &ordered[ordered.len().saturating_sub(fit)..];
         let Some(layout) = candle_layout(shown, plot.height) else { return };
         let buffer = frame.buffer_mut();
-        put(buffer, inner.x, inner.y, &format!("{:>10}", short_price(layout.high)), theme.muted);
-        put(buffer, inner.x, inner.y + inner.height - 1, &format!("{:>10}", short_price(layout.low)), theme.muted);
+        put(buffer, inner.x, inner.y, &format!("{:>10}", self.axis_price(layout.high)), theme.muted);
+        put(buffer, inner.x, inner.y + inner.height - 1, &format!("{:>10}", self.axis_price(layout.low)), theme.muted);
         for (index, column) in layout.columns.iter().enumerate() {
             let Ok(offset) = u16::try_from(index * 2) else { break };
             let x = plot.x + offset;
@@ -334,16 +372,35 @@ impl Market {
             frame.render_widget(Paragraph::new(Span::styled("waiting for trades…", theme.muted)), inner);
             return;
         };
-        let lines: Vec<Line<'static>> = tape
+        let shown: Vec<(&Print, String, String)> = tape
             .iter()
             .take(usize::from(inner.height))
             .map(|print| {
+                (
+                    print,
+                    inert(&self.price_text(&print.price)).into_owned(),
+                    inert(&Self::size_text(&print.size)).into_owned(),
+                )
+            })
+            .collect();
+        let price_width = shown.iter().map(|p| p.1.width()).max().unwrap_or(0).min(14);
+        let size_width = shown.iter().map(|p| p.2.width()).max().unwrap_or(0).min(14);
+        // Time, price and size always; who took (also told by the colour) when there is room.
+        let width = usize::from(inner.width);
+        let with_mark = width >= 9 + 8 + price_width + 1 + size_width;
+        let lines: Vec<Line<'static>> = shown
+            .iter()
+            .map(|(print, price, size)| {
+                let mark = if with_mark {
+                    format!("{:<7} ", truncate_to_width(&inert(&print.mark), 7))
+                } else {
+                    String::new()
+                };
                 let text = format!(
-                    "{:<9} {:<7} {:>14} {:>14}",
-                    truncate_to_width(&inert(&print.time), 9),
-                    truncate_to_width(&inert(&print.mark), 7),
-                    truncate_to_width(&inert(&print.price), 14),
-                    truncate_to_width(&inert(&print.size), 14)
+                    "{:<8} {mark}{:>price_width$} {:>size_width$}",
+                    truncate_to_width(&inert(&print.time), 8),
+                    truncate_to_width(price, price_width),
+                    truncate_to_width(size, size_width)
                 );
                 Line::from(Span::styled(text, print.tone.map_or(theme.text, |t| t.style(theme))))
             })
@@ -482,10 +539,18 @@ pub fn candle_layout(candles: &[Candle], height: u16) -> Option<CandleLayout> {
     Some(CandleLayout { high, low, columns })
 }
 
-/// A price for the chart's axis, in at most ten columns.
-fn short_price(price: f64) -> String {
-    let text = if price.abs() >= 1000.0 { format!("{price:.2}") } else { format!("{price:.4}") };
-    truncate_to_width(&text, 10)
+impl Market {
+    /// A price for the chart's axis as the ladder writes prices, in at most ten columns: its
+    /// decimals go first when it is wider.
+    fn axis_price(&self, price: f64) -> String {
+        let places = if price.abs() >= 1000.0 { 2 } else { 4 };
+        let text = self.price_text(&format!("{price:.places$}"));
+        if text.width() <= 10 {
+            return text;
+        }
+        let whole = text.split('.').next().unwrap_or_default().to_owned();
+        truncate_to_width(&whole, 10)
+    }
 }
 
 fn put(buffer: &mut Buffer, x: u16, y: u16, text: &str, style: Style) {

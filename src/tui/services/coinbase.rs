@@ -286,6 +286,14 @@ pub fn cell(record: Item<'_>, column: &Column) -> Option<String> {
             let currency = record.get("currency")?.as_str()?;
             crate::format::amount_text(&record.get(name.as_str())?.as_str()?, &currency)
         }
+        // What an order spent, and a fill's fee, in the product's quote currency.
+        "funds" | "executed_value" | "fill_fees" | "fee" => {
+            let product = record.get("product_id")?.as_str()?;
+            let quote = product.split_once('-')?.1;
+            crate::format::amount_text(&record.get(name.as_str())?.as_str()?, quote)
+        }
+        // A size's trailing zeros say nothing: `20.00000000` is `20`.
+        "size" | "filled_size" => crate::format::quantity_text(&record.get(name.as_str())?.as_str()?),
         _ => None,
     }
 }
@@ -403,11 +411,22 @@ pub fn market_view(product: &Value) -> Detail {
         ],
     };
     let mut facts = vec![fact("product", id.clone())];
-    for (label, key) in
-        [("price step", "quote_increment"), ("size step", "base_increment"), ("min funds", "min_market_funds")]
-    {
+    let currency = |key: &str| text(product.get(key));
+    let (base, quote) = (currency("base_currency"), currency("quote_currency"));
+    let number = |key: &str| product.get(key).and_then(Value::as_str).and_then(decimal);
+    let price_step = number("quote_increment");
+    for (label, key, unit) in [
+        ("price step", "quote_increment", &quote),
+        ("size step", "base_increment", &base),
+        ("min funds", "min_market_funds", &quote),
+    ] {
         if let Some(value) = product.get(key).filter(|v| !v.is_null()) {
-            facts.push(fact(label, text(Some(value))));
+            let raw = text(Some(value));
+            let shown = match key {
+                "min_market_funds" => crate::format::amount_text(&raw, unit),
+                _ => crate::format::quantity_text(&raw),
+            };
+            facts.push(fact(label, format!("{} {unit}", shown.unwrap_or(raw)).trim_end().to_owned()));
         }
     }
     if let Some(status) = product.get("status").and_then(Value::as_str) {
@@ -428,6 +447,7 @@ pub fn market_view(product: &Value) -> Detail {
             board: vec![BoardRow { id: id.clone(), ..BoardRow::default() }],
             board_ask: Some(("products_get_stats", "product_id")),
             board_list: Some("products_list"),
+            price_step,
             ..Market::default()
         })),
         watch: Some(("products_get_order_book", vec![("product_id".into(), id.clone()), ("level".into(), "2".into())])),
@@ -477,7 +497,7 @@ pub fn market_part(op: &str, values: &Values, body: &Value) -> Option<Market> {
                 live("last", money_or_text(body.get("price"))),
                 live("bid", money_or_text(body.get("bid"))),
                 live("ask", money_or_text(body.get("ask"))),
-                live("volume", text(body.get("volume"))),
+                live("volume", quantity_or_text(body.get("volume"))),
             ];
         }
         "products_get_stats" => {
@@ -537,9 +557,6 @@ fn levels(side: Option<&Value>) -> Vec<Level> {
             let size_text = text(entry.get(1));
             let price = price_text.parse().ok()?;
             let size = size_text.parse().ok()?;
-            // A size's trailing zeros say nothing (`6.00000000` is `6`): the ladder has room
-            // for the digits that do.
-            let size_text = decimal(&size_text).map_or(size_text, |d| d.normalize().to_string());
             Some(Level { price, size, orders: entry.get(2).and_then(Value::as_u64), price_text, size_text })
         })
         .collect()
@@ -569,9 +586,7 @@ fn print(trade: &Value) -> Print {
         Some("sell") => ("▲ buy".to_owned(), Some(Move::Up)),
         other => (other.unwrap_or_default().to_owned(), None),
     };
-    let size = text(trade.get("size"));
-    let size = decimal(&size).map_or(size, |d| d.normalize().to_string());
-    Print { time: clock, price: money_or_text(trade.get("price")), size, mark, tone }
+    Print { time: clock, price: text(trade.get("price")), size: text(trade.get("size")), mark, tone }
 }
 
 /// An account: its balance, what is available and on hold; `h` lists its holds, `l` its ledger.
@@ -589,9 +604,9 @@ pub fn account_detail(account: &Value) -> Detail {
     Detail {
         title: format!("{currency} account"),
         facts: vec![
-            fact("balance", money_or_text(account.get("balance"))),
-            fact("available", money_or_text(account.get("available"))),
-            fact("hold", money_or_text(account.get("hold"))),
+            fact("balance", amount_of(account.get("balance"), &currency)),
+            fact("available", amount_of(account.get("available"), &currency)),
+            fact("hold", amount_of(account.get("hold"), &currency)),
             fact("trading", text(account.get("trading_enabled"))),
             fact("profile", text(account.get("profile_id"))),
             fact("id", id.clone()),
@@ -623,6 +638,7 @@ fn is_open(status: &str) -> bool {
 pub fn order_detail(order: &Value) -> Detail {
     let id = text(order.get("id"));
     let product = text(order.get("product_id"));
+    let quote = product.split_once('-').map_or("", |(_, quote)| quote).to_owned();
     let status = text(order.get("status"));
     let side = text(order.get("side"));
     let mut facts = vec![
@@ -646,12 +662,11 @@ pub fn order_detail(order: &Value) -> Detail {
     ] {
         if let Some(value) = order.get(key).filter(|v| !v.is_null() && v.as_str() != Some("")) {
             let shown = match key {
-                "price" | "funds" | "executed_value" | "fill_fees" | "stop_price" => money_or_text(Some(value)),
+                "price" | "stop_price" => money_or_text(Some(value)),
+                // What it spent or holds is money of the quote currency: dollars to the cent.
+                "funds" | "executed_value" | "fill_fees" => amount_of(Some(value), &quote),
                 // A size's trailing zeros say nothing: `20.00000000` is `20`.
-                "size" | "filled_size" => {
-                    let size = text(Some(value));
-                    decimal(&size).map_or(size, |d| d.normalize().to_string())
-                }
+                "size" | "filled_size" => quantity_or_text(Some(value)),
                 _ => text(Some(value)),
             };
             facts.push(fact(label, shown));
@@ -707,18 +722,16 @@ pub fn order_detail(order: &Value) -> Detail {
 fn cancel_effect(values: &Values, known: &dyn Fn(&str) -> Option<Value>) -> Vec<String> {
     let Some(id) = values.get("order_id") else { return Vec::new() };
     let Some(order) = known(id).filter(Value::is_object) else { return Vec::new() };
-    let amount = match (order.get("size").and_then(Value::as_str), order.get("price").and_then(Value::as_str)) {
-        (Some(size), Some(price)) => format!(" {size} at {price}"),
-        (Some(size), None) => format!(" {size}"),
-        _ => String::new(),
-    };
-    vec![format!(
-        "cancels the {} {} order {}{amount} ({})",
-        text(order.get("product_id")),
-        text(order.get("side")),
-        text(order.get("type")),
-        text(order.get("status"))
-    )]
+    let field = |key: &str| order.get(key).and_then(Value::as_str).filter(|v| !v.is_empty());
+    let price = field("price").filter(|_| field("type") != Some("market"));
+    let what = crate::format::order_text(
+        &text(order.get("side")),
+        &text(order.get("product_id")),
+        field("size"),
+        price,
+        field("funds"),
+    );
+    vec![format!("cancels the {} order {what} ({})", text(order.get("type")), text(order.get("status")))]
 }
 
 /// The most open orders one answer counts (the exchange's largest page).
@@ -1033,6 +1046,15 @@ pub fn order_lookups(values: &Values, known: &dyn Fn(&str) -> Option<Value>) -> 
 /// A live fact of a market, with no direction.
 fn live(label: &str, value: String) -> (String, String, Option<Move>) {
     (label.to_owned(), value, None)
+}
+
+/// An amount of `currency`: fiat to its minor unit, anything else with every digit it has.
+fn amount_of(value: Option<&Value>, currency: &str) -> String {
+    value.and_then(Value::as_str).and_then(|v| crate::format::amount_text(v, currency)).unwrap_or_else(|| text(value))
+}
+
+fn quantity_or_text(value: Option<&Value>) -> String {
+    value.and_then(Value::as_str).and_then(crate::format::quantity_text).unwrap_or_else(|| text(value))
 }
 
 fn money_or_text(value: Option<&Value>) -> String {

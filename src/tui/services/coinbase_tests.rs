@@ -141,3 +141,72 @@ fn a_products_row_opens_its_live_market_with_order_keys() {
     assert_eq!(open.watch, Some(("orders_get", vec![("order_id".to_owned(), "o1".to_owned())])), "followed");
     assert_eq!(tone("side", "sell"), Some(Tone::Bad));
 }
+
+fn fact_of(view: &Detail, label: &str) -> String {
+    view.facts.iter().find(|(l, ..)| l == label).map(|(_, v, _)| v.clone()).unwrap_or_default()
+}
+
+#[test]
+fn money_reads_as_money_in_the_account_and_order_views() {
+    let usd = json!({"id": "a1", "currency": "USD", "balance": "99077.8606195125962000",
+        "available": "89895.2435005125962000", "hold": "9182.6171190000000000"});
+    let view = account_detail(&usd);
+    assert_eq!(
+        [fact_of(&view, "balance"), fact_of(&view, "available"), fact_of(&view, "hold")],
+        ["99,077.86", "89,895.24", "9,182.62"],
+        "a fiat account to the cent"
+    );
+    let btc_account =
+        json!({"id": "a2", "currency": "BTC", "balance": "2.5011027700000000", "hold": "0.1100000000000000"});
+    let view = account_detail(&btc_account);
+    assert_eq!((fact_of(&view, "balance"), fact_of(&view, "hold")), ("2.50110277".into(), "0.11".into()));
+    let order = json!({"id": "o1", "product_id": "BTC-USD", "side": "buy", "status": "done", "price": "90000.12000000",
+        "size": "0.00100000", "filled_size": "0.00100000", "executed_value": "90.0001200000000000",
+        "fill_fees": "0.5400007200000000"});
+    let view = order_detail(&order);
+    let shown: Vec<String> =
+        ["price", "size", "filled", "executed value", "fees"].iter().map(|l| fact_of(&view, l)).collect();
+    assert_eq!(shown, ["90,000.12", "0.001", "0.001", "90.00", "0.54"]);
+    // Cancelling it restates it the same way.
+    let known = |id: &str| {
+        (id == "o1").then(|| {
+            json!({"product_id": "BTC-USD", "side": "buy", "type": "limit",
+        "status": "open", "price": "90000.12000000", "size": "0.00100000"})
+        })
+    };
+    let effect = cancel_effect(&values(&[("order_id", "o1")]), &known);
+    assert_eq!(effect, ["cancels the limit order buy 0.001 BTC at 90,000.12 USD (open)"]);
+}
+
+#[test]
+fn a_market_writes_every_price_at_the_product_step_and_groups_them_alike() {
+    let view = market_view(&btc());
+    assert_eq!(fact_of(&view, "price step"), "0.01 USD");
+    assert_eq!(fact_of(&view, "size step"), "0.00000001 BTC");
+    assert_eq!(fact_of(&view, "min funds"), "10.00 USD");
+    let mut market = *view.market.unwrap();
+    let book = json!({"bids": [["97598.4", "0.03600000", 1]], "asks": [["97600.45000000", "1250.5", 2]]});
+    market.merge(market_part("products_get_order_book", &Values::new(), &book).unwrap());
+    let trades = json!([{"time": "2026-11-28T12:00:01.5Z", "price": "97599.1", "size": "0.00400000", "side": "sell"}]);
+    market.merge(market_part("products_get_trades", &Values::new(), &trades).unwrap());
+    let candles = json!([[1764331200, 97001.5, 101234.5, 97100, 101000, 3.5]]);
+    market.merge(market_part("products_get_candles", &Values::new(), &candles).unwrap());
+    let screen = |width: u16, height: u16| {
+        let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(width, height)).unwrap();
+        terminal.draw(|f| market.render(f, f.area(), &crate::tui::theme::Theme::dark())).unwrap();
+        let buffer = terminal.backend().buffer().clone();
+        (0..height).map(|y| (0..width).map(|x| buffer[(x, y)].symbol()).collect::<String>() + "\n").collect::<String>()
+    };
+    let wide = screen(160, 30);
+    for written in ["97,598.40", "0.036", "97,600.45", "1,250.5", "97,599.10", "0.004", "101,234.50", "97,001.50"] {
+        assert!(wide.contains(written), "{written} missing:\n{wide}");
+    }
+    assert!(
+        !wide.contains("97598.4") && !wide.contains("0.00400000"),
+        "no price or size as the wire wrote it:\n{wide}"
+    );
+    // At 80 columns the tape keeps the trade's time, price and size.
+    let narrow = screen(80, 22);
+    let tape_line = narrow.lines().find(|l| l.contains("12:00:01")).unwrap_or_default();
+    assert!(tape_line.contains("97,599.10") && tape_line.contains("0.004"), "{narrow}");
+}
