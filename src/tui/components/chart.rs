@@ -587,12 +587,20 @@ impl ChartView {
             Span::styled(format!("{}/{count} ", self.selected + 1), theme.muted),
         ]);
         let inner_width = usize::from(area.width.saturating_sub(2));
-        let footer = footer(partial, inner_width);
-        let block = Block::bordered()
-            .border_style(theme.border(false))
-            .title(title)
-            .title_bottom(Line::styled(footer, theme.muted).right_aligned());
-        let inner = block.inner(area);
+        let block_for = |mut axis_title: Line<'static>| {
+            let mut footer = footer(partial, inner_width.saturating_sub(axis_title.width() + 1));
+            if partial && footer.is_empty() {
+                // That the newest point is partial matters more than what the axis counts.
+                footer = format!(" {PARTIAL_MARK} partial ");
+                axis_title = super::fit_line(axis_title, inner_width.saturating_sub(footer.width() + 3));
+            }
+            Block::bordered()
+                .border_style(theme.border(false))
+                .title(title.clone())
+                .title_bottom(axis_title.left_aligned())
+                .title_bottom(Line::styled(footer, theme.muted).right_aligned())
+        };
+        let inner = block_for(Line::default()).inner(area);
         let (low, high) = series.points.iter().fold((f64::MAX, f64::MIN), |(lo, hi), p| (lo.min(p.1), hi.max(p.1)));
         let (low, high) = if high > low { (low.min(0.0), high) } else { (low.min(0.0), low.max(0.0) + 1.0) };
         let span = if last > first { (first, last) } else { (first - 1.0, first + 1.0) };
@@ -609,6 +617,10 @@ impl ChartView {
         if let Some(day) = day {
             axis_title = format!("{axis_title} · {day}");
         }
+        // What the x axis counts goes on the bottom border, under its labels: an axis title is
+        // drawn inside the plot, over its newest points.
+        let axis_title = super::fit_line(Line::styled(format!(" {axis_title} "), theme.muted), inner_width);
+        let block = block_for(axis_title);
         let done = if partial { &series.points[..series.points.len() - 1] } else { &series.points[..] };
         // Bars stand on the axis, one column each; a line joins its points.
         let (marker, graph) =
@@ -627,7 +639,6 @@ impl ChartView {
             .style(theme.text)
             .x_axis(
                 Axis::default()
-                    .title(Span::styled(axis_title, theme.muted))
                     .style(theme.muted)
                     .bounds([span.0, span.1])
                     // Blank labels keep the chart's room for them; the labels themselves are
@@ -830,6 +841,26 @@ mod tests {
         }
     }
 
+    #[test]
+    fn no_label_draws_over_the_plot() {
+        // Daily usage, its newest day the highest: the points the axis title once covered.
+        let records: Vec<Value> = (1..=20)
+            .map(|day| json!({"start": format!("2026-11-{day:02}"), "end": format!("2026-11-{day:02}"), "hours": day}))
+            .collect();
+        let chart = ChartView::new(detect(&records).unwrap());
+        for (width, height) in [(80, 20), (44, 12), (120, 30)] {
+            let screen = drawn(&chart, width, height, at("2026-12-01T00:00:00Z"));
+            let axis_row = screen.iter().position(|line| line.chars().skip(1).any(|c| c == '└')).unwrap();
+            let axis_column = screen[axis_row].chars().skip(1).position(|c| c == '└').unwrap() + 1;
+            for line in &screen[1..axis_row] {
+                let plot: String = line.chars().skip(axis_column + 1).take_while(|c| *c != '│').collect();
+                assert!(!plot.chars().any(char::is_alphanumeric), "text over the plot:\n{}", screen.join("\n"));
+            }
+            let bottom = screen.last().unwrap();
+            assert!(bottom.contains(" start "), "the axis says what it counts:\n{}", screen.join("\n"));
+        }
+    }
+
     /// The screen of a chart drawn `width` x `height` as at `now`.
     fn drawn(chart: &ChartView, width: u16, height: u16, now: f64) -> Vec<String> {
         let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
@@ -925,7 +956,7 @@ mod tests {
         let counting = detect(&minute_stats(newest, 30, true)).unwrap();
         assert_eq!((counting.interval, counting.in_progress), (Some(60.0), Some(true)));
         assert!(counting.is_partial(newest, newest + 86_400.0), "the record's mark wins over the clock");
-        let screen = drawn(&ChartView::new(counting), 70, 14, newest + 15.0).join("\n");
+        let screen = drawn(&ChartView::new(counting), 100, 14, newest + 15.0).join("\n");
         assert!(screen.contains("○ last interval still counting"), "{screen}");
         assert!(screen.contains(PARTIAL_MARK), "{screen}");
         let done = detect(&minute_stats(newest, 30, false)).unwrap();
