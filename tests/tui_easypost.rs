@@ -736,6 +736,27 @@ async fn the_tab_reads_at_80x24() {
     assert!(h.screen().contains("help"), "{}", h.screen());
 }
 
+#[tokio::test]
+async fn the_shipments_list_at_80x24_shows_carrier_and_a_whole_tracking_code() {
+    let mut h = simulator().await;
+    h.resize(80, 24);
+    let screen = h.screen();
+    let rows: Vec<&str> =
+        screen.lines().filter(|l| l.contains("USPS") || l.contains("UPS") || l.contains("FedEx")).collect();
+    assert!(!rows.is_empty(), "{screen}");
+    let mut least_blank = usize::MAX;
+    for row in rows {
+        // The list's own cells: between its borders, after the resources pane.
+        let cells = row.split('│').nth(3).unwrap_or_default();
+        let words: Vec<&str> = cells.split_whitespace().collect();
+        assert!(words.len() >= 2, "carrier and tracking code: {cells:?}\n{screen}");
+        let code = words[1];
+        assert!(code.len() >= 10 && !code.ends_with('…'), "a whole tracking code: {cells:?}\n{screen}");
+        least_blank = least_blank.min(cells.len() - cells.trim_end().len());
+    }
+    assert!(least_blank <= 6, "no wide empty column after the longest row:\n{screen}");
+}
+
 // Against the embedded EasyPost simulator and its seed, on its sandbox clock.
 
 /// The EasyPost tab on the embedded simulator, its shipments listed, the browser focused.

@@ -1069,11 +1069,13 @@ pub fn layout(op: &Operation) -> Option<Layout> {
         return None;
     }
     let paths: &[&[&str]] = match op.name {
+        // Carrier and tracking code first: together they name a parcel anywhere (and fit at
+        // 80x24); the status follows where there is room.
         "shipments_list" => &[
-            &["status"],
             &["selected_rate", "carrier"],
-            &["selected_rate", "service"],
             &["tracking_code"],
+            &["status"],
+            &["selected_rate", "service"],
             &["to"],
             &["created_at"],
             &["id"],

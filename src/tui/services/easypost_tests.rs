@@ -377,10 +377,10 @@ fn list_columns_read_as_what_where_and_when() {
     assert_eq!(
         cells,
         [
-            "unknown",
             "USPS",
-            "Priority",
             "9400100208303109505657",
+            "unknown",
+            "Priority",
             "SAN FRANCISCO, CA 94107",
             "2025-03-07 16:46:17",
             "shp_1"
