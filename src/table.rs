@@ -26,12 +26,15 @@ pub struct Column {
     /// The last two keys when the last alone would name two columns alike
     /// (`minimum_rate.rate`, `average_rate.rate`).
     pub qualified: bool,
+    /// The currency of its amounts when the records do not say (a ledger's, named by the
+    /// account it was asked for): a fiat amount is then written to its minor unit.
+    pub unit: Option<String>,
 }
 
 impl Column {
     pub fn new(path: Vec<String>) -> Column {
         let money = path.last().is_some_and(|name| money::is_money_field(name));
-        Column { path, money, qualified: false }
+        Column { path, money, qualified: false, unit: None }
     }
 
     /// The field name: what decides how its values are shown.
@@ -106,6 +109,17 @@ impl RowSpec {
             Some(layout) => RowSpec { id_field, columns: Some(layout.columns), cell: Some(layout.cell) },
             None => RowSpec { id_field, columns: None, cell: None },
         }
+    }
+
+    /// The same rows with the amounts of its money columns in `unit` (a currency) where the
+    /// records do not say theirs.
+    pub fn with_unit(mut self, unit: Option<String>) -> RowSpec {
+        if let (Some(unit), Some(columns)) = (unit, self.columns.as_mut()) {
+            for column in columns.iter_mut().filter(|c| c.money && c.unit.is_none()) {
+                column.unit = Some(unit.clone());
+            }
+        }
+        self
     }
 
     /// The table of `records` of `doc`: each cell formatted once, inert and cut to
@@ -285,6 +299,14 @@ const PRIMARY_AMOUNTS: &[&str] =
 /// written, containers as their size; money in money format, and in a time column any time
 /// (epoch seconds or milliseconds, RFC 3339, RFC 2822) in the console's one format.
 /// `scratch` is a buffer to decode into.
+/// A money cell's text: in its column's currency when known.
+fn amount_in(text: &str, column: &Column) -> Option<String> {
+    match &column.unit {
+        Some(unit) => money::amount_text(text, unit),
+        None => money::money_text(text),
+    }
+}
+
 fn push_cell(out: &mut String, scratch: &mut String, record: Item<'_>, column: &Column, id_field: Option<&str>) {
     let value = match record.kind() {
         Kind::Object => record.path(&column.path),
@@ -303,7 +325,7 @@ fn push_cell(out: &mut String, scratch: &mut String, record: Item<'_>, column: &
             let cut = value.push_str_prefix(scratch, MAX_CELL + 1).unwrap_or_default();
             let formatted = match () {
                 () if cut => None,
-                () if column.money => money::money_text(scratch),
+                () if column.money => amount_in(scratch, column),
                 // RFC 2822 beside RFC 3339 on one screen reads as two kinds of time: every
                 // time a table shows is written one way.
                 () if is_time_column(column.header()) => timestamp_text(scratch),
@@ -321,7 +343,7 @@ fn push_cell(out: &mut String, scratch: &mut String, record: Item<'_>, column: &
         Kind::Number => {
             let literal = value.literal().unwrap_or_default();
             let formatted = match () {
-                () if column.money => money::money_text(&literal),
+                () if column.money => amount_in(&literal, column),
                 () if is_time_column(column.header()) => value.as_f64().and_then(epoch_text),
                 () => None,
             };

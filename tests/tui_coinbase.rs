@@ -601,3 +601,47 @@ async fn the_view_of_a_placed_order_follows_it_until_done_and_r_asks_again() {
     assert!(h.screen().contains("done filled"), "{}", h.screen());
     assert!(!h.screen().contains("● live"), "a done order is no longer asked for:\n{}", h.screen());
 }
+
+#[tokio::test]
+async fn a_dollar_accounts_ledger_and_holds_read_to_the_cent() {
+    let mut h = simulator("accounts").await;
+    h.resize(220, 40);
+    select_row(&mut h, "currency", "USD");
+    h.keys("<Enter>l");
+    h.settle().await;
+    let screen = h.screen();
+    assert!(screen.contains("ledger of USD"), "{screen}");
+    let entries = h.console.app.tab().browser.records();
+    let newest = entries.first().unwrap();
+    let written = |field: &str| {
+        let amount =
+            decimal(newest.get(field)).round_dp_with_strategy(2, rust_decimal::RoundingStrategy::MidpointAwayFromZero);
+        opsdeck::format::money_text(&amount.to_string()).unwrap()
+    };
+    let row = line_of(&screen, &time_of(newest));
+    assert!(row.contains(&written("amount")) && row.contains(&written("balance")), "to the cent: {row}\n{screen}");
+    // The list's own cells (the inspector beside it keeps the wire's text).
+    let list: String = screen.lines().map(|l| l.split('│').nth(3).unwrap_or_default().to_owned() + "\n").collect();
+    for entry in &entries {
+        let raw = entry["balance"].as_str().unwrap();
+        let (_, fraction) = raw.split_once('.').unwrap();
+        let trimmed = fraction.trim_end_matches('0');
+        if trimmed.len() > 2 {
+            assert!(!list.contains(&format!(".{trimmed}")), "{raw} is written to the cent:\n{screen}");
+        }
+    }
+    h.keys("<Esc>bh");
+    h.settle().await;
+    let screen = h.screen();
+    assert!(screen.contains("holds of USD"), "{screen}");
+    let holds = h.console.app.tab().browser.records();
+    let hold = holds.first().expect("the seeded exchange holds dollars for an open buy");
+    let cents =
+        decimal(hold.get("amount")).round_dp_with_strategy(2, rust_decimal::RoundingStrategy::MidpointAwayFromZero);
+    assert!(screen.contains(&opsdeck::format::money_text(&cents.to_string()).unwrap()), "{screen}");
+}
+
+/// A record's `created_at` as the console writes times.
+fn time_of(record: &Value) -> String {
+    opsdeck::format::time_text(record["created_at"].as_str().unwrap())
+}

@@ -148,10 +148,11 @@ fn records_of(doc: &JsonDoc, arrays: &[&str]) -> Option<Vec<NodeId>> {
 }
 
 impl Rows {
-    /// The rows of `op`'s pages, as the browser shows them.
-    pub fn of(op: &'static crate::catalog::Operation) -> Rows {
+    /// The rows of `op`'s pages, as the browser shows them; amounts the records do not say the
+    /// currency of are in `unit` when it is known.
+    pub fn of(op: &'static crate::catalog::Operation, unit: Option<String>) -> Rows {
         Rows {
-            spec: RowSpec::new(op.id_field, crate::tui::services::layout(op)),
+            spec: RowSpec::new(op.id_field, crate::tui::services::layout(op)).with_unit(unit),
             keyed: op.keyed,
             arrays: crate::tui::services::console(op.service).record_arrays(op),
         }

@@ -363,6 +363,11 @@ impl Tab {
         (!parts.is_empty()).then(|| parts.join(" / "))
     }
 
+    /// What the id `id` of path parameter `param` was called where it was picked, if it was.
+    pub fn id_name(&self, param: &str, id: &str) -> Option<String> {
+        self.context_labels.get(&(param.to_owned(), id.to_owned())).cloned()
+    }
+
     /// What the id `id` of path parameter `param` is called, for titles. Every id seen keeps its
     /// name (a list asked before another row was selected still reads `holds of BTC`), up to a
     /// bound past which the oldest are forgotten all at once.

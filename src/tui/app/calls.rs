@@ -355,7 +355,12 @@ impl App {
 
     pub(super) fn show_page(&mut self, tab: usize, page: Page) {
         let op = page.op;
-        let rows = indexer::Rows::of(op);
+        let unit = {
+            let tab = &self.tabs[tab];
+            let name = |param: &str, id: &str| tab.id_name(param, id);
+            services::console(op.service).amount_unit(op, &page.values, &name)
+        };
+        let rows = indexer::Rows::of(op, unit);
         let size = page.response.body.len();
         let body = page.response.body.clone();
         if size > PROGRESS_NOTICE_ABOVE {

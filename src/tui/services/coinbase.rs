@@ -60,6 +60,19 @@ impl ServiceConsole for Coinbase {
         Some(RowAction::View(Box::new(detail), None))
     }
 
+    /// An account's holds and ledger are in its currency, which is what it is called.
+    fn amount_unit(
+        &self,
+        op: &Operation,
+        values: &Values,
+        name: &dyn Fn(&str, &str) -> Option<String>,
+    ) -> Option<String> {
+        match op.name {
+            "accounts_get_ledger" | "accounts_get_holds" => name("account_id", values.get("account_id")?),
+            _ => None,
+        }
+    }
+
     /// An account is called by its currency (`holds of USD`); a profile by its name.
     fn label(&self, record: &Map<String, Value>) -> Option<String> {
         let named = |key: &str| record.get(key)?.as_str().filter(|s| !s.is_empty()).map(str::to_owned);

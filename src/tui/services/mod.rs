@@ -38,6 +38,20 @@ pub trait ServiceConsole: Sync {
         None
     }
 
+    /// The currency of the amounts of `op`'s records when they do not say it themselves (an
+    /// account's ledger is in the account's currency), from the values it was asked with and
+    /// what the ids among them are called where they were picked (`name(param, id)`). `None`:
+    /// the amounts are written with every digit they have.
+    fn amount_unit(
+        &self,
+        op: &Operation,
+        values: &Values,
+        name: &dyn Fn(&str, &str) -> Option<String>,
+    ) -> Option<String> {
+        let _ = (op, values, name);
+        None
+    }
+
     /// The structured view of a response of `op`, for the operations that have one.
     fn detail(&self, op: &Operation, body: &Value) -> Option<Detail> {
         let _ = (op, body);
