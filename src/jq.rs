@@ -195,6 +195,8 @@ pub fn run_compiled(
         .arg(code)
         .args((over == Over::Each).then_some(EACH_ARG))
         .env("OPSDECK_JQ_MEMORY", budget.memory.to_string())
+        .env(PARENT_VAR, std::process::id().to_string())
+        .env(TIME_VAR, budget.time.as_millis().to_string())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -276,6 +278,47 @@ fn read_capped(from: impl Read, limit: usize) -> Result<Vec<u8>, ()> {
     }
 }
 
+/// The pid of the process that started a worker, and the time it may take (milliseconds): the
+/// worker ends itself when either is past, so a parent killed outright (SIGKILL leaves it no
+/// chance to kill its worker) never leaves a worker spinning.
+const PARENT_VAR: &str = "OPSDECK_JQ_PARENT";
+const TIME_VAR: &str = "OPSDECK_JQ_TIME_MS";
+
+/// How often a worker looks whether its parent is still there.
+const PARENT_WATCH: Duration = Duration::from_millis(100);
+
+/// Ends this worker when its parent is gone or its time budget is past (with a second's grace,
+/// so a parent that is there says why first).
+fn watch_parent() {
+    let parent = std::env::var(PARENT_VAR).ok().and_then(|p| p.parse::<u32>().ok());
+    let time = std::env::var(TIME_VAR).ok().and_then(|t| t.parse::<u64>().ok()).map(Duration::from_millis);
+    if parent.is_none() && time.is_none() {
+        return;
+    }
+    let started = Instant::now();
+    std::thread::spawn(move || loop {
+        std::thread::sleep(PARENT_WATCH);
+        if parent.is_some_and(|parent| !parent_is(parent)) {
+            std::process::exit(1);
+        }
+        if time.is_some_and(|time| started.elapsed() > time + Duration::from_secs(1)) {
+            std::process::exit(1);
+        }
+    });
+}
+
+/// Whether this process's parent is still `pid` (an orphan is adopted by another process).
+#[cfg(unix)]
+fn parent_is(pid: u32) -> bool {
+    std::os::unix::process::parent_id() == pid
+}
+
+#[cfg(not(unix))]
+fn parent_is(_pid: u32) -> bool {
+    // Elsewhere the time budget alone ends an orphan.
+    true
+}
+
 /// The worker's third argument when the filter runs over each item of the body's array.
 const EACH_ARG: &str = "each";
 
@@ -286,6 +329,7 @@ const WORKER_JQ_ERROR: i32 = 3;
 /// of JSON on stdout; a filter error is one line on stderr and status 3. Its address space is
 /// capped at `OPSDECK_JQ_MEMORY` bytes first, so running out ends it rather than the machine.
 pub fn worker_main(code: &str, each: bool) -> i32 {
+    watch_parent();
     let memory = std::env::var("OPSDECK_JQ_MEMORY").ok().and_then(|m| m.parse::<u64>().ok());
     if let Some(bytes) = memory {
         limit_memory(bytes);

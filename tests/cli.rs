@@ -1533,6 +1533,57 @@ async fn a_runaway_jq_filter_stops_at_its_budget_with_a_clear_error() {
     }
 }
 
+/// A jq worker ends with the process that started it, even one killed outright (SIGKILL gives it
+/// no chance to stop its worker): none is left spinning.
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_jq_worker_dies_with_its_parent() {
+    let (url, _) = records_upstream(1).await;
+    let scratch = std::env::temp_dir().join(format!("opsdeck-cli-tests-{}", std::process::id()));
+    let mut call = Command::new(env!("CARGO_BIN_EXE_opsdeck"))
+        .args(["call", "ably", "messages_list", "channelId=a", "--jq", "def f: f; f"])
+        .env_clear()
+        .env("OPSDECK_DATA_DIR", &scratch)
+        .env("OPSDECK_STATE_DIR", &scratch)
+        .env(LOOK_FOR_SANDBOX, "off")
+        .env("OPSDECK_ABLY_URL", &url)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let parent = call.id();
+    // The worker: a child of the call whose arguments name the worker.
+    let worker_of = |parent: u32| -> Option<u32> {
+        std::fs::read_dir("/proc").ok()?.flatten().find_map(|entry| {
+            let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
+            let ppid: u32 = stat.rsplit(')').next()?.split_whitespace().nth(1)?.parse().ok()?;
+            let cmdline = std::fs::read(entry.path().join("cmdline")).ok()?;
+            (ppid == parent && cmdline.split(|b| *b == 0).any(|arg| arg == b"__jq")).then_some(pid)
+        })
+    };
+    let alive = |pid: u32| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .is_ok_and(|stat| stat.rsplit(')').next().and_then(|rest| rest.split_whitespace().next()) != Some("Z"))
+    };
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let worker = loop {
+        if let Some(worker) = worker_of(parent) {
+            break worker;
+        }
+        assert!(Instant::now() < deadline, "the call started no jq worker");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    call.kill().unwrap();
+    call.wait().unwrap();
+    // Well inside the 20 s time budget: the worker sees its parent gone.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while alive(worker) {
+        assert!(Instant::now() < deadline, "the worker {worker} outlived its parent");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 /// A call that spends because of what it sends (an EasyPost shipment with carrier and service is
 /// bought in its create call) is asked on LIVE like a destructive one, saying what it spends.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
