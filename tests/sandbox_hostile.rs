@@ -274,3 +274,27 @@ async fn webhooks_never_target_the_sandboxs_own_ports() {
     assert_eq!(kept, 3);
     sandbox.shutdown();
 }
+
+/// A header the simulator builds from what a request sent (Ably repeats its error message in
+/// `X-Ably-ErrorMessage`) is bounded: a 100 KB invalid capability is no 100 KB header line, which
+/// Python's client refuses as `LineTooLong`. The body keeps the whole message.
+#[tokio::test]
+async fn a_header_built_from_input_is_bounded() {
+    let sandbox = sandbox::start(0, 42).await.unwrap();
+    let base = sandbox.base_url(Service::Ably);
+    let capability = format!("{{\"{}\":[\"publish\"", "c".repeat(100_000));
+    let response = reqwest::Client::new()
+        .post(format!("{base}/keys/{}/requestToken", credentials::ABLY_KEY_NAME))
+        .basic_auth(credentials::ABLY_KEY_NAME, Some(credentials::ABLY_KEY_SECRET))
+        .header("content-type", "application/json")
+        .body(json!({"keyName": credentials::ABLY_KEY_NAME, "capability": capability}).to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 400);
+    let header = response.headers().get("x-ably-errormessage").expect("Ably repeats its error in a header").clone();
+    assert!(header.len() <= sandbox::errors::HEADER_TEXT_LIMIT, "{} bytes", header.len());
+    let body: Value = serde_json::from_str(&response.text().await.unwrap()).unwrap();
+    assert!(body["error"]["message"].as_str().unwrap().len() > header.len(), "{body}");
+    sandbox.shutdown();
+}

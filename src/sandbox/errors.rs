@@ -44,6 +44,22 @@ pub fn render_status<E: VendorError>(status: StatusCode, message: &str) -> Respo
     render(&E::for_status(status, message))
 }
 
+/// The most bytes a header value built from a request may have: clients refuse long header
+/// lines (Python's `LineTooLong` at 64 KB, Node's 16 KB for all headers together), so an echo of
+/// a 100 KB input in a header would break the client rather than tell it what was wrong.
+pub const HEADER_TEXT_LIMIT: usize = 1024;
+
+/// `text` as a header value: printable ASCII (anything else a `?`), cut to
+/// [`HEADER_TEXT_LIMIT`] bytes ending in `...` when longer. The body keeps the whole message.
+pub fn header_text(text: &str) -> HeaderValue {
+    let mut printable: String = text.chars().map(|c| if (' '..='~').contains(&c) { c } else { '?' }).collect();
+    if printable.len() > HEADER_TEXT_LIMIT {
+        printable.truncate(HEADER_TEXT_LIMIT - 3);
+        printable.push_str("...");
+    }
+    HeaderValue::from_str(printable.trim()).unwrap_or_else(|_| HeaderValue::from_static("?"))
+}
+
 /// Adds `Retry-After: secs` (for 429 and 503 answers).
 pub fn with_retry_after(mut response: Response, secs: u64) -> Response {
     response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(secs));

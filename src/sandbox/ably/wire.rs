@@ -337,10 +337,8 @@ impl AblyError {
     /// The `X-Ably-ErrorCode`/`X-Ably-ErrorMessage` pair the real service repeats in headers.
     pub(super) fn add_headers(&self, headers: &mut HeaderMap) {
         headers.insert(HeaderName::from_static("x-ably-errorcode"), HeaderValue::from(self.code));
-        let printable: String = self.message.chars().map(|c| if (' '..='~').contains(&c) { c } else { '?' }).collect();
-        if let Ok(value) = HeaderValue::from_str(&printable) {
-            headers.insert(HeaderName::from_static("x-ably-errormessage"), value);
-        }
+        headers
+            .insert(HeaderName::from_static("x-ably-errormessage"), crate::sandbox::errors::header_text(&self.message));
     }
 }
 
