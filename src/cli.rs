@@ -1055,12 +1055,9 @@ pub async fn sandbox(global: &GlobalArgs, args: SandboxArgs<'_>, out: &mut dyn W
     let clock = sandbox::SandboxClock::new(speed).map_err(|e| Failure::usage(format!("--speed {speed}: {e}")))?;
     let env = |name: &str| std::env::var(name).ok();
     // The config is read only when it may name the tables: a flag or the variable wins over it.
-    let config = if tax_rates.is_none() && env(crate::config::TAX_RATES_VAR).is_none_or(|v| v.trim().is_empty()) {
-        Config::load(global.config.as_deref()).map_err(|e| Failure::usage(format!("{e:#}")))?
-    } else {
-        Config::default()
-    };
+    let config = Config::load(global.config.as_deref()).map_err(|e| Failure::usage(format!("{e:#}")))?;
     let tax_tables = crate::config::tax_tables(tax_rates, &env, &config).map_err(Failure::usage)?;
+    let access = crate::config::sandbox_access(&config).map_err(Failure::usage)?;
     // Every simulator is built at once, as users point SDKs at every port; each line of the
     // table is printed as its simulator is ready.
     let options = sandbox::SandboxOptions {
@@ -1068,6 +1065,7 @@ pub async fn sandbox(global: &GlobalArgs, args: SandboxArgs<'_>, out: &mut dyn W
         dns_delay_secs: dns_delay,
         building: sandbox::Building::AtStart,
         tax_tables,
+        access,
         ..sandbox::SandboxOptions::new(port_base, seed)
     };
     let sandbox = sandbox::start_options(options).await.map_err(|e| {

@@ -298,3 +298,93 @@ async fn a_header_built_from_input_is_bounded() {
     assert!(body["error"]["message"].as_str().unwrap().len() > header.len(), "{body}");
     sandbox.shutdown();
 }
+
+/// A simulator's port answers this machine's programs only: a request addressed to another name
+/// (DNS rebinding) or sent by a web page is refused in the vendor's shape and changes nothing;
+/// a page the user allows gets CORS answers naming its origin, never `*`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn service_ports_answer_loopback_hosts_and_the_pages_the_user_allows_only() {
+    let access = sandbox::access::Access { hosts: vec![], origins: vec!["http://localhost:3000".into()] };
+    let sandbox = sandbox::start_options(sandbox::SandboxOptions { access, ..sandbox::SandboxOptions::new(0, 42) })
+        .await
+        .unwrap();
+    let http = reqwest::Client::new();
+    let easypost = sandbox.base_url(Service::Easypost);
+    let webhook = |host: Option<&str>| {
+        let mut request = http
+            .post(format!("{easypost}/v2/webhooks"))
+            .basic_auth(credentials::EASYPOST_KEY, Some(""))
+            .header("content-type", "application/json")
+            .body(json!({"webhook": {"url": "http://127.0.0.1:9/hook"}}).to_string());
+        if let Some(host) = host {
+            request = request.header("host", host);
+        }
+        request.send()
+    };
+    let rebound = webhook(Some("rebind.evil.example")).await.unwrap();
+    assert_eq!(rebound.status().as_u16(), 403);
+    let body: Value = serde_json::from_str(&rebound.text().await.unwrap()).unwrap();
+    assert!(body["error"]["message"].as_str().unwrap().contains("rebind.evil.example"), "EasyPost's shape: {body}");
+    let listed: Value = serde_json::from_str(
+        &http
+            .get(format!("{easypost}/v2/webhooks"))
+            .basic_auth(credentials::EASYPOST_KEY, Some(""))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap(),
+    )
+    .unwrap();
+    assert!(
+        listed["webhooks"].as_array().unwrap().iter().all(|w| w["url"] != "http://127.0.0.1:9/hook"),
+        "nothing was created: {listed}"
+    );
+    assert_eq!(webhook(Some("localhost")).await.unwrap().status().as_u16(), 201);
+
+    // A page's form POST with the key in the query publishes nothing.
+    let ably = sandbox.base_url(Service::Ably);
+    let publish = |origin: &'static str| {
+        http.post(format!("{ably}/channels/rebind/messages?key={}", credentials::ABLY_KEY))
+            .header("origin", origin)
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body("name=evil&data=x")
+            .send()
+    };
+    let page = publish("https://evil.example").await.unwrap();
+    assert_eq!(page.status().as_u16(), 403);
+    assert!(page.headers().get("access-control-allow-origin").is_none());
+    let history: Value = serde_json::from_str(
+        &http
+            .get(format!("{ably}/channels/rebind/messages"))
+            .basic_auth(credentials::ABLY_KEY_NAME, Some(credentials::ABLY_KEY_SECRET))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(history, json!([]), "nothing was published");
+    // The page the user allows: its preflight and answers name it.
+    let preflight = http
+        .request(reqwest::Method::OPTIONS, format!("{ably}/time"))
+        .header("origin", "http://localhost:3000")
+        .header("access-control-request-method", "GET")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(preflight.headers()["access-control-allow-origin"], "http://localhost:3000");
+    let time = http.get(format!("{ably}/time")).send().await.unwrap();
+    assert!(time.headers().get("access-control-allow-origin").is_none(), "a script gets no CORS headers");
+
+    // Two Host headers are one too many, even when the first is this machine.
+    let answer = raw_get(sandbox.endpoints[0].addr, "/", "Host: 127.0.0.1\r\nHost: evil.example\r\n").await;
+    assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
+    let port = sandbox.control.port();
+    let answer = raw_get(sandbox.control, "/", &format!("Host: 127.0.0.1:{port}\r\nHost: evil.example\r\n")).await;
+    assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
+    sandbox.shutdown();
+}

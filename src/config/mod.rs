@@ -108,6 +108,34 @@ pub struct SandboxSettings {
     /// Avalara's ZIP5 rate tables: one CSV, or a folder of `TAXRATES_ZIP5_*.csv`. A relative path
     /// is taken from the config file's folder.
     pub tax_rates: Option<PathBuf>,
+    /// Host names the simulators answer besides 127.0.0.1, localhost and [::1] (a name in
+    /// /etc/hosts pointing at this machine).
+    #[serde(default)]
+    pub hosts: Vec<String>,
+    /// Web origins (`http://localhost:3000`) whose pages may call the simulators; none by default.
+    #[serde(default)]
+    pub origins: Vec<String>,
+}
+
+/// Who besides this machine's own programs may reach the simulators, from `[sandbox] hosts` and
+/// `origins`: a host is a bare name, an origin a scheme, a name and maybe a port.
+pub fn sandbox_access(config: &Config) -> Result<crate::sandbox::access::Access, String> {
+    let settings = &config.sandbox;
+    for host in &settings.hosts {
+        let name = host.trim();
+        if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.') {
+            return Err(format!("[sandbox] hosts: {host:?} is no host name (give a bare name such as sandbox.test)"));
+        }
+    }
+    for origin in &settings.origins {
+        let rest = origin.trim().strip_prefix("http://").or_else(|| origin.trim().strip_prefix("https://"));
+        if rest.is_none_or(|rest| rest.is_empty() || rest.trim_end_matches('/').contains('/')) {
+            return Err(format!(
+                "[sandbox] origins: {origin:?} is no web origin (give a scheme, a name and maybe a port, such as http://localhost:3000)"
+            ));
+        }
+    }
+    Ok(crate::sandbox::access::Access { hosts: settings.hosts.clone(), origins: settings.origins.clone() })
 }
 
 /// The variable naming Avalara's ZIP5 rate tables for the simulators (after `--tax-rates`,

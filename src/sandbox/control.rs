@@ -41,6 +41,8 @@ pub(super) struct Observer {
     pub(super) log: Arc<RequestLog>,
     pub(super) faults: Arc<FaultBook>,
     pub(super) clock: SandboxClock,
+    /// The hosts and web origins the user allows besides this machine's own programs.
+    pub(super) access: Arc<super::access::Access>,
 }
 
 /// A listener's router: every request goes through fault injection and the request log to the
@@ -59,36 +61,47 @@ async fn observe(observer: &Observer, request: Request) -> Response {
     // The first request builds the simulator (later ones during the build wait for it), so its
     // build time is part of the latency logged.
     let built = observer.slot.get().await;
-    let action = observer.faults.take(observer.service, &method, request.uri().path());
-    let response = match action {
-        None => forward(observer, built, request).await,
-        Some(action) => {
-            if let Some(latency) = action.latency {
-                tokio::time::sleep(latency).await;
-            }
-            match action.outcome {
-                Outcome::PassThrough => forward(observer, built, request).await,
-                Outcome::Fail { status, retry_after } => {
-                    let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-                    let message =
-                        format!("{} (fault {} injected by the opsdeck sandbox)", reason(status), action.fault_id);
-                    let response = match built {
-                        Ok(built) => built.simulator.error_response(status, &message),
-                        Err(_) => sandbox_error(status, "fault", message),
-                    };
-                    match retry_after {
-                        Some(secs) => with_retry_after(response, secs),
-                        None => response,
+    let origin = request.headers().get(axum::http::header::ORIGIN).and_then(|o| o.to_str().ok()).map(str::to_owned);
+    let refused = observer.access.refuse(&request);
+    // Refused before a fault is taken: a page's request must not use up a fault meant for a test.
+    let action =
+        if refused.is_some() { None } else { observer.faults.take(observer.service, &method, request.uri().path()) };
+    let mut response = match (refused, action) {
+        (Some(refused), _) => match built {
+            Ok(built) => built.simulator.error_response(refused.status, &refused.message),
+            Err(_) => sandbox_error(refused.status, "forbidden", refused.message),
+        },
+        (None, action) => match action {
+            None => forward(observer, built, request).await,
+            Some(action) => {
+                if let Some(latency) = action.latency {
+                    tokio::time::sleep(latency).await;
+                }
+                match action.outcome {
+                    Outcome::PassThrough => forward(observer, built, request).await,
+                    Outcome::Fail { status, retry_after } => {
+                        let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+                        let message =
+                            format!("{} (fault {} injected by the opsdeck sandbox)", reason(status), action.fault_id);
+                        let response = match built {
+                            Ok(built) => built.simulator.error_response(status, &message),
+                            Err(_) => sandbox_error(status, "fault", message),
+                        };
+                        match retry_after {
+                            Some(secs) => with_retry_after(response, secs),
+                            None => response,
+                        }
+                    }
+                    Outcome::Drop => {
+                        let mut response = StatusCode::BAD_GATEWAY.into_response();
+                        response.extensions_mut().insert(DropConnection);
+                        response
                     }
                 }
-                Outcome::Drop => {
-                    let mut response = StatusCode::BAD_GATEWAY.into_response();
-                    response.extensions_mut().insert(DropConnection);
-                    response
-                }
             }
-        }
+        },
     };
+    observer.access.cors(origin.as_deref(), &mut response);
     let status = if response.extensions().get::<DropConnection>().is_some() { 0 } else { response.status().as_u16() };
     let latency_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     let at = clock::rfc3339_ms(observer.clock.now_ms());
@@ -184,6 +197,9 @@ fn refuse_foreign(request: &Request, port: u16) -> Option<Refusal> {
             "forbidden_origin",
             format!("the control port takes no requests from web pages (Origin {origin:?}); call it from a script or opsdeck"),
         ));
+    }
+    if headers.get_all(axum::http::header::HOST).iter().count() > 1 {
+        return Some(Refusal(StatusCode::BAD_REQUEST, "bad_host", "a request has one Host header, not several".into()));
     }
     let host = headers.get(axum::http::header::HOST).map(|h| String::from_utf8_lossy(h.as_bytes()).into_owned());
     let loopback = host.as_deref().is_some_and(|host| {

@@ -11,6 +11,7 @@
 //! [`SandboxHandle::ensure`]; [`Building::AtStart`] builds them all as it starts.
 
 pub mod ably;
+pub mod access;
 pub mod avatax;
 pub mod clock;
 pub mod coinbase;
@@ -372,6 +373,9 @@ pub struct SandboxOptions {
     /// The tax rate tables with a user's ZIP5 tables loaded ([`tax::load_zip5`]); `None`: the
     /// built-in ones.
     pub tax_tables: Option<Arc<tax::Table>>,
+    /// The hosts and web origins the user allows besides this machine's own programs
+    /// (`[sandbox] hosts`, `origins`).
+    pub access: access::Access,
 }
 
 impl std::fmt::Debug for SandboxOptions {
@@ -386,6 +390,7 @@ impl std::fmt::Debug for SandboxOptions {
             .field("services", &self.services)
             .field("start_hook", &self.start_hook.is_some())
             .field("tax_tables", &self.tax_tables.as_ref().and_then(|t| t.zip5.as_ref()))
+            .field("access", &self.access)
             .finish()
     }
 }
@@ -402,6 +407,7 @@ impl SandboxOptions {
             services: Service::ALL.to_vec(),
             start_hook: None,
             tax_tables: None,
+            access: access::Access::default(),
         }
     }
 
@@ -427,8 +433,19 @@ pub async fn start_with(port_base: u16, seed: u64, limits: ServeLimits) -> std::
 /// Starts a sandbox as `options` say. Returns once every listener is bound, without waiting for
 /// any simulator to be built (see [`Building`]).
 pub async fn start_options(options: SandboxOptions) -> std::io::Result<Sandbox> {
-    let SandboxOptions { port_base, seed, clock, limits, dns_delay_secs, building, services, start_hook, tax_tables } =
-        options;
+    let SandboxOptions {
+        port_base,
+        seed,
+        clock,
+        limits,
+        dns_delay_secs,
+        building,
+        services,
+        start_hook,
+        tax_tables,
+        access,
+    } = options;
+    let access = Arc::new(access);
     if services.is_empty() {
         return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "a sandbox must serve at least one service"));
     }
@@ -467,6 +484,7 @@ pub async fn start_options(options: SandboxOptions) -> std::io::Result<Sandbox> 
                 log: Arc::clone(&log),
                 faults: Arc::clone(&faults),
                 clock: platform.clock.clone(),
+                access: Arc::clone(&access),
             });
             listeners.push((listener, control::observed(observer)));
         }

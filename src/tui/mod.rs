@@ -79,7 +79,8 @@ pub async fn start_with(
     global: &GlobalArgs,
 ) -> anyhow::Result<Console> {
     let tax_tables = crate::config::tax_tables(None, env, &config).map_err(anyhow::Error::msg)?;
-    let options = SandboxOptions { tax_tables, ..SandboxOptions::new(0, sandbox::DEFAULT_SEED) };
+    let access = crate::config::sandbox_access(&config).map_err(anyhow::Error::msg)?;
+    let options = SandboxOptions { tax_tables, access, ..SandboxOptions::new(0, sandbox::DEFAULT_SEED) };
     start_with_sandbox(config, env, global, options).await
 }
 
