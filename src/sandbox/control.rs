@@ -453,6 +453,7 @@ mod tests {
             log: Arc::clone(&log),
             faults: Arc::new(FaultBook::new(1)),
             clock: platform.clock.clone(),
+            access: Arc::default(),
         });
         let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
