@@ -129,7 +129,7 @@ impl Redactor {
     /// A parameter's value as it may be kept: redacted whole when its name says it is a secret;
     /// otherwise as [`Redactor::scrub`] leaves it (a JSON value's secret fields, URLs' user info).
     pub fn param(&self, name: &str, value: &str) -> String {
-        if is_secret_name(name) {
+        if is_secret_name(name) || looks_like_credential(value) {
             REDACTED.to_owned()
         } else {
             String::from_utf8_lossy(&self.scrub(value.as_bytes())).into_owned()
@@ -322,6 +322,40 @@ pub fn is_secret_name(name: &str) -> bool {
         || matches!(name.as_str(), "mac" | "sig" | "auth" | "authorization" | "credentials")
 }
 
+/// The shapes the seven services' keys and tokens have, and those of the keys users most often
+/// carry beside them: a value of one of these shapes is a secret whatever its field is called.
+const CREDENTIAL_SHAPES: &[&str] = &[
+    // Ably: `appId.keyId:secret`.
+    r"^[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}:[A-Za-z0-9_+/=-]{10,}$",
+    // EasyPost production and test keys.
+    r"^EZ[AT]K[0-9A-Za-z]{16,}$",
+    // Mailgun: `key-` and 32 letters or digits, or the newer `hex32-hex8-hex8`.
+    r"^key-[0-9a-z]{32}$",
+    r"^[0-9a-f]{32}-[0-9a-f]{8}-[0-9a-f]{8}$",
+    // Deepgram (40 hex digits), TaxJar and Coinbase keys (32).
+    r"^[0-9a-f]{32}$",
+    r"^[0-9a-f]{40}$",
+    // AvaTax license keys: 16 upper-case hex digits.
+    r"^[0-9A-F]{16}$",
+    // Coinbase API secrets: 64 bytes in base64.
+    r"^[A-Za-z0-9+/]{86}==$",
+    // Signed tokens (Ably and Deepgram issue JWTs), and the usual live/test key prefixes.
+    r"^eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}$",
+    r"^(sk|rk|pk)_(live|test)_[0-9A-Za-z]{8,}$",
+    r"^whsec_[0-9A-Za-z]{8,}$",
+    // An Authorization value itself.
+    r"^(Bearer|Basic|Token) [A-Za-z0-9._~+/=-]{8,}$",
+];
+
+/// Whether `value` has the shape of a credential ([`CREDENTIAL_SHAPES`]).
+pub fn looks_like_credential(value: &str) -> bool {
+    static SHAPES: std::sync::LazyLock<Vec<regex_lite::Regex>> = std::sync::LazyLock::new(|| {
+        CREDENTIAL_SHAPES.iter().filter_map(|shape| regex_lite::Regex::new(shape).ok()).collect()
+    });
+    let value = value.trim();
+    (MIN_SECRET_LEN..=512).contains(&value.len()) && SHAPES.iter().any(|shape| shape.is_match(value))
+}
+
 /// JSON text (or the start of it, cut anywhere) with the string value of every secret-named
 /// field replaced by `"[redacted]"`; everything else byte for byte as it was. Works on text that is
 /// not JSON at all (it then changes nothing, or a `"token": "…"` inside it), and on a cut body (a
@@ -336,12 +370,19 @@ pub fn json_fields(text: &[u8]) -> Vec<u8> {
             continue;
         }
         let end = string_end(text, i);
-        out.extend_from_slice(&text[i..end]);
         let mut j = end;
         while j < text.len() && text[j].is_ascii_whitespace() {
             j += 1;
         }
-        if j < text.len() && text[j] == b':' && is_secret_name(&string_text(&text[i..end])) {
+        let is_name = j < text.len() && text[j] == b':';
+        // A value shaped like one of the services' keys is a secret whatever it is called.
+        if !is_name && looks_like_credential(&string_text(&text[i..end])) {
+            out.extend_from_slice(b"\"[redacted]\"");
+            i = end;
+            continue;
+        }
+        out.extend_from_slice(&text[i..end]);
+        if is_name && is_secret_name(&string_text(&text[i..end])) {
             j += 1;
             while j < text.len() && text[j].is_ascii_whitespace() {
                 j += 1;
@@ -389,6 +430,32 @@ fn string_text(quoted: &[u8]) -> String {
 mod tests {
     use super::*;
     use crate::client::Secret;
+
+    #[test]
+    fn a_value_shaped_like_a_key_is_redacted_whatever_it_is_called() {
+        let redactor = Redactor::default();
+        for secret in [
+            "sk_live_4eC39HqLyjWDarjtT1zdp7dc",
+            "EZAK2f1c3d1a0b9e4f5a8c7d6e5f4a3b2c1d",
+            "key-3ax6xnjp29jd6fds4gc373sgvjxteol0",
+            "0123456789abcdef0123456789abcdef",
+            "9a1e4f35a2b7c6d8e0f1a2b3c4d5e6f7a8b9c0d1",
+            "app1.key2:Zb3RleHRzZWNyZXQ",
+            "1A2B3C4D5E6F7A8B",
+            "Bearer 8a9b7c6d5e4f3a2b1c0d",
+        ] {
+            assert_eq!(redactor.param("cred", secret), REDACTED, "{secret}");
+            let body = format!(r#"{{"cred": "{secret}", "list": ["{secret}"], "name": "kept"}}"#);
+            let kept = String::from_utf8(redactor.scrub(body.as_bytes())).unwrap();
+            assert!(!kept.contains(secret) && kept.contains("kept"), "{kept}");
+        }
+        // Names, ids and words are no keys.
+        for value in
+            ["shp_0123456789abcdef0123456789abcdef", "BTC-USD", "2026-11-28T10:00:00Z", "hello world", "EZ1000000001"]
+        {
+            assert_eq!(redactor.param("note", value), value);
+        }
+    }
 
     #[test]
     fn every_form_of_a_credential_is_removed() {
