@@ -716,8 +716,10 @@ pub async fn call(global: &GlobalArgs, args: &CallArgs, io: &mut CallIo<'_>) -> 
             client::credential_variables(service).join(", ")
         )));
     }
-    // Destructive, or spending because of what is sent (a shipment bought in its create call).
-    let spending = op.spending(&|name| values.get(name).cloned());
+    // Destructive, or spending because of what is sent (a shipment bought in its create call),
+    // given by name or in --body alike.
+    let sent = client::request::sent_values(&values, body.as_ref());
+    let spending = op.spending(&|name| sent.get(name).cloned());
     if target.live && (op.destructive || spending.is_some()) {
         let profile = global.profile.as_deref().or(config.default_profile.as_deref()).unwrap_or("default");
         let spends = spending.as_deref().map(|what| format!(": {what}")).unwrap_or_default();
@@ -726,7 +728,7 @@ pub async fn call(global: &GlobalArgs, args: &CallArgs, io: &mut CallIo<'_>) -> 
                 io.err,
                 &[format!("{} on LIVE {} ({}){spends}", op.full_name(), service.title(), target.base_url)],
             ),
-            (false, Some(answers)) => confirm_on_live(op, &values, target, profile, answers, io.err)?,
+            (false, Some(answers)) => confirm_on_live(op, &sent, target, profile, answers, io.err)?,
             (false, None) => {
                 return Err(Failure::usage(format!(
                     "{} cannot be undone{spends} and {} is LIVE ({}); there is no terminal to ask on, so add --yes to send it",

@@ -1604,6 +1604,29 @@ async fn a_live_call_that_spends_needs_yes_and_says_what_it_spends() {
     assert_eq!(hits.load(Ordering::SeqCst), 1);
 }
 
+/// What is sent is what is judged: a LIVE spend given whole as `--body` asks (or needs --yes)
+/// like one given by name, and says what it does from the body (a sell is a sell).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_live_spend_given_as_body_is_judged_by_what_it_sends() {
+    let (url, hits) = counting_upstream().await;
+    let env = [("EASYPOST_API_KEY", "EZAK_live_test"), ("OPSDECK_EASYPOST_URL", url.as_str())];
+    let buy = r#"{"shipment":{"carrier":"USPS","service":"Priority","to_address":{"id":"adr_1"},"from_address":{"id":"adr_2"},"parcel":{"id":"prcl_1"}}}"#;
+    let out = opsdeck_async(&["call", "easypost", "shipments_create", "--body", buy], &env).await;
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("buys postage in the same call: USPS Priority"), "{}", stderr(&out));
+    let env = [
+        ("COINBASE_API_KEY", "k"),
+        ("COINBASE_API_SECRET", "c2VjcmV0"),
+        ("COINBASE_API_PASSPHRASE", "p"),
+        ("OPSDECK_COINBASE_URL", url.as_str()),
+    ];
+    let sell = r#"{"product_id":"ETH-USD","side":"sell","type":"market","size":"50"}"#;
+    let out = opsdeck_async(&["call", "coinbase", "orders_create", "--body", sell], &env).await;
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("places an order: sell 50 ETH at market"), "{}", stderr(&out));
+    assert_eq!(hits.load(Ordering::SeqCst), 0, "nothing was sent");
+}
+
 /// A body of tiny values (`[0,0,0,…]`) is held to the console's index budget: a filter or table
 /// over it is refused with a message naming its size and how to get the bytes, and the plain
 /// output is the body as it came, not a document built of it.

@@ -202,6 +202,26 @@ fn body_fields<'a>(op: &'a Operation, values: &'a Values) -> Vec<(&'static Param
     fields
 }
 
+/// The values a call sends, however each was given: the top-level fields of the `--body`
+/// document (a text as it is, anything else as compact JSON), with the values given by name
+/// over them, as [`build`] sends them. What a call spends and what its confirmation restates
+/// are judged from these, so a sell given as `--body` is said to be a sell.
+pub fn sent_values(values: &Values, document: Option<&Value>) -> Values {
+    let mut sent = Values::new();
+    if let Some(Value::Object(fields)) = document {
+        for (name, value) in fields {
+            let text = match value {
+                Value::Null => continue,
+                Value::String(text) => text.clone(),
+                other => other.to_string(),
+            };
+            sent.insert(name.clone(), text);
+        }
+    }
+    sent.extend(values.iter().map(|(name, value)| (name.clone(), value.clone())));
+    sent
+}
+
 fn build_body(op: &Operation, values: &Values, document: Option<&Value>) -> Result<RequestBody, CallError> {
     let fields = body_fields(op, values);
     match op.body {
