@@ -388,3 +388,111 @@ async fn service_ports_answer_loopback_hosts_and_the_pages_the_user_allows_only(
     assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
     sandbox.shutdown();
 }
+
+/// Another opsdeck process's control port is no webhook receiver: a delivery aimed at its
+/// `/reset` carries the outbox's marker, is refused there and resets nothing, and the port is not
+/// sent to again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_webhook_never_resets_another_opsdecks_sandbox() {
+    use std::io::Read as _;
+    struct Stopped(std::process::Child);
+    impl Drop for Stopped {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let mut other = Stopped(
+        std::process::Command::new(env!("CARGO_BIN_EXE_opsdeck"))
+            .args(["sandbox", "--port-base", "0"])
+            .env_clear()
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let mut out = other.0.stdout.take().unwrap();
+    let banner = tokio::task::spawn_blocking(move || {
+        let (mut banner, mut chunk) = (String::new(), [0u8; 4096]);
+        while !banner.contains("SDKs take the same base URLs") {
+            match out.read(&mut chunk) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => banner.push_str(&String::from_utf8_lossy(&chunk[..n])),
+            }
+        }
+        banner
+    })
+    .await
+    .unwrap();
+    let url_after = |marker: &str| {
+        let at = banner.find(marker).unwrap_or_else(|| panic!("{marker} in {banner}")) + marker.len();
+        banner[at..].split_whitespace().next().unwrap().to_owned()
+    };
+    let (other_control, other_ably) = (url_after("control "), url_after("OPSDECK_ABLY_URL="));
+    let http = reqwest::Client::new();
+    let history = |http: reqwest::Client| {
+        let url = format!("{other_ably}/channels/kept/messages");
+        async move {
+            let text = http
+                .get(url)
+                .basic_auth(credentials::ABLY_KEY_NAME, Some(credentials::ABLY_KEY_SECRET))
+                .send()
+                .await
+                .unwrap()
+                .text()
+                .await
+                .unwrap();
+            serde_json::from_str::<Value>(&text).unwrap().as_array().map_or(0, Vec::len)
+        }
+    };
+    let published = http
+        .post(format!("{other_ably}/channels/kept/messages"))
+        .basic_auth(credentials::ABLY_KEY_NAME, Some(credentials::ABLY_KEY_SECRET))
+        .header("content-type", "application/json")
+        .body(json!({"name": "kept", "data": "x"}).to_string())
+        .send()
+        .await
+        .unwrap();
+    assert!(published.status().is_success());
+    assert_eq!(history(http.clone()).await, 1);
+
+    // This process's sandbox sends EasyPost events to the other one's /reset.
+    let sandbox = sandbox::start(0, 42).await.unwrap();
+    let easypost = sandbox.base_url(Service::Easypost);
+    let hook = http
+        .post(format!("{easypost}/v2/webhooks"))
+        .basic_auth(credentials::EASYPOST_KEY, Some(""))
+        .header("content-type", "application/json")
+        .body(json!({"webhook": {"url": format!("{other_control}/reset")}}).to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(hook.status().as_u16(), 201);
+    let tracker = http
+        .post(format!("{easypost}/v2/trackers"))
+        .basic_auth(credentials::EASYPOST_KEY, Some(""))
+        .header("content-type", "application/json")
+        .body(json!({"tracker": {"tracking_code": "EZ2000000002"}}).to_string())
+        .send()
+        .await
+        .unwrap();
+    assert!(tracker.status().is_success());
+    sandbox.clock().advance(10_000);
+    let control = sandbox.control_url();
+    let mut statuses = Vec::new();
+    for _ in 0..200 {
+        let log: Value = serde_json::from_str(
+            &http.get(format!("{control}/easypost/webhooks")).send().await.unwrap().text().await.unwrap(),
+        )
+        .unwrap();
+        statuses = log["attempts"].as_array().unwrap().iter().map(|a| a["status"].as_u64().unwrap_or(0)).collect();
+        if !statuses.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(!statuses.is_empty(), "the event was delivered");
+    assert!(statuses.iter().all(|s| *s != 200), "refused there: {statuses:?}");
+    assert_eq!(history(http.clone()).await, 1, "the other sandbox was not reset");
+    sandbox.shutdown();
+}

@@ -177,10 +177,12 @@ pub(super) fn router(state: Arc<ControlState>) -> Router {
         router = router.nest_service(&prefix, routes);
     }
     router.layer(axum::middleware::from_fn(move |request: Request, next: axum::middleware::Next| async move {
-        match refuse_foreign(&request, port) {
+        let mut response = match refuse_foreign(&request, port) {
             Some(refusal) => refusal.into_response(),
             None => next.run(request).await,
-        }
+        };
+        response.headers_mut().insert(super::outbox::CONTROL_MARKER, axum::http::HeaderValue::from_static("1"));
+        response
     }))
 }
 
@@ -190,6 +192,13 @@ pub(super) fn router(state: Arc<ControlState>) -> Router {
 /// gets 403.
 fn refuse_foreign(request: &Request, port: u16) -> Option<Refusal> {
     let headers = request.headers();
+    if headers.contains_key(super::outbox::DELIVERY_MARKER) {
+        return Some(Refusal(
+            StatusCode::FORBIDDEN,
+            "forbidden_delivery",
+            "the control port takes no webhook deliveries (of this or any other opsdeck sandbox)".into(),
+        ));
+    }
     if let Some(origin) = headers.get(axum::http::header::ORIGIN) {
         let origin = String::from_utf8_lossy(origin.as_bytes()).into_owned();
         return Some(Refusal(

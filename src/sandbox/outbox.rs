@@ -50,6 +50,26 @@ pub(super) fn release_ports(ports: &[u16]) {
 
 fn is_own_port(port: u16) -> bool {
     OWN_PORTS.lock().unwrap_or_else(std::sync::PoisonError::into_inner).contains(&port)
+        || CONTROL_PORTS.lock().unwrap_or_else(std::sync::PoisonError::into_inner).contains(&port)
+}
+
+/// The header every delivery carries, whichever sandbox sends it: a control port refuses a
+/// request with it, so no webhook of any opsdeck process can reset or break another's
+/// simulators.
+pub const DELIVERY_MARKER: &str = "x-opsdeck-delivery";
+
+/// The header every answer of a control port carries, so a sandbox that once reached one (of
+/// another opsdeck process: its own are in [`OWN_PORTS`]) never sends there again.
+pub const CONTROL_MARKER: &str = "x-opsdeck-control";
+
+/// Ports on which another opsdeck process's control port answered: never sent to again.
+static CONTROL_PORTS: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
+
+fn learn_control_port(port: u16) {
+    let mut known = CONTROL_PORTS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if !known.contains(&port) {
+        known.push(port);
+    }
 }
 
 /// Why the sandbox will not send to `url`, or `None` when it will: http(s) to this machine only,
@@ -281,6 +301,27 @@ impl Outbox {
     }
 }
 
+/// POSTs `fields` as a form to `url` at once (a Mailgun route's `forward()`), as [`post`] sends:
+/// checked, marked, and never to a control port. The answer's status, or 0.
+pub async fn post_form(http: &reqwest::Client, url: &str, fields: &[(String, String)]) -> u16 {
+    let encode =
+        |text: &str| percent_encoding::utf8_percent_encode(text, percent_encoding::NON_ALPHANUMERIC).to_string();
+    let body: Vec<String> = fields.iter().map(|(name, value)| format!("{}={}", encode(name), encode(value))).collect();
+    let body = body.join("&");
+    let delivery = Delivery {
+        id: 0,
+        url: url.to_owned(),
+        method: reqwest::Method::POST,
+        content_type: "application/x-www-form-urlencoded".to_owned(),
+        headers: Vec::new(),
+        body: body.into(),
+        attempt: 1,
+        due_ms: 0,
+        event: String::new(),
+    };
+    post(http, &delivery).await
+}
+
 /// Makes one POST; the answer's status, or 0 when the receiver could not be reached.
 pub async fn post(http: &reqwest::Client, delivery: &Delivery) -> u16 {
     // Checked again as it is sent: a port may have become the sandbox's since the URL was given.
@@ -294,8 +335,17 @@ pub async fn post(http: &reqwest::Client, delivery: &Delivery) -> u16 {
     for (name, value) in &delivery.headers {
         request = request.header(name.as_str(), value.as_str());
     }
+    // Last, so a user's custom header cannot take it away.
+    request = request.header(DELIVERY_MARKER, "1");
     match request.send().await {
-        Ok(response) => response.status().as_u16(),
+        Ok(response) => {
+            if response.headers().contains_key(CONTROL_MARKER) {
+                if let Some(port) = response.url().port_or_known_default() {
+                    learn_control_port(port);
+                }
+            }
+            response.status().as_u16()
+        }
         Err(_) => 0,
     }
 }
@@ -328,6 +378,10 @@ mod tests {
         assert!(!is_loopback_url("http://127.0.0.1:1/reset"));
         assert!(!is_loopback_url("http://localhost:1/reset"));
         assert!(loopback_only("http://127.0.0.1:1/reset").contains("a port of the sandbox itself"));
+        // A port where another opsdeck's control port answered is never sent to again.
+        assert!(is_loopback_url("http://127.0.0.1:2/reset"));
+        learn_control_port(2);
+        assert!(!is_loopback_url("http://localhost:2/"));
         release_ports(&[port]);
         assert!(is_loopback_url("http://127.0.0.1:1/reset"));
         let said = loopback_only("http://user:secret@127.0.0.1:9000/hook");

@@ -610,10 +610,7 @@ async fn incoming(shared: &Shared, body: &[u8]) -> Response {
     };
     let mut results = Vec::new();
     for (url, fields) in posts {
-        let status = match shared.engine.http.post(&url).form(&fields).send().await {
-            Ok(response) => response.status().as_u16(),
-            Err(_) => 0,
-        };
+        let status = super::outbox::post_form(&shared.engine.http, &url, &fields).await;
         results.push(json!({"url": url, "status": status}));
     }
     if let Some(map) = answer.as_object_mut() {
