@@ -99,7 +99,7 @@ async fn bodies_past_a_listeners_budget_get_503_with_retry_after() {
     let sandbox = sandbox::start_with(0, 42, limits).await.unwrap();
     let addr = sandbox.endpoint(Service::Ably).addr;
     let post = |length: usize| {
-        format!("POST /channels/big/messages HTTP/1.1\r\nHost: sandbox\r\nContent-Type: application/json\r\nContent-Length: {length}\r\n\r\n")
+        format!("POST /channels/big/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {length}\r\n\r\n")
     };
     // One client holds 3,000 of the 4,096 bytes, sending its body slowly.
     let mut holder = TcpStream::connect(addr).await.unwrap();
@@ -115,7 +115,7 @@ async fn bodies_past_a_listeners_budget_get_503_with_retry_after() {
     // A chunked one, as it passes what is left.
     let mut chunked = TcpStream::connect(addr).await.unwrap();
     let chunk = format!("7d0\r\n{}\r\n0\r\n\r\n", " ".repeat(2000));
-    let request = "POST /channels/big/messages HTTP/1.1\r\nHost: sandbox\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
+    let request = "POST /channels/big/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
     chunked.write_all(format!("{request}{chunk}").as_bytes()).await.unwrap();
     let answer = head(&mut chunked).await;
     assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");

@@ -48,7 +48,7 @@ async fn read_until_closed(stream: &mut TcpStream, limit: Duration) -> (String, 
 async fn normal_request(addr: SocketAddr) -> (String, Duration) {
     let started = Instant::now();
     let mut stream = TcpStream::connect(addr).await.expect("connects");
-    stream.write_all(b"GET /time HTTP/1.1\r\nHost: sandbox\r\nConnection: close\r\n\r\n").await.expect("sends");
+    stream.write_all(b"GET /time HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").await.expect("sends");
     let (answer, _) = read_until_closed(&mut stream, Duration::from_secs(10)).await;
     (answer.lines().next().unwrap_or_default().to_owned(), started.elapsed())
 }
@@ -78,7 +78,7 @@ async fn an_idle_connection_is_closed_within_the_header_timeout() {
 async fn headers_trickled_byte_by_byte_do_not_outlast_the_header_timeout() {
     let (sandbox, addr) = sandbox(512).await;
     let mut slow = TcpStream::connect(addr).await.expect("connects");
-    let head = b"GET /time HTTP/1.1\r\nHost: sandbox\r\nX-Padding: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n\r\n";
+    let head = b"GET /time HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Padding: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n\r\n";
     let started = Instant::now();
     for byte in head {
         if slow.write_all(&[*byte]).await.is_err() {
@@ -99,7 +99,7 @@ async fn a_body_shorter_than_its_content_length_gets_408_within_the_body_timeout
     let (sandbox, addr) = sandbox(512).await;
     let mut slow = TcpStream::connect(addr).await.expect("connects");
     slow.write_all(
-        b"POST /channels/slow/messages HTTP/1.1\r\nHost: sandbox\r\nContent-Type: application/json\r\n\
+        b"POST /channels/slow/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
           Content-Length: 100\r\n\r\n{\"name\":",
     )
     .await
@@ -170,7 +170,7 @@ async fn a_body_over_the_sandbox_limit_gets_413_before_it_is_sent() {
     let limits = ServeLimits { max_body: 1024, ..ServeLimits::DEFAULT };
     let sandbox = sandbox::start_with(0, 42, limits).await.expect("sandbox starts");
     let mut big = TcpStream::connect(sandbox.endpoint(Service::Ably).addr).await.expect("connects");
-    big.write_all(b"POST /channels/big/messages HTTP/1.1\r\nHost: sandbox\r\nContent-Length: 5000\r\n\r\n")
+    big.write_all(b"POST /channels/big/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5000\r\n\r\n")
         .await
         .expect("sends");
     let (answer, _) = read_until_closed(&mut big, GRACE).await;

@@ -43,7 +43,19 @@ pub(super) struct Observer {
     pub(super) clock: SandboxClock,
     /// The hosts and web origins the user allows besides this machine's own programs.
     pub(super) access: Arc<super::access::Access>,
+    /// The requests of this service being worked on at once ([`WORK_PER_SERVICE`]), shared by
+    /// its listeners.
+    pub(super) work: Arc<tokio::sync::Semaphore>,
 }
+
+/// How many requests of one service are worked on at once. Each runs on a thread of its own
+/// (tokio's blocking pool), never on the runtime's workers: a request that decodes two hours of
+/// audio or sorts 40,000 documents then slows its own service, and every other service and
+/// the control port keep their latency.
+pub const WORK_PER_SERVICE: usize = 2;
+
+/// How long a request waits for its service to have room before it gets the vendor's 429.
+const WORK_QUEUE_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// A listener's router: every request goes through fault injection and the request log to the
 /// simulator, which the first request builds.
@@ -119,9 +131,23 @@ async fn forward(observer: &Observer, built: Result<&Built, String>, request: Re
     let Some(router) = built.router(observer.region) else {
         return build_failed(format!("the {} simulator serves no listener", observer.service.title()));
     };
-    match dispatch_guarded(router, request, observer.service).await {
-        Ok(response) => response,
-        Err(_) => built.simulator.error_response(StatusCode::INTERNAL_SERVER_ERROR, PANIC_MESSAGE),
+    let Ok(Ok(permit)) = tokio::time::timeout(WORK_QUEUE_WAIT, Arc::clone(&observer.work).acquire_owned()).await else {
+        let busy = format!(
+            "Too Many Requests (the opsdeck sandbox is still working on {WORK_PER_SERVICE} requests of {}; retry)",
+            observer.service.title()
+        );
+        return with_retry_after(built.simulator.error_response(StatusCode::TOO_MANY_REQUESTS, &busy), 1);
+    };
+    let (router, service) = (router.clone(), observer.service);
+    let runtime = tokio::runtime::Handle::current();
+    let worked = tokio::task::spawn_blocking(move || {
+        let _permit = permit;
+        runtime.block_on(dispatch_guarded(&router, request, service))
+    })
+    .await;
+    match worked {
+        Ok(Ok(response)) => response,
+        Ok(Err(_)) | Err(_) => built.simulator.error_response(StatusCode::INTERNAL_SERVER_ERROR, PANIC_MESSAGE),
     }
 }
 
@@ -463,6 +489,7 @@ mod tests {
             faults: Arc::new(FaultBook::new(1)),
             clock: platform.clock.clone(),
             access: Arc::default(),
+            work: Arc::new(tokio::sync::Semaphore::new(WORK_PER_SERVICE)),
         });
         let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
@@ -480,6 +507,86 @@ mod tests {
         }
         let statuses: Vec<u16> = log.recent(None, 10).iter().map(|r| r.status).collect();
         assert_eq!(statuses, [200, 500, 200, 500]);
+        stop.cancel();
+    }
+
+    /// Handlers that hold their thread (as a decode of hours of audio does) say they started,
+    /// then wait for the test to let them go.
+    static STARTED: std::sync::Mutex<Option<std::sync::mpsc::Sender<()>>> = std::sync::Mutex::new(None);
+    static RELEASE: std::sync::Mutex<Option<std::sync::mpsc::Receiver<()>>> = std::sync::Mutex::new(None);
+
+    struct Blocking(AvataxSimulator);
+
+    impl Simulator for Blocking {
+        fn service(&self) -> Service {
+            Service::Avatax
+        }
+        fn router(&self) -> Router {
+            let hold = || async {
+                if let Some(started) = STARTED.lock().unwrap().as_ref() {
+                    started.send(()).unwrap();
+                }
+                // Blocks the thread it runs on, as CPU-bound work does.
+                let release = RELEASE.lock().unwrap();
+                let _ = release.as_ref().unwrap().recv();
+                "done"
+            };
+            Router::new().route("/hold", get(hold)).route("/ok", get(|| async { "ok" }))
+        }
+        fn reset(&self) {}
+        fn error_response(&self, status: StatusCode, message: &str) -> Response {
+            self.0.error_response(status, message)
+        }
+    }
+
+    /// A listener of a [`Blocking`] simulator for `service`, with its own room for work.
+    async fn blocking_listener(service: Service, stop: &CancellationToken) -> String {
+        let platform = Platform::real_time(1);
+        let build: super::super::lazy::Build = |p| Arc::new(Blocking(AvataxSimulator::new(p)));
+        let observer = Arc::new(Observer {
+            service,
+            region: None,
+            slot: Arc::new(Slot::new(service, build, false, platform.clone(), None)),
+            log: Arc::new(RequestLog::default()),
+            faults: Arc::new(FaultBook::new(1)),
+            clock: platform.clock.clone(),
+            access: Arc::default(),
+            work: Arc::new(tokio::sync::Semaphore::new(WORK_PER_SERVICE)),
+        });
+        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        tokio::spawn(serve::serve(listener, observed(observer), ServeLimits::DEFAULT, stop.clone()));
+        base
+    }
+
+    /// On a runtime of one worker, a service's requests that hold their threads leave the
+    /// worker free: another service answers while they work.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+    async fn requests_that_hold_their_thread_leave_other_services_answering() {
+        let (started_tx, started) = std::sync::mpsc::channel();
+        let (release, release_rx) = std::sync::mpsc::channel();
+        *STARTED.lock().unwrap() = Some(started_tx);
+        *RELEASE.lock().unwrap() = Some(release_rx);
+        let stop = CancellationToken::new();
+        let (heavy, other) =
+            (blocking_listener(Service::Deepgram, &stop).await, blocking_listener(Service::Ably, &stop).await);
+        let http = reqwest::Client::new();
+        let held: Vec<_> =
+            (0..WORK_PER_SERVICE).map(|_| tokio::spawn(http.get(format!("{heavy}/hold")).send())).collect();
+        // Both hold a thread now (the first holds the receiver; the second waits for it).
+        let started = tokio::task::spawn_blocking(move || started.recv().map(|()| started)).await.unwrap().unwrap();
+        let ok = tokio::time::timeout(std::time::Duration::from_secs(60), http.get(format!("{other}/ok")).send())
+            .await
+            .expect("another service answers while one's requests hold their threads")
+            .unwrap();
+        assert_eq!(ok.text().await.unwrap(), "ok");
+        for _ in 0..WORK_PER_SERVICE {
+            release.send(()).unwrap();
+        }
+        for request in held {
+            assert_eq!(request.await.unwrap().unwrap().text().await.unwrap(), "done");
+        }
+        drop(started);
         stop.cancel();
     }
 }

@@ -472,6 +472,7 @@ pub async fn start_options(options: SandboxOptions) -> std::io::Result<Sandbox> 
     for service in Service::ALL.into_iter().filter(|s| services.contains(s)) {
         // Every service has a simulator (SIMULATORS lists all of `Service::ALL`, tested).
         let Some(slot) = slots.iter().find(|s| s.service() == service).cloned() else { continue };
+        let work = Arc::new(tokio::sync::Semaphore::new(control::WORK_PER_SERVICE));
         for &region in regions(service) {
             let listener = bind(port_offset(service, region))
                 .await
@@ -485,6 +486,7 @@ pub async fn start_options(options: SandboxOptions) -> std::io::Result<Sandbox> 
                 faults: Arc::clone(&faults),
                 clock: platform.clock.clone(),
                 access: Arc::clone(&access),
+                work: Arc::clone(&work),
             });
             listeners.push((listener, control::observed(observer)));
         }
