@@ -178,3 +178,124 @@ async fn a_body_over_the_sandbox_limit_gets_413_before_it_is_sent() {
     assert!(answer.contains("1024 bytes"), "{answer}");
     sandbox.shutdown();
 }
+
+/// Deepgram's longest text spoken at 48 kHz: an answer of tens of megabytes from a 2 KB request.
+fn speak_text() -> String {
+    let text = "the quick brown fox jumps over the lazy dog ".repeat(60);
+    text[..2_390].to_owned()
+}
+
+fn speak_request() -> String {
+    let body = serde_json::json!({ "text": speak_text() }).to_string();
+    format!(
+        "POST /v1/speak?encoding=linear16&sample_rate=48000 HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Token {}\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        opsdeck::sandbox::credentials::DEEPGRAM_KEY,
+        body.len()
+    )
+}
+
+/// The whole answer to [`speak_request`], read by a client that reads: bigger than any socket
+/// buffer.
+async fn whole_answer(addr: SocketAddr) -> Vec<u8> {
+    let mut reader = TcpStream::connect(addr).await.unwrap();
+    reader
+        .write_all(speak_request().replace("HTTP/1.1\r\n", "HTTP/1.1\r\nConnection: close\r\n").as_bytes())
+        .await
+        .unwrap();
+    let mut whole = Vec::new();
+    reader.read_to_end(&mut whole).await.unwrap();
+    assert!(whole.starts_with(b"HTTP/1.1 200"), "{}", String::from_utf8_lossy(&whole[..200.min(whole.len())]));
+    assert!(whole.len() > 16 * 1024 * 1024, "an answer of {} bytes fits in buffers", whole.len());
+    whole
+}
+
+/// A client that sends [`speak_request`] and never reads, with a small receive buffer (else the
+/// kernel's would take the whole answer for it).
+async fn stuck_client(addr: SocketAddr) -> TcpStream {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(16 * 1024).unwrap();
+    let mut stuck = socket.connect(addr).await.unwrap();
+    stuck.write_all(speak_request().as_bytes()).await.unwrap();
+    stuck
+}
+
+/// While a client that does not read holds a big answer, another big answer past the listener's
+/// budget is a 503 with `Retry-After`; once that client is gone, its bytes are let go and big
+/// answers are served again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_in_flight_have_a_budget_and_a_gone_client_gives_its_share_back() {
+    // No stall limit in this test: only the budget lets go of nothing.
+    let limits = ServeLimits {
+        write_stall: Duration::from_secs(3600),
+        max_answers_in_flight: 8 * 1024 * 1024,
+        ..ServeLimits::DEFAULT
+    };
+    let sandbox = sandbox::start_with(0, 42, limits).await.expect("sandbox starts");
+    let addr = sandbox.endpoint(Service::Deepgram).addr;
+    let whole = whole_answer(addr).await;
+    let stuck = stuck_client(addr).await;
+    let http = reqwest::Client::new();
+    let speak = || {
+        http.post(format!("http://{addr}/v1/speak?encoding=linear16&sample_rate=48000"))
+            .header("authorization", format!("Token {}", opsdeck::sandbox::credentials::DEEPGRAM_KEY))
+            .header("content-type", "application/json")
+            .body(serde_json::json!({ "text": speak_text() }).to_string())
+            .send()
+    };
+    // Served until the stuck client's answer is made and held; refused from then on.
+    let mut attempts = 0;
+    let refused = loop {
+        attempts += 1;
+        assert!(attempts < 100, "a big answer past the budget was never refused");
+        let answer = speak().await.unwrap();
+        if answer.status().as_u16() == 503 {
+            break answer;
+        }
+        assert_eq!(answer.status().as_u16(), 200);
+        let _ = answer.bytes().await;
+    };
+    assert_eq!(refused.headers()["retry-after"], "1");
+    assert!(speak().await.unwrap().status().as_u16() == 503, "held for as long as the client stays");
+    drop(stuck);
+    // The server's next write fails and its share comes back.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let served = loop {
+        assert!(Instant::now() < deadline, "the gone client's share never came back");
+        let answer = speak().await.unwrap();
+        if answer.status().as_u16() == 200 {
+            break answer;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_eq!(served.bytes().await.unwrap().len(), answer_len(&whole));
+    sandbox.shutdown();
+}
+
+/// A client that stops reading a big answer loses its connection once writing to it has made
+/// no progress for the stall limit: it gets part of the answer, then the end of the stream.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_stops_reading_loses_its_connection_after_the_stall_limit() {
+    const STALL: Duration = Duration::from_millis(1500);
+    let limits = ServeLimits { write_stall: STALL, ..ServeLimits::DEFAULT };
+    let sandbox = sandbox::start_with(0, 42, limits).await.expect("sandbox starts");
+    let addr = sandbox.endpoint(Service::Deepgram).addr;
+    let whole = whole_answer(addr).await;
+    let mut stuck = stuck_client(addr).await;
+    // Reading nothing for well past the limit (with room for a loaded machine) …
+    tokio::time::sleep(STALL + GRACE + GRACE).await;
+    // … the connection was closed: what was sent before, then its end (a connection still open
+    // would go on to give the whole answer and then wait, as keep-alive does).
+    let mut received = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(60), stuck.read_to_end(&mut received))
+        .await
+        .expect("the connection was closed");
+    assert!(received.len() < whole.len(), "the server gave up on it ({} of {} bytes)", received.len(), whole.len());
+    sandbox.shutdown();
+}
+
+/// The body length of a raw HTTP/1.1 answer.
+fn answer_len(raw: &[u8]) -> usize {
+    let head = raw.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
+    raw.len() - head
+}

@@ -4,6 +4,7 @@
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::Duration;
 
 use axum::body::{Body, Bytes};
@@ -48,6 +49,13 @@ pub struct ServeLimits {
     /// it a request gets 503 with `Retry-After` instead of more memory (`max_connections` bodies
     /// of `max_body` each would be 8 GiB).
     pub max_bodies_in_flight: usize,
+    /// Bytes of answers one listener holds while clients read them: past it an answer is
+    /// replaced by 503 with `Retry-After` (thirty clients that never read a 70 MB answer would
+    /// hold 2 GB). One answer larger than this still goes when no other is held.
+    pub max_answers_in_flight: usize,
+    /// How long a write to a client may make no progress (a client that stopped reading)
+    /// before the connection is closed, as a real server closes it.
+    pub write_stall: Duration,
 }
 
 impl ServeLimits {
@@ -58,6 +66,8 @@ impl ServeLimits {
         max_connections: 512,
         max_body: 16 * 1024 * 1024,
         max_bodies_in_flight: 64 * 1024 * 1024,
+        max_answers_in_flight: 256 * 1024 * 1024,
+        write_stall: Duration::from_secs(30),
     };
 }
 
@@ -72,8 +82,9 @@ impl Default for ServeLimits {
 pub async fn serve(listener: TcpListener, router: Router, limits: ServeLimits, stop: CancellationToken) {
     // A cap of 0 would accept nothing ever; one connection at a time is the least that works.
     let slots = Arc::new(Semaphore::new(limits.max_connections.max(1)));
-    // One permit per byte of body held by this listener's requests.
+    // One permit per byte of body held by this listener's requests, and of answer being sent.
     let bodies = Arc::new(Semaphore::new(limits.max_bodies_in_flight.min(Semaphore::MAX_PERMITS)));
+    let answers = Arc::new(Semaphore::new(limits.max_answers_in_flight.clamp(1, Semaphore::MAX_PERMITS)));
     loop {
         let permit = tokio::select! {
             () = stop.cancelled() => return,
@@ -96,7 +107,8 @@ pub async fn serve(listener: TcpListener, router: Router, limits: ServeLimits, s
                 }
             },
         };
-        tokio::spawn(serve_connection(stream, router.clone(), limits, Arc::clone(&bodies), stop.clone(), permit));
+        let budgets = Budgets { bodies: Arc::clone(&bodies), answers: Arc::clone(&answers) };
+        tokio::spawn(serve_connection(stream, router.clone(), limits, budgets, stop.clone(), permit));
     }
 }
 
@@ -106,20 +118,111 @@ fn is_per_connection_error(e: &std::io::Error) -> bool {
     matches!(e.kind(), ConnectionRefused | ConnectionAborted | ConnectionReset)
 }
 
+/// The bytes a listener holds: of request bodies being read or answered, and of answers being
+/// sent.
+#[derive(Clone)]
+struct Budgets {
+    bodies: Arc<Semaphore>,
+    answers: Arc<Semaphore>,
+}
+
+/// Answers this small are not counted: what they hold is no more than a connection's buffers.
+const UNCOUNTED_ANSWER: usize = 64 * 1024;
+
+/// `response` with its bytes counted against the listener's answers until its body is sent or
+/// dropped; 503 with `Retry-After` when the listener holds too much already.
+fn counted_answer(response: Response, answers: &Arc<Semaphore>, limits: ServeLimits) -> Response {
+    use axum::body::HttpBody as _;
+    let Some(size) = response.body().size_hint().exact().and_then(|s| usize::try_from(s).ok()) else {
+        // A streamed answer holds what it has made so far, not the whole of it.
+        return response;
+    };
+    if size <= UNCOUNTED_ANSWER {
+        return response;
+    }
+    let wanted = size.min(limits.max_answers_in_flight).clamp(1, Semaphore::MAX_PERMITS);
+    let Some(permit) = u32::try_from(wanted).ok().and_then(|n| Arc::clone(answers).try_acquire_many_owned(n).ok())
+    else {
+        let mut busy = refusal(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "too_many_answers",
+            format!(
+                "the sandbox holds as many answers as it sends at once ({} bytes on this port, clients still reading them); retry shortly",
+                limits.max_answers_in_flight
+            ),
+        );
+        busy.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        return busy;
+    };
+    let (parts, body) = response.into_parts();
+    Response::from_parts(parts, Body::new(HeldAnswer { body, rest: Bytes::new(), _permit: permit }))
+}
+
+/// An answer's body with the bytes it holds counted, handed to the connection a slice at a time:
+/// the permit (and the answer's buffer, which the slices share) goes when the last slice is
+/// taken or the client is gone, not when the connection has queued a whole answer it cannot
+/// send.
+struct HeldAnswer {
+    body: Body,
+    rest: Bytes,
+    _permit: OwnedSemaphorePermit,
+}
+
+/// The slices an answer is handed to the connection in.
+const ANSWER_SLICE: usize = 64 * 1024;
+
+impl axum::body::HttpBody for HeldAnswer {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> Poll<Option<Result<hyper::body::Frame<Bytes>, axum::Error>>> {
+        if self.rest.is_empty() {
+            match std::pin::Pin::new(&mut self.body).poll_frame(cx) {
+                Poll::Ready(Some(Ok(frame))) => match frame.into_data() {
+                    Ok(data) => self.rest = data,
+                    Err(frame) => return Poll::Ready(Some(Ok(frame))),
+                },
+                other => return other,
+            }
+        }
+        let take = self.rest.len().min(ANSWER_SLICE);
+        let slice = self.rest.split_to(take);
+        Poll::Ready(Some(Ok(hyper::body::Frame::data(slice))))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.rest.is_empty() && self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        let mut hint = self.body.size_hint();
+        let rest = self.rest.len() as u64;
+        hint.set_lower(hint.lower() + rest);
+        if let Some(upper) = hint.upper() {
+            hint.set_upper(upper + rest);
+        }
+        hint
+    }
+}
+
 async fn serve_connection(
     stream: TcpStream,
     router: Router,
     limits: ServeLimits,
-    bodies: Arc<Semaphore>,
+    budgets: Budgets,
     stop: CancellationToken,
     permit: OwnedSemaphorePermit,
 ) {
     // Small request/response exchanges: do not let Nagle hold the last segment back.
     let _ = stream.set_nodelay(true);
+    let stream = StallGuard::new(stream, limits.write_stall);
     let router = TowerToHyperService::new(router);
     let service = hyper::service::service_fn(move |request: Request<Incoming>| {
         let router = router.clone();
-        let bodies = Arc::clone(&bodies);
+        let Budgets { bodies, answers } = budgets.clone();
         async move {
             // The body's bytes stay counted until its answer is made.
             let mut held = Held(None);
@@ -148,7 +251,7 @@ async fn serve_connection(
             if response.extensions().get::<DropConnection>().is_some() {
                 return Err(Dropped);
             }
-            Ok(response)
+            Ok(counted_answer(response, &answers, limits))
         }
     });
     // HTTP/1 only, as before: a client opening with the HTTP/2 preface gets an error and the
@@ -167,6 +270,91 @@ async fn serve_connection(
         }
     }
     drop(permit);
+}
+
+/// A connection whose writes fail once one has made no progress for `limit`: a client that
+/// stopped reading cannot hold its connection, and the answer it holds, for good.
+struct StallGuard {
+    stream: TcpStream,
+    limit: Duration,
+    stalled: Option<std::pin::Pin<Box<tokio::time::Sleep>>>,
+}
+
+impl StallGuard {
+    fn new(stream: TcpStream, limit: Duration) -> StallGuard {
+        StallGuard { stream, limit, stalled: None }
+    }
+
+    /// What a write that returned `poll` means: progress resets the clock; no progress past
+    /// the limit is an error that ends the connection.
+    fn watch<T>(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+        poll: Poll<std::io::Result<T>>,
+    ) -> Poll<std::io::Result<T>> {
+        use std::future::Future as _;
+        match poll {
+            Poll::Ready(result) => {
+                self.stalled = None;
+                Poll::Ready(result)
+            }
+            Poll::Pending => {
+                let limit = self.limit;
+                let stalled = self.stalled.get_or_insert_with(|| Box::pin(tokio::time::sleep(limit)));
+                if stalled.as_mut().poll(cx).is_ready() {
+                    return Poll::Ready(Err(std::io::Error::new(
+                        std::io::ErrorKind::TimedOut,
+                        "the client read nothing of the answer for too long",
+                    )));
+                }
+                Poll::Pending
+            }
+        }
+    }
+}
+
+impl tokio::io::AsyncRead for StallGuard {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.stream).poll_read(cx, buf)
+    }
+}
+
+impl tokio::io::AsyncWrite for StallGuard {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        let poll = std::pin::Pin::new(&mut self.stream).poll_write(cx, buf);
+        self.watch(cx, poll)
+    }
+
+    fn poll_write_vectored(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        let poll = std::pin::Pin::new(&mut self.stream).poll_write_vectored(cx, bufs);
+        self.watch(cx, poll)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.stream.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<std::io::Result<()>> {
+        let poll = std::pin::Pin::new(&mut self.stream).poll_flush(cx);
+        self.watch(cx, poll)
+    }
+
+    fn poll_shutdown(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<std::io::Result<()>> {
+        let poll = std::pin::Pin::new(&mut self.stream).poll_shutdown(cx);
+        self.watch(cx, poll)
+    }
 }
 
 /// The bytes of body a request holds of its listener's budget ([`ServeLimits::max_bodies_in_flight`]).
