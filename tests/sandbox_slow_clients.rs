@@ -1,6 +1,8 @@
 //! Slow, idle and greedy clients against the sandbox's listeners, with raw TCP so the test
 //! controls every byte and every pause.
 
+#![allow(clippy::unwrap_used, reason = "a test panics on failure")]
+
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
