@@ -669,7 +669,7 @@ fn paging_error(e: &PagingError) -> AvaError {
 /// Filters, sorts and pages `records` (each serialized by `render`; `template` a full record of
 /// the kind, for checking field names) into a FetchResult for the list at `path`. `query` is
 /// the request's own, which `@nextLink` repeats with `$skip` moved on.
-pub fn fetch_result<R>(
+pub fn fetch_result<R: Clone>(
     path: &str,
     records: Vec<R>,
     render: impl Fn(R) -> Value,
@@ -709,38 +709,56 @@ pub fn fetch_result<R>(
         let page: Vec<Value> = records.into_iter().skip(range.start).take(range.len()).map(render).collect();
         return Ok(paging.envelope(page, total, paging.next_link(path, query, total)));
     }
-    let mut kept = Vec::new();
-    for record in records.into_iter().map(render) {
-        let keep = match (&filter, record.as_object()) {
+    // Each record is rendered once to be matched and to read its sort keys, then let go: what
+    // is kept is the keys and where the record is, and only the page is rendered again. A sort
+    // of 40,000 documents holds 40,000 keys, not 40,000 documents.
+    let mut kept: Vec<(Vec<Value>, usize)> = Vec::new();
+    for (index, record) in records.iter().enumerate() {
+        let rendered = render(record.clone());
+        let map = rendered.as_object();
+        let keep = match (&filter, map) {
             (Some(f), Some(map)) => matches(f, map)?,
             _ => true,
         };
         if keep {
-            kept.push(record);
+            let keys = order
+                .iter()
+                .map(|key| {
+                    map.and_then(|m| m.iter().find(|(k, _)| k.eq_ignore_ascii_case(&key.field)).map(|(_, v)| v.clone()))
+                        .unwrap_or(Value::Null)
+                })
+                .collect();
+            kept.push((keys, index));
         }
     }
+    let total = kept.len();
+    let range = paging.range(total);
     if !order.is_empty() {
-        kept.sort_by(|a, b| {
-            for key in &order {
-                let get = |v: &Value| {
-                    v.as_object()
-                        .and_then(|m| {
-                            m.iter().find(|(k, _)| k.eq_ignore_ascii_case(&key.field)).map(|(_, v)| v.clone())
-                        })
-                        .unwrap_or(Value::Null)
-                };
-                let ordering = order_values(&get(a), &get(b));
+        // Equal keys keep the list's own order (the record's place breaks ties), so a page
+        // chosen before the sort reads as a page of the whole sort.
+        let by_keys = |a: &(Vec<Value>, usize), b: &(Vec<Value>, usize)| {
+            for (at, key) in order.iter().enumerate() {
+                let ordering = order_values(&a.0[at], &b.0[at]);
                 let ordering = if key.descending { ordering.reverse() } else { ordering };
                 if ordering != Ordering::Equal {
                     return ordering;
                 }
             }
-            Ordering::Equal
-        });
+            a.1.cmp(&b.1)
+        };
+        // Only the records up to the page's end need their order: `$top=10` of 40,000 is a
+        // selection, not a sort.
+        if range.end < kept.len() {
+            kept.select_nth_unstable_by(range.end, by_keys);
+            kept.truncate(range.end);
+        }
+        kept.sort_unstable_by(by_keys);
     }
-    let total = kept.len();
-    let range = paging.range(total);
-    let page: Vec<Value> = kept.into_iter().skip(range.start).take(range.len()).collect();
+    let mut records: Vec<Option<R>> = records.into_iter().map(Some).collect();
+    let page: Vec<Value> = kept[range.start.min(kept.len())..range.end.min(kept.len())]
+        .iter()
+        .filter_map(|(_, index)| records.get_mut(*index).and_then(Option::take).map(&render))
+        .collect();
     Ok(paging.envelope(page, total, paging.next_link(path, query, total)))
 }
 

@@ -81,7 +81,7 @@ fn fetch(call: &Call, records: Vec<Value>, template: &Value) -> Result<Reply, Av
 
 /// The FetchResult of a list whose records are rendered as they are needed: only a page's
 /// worth when nothing is filtered or sorted.
-fn fetch_rendered<R>(
+fn fetch_rendered<R: Clone>(
     call: &Call,
     records: Vec<R>,
     render: impl Fn(R) -> Value,

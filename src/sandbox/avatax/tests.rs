@@ -247,6 +247,26 @@ fn fetch_result_filters_sorts_and_links_the_next_page() {
 }
 
 #[test]
+fn a_sorted_page_is_a_page_of_the_whole_stable_sort() {
+    // 300 records in 7 amounts: many ties, which keep the list's own order.
+    let amounts = |i: i64| (i * 5) % 7;
+    let records: Vec<i64> = (0..300).collect();
+    let mut expected = records.clone();
+    expected.sort_by_key(|i| std::cmp::Reverse(amounts(*i)));
+    let list = ListQuery { filter: Some("id ge 0".into()), order_by: Some("amount desc".into()) };
+    let mut seen = Vec::new();
+    for skip in (0..300).step_by(40) {
+        let query = Query::parse(&format!("$top=40&$skip={skip}")).unwrap();
+        let render = |i: i64| json!({"id": i, "amount": amounts(i)});
+        let page =
+            odata::fetch_result("/x", records.clone(), render, &json!({"id": 0, "amount": 0}), &list, &query).unwrap();
+        assert_eq!(page["@recordsetCount"], 300);
+        seen.extend(page["value"].as_array().unwrap().iter().map(|r| r["id"].as_i64().unwrap()));
+    }
+    assert_eq!(seen, expected, "pages of a selection read as pages of one stable sort");
+}
+
+#[test]
 fn an_unfiltered_page_renders_only_itself_and_reads_as_a_filtered_one() {
     let records: Vec<i64> = (1..=25).collect();
     let rendered = std::cell::Cell::new(0);
