@@ -430,6 +430,33 @@ async fn signatures_passphrases_timestamps_and_permissions() {
     let other_profile = bots[0]["profile_id"].as_str().unwrap();
     let denied = api_error(cb.call("orders_list", &[("profile_id", other_profile)]).await);
     assert_eq!((denied.status, denied.message.as_str()), (403, "Forbidden"));
+    // The key's own profile in the query and another in the body: refused, not placed in the
+    // key's profile.
+    let mine_id = mine[0]["profile_id"].as_str().unwrap();
+    let op = Service::Coinbase.operation("orders_create").unwrap();
+    let values: Values = [
+        ("product_id", "BTC-USD"),
+        ("side", "buy"),
+        ("price", "100.00"),
+        ("size", "0.1"),
+        ("profile_id", other_profile),
+    ]
+    .iter()
+    .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+    .collect();
+    let mut request = client::build(op, &values, None, &cb.target).unwrap();
+    request.url = format!("{}?profile_id={mine_id}", request.url);
+    let open_before = cb.json("orders_list", &[]).await.as_array().unwrap().len();
+    let mixed = client::request::execute(
+        &cb.http,
+        &request,
+        &cb.target.credentials,
+        &HttpSettings::default(),
+        &CancellationToken::new(),
+    )
+    .await;
+    assert_eq!(api_error(mixed).status, 403);
+    assert_eq!(cb.json("orders_list", &[]).await.as_array().unwrap().len(), open_before, "nothing was placed");
 }
 
 #[tokio::test]

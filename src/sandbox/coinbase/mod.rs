@@ -315,16 +315,20 @@ fn read_call(
 /// key's).
 fn profile_of(state: &State, call: &Call) -> Result<usize, CbError> {
     let caller = call.caller.ok_or_else(CbError::forbidden)?;
-    let named = call
-        .query
-        .get("profile_id")
-        .map(str::to_owned)
-        .or_else(|| call.body.get("profile_id").and_then(Value::as_str).map(str::to_owned));
-    match named.as_deref().map(str::trim) {
-        None | Some("" | "default") => Ok(caller.profile),
-        Some(id) if state.profiles[caller.profile].id.eq_ignore_ascii_case(id) => Ok(caller.profile),
-        Some(_) => Err(CbError::forbidden()),
+    // Every profile the request names must be the key's: one named in the query and another in
+    // the body is refused, whichever of them is the key's own.
+    let named = [
+        call.query.get("profile_id").map(str::to_owned),
+        call.body.get("profile_id").and_then(Value::as_str).map(str::to_owned),
+    ];
+    for id in named.iter().flatten() {
+        match id.trim() {
+            "" | "default" => {}
+            id if state.profiles[caller.profile].id.eq_ignore_ascii_case(id) => {}
+            _ => return Err(CbError::forbidden()),
+        }
     }
+    Ok(caller.profile)
 }
 
 fn need(call: &Call, permission: Permission) -> Result<(), CbError> {
@@ -432,7 +436,7 @@ fn handle(shared: &Shared, call: &Call) -> Result<Answer, CbError> {
             json!({
                 "maker_fee_rate": format!("{maker:.4}"),
                 "taker_fee_rate": format!("{taker:.4}"),
-                "usd_volume": format!("{:.2}", state.usd_volume(profile)),
+                "usd_volume": wire::fixed(state.usd_volume(profile), 2),
             })
             .into()
         }

@@ -175,7 +175,21 @@ fn floor_to(value: Decimal, increment: Decimal) -> Decimal {
 }
 
 fn eight(value: Decimal) -> String {
-    format!("{:.8}", value)
+    super::wire::d8(value)
+}
+
+/// The largest price, size or funds an order may name: far past any real market, and small
+/// enough that a price times a size times a fee, and every sum of them, is a decimal.
+pub const MAX_ORDER_AMOUNT: Decimal = rust_decimal_macros::dec!(1_000_000_000_000);
+
+/// `amount` of `name` at most [`MAX_ORDER_AMOUNT`], or the exchange's refusal of it.
+fn not_too_large(name: &str, amount: Option<Decimal>) -> Result<(), CbError> {
+    match amount {
+        Some(amount) if amount > MAX_ORDER_AMOUNT => {
+            Err(CbError::bad_request(format!("{name} is too large. Maximum {name} is {}", eight(MAX_ORDER_AMOUNT))))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// Rounds a quote amount down to the 16 places the exchange keeps (a division's result).
@@ -192,6 +206,10 @@ fn check_shape(order: &NewOrder, spec: &ProductSpec) -> Result<(), CbError> {
     if order.post_only && matches!(order.tif, Tif::Ioc | Tif::Fok) {
         return Err(CbError::bad_request("post_only is invalid with time_in_force IOC or FOK"));
     }
+    not_too_large("price", order.price)?;
+    not_too_large("size", order.size)?;
+    not_too_large("funds", order.funds)?;
+    not_too_large("stop_price", order.stop.map(|(_, at)| at))?;
     match (order.size, order.funds) {
         (Some(_), Some(_)) => return Err(CbError::bad_request("only one of size or funds may be given")),
         (None, None) => return Err(CbError::bad_request("size or funds is required")),

@@ -632,3 +632,76 @@ fn seeded_balances_start_with_deposits_and_a_withdrawal_fee_is_its_own_entry() {
     assert_eq!(withdrawal, vec![("transfer", fee - dec!(0.05)), ("fee", -fee)], "the seeded 0.05 BTC withdrawal");
     check(&state).unwrap();
 }
+
+/// Amounts past what the exchange's arithmetic can carry are refused where they enter, as the
+/// exchange refuses them, and nothing is stored; whatever is stored can always be written.
+#[test]
+fn prices_and_amounts_past_every_bound_are_refused_and_store_nothing() {
+    let body = |text: String| serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(&text).unwrap();
+    let huge = ["79228162514264337593543950335", "9999999999999999999999999999.9999999999999999999999999999"];
+    let mut state = fresh(21);
+    for value in huge {
+        for (field, order) in [
+            ("price", format!(r#"{{"product_id":"BTC-USD","side":"buy","price":"{value}","size":"0.001"}}"#)),
+            (
+                "stop_price",
+                format!(
+                    r#"{{"product_id":"BTC-USD","side":"sell","price":"100.00","size":"0.001","stop":"loss","stop_price":"{value}"}}"#
+                ),
+            ),
+            ("size", format!(r#"{{"product_id":"BTC-USD","side":"sell","price":"100.00","size":"{value}"}}"#)),
+            ("funds", format!(r#"{{"product_id":"BTC-USD","side":"buy","type":"market","funds":"{value}"}}"#)),
+        ] {
+            let orders = state.orders.len();
+            let refused = super::orders::parse(&body(order.clone()))
+                .and_then(|new| state.place(DEFAULT_PROFILE, new, T0))
+                .expect_err(&order);
+            assert_eq!(refused.status.as_u16(), 400, "{order}");
+            assert!(refused.message.starts_with(&format!("{field} is too large")), "{order}: {}", refused.message);
+            assert_eq!(state.orders.len(), orders, "nothing stored: {order}");
+        }
+    }
+    // At the bound itself an order is judged as any other (here: not enough funds).
+    let at_bound = super::orders::MAX_ORDER_AMOUNT.to_string();
+    let new = super::orders::parse(&body(format!(
+        r#"{{"product_id":"BTC-USD","side":"buy","price":"{at_bound}","size":"0.001"}}"#
+    )))
+    .unwrap();
+    assert_eq!(state.place(DEFAULT_PROFILE, new, T0).unwrap_err().message, "Insufficient funds");
+    // The wire writes any decimal, however many digits it has.
+    assert_eq!(super::wire::d16(dec!(1100000000000000)), "1100000000000000.0000000000000000");
+    assert_eq!(super::wire::d8(Decimal::MAX), "79228162514264337593543950335.00000000");
+    assert_eq!(super::wire::d8(dec!(-0.123456789)), "-0.12345679");
+    check(&state).unwrap();
+}
+
+/// Deposits stop at the balance limit: the one that would pass it is refused and changes
+/// nothing, and every account can still be written (`GET /accounts` answered 500 for good once
+/// USD passed 1e12).
+#[test]
+fn deposits_stop_at_the_balance_limit_and_accounts_stay_writable() {
+    let mut state = fresh(22);
+    let bank = state.payment_method_id.clone();
+    let per_deposit = dec!(1000000000000);
+    let mut made = 0;
+    let refused = loop {
+        match state.deposit(DEFAULT_PROFILE, per_deposit, catalog::USD, &Endpoint::Bank(&bank), T0) {
+            Ok(_) => made += 1,
+            Err(e) => break e,
+        }
+        assert!(made <= 1_100, "no limit was reached");
+        // Deposits complete as they go, so the pending ones never run out.
+        state.run_due(T0 + 10 * 60_000);
+    };
+    assert!(refused.message.contains("limit"), "{}", refused.message);
+    let before = (state.totals(), state.transfers.len());
+    assert!(state.deposit(DEFAULT_PROFILE, per_deposit, catalog::USD, &Endpoint::Bank(&bank), T0).is_err());
+    assert_eq!((state.totals(), state.transfers.len()), before, "a refused deposit changes nothing");
+    let usd = state.account(DEFAULT_PROFILE, catalog::USD);
+    assert!(usd.balance <= super::transfers::MAX_BALANCE && usd.balance > dec!(999000000000000));
+    for account in &state.accounts {
+        let written = super::wire::account(&state, account);
+        assert!(written["balance"].as_str().unwrap().parse::<Decimal>().is_ok(), "{written}");
+    }
+    check(&state).unwrap();
+}

@@ -15,6 +15,9 @@ const BANK_MINUTES: i64 = 5;
 /// deposit draws on no balance, so without it a request could push an account past what a
 /// decimal holds.
 const MAX_DEPOSIT: Decimal = rust_decimal_macros::dec!(1_000_000_000_000);
+/// The most an account may hold: deposits past it are refused, so no balance, hold or sum of
+/// them can pass what a decimal holds with the 16 places the exchange writes.
+pub const MAX_BALANCE: Decimal = rust_decimal_macros::dec!(1_000_000_000_000_000);
 
 /// Where a withdrawal goes or a deposit comes from, as asked.
 pub enum Endpoint<'a> {
@@ -84,6 +87,19 @@ impl State {
         check_amount(amount, currency)?;
         if amount > MAX_DEPOSIT {
             return Err(CbError::bad_request(format!("amount is over the sandbox's deposit limit of {MAX_DEPOSIT}")));
+        }
+        // What the account will hold once every deposit on its way has arrived.
+        let arriving = self
+            .pending_transfers
+            .iter()
+            .filter_map(|key| self.transfer(*key))
+            .filter(|t| t.kind == TransferKind::Deposit && t.profile == profile && t.currency == currency)
+            .try_fold(self.account(profile, currency).balance, |sum, t| sum.checked_add(t.amount));
+        if arriving.and_then(|sum| sum.checked_add(amount)).is_none_or(|total| total > MAX_BALANCE) {
+            return Err(CbError::bad_request(format!(
+                "amount would take the balance past the sandbox's limit of {MAX_BALANCE} {}",
+                CURRENCIES[currency].id
+            )));
         }
         if self.pending_transfers.len() >= caps::TRANSFERS {
             return Err(CbError::bad_request("Too many pending transfers"));

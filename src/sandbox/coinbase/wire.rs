@@ -19,17 +19,29 @@ pub fn time(ms: i64) -> String {
 }
 
 pub fn d8(value: Decimal) -> String {
-    format!("{value:.8}")
+    fixed(value, 8)
 }
 
 pub fn d16(value: Decimal) -> String {
-    format!("{value:.16}")
+    fixed(value, 16)
 }
 
 /// A price as the book and the tape write it: the product's own places.
 pub fn price(value: Decimal, spec: &ProductSpec) -> String {
-    let places = spec.quote_increment.normalize().scale() as usize;
-    format!("{value:.places$}")
+    fixed(value, spec.quote_increment.normalize().scale())
+}
+
+/// `value` with exactly `places` decimals, written as text: a decimal cannot hold 29 digits
+/// and 16 places at once (`format!("{:.16}")` of 1.1e15 panics), and text can.
+pub fn fixed(value: Decimal, places: u32) -> String {
+    let rounded = value.round_dp(places);
+    let text = rounded.to_string();
+    let (whole, fraction) = text.split_once('.').unwrap_or((&text, ""));
+    let width = places as usize;
+    if width == 0 {
+        return whole.to_owned();
+    }
+    format!("{whole}.{fraction:0<width$}")
 }
 
 pub fn product(spec: &ProductSpec) -> Value {
@@ -305,7 +317,7 @@ pub fn transfer(state: &State, t: &Transfer) -> Value {
         "account_id": state.account(t.profile, t.currency).id,
         "user_id": state.users[state.profiles[t.profile].user].id,
         "user_nonce": t.nonce,
-        "amount": if spec.fiat { format!("{:.2}", t.amount) } else { d8(t.amount) },
+        "amount": if spec.fiat { fixed(t.amount, 2) } else { d8(t.amount) },
         "details": details,
         "currency": spec.id,
         "idem": null,
@@ -315,7 +327,7 @@ pub fn transfer(state: &State, t: &Transfer) -> Value {
 /// What a deposit or withdrawal POST answers.
 pub fn transfer_receipt(t: &Transfer) -> Value {
     let spec = &CURRENCIES[t.currency];
-    let amount = |d: Decimal| if spec.fiat { format!("{d:.2}") } else { d8(d) };
+    let amount = |d: Decimal| if spec.fiat { fixed(d, 2) } else { d8(d) };
     let mut out = json!({"id": t.id, "amount": amount(t.amount), "currency": spec.id, "payout_at": time(t.payout_ms)});
     if let (Some(map), true) = (out.as_object_mut(), matches!(t.via, Via::Crypto { .. } | Via::PaymentMethod(_))) {
         map.insert("fee".into(), json!(amount(t.fee)));
