@@ -135,10 +135,50 @@ pub fn inspect(
     match raw {
         Some(enc) if !looks_like_container(bytes) => inspect_raw(bytes, enc, sample_rate, channels),
         _ => match catch_unwind(AssertUnwindSafe(|| inspect_container(bytes))) {
+            // symphonia maps a plain PCM WAV's channels to speaker positions and refuses more
+            // than it has names for; Deepgram takes up to 32 channels, so such a file is read
+            // here as the PCM it plainly is.
+            Ok(Err(refused)) => plain_pcm_wav(bytes).map_or(Err(refused), |(data, rate, channels)| {
+                inspect_raw(data, "linear16", Some(rate), Some(channels))
+                    .map(|info| AudioInfo { container: "wav", ..info })
+            }),
             Ok(result) => result,
             Err(_) => Err(Undecodable("the decoder failed on this data".into())),
         },
     }
+}
+
+/// A WAV of 16-bit integer PCM (format 1, or WAVE_FORMAT_EXTENSIBLE of PCM): its data chunk,
+/// rate and channels; `None` for anything else.
+fn plain_pcm_wav(bytes: &[u8]) -> Option<(&[u8], u32, u16)> {
+    if !(bytes.starts_with(b"RIFF") && bytes.get(8..12) == Some(b"WAVE")) {
+        return None;
+    }
+    let u16_at = |at: usize| bytes.get(at..at + 2).map(|b| u16::from_le_bytes([b[0], b[1]]));
+    let u32_at = |at: usize| bytes.get(at..at + 4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+    let mut format = None;
+    let mut at = 12;
+    while let (Some(id), Some(len)) = (bytes.get(at..at + 4), u32_at(at + 4)) {
+        let body = at + 8;
+        let len = usize::try_from(len).ok()?;
+        match id {
+            b"fmt " => {
+                let tag = u16_at(body)?;
+                let pcm = tag == 1 || (tag == 0xFFFE && u16_at(body + 24) == Some(1));
+                let (channels, rate, bits) = (u16_at(body + 2)?, u32_at(body + 4)?, u16_at(body + 14)?);
+                format = (pcm && bits == 16).then_some((rate, channels));
+            }
+            b"data" => {
+                let (rate, channels) = format?;
+                let data = bytes.get(body..body.checked_add(len)?.min(bytes.len()))?;
+                return Some((data, rate, channels));
+            }
+            _ => {}
+        }
+        // Chunks are padded to an even length.
+        at = body.checked_add(len)?.checked_add(len % 2)?;
+    }
+    None
 }
 
 /// The magic numbers of the containers read by symphonia, so raw audio that merely claims an

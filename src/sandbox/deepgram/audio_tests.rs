@@ -315,3 +315,17 @@ fn a_hand_written_flac_reports_its_own_duration_and_carries_spoken_text() {
     assert_eq!(info.spoken_text.as_deref(), Some("flac too"));
     assert!((info.duration_s - raw.duration_s).abs() < 1e-9);
 }
+
+/// Deepgram documents up to 32 channels: a plain PCM WAV (no channel mask) of 32 is read, of 33
+/// refused as out of range.
+#[test]
+fn a_plain_pcm_wav_of_up_to_32_channels_is_read() {
+    for channels in [3, 8, 32] {
+        let info = inspect(&tone_wav(0.5, 8000, channels), None, None, None)
+            .unwrap_or_else(|e| panic!("{channels} channels: {}", e.0));
+        assert_eq!((info.channels, info.sample_rate), (channels, 8000));
+        assert!((info.duration_s - 0.5).abs() < 1e-9, "{}", info.duration_s);
+    }
+    let refused = inspect(&tone_wav(0.5, 8000, 33), None, None, None).expect_err("33 channels");
+    assert!(refused.0.contains("33 channels is out of range"), "{}", refused.0);
+}
