@@ -400,6 +400,7 @@ fn handle(shared: &Shared, call: &Call) -> Result<Response, DgError> {
                     Some("expired") => k.expires_ms.is_some_and(|at| at <= call.now_ms),
                     _ => true,
                 })
+                .filter(|k| state.may_touch_key(&call.caller, index, k, false))
                 .map(|k| key_item(p, k))
                 .collect();
             ok(json!({"api_keys": list}))
@@ -408,6 +409,9 @@ fn handle(shared: &Shared, call: &Call) -> Result<Response, DgError> {
             let index = state.project(&call.caller, id, "keys:read")?;
             let p = &state.projects[index];
             let key = p.keys.iter().find(|k| k.id == *key_id).ok_or_else(|| DgError::not_found("key"))?;
+            if !state.may_touch_key(&call.caller, index, key, false) {
+                return Err(DgError::insufficient_permissions());
+            }
             ok(json!({"item": key_item(p, key)}))
         }
         ("POST", ["v1", "projects", id, "keys"]) => {
@@ -418,9 +422,15 @@ fn handle(shared: &Shared, call: &Call) -> Result<Response, DgError> {
         }
         ("DELETE", ["v1", "projects", id, "keys", key_id]) => {
             let index = state.project(&call.caller, id, "keys:write")?;
-            let project = &mut state.projects[index];
-            let at = project.keys.iter().position(|k| k.id == *key_id).ok_or_else(|| DgError::not_found("key"))?;
-            project.keys.remove(at);
+            let at = state.projects[index]
+                .keys
+                .iter()
+                .position(|k| k.id == *key_id)
+                .ok_or_else(|| DgError::not_found("key"))?;
+            if !state.may_touch_key(&call.caller, index, &state.projects[index].keys[at], true) {
+                return Err(DgError::insufficient_permissions());
+            }
+            state.projects[index].keys.remove(at);
             message("API key deleted.")
         }
         ("GET", ["v1", "projects", id, "members"]) => {
@@ -588,6 +598,10 @@ fn create_key(
         created_ms: now_ms,
         expires_ms,
         member_id,
+        created_by: match caller {
+            Caller::Key { key_id, .. } => Some(key_id.clone()),
+            Caller::Sandbox => None,
+        },
     };
     let mut answer = json!({
         "api_key_id": key.id,

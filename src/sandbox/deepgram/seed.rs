@@ -54,6 +54,7 @@ pub fn seeded(seed: u64, anchor_ms: i64) -> State {
             created_ms: anchor_ms - age_days * DAY_MS,
             expires_ms: (i == 1).then_some(anchor_ms + 180 * DAY_MS),
             member_id: members[i.min(members.len() - 1)].id.clone(),
+            created_by: None,
         })
         .collect();
         let balances =

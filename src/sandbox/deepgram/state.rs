@@ -76,6 +76,8 @@ pub struct Key {
     pub created_ms: i64,
     pub expires_ms: Option<i64>,
     pub member_id: String,
+    /// The key that created it through the API (`None`: the sandbox key or the seed).
+    pub created_by: Option<String>,
 }
 
 pub struct Balance {
@@ -242,6 +244,20 @@ impl State {
                 }
                 p.keys.iter().find(|k| &k.id == key_id).map(|k| k.scopes.clone()).unwrap_or_default()
             }
+        }
+    }
+
+    /// Whether `caller` may see (`write`: delete) `key` of project `index`. Deepgram's roles
+    /// documentation gives `keys:read` and `keys:write` to every role but limits a member's to
+    /// the keys it created; an owner's reach every key. What an admin may do to an owner's key is
+    /// not documented: the simulator lets an admin see every key and delete any but an owner's,
+    /// as an admin holds `owners:read` and no `owners:write`.
+    pub fn may_touch_key(&self, caller: &Caller, index: usize, key: &Key, write: bool) -> bool {
+        let Caller::Key { key_id, .. } = caller else { return true };
+        match level(&self.scopes(caller, index)) {
+            3 => true,
+            2 => !write || level(&key.scopes) < 3,
+            _ => &key.id == key_id || key.created_by.as_ref() == Some(key_id),
         }
     }
 

@@ -430,3 +430,61 @@ fn the_models_the_forms_offer_are_served() {
         assert!(super::models::tts(name).is_some(), "{name}");
     }
 }
+
+/// A member's keys are the ones it made: it lists and deletes those only, and an owner's key it
+/// did not make is refused to it and goes on working. An admin sees every key and deletes any
+/// but an owner's.
+#[tokio::test]
+async fn a_member_key_reaches_the_keys_it_made_and_an_admin_no_owners_key() {
+    let sim = Sim::new();
+    let id = sim.project().await;
+    let keys = format!("/v1/projects/{id}/keys");
+    let make = |scopes: &'static str| {
+        let body = json!({"comment": format!("{scopes} key"), "scopes": [scopes]});
+        let (sim, keys) = (&sim, keys.clone());
+        async move {
+            let created = sim.ok("POST", &keys, Some(body)).await;
+            (created["key"].as_str().unwrap().to_owned(), created["api_key_id"].as_str().unwrap().to_owned())
+        }
+    };
+    let (owner_secret, owner_id) = make("owner").await;
+    let (member_secret, member_id) = make("member").await;
+    let (admin_secret, _) = make("admin").await;
+    let ids = |listed: &Value| -> Vec<String> {
+        listed["api_keys"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|k| k["api_key"]["api_key_id"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    // The member sees itself only, then the key it makes.
+    let (status, listed, _) = sim.call(&member_secret, "GET", &keys, None).await;
+    assert_eq!((status, ids(&listed)), (StatusCode::OK, vec![member_id.clone()]));
+    let (status, made, _) =
+        sim.call(&member_secret, "POST", &keys, Some(json!({"comment": "mine", "scopes": ["member"]}))).await;
+    assert_eq!(status, StatusCode::OK, "{made}");
+    let mine = made["api_key_id"].as_str().unwrap().to_owned();
+    let (_, listed, _) = sim.call(&member_secret, "GET", &keys, None).await;
+    let mut seen = ids(&listed);
+    seen.sort();
+    let mut expected = vec![member_id.clone(), mine.clone()];
+    expected.sort();
+    assert_eq!(seen, expected);
+    // The owner's key is out of its reach, and keeps working.
+    let (status, body, _) = sim.call(&member_secret, "GET", &format!("{keys}/{owner_id}"), None).await;
+    assert_eq!(body["err_code"], "INSUFFICIENT_PERMISSIONS", "{status}: {body}");
+    let (status, body, _) = sim.call(&member_secret, "DELETE", &format!("{keys}/{owner_id}"), None).await;
+    assert_eq!(body["err_code"], "INSUFFICIENT_PERMISSIONS", "{status}: {body}");
+    assert_eq!(sim.call(&owner_secret, "GET", "/v1/projects", None).await.0, StatusCode::OK);
+    let (status, _, _) = sim.call(&member_secret, "DELETE", &format!("{keys}/{mine}"), None).await;
+    assert_eq!(status, StatusCode::OK, "its own key it may delete");
+    // An admin sees them all, and deletes a member's key but not an owner's.
+    let (_, listed, _) = sim.call(&admin_secret, "GET", &keys, None).await;
+    assert!(ids(&listed).contains(&owner_id) && ids(&listed).contains(&member_id));
+    let (_, body, _) = sim.call(&admin_secret, "DELETE", &format!("{keys}/{owner_id}"), None).await;
+    assert_eq!(body["err_code"], "INSUFFICIENT_PERMISSIONS", "{body}");
+    assert_eq!(sim.call(&owner_secret, "GET", "/v1/projects", None).await.0, StatusCode::OK);
+    assert_eq!(sim.call(&admin_secret, "DELETE", &format!("{keys}/{member_id}"), None).await.0, StatusCode::OK);
+    assert_eq!(sim.call(&member_secret, "GET", "/v1/projects", None).await.0, StatusCode::UNAUTHORIZED);
+}
