@@ -14,6 +14,7 @@ mod auth;
 mod book;
 mod catalog;
 mod errors;
+mod fixed;
 mod market;
 mod orders;
 mod seed;

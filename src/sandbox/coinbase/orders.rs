@@ -175,7 +175,7 @@ fn floor_to(value: Decimal, increment: Decimal) -> Decimal {
 }
 
 fn eight(value: Decimal) -> String {
-    super::wire::d8(value)
+    super::fixed::fixed(value, 8)
 }
 
 /// The largest price, size or funds an order may name: far past any real market, and small

@@ -6,6 +6,7 @@ use rust_decimal::Decimal;
 use serde_json::{json, Map, Value};
 
 use super::catalog::{CurrencySpec, ProductSpec, CURRENCIES, PRODUCTS};
+pub use super::fixed::fixed;
 use super::market::{from_ticks, Stats};
 use super::state::{
     Account, Candle, Conversion, Details, Fill, LedgerEntry, Order, State, Status, Trade, Transfer, TransferKind, Via,
@@ -29,19 +30,6 @@ pub fn d16(value: Decimal) -> String {
 /// A price as the book and the tape write it: the product's own places.
 pub fn price(value: Decimal, spec: &ProductSpec) -> String {
     fixed(value, spec.quote_increment.normalize().scale())
-}
-
-/// `value` with exactly `places` decimals, written as text: a decimal cannot hold 29 digits
-/// and 16 places at once (`format!("{:.16}")` of 1.1e15 panics), and text can.
-pub fn fixed(value: Decimal, places: u32) -> String {
-    let rounded = value.round_dp(places);
-    let text = rounded.to_string();
-    let (whole, fraction) = text.split_once('.').unwrap_or((&text, ""));
-    let width = places as usize;
-    if width == 0 {
-        return whole.to_owned();
-    }
-    format!("{whole}.{fraction:0<width$}")
 }
 
 pub fn product(spec: &ProductSpec) -> Value {
