@@ -100,6 +100,14 @@ pub fn environment_variables() -> Vec<(&'static str, Vec<(String, String)>)> {
                     "the binary jq filters run in, as a worker within a budget (default: this opsdeck)",
                 ),
                 folder("OPSDECK_JQ_MEMORY", "set by opsdeck for its jq worker: the bytes the worker may use"),
+                folder(
+                    "OPSDECK_JQ_PARENT",
+                    "set by opsdeck for its jq worker: the worker ends when this process is gone",
+                ),
+                folder(
+                    "OPSDECK_JQ_TIME_MS",
+                    "set by opsdeck for its jq worker: the worker ends past this many milliseconds",
+                ),
             ],
         ),
     ]
