@@ -54,6 +54,27 @@ pub(super) struct Observer {
 /// the control port keep their latency.
 pub const WORK_PER_SERVICE: usize = 2;
 
+/// Lowers the calling thread's scheduling priority, once per thread: a simulator's CPU-heavy
+/// request then takes the cores only when the runtime's workers (every other service's
+/// requests, the control port, the console) do not want them.
+fn yield_to_answering_threads() {
+    thread_local!(static LOWERED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) });
+    if LOWERED.with(|lowered| lowered.replace(true)) {
+        return;
+    }
+    lower_priority();
+}
+
+#[cfg(target_os = "linux")]
+fn lower_priority() {
+    // On Linux a thread is a task of its own: no pid names the calling thread, not the process.
+    // A failure leaves the priority as it was.
+    let _ = rustix::process::setpriority_process(None, 10);
+}
+
+#[cfg(not(target_os = "linux"))]
+fn lower_priority() {}
+
 /// How long a request waits for its service to have room before it gets the vendor's 429.
 const WORK_QUEUE_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
@@ -142,6 +163,7 @@ async fn forward(observer: &Observer, built: Result<&Built, String>, request: Re
     let runtime = tokio::runtime::Handle::current();
     let worked = tokio::task::spawn_blocking(move || {
         let _permit = permit;
+        yield_to_answering_threads();
         runtime.block_on(dispatch_guarded(&router, request, service))
     })
     .await;
@@ -467,7 +489,15 @@ mod tests {
                 let panics: fn() -> &'static str = || panic!("a bug in a handler");
                 panics()
             };
-            Router::new().route("/panic", get(bug)).route("/ok", get(|| async { "ok" }))
+            // What the thread working on a request is given: lower than the runtime's workers.
+            let nice = || async {
+                #[cfg(target_os = "linux")]
+                let nice = rustix::process::getpriority_process(None).map_or(-1, |n| n);
+                #[cfg(not(target_os = "linux"))]
+                let nice = 10;
+                nice.to_string()
+            };
+            Router::new().route("/panic", get(bug)).route("/ok", get(|| async { "ok" })).route("/nice", get(nice))
         }
         fn reset(&self) {}
         fn error_response(&self, status: StatusCode, message: &str) -> Response {
@@ -507,6 +537,9 @@ mod tests {
         }
         let statuses: Vec<u16> = log.recent(None, 10).iter().map(|r| r.status).collect();
         assert_eq!(statuses, [200, 500, 200, 500]);
+        // The work ran on a thread that yields to the ones answering everything else.
+        let nice = http.get(format!("{base}/nice")).send().await.unwrap().text().await.unwrap();
+        assert_eq!(nice, "10");
         stop.cancel();
     }
 
