@@ -432,10 +432,10 @@ fn the_models_the_forms_offer_are_served() {
 }
 
 /// A member's keys are the ones it made: it lists and deletes those only, and an owner's key it
-/// did not make is refused to it and goes on working. An admin sees every key and deletes any
-/// but an owner's.
+/// did not make is refused to it and goes on working. An admin sees every key and deletes only
+/// the ones it made.
 #[tokio::test]
-async fn a_member_key_reaches_the_keys_it_made_and_an_admin_no_owners_key() {
+async fn a_member_key_reaches_the_keys_it_made_and_an_admin_reads_all_but_deletes_its_own() {
     let sim = Sim::new();
     let id = sim.project().await;
     let keys = format!("/v1/projects/{id}/keys");
@@ -479,12 +479,19 @@ async fn a_member_key_reaches_the_keys_it_made_and_an_admin_no_owners_key() {
     assert_eq!(sim.call(&owner_secret, "GET", "/v1/projects", None).await.0, StatusCode::OK);
     let (status, _, _) = sim.call(&member_secret, "DELETE", &format!("{keys}/{mine}"), None).await;
     assert_eq!(status, StatusCode::OK, "its own key it may delete");
-    // An admin sees them all, and deletes a member's key but not an owner's.
+    // An admin sees them all, and deletes only what it made.
     let (_, listed, _) = sim.call(&admin_secret, "GET", &keys, None).await;
     assert!(ids(&listed).contains(&owner_id) && ids(&listed).contains(&member_id));
-    let (_, body, _) = sim.call(&admin_secret, "DELETE", &format!("{keys}/{owner_id}"), None).await;
-    assert_eq!(body["err_code"], "INSUFFICIENT_PERMISSIONS", "{body}");
+    for other in [&owner_id, &member_id] {
+        let (_, body, _) = sim.call(&admin_secret, "DELETE", &format!("{keys}/{other}"), None).await;
+        assert_eq!(body["err_code"], "INSUFFICIENT_PERMISSIONS", "{body}");
+    }
     assert_eq!(sim.call(&owner_secret, "GET", "/v1/projects", None).await.0, StatusCode::OK);
-    assert_eq!(sim.call(&admin_secret, "DELETE", &format!("{keys}/{member_id}"), None).await.0, StatusCode::OK);
+    let (_, made, _) =
+        sim.call(&admin_secret, "POST", &keys, Some(json!({"comment": "admin's", "scopes": ["member"]}))).await;
+    let made = made["api_key_id"].as_str().unwrap().to_owned();
+    assert_eq!(sim.call(&admin_secret, "DELETE", &format!("{keys}/{made}"), None).await.0, StatusCode::OK);
+    // The owner's key reaches every key.
+    assert_eq!(sim.call(&owner_secret, "DELETE", &format!("{keys}/{member_id}"), None).await.0, StatusCode::OK);
     assert_eq!(sim.call(&member_secret, "GET", "/v1/projects", None).await.0, StatusCode::UNAUTHORIZED);
 }
