@@ -445,6 +445,19 @@ async fn a_callback_off_this_machine_is_accepted_but_not_sent_and_a_failing_one_
     let (url, received) = receiver(500).await;
     dg.json("text_analyze", &[("text", "Hello."), ("callback", &url)]).await;
     assert_eq!(wait_for(&received, 1).await.len(), 1);
+    // The retry is scheduled once the first answer is recorded: the clock moves after that, not
+    // merely after the receiver saw the POST.
+    let mut recorded = false;
+    for _ in 0..500 {
+        let log: Value =
+            serde_json::from_slice(&dg.http.get(&control).send().await.unwrap().bytes().await.unwrap()).unwrap();
+        if log["callbacks"][0]["status"].as_u64() == Some(500) {
+            recorded = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(recorded, "the first attempt's 500 was recorded");
     dg.sandbox.clock().advance(30_000);
     assert_eq!(wait_for(&received, 2).await.len(), 2, "retried after 30 s");
     let log: Value =
