@@ -455,7 +455,9 @@ async fn signatures_passphrases_timestamps_and_permissions() {
         &CancellationToken::new(),
     )
     .await;
-    assert_eq!(api_error(mixed).status, 403);
+    let conflict = api_error(mixed);
+    assert_eq!(conflict.status, 400);
+    assert!(conflict.message.contains("profile_id"), "{}", conflict.message);
     assert_eq!(cb.json("orders_list", &[]).await.as_array().unwrap().len(), open_before, "nothing was placed");
 }
 

@@ -35,12 +35,14 @@ pub struct Stats {
     pub volume_30day: Decimal,
 }
 
-fn to_ticks(price: Decimal, increment: Decimal) -> i64 {
-    (price / increment).round().to_i64().unwrap_or(i64::MAX)
+/// How many `increment`s make `value` (a price in ticks, a size in base units), saturating
+/// past an `i64`; no price or size an order may name gets there.
+fn to_units(value: Decimal, increment: Decimal) -> i64 {
+    value.checked_div(increment).and_then(|units| units.round().to_i64()).unwrap_or(i64::MAX)
 }
 
 pub fn from_ticks(ticks: i64, increment: Decimal) -> Decimal {
-    Decimal::from(ticks) * increment
+    Decimal::from(ticks).checked_mul(increment).unwrap_or(Decimal::MAX)
 }
 
 fn push_candle(series: &mut VecDeque<Candle>, start_s: i64, price: i64, volume: i64, cap: usize) {
@@ -72,8 +74,8 @@ impl State {
 
     pub fn record_candle(&mut self, product: usize, at_ms: i64, price: Decimal, size: Decimal) {
         let spec = &PRODUCTS[product];
-        let ticks = to_ticks(price, spec.quote_increment);
-        let volume = (size / spec.base_increment).round().to_i64().unwrap_or(i64::MAX);
+        let ticks = to_units(price, spec.quote_increment);
+        let volume = to_units(size, spec.base_increment);
         let second = at_ms.div_euclid(1000);
         let market = &mut self.markets[product];
         push_candle(&mut market.minutes, second - second.rem_euclid(60), ticks, volume, caps::MINUTE_CANDLES);
@@ -129,7 +131,7 @@ impl State {
         let now_s = now_ms.div_euclid(1000);
         let day: Vec<&Candle> = market.minutes.iter().rev().take_while(|c| c.start_s > now_s - 86_400).collect();
         let price = |ticks: i64| from_ticks(ticks, spec.quote_increment);
-        let size = |units: i64| Decimal::from(units) * spec.base_increment;
+        let size = |units: i64| Decimal::from(units).checked_mul(spec.base_increment).unwrap_or(Decimal::MAX);
         let month: i64 = market
             .hours
             .iter()

@@ -169,7 +169,8 @@ fn market_settings(state: &State) -> Response {
         .iter()
         .enumerate()
         .map(|(c, spec)| {
-            let expected = state.net_deposits[c] + state.net_conversions[c] - state.fees_collected[c];
+            let expected =
+                state.net_deposits[c].saturating_add(state.net_conversions[c]).saturating_sub(state.fees_collected[c]);
             json!({
                 "currency": spec.id,
                 "in_accounts": totals[c].to_string(),
@@ -312,24 +313,28 @@ fn read_call(
     Ok(Call { method, segments, query, body, caller })
 }
 
-/// The caller's profile, checking a `profile_id` it names is its own (`default` means the
-/// key's).
+/// The caller's profile. Every `profile_id` a request names (in the query, even repeated, and in
+/// the body) must be the key's own (`default` means the key's, and a UUID may come with or
+/// without dashes): one the key cannot use is 403, and two naming different profiles are a
+/// conflict, refused with 400 before anything happens, whichever of them is the key's.
 fn profile_of(state: &State, call: &Call) -> Result<usize, CbError> {
     let caller = call.caller.ok_or_else(CbError::forbidden)?;
-    // Every profile the request names must be the key's: one named in the query and another in
-    // the body is refused, whichever of them is the key's own.
-    let named = [
-        call.query.get("profile_id").map(str::to_owned),
-        call.body.get("profile_id").and_then(Value::as_str).map(str::to_owned),
-    ];
-    for id in named.iter().flatten() {
-        match id.trim() {
-            "" | "default" => {}
-            id if state.profiles[caller.profile].id.eq_ignore_ascii_case(id) => {}
-            _ => return Err(CbError::forbidden()),
-        }
+    let own = &state.profiles[caller.profile].id;
+    // What a named profile is: `None` for the key's own, else the id as written.
+    let which = |id: &str| -> Option<String> {
+        let id = state::normalize_uuid(id).unwrap_or_else(|| id.to_ascii_lowercase());
+        (id != "default" && id != *own).then_some(id)
+    };
+    let body = call.body.get("profile_id").and_then(Value::as_str);
+    let mut named = call.query.all("profile_id").chain(body).map(str::trim).filter(|id| !id.is_empty()).map(which);
+    let Some(first) = named.next() else { return Ok(caller.profile) };
+    if named.any(|other| other != first) {
+        return Err(CbError::bad_request("profile_id conflict: the query string and the body name different profiles"));
     }
-    Ok(caller.profile)
+    match first {
+        None => Ok(caller.profile),
+        Some(_) => Err(CbError::forbidden()),
+    }
 }
 
 fn need(call: &Call, permission: Permission) -> Result<(), CbError> {
@@ -435,8 +440,8 @@ fn handle(shared: &Shared, call: &Call) -> Result<Answer, CbError> {
             state.slide_volume_windows(now);
             let (maker, taker) = state.fee_rates(profile);
             json!({
-                "maker_fee_rate": format!("{maker:.4}"),
-                "taker_fee_rate": format!("{taker:.4}"),
+                "maker_fee_rate": wire::fixed(maker, 4),
+                "taker_fee_rate": wire::fixed(taker, 4),
                 "usd_volume": wire::fixed(state.usd_volume(profile), 2),
             })
             .into()
@@ -735,7 +740,7 @@ fn book_json(state: &State, product: usize, level: u8, now: i64) -> Value {
             if level == 3 {
                 rows.extend(orders.iter().map(|o| json!([wire::price(price, spec), wire::d8(o.remaining()), o.id])));
             } else {
-                let size: Decimal = orders.iter().map(|o| o.remaining()).sum();
+                let size = orders.iter().fold(Decimal::ZERO, |sum, o| sum.saturating_add(o.remaining()));
                 rows.push(json!([wire::price(price, spec), wire::d8(size), orders.len()]));
                 if level == 1 {
                     break;

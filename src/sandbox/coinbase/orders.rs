@@ -9,10 +9,19 @@ use serde_json::{Map, Value};
 use super::book::Side;
 use super::catalog::{ProductSpec, PRODUCTS};
 use super::errors::CbError;
-use super::state::{caps, Details, Fill, Order, State, Status, StopKind, Stp, Tif, Trade};
+use super::state::{caps, over_balance_cap, Details, Fill, Order, State, Status, StopKind, Stp, Tif, Trade};
 
 /// How many stop orders one trade may set off in a row before the rest wait for the next trade.
 const MAX_STOP_CASCADE: usize = 1_000;
+/// The largest price (and stop price) an order may name: a trillion of the quote currency per
+/// unit, far past any real price, and small enough that a price in ticks fits an `i64` and
+/// price × size × (1 + fee) fits a decimal.
+pub const MAX_PRICE: Decimal = rust_decimal_macros::dec!(1_000_000_000_000);
+/// The largest size an order may name: as much as any balance may hold (past the supply of any
+/// listed coin).
+pub const MAX_SIZE: Decimal = super::state::caps::BALANCE;
+/// The largest funds a market order may name: as much as any balance may hold.
+pub const MAX_FUNDS: Decimal = super::state::caps::BALANCE;
 
 /// A new order as asked, before it is checked against funds and the book.
 #[derive(Clone, Debug)]
@@ -163,33 +172,20 @@ pub fn parse(body: &Map<String, Value>) -> Result<NewOrder, CbError> {
 }
 
 fn is_multiple(value: Decimal, increment: Decimal) -> bool {
-    !increment.is_zero() && (value % increment).is_zero()
+    value.checked_rem(increment).is_some_and(|r| r.is_zero())
 }
 
-/// `value` rounded down to a multiple of `increment`.
+/// `value` rounded down to a multiple of `increment` (zero when that is past what a decimal
+/// holds, which the bounds on prices and sizes rule out).
 fn floor_to(value: Decimal, increment: Decimal) -> Decimal {
     if increment.is_zero() {
         return value;
     }
-    (value / increment).floor() * increment
+    value.checked_div(increment).and_then(|units| units.floor().checked_mul(increment)).unwrap_or(Decimal::ZERO)
 }
 
 fn eight(value: Decimal) -> String {
     super::fixed::fixed(value, 8)
-}
-
-/// The largest price, size or funds an order may name: far past any real market, and small
-/// enough that a price times a size times a fee, and every sum of them, is a decimal.
-pub const MAX_ORDER_AMOUNT: Decimal = rust_decimal_macros::dec!(1_000_000_000_000);
-
-/// `amount` of `name` at most [`MAX_ORDER_AMOUNT`], or the exchange's refusal of it.
-fn not_too_large(name: &str, amount: Option<Decimal>) -> Result<(), CbError> {
-    match amount {
-        Some(amount) if amount > MAX_ORDER_AMOUNT => {
-            Err(CbError::bad_request(format!("{name} is too large. Maximum {name} is {}", eight(MAX_ORDER_AMOUNT))))
-        }
-        _ => Ok(()),
-    }
 }
 
 /// Rounds a quote amount down to the 16 places the exchange keeps (a division's result).
@@ -206,10 +202,6 @@ fn check_shape(order: &NewOrder, spec: &ProductSpec) -> Result<(), CbError> {
     if order.post_only && matches!(order.tif, Tif::Ioc | Tif::Fok) {
         return Err(CbError::bad_request("post_only is invalid with time_in_force IOC or FOK"));
     }
-    not_too_large("price", order.price)?;
-    not_too_large("size", order.size)?;
-    not_too_large("funds", order.funds)?;
-    not_too_large("stop_price", order.stop.map(|(_, at)| at))?;
     match (order.size, order.funds) {
         (Some(_), Some(_)) => return Err(CbError::bad_request("only one of size or funds may be given")),
         (None, None) => return Err(CbError::bad_request("size or funds is required")),
@@ -228,6 +220,9 @@ fn check_shape(order: &NewOrder, spec: &ProductSpec) -> Result<(), CbError> {
                 eight(spec.quote_increment)
             )));
         }
+        if price > MAX_PRICE {
+            return Err(CbError::bad_request(format!("price is too large. Maximum price is {}", eight(MAX_PRICE))));
+        }
         if !is_multiple(price, spec.quote_increment) {
             return Err(CbError::bad_request(format!(
                 "price is too accurate. Smallest unit is {}",
@@ -236,6 +231,12 @@ fn check_shape(order: &NewOrder, spec: &ProductSpec) -> Result<(), CbError> {
         }
     }
     if let Some((_, stop_price)) = order.stop {
+        if stop_price > MAX_PRICE {
+            return Err(CbError::bad_request(format!(
+                "stop_price is too large. Maximum stop_price is {}",
+                eight(MAX_PRICE)
+            )));
+        }
         if stop_price <= Decimal::ZERO || !is_multiple(stop_price, spec.quote_increment) {
             return Err(CbError::bad_request(format!(
                 "stop_price is too accurate. Smallest unit is {}",
@@ -249,6 +250,9 @@ fn check_shape(order: &NewOrder, spec: &ProductSpec) -> Result<(), CbError> {
                 "size is too small. Minimum size is {}",
                 eight(spec.base_increment)
             )));
+        }
+        if size > MAX_SIZE {
+            return Err(CbError::bad_request(format!("size is too large. Maximum size is {}", eight(MAX_SIZE))));
         }
         if !is_multiple(size, spec.base_increment) {
             return Err(CbError::bad_request(format!(
@@ -270,6 +274,9 @@ fn check_shape(order: &NewOrder, spec: &ProductSpec) -> Result<(), CbError> {
                 "funds is too small. Minimum funds is {}",
                 eight(spec.min_market_funds)
             )));
+        }
+        if funds > MAX_FUNDS {
+            return Err(CbError::bad_request(format!("funds is too large. Maximum funds is {}", eight(MAX_FUNDS))));
         }
         if !is_multiple(funds, spec.quote_increment) {
             return Err(CbError::bad_request(format!(
@@ -323,6 +330,15 @@ impl State {
             },
         };
         let reserve = reserve.ok_or_else(CbError::insufficient_funds)?;
+        // What the order may bring in, at worst, must fit under the balance cap.
+        let credited = match new.side {
+            Side::Buy => base,
+            Side::Sell => quote,
+        };
+        let within_cap = self.worst_credit(&new).is_some_and(|c| self.fits(self.account_of(profile, credited), c));
+        if !within_cap {
+            return Err(over_balance_cap(credited));
+        }
         let key = self.next_order_key;
         self.next_order_key += 1;
         let id = self.ids.uuid();
@@ -404,6 +420,37 @@ impl State {
         self.take(key, now_ms);
         self.trigger_stops(new.product, now_ms);
         Ok(key)
+    }
+
+    /// The most a new order can credit its owner if it trades as soon as it is placed: base for
+    /// a buy, quote for a sell (at its price, or at better bids it would take); `None` past what
+    /// a decimal holds. Fills that come later are checked one by one as they happen.
+    fn worst_credit(&self, new: &NewOrder) -> Option<Decimal> {
+        let book = &self.markets[new.product].book;
+        match (new.side, new.size, new.funds) {
+            (Side::Buy, Some(size), _) => Some(size),
+            // Funds buy the most at the lowest ask; an empty book sells nothing.
+            (Side::Buy, None, Some(funds)) => book.best_ask().map_or(Some(Decimal::ZERO), |ask| funds.checked_div(ask)),
+            (Side::Sell, Some(size), _) => {
+                let price = if new.order_type == "market" { None } else { new.price };
+                let best = price.into_iter().chain(book.best_bid()).max().unwrap_or(Decimal::ZERO);
+                size.checked_mul(best)
+            }
+            (Side::Sell, None, Some(funds)) => Some(funds),
+            (_, None, None) => Some(Decimal::ZERO),
+        }
+    }
+
+    /// Whether what `order` receives from trading `size` at `price` fits its account under the
+    /// balance cap (quote before the fee comes off, so the balance never passes it even between
+    /// the two ledger entries).
+    fn credit_fits(&self, order: &Order, price: Decimal, size: Decimal) -> bool {
+        let spec = &PRODUCTS[order.product];
+        let (currency, amount) = match order.side {
+            Side::Buy => (spec.base, Some(size)),
+            Side::Sell => (spec.quote, price.checked_mul(size)),
+        };
+        amount.is_some_and(|a| self.fits(self.account_of(order.profile, currency), a))
     }
 
     /// Runs an order as a taker against the book, then rests or finishes it.
@@ -495,13 +542,20 @@ impl State {
             size = size.min(taker.remaining());
         }
         if let (Some(funds), true) = (taker.funds, taker.order_type == "market") {
-            let left = (funds - taker.executed_value).max(Decimal::ZERO);
-            size = size.min(floor_to(left / price, spec.base_increment));
+            let left = funds.saturating_sub(taker.executed_value).max(Decimal::ZERO);
+            let units = left.checked_div(price).unwrap_or(Decimal::ZERO);
+            size = size.min(floor_to(units, spec.base_increment));
         }
         if let Some(reserve) = taker.reserve {
-            let left = (reserve - spent(taker)).max(Decimal::ZERO);
+            let left = reserve.saturating_sub(spent(taker)).max(Decimal::ZERO);
             let affordable = match taker.side {
-                Side::Buy => floor_to(left / (price * (Decimal::ONE + taker.taker_rate)), spec.base_increment),
+                Side::Buy => {
+                    let units = price
+                        .checked_mul(Decimal::ONE + taker.taker_rate)
+                        .and_then(|each| left.checked_div(each))
+                        .unwrap_or(Decimal::ZERO);
+                    floor_to(units, spec.base_increment)
+                }
                 Side::Sell => left,
             };
             size = size.min(affordable);
@@ -539,7 +593,22 @@ impl State {
                 return;
             }
             let size = self.taker_size(taker, price, maker.remaining());
-            if size.is_zero() || !self.trade(taker_key, maker_key, price, size, now_ms) {
+            if size.is_zero() {
+                return;
+            }
+            // A fill that would take a balance past the cap does not happen: the order it would
+            // credit is cancelled instead (the taker stops; the book goes on past the maker).
+            if !self.credit_fits(taker, price, size) {
+                self.finish(taker_key, "canceled", now_ms);
+                return;
+            }
+            if !self.credit_fits(maker, price, size) {
+                self.finish(maker_key, "canceled", now_ms);
+                continue;
+            }
+            if !self.trade(taker_key, maker_key, price, size, now_ms) {
+                // Past what decimals hold: the taker stops rather than rest across the book.
+                self.finish(taker_key, "canceled", now_ms);
                 return;
             }
         }
@@ -639,10 +708,10 @@ impl State {
         let rate = if liquidity == 'M' { order.maker_rate } else { order.taker_rate };
         // Exact: prices, sizes and rates have few places, so no rounding can make a fill cost
         // more than its hold released.
-        let fee = value * rate;
-        order.filled_size += size;
-        order.executed_value += value;
-        order.fill_fees += fee;
+        let fee = value.saturating_mul(rate);
+        order.filled_size = order.filled_size.saturating_add(size);
+        order.executed_value = order.executed_value.saturating_add(value);
+        order.fill_fees = order.fill_fees.saturating_add(fee);
         let (profile, side, product, order_id) = (order.profile, order.side, order.product, order.id.clone());
         self.refresh_hold(key, now_ms);
         let spec = &PRODUCTS[product];
@@ -660,7 +729,7 @@ impl State {
             }
         }
         self.debit(quote, fee, now_ms, "fee", details());
-        self.fees_collected[spec.quote] += fee;
+        self.fees_collected[spec.quote] = self.fees_collected[spec.quote].saturating_add(fee);
         if self.keeps_records(profile) {
             let usd_volume = self.usd_value(spec.quote, value);
             self.profiles[profile].push_fill(Fill {
@@ -817,7 +886,7 @@ impl State {
 /// What an order has spent of its reserve: quote with fees for a buy, base for a sell.
 fn spent(order: &Order) -> Decimal {
     match order.side {
-        Side::Buy => order.executed_value + order.fill_fees,
+        Side::Buy => order.executed_value.saturating_add(order.fill_fees),
         Side::Sell => order.filled_size,
     }
 }
@@ -828,10 +897,13 @@ pub fn needed_hold(order: &Order) -> Decimal {
         return Decimal::ZERO;
     }
     if let Some(reserve) = order.reserve {
-        return (reserve - spent(order)).max(Decimal::ZERO);
+        return reserve.saturating_sub(spent(order)).max(Decimal::ZERO);
     }
     match (order.side, order.price) {
-        (Side::Buy, Some(price)) => price * order.remaining() * (Decimal::ONE + order.taker_rate),
+        // Within the bounds on price and size, as placing the order checked.
+        (Side::Buy, Some(price)) => {
+            price.saturating_mul(order.remaining()).saturating_mul(Decimal::ONE + order.taker_rate)
+        }
         (Side::Sell, _) => order.remaining(),
         (Side::Buy, None) => Decimal::ZERO,
     }

@@ -11,6 +11,7 @@ use rust_decimal::Decimal;
 
 use super::book::{Book, Side};
 use super::catalog::{self, CURRENCIES, PRODUCTS};
+use super::errors::CbError;
 use crate::sandbox::ids::Ids;
 use crate::sandbox::rng::Rng;
 
@@ -34,6 +35,12 @@ pub mod caps {
     pub const TRANSFERS: usize = 10_000;
     /// Open orders one profile may have on one product (the exchange's limit).
     pub const OPEN_ORDERS_PER_PRODUCT: usize = 500;
+    /// The most any balance may hold, in its currency's units: a hundred trillion, far past any
+    /// real account. A decimal keeps 28 digits, so this is what still keeps every cent-fraction
+    /// of a balance exact (a quote amount has up to 14 places: price, size and fee rate), with
+    /// room for the sums of every profile's balances in the funds audit, and no product or sum
+    /// can overflow. A deposit, conversion or order that would take a balance past it is refused.
+    pub const BALANCE: rust_decimal::Decimal = rust_decimal_macros::dec!(100_000_000_000_000);
 }
 
 pub struct User {
@@ -62,14 +69,14 @@ pub struct Profile {
 impl Profile {
     /// Keeps a fill (the oldest goes past the cap) and counts it in the 30-day volume.
     pub fn push_fill(&mut self, fill: Fill) {
-        self.volume_30d += fill.usd_volume;
+        self.volume_30d = self.volume_30d.saturating_add(fill.usd_volume);
         self.fills.push_back(fill);
         if self.fills.len() > caps::FILLS {
             if let Some(gone) = self.fills.pop_front() {
                 if self.window_start > 0 {
                     self.window_start -= 1;
                 } else {
-                    self.volume_30d -= gone.usd_volume;
+                    self.volume_30d = self.volume_30d.saturating_sub(gone.usd_volume);
                 }
             }
         }
@@ -78,7 +85,7 @@ impl Profile {
     /// Moves the 30-day window's start to `since`, taking older fills out of its volume.
     fn slide_window(&mut self, since: i64) {
         while let Some(fill) = self.fills.get(self.window_start).filter(|f| f.at_ms < since) {
-            self.volume_30d -= fill.usd_volume;
+            self.volume_30d = self.volume_30d.saturating_sub(fill.usd_volume);
             self.window_start += 1;
         }
     }
@@ -489,12 +496,14 @@ impl State {
         }
     }
 
-    /// Adds `amount` (≥ 0) to an account's balance, with its ledger entry.
+    /// Adds `amount` (≥ 0) to an account's balance, with its ledger entry. The caller has
+    /// checked it [`fits`](State::fits); the sum saturates rather than panic all the same.
     pub fn credit(&mut self, account: usize, amount: Decimal, at_ms: i64, kind: &'static str, details: Details) {
         if amount.is_zero() {
             return;
         }
-        self.accounts[account].balance += amount;
+        let balance = &mut self.accounts[account].balance;
+        *balance = balance.saturating_add(amount);
         self.ledger(account, at_ms, amount, kind, details);
     }
 
@@ -504,13 +513,34 @@ impl State {
         if amount.is_zero() {
             return;
         }
-        self.accounts[account].balance -= amount;
+        let balance = &mut self.accounts[account].balance;
+        *balance = balance.saturating_sub(amount);
         self.ledger(account, at_ms, -amount, kind, details);
     }
 
     /// Moves an account's hold by `delta` (the difference between what a hold was and is).
     pub fn adjust_hold(&mut self, account: usize, delta: Decimal) {
-        self.accounts[account].hold += delta;
+        let hold = &mut self.accounts[account].hold;
+        *hold = hold.saturating_add(delta);
+    }
+
+    /// What deposits still pending will bring into an account when they complete.
+    pub fn incoming(&self, account: usize) -> Decimal {
+        self.pending_transfers
+            .iter()
+            .filter_map(|k| self.transfer(*k))
+            .filter(|t| t.kind == TransferKind::Deposit && self.account_of(t.profile, t.currency) == account)
+            .fold(Decimal::ZERO, |sum, t| sum.saturating_add(t.amount))
+    }
+
+    /// Whether crediting `amount` to an account keeps it (with the deposits it awaits) within
+    /// [`caps::BALANCE`].
+    pub fn fits(&self, account: usize, amount: Decimal) -> bool {
+        self.accounts[account]
+            .balance
+            .checked_add(self.incoming(account))
+            .and_then(|b| b.checked_add(amount))
+            .is_some_and(|after| after <= caps::BALANCE)
     }
 
     /// The account an order's hold sits on: quote for a buy, base for a sell.
@@ -555,7 +585,7 @@ impl State {
     /// [`State::slide_volume_windows`].
     pub fn usd_volume(&self, profile: usize) -> Decimal {
         let user = self.user_of(profile);
-        self.profiles.iter().filter(|p| p.user == user).map(|p| p.volume_30d).sum()
+        self.profiles.iter().filter(|p| p.user == user).fold(Decimal::ZERO, |sum, p| sum.saturating_add(p.volume_30d))
     }
 
     pub fn fee_rates(&self, profile: usize) -> (Decimal, Decimal) {
@@ -571,7 +601,8 @@ impl State {
     pub fn totals(&self) -> Vec<Decimal> {
         let mut totals = vec![Decimal::ZERO; CURRENCIES.len()];
         for account in &self.accounts {
-            totals[account.currency] += account.balance;
+            let total = &mut totals[account.currency];
+            *total = total.saturating_add(account.balance);
         }
         totals
     }
@@ -624,6 +655,15 @@ impl State {
         }
         .filter(|key| self.orders.get(key).is_some_and(|o| o.profile == profile))
     }
+}
+
+/// The refusal of what would take a balance of `currency` past [`caps::BALANCE`].
+pub fn over_balance_cap(currency: usize) -> CbError {
+    CbError::bad_request(format!(
+        "balance is too large. Maximum balance is {} {}",
+        caps::BALANCE,
+        CURRENCIES[currency].id
+    ))
 }
 
 /// A UUID in its dashed lower-case form; the exchange accepts one with or without dashes.

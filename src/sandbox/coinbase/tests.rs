@@ -10,10 +10,10 @@ use rust_decimal_macros::dec;
 
 use super::book::Side;
 use super::catalog::{self, PRODUCTS};
-use super::orders::{needed_hold, NewOrder};
+use super::orders::{needed_hold, NewOrder, MAX_FUNDS, MAX_PRICE, MAX_SIZE};
 use super::seed::{self, BOT_PROFILE, DEFAULT_PROFILE};
 use super::state::{caps, MarketSettings, State, Status, StopKind, Stp, Tif};
-use super::transfers::Endpoint;
+use super::transfers::{Endpoint, MAX_DEPOSIT};
 use crate::sandbox::rng::Rng;
 
 const T0: i64 = 1_790_000_000_000;
@@ -61,6 +61,13 @@ fn check(state: &State) -> Result<(), String> {
         }
         if account.balance < Decimal::ZERO || account.hold < Decimal::ZERO || account.available() < Decimal::ZERO {
             return Err(format!("account {i}: balance {} hold {}", account.balance, account.hold));
+        }
+        if account.balance.checked_add(state.incoming(i)).is_none_or(|b| b > caps::BALANCE) {
+            return Err(format!(
+                "account {i}: balance {} (and {} on its way) past the cap",
+                account.balance,
+                state.incoming(i)
+            ));
         }
         if let Some(last) = account.ledger.back() {
             if last.balance != account.balance {
@@ -169,7 +176,7 @@ fn random_sequences_keep_books_holds_and_funds_consistent() {
             let profile = if rng.chance(80) { DEFAULT_PROFILE } else { BOT_PROFILE };
             let stp = *rng.pick(&[Stp::DecreaseCancel, Stp::CancelOldest, Stp::CancelNewest, Stp::CancelBoth]);
             let tif = *rng.pick(&[Tif::Gtc, Tif::Gtc, Tif::Ioc, Tif::Fok, Tif::Gtt]);
-            let action = rng.below(12);
+            let action = rng.below(15);
             let before = (state.totals(), state.open.len());
             let result = match action {
                 0..=3 => {
@@ -236,7 +243,53 @@ fn random_sequences_keep_books_holds_and_funds_consistent() {
                 11 => {
                     let (from, to) =
                         if rng.chance(50) { (catalog::USD, catalog::USDC) } else { (catalog::USDC, catalog::USD) };
-                    state.convert(profile, from, to, Decimal::from(rng.range(1, 400)), None, now).map(|_| ())
+                    let small = Decimal::from(rng.range(1, 400));
+                    let amount = if rng.chance(90) { small } else { *rng.pick(&[caps::BALANCE, Decimal::MAX]) };
+                    state.convert(profile, from, to, amount, None, now).map(|_| ())
+                }
+                // An order with one figure at, just past, or far past its bound.
+                12 => {
+                    let tick = spec.quote_increment;
+                    let unit = spec.base_increment;
+                    let prices = [price, MAX_PRICE, MAX_PRICE + tick, Decimal::MAX, nines()];
+                    let sizes = [size, MAX_SIZE, MAX_SIZE + unit, Decimal::MAX, nines()];
+                    let funds = [dec!(10.00), MAX_FUNDS, MAX_FUNDS + dec!(0.01), Decimal::MAX];
+                    let (p, z, f) = (*rng.pick(&prices), *rng.pick(&sizes), *rng.pick(&funds));
+                    let (order, outlandish) = match rng.below(4) {
+                        0 => (NewOrder { stp, ..NewOrder::limit(product, side, p, size) }, p > MAX_PRICE),
+                        1 => (NewOrder { stp, ..NewOrder::limit(product, side, price, z) }, z > MAX_SIZE),
+                        2 => (
+                            NewOrder { stop: Some((StopKind::Loss, p)), ..NewOrder::limit(product, side, price, size) },
+                            p > MAX_PRICE,
+                        ),
+                        _ => (NewOrder::market(product, side, None, Some(f)), f > MAX_FUNDS),
+                    };
+                    let result = state.place(profile, order, now).map(|_| ());
+                    assert!(
+                        !outlandish || result.is_err(),
+                        "seed {seed}, step {step}: an order past a bound was taken"
+                    );
+                    result
+                }
+                // Deposits at or past the largest, up to the balance cap and past it.
+                13 => {
+                    let bank = state.payment_method_id.clone();
+                    let amount = *rng.pick(&[MAX_DEPOSIT, MAX_DEPOSIT + dec!(0.01), Decimal::MAX]);
+                    state.deposit(profile, amount, catalog::USD, &Endpoint::Bank(&bank), now).map(|_| ())
+                }
+                14 => {
+                    // Fill USD to the cap: the deposit that would pass it is refused.
+                    let bank = state.payment_method_id.clone();
+                    let mut result = Ok(());
+                    for _ in 0..1_100 {
+                        result =
+                            state.deposit(profile, MAX_DEPOSIT, catalog::USD, &Endpoint::Bank(&bank), now).map(|_| ());
+                        if result.is_err() {
+                            break;
+                        }
+                    }
+                    assert!(result.is_err(), "seed {seed}, step {step}: the cap stops deposits");
+                    Ok(())
                 }
                 _ => {
                     state.run_due(now + rng.range(0, 120_000));
@@ -250,6 +303,10 @@ fn random_sequences_keep_books_holds_and_funds_consistent() {
             state.run_due(now);
             if let Err(broken) = check(&state) {
                 panic!("seed {seed}, step {step} (action {action}): {broken}");
+            }
+            // Every answer still reads after a figure at or past a bound (and now and then).
+            if action >= 12 || step % 25 == 0 {
+                render_everything(&state);
             }
         }
     }
@@ -332,6 +389,54 @@ fn empty_book(state: &mut State, product: usize) {
     for key in keys {
         state.finish(key, "canceled", T0);
     }
+}
+
+/// 28 nines, a point and 28 nines, as the exchange's JSON parser reads it.
+fn nines() -> Decimal {
+    super::orders::decimal_field(
+        &serde_json::from_str(r#"{"price": "9999999999999999999999999999.9999999999999999999999999999"}"#).unwrap(),
+        "price",
+    )
+    .unwrap()
+    .unwrap()
+}
+
+/// Every answer the state can give, rendered as the wire writes it: none may panic.
+fn render_everything(state: &State) {
+    for account in &state.accounts {
+        super::wire::account(state, account);
+        for entry in account.ledger.iter().rev().take(20) {
+            super::wire::ledger(state, entry);
+        }
+    }
+    // The simulated traders' orders are the book's; its level 3 reads them.
+    for order in state.orders.values().filter(|o| state.keeps_records(o.profile)) {
+        super::wire::order(state, order);
+        super::wire::order_received(state, order);
+    }
+    for (p, profile) in state.profiles.iter().enumerate() {
+        for fill in &profile.fills {
+            super::wire::fill(state, p, fill);
+        }
+    }
+    for (product, spec) in PRODUCTS.iter().enumerate() {
+        for level in 1..=3 {
+            super::book_json(state, product, level, T0);
+        }
+        super::wire::stats(spec, &state.stats(product, T0));
+        let market = &state.markets[product];
+        for candle in market.minutes.iter().rev().take(5) {
+            super::wire::candle(spec, candle);
+        }
+        for trade in market.trades.iter().rev().take(5) {
+            super::wire::trade(spec, trade);
+        }
+    }
+    for transfer in &state.transfers {
+        super::wire::transfer(state, transfer);
+        super::wire::transfer_receipt(transfer);
+    }
+    super::market_settings(state);
 }
 
 fn needed_user_holds(state: &State, currency: usize) -> Decimal {
@@ -633,75 +738,373 @@ fn seeded_balances_start_with_deposits_and_a_withdrawal_fee_is_its_own_entry() {
     check(&state).unwrap();
 }
 
-/// Amounts past what the exchange's arithmetic can carry are refused where they enter, as the
-/// exchange refuses them, and nothing is stored; whatever is stored can always be written.
-#[test]
-fn prices_and_amounts_past_every_bound_are_refused_and_store_nothing() {
-    let body = |text: String| serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(&text).unwrap();
-    let huge = ["79228162514264337593543950335", "9999999999999999999999999999.9999999999999999999999999999"];
-    let mut state = fresh(21);
-    for value in huge {
-        for (field, order) in [
-            ("price", format!(r#"{{"product_id":"BTC-USD","side":"buy","price":"{value}","size":"0.001"}}"#)),
-            (
-                "stop_price",
-                format!(
-                    r#"{{"product_id":"BTC-USD","side":"sell","price":"100.00","size":"0.001","stop":"loss","stop_price":"{value}"}}"#
-                ),
-            ),
-            ("size", format!(r#"{{"product_id":"BTC-USD","side":"sell","price":"100.00","size":"{value}"}}"#)),
-            ("funds", format!(r#"{{"product_id":"BTC-USD","side":"buy","type":"market","funds":"{value}"}}"#)),
-        ] {
-            let orders = state.orders.len();
-            let refused = super::orders::parse(&body(order.clone()))
-                .and_then(|new| state.place(DEFAULT_PROFILE, new, T0))
-                .expect_err(&order);
-            assert_eq!(refused.status.as_u16(), 400, "{order}");
-            assert!(refused.message.starts_with(&format!("{field} is too large")), "{order}: {}", refused.message);
-            assert_eq!(state.orders.len(), orders, "nothing stored: {order}");
+/// Requests through the real router, signed as an SDK signs them.
+mod http {
+    use axum::body::{to_bytes, Body};
+    use axum::http::Request;
+    use axum::Router;
+    use serde_json::Value;
+    use tower::ServiceExt;
+
+    use super::super::{sign, CoinbaseSimulator};
+    use crate::sandbox::credentials::{COINBASE_KEY, COINBASE_PASSPHRASE, COINBASE_SECRET};
+    use crate::sandbox::{clock, Platform, SandboxClock, Simulator};
+
+    /// A simulator with its background market paused, so what a test does is all that happens,
+    /// and its clock, which the test moves.
+    pub async fn simulator(seed: u64) -> (CoinbaseSimulator, Router, SandboxClock) {
+        let sandbox_clock = SandboxClock::starting_at(super::T0, 1.0).unwrap();
+        let sim = CoinbaseSimulator::new(&Platform::new(seed, sandbox_clock.clone()));
+        let control = sim.control_router().unwrap();
+        let pause = Request::post("/market").body(Body::from(r#"{"paused":true}"#)).unwrap();
+        assert_eq!(control.oneshot(pause).await.unwrap().status(), 200);
+        let router = sim.router();
+        (sim, router, sandbox_clock)
+    }
+
+    /// The control port's `GET /market`: the settings and the funds audit.
+    pub async fn market(sim: &CoinbaseSimulator) -> Value {
+        let control = sim.control_router().unwrap();
+        let response = control.oneshot(Request::get("/market").body(Body::empty()).unwrap()).await.unwrap();
+        assert_eq!(response.status(), 200);
+        serde_json::from_slice(&to_bytes(response.into_body(), usize::MAX).await.unwrap()).unwrap()
+    }
+
+    /// Sends a signed request; the status and the JSON answer.
+    pub async fn send(router: &Router, method: &str, path_and_query: &str, body: Option<&Value>) -> (u16, Value) {
+        let body = body.map(Value::to_string).unwrap_or_default();
+        #[expect(clippy::cast_precision_loss, reason = "ms since the epoch fit an f64")]
+        let timestamp = format!("{:.3}", clock::wall_ms() as f64 / 1000.0);
+        let signature = sign(COINBASE_SECRET, &timestamp, method, path_and_query, body.as_bytes()).unwrap();
+        let request = Request::builder()
+            .method(method)
+            .uri(path_and_query)
+            .header("cb-access-key", COINBASE_KEY)
+            .header("cb-access-passphrase", COINBASE_PASSPHRASE)
+            .header("cb-access-timestamp", timestamp)
+            .header("cb-access-sign", signature)
+            .header("content-type", "application/json")
+            .body(Body::from(body))
+            .unwrap();
+        let response = router.clone().oneshot(request).await.unwrap();
+        let status = response.status().as_u16();
+        let bytes = to_bytes(response.into_body(), usize::MAX).await.unwrap();
+        (status, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
+    }
+}
+
+/// Prices and stop prices past any real one (`Decimal::MAX`; 28 nines, a point and 28 nines)
+/// are refused with a 400 saying the largest allowed, store nothing, and every list still
+/// answers.
+#[tokio::test]
+async fn prices_past_the_maximum_are_refused_and_store_nothing() {
+    let (_sim, router, _) = http::simulator(21).await;
+    let nines = "9999999999999999999999999999.9999999999999999999999999999";
+    let max = "79228162514264337593543950335";
+    let (status, before) = http::send(&router, "GET", "/orders?status=open", None).await;
+    assert_eq!(status, 200, "{before}");
+    for huge in [max, nines] {
+        for side in ["buy", "sell"] {
+            let order = serde_json::json!({"product_id": "BTC-USD", "side": side, "price": huge, "size": "0.01"});
+            let (status, body) = http::send(&router, "POST", "/orders", Some(&order)).await;
+            assert_eq!(status, 400, "{side} at {huge}: {body}");
+            let message = body["message"].as_str().unwrap();
+            assert!(message.starts_with("price is too large. Maximum price is "), "{message}");
+            let stop = serde_json::json!({"product_id": "BTC-USD", "side": side, "price": "100.00", "size": "0.01",
+                "stop": "loss", "stop_price": huge});
+            let (status, body) = http::send(&router, "POST", "/orders", Some(&stop)).await;
+            assert_eq!(status, 400, "{side} stop at {huge}: {body}");
+            let message = body["message"].as_str().unwrap();
+            assert!(message.starts_with("stop_price is too large. Maximum stop_price is "), "{message}");
         }
     }
-    // At the bound itself an order is judged as any other (here: not enough funds).
-    let at_bound = super::orders::MAX_ORDER_AMOUNT.to_string();
-    let new = super::orders::parse(&body(format!(
-        r#"{{"product_id":"BTC-USD","side":"buy","price":"{at_bound}","size":"0.001"}}"#
-    )))
-    .unwrap();
-    assert_eq!(state.place(DEFAULT_PROFILE, new, T0).unwrap_err().message, "Insufficient funds");
-    // The wire writes any decimal, however many digits it has.
-    assert_eq!(super::wire::d16(dec!(1100000000000000)), "1100000000000000.0000000000000000");
-    assert_eq!(super::wire::d8(Decimal::MAX), "79228162514264337593543950335.00000000");
-    assert_eq!(super::wire::d8(dec!(-0.123456789)), "-0.12345679");
+    let (status, after) = http::send(&router, "GET", "/orders?status=open", None).await;
+    assert_eq!(status, 200, "{after}");
+    assert_eq!(after, before, "nothing was stored");
+    for path in ["/accounts", "/fills?product_id=BTC-USD", "/products/BTC-USD/book?level=3"] {
+        let (status, body) = http::send(&router, "GET", path, None).await;
+        assert_eq!(status, 200, "{path}: {body}");
+    }
+}
+
+/// Bank deposits of the largest amount until one would take USD past the balance cap: that
+/// one is refused and changes nothing, the accounts still answer, and the funds audit balances.
+#[tokio::test]
+async fn deposits_stop_at_the_balance_cap_and_accounts_always_answer() {
+    let (sim, router, clock) = http::simulator(22).await;
+    let (_, methods) = http::send(&router, "GET", "/payment-methods", None).await;
+    let bank = methods[0]["id"].as_str().unwrap().to_owned();
+    let deposit = serde_json::json!({"amount": "1000000000000", "currency": "USD", "payment_method_id": bank});
+    let mut refused = None;
+    for n in 0..1_200 {
+        let (status, body) = http::send(&router, "POST", "/deposits/payment-method", Some(&deposit)).await;
+        if status != 200 {
+            refused = Some((n, status, body));
+            break;
+        }
+    }
+    let (n, status, body) = refused.expect("a deposit past the cap is refused");
+    assert!(n >= 99, "refused after {n} deposits");
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(body["message"], "balance is too large. Maximum balance is 100000000000000 USD");
+    let (status, transfers) = http::send(&router, "GET", "/transfers?type=deposit&limit=1000", None).await;
+    assert_eq!(status, 200);
+    assert_eq!(transfers.as_array().unwrap().iter().filter(|t| t["amount"] == "1000000000000.00").count(), n);
+    // The bank deposits complete: USD stands at most at the cap, and every view answers.
+    clock.advance(10 * 60_000);
+    let (status, accounts) = http::send(&router, "GET", "/accounts", None).await;
+    assert_eq!(status, 200, "{accounts}");
+    let usd = accounts.as_array().unwrap().iter().find(|a| a["currency"] == "USD").unwrap();
+    let balance: Decimal = usd["balance"].as_str().unwrap().parse().unwrap();
+    assert!(balance + MAX_DEPOSIT > caps::BALANCE && balance <= caps::BALANCE, "{balance}");
+    let id = usd["id"].as_str().unwrap();
+    for path in [format!("/accounts/{id}"), format!("/accounts/{id}/ledger"), format!("/accounts/{id}/holds")] {
+        let (status, body) = http::send(&router, "GET", &path, None).await;
+        assert_eq!(status, 200, "{path}: {body}");
+    }
+    // Filled to ten dollars under the cap, then nothing more comes in: not by a deposit, not by
+    // a conversion.
+    let top_up = (caps::BALANCE - balance - dec!(10)).round_dp_with_strategy(2, rust_decimal::RoundingStrategy::ToZero);
+    let topped = balance + top_up;
+    let top_up = top_up.to_string();
+    let deposit = serde_json::json!({"amount": top_up, "currency": "USD", "payment_method_id": bank});
+    let (status, body) = http::send(&router, "POST", "/deposits/payment-method", Some(&deposit)).await;
+    assert_eq!(status, 200, "{body}");
+    clock.advance(10 * 60_000);
+    let deposit = serde_json::json!({"amount": "10.01", "currency": "USD", "payment_method_id": bank});
+    let (status, body) = http::send(&router, "POST", "/deposits/payment-method", Some(&deposit)).await;
+    assert_eq!(status, 400, "{body}");
+    let convert = serde_json::json!({"from": "USDC", "to": "USD", "amount": "25000"});
+    let (status, body) = http::send(&router, "POST", "/conversions", Some(&convert)).await;
+    assert_eq!(status, 400, "{body}");
+    let (status, accounts) = http::send(&router, "GET", "/accounts", None).await;
+    assert_eq!(status, 200, "{accounts}");
+    let usd = accounts.as_array().unwrap().iter().find(|a| a["currency"] == "USD").unwrap();
+    assert_eq!(usd["balance"].as_str().unwrap().parse::<Decimal>().unwrap(), topped);
+    assert!(topped > caps::BALANCE - dec!(10.01) && topped <= caps::BALANCE - dec!(10), "{topped}");
+    let market = http::market(&sim).await;
+    assert!(market["funds"].as_array().unwrap().iter().all(|f| f["balanced"] == true), "{market}");
+}
+
+/// A `profile_id` in the query (the key's own) and a different one in the body is a conflict:
+/// refused with 400, nothing stored.
+#[tokio::test]
+async fn a_profile_id_in_the_query_and_another_in_the_body_is_refused() {
+    let (_sim, router, _) = http::simulator(23).await;
+    let (_, profiles) = http::send(&router, "GET", "/profiles", None).await;
+    let profiles = profiles.as_array().unwrap();
+    let own = profiles.iter().find(|p| p["is_default"] == true).unwrap()["id"].as_str().unwrap().to_owned();
+    let other = profiles.iter().find(|p| p["is_default"] == false).unwrap()["id"].as_str().unwrap().to_owned();
+    let (_, before) = http::send(&router, "GET", "/orders?status=all&limit=1000", None).await;
+    for body_profile in [other.as_str(), "6f1ee6a4-8c3a-4d8c-9e51-4a3b7e0d2c11"] {
+        let order = serde_json::json!({"product_id": "BTC-USD", "side": "buy", "price": "100.00", "size": "0.01",
+            "profile_id": body_profile});
+        let (status, body) = http::send(&router, "POST", &format!("/orders?profile_id={own}"), Some(&order)).await;
+        assert_eq!(status, 400, "{body}");
+        assert!(body["message"].as_str().unwrap().contains("profile_id"), "{body}");
+    }
+    let (_, after) = http::send(&router, "GET", "/orders?status=all&limit=1000", None).await;
+    assert_eq!(after, before, "nothing was stored");
+    // The same profile named both ways (or `default` for it) is no conflict.
+    let order = serde_json::json!({"product_id": "BTC-USD", "side": "buy", "price": "100.00", "size": "0.01",
+        "profile_id": own.to_uppercase()});
+    let (status, body) = http::send(&router, "POST", "/orders?profile_id=default", Some(&order)).await;
+    assert_eq!(status, 200, "{body}");
+}
+
+/// The wire's fixed-place writer says what `format!("{:.N}")` says wherever that works, and
+/// goes on past where it panics (32 bytes: a 16-place figure from 1e15 on, an 8-place one from
+/// 1e23 on).
+#[test]
+fn fixed_places_match_format_and_never_panic() {
+    use super::wire::{d16, d8, fixed};
+    let mut rng = Rng::new(77);
+    for _ in 0..20_000 {
+        let mantissa =
+            i128::from(rng.range(-1_000_000_000_000, 1_000_000_000_000)) * i128::from(rng.range(0, 1_000_000));
+        let value = Decimal::from_i128_with_scale(mantissa, u32::try_from(rng.range(0, 28)).unwrap());
+        let places = u32::try_from(rng.range(0, 16)).unwrap();
+        let width = value.trunc().abs().to_string().len() + 1 + places as usize;
+        if width <= 32 {
+            assert_eq!(fixed(value, places), format!("{value:.p$}", p = places as usize), "{value} to {places}");
+        }
+    }
+    assert_eq!(d16(dec!(1100000000000000)), "1100000000000000.0000000000000000");
+    assert_eq!(d16(dec!(123.456)), "123.4560000000000000");
+    assert_eq!(d8(Decimal::MAX), "79228162514264337593543950335.00000000");
+    assert_eq!(d8(Decimal::MIN), "-79228162514264337593543950335.00000000");
+    assert_eq!(d8(dec!(0.123456789)), "0.12345678", "cut, as format! cuts");
+    assert_eq!(fixed(dec!(5), 0), "5");
+    assert_eq!(fixed(dec!(-0.000000001), 8), format!("{:.8}", dec!(-0.000000001)));
+    let tiny = Decimal::new(1, 28);
+    assert_eq!(d16(tiny), "0.0000000000000000");
+    assert_eq!(fixed(Decimal::MAX, 28).len(), 29 + 1 + 28);
+    for spec in &PRODUCTS {
+        super::wire::price(Decimal::MAX, spec);
+    }
+}
+
+/// Every figure of an order at its bound is taken (or refused for funds), one step past it is
+/// refused saying the bound, and a refusal changes nothing.
+#[test]
+fn order_figures_at_and_past_their_bounds() {
+    let mut state = fresh(31);
+    state.settings.paused = true;
+    let tick = dec!(0.01);
+    let before = (state.totals(), state.open.len(), state.orders.len());
+    let refused = [
+        (
+            NewOrder::limit(BTC_USD, Side::Sell, MAX_PRICE + tick, dec!(0.01)),
+            "price is too large. Maximum price is 1000000000000.00000000",
+        ),
+        (
+            NewOrder::limit(BTC_USD, Side::Buy, Decimal::MAX, dec!(0.01)),
+            "price is too large. Maximum price is 1000000000000.00000000",
+        ),
+        (
+            NewOrder::limit(BTC_USD, Side::Sell, nines(), dec!(0.01)),
+            "price is too large. Maximum price is 1000000000000.00000000",
+        ),
+        (
+            NewOrder::limit(BTC_USD, Side::Buy, dec!(100.00), MAX_SIZE + dec!(0.00000001)),
+            "size is too large. Maximum size is 100000000000000.00000000",
+        ),
+        (
+            NewOrder {
+                stop: Some((StopKind::Loss, MAX_PRICE + tick)),
+                ..NewOrder::limit(BTC_USD, Side::Sell, dec!(100.00), dec!(0.01))
+            },
+            "stop_price is too large. Maximum stop_price is 1000000000000.00000000",
+        ),
+        (
+            NewOrder {
+                stop: Some((StopKind::Loss, Decimal::MAX)),
+                ..NewOrder::limit(BTC_USD, Side::Sell, dec!(100.00), dec!(0.01))
+            },
+            "stop_price is too large. Maximum stop_price is 1000000000000.00000000",
+        ),
+        (
+            NewOrder::market(BTC_USD, Side::Buy, None, Some(MAX_FUNDS + tick)),
+            "funds is too large. Maximum funds is 100000000000000.00000000",
+        ),
+        (NewOrder::market(BTC_USD, Side::Buy, None, Some(MAX_FUNDS)), "Insufficient funds"),
+        (NewOrder::limit(BTC_USD, Side::Buy, dec!(100.00), MAX_SIZE), "Insufficient funds"),
+        (NewOrder::limit(BTC_USD, Side::Buy, MAX_PRICE, dec!(0.01)), "Insufficient funds"),
+    ];
+    for (order, message) in refused {
+        let err = state.place(DEFAULT_PROFILE, order.clone(), T0).unwrap_err();
+        assert_eq!((err.status.as_u16(), err.message.as_str()), (400, message), "{order:?}");
+    }
+    assert_eq!((state.totals(), state.open.len(), state.orders.len()), before, "refusals change nothing");
+    // At the bound: a sell at the largest price and a stop at the largest stop price rest, and
+    // every view of them reads.
+    let satoshi = dec!(0.00000001);
+    let ask = state.place(DEFAULT_PROFILE, NewOrder::limit(BTC_USD, Side::Sell, MAX_PRICE, satoshi), T0).unwrap();
+    assert_eq!(state.orders[&ask].status, Status::Open);
+    let stop = NewOrder {
+        stop: Some((StopKind::Entry, MAX_PRICE)),
+        ..NewOrder::limit(BTC_USD, Side::Sell, dec!(100.00), dec!(0.01))
+    };
+    let stop = state.place(DEFAULT_PROFILE, stop, T0).unwrap();
+    assert_eq!(state.orders[&stop].status, Status::Active);
+    let wire = super::wire::order(&state, &state.orders[&ask]);
+    assert_eq!(wire["price"], "1000000000000.00000000");
+    render_everything(&state);
+    // A market buy takes the order at the largest price and pays it.
+    let trader = (0..state.profiles.len()).find(|p| !state.keeps_records(*p)).unwrap();
+    empty_book_except(&mut state, BTC_USD, &[ask, stop]);
+    let usd = state.account(DEFAULT_PROFILE, catalog::USD).balance;
+    state.place(trader, NewOrder::limit(BTC_USD, Side::Buy, MAX_PRICE, dec!(0.001)), T0).unwrap_err();
+    let maker_rate = state.orders[&ask].maker_rate;
+    let sweep = NewOrder { stp: Stp::CancelOldest, ..NewOrder::market(BTC_USD, Side::Buy, Some(satoshi), None) };
+    state.place(trader, sweep, T0).unwrap();
+    let paid = MAX_PRICE * satoshi;
+    assert_eq!(state.account(DEFAULT_PROFILE, catalog::USD).balance - usd, paid - paid * maker_rate);
+    render_everything(&state);
     check(&state).unwrap();
 }
 
-/// Deposits stop at the balance limit: the one that would pass it is refused and changes
-/// nothing, and every account can still be written (`GET /accounts` answered 500 for good once
-/// USD passed 1e12).
-#[test]
-fn deposits_stop_at_the_balance_limit_and_accounts_stay_writable() {
-    let mut state = fresh(22);
-    let bank = state.payment_method_id.clone();
-    let per_deposit = dec!(1000000000000);
-    let mut made = 0;
-    let refused = loop {
-        match state.deposit(DEFAULT_PROFILE, per_deposit, catalog::USD, &Endpoint::Bank(&bank), T0) {
-            Ok(_) => made += 1,
-            Err(e) => break e,
-        }
-        assert!(made <= 1_100, "no limit was reached");
-        // Deposits complete as they go, so the pending ones never run out.
-        state.run_due(T0 + 10 * 60_000);
-    };
-    assert!(refused.message.contains("limit"), "{}", refused.message);
-    let before = (state.totals(), state.transfers.len());
-    assert!(state.deposit(DEFAULT_PROFILE, per_deposit, catalog::USD, &Endpoint::Bank(&bank), T0).is_err());
-    assert_eq!((state.totals(), state.transfers.len()), before, "a refused deposit changes nothing");
-    let usd = state.account(DEFAULT_PROFILE, catalog::USD);
-    assert!(usd.balance <= super::transfers::MAX_BALANCE && usd.balance > dec!(999000000000000));
-    for account in &state.accounts {
-        let written = super::wire::account(&state, account);
-        assert!(written["balance"].as_str().unwrap().parse::<Decimal>().is_ok(), "{written}");
+/// Cancels every order on `product` but `keep`.
+fn empty_book_except(state: &mut State, product: usize, keep: &[u64]) {
+    let keys: Vec<u64> =
+        state.open.iter().copied().filter(|k| state.orders[k].product == product && !keep.contains(k)).collect();
+    for key in keys {
+        state.finish(key, "canceled", T0);
     }
+}
+
+/// Tops `profile`'s USD up by bank deposits to within `slack` of the balance cap, and lets them
+/// complete.
+fn fill_usd_to_the_cap(state: &mut State, profile: usize, slack: Decimal, now: i64) {
+    let bank = state.payment_method_id.clone();
+    let account = state.account_of(profile, catalog::USD);
+    loop {
+        let room = caps::BALANCE - state.accounts[account].balance - state.incoming(account) - slack;
+        let amount = room.min(MAX_DEPOSIT).round_dp_with_strategy(2, rust_decimal::RoundingStrategy::ToZero);
+        if amount <= Decimal::ZERO {
+            break;
+        }
+        state.deposit(profile, amount, catalog::USD, &Endpoint::Bank(&bank), now).unwrap();
+    }
+    state.run_due(now + 10 * 60_000);
+}
+
+/// A fill that would take a balance past the cap does not happen: a new order that could is
+/// refused, a resting maker that would be credited past it is cancelled as the book reaches it,
+/// and a triggered stop that would be is cancelled as it takes. Balances stay at most the cap and
+/// the funds audit balances.
+#[test]
+fn fills_that_would_pass_the_balance_cap_do_not_happen() {
+    let mut state = fresh(32);
+    state.settings.paused = true;
+    empty_book(&mut state, BTC_USD);
+    let traders: Vec<usize> = (0..state.profiles.len()).filter(|p| !state.keeps_records(*p)).collect();
+    let (a, b) = (traders[0], traders[1]);
+    // Placed while there is room: a resting sell worth $5,000, and a sell stop at $60,000.
+    let maker =
+        state.place(DEFAULT_PROFILE, NewOrder::limit(BTC_USD, Side::Sell, dec!(50000.00), dec!(0.1)), T0).unwrap();
+    let stop = NewOrder {
+        stop: Some((StopKind::Entry, dec!(60000.00))),
+        ..NewOrder::limit(BTC_USD, Side::Sell, dec!(50000.00), dec!(0.1))
+    };
+    let stop = state.place(DEFAULT_PROFILE, stop, T0).unwrap();
+    fill_usd_to_the_cap(&mut state, DEFAULT_PROFILE, dec!(1000), T0);
+    let now = T0 + 10 * 60_000;
+    let usd = state.account(DEFAULT_PROFILE, catalog::USD).balance;
+    assert!(usd > caps::BALANCE - dec!(1000.01) && usd <= caps::BALANCE - dec!(1000), "{usd}");
+    check(&state).unwrap();
+
+    // A new sell that would bring in more than the room left is refused, changing nothing.
+    let before = (state.totals(), state.open.len(), state.orders.len());
+    let err =
+        state.place(DEFAULT_PROFILE, NewOrder::limit(BTC_USD, Side::Sell, dec!(50000.00), dec!(0.1)), now).unwrap_err();
+    assert_eq!(err.message, "balance is too large. Maximum balance is 100000000000000 USD");
+    let err = state.convert(DEFAULT_PROFILE, catalog::USDC, catalog::USD, dec!(1000.01), None, now).unwrap_err();
+    assert_eq!(err.message, "balance is too large. Maximum balance is 100000000000000 USD");
+    let bank = state.payment_method_id.clone();
+    let err = state.deposit(DEFAULT_PROFILE, dec!(1000.01), catalog::USD, &Endpoint::Bank(&bank), now).unwrap_err();
+    assert_eq!(err.message, "balance is too large. Maximum balance is 100000000000000 USD");
+    assert_eq!((state.totals(), state.open.len(), state.orders.len()), before);
+    // One that fits is taken.
+    state.convert(DEFAULT_PROFILE, catalog::USDC, catalog::USD, dec!(1.00), None, now).unwrap();
+
+    // A trader buys at the resting sell's price: crediting it would pass the cap, so the sell
+    // is cancelled (with nothing filled, forgotten) and the buy rests instead.
+    let buy = state.place(a, NewOrder::limit(BTC_USD, Side::Buy, dec!(50000.00), dec!(0.1)), now).unwrap();
+    assert!(!state.orders.contains_key(&maker), "the maker was cancelled and purged");
+    assert_eq!(state.orders[&buy].status, Status::Open);
+    assert_eq!(state.orders[&buy].filled_size, Decimal::ZERO);
+    check(&state).unwrap();
+
+    // Trades at $60,000 set the stop off; the bid at $50,000 is there for it to take, but the
+    // proceeds would pass the cap: the stop is cancelled as it takes.
+    state.place(a, NewOrder::limit(BTC_USD, Side::Sell, dec!(60000.00), dec!(0.01)), now).unwrap();
+    state.place(b, NewOrder::limit(BTC_USD, Side::Buy, dec!(60000.00), dec!(0.01)), now).unwrap();
+    assert_eq!(state.last_price(BTC_USD), Some(dec!(60000.00)));
+    assert!(!state.orders.contains_key(&stop), "the stop was cancelled and purged");
+    assert_eq!(state.orders[&buy].filled_size, Decimal::ZERO, "the bid was not taken");
+    assert!(state.account(DEFAULT_PROFILE, catalog::USD).balance <= caps::BALANCE);
+    assert!(state.profiles[DEFAULT_PROFILE].fills.iter().all(|f| f.product != BTC_USD || f.at_ms < now));
+    render_everything(&state);
     check(&state).unwrap();
 }

@@ -7,17 +7,14 @@ use rust_decimal::Decimal;
 
 use super::catalog::{self, CURRENCIES, USD, USDC};
 use super::errors::CbError;
-use super::state::{caps, Conversion, Details, State, Transfer, TransferKind, Via};
+use super::state::{caps, over_balance_cap, Conversion, Details, State, Transfer, TransferKind, Via};
 
 /// Sandbox minutes a bank deposit or withdrawal takes to complete.
 const BANK_MINUTES: i64 = 5;
 /// The most one deposit may bring (the sandbox's own limit, far above any real one): a bank
 /// deposit draws on no balance, so without it a request could push an account past what a
 /// decimal holds.
-const MAX_DEPOSIT: Decimal = rust_decimal_macros::dec!(1_000_000_000_000);
-/// The most an account may hold: deposits past it are refused, so no balance, hold or sum of
-/// them can pass what a decimal holds with the 16 places the exchange writes.
-pub const MAX_BALANCE: Decimal = rust_decimal_macros::dec!(1_000_000_000_000_000);
+pub const MAX_DEPOSIT: Decimal = rust_decimal_macros::dec!(1_000_000_000_000);
 
 /// Where a withdrawal goes or a deposit comes from, as asked.
 pub enum Endpoint<'a> {
@@ -31,7 +28,7 @@ fn check_amount(amount: Decimal, currency: usize) -> Result<(), CbError> {
         return Err(CbError::bad_request("amount must be a positive number"));
     }
     let precision = CURRENCIES[currency].max_precision;
-    if !(amount % precision).is_zero() {
+    if amount.checked_rem(precision).is_none_or(|rest| !rest.is_zero()) {
         return Err(CbError::bad_request(format!("amount is too accurate. Smallest unit is {precision}")));
     }
     Ok(())
@@ -88,21 +85,12 @@ impl State {
         if amount > MAX_DEPOSIT {
             return Err(CbError::bad_request(format!("amount is over the sandbox's deposit limit of {MAX_DEPOSIT}")));
         }
-        // What the account will hold once every deposit on its way has arrived.
-        let arriving = self
-            .pending_transfers
-            .iter()
-            .filter_map(|key| self.transfer(*key))
-            .filter(|t| t.kind == TransferKind::Deposit && t.profile == profile && t.currency == currency)
-            .try_fold(self.account(profile, currency).balance, |sum, t| sum.checked_add(t.amount));
-        if arriving.and_then(|sum| sum.checked_add(amount)).is_none_or(|total| total > MAX_BALANCE) {
-            return Err(CbError::bad_request(format!(
-                "amount would take the balance past the sandbox's limit of {MAX_BALANCE} {}",
-                CURRENCIES[currency].id
-            )));
-        }
         if self.pending_transfers.len() >= caps::TRANSFERS {
             return Err(CbError::bad_request("Too many pending transfers"));
+        }
+        // With the deposits still on their way, the balance may not pass the cap.
+        if !self.fits(self.account_of(profile, currency), amount) {
+            return Err(over_balance_cap(currency));
         }
         let (via, payout_ms) = match from {
             Endpoint::Wallet(id) => {
@@ -110,7 +98,7 @@ impl State {
                 if self.wallets[wallet].balance < amount {
                     return Err(CbError::insufficient_funds());
                 }
-                self.wallets[wallet].balance -= amount;
+                self.wallets[wallet].balance = self.wallets[wallet].balance.saturating_sub(amount);
                 (Via::CoinbaseAccount((*id).to_owned()), now_ms)
             }
             Endpoint::Bank(id) => {
@@ -167,7 +155,11 @@ impl State {
         let spec = &CURRENCIES[currency];
         let (via, payout_ms, debit, fee) = match to {
             Endpoint::Wallet(id) => {
-                self.wallet_index(id, currency)?;
+                let wallet = self.wallet_index(id, currency)?;
+                // The wallet is a balance too: it may not pass the cap either.
+                if self.wallets[wallet].balance.checked_add(amount).is_none_or(|b| b > caps::BALANCE) {
+                    return Err(over_balance_cap(currency));
+                }
                 (Via::CoinbaseAccount((*id).to_owned()), now_ms, amount, Decimal::ZERO)
             }
             Endpoint::Bank(id) => {
@@ -260,19 +252,20 @@ impl State {
                 TransferKind::Deposit => {
                     let details = Details::Transfer { transfer_id: id, transfer_type: "deposit" };
                     self.credit(account, amount, payout, "transfer", details);
-                    self.net_deposits[currency] += amount;
+                    self.net_deposits[currency] = self.net_deposits[currency].saturating_add(amount);
                 }
                 TransferKind::Withdraw => {
                     self.adjust_hold(account, -amount);
                     // What leaves for the address and the network fee are two entries, as the
                     // exchange's ledger shows them: each movement on its own line.
                     let details = || Details::Transfer { transfer_id: id.clone(), transfer_type: "withdraw" };
-                    self.debit(account, amount - fee, payout, "transfer", details());
+                    let sent = amount.saturating_sub(fee);
+                    self.debit(account, sent, payout, "transfer", details());
                     self.debit(account, fee, payout, "fee", details());
-                    self.net_deposits[currency] -= amount - fee;
-                    self.fees_collected[currency] += fee;
+                    self.net_deposits[currency] = self.net_deposits[currency].saturating_sub(sent);
+                    self.fees_collected[currency] = self.fees_collected[currency].saturating_add(fee);
                     if let Some(wallet) = wallet {
-                        self.wallets[wallet].balance += amount - fee;
+                        self.wallets[wallet].balance = self.wallets[wallet].balance.saturating_add(sent);
                     }
                 }
             }
@@ -303,13 +296,16 @@ impl State {
             return Err(CbError::insufficient_funds());
         }
         let target = self.account_of(profile, to);
+        if !self.fits(target, amount) {
+            return Err(over_balance_cap(to));
+        }
         let key = self.next_transfer_key();
         let id = self.ids.uuid();
         let details = || Details::Conversion { conversion_id: id.clone() };
         self.debit(source, amount, now_ms, "conversion", details());
         self.credit(target, amount, now_ms, "conversion", details());
-        self.net_conversions[from] -= amount;
-        self.net_conversions[to] += amount;
+        self.net_conversions[from] = self.net_conversions[from].saturating_sub(amount);
+        self.net_conversions[to] = self.net_conversions[to].saturating_add(amount);
         self.conversions.push_back(Conversion {
             key,
             id,

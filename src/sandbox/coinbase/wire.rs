@@ -249,7 +249,7 @@ pub fn candle(spec: &ProductSpec, candle: &Candle) -> Value {
         p(candle.high),
         p(candle.open),
         p(candle.close),
-        number(Decimal::from(candle.volume) * spec.base_increment)
+        number(Decimal::from(candle.volume).checked_mul(spec.base_increment).unwrap_or(Decimal::MAX))
     ])
 }
 
@@ -288,7 +288,7 @@ pub fn transfer(state: &State, t: &Transfer) -> Value {
             }
             details.insert("network".into(), json!(network));
             details.insert("fee".into(), json!(d8(t.fee)));
-            details.insert("subtotal".into(), json!(d8(t.amount - t.fee)));
+            details.insert("subtotal".into(), json!(d8(t.amount.saturating_sub(t.fee))));
             if t.completed {
                 details.insert("crypto_transaction_hash".into(), json!(hash));
             }
@@ -319,7 +319,7 @@ pub fn transfer_receipt(t: &Transfer) -> Value {
     let mut out = json!({"id": t.id, "amount": amount(t.amount), "currency": spec.id, "payout_at": time(t.payout_ms)});
     if let (Some(map), true) = (out.as_object_mut(), matches!(t.via, Via::Crypto { .. } | Via::PaymentMethod(_))) {
         map.insert("fee".into(), json!(amount(t.fee)));
-        map.insert("subtotal".into(), json!(amount(t.amount - t.fee)));
+        map.insert("subtotal".into(), json!(amount(t.amount.saturating_sub(t.fee))));
     }
     out
 }
