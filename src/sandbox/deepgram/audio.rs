@@ -455,18 +455,28 @@ pub fn speak(
     let samples = modulate(text.as_bytes(), rate, speed);
     let duration_s = samples.len() as f64 / f64::from(rate);
     let to_i16 = |s: f32| (s * 32767.0).round().clamp(-32768.0, 32767.0) as i16;
-    let data: Vec<u8> = match encoding {
-        "linear16" => samples.iter().flat_map(|&s| to_i16(s).to_le_bytes()).collect(),
-        "mulaw" => samples.iter().map(|&s| mulaw_encode(to_i16(s))).collect(),
-        _ => samples.iter().map(|&s| alaw_encode(to_i16(s))).collect(),
+    let (tag, bits) = match encoding {
+        "linear16" => (1, 16),
+        "mulaw" => (7, 8),
+        _ => (6, 8),
     };
+    // The answer is written once, into a buffer of its final size (its header first when it is
+    // a WAV): a long text at 48 kHz is tens of megabytes, and copies of it were hundreds.
+    let data_len = samples.len() * usize::from(bits / 8);
+    let mut data = if container == "wav" { wav_header(tag, bits, rate, samples.len(), data_len) } else { Vec::new() };
+    data.reserve_exact(data_len + 1);
+    match encoding {
+        "linear16" => samples.iter().for_each(|&s| data.extend_from_slice(&to_i16(s).to_le_bytes())),
+        "mulaw" => data.extend(samples.iter().map(|&s| mulaw_encode(to_i16(s)))),
+        _ => data.extend(samples.iter().map(|&s| alaw_encode(to_i16(s)))),
+    }
+    drop(samples);
     let (bytes, content_type) = if container == "wav" {
-        let (tag, bits) = match encoding {
-            "linear16" => (1, 16),
-            "mulaw" => (7, 8),
-            _ => (6, 8),
-        };
-        (wav_file(tag, bits, rate, samples.len(), &data), "audio/wav".to_string())
+        // RIFF chunks have an even length.
+        if data_len % 2 == 1 {
+            data.push(0);
+        }
+        (data, "audio/wav".to_string())
     } else {
         let mime = match encoding {
             "linear16" => "l16",
@@ -477,17 +487,18 @@ pub fn speak(
     Ok(Spoken { bytes, content_type, duration_s, sample_rate: rate, encoding, container })
 }
 
-/// A mono WAV file: `fmt ` of 16 bytes for PCM, 18 (cbSize 0) plus a `fact` chunk for the
-/// companded formats, as the RIFF spec asks of non-PCM data.
-fn wav_file(tag: u16, bits: u16, rate: u32, frames: usize, data: &[u8]) -> Vec<u8> {
+/// The header of a mono WAV file of `data_len` bytes of samples: `fmt ` of 16 bytes for PCM, 18
+/// (cbSize 0) plus a `fact` chunk for the companded formats, as the RIFF spec asks of non-PCM
+/// data. The samples (and a pad byte when their length is odd) follow it.
+fn wav_header(tag: u16, bits: u16, rate: u32, frames: usize, data_len: usize) -> Vec<u8> {
     let pcm = tag == 1;
     let block_align = bits / 8;
     let fmt_len: u32 = if pcm { 16 } else { 18 };
     let fact_len: u32 = if pcm { 0 } else { 12 };
-    let pad = data.len() % 2;
-    let data_len = u32::try_from(data.len()).unwrap_or(u32::MAX);
-    let riff_len = 4 + (8 + fmt_len) + fact_len + 8 + data_len + pad as u32;
-    let mut out = Vec::with_capacity(data.len() + 64);
+    let pad = u32::from(data_len % 2 == 1);
+    let data_len = u32::try_from(data_len).unwrap_or(u32::MAX);
+    let riff_len = (4 + (8 + fmt_len) + fact_len + 8).saturating_add(data_len).saturating_add(pad);
+    let mut out = Vec::with_capacity(64);
     out.extend_from_slice(b"RIFF");
     out.extend_from_slice(&riff_len.to_le_bytes());
     out.extend_from_slice(b"WAVEfmt ");
@@ -506,10 +517,6 @@ fn wav_file(tag: u16, bits: u16, rate: u32, frames: usize, data: &[u8]) -> Vec<u
     }
     out.extend_from_slice(b"data");
     out.extend_from_slice(&data_len.to_le_bytes());
-    out.extend_from_slice(data);
-    if pad == 1 {
-        out.push(0);
-    }
     out
 }
 

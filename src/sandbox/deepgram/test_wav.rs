@@ -1,5 +1,5 @@
 //! A WAV written by hand for the tests, independently of the simulator's own writer
-//! (`audio::wav_file`), so a reader and writer bug cannot cancel out.
+//! (`audio::wav_header`), so a reader and writer bug cannot cancel out.
 
 /// `seconds` of 16-bit PCM at `rate`, interleaved; channel `c` holds a tone of 440 × (c + 1) Hz.
 pub fn tone_wav(seconds: f64, rate: u32, channels: u16) -> Vec<u8> {
