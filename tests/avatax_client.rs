@@ -946,3 +946,47 @@ async fn create_or_adjust_creates_then_adjusts_a_committed_document() {
     assert_eq!((status, abroad["totalTax"].as_f64()), (201, Some(0.0)), "{abroad}");
     ava.sandbox.shutdown();
 }
+
+/// A filter naming one code is answered from the store's index of codes, and answers what the
+/// whole search answers: any case of the code, the 30-day window when no date is named.
+#[tokio::test]
+async fn a_filter_on_one_code_answers_as_the_whole_search_does() {
+    let ava = Ava::start().await;
+    let company = ("companyCode", "DEFAULT");
+    // A document dated long ago, and one of today with another code.
+    let lines = r#"[{"number":"1","quantity":1,"amount":100,"taxCode":"PS081282","description":"Yarn"}]"#;
+    for (code, date) in [("OLD-CODE-1", "2020-01-15".to_owned()), ("NEW-CODE-1", today())] {
+        ava.json(
+            "transactions_create",
+            &[
+                ("type", "SalesInvoice"),
+                ("code", code),
+                company,
+                ("date", &date),
+                ("customerCode", "ABC"),
+                ("addresses", IRVINE),
+                ("lines", lines),
+            ],
+        )
+        .await;
+    }
+    let code = "OLD-CODE-1".to_owned();
+    let list = |filter: String| {
+        let ava = &ava;
+        async move {
+            let answer = ava.json("transactions_list", &[company, ("$filter", &filter)]).await;
+            answer["value"].as_array().unwrap().iter().map(|d| d["id"].as_i64().unwrap()).collect::<Vec<_>>()
+        }
+    };
+    let indexed = list(format!("code eq '{}' and date ge '2000-01-01'", code.to_ascii_lowercase())).await;
+    // `or` with itself says the same and cannot use the index: the whole search.
+    let searched = list(format!("(code eq '{code}' or code eq '{code}') and date ge '2000-01-01'")).await;
+    assert!(!indexed.is_empty());
+    assert_eq!(indexed, searched);
+    // No date named: the last 30 days only, as the service searches.
+    assert_eq!(list(format!("code eq '{code}'")).await, list(format!("code eq '{code}' or code eq '{code}'")).await);
+    assert!(list(format!("code eq '{code}'")).await.is_empty(), "{code} is older than 30 days");
+    let recent = list("code eq 'new-code-1'".to_owned()).await;
+    assert_eq!(recent.len(), 1);
+    assert_eq!(recent, list("code eq 'NEW-CODE-1' or code eq 'NEW-CODE-1'".to_owned()).await);
+}

@@ -762,6 +762,21 @@ pub fn fetch_result<R: Clone>(
     Ok(paging.envelope(page, total, paging.next_link(path, query, total)))
 }
 
+/// The value a filter requires `field` to equal, when it does for every record it keeps: the
+/// filter is `field eq 'value'`, or an `and` with that among its criteria. An index of the
+/// field then gives the only records the filter can keep.
+pub fn required_text(filter: &Filter, field: &str) -> Option<String> {
+    match filter {
+        Filter::Compare { field: named, op: CompareOp::Eq, value: Literal::Text(text) }
+            if named.eq_ignore_ascii_case(field) =>
+        {
+            Some(text.clone())
+        }
+        Filter::And(criteria) => criteria.iter().find_map(|c| required_text(c, field)),
+        _ => None,
+    }
+}
+
 /// Whether a filter names `field` anywhere (transactions_list searches 30 days unless the
 /// filter has a date criterion).
 pub fn mentions(filter: &Filter, field: &str) -> bool {

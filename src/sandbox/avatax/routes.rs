@@ -298,14 +298,22 @@ fn transactions_list(state: &State, call: &Call) -> Result<Reply, AvaError> {
         ),
     };
     let filter_text = call.query("$filter").unwrap_or("");
+    let filter = odata::parse_filter(filter_text)?;
     // Without a date criterion the service searches the last 30 days only.
-    let mentions_date = odata::parse_filter(filter_text)?.is_some_and(|f| odata::mentions(&f, "date"));
+    let mentions_date = filter.as_ref().is_some_and(|f| odata::mentions(f, "date"));
+    // A filter that names one code needs only that code's versions, which the store indexes.
+    let code = filter.as_ref().and_then(|f| odata::required_text(f, "code"));
     let since = call.now.date() - time::Duration::days(30);
     let shape = include(call, Include::HEADER);
     // Documents recorded through the API carry no data source id.
-    let records = match data_source {
-        Some(_) => Vec::new(),
-        None => state.transactions.of_company(company.id, (!mentions_date).then_some(since)),
+    let records = match (data_source, code) {
+        (Some(_), _) => Vec::new(),
+        (None, Some(code)) => {
+            let in_window =
+                |at: &usize| mentions_date || super::documents::Version::date(&state.transactions[*at]) >= since;
+            state.transactions.versions_of(company.id, &code).filter(in_window).collect()
+        }
+        (None, None) => state.transactions.of_company(company.id, (!mentions_date).then_some(since)),
     };
     let template = state.transactions.first().map(|t| render::transaction(t, Include::FULL)).unwrap_or(Value::Null);
     fetch_rendered(call, records, |i| render::transaction(&state.transactions[i], shape), &template)
