@@ -237,6 +237,14 @@ async fn answers_in_flight_have_a_budget_and_a_gone_client_gives_its_share_back(
     let addr = sandbox.endpoint(Service::Deepgram).addr;
     let whole = whole_answer(addr).await;
     let stuck = stuck_client(addr).await;
+    // Its answer is being sent (and so held) before anyone else asks: its head has arrived.
+    let mut head = [0u8; 12];
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while stuck.peek(&mut head).await.unwrap() < head.len() {
+        assert!(Instant::now() < deadline, "the stuck client's answer never began");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(&head, b"HTTP/1.1 200", "the stuck client's answer is being sent");
     let http = reqwest::Client::new();
     let speak = || {
         http.post(format!("http://{addr}/v1/speak?encoding=linear16&sample_rate=48000"))
