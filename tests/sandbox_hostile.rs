@@ -12,6 +12,11 @@ use serde_json::{json, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
+/// The JSON body of the answer to `request`.
+async fn json_of(request: reqwest::RequestBuilder) -> Value {
+    serde_json::from_str(&request.send().await.unwrap().text().await.unwrap()).unwrap()
+}
+
 async fn avatax(http: &reqwest::Client, request: reqwest::RequestBuilder) -> (u16, Value) {
     let _ = http;
     let response =
@@ -228,14 +233,8 @@ async fn webhooks_never_target_the_sandboxs_own_ports() {
     let control = sandbox.control_url();
     let mut outcomes: Vec<(String, String)> = Vec::new();
     for _ in 0..100 {
-        let easypost_log: Value = serde_json::from_str(
-            &http.get(format!("{control}/easypost/webhooks")).send().await.unwrap().text().await.unwrap(),
-        )
-        .unwrap();
-        let mailgun_log: Value = serde_json::from_str(
-            &http.get(format!("{control}/mailgun/webhooks")).send().await.unwrap().text().await.unwrap(),
-        )
-        .unwrap();
+        let easypost_log: Value = json_of(http.get(format!("{control}/easypost/webhooks"))).await;
+        let mailgun_log: Value = json_of(http.get(format!("{control}/mailgun/webhooks"))).await;
         let attempts = easypost_log["attempts"]
             .as_array()
             .unwrap()
@@ -257,18 +256,8 @@ async fn webhooks_never_target_the_sandboxs_own_ports() {
         "{outcomes:?}"
     );
     // Nothing reached `/reset`: the webhooks made above are all still there.
-    let hooks: Value = serde_json::from_str(
-        &http
-            .get(format!("{easypost}/v2/webhooks"))
-            .basic_auth(credentials::EASYPOST_KEY, Some(""))
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap(),
-    )
-    .unwrap();
+    let hooks: Value =
+        json_of(http.get(format!("{easypost}/v2/webhooks")).basic_auth(credentials::EASYPOST_KEY, Some(""))).await;
     let kept =
         hooks["webhooks"].as_array().unwrap().iter().filter(|h| h["url"].as_str().unwrap().ends_with("/reset")).count();
     assert_eq!(kept, 3);
@@ -325,18 +314,8 @@ async fn service_ports_answer_loopback_hosts_and_the_pages_the_user_allows_only(
     assert_eq!(rebound.status().as_u16(), 403);
     let body: Value = serde_json::from_str(&rebound.text().await.unwrap()).unwrap();
     assert!(body["error"]["message"].as_str().unwrap().contains("rebind.evil.example"), "EasyPost's shape: {body}");
-    let listed: Value = serde_json::from_str(
-        &http
-            .get(format!("{easypost}/v2/webhooks"))
-            .basic_auth(credentials::EASYPOST_KEY, Some(""))
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap(),
-    )
-    .unwrap();
+    let listed: Value =
+        json_of(http.get(format!("{easypost}/v2/webhooks")).basic_auth(credentials::EASYPOST_KEY, Some(""))).await;
     assert!(
         listed["webhooks"].as_array().unwrap().iter().all(|w| w["url"] != "http://127.0.0.1:9/hook"),
         "nothing was created: {listed}"
@@ -355,18 +334,11 @@ async fn service_ports_answer_loopback_hosts_and_the_pages_the_user_allows_only(
     let page = publish("https://evil.example").await.unwrap();
     assert_eq!(page.status().as_u16(), 403);
     assert!(page.headers().get("access-control-allow-origin").is_none());
-    let history: Value = serde_json::from_str(
-        &http
-            .get(format!("{ably}/channels/rebind/messages"))
-            .basic_auth(credentials::ABLY_KEY_NAME, Some(credentials::ABLY_KEY_SECRET))
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap(),
+    let history: Value = json_of(
+        http.get(format!("{ably}/channels/rebind/messages"))
+            .basic_auth(credentials::ABLY_KEY_NAME, Some(credentials::ABLY_KEY_SECRET)),
     )
-    .unwrap();
+    .await;
     assert_eq!(history, json!([]), "nothing was published");
     // The page the user allows: its preflight and answers name it.
     let preflight = http
@@ -481,10 +453,7 @@ async fn a_webhook_never_resets_another_opsdecks_sandbox() {
     let control = sandbox.control_url();
     let mut statuses = Vec::new();
     for _ in 0..200 {
-        let log: Value = serde_json::from_str(
-            &http.get(format!("{control}/easypost/webhooks")).send().await.unwrap().text().await.unwrap(),
-        )
-        .unwrap();
+        let log: Value = json_of(http.get(format!("{control}/easypost/webhooks"))).await;
         statuses = log["attempts"].as_array().unwrap().iter().map(|a| a["status"].as_u64().unwrap_or(0)).collect();
         if !statuses.is_empty() {
             break;
