@@ -399,6 +399,29 @@ async fn an_account_drills_to_its_holds_and_its_ledger() {
 }
 
 #[tokio::test]
+async fn a_drill_sent_while_the_list_before_still_loads_is_the_page_whichever_answers_last() {
+    let (mut h, _state) = coinbase("accounts").await;
+    h.keys("<Enter>h");
+    h.settle().await;
+    // Esc goes back to the accounts (asked again); `b` reopens the account's view and `h` asks
+    // for its holds, all before the accounts answer.
+    h.keys("<Esc>");
+    let accounts = h.console.app.tab().loading.expect("the accounts are asked for again");
+    h.keys("bh");
+    h.settle().await;
+    assert_eq!(
+        h.console.app.executor.state(accounts),
+        Some(opsdeck::client::CallState::Cancelled),
+        "the older list's answer can no longer replace the newer one"
+    );
+    let screen = h.screen();
+    assert!(screen.contains("holds of USD"), "{screen}");
+    let records = h.console.app.tab().browser.records();
+    assert!(!records.is_empty() && records.iter().all(|r| r["type"] == "order"), "the holds are the rows:\n{screen}");
+    assert!(!screen.contains("loading"), "{screen}");
+}
+
+#[tokio::test]
 async fn on_live_an_order_restates_its_amount_and_hold_and_waits_for_the_product_typed() {
     let (mut h, state) = started("products", true).await;
     h.keys("<Enter>");

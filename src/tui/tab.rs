@@ -233,6 +233,12 @@ impl Tab {
         self.page.as_ref().and_then(|p| p.values.get(name).cloned()).or_else(|| self.context.get(name).cloned())
     }
 
+    /// The executor's slot of the calls whose answer is the browser's page: the newest one
+    /// sent cancels the one before, so a slower, older answer never replaces a newer list.
+    pub fn browser_slot(&self) -> String {
+        format!("{}/browser", self.service)
+    }
+
     /// The list call in view stops (cancelled): nothing may keep saying "loading".
     pub fn stop_loading(&mut self) {
         if self.loading.take().is_some() && self.page.is_none() {

@@ -165,7 +165,13 @@ impl App {
         match client::build(op, &values, None, &tab.target) {
             Ok(request) => {
                 let credentials = tab.target.credentials.clone();
-                let id = self.executor.submit(op.full_name(), request.clone(), credentials, None);
+                // A list's answer becomes the browser's page (a drill to an account's holds):
+                // it supersedes the list still loading there.
+                let slot = op.is_list().then(|| tab.browser_slot());
+                if slot.is_some() {
+                    self.tabs[tab_index].loading = None;
+                }
+                let id = self.executor.submit(op.full_name(), request.clone(), credentials, slot);
                 self.tabs[tab_index].sent = Some(request.clone());
                 self.purposes.insert(id, (Purpose::Operation { tab: tab_index, op, values, request }, Instant::now()));
                 self.info(format!("sending {} ({id})", op.full_name()));

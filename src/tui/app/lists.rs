@@ -136,9 +136,8 @@ impl App {
     ) {
         let tab_index = self.active;
         let tab = &mut self.tabs[tab_index];
-        let slot = format!("{}/browser", tab.service);
         let credentials = tab.target.credentials.clone();
-        let id = self.executor.submit(op.full_name(), request.clone(), credentials, Some(slot));
+        let id = self.executor.submit(op.full_name(), request.clone(), credentials, Some(tab.browser_slot()));
         tab.sent = Some(request.clone());
         tab.loading = Some(id);
         tab.last_refresh = Some(Instant::now());
