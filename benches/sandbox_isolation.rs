@@ -158,28 +158,6 @@ async fn run() {
     for task in seeding {
         task.await.unwrap();
     }
-    // What one sort and one filter over the seeded documents cost on an idle sandbox.
-    for (what, query) in [
-        ("AvaTax $orderBy + $top=10", "$orderBy=totalAmount%20desc&$top=10"),
-        ("AvaTax $filter on code", "$filter=code%20eq%20%27ISO-123%27"),
-    ] {
-        let url = format!("{avatax}/api/v2/companies/DEFAULT/transactions?{query}");
-        let mut took = Vec::new();
-        for _ in 0..20 {
-            let started = Instant::now();
-            let response = http.get(&url).header("authorization", &avatax_auth).send().await.unwrap();
-            assert!(response.status().is_success(), "{what}: {}", response.status());
-            let _ = response.bytes().await.unwrap();
-            took.push(started.elapsed());
-        }
-        took.sort();
-        let ms = |d: Duration| d.as_secs_f64() * 1000.0;
-        println!(
-            "{what:<28} over {documents}: p50 {:>8.2} ms  p99 {:>8.2} ms",
-            ms(percentile(&took, 0.5)),
-            ms(percentile(&took, 0.99))
-        );
-    }
     let time_url = format!("{ably}/time");
     let control_url = format!("{}/", sandbox.control_url());
     let idle_ably = timed(&http, &time_url, samples).await;

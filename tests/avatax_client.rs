@@ -990,3 +990,37 @@ async fn a_filter_on_one_code_answers_as_the_whole_search_does() {
     assert_eq!(recent.len(), 1);
     assert_eq!(recent, list("code eq 'NEW-CODE-1' or code eq 'NEW-CODE-1'".to_owned()).await);
 }
+
+/// A filter on a customer code (which the store indexes) keeps what a filter over every
+/// document would, whatever the letter case, and a sort on the date and the total reads as one.
+#[tokio::test]
+async fn a_customer_code_filter_and_a_date_sort_agree_with_the_whole_list() {
+    let ava = Ava::start().await;
+    let company = ("companyCode", "DEFAULT");
+    let every = ("$filter", "date ge '2000-01-01'");
+    let all = ava.json("transactions_list", &[company, ("$top", "1000"), every]).await;
+    let rows = all["value"].as_array().unwrap();
+    let customer = rows[rows.len() / 2]["customerCode"].as_str().unwrap().to_owned();
+    let expected: Vec<&Value> = rows
+        .iter()
+        .filter(|r| r["customerCode"].as_str().unwrap().eq_ignore_ascii_case(&customer))
+        .map(|r| &r["id"])
+        .collect();
+    let filter = format!("customerCode eq '{}' and date ge '2000-01-01'", customer.to_lowercase());
+    let found = ava.json("transactions_list", &[company, ("$top", "1000"), ("$filter", &filter)]).await;
+    let ids: Vec<&Value> = found["value"].as_array().unwrap().iter().map(|r| &r["id"]).collect();
+    assert_eq!(ids, expected, "{filter}");
+    assert_eq!(found["@recordsetCount"].as_u64(), Some(expected.len() as u64));
+
+    let sorted = ava
+        .json("transactions_list", &[company, ("$top", "1000"), every, ("$orderBy", "date desc, totalAmount")])
+        .await;
+    let mut expected: Vec<&Value> = rows.iter().collect();
+    expected.sort_by(|a, b| {
+        let date = b["date"].as_str().unwrap().cmp(a["date"].as_str().unwrap());
+        date.then(a["totalAmount"].as_f64().unwrap().total_cmp(&b["totalAmount"].as_f64().unwrap()))
+    });
+    let ids = |list: &[&Value]| list.iter().map(|r| r["id"].clone()).collect::<Vec<_>>();
+    let got: Vec<&Value> = sorted["value"].as_array().unwrap().iter().collect();
+    assert_eq!(ids(&got), ids(&expected));
+}

@@ -335,8 +335,14 @@ impl Version for Transaction {
     fn code(&self) -> &str {
         &self.code
     }
+    fn customer_code(&self) -> &str {
+        &self.input.customer_code
+    }
     fn date(&self) -> Date {
         self.input.date
+    }
+    fn total_amount(&self) -> Decimal {
+        Transaction::total_amount(self)
     }
 }
 

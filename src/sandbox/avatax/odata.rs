@@ -474,6 +474,12 @@ fn valid_date(text: &str) -> bool {
         && (text.len() == 10 || text.as_bytes().get(10) == Some(&b'T'))
 }
 
+/// Orders two texts as the service does, regardless of letter case (without a lowered copy of
+/// either: a filter compares every record's text).
+fn cmp_ignoring_case(a: &str, b: &str) -> Ordering {
+    a.chars().flat_map(char::to_lowercase).cmp(b.chars().flat_map(char::to_lowercase))
+}
+
 /// Compares a record's value with a literal; `Err` when they are of different types.
 fn compare(field: &str, value: &Value, literal: &Literal) -> Result<Option<Ordering>, AvaError> {
     let text = literal.as_text();
@@ -501,13 +507,15 @@ fn compare(field: &str, value: &Value, literal: &Literal) -> Result<Option<Order
                 let have = s.get(..text.len().min(s.len())).unwrap_or(s);
                 return Ok(Some(have.cmp(text)));
             }
-            Ok(Some(s.to_lowercase().cmp(&text.to_lowercase())))
+            Ok(Some(cmp_ignoring_case(s, text)))
         }
         Value::Object(_) | Value::Array(_) => Err(type_error(field, literal, "not a scalar")),
     }
 }
 
-fn matches(filter: &Filter, record: &Map<String, Value>) -> Result<bool, AvaError> {
+/// Whether the record whose fields `record` reads (by name, as the filter writes it; null
+/// when the record lacks it) passes the filter.
+fn matches(filter: &Filter, record: &mut dyn FnMut(&str) -> Result<Value, AvaError>) -> Result<bool, AvaError> {
     Ok(match filter {
         Filter::And(terms) => {
             for term in terms {
@@ -527,7 +535,7 @@ fn matches(filter: &Filter, record: &Map<String, Value>) -> Result<bool, AvaErro
         }
         Filter::Not(inner) => !matches(inner, record)?,
         Filter::Compare { field, op, value } => {
-            let ordering = compare(field, field_value(record, field, false)?, value)?;
+            let ordering = compare(field, &record(field)?, value)?;
             match (op, ordering) {
                 (CompareOp::Ne, None) => true,
                 (_, None) => false,
@@ -540,20 +548,20 @@ fn matches(filter: &Filter, record: &Map<String, Value>) -> Result<bool, AvaErro
             }
         }
         Filter::Between { field, low, high } => {
-            let value = field_value(record, field, false)?;
+            let value = &record(field)?;
             // The service's between is half-open: at least the first, below the second.
             compare(field, value, low)?.is_some_and(|o| o != Ordering::Less)
                 && compare(field, value, high)?.is_some_and(|o| o == Ordering::Less)
         }
         Filter::In { field, values } => {
-            let value = field_value(record, field, false)?;
+            let value = &record(field)?;
             let mut found = false;
             for literal in values {
                 found |= compare(field, value, literal)? == Some(Ordering::Equal);
             }
             found
         }
-        Filter::Text { field, op, value } => match field_value(record, field, false)? {
+        Filter::Text { field, op, value } => match record(field)? {
             Value::String(s) => {
                 let (s, value) = (s.to_lowercase(), value.to_lowercase());
                 match op {
@@ -566,7 +574,7 @@ fn matches(filter: &Filter, record: &Map<String, Value>) -> Result<bool, AvaErro
             _ => return Err(type_error(field, &Literal::Text(value.clone()), "not text")),
         },
         Filter::IsNull { field, negated } => {
-            let null = field_value(record, field, false)?.is_null();
+            let null = record(field)?.is_null();
             null != *negated
         }
     })
@@ -642,7 +650,7 @@ fn order_values(a: &Value, b: &Value) -> Ordering {
         (Value::Number(x), Value::Number(y)) => {
             x.as_f64().unwrap_or(0.0).partial_cmp(&y.as_f64().unwrap_or(0.0)).unwrap_or(Ordering::Equal)
         }
-        (Value::String(x), Value::String(y)) => x.to_lowercase().cmp(&y.to_lowercase()),
+        (Value::String(x), Value::String(y)) => cmp_ignoring_case(x, y),
         (Value::Bool(x), Value::Bool(y)) => x.cmp(y),
         _ => Ordering::Equal,
     }
@@ -666,13 +674,18 @@ fn paging_error(e: &PagingError) -> AvaError {
     .refers_to(e.param)
 }
 
-/// Filters, sorts and pages `records` (each serialized by `render`; `template` a full record of
-/// the kind, for checking field names) into a FetchResult for the list at `path`. `query` is
+/// Reads one top-level field of a record as its list writes it, without rendering the rest.
+pub type FieldReader<'a, R> = Box<dyn Fn(&R) -> Value + 'a>;
+
+/// Filters, sorts and pages `records` (each serialized by `render`, or read a field at a time
+/// by what `reader` gives for a field's name; `template` a full record of the kind, for
+/// checking field names) into a FetchResult for the list at `path`. `query` is
 /// the request's own, which `@nextLink` repeats with `$skip` moved on.
-pub fn fetch_result<R: Clone>(
+pub fn fetch_result<'r, R: Clone>(
     path: &str,
     records: Vec<R>,
     render: impl Fn(R) -> Value,
+    reader: &dyn Fn(&str) -> Option<FieldReader<'r, R>>,
     template: &Value,
     list: &ListQuery,
     query: &Query,
@@ -709,36 +722,57 @@ pub fn fetch_result<R: Clone>(
         let page: Vec<Value> = records.into_iter().skip(range.start).take(range.len()).map(render).collect();
         return Ok(paging.envelope(page, total, paging.next_link(path, query, total)));
     }
-    // Each record is rendered once to be matched and to read its sort keys, then let go: what
-    // is kept is the keys and where the record is, and only the page is rendered again. A sort
-    // of 40,000 documents holds 40,000 keys, not 40,000 documents.
-    let mut kept: Vec<(Vec<Value>, usize)> = Vec::new();
+    // What a filter and a sort read of each record: only the fields they name, through the
+    // store's readers where it has them; a record is rendered (once) only for a field no reader
+    // gives. What is kept is the sort keys and where each record is, never a copy of a record:
+    // a sort of 40,000 documents holds 40,000 keys.
+    let mut named: Vec<String> = Vec::new();
+    if let Some(filter) = &filter {
+        fields_of(filter, &mut named);
+    }
+    named.extend(order.iter().map(|key| key.field.clone()));
+    let mut fields: Vec<(String, Option<FieldReader<'_, R>>)> = Vec::new();
+    for name in named {
+        if !fields.iter().any(|(known, _)| known.eq_ignore_ascii_case(&name)) {
+            let read = reader(&name);
+            fields.push((name, read));
+        }
+    }
+    let renders = fields.iter().any(|(_, read)| read.is_none());
+    let mut keys: Vec<Value> = Vec::new();
+    let mut kept: Vec<(usize, usize)> = Vec::new();
     for (index, record) in records.iter().enumerate() {
-        let rendered = render(record.clone());
-        let map = rendered.as_object();
-        let keep = match (&filter, map) {
-            (Some(f), Some(map)) => matches(f, map)?,
-            _ => true,
+        let rendered = if renders { render(record.clone()) } else { Value::Null };
+        let mut value_of = |field: &str| -> Result<Value, AvaError> {
+            match fields.iter().find(|(name, _)| name.eq_ignore_ascii_case(field)) {
+                Some((_, Some(read))) => Ok(read(record)),
+                _ => match rendered.as_object() {
+                    Some(map) => field_value(map, field, false).cloned(),
+                    None => Ok(Value::Null),
+                },
+            }
+        };
+        let keep = match &filter {
+            Some(f) => matches(f, &mut value_of)?,
+            None => true,
         };
         if keep {
-            let keys = order
-                .iter()
-                .map(|key| {
-                    map.and_then(|m| m.iter().find(|(k, _)| k.eq_ignore_ascii_case(&key.field)).map(|(_, v)| v.clone()))
-                        .unwrap_or(Value::Null)
-                })
-                .collect();
-            kept.push((keys, index));
+            for key in &order {
+                keys.push(value_of(&key.field)?);
+            }
+            kept.push((kept.len(), index));
         }
     }
     let total = kept.len();
     let range = paging.range(total);
     if !order.is_empty() {
+        let width = order.len();
         // Equal keys keep the list's own order (the record's place breaks ties), so a page
         // chosen before the sort reads as a page of the whole sort.
-        let by_keys = |a: &(Vec<Value>, usize), b: &(Vec<Value>, usize)| {
+        let by_keys = |a: &(usize, usize), b: &(usize, usize)| {
+            let (a_keys, b_keys) = (&keys[a.0 * width..][..width], &keys[b.0 * width..][..width]);
             for (at, key) in order.iter().enumerate() {
-                let ordering = order_values(&a.0[at], &b.0[at]);
+                let ordering = order_values(&a_keys[at], &b_keys[at]);
                 let ordering = if key.descending { ordering.reverse() } else { ordering };
                 if ordering != Ordering::Equal {
                     return ordering;

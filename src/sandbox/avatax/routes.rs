@@ -4,6 +4,7 @@
 use serde_json::{json, Value};
 
 use super::calc::{self, Place};
+use super::documents::{Documents, Indexed};
 use super::errors::AvaError;
 use super::input::{self, Fields};
 use super::models::{self, DocStatus, DocType, State, VoidReason};
@@ -76,18 +77,21 @@ fn list_query(call: &Call) -> ListQuery {
 
 /// The FetchResult of a list call.
 fn fetch(call: &Call, records: Vec<Value>, template: &Value) -> Result<Reply, AvaError> {
-    fetch_rendered(call, records, |record| record, template)
+    fetch_rendered(call, records, |record| record, &|_| None, template)
 }
 
 /// The FetchResult of a list whose records are rendered as they are needed: only a page's
-/// worth when nothing is filtered or sorted.
-fn fetch_rendered<R: Clone>(
+/// worth when nothing is filtered or sorted, and none for a filter or a sort on the fields
+/// `reader` reads.
+fn fetch_rendered<'r, R: Clone>(
     call: &Call,
     records: Vec<R>,
     render: impl Fn(R) -> Value,
+    reader: &dyn Fn(&str) -> Option<odata::FieldReader<'r, R>>,
     template: &Value,
 ) -> Result<Reply, AvaError> {
-    Reply::ok(odata::fetch_result(&call.path, records, render, template, &list_query(call), &call.raw_query)?)
+    let list = list_query(call);
+    Reply::ok(odata::fetch_result(&call.path, records, render, reader, template, &list, &call.raw_query)?)
 }
 
 /// The numeric company id of a company-scoped path.
@@ -139,7 +143,7 @@ fn subscriptions_list(state: &State, call: &Call) -> Result<Reply, AvaError> {
         })
         .collect();
     let template = rows.first().cloned().unwrap_or(Value::Null);
-    fetch_rendered(call, rows, |row| row, &template)
+    fetch_rendered(call, rows, |row| row, &|_| None, &template)
 }
 
 fn wants(call: &Call, what: &str) -> bool {
@@ -301,22 +305,43 @@ fn transactions_list(state: &State, call: &Call) -> Result<Reply, AvaError> {
     let filter = odata::parse_filter(filter_text)?;
     // Without a date criterion the service searches the last 30 days only.
     let mentions_date = filter.as_ref().is_some_and(|f| odata::mentions(f, "date"));
-    // A filter that names one code needs only that code's versions, which the store indexes.
-    let code = filter.as_ref().and_then(|f| odata::required_text(f, "code"));
+    // A filter that names one code or customer code needs only the versions with it, which the
+    // store indexes.
+    let indexed = filter.as_ref().and_then(|f| {
+        Indexed::ALL.into_iter().find_map(|field| odata::required_text(f, field.field()).map(|text| (field, text)))
+    });
     let since = call.now.date() - time::Duration::days(30);
     let shape = include(call, Include::HEADER);
+    let documents = &state.transactions;
     // Documents recorded through the API carry no data source id.
-    let records = match (data_source, code) {
+    let records = match (data_source, indexed) {
         (Some(_), _) => Vec::new(),
-        (None, Some(code)) => {
-            let in_window =
-                |at: &usize| mentions_date || super::documents::Version::date(&state.transactions[*at]) >= since;
-            state.transactions.versions_of(company.id, &code).filter(in_window).collect()
+        (None, Some((field, text))) => {
+            let in_window = |at: &usize| mentions_date || documents.row(*at).date >= since;
+            documents.with_text(field, company.id, &text).filter(in_window).collect()
         }
-        (None, None) => state.transactions.of_company(company.id, (!mentions_date).then_some(since)),
+        (None, None) => documents.of_company(company.id, (!mentions_date).then_some(since)),
     };
-    let template = state.transactions.first().map(|t| render::transaction(t, Include::FULL)).unwrap_or(Value::Null);
-    fetch_rendered(call, records, |i| render::transaction(&state.transactions[i], shape), &template)
+    let template = documents.first().map(|t| render::transaction(t, Include::FULL)).unwrap_or(Value::Null);
+    let reader = |name: &str| document_reader(documents, name);
+    fetch_rendered(call, records, |i| render::transaction(&documents[i], shape), &reader, &template)
+}
+
+/// How a filter or sort reads a field of the document at a position: the date and total from
+/// the store's rows beside each other, any other header field from the document itself, so no
+/// document is written out but the page's. Stored documents are never quotes, so every header
+/// field is theirs to read.
+pub(super) fn document_reader<'a>(
+    documents: &'a Documents<models::Transaction>,
+    name: &str,
+) -> Option<odata::FieldReader<'a, usize>> {
+    if name.eq_ignore_ascii_case("totalAmount") {
+        return Some(Box::new(|i: &usize| render::money(documents.row(*i).total_amount)));
+    }
+    if name.eq_ignore_ascii_case("date") {
+        return Some(Box::new(|i: &usize| Value::String(render::date(documents.row(*i).date))));
+    }
+    render::transaction_field(name).map(|read| Box::new(move |i: &usize| read(&documents[*i])) as _)
 }
 
 fn transactions_get(state: &State, call: &Call, type_segment: Option<&str>) -> Result<Reply, AvaError> {

@@ -219,7 +219,8 @@ fn hostile_filters_are_refused_as_syntax_errors_without_exhausting_the_stack() {
             let records = vec![json!({"a": 1}), json!({"a": 0})];
             let list = ListQuery { filter: Some(chain.clone()), order_by: None };
             let page =
-                odata::fetch_result("/x", records.clone(), |r| r, &records[0], &list, &Query::default()).unwrap();
+                odata::fetch_result("/x", records.clone(), |r| r, &|_| None, &records[0], &list, &Query::default())
+                    .unwrap();
             assert_eq!(page["@recordsetCount"], 1);
             chain.push_str(" and a gt 0");
             assert_eq!(odata::parse_filter(&chain).unwrap_err().code, "SyntaxError");
@@ -235,13 +236,15 @@ fn fetch_result_filters_sorts_and_links_the_next_page() {
         .collect();
     let list = ListQuery { filter: Some("region eq 'ca' or id ge 5".into()), order_by: Some("id desc".into()) };
     let query = Query::parse("$top=2").unwrap();
-    let result = odata::fetch_result("/x", records.clone(), |r| r, &records[0], &list, &query).unwrap();
+    let result = odata::fetch_result("/x", records.clone(), |r| r, &|_| None, &records[0], &list, &query).unwrap();
     assert_eq!(result["@recordsetCount"], 3);
     assert_eq!(result["value"], json!([records[4], records[3]]));
     assert_eq!(result["@nextLink"], "/x?%24top=2&%24skip=2");
     let over = Query::parse("$top=5000").unwrap();
     assert_eq!(
-        odata::fetch_result("/x", records, |r| r, &json!({"id": 1}), &ListQuery::default(), &over).unwrap_err().code,
+        odata::fetch_result("/x", records, |r| r, &|_| None, &json!({"id": 1}), &ListQuery::default(), &over)
+            .unwrap_err()
+            .code,
         "QueryParameterOutOfRange"
     );
 }
@@ -258,8 +261,16 @@ fn a_sorted_page_is_a_page_of_the_whole_stable_sort() {
     for skip in (0..300).step_by(40) {
         let query = Query::parse(&format!("$top=40&$skip={skip}")).unwrap();
         let render = |i: i64| json!({"id": i, "amount": amounts(i)});
-        let page =
-            odata::fetch_result("/x", records.clone(), render, &json!({"id": 0, "amount": 0}), &list, &query).unwrap();
+        let page = odata::fetch_result(
+            "/x",
+            records.clone(),
+            render,
+            &|_| None,
+            &json!({"id": 0, "amount": 0}),
+            &list,
+            &query,
+        )
+        .unwrap();
         assert_eq!(page["@recordsetCount"], 300);
         seen.extend(page["value"].as_array().unwrap().iter().map(|r| r["id"].as_i64().unwrap()));
     }
@@ -276,14 +287,16 @@ fn an_unfiltered_page_renders_only_itself_and_reads_as_a_filtered_one() {
     };
     let query = Query::parse("$top=10&$skip=10").unwrap();
     let plain =
-        odata::fetch_result("/x", records.clone(), render, &json!({"id": 0}), &ListQuery::default(), &query).unwrap();
+        odata::fetch_result("/x", records.clone(), render, &|_| None, &json!({"id": 0}), &ListQuery::default(), &query)
+            .unwrap();
     assert_eq!(rendered.get(), 10, "only the page is rendered");
     assert_eq!(plain["@recordsetCount"], 25);
     assert_eq!(plain["value"], json!((11..=20).map(|i| json!({"id": i})).collect::<Vec<_>>()));
     assert_eq!(plain["@nextLink"], "/x?%24top=10&%24skip=20");
     let everything = ListQuery { filter: Some("id gt 0".into()), order_by: None };
     let filtered =
-        odata::fetch_result("/x", records, |i| json!({"id": i}), &json!({"id": 0}), &everything, &query).unwrap();
+        odata::fetch_result("/x", records, |i| json!({"id": i}), &|_| None, &json!({"id": 0}), &everything, &query)
+            .unwrap();
     assert_eq!((&filtered["@recordsetCount"], &filtered["value"]), (&plain["@recordsetCount"], &plain["value"]));
 }
 
@@ -367,6 +380,22 @@ fn the_document_index_agrees_with_the_documents_through_deletes_adjustments_and_
         assert_eq!(state.transactions.position(t.id), Some(i));
     }
     assert!(state.transaction("DEFAULT", "IDX-0", None).is_err(), "the oldest went past the cap");
+    // The customer code index and the rows agree with the documents too.
+    let documents = &state.transactions;
+    for i in 0..documents.len() {
+        let t = &documents[i];
+        let row = documents.row(i);
+        assert_eq!((row.company_id, row.date, row.total_amount), (t.company_id, t.input.date, t.total_amount()));
+        let lowered = t.input.customer_code.to_lowercase();
+        let expected: Vec<usize> = (0..documents.len())
+            .filter(|j| documents[*j].company_id == t.company_id)
+            .filter(|j| documents[*j].input.customer_code.to_lowercase() == lowered)
+            .collect();
+        let found: Vec<usize> = documents
+            .with_text(super::documents::Indexed::CustomerCode, t.company_id, &lowered.to_uppercase())
+            .collect();
+        assert_eq!(found, expected, "{}", t.input.customer_code);
+    }
 }
 
 /// What recorded AvaTax traffic shows production accepting.
@@ -621,4 +650,91 @@ fn an_intra_eu_supply_to_a_business_is_zero_rated_with_its_invoice_message() {
     let value = super::render::transaction(&t, super::render::Include::FULL);
     assert!(value.get("invoiceMessages").is_none() && value.get("messages").is_none(), "{value}");
     assert_ne!(value["lines"][0]["details"][0]["taxName"], "Zero Rate");
+}
+
+/// A filter or sort over stored documents reads the fields it names through the header's
+/// readers: the same page and count as rendering every document and matching that, and no
+/// document rendered but the page's.
+#[test]
+fn a_filter_or_sort_read_through_the_header_fields_agrees_with_one_over_rendered_documents() {
+    use super::render::{self, Include};
+    let mut state = state();
+    for i in 0..60 {
+        let mut body = sale(&format!("READ-{i}"), 10.0 + f64::from(i % 13), i % 3 == 0);
+        body["customerCode"] = json!(format!("Cust-{}", i % 5));
+        if i % 4 == 0 {
+            body["addresses"]["SingleLocation"] = json!({"line1": "1 Pike St", "city": "Seattle", "region": "WA", "country": "US", "postalCode": "98101"});
+        }
+        create(&mut state, &body).unwrap();
+    }
+    state.void("DEFAULT", "READ-7", None, VoidReason::DocVoided, NOW).unwrap();
+    // An adjusted document: its new version has other lines, a new total and another customer.
+    let mut changed = sale("READ-8", 77.0, false);
+    changed["customerCode"] = json!("Cust-4");
+    let changed = input::transaction(&changed, "").unwrap();
+    state.adjust("DEFAULT", "READ-8", None, "PriceAdjusted", "", changed, json!({}), NOW).unwrap();
+    let state = &state;
+    let records: Vec<usize> = (0..state.transactions.len()).collect();
+    let full = |i: usize| render::transaction(&state.transactions[i], Include::HEADER);
+    let reader = |name: &str| super::routes::document_reader(&state.transactions, name);
+    let template = render::transaction(&state.transactions[0], Include::FULL);
+    let cases = [
+        (Some("status eq Committed"), Some("totalAmount desc, code")),
+        (Some("customercode eq 'cust-2' and region eq 'WA'"), None),
+        (Some("totalTax between 1 and 1.5 or code startswith 'read-5'"), Some("TOTALTAX, id desc")),
+        (Some("status ne 'Committed' and not (customerCode in ('Cust-1', 'Cust-3'))"), Some("date desc")),
+        (None, Some("customerCode desc, totalAmount")),
+        (Some("adjustmentDescription is null or locked eq false"), Some("region")),
+    ];
+    for (filter, order_by) in cases {
+        let list = ListQuery { filter: filter.map(str::to_owned), order_by: order_by.map(str::to_owned) };
+        for paging in ["$top=7", "$top=5&$skip=9", "$top=1000"] {
+            let query = Query::parse(paging).unwrap();
+            let rendered = std::cell::Cell::new(0);
+            let counted = |i: usize| {
+                rendered.set(rendered.get() + 1);
+                full(i)
+            };
+            let read = odata::fetch_result("/x", records.clone(), counted, &reader, &template, &list, &query).unwrap();
+            let page = read["value"].as_array().unwrap().len();
+            assert_eq!(rendered.get(), page, "{filter:?} {order_by:?}: only the page is rendered");
+            let plain = odata::fetch_result("/x", records.clone(), full, &|_| None, &template, &list, &query).unwrap();
+            assert_eq!(read, plain, "{filter:?} {order_by:?} {paging}");
+            assert!(plain["@recordsetCount"].as_u64().unwrap() > 0, "{filter:?} keeps some documents");
+        }
+    }
+    // A field no reader gives (the lines) is refused as before.
+    let nested = ListQuery { filter: Some("lines eq 1".into()), order_by: None };
+    let error = odata::fetch_result("/x", records, full, &reader, &template, &nested, &Query::default()).unwrap_err();
+    assert_eq!(error.code, "FieldNotQueryableError");
+}
+
+/// `money` writes the number an amount's decimal text reads as, whichever way it gets there.
+#[test]
+fn money_is_the_number_its_decimal_text_reads_as() {
+    use rust_decimal::Decimal;
+    use std::str::FromStr;
+    let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut next = || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let mut amounts: Vec<Decimal> = ["0", "-0.00", "0.1", "0.3", "-7.75", "12.50", "9007199254740993", "1e-28"]
+        .iter()
+        .map(|text| Decimal::from_str(text).or_else(|_| Decimal::from_scientific(text)).unwrap())
+        .collect();
+    amounts.extend([Decimal::MAX, Decimal::MIN, dec!(0.0000000000000000000000000001)]);
+    for _ in 0..20_000 {
+        let digits = i64::try_from(next() >> (next() % 64)).unwrap_or(i64::MAX);
+        let sign = if next() % 2 == 0 { 1 } else { -1 };
+        let scale = u32::try_from(next() % 29).unwrap();
+        amounts.push(Decimal::new(sign * digits, scale));
+    }
+    for amount in amounts {
+        let text = amount.normalize().to_string();
+        let read = serde_json::Number::from_str(&text).map(Value::Number).unwrap_or(Value::Null);
+        assert_eq!(super::render::money(amount).to_string(), read.to_string(), "{amount}");
+    }
 }
