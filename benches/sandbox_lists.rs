@@ -101,10 +101,13 @@ async fn run() {
     })
     .await;
     let transactions = format!("{avatax}/api/v2/companies/DEFAULT/transactions");
+    // One of the newest: past the cap the simulator forgets the oldest tenth.
+    let code = format!("$filter=code%20eq%20%27LIST-{}%27", documents.saturating_sub(42));
     for (what, query) in [
         ("AvaTax $orderBy=totalAmount desc&$top=10", "$orderBy=totalAmount%20desc&$top=10"),
+        ("AvaTax $orderBy=date desc&$top=10", "$orderBy=date%20desc&$top=10"),
         ("AvaTax $orderBy=customerCode,date desc&$top=10", "$orderBy=customerCode,date%20desc&$top=10"),
-        ("AvaTax $filter=code eq (indexed)", "$filter=code%20eq%20%27LIST-4242%27"),
+        ("AvaTax $filter=code eq (indexed)", code.as_str()),
         ("AvaTax $filter=customerCode eq &$top=10", "$filter=customerCode%20eq%20%27C5%27&$top=10"),
         ("AvaTax first page, no filter ($top=10)", "$top=10"),
     ] {

@@ -452,8 +452,9 @@ pub fn speak(
     }
     let speed = if speed.is_finite() { speed.clamp(SPEED_RANGE.0, SPEED_RANGE.1) } else { 1.0 };
 
-    let samples = modulate(text.as_bytes(), rate, speed);
-    let duration_s = samples.len() as f64 / f64::from(rate);
+    let tones = modulate(text.as_bytes(), rate, speed);
+    let frames = tones.len();
+    let duration_s = frames as f64 / f64::from(rate);
     let to_i16 = |s: f32| (s * 32767.0).round().clamp(-32768.0, 32767.0) as i16;
     let (tag, bits) = match encoding {
         "linear16" => (1, 16),
@@ -462,15 +463,14 @@ pub fn speak(
     };
     // The answer is written once, into a buffer of its final size (its header first when it is
     // a WAV): a long text at 48 kHz is tens of megabytes, and copies of it were hundreds.
-    let data_len = samples.len() * usize::from(bits / 8);
-    let mut data = if container == "wav" { wav_header(tag, bits, rate, samples.len(), data_len) } else { Vec::new() };
+    let data_len = frames * usize::from(bits / 8);
+    let mut data = if container == "wav" { wav_header(tag, bits, rate, frames, data_len) } else { Vec::new() };
     data.reserve_exact(data_len + 1);
     match encoding {
-        "linear16" => samples.iter().for_each(|&s| data.extend_from_slice(&to_i16(s).to_le_bytes())),
-        "mulaw" => data.extend(samples.iter().map(|&s| mulaw_encode(to_i16(s)))),
-        _ => data.extend(samples.iter().map(|&s| alaw_encode(to_i16(s)))),
+        "linear16" => tones.write(|s| data.extend_from_slice(&to_i16(s).to_le_bytes())),
+        "mulaw" => tones.write(|s| data.push(mulaw_encode(to_i16(s)))),
+        _ => tones.write(|s| data.push(alaw_encode(to_i16(s)))),
     }
-    drop(samples);
     let (bytes, content_type) = if container == "wav" {
         // RIFF chunks have an even length.
         if data_len % 2 == 1 {
@@ -562,8 +562,19 @@ fn nibbles(value: u32, count: usize) -> impl Iterator<Item = usize> {
     (0..count).rev().map(move |i| ((value >> (4 * i)) & 0xF) as usize)
 }
 
-/// The samples (mono, -1..1) carrying `text`.
-fn modulate(text: &[u8], rate: u32, speed: f64) -> Vec<f32> {
+/// The tones carrying `text`, planned: each tone's frequency and length in samples. Its samples
+/// are made as they are written ([`Tones::write`]), so a long text's answer is the only copy
+/// of its audio in memory (one made as floats first was six times its size).
+struct Tones {
+    plan: Vec<(f64, usize)>,
+    rate: u32,
+    /// The tail's length: the last tone fading out.
+    tail: usize,
+    /// The fade-in's length, at the start.
+    fade: usize,
+}
+
+fn modulate(text: &[u8], rate: u32, speed: f64) -> Tones {
     let mark = samples_for(MARK_S, rate);
     let header_sym = samples_for(SYMBOL_S, rate);
     let data_sym = samples_for(SYMBOL_S / speed, rate);
@@ -577,31 +588,37 @@ fn modulate(text: &[u8], rate: u32, speed: f64) -> Vec<f32> {
     for &b in text.iter().chain(crc.to_be_bytes().iter()) {
         plan.extend(nibbles(u32::from(b), 2).map(|n| (tone(n), data_sym)));
     }
-    let total: usize = plan.iter().map(|p| p.1).sum::<usize>() + samples_for(TAIL_S, rate);
-    let fade = samples_for(FADE_S, rate).max(1);
-    let mut out = Vec::with_capacity(total);
-    let mut phase = 0.0f64;
-    let step = 1.0 / f64::from(rate);
-    for (freq, n) in plan {
-        for _ in 0..n {
-            out.push(phase.sin());
-            phase = (phase + 2.0 * PI * freq * step) % (2.0 * PI);
+    Tones { plan, rate, tail: samples_for(TAIL_S, rate), fade: samples_for(FADE_S, rate).max(1) }
+}
+
+impl Tones {
+    /// How many samples `write` gives.
+    fn len(&self) -> usize {
+        self.plan.iter().map(|p| p.1).sum::<usize>() + self.tail
+    }
+
+    /// Gives each sample (mono, -1..1), in order.
+    fn write(&self, mut sample: impl FnMut(f32)) {
+        let step = 1.0 / f64::from(self.rate);
+        let mut phase = 0.0f64;
+        let mut at = 0usize;
+        let mut emit = |s: f64| {
+            let g = if at < self.fade { at as f64 / self.fade as f64 } else { 1.0 };
+            sample((s * g * AMPLITUDE) as f32);
+            at += 1;
+        };
+        for &(freq, n) in &self.plan {
+            for _ in 0..n {
+                emit(phase.sin());
+                phase = (phase + 2.0 * PI * freq * step) % (2.0 * PI);
+            }
+        }
+        for i in 0..self.tail {
+            let g = 1.0 - (i as f64 + 1.0) / self.tail as f64;
+            emit(phase.sin() * g);
+            phase = (phase + 2.0 * PI * tone(0) * step) % (2.0 * PI);
         }
     }
-    // The tail: the last tone fading out over the tail's length.
-    let tail = total - out.len();
-    for i in 0..tail {
-        let g = 1.0 - (i as f64 + 1.0) / tail as f64;
-        out.push(phase.sin() * g);
-        phase = (phase + 2.0 * PI * tone(0) * step) % (2.0 * PI);
-    }
-    out.iter()
-        .enumerate()
-        .map(|(i, &s)| {
-            let g = if i < fade { i as f64 / fade as f64 } else { 1.0 };
-            (s * g * AMPLITUDE) as f32
-        })
-        .collect()
 }
 
 /// Goertzel amplitude of `freq` in `x` (1.0 for a full-scale sine at that frequency).
