@@ -477,6 +477,10 @@ fn valid_date(text: &str) -> bool {
 /// Orders two texts as the service does, regardless of letter case (without a lowered copy of
 /// either: a filter compares every record's text).
 fn cmp_ignoring_case(a: &str, b: &str) -> Ordering {
+    if a.is_ascii() && b.is_ascii() {
+        // The same order, without the Unicode tables: a sort compares hundreds of thousands.
+        return a.bytes().map(|c| c.to_ascii_lowercase()).cmp(b.bytes().map(|c| c.to_ascii_lowercase()));
+    }
     a.chars().flat_map(char::to_lowercase).cmp(b.chars().flat_map(char::to_lowercase))
 }
 

@@ -41,7 +41,17 @@ const EXACT_POWERS_OF_TEN: [f64; 23] = [
 ];
 
 pub fn date(day: Date) -> String {
-    format!("{:04}-{:02}-{:02}", day.year(), u8::from(day.month()), day.day())
+    let year = day.year();
+    if !(0..=9999).contains(&year) {
+        return format!("{year:04}-{:02}-{:02}", u8::from(day.month()), day.day());
+    }
+    // Digit by digit, without the formatter: a sort by date writes 100,000 of them.
+    let digit = |n: i32| char::from(b'0' + u8::try_from(n % 10).unwrap_or(0));
+    let (month, day) = (i32::from(u8::from(day.month())), i32::from(day.day()));
+    let mut out = String::with_capacity(10);
+    out.extend([digit(year / 1000), digit(year / 100), digit(year / 10), digit(year), '-']);
+    out.extend([digit(month / 10), digit(month), '-', digit(day / 10), digit(day)]);
+    out
 }
 
 pub fn timestamp(at: OffsetDateTime) -> String {

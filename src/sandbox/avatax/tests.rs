@@ -738,3 +738,15 @@ fn money_is_the_number_its_decimal_text_reads_as() {
         assert_eq!(super::render::money(amount).to_string(), read.to_string(), "{amount}");
     }
 }
+
+#[test]
+fn a_date_is_written_as_the_formatter_would() {
+    use time::{Date, Month};
+    for (year, month, day) in
+        [(2024, Month::June, 5), (1, Month::January, 1), (9999, Month::December, 31), (-7, Month::March, 9)]
+    {
+        let at = Date::from_calendar_date(year, month, day).unwrap();
+        let expected = format!("{year:04}-{:02}-{day:02}", u8::from(month));
+        assert_eq!(super::render::date(at), expected);
+    }
+}
