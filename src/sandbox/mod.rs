@@ -34,6 +34,7 @@ pub mod serve;
 pub mod tax;
 pub mod taxjar;
 pub mod timeline;
+pub mod ws;
 
 pub use self::clock::SandboxClock;
 pub use self::lazy::StartHook;

@@ -259,7 +259,9 @@ async fn serve_connection(
     let connection = http1::Builder::new()
         .timer(TokioTimer::new())
         .header_read_timeout(limits.header_read)
-        .serve_connection(TokioIo::new(stream), service);
+        .serve_connection(TokioIo::new(stream), service)
+        // A simulator's realtime socket (`ws.rs`) takes the connection over, stall guard and all.
+        .with_upgrades();
     let mut connection = std::pin::pin!(connection);
     tokio::select! {
         // Errors here are the client's (timeouts, resets, garbage): nothing to report.

@@ -10,6 +10,7 @@ mod auth;
 mod capability;
 mod paging;
 mod push;
+mod realtime;
 mod routes;
 mod seed;
 mod state;
@@ -37,6 +38,7 @@ use self::wire::{body_response, parse_query, AblyError, Format, Val};
 use super::{errors, Platform, SandboxClock, Simulator};
 use crate::catalog::Service;
 use crate::sandbox::request::{decode_component, Query};
+use crate::sandbox::ws::Sockets;
 
 /// Request bodies above this are refused (Ably's batch limit is 2 MiB).
 const MAX_BODY: usize = 4 * 1024 * 1024;
@@ -61,6 +63,7 @@ impl AblySimulator {
                 clock,
                 state: Mutex::new(seed::seeded_state(seed, anchor)),
                 nonces: Mutex::new(NonceBook::default()),
+                sockets: Sockets::new(realtime::LIMITS, platform.stop.clone()),
             }),
         }
     }
@@ -86,8 +89,11 @@ impl Simulator for AblySimulator {
     /// Restores the seeded state at the original anchor, so a reset gives back exactly what
     /// start-up showed. Issued tokens stay valid (they are self-contained), as do used nonces.
     fn reset(&self) {
-        let fresh = seed::seeded_state(self.shared.seed, self.shared.anchor);
-        *self.shared.lock() = fresh;
+        let mut fresh = seed::seeded_state(self.shared.seed, self.shared.anchor);
+        let mut state = self.shared.lock();
+        fresh.realtime = std::mem::take(&mut state.realtime);
+        fresh.connection_counter = state.connection_counter;
+        *state = fresh;
     }
 
     fn error_response(&self, status: StatusCode, message: &str) -> Response {
@@ -104,6 +110,8 @@ struct Shared {
     clock: SandboxClock,
     state: Mutex<State>,
     nonces: Mutex<NonceBook>,
+    /// The realtime connections' sockets.
+    sockets: Sockets,
 }
 
 impl Shared {
@@ -252,6 +260,11 @@ macro_rules! to {
 
 fn router(shared: Arc<Shared>) -> Router {
     Router::new()
+        // The realtime host's root: a WebSocket connection (`realtime.rs`).
+        .route(
+            "/",
+            get(|AxumState(shared): AxumState<Arc<Shared>>, request: Request| realtime::connect(shared, request)),
+        )
         .route("/time", get(to!(Op::Time)))
         .route("/stats", get(to!(Op::Stats)))
         .route("/channels", get(to!(Op::ChannelsList)))

@@ -161,7 +161,7 @@ fn wire_data(data: Option<&Val>, encoding: Option<&str>, format: Format) -> (Opt
 }
 
 /// A Message record (§6.1); absent fields are left out, never `null`.
-fn message_val(msg: &Message, format: Format) -> Val {
+pub(super) fn message_val(msg: &Message, format: Format) -> Val {
     let body = msg.body();
     let mut v = Val::map([("id", Val::str(&*msg.id))]);
     if let Some(name) = body.name {
@@ -485,7 +485,7 @@ pub(super) fn publish(shared: &Shared, call: &Call, caller: &Caller) -> Result<R
         parse_messages(&call.body()?)?
     };
     let mut state = shared.lock();
-    let result = publish_locked(&mut state, &name, &messages, caller, call.now)?;
+    let result = publish_locked(&mut state, &name, &messages, caller, call.now, None)?;
     Ok(Reply::created(result))
 }
 
@@ -502,20 +502,35 @@ fn effective_client(msg: &NewMessage, caller: &Caller) -> Result<Option<String>,
     }
 }
 
-/// Stores messages on a channel (creating it), counts them in stats and delivers
-/// `extras.push` to subscribed devices. Returns `{channel, messageId, serials}`.
+/// Where a publish came from when it was a realtime connection's: its messages' ids are
+/// `<connectionId>:<msgSerial>:<index>` and they carry the connection's id.
+pub(super) struct Origin {
+    pub(super) connection_id: String,
+    pub(super) msg_serial: u64,
+}
+
+/// Stores messages on a channel (creating it), counts them in stats, delivers them to the
+/// channel's realtime subscribers and `extras.push` to subscribed devices. Returns
+/// `{channel, messageId, serials}`.
 pub(super) fn publish_locked(
     state: &mut State,
     name: &str,
     messages: &[NewMessage],
     caller: &Caller,
     now: i64,
+    origin: Option<&Origin>,
 ) -> Result<Val, AblyError> {
     let clients = messages.iter().map(|m| effective_client(m, caller)).collect::<Result<Vec<_>, _>>()?;
     let wants_push = messages.iter().any(|m| m.extras.as_ref().and_then(|x| x.field("push")).is_some());
     let push_targets = if wants_push { state.channel_push_targets(name) } else { Vec::new() };
-    let base = format!("{}:{}", state.rest_connection, state.publish_serial);
-    state.publish_serial = state.publish_serial.wrapping_add(1);
+    let base = match origin {
+        Some(origin) => format!("{}:{}", origin.connection_id, origin.msg_serial),
+        None => {
+            let base = format!("{}:{}", state.rest_connection, state.publish_serial);
+            state.publish_serial = state.publish_serial.wrapping_add(1);
+            base
+        }
+    };
     let created = !state.channels.contains_key(name);
     state.channel(name, now);
     let State { channels, stats, .. } = state;
@@ -530,6 +545,7 @@ pub(super) fn publish_locked(
     }
     let mut serial_list = Vec::with_capacity(messages.len());
     let mut pushes = Vec::new();
+    let mut published = Vec::with_capacity(messages.len());
     for (index, (msg, client_id)) in messages.iter().zip(clients).enumerate() {
         if let Some(id) = &msg.id {
             if let Some(existing) = channel.by_id(id) {
@@ -548,12 +564,14 @@ pub(super) fn publish_locked(
         let body = MessageBody {
             name: msg.name.clone(),
             client_id,
-            connection_id: None,
+            connection_id: origin.map(|o| o.connection_id.clone()),
             data: msg.data.clone(),
             encoding: msg.encoding.clone(),
             extras: msg.extras.clone(),
         };
-        channel.append(Arc::new(Message::new(id, body, timestamp, serial)));
+        let message = Arc::new(Message::new(id, body, timestamp, serial));
+        published.push(Arc::clone(&message));
+        channel.append(message);
         serial_list.push(Val::Str(serial.to_string()));
         let size = msg.size as u64;
         for (count, data) in [
@@ -578,6 +596,7 @@ pub(super) fn publish_locked(
             }
         }
     }
+    state.realtime.deliver(name, &published, origin.map(|o| o.connection_id.as_str()));
     for title in pushes {
         let delivered = push_targets.len() as u64;
         let minute = state.stats.minute(now);
@@ -665,7 +684,7 @@ pub(super) fn batch_publish(shared: &Shared, call: &Call, caller: &Caller) -> Re
             // A channel outside the capability fails alone, like the real service reports it.
             let outcome = check_channel_name(name)
                 .and_then(|()| caller.require(name, "publish"))
-                .and_then(|()| publish_locked(&mut state, name, messages, caller, call.now));
+                .and_then(|()| publish_locked(&mut state, name, messages, caller, call.now, None));
             match outcome {
                 Ok(v) => {
                     ok += 1;

@@ -335,6 +335,11 @@ pub(super) struct State {
     pub(super) seed: u64,
     /// Counts update tokens handed out, so each is distinct.
     pub(super) token_counter: u64,
+    /// The realtime connections' subscriptions, which every publish delivers to. Live
+    /// connections outlast a reset: it is carried into the fresh state.
+    pub(super) realtime: super::realtime::Hub,
+    /// Counts realtime connections opened, for their ids.
+    pub(super) connection_counter: u64,
 }
 
 /// The largest counter of a serial: three digits, as in Ably's serials.
@@ -374,6 +379,13 @@ impl SerialGen {
 }
 
 impl State {
+    /// A fresh id for a realtime connection: as reproducible from the seed as the rest.
+    pub(super) fn next_connection_id(&mut self) -> String {
+        self.connection_counter = self.connection_counter.wrapping_add(1);
+        let mut rng = crate::sandbox::rng::Rng::new(self.seed ^ self.connection_counter.rotate_left(29) ^ 0xC0_22EC);
+        rng.alphanumeric(10)
+    }
+
     /// The channel `name`, created (activated) when new, with history ready at `now`. Creating
     /// one beyond [`MAX_CHANNELS`] first drops the channel idle longest that has no members
     /// present (seeded or REST-created alike: the real service forgets idle channels too).

@@ -241,7 +241,7 @@ impl Format {
 /// Nesting allowed in request bodies; deeper MessagePack could exhaust a worker's stack.
 const MAX_DEPTH: usize = 100;
 
-fn from_msgpack(body: &[u8]) -> Result<Val, rmp_serde::decode::Error> {
+pub(super) fn from_msgpack(body: &[u8]) -> Result<Val, rmp_serde::decode::Error> {
     let mut de = rmp_serde::Deserializer::from_read_ref(body);
     de.set_max_depth(MAX_DEPTH);
     Val::deserialize(&mut de)

@@ -1,0 +1,448 @@
+//! Ably's realtime protocol over WebSocket, as the service serves it at its realtime host's
+//! root (`wss://main.realtime.ably.net/?key=…&format=json&v=…`): protocol messages in JSON text
+//! frames or MessagePack binary frames (`format=msgpack`), on the sandbox's socket layer
+//! (`sandbox/ws.rs`). A connection authenticates as a REST request does (key or token, with
+//! the same capabilities), attaches to channels and publishes into the same channels the REST
+//! routes read and write: a message published over REST reaches realtime subscribers, and one
+//! published over a connection is in the REST history.
+//!
+//! Protocol messages (`action` numbers from Ably's client library specification): HEARTBEAT 0,
+//! ACK 1, NACK 2, CONNECT 3, CONNECTED 4, DISCONNECT 5, DISCONNECTED 6, CLOSE 7, CLOSED 8, ERROR
+//! 9, ATTACH 10, ATTACHED 11, DETACH 12, DETACHED 13, PRESENCE 14, MESSAGE 15, SYNC 16, AUTH 17.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::Request;
+use axum::http::StatusCode;
+use axum::response::Response;
+
+use super::auth::authenticate;
+use super::capability::Caller;
+use super::routes::{message_val, parse_messages, publish_locked, Origin};
+use super::state::Message;
+use super::wire::{from_msgpack, parse_query, AblyError, Format, Val};
+use super::{path_segments, render, Call, Shared};
+use crate::sandbox::ws::{Incoming, Outbox, Refused, Socket, WsLimits};
+
+pub(super) const HEARTBEAT: i64 = 0;
+pub(super) const ACK: i64 = 1;
+pub(super) const NACK: i64 = 2;
+pub(super) const CONNECTED: i64 = 4;
+pub(super) const CLOSE: i64 = 7;
+pub(super) const CLOSED: i64 = 8;
+pub(super) const ERROR: i64 = 9;
+pub(super) const ATTACH: i64 = 10;
+pub(super) const ATTACHED: i64 = 11;
+pub(super) const DETACH: i64 = 12;
+pub(super) const DETACHED: i64 = 13;
+pub(super) const MESSAGE: i64 = 15;
+
+/// The channel modes of ATTACH and ATTACHED `flags`.
+pub(super) const MODE_PRESENCE: i64 = 1 << 16;
+pub(super) const MODE_PUBLISH: i64 = 1 << 17;
+pub(super) const MODE_SUBSCRIBE: i64 = 1 << 18;
+pub(super) const MODE_PRESENCE_SUBSCRIBE: i64 = 1 << 19;
+const MODES: [(i64, &str); 4] = [
+    (MODE_PRESENCE, "presence"),
+    (MODE_PUBLISH, "publish"),
+    (MODE_SUBSCRIBE, "subscribe"),
+    (MODE_PRESENCE_SUBSCRIBE, "subscribe"),
+];
+
+/// What CONNECTED's `connectionDetails` announce, and what the connection holds to.
+pub(super) const MAX_MESSAGE_SIZE: i64 = 65_536;
+const MAX_FRAME_SIZE: usize = 262_144;
+const CONNECTION_STATE_TTL_MS: i64 = 120_000;
+/// How long the server may stay silent: it sends a HEARTBEAT this often.
+pub(super) const MAX_IDLE_INTERVAL: Duration = Duration::from_secs(15);
+
+/// The socket limits of the Ably simulator.
+pub(super) const LIMITS: WsLimits =
+    WsLimits { max_message: MAX_FRAME_SIZE, queue: 1024, max_sockets: 2048, write_stall: Duration::from_secs(30) };
+
+/// Who is subscribed to which channel, across connections; kept in the state, so a publish from
+/// anywhere reaches them while the state lock is held and deliveries keep the channel's order.
+#[derive(Default)]
+pub(super) struct Hub {
+    subscribers: HashMap<String, Vec<Subscriber>>,
+}
+
+impl std::fmt::Debug for Hub {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_map().entries(self.subscribers.iter().map(|(name, subs)| (name, subs.len()))).finish()
+    }
+}
+
+#[derive(Clone)]
+struct Subscriber {
+    connection_id: Arc<str>,
+    outbox: Outbox,
+    format: Format,
+    /// Whether the connection receives its own messages (`echo=false` says not).
+    echo: bool,
+}
+
+impl Hub {
+    fn subscribe(&mut self, channel: &str, subscriber: Subscriber) {
+        let list = self.subscribers.entry(channel.to_owned()).or_default();
+        list.retain(|s| s.connection_id != subscriber.connection_id);
+        list.push(subscriber);
+    }
+
+    fn unsubscribe(&mut self, channel: &str, connection_id: &str) {
+        if let Some(list) = self.subscribers.get_mut(channel) {
+            list.retain(|s| &*s.connection_id != connection_id);
+            if list.is_empty() {
+                self.subscribers.remove(channel);
+            }
+        }
+    }
+
+    fn forget(&mut self, connection_id: &str) {
+        self.subscribers.retain(|_, list| {
+            list.retain(|s| &*s.connection_id != connection_id);
+            !list.is_empty()
+        });
+    }
+
+    /// Sends messages just published on `channel` to its subscribers, as one MESSAGE each; a
+    /// subscriber whose socket is gone (or too slow to keep) is dropped.
+    pub(super) fn deliver(&mut self, channel: &str, messages: &[Arc<Message>], from: Option<&str>) {
+        let Some(list) = self.subscribers.get_mut(channel) else { return };
+        let Some(last) = messages.last() else { return };
+        let mut encoded: [Option<Vec<u8>>; 2] = [None, None];
+        list.retain(|subscriber| {
+            if !subscriber.echo && from == Some(&*subscriber.connection_id) {
+                return true;
+            }
+            let slot = usize::from(subscriber.format == Format::Msgpack);
+            let bytes = encoded[slot].get_or_insert_with(|| {
+                let mut v = Val::map([
+                    ("action", Val::Int(MESSAGE)),
+                    ("channel", Val::str(channel)),
+                    ("channelSerial", Val::str(last.serial.to_string())),
+                    ("timestamp", Val::Int(last.timestamp)),
+                ]);
+                v.push("messages", Val::Arr(messages.iter().map(|m| message_val(m, subscriber.format)).collect()));
+                subscriber.format.encode(&v)
+            });
+            send_bytes(&subscriber.outbox, subscriber.format, bytes.clone()).is_ok()
+        });
+        if list.is_empty() {
+            self.subscribers.remove(channel);
+        }
+    }
+}
+
+fn send_bytes(outbox: &Outbox, format: Format, bytes: Vec<u8>) -> Result<(), crate::sandbox::ws::Gone> {
+    match format {
+        Format::Json => outbox.text(String::from_utf8(bytes).unwrap_or_default()),
+        Format::Msgpack => outbox.binary(bytes),
+    }
+}
+
+/// `GET /` with a WebSocket handshake: a realtime connection.
+pub(super) async fn connect(shared: Arc<Shared>, request: Request) -> Response {
+    let now = shared.clock.now_ms();
+    let query = match parse_query(request.uri().query().unwrap_or("")) {
+        Ok(query) => query,
+        Err(e) => return render(Format::Json, false, Err(e)),
+    };
+    let format = if query.get("format") == Some("msgpack") { Format::Msgpack } else { Format::Json };
+    let echo = query.get("echo") != Some("false");
+    let call = Call {
+        method: request.method().clone(),
+        path: request.uri().path().to_owned(),
+        segments: path_segments(request.uri().path()).unwrap_or_default(),
+        query,
+        headers: request.headers().clone(),
+        body: axum::body::Bytes::new(),
+        format,
+        now,
+    };
+    // Credentials are checked once the socket is open: Ably answers the handshake and then
+    // says why in an ERROR, which is what the SDKs read.
+    let caller = authenticate(&call).and_then(|caller| bind_client_id(caller, call.query.get("clientId")));
+    let sockets = shared.sockets.clone();
+    let session_shared = Arc::clone(&shared);
+    let accepted = sockets
+        .accept(request, move |socket| async move {
+            let mut connection = Connection::new(session_shared, socket.outbox(), format, echo);
+            connection.run(socket, caller).await;
+        })
+        .await;
+    match accepted {
+        Ok(response) => response,
+        Err(Refused::NotWebSocket(_, reason)) => render(
+            Format::Json,
+            false,
+            Err(AblyError::new(
+                400,
+                40000,
+                format!("Expected a WebSocket handshake at the realtime endpoint: {reason}"),
+            )),
+        ),
+        Err(Refused::TooMany) => render(
+            Format::Json,
+            false,
+            Err(AblyError::new(
+                StatusCode::TOO_MANY_REQUESTS.as_u16(),
+                42910,
+                "Connection limit exceeded: too many realtime connections open",
+            )),
+        ),
+    }
+}
+
+/// A `clientId` asked for in the query must be the credentials' (or the credentials any).
+fn bind_client_id(mut caller: Caller, asked: Option<&str>) -> Result<Caller, AblyError> {
+    let Some(asked) = asked.filter(|a| !a.is_empty()) else { return Ok(caller) };
+    match caller.client_id.as_deref() {
+        None => {
+            caller.client_id = Some(asked.to_owned());
+            Ok(caller)
+        }
+        Some(bound) if bound == asked => Ok(caller),
+        Some("*") => {
+            caller.client_id = Some(asked.to_owned());
+            Ok(caller)
+        }
+        Some(bound) => Err(AblyError::new(
+            400,
+            40102,
+            format!("Mismatched clientId: the connection asked for {asked:?}, the credentials are bound to {bound:?}"),
+        )),
+    }
+}
+
+/// One realtime connection.
+struct Connection {
+    shared: Arc<Shared>,
+    id: Arc<str>,
+    key: String,
+    outbox: Outbox,
+    format: Format,
+    echo: bool,
+    caller: Option<Caller>,
+}
+
+/// What a protocol message leaves the connection to do.
+enum Next {
+    Continue,
+    End,
+}
+
+impl Connection {
+    fn new(shared: Arc<Shared>, outbox: Outbox, format: Format, echo: bool) -> Connection {
+        let (id, key) = {
+            let mut state = shared.lock();
+            let id = state.next_connection_id();
+            let key = format!("{}!{id}", state.next_connection_id());
+            (id, key)
+        };
+        Connection { shared, id: Arc::from(id), key, outbox, format, echo, caller: None }
+    }
+
+    async fn run(&mut self, mut socket: Socket, caller: Result<Caller, AblyError>) {
+        match caller {
+            Ok(caller) => {
+                self.connected(&caller);
+                self.caller = Some(caller);
+            }
+            Err(error) => {
+                self.send(&error_message(&error, None));
+                self.outbox.close(1000, "");
+                return;
+            }
+        }
+        let mut heartbeat = tokio::time::interval(MAX_IDLE_INTERVAL);
+        heartbeat.reset();
+        loop {
+            let frame = tokio::select! {
+                frame = socket.next() => frame,
+                _ = heartbeat.tick() => {
+                    self.send(&Val::map([("action", Val::Int(HEARTBEAT))]));
+                    continue;
+                }
+            };
+            let Some(frame) = frame else { break };
+            heartbeat.reset();
+            let message = match frame {
+                Incoming::Text(text) => serde_json::from_str::<Val>(&text).ok(),
+                Incoming::Binary(bytes) => from_msgpack(&bytes).ok(),
+            };
+            let Some(message) = message.filter(Val::is_map) else {
+                let error = AblyError::new(400, 40000, "Invalid protocol message: not a JSON or MessagePack object");
+                self.send(&error_message(&error, None));
+                break;
+            };
+            if matches!(self.handle(&message), Next::End) {
+                break;
+            }
+        }
+        self.shared.lock().realtime.forget(&self.id);
+    }
+
+    fn connected(&self, caller: &Caller) {
+        let mut details = Val::map([
+            ("connectionKey", Val::str(&self.key)),
+            ("maxMessageSize", Val::Int(MAX_MESSAGE_SIZE)),
+            ("maxFrameSize", Val::Int(MAX_FRAME_SIZE as i64)),
+            ("maxInboundRate", Val::Int(50)),
+            ("maxOutboundRate", Val::Int(100)),
+            ("connectionStateTtl", Val::Int(CONNECTION_STATE_TTL_MS)),
+            ("maxIdleInterval", Val::Int(MAX_IDLE_INTERVAL.as_millis() as i64)),
+            ("serverId", Val::str("opsdeck-sandbox")),
+        ]);
+        if let Some(client) = &caller.client_id {
+            details.push("clientId", Val::str(client));
+        }
+        let mut message = Val::map([
+            ("action", Val::Int(CONNECTED)),
+            ("connectionId", Val::str(&*self.id)),
+            ("connectionKey", Val::str(&self.key)),
+        ]);
+        message.push("connectionDetails", details);
+        self.send(&message);
+    }
+
+    fn send(&self, message: &Val) {
+        // A socket gone or too slow ends itself; the read loop sees it next.
+        let _ = send_bytes(&self.outbox, self.format, self.format.encode(message));
+    }
+
+    fn handle(&mut self, message: &Val) -> Next {
+        let action = message.field("action").and_then(Val::as_i64);
+        let channel = message.field("channel").and_then(Val::as_str).map(str::to_owned);
+        match (action, channel) {
+            (Some(HEARTBEAT), _) => {
+                let mut reply = Val::map([("action", Val::Int(HEARTBEAT))]);
+                if let Some(id) = message.field("id") {
+                    reply.push("id", id.clone());
+                }
+                self.send(&reply);
+                Next::Continue
+            }
+            (Some(CLOSE), _) => {
+                self.send(&Val::map([("action", Val::Int(CLOSED))]));
+                self.outbox.close(1000, "");
+                Next::End
+            }
+            (Some(ATTACH), Some(channel)) => {
+                self.attach(&channel, message);
+                Next::Continue
+            }
+            (Some(DETACH), Some(channel)) => {
+                self.shared.lock().realtime.unsubscribe(&channel, &self.id);
+                self.send(&Val::map([("action", Val::Int(DETACHED)), ("channel", Val::Str(channel))]));
+                Next::Continue
+            }
+            (Some(MESSAGE), Some(channel)) => {
+                self.publish(&channel, message);
+                Next::Continue
+            }
+            (Some(action @ (ATTACH | DETACH | MESSAGE)), None) => {
+                let error =
+                    AblyError::new(400, 40000, format!("Invalid protocol message: action {action} needs a channel"));
+                self.send(&error_message(&error, None));
+                Next::End
+            }
+            (action, _) => {
+                let what = action.map_or_else(|| "no action".to_owned(), |a| format!("action {a}"));
+                let error = AblyError::new(400, 40000, format!("Invalid protocol message: {what} is not handled"));
+                self.send(&error_message(&error, None));
+                Next::End
+            }
+        }
+    }
+
+    fn attach(&mut self, channel: &str, message: &Val) {
+        let Some(caller) = &self.caller else { return };
+        if let Err(error) = super::routes::check_channel_name(channel) {
+            self.send(&error_message(&error, Some(channel)));
+            return;
+        }
+        let asked = message.field("flags").and_then(Val::as_i64).unwrap_or(0) & modes_mask();
+        let granted = MODES
+            .iter()
+            .filter(|(mode, op)| (asked == 0 || asked & mode != 0) && caller.capability.allows(channel, op))
+            .fold(0, |flags, (mode, _)| flags | mode);
+        if granted == 0 {
+            let error = super::capability::denied("subscribe", channel);
+            self.send(&error_message(&error, Some(channel)));
+            return;
+        }
+        let now = self.shared.clock.now_ms();
+        let mut state = self.shared.lock();
+        let serial = state.channel(channel, now).messages.last().map(|m| m.serial.to_string());
+        if granted & MODE_SUBSCRIBE != 0 {
+            let subscriber = Subscriber {
+                connection_id: Arc::clone(&self.id),
+                outbox: self.outbox.clone(),
+                format: self.format,
+                echo: self.echo,
+            };
+            state.realtime.subscribe(channel, subscriber);
+        }
+        drop(state);
+        let mut reply =
+            Val::map([("action", Val::Int(ATTACHED)), ("channel", Val::str(channel)), ("flags", Val::Int(granted))]);
+        if let Some(serial) = serial {
+            reply.push("channelSerial", Val::Str(serial));
+        }
+        self.send(&reply);
+    }
+
+    fn publish(&mut self, channel: &str, message: &Val) {
+        let Some(caller) = &self.caller else { return };
+        let serial = message.field("msgSerial").and_then(Val::as_i64).unwrap_or(0);
+        let nack = |error: &AblyError| {
+            let mut reply =
+                Val::map([("action", Val::Int(NACK)), ("msgSerial", Val::Int(serial)), ("count", Val::Int(1))]);
+            reply.push("error", error_val(error));
+            reply
+        };
+        let outcome = super::routes::check_channel_name(channel)
+            .and_then(|()| caller.require(channel, "publish"))
+            .and_then(|()| parse_messages(message.field("messages").unwrap_or(&Val::Null)))
+            .and_then(|messages| {
+                let origin = Origin { connection_id: self.id.to_string(), msg_serial: serial.max(0) as u64 };
+                let now = self.shared.clock.now_ms();
+                let mut state = self.shared.lock();
+                publish_locked(&mut state, channel, &messages, caller, now, Some(&origin))
+            });
+        match outcome {
+            Ok(_) => self.send(&Val::map([
+                ("action", Val::Int(ACK)),
+                ("msgSerial", Val::Int(serial)),
+                ("count", Val::Int(1)),
+            ])),
+            Err(error) => self.send(&nack(&error)),
+        }
+    }
+}
+
+fn modes_mask() -> i64 {
+    MODES.iter().fold(0, |flags, (mode, _)| flags | mode)
+}
+
+/// An ErrorInfo as protocol messages carry it.
+fn error_val(error: &AblyError) -> Val {
+    Val::map([
+        ("code", Val::Int(i64::from(error.code))),
+        ("statusCode", Val::Int(i64::from(error.status))),
+        ("message", Val::str(&error.message)),
+    ])
+}
+
+/// An ERROR protocol message: the connection's (it then closes) or one channel's.
+fn error_message(error: &AblyError, channel: Option<&str>) -> Val {
+    let mut message = Val::map([("action", Val::Int(ERROR))]);
+    if let Some(channel) = channel {
+        message.push("channel", Val::str(channel));
+    }
+    message.push("error", error_val(error));
+    message
+}

@@ -1,0 +1,238 @@
+//! WebSocket connections of the simulators (Ably realtime, and the other push protocols on the
+//! same layer): the upgrade and the limits every socket has, so a service's protocol module
+//! holds only its own rules. A socket's messages are bounded in size (tungstenite refuses a
+//! longer one and the socket ends); what the server sends waits in a bounded queue, and a client
+//! that lets it fill (it stopped reading) loses its socket instead of growing the server's
+//! memory; a write that makes no progress ends the socket like any other connection's
+//! (`serve.rs`'s stall guard is under the upgraded stream too); the number of open sockets per
+//! service is capped; and the sandbox stopping closes them all.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
+use axum::extract::{FromRequestParts, Request};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+use futures_util::stream::{SplitSink, SplitStream};
+use futures_util::{SinkExt, StreamExt};
+use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
+use tokio_util::sync::CancellationToken;
+
+/// What every socket of one service is held to.
+#[derive(Clone, Copy, Debug)]
+pub struct WsLimits {
+    /// The longest message (and frame) read from a client, in bytes.
+    pub max_message: usize,
+    /// Messages waiting to be sent to one client; past it the client is too slow and its socket
+    /// ends.
+    pub queue: usize,
+    /// Sockets open at once.
+    pub max_sockets: usize,
+    /// How long one write may make no progress before the socket ends.
+    pub write_stall: Duration,
+}
+
+/// The sockets of one service.
+#[derive(Clone)]
+pub struct Sockets {
+    limits: WsLimits,
+    open: Arc<Semaphore>,
+    stop: CancellationToken,
+}
+
+/// A message from the client: text or binary (pings, pongs and closes are the layer's).
+#[derive(Debug)]
+pub enum Incoming {
+    Text(String),
+    Binary(Bytes),
+}
+
+/// Why a socket could not be opened, for the service to answer in its own error shape.
+#[derive(Debug)]
+pub enum Refused {
+    /// Not a WebSocket handshake (the status and reason the handshake's check gives).
+    NotWebSocket(StatusCode, String),
+    /// The service has its most sockets open.
+    TooMany,
+}
+
+impl Sockets {
+    pub fn new(limits: WsLimits, stop: CancellationToken) -> Sockets {
+        Sockets { limits, open: Arc::new(Semaphore::new(limits.max_sockets)), stop }
+    }
+
+    /// Answers `request`'s handshake and runs `session` on the socket once it is open; or says
+    /// why it cannot, and sends nothing.
+    pub async fn accept<F, Fut>(&self, request: Request, session: F) -> Result<Response, Refused>
+    where
+        F: FnOnce(Socket) -> Fut + Send + 'static,
+        Fut: std::future::Future<Output = ()> + Send + 'static,
+    {
+        let (mut parts, _) = request.into_parts();
+        let upgrade = match WebSocketUpgrade::from_request_parts(&mut parts, &()).await {
+            Ok(upgrade) => upgrade,
+            Err(rejection) => {
+                let response = rejection.into_response();
+                let reason = axum::body::to_bytes(response.into_body(), 4096).await.unwrap_or_default();
+                let status = StatusCode::BAD_REQUEST;
+                return Err(Refused::NotWebSocket(status, String::from_utf8_lossy(&reason).into_owned()));
+            }
+        };
+        let permit = Arc::clone(&self.open).try_acquire_owned().map_err(|_| Refused::TooMany)?;
+        let (limits, stop) = (self.limits, self.stop.clone());
+        let upgrade = upgrade
+            .max_message_size(limits.max_message)
+            .max_frame_size(limits.max_message)
+            // What tungstenite itself buffers for writing: the queue above it is the bound.
+            .max_write_buffer_size(limits.max_message.saturating_mul(4).max(1 << 20));
+        Ok(upgrade.on_upgrade(move |socket| run(socket, limits, stop, permit, session)))
+    }
+}
+
+async fn run<F, Fut>(
+    socket: WebSocket,
+    limits: WsLimits,
+    stop: CancellationToken,
+    permit: OwnedSemaphorePermit,
+    session: F,
+) where
+    F: FnOnce(Socket) -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    let _permit = permit;
+    let (sink, stream) = socket.split();
+    let (sender, queue) = mpsc::channel(limits.queue.max(1));
+    let closing = stop.child_token();
+    let writer = tokio::spawn(write(sink, queue, closing.clone(), limits.write_stall));
+    let outbox = Outbox { sender, closing: closing.clone() };
+    session(Socket { stream, outbox: outbox.clone(), closing: closing.clone() }).await;
+    // The session is over: what it queued last (a close, an error) is sent, then the socket ends.
+    outbox.finish();
+    let _ = writer.await;
+}
+
+/// Sends what is queued, in order, until the socket ends.
+async fn write(
+    mut sink: SplitSink<WebSocket, Message>,
+    mut queue: mpsc::Receiver<Outgoing>,
+    closing: CancellationToken,
+    stall: Duration,
+) {
+    loop {
+        let next = tokio::select! {
+            biased;
+            next = queue.recv() => next,
+            () = closing.cancelled() => None,
+        };
+        let message = match next {
+            Some(Outgoing::Message(message)) => message,
+            Some(Outgoing::Close(code, reason)) => {
+                let frame = CloseFrame { code, reason: reason.into() };
+                let _ = tokio::time::timeout(stall, sink.send(Message::Close(Some(frame)))).await;
+                break;
+            }
+            Some(Outgoing::Finish) | None => break,
+        };
+        if !matches!(tokio::time::timeout(stall, sink.send(message)).await, Ok(Ok(()))) {
+            break;
+        }
+    }
+    closing.cancel();
+    let _ = tokio::time::timeout(stall, sink.close()).await;
+}
+
+enum Outgoing {
+    Message(Message),
+    /// Ends the socket with a close frame.
+    Close(u16, String),
+    /// Ends the socket once what is queued before it is sent.
+    Finish,
+}
+
+/// One open socket, as its session reads it.
+pub struct Socket {
+    stream: SplitStream<WebSocket>,
+    outbox: Outbox,
+    closing: CancellationToken,
+}
+
+impl Socket {
+    /// The client's next message; `None` once the socket is closed, broken, too slow to read
+    /// what it is sent, or the sandbox stops.
+    pub async fn next(&mut self) -> Option<Incoming> {
+        loop {
+            let frame = tokio::select! {
+                biased;
+                () = self.closing.cancelled() => return None,
+                frame = self.stream.next() => frame,
+            };
+            match frame {
+                Some(Ok(Message::Text(text))) => return Some(Incoming::Text(text.as_str().to_owned())),
+                Some(Ok(Message::Binary(bytes))) => return Some(Incoming::Binary(bytes)),
+                // tungstenite answers pings itself.
+                Some(Ok(Message::Ping(_) | Message::Pong(_))) => {}
+                Some(Ok(Message::Close(_)) | Err(_)) | None => return None,
+            }
+        }
+    }
+
+    /// Where to send this socket's messages from anywhere (another connection's publish).
+    pub fn outbox(&self) -> Outbox {
+        self.outbox.clone()
+    }
+
+    /// Resolves when the socket ends for any reason but the session's own return.
+    pub async fn closed(&self) {
+        self.closing.cancelled().await;
+    }
+}
+
+/// Sends to one socket without waiting: a message that does not fit the queue ends the socket.
+#[derive(Clone)]
+pub struct Outbox {
+    sender: mpsc::Sender<Outgoing>,
+    closing: CancellationToken,
+}
+
+/// The socket is gone, or was too slow and is going.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Gone;
+
+impl Outbox {
+    pub fn text(&self, text: String) -> Result<(), Gone> {
+        self.push(Outgoing::Message(Message::Text(text.into())))
+    }
+
+    pub fn binary(&self, bytes: Vec<u8>) -> Result<(), Gone> {
+        self.push(Outgoing::Message(Message::Binary(bytes.into())))
+    }
+
+    /// Ends the socket with a close frame after what is already queued.
+    pub fn close(&self, code: u16, reason: &str) {
+        let _ = self.push(Outgoing::Close(code, reason.to_owned()));
+    }
+
+    /// Whether the socket has ended.
+    pub fn is_gone(&self) -> bool {
+        self.closing.is_cancelled()
+    }
+
+    fn finish(&self) {
+        if self.sender.try_send(Outgoing::Finish).is_err() {
+            self.closing.cancel();
+        }
+    }
+
+    fn push(&self, message: Outgoing) -> Result<(), Gone> {
+        if self.closing.is_cancelled() {
+            return Err(Gone);
+        }
+        self.sender.try_send(message).map_err(|_| {
+            // Full: the client stopped reading; closed: the socket ended.
+            self.closing.cancel();
+            Gone
+        })
+    }
+}

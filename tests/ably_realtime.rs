@@ -1,0 +1,201 @@
+//! Ably realtime against the simulator over a real WebSocket: connecting with a key or a token,
+//! heartbeats, attaching, publishing and receiving across connections and to and from REST, a
+//! capability refusal, MessagePack, and closing.
+
+#![allow(clippy::unwrap_used, reason = "a test panics on failure")]
+
+use base64::Engine as _;
+use futures_util::{SinkExt, StreamExt};
+use opsdeck::catalog::Service;
+use opsdeck::sandbox::{self, credentials, Sandbox};
+use serde_json::{json, Value};
+use tokio_tungstenite::tungstenite::Message;
+
+type Ws = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+fn basic() -> String {
+    format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(credentials::ABLY_KEY))
+}
+
+async fn open(sandbox: &Sandbox, query: &str) -> Ws {
+    let base = sandbox.base_url(Service::Ably).replace("http://", "ws://");
+    let (ws, response) = tokio_tungstenite::connect_async(format!("{base}/?{query}")).await.unwrap();
+    assert_eq!(response.status(), 101);
+    ws
+}
+
+/// The next protocol message, JSON or MessagePack; `None` once the socket closes.
+async fn next(ws: &mut Ws) -> Option<Value> {
+    loop {
+        let frame =
+            tokio::time::timeout(std::time::Duration::from_secs(10), ws.next()).await.expect("a frame within 10 s");
+        match frame? {
+            Ok(Message::Text(text)) => return Some(serde_json::from_str(&text).unwrap()),
+            Ok(Message::Binary(bytes)) => return Some(rmp_serde::from_slice(&bytes).unwrap()),
+            Ok(Message::Close(_)) | Err(_) => return None,
+            Ok(_) => {}
+        }
+    }
+}
+
+/// The next protocol message with `action`, skipping heartbeats.
+async fn next_action(ws: &mut Ws, action: i64) -> Value {
+    loop {
+        let message = next(ws).await.expect("the socket is open");
+        if message["action"] == action {
+            return message;
+        }
+        assert_eq!(message["action"], 0, "expected action {action}, got {message}");
+    }
+}
+
+async fn send(ws: &mut Ws, message: Value) {
+    ws.send(Message::Text(message.to_string().into())).await.unwrap();
+}
+
+async fn connected(sandbox: &Sandbox, query: &str) -> (Ws, Value) {
+    let mut ws = open(sandbox, query).await;
+    let hello = next_action(&mut ws, 4).await;
+    (ws, hello)
+}
+
+fn key_query() -> String {
+    format!("key={}&format=json&v=3", credentials::ABLY_KEY)
+}
+
+#[tokio::test]
+async fn a_key_connects_and_heartbeats_answer_with_their_id() {
+    let sandbox = sandbox::start(0, 42).await.unwrap();
+    let (mut ws, hello) = connected(&sandbox, &format!("{}&clientId=ada", key_query())).await;
+    let details = &hello["connectionDetails"];
+    assert!(hello["connectionId"].as_str().is_some_and(|id| !id.is_empty()), "{hello}");
+    assert!(details["connectionKey"].as_str().unwrap().ends_with(hello["connectionId"].as_str().unwrap()));
+    assert_eq!(details["maxMessageSize"], 65536);
+    assert_eq!(details["clientId"], "ada");
+    assert!(details["connectionStateTtl"].as_i64().unwrap() > 0 && details["maxIdleInterval"].as_i64().unwrap() > 0);
+    send(&mut ws, json!({"action": 0, "id": "ping-1"})).await;
+    assert_eq!(next_action(&mut ws, 0).await["id"], "ping-1");
+    send(&mut ws, json!({"action": 7})).await;
+    assert_eq!(next_action(&mut ws, 8).await["action"], 8);
+    assert!(next(&mut ws).await.is_none(), "CLOSED ends the socket");
+}
+
+#[tokio::test]
+async fn a_wrong_key_is_told_why_then_the_socket_closes() {
+    let sandbox = sandbox::start(0, 42).await.unwrap();
+    let mut ws = open(&sandbox, &format!("key={}:wrong&format=json", credentials::ABLY_KEY_NAME)).await;
+    let error = next(&mut ws).await.unwrap();
+    assert_eq!((error["action"].as_i64(), error["error"]["code"].as_i64()), (Some(9), Some(40101)), "{error}");
+    assert!(next(&mut ws).await.is_none());
+}
+
+#[tokio::test]
+async fn messages_reach_other_connections_and_rest_both_ways() {
+    let sandbox = sandbox::start(0, 42).await.unwrap();
+    let rest = sandbox.base_url(Service::Ably);
+    let http = reqwest::Client::new();
+    let (mut reader, _) = connected(&sandbox, &key_query()).await;
+    let (mut writer, hello) = connected(&sandbox, &key_query()).await;
+    send(&mut reader, json!({"action": 10, "channel": "rt-room"})).await;
+    let attached = next_action(&mut reader, 11).await;
+    assert_eq!(attached["channel"], "rt-room");
+    assert_ne!(attached["flags"].as_i64().unwrap() & (1 << 18), 0, "subscribe granted: {attached}");
+
+    send(&mut writer, json!({"action": 15, "channel": "rt-room", "msgSerial": 0, "messages": [{"name": "greeting", "data": "hello"}]})).await;
+    let ack = next_action(&mut writer, 1).await;
+    assert_eq!((ack["msgSerial"].as_i64(), ack["count"].as_i64()), (Some(0), Some(1)));
+    let delivered = next_action(&mut reader, 15).await;
+    let message = &delivered["messages"][0];
+    let writer_id = hello["connectionId"].as_str().unwrap();
+    assert_eq!((message["name"].as_str(), message["data"].as_str()), (Some("greeting"), Some("hello")));
+    assert_eq!(message["connectionId"], writer_id);
+    assert_eq!(message["id"], format!("{writer_id}:0:0"));
+
+    // What a connection published is in the REST history.
+    let history: Value = http
+        .get(format!("{rest}/channels/rt-room/messages"))
+        .header("authorization", basic())
+        .send()
+        .await
+        .unwrap()
+        .bytes()
+        .await
+        .map(|b| serde_json::from_slice::<Value>(&b).unwrap())
+        .unwrap();
+    assert_eq!(history[0]["id"], message["id"], "{history}");
+    // And a REST publish reaches the subscriber.
+    let published = http
+        .post(format!("{rest}/channels/rt-room/messages"))
+        .header("authorization", basic())
+        .header("content-type", "application/json")
+        .body(json!({"name": "from-rest", "data": {"n": 1}}).to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(published.status(), 201);
+    let delivered = next_action(&mut reader, 15).await;
+    assert_eq!(delivered["messages"][0]["name"], "from-rest");
+
+    // Detached, the connection no longer receives the channel.
+    send(&mut reader, json!({"action": 12, "channel": "rt-room"})).await;
+    assert_eq!(next_action(&mut reader, 13).await["channel"], "rt-room");
+    send(&mut writer, json!({"action": 15, "channel": "rt-room", "msgSerial": 1, "messages": [{"data": "unseen"}]}))
+        .await;
+    next_action(&mut writer, 1).await;
+    send(&mut reader, json!({"action": 0, "id": "after"})).await;
+    assert_eq!(next_action(&mut reader, 0).await["id"], "after", "no MESSAGE came before the heartbeat");
+}
+
+#[tokio::test]
+async fn a_subscribe_only_token_is_refused_a_publish_with_nack_40160() {
+    let sandbox = sandbox::start(0, 42).await.unwrap();
+    let rest = sandbox.base_url(Service::Ably);
+    let capability = json!({"watch": ["subscribe"]}).to_string();
+    let details: Value = reqwest::Client::new()
+        .post(format!("{rest}/keys/{}/requestToken", credentials::ABLY_KEY_NAME))
+        .header("authorization", basic())
+        .header("content-type", "application/json")
+        .body(json!({"keyName": credentials::ABLY_KEY_NAME, "capability": capability}).to_string())
+        .send()
+        .await
+        .unwrap()
+        .bytes()
+        .await
+        .map(|b| serde_json::from_slice::<Value>(&b).unwrap())
+        .unwrap();
+    let token = details["token"].as_str().unwrap();
+    let (mut ws, _) = connected(&sandbox, &format!("access_token={token}&format=json")).await;
+    send(&mut ws, json!({"action": 10, "channel": "watch"})).await;
+    let attached = next_action(&mut ws, 11).await;
+    assert_eq!(attached["flags"].as_i64().unwrap() & (1 << 17), 0, "no publish mode: {attached}");
+    send(&mut ws, json!({"action": 15, "channel": "watch", "msgSerial": 0, "messages": [{"data": "x"}]})).await;
+    let nack = next_action(&mut ws, 2).await;
+    assert_eq!((nack["msgSerial"].as_i64(), nack["error"]["code"].as_i64()), (Some(0), Some(40160)), "{nack}");
+    // A channel outside the capability cannot be attached at all.
+    send(&mut ws, json!({"action": 10, "channel": "elsewhere"})).await;
+    let error = next_action(&mut ws, 9).await;
+    assert_eq!((error["channel"].as_str(), error["error"]["code"].as_i64()), (Some("elsewhere"), Some(40160)));
+}
+
+#[tokio::test]
+async fn msgpack_connections_get_binary_frames() {
+    let sandbox = sandbox::start(0, 42).await.unwrap();
+    let mut ws = open(&sandbox, &format!("key={}&format=msgpack", credentials::ABLY_KEY)).await;
+    let frame = tokio::time::timeout(std::time::Duration::from_secs(10), ws.next()).await.unwrap().unwrap().unwrap();
+    let Message::Binary(bytes) = frame else { panic!("a binary frame, not {frame:?}") };
+    let hello: Value = rmp_serde::from_slice(&bytes).unwrap();
+    assert_eq!(hello["action"], 4);
+    let attach = rmp_serde::to_vec_named(&json!({"action": 10, "channel": "packed"})).unwrap();
+    ws.send(Message::Binary(attach.into())).await.unwrap();
+    assert_eq!(next_action(&mut ws, 11).await["channel"], "packed");
+}
+
+#[tokio::test]
+async fn a_plain_get_of_the_realtime_root_is_refused_in_ablys_shape() {
+    let sandbox = sandbox::start(0, 42).await.unwrap();
+    let response =
+        reqwest::get(format!("{}/?key={}", sandbox.base_url(Service::Ably), credentials::ABLY_KEY)).await.unwrap();
+    assert_eq!(response.status(), 400);
+    let body: Value = serde_json::from_slice(&response.bytes().await.unwrap()).unwrap();
+    assert_eq!(body["error"]["code"], 40000, "{body}");
+}
