@@ -94,6 +94,81 @@ class Suite {
     await this.checkBatchPublish(rest);
     await this.checkStats(rest);
     await this.checkWrongKey();
+    await this.checkRealtime(rest);
+  }
+
+  realtime(options = {}) {
+    const opts = {
+      restHost: this.host,
+      realtimeHost: this.host,
+      port: this.port,
+      tls: false,
+      useBinaryProtocol: this.binary,
+      transports: ['web_socket'],
+      logLevel: 0,
+      ...options,
+    };
+    if (!('token' in opts) && !('key' in opts)) opts.key = this.key;
+    return new this.Ably.Realtime(opts);
+  }
+
+  /// Resolves with the next message `channel` receives (bounded).
+  nextMessage(channel, what) {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new CheckFailed(`${what}: no message within 10 s`)), 10000);
+      const listener = (message) => {
+        clearTimeout(timer);
+        channel.unsubscribe(listener);
+        resolve(message);
+      };
+      channel.subscribe(listener).catch(reject);
+    });
+  }
+
+  async checkRealtime(rest) {
+    const reader = this.realtime();
+    const writer = this.realtime({ clientId: `rt-js-${this.runId}` });
+    try {
+      await Promise.all([reader.connection.once('connected'), writer.connection.once('connected')]);
+      expect(reader.connection.id && reader.connection.key, `connection details: ${show(reader.connection.id)}`);
+      this.ok('Realtime connects with the key over a WebSocket', reader.connection.id);
+
+      const name = this.channelName('realtime');
+      const incoming = reader.channels.get(name);
+      await incoming.attach();
+      expect(incoming.state === 'attached', `channel state ${incoming.state}`);
+      const arriving = this.nextMessage(incoming, 'a message published on another connection');
+      await writer.channels.get(name).publish('rt', { n: 1, text: 'héllo' });
+      const message = await arriving;
+      expect(message.name === 'rt' && isDeepStrictEqual(message.data, { n: 1, text: 'héllo' }),
+        `received: ${show([message.name, message.data])}`);
+      expect(message.connectionId === writer.connection.id, `connectionId ${show(message.connectionId)}`);
+      expect(message.clientId === `rt-js-${this.runId}`, `clientId ${show(message.clientId)}`);
+      this.ok('a message published on one connection arrives on another');
+
+      const fromRest = this.nextMessage(incoming, 'a message published over REST');
+      await rest.channels.get(name).publish('from-rest', 'r');
+      expect((await fromRest).name === 'from-rest', 'the REST message');
+      const page = await rest.channels.get(name).history();
+      const names = page.items.map((m) => m.name);
+      expect(isDeepStrictEqual(names, ['from-rest', 'rt']), `REST history: ${show(names)}`);
+      this.ok('REST publishes reach realtime subscribers; realtime publishes are in the REST history');
+
+      const limited = await rest.auth.requestToken({ capability: { [name]: ['subscribe'] } });
+      const watcher = this.realtime({ token: limited.token });
+      try {
+        await watcher.connection.once('connected');
+        const watched = watcher.channels.get(name);
+        await watched.attach();
+        await this.expectError(watched.publish('nope', 'x'), 40160, 401, 'realtime publish with a subscribe-only token');
+        this.ok('a token connects; its capability refuses a publish with 40160');
+      } finally {
+        watcher.close();
+      }
+    } finally {
+      reader.close();
+      writer.close();
+    }
   }
 
   async checkTime(rest) {
