@@ -93,6 +93,69 @@ class Suite:
         await self.check_batch_publish(rest)
         await self.check_stats(rest)
         await self.check_wrong_key()
+        await self.check_realtime(rest)
+
+    def realtime(self, **options):
+        from ably import AblyRealtime
+        # ably-python's WebSocket URL is the host alone (it leaves the port to REST), so the
+        # sandbox's port goes into the host.
+        opts = dict(realtime_host=f"{self.host}:{self.port}", port=self.port, tls=False, fallback_hosts=[],
+                    use_binary_protocol=self.binary)
+        if "token" not in options:
+            opts["key"] = self.key
+        opts.update(options)
+        return AblyRealtime(**opts)
+
+    async def connected(self, client):
+        state = client.connection.state
+        if getattr(state, "value", state) != "connected":
+            await asyncio.wait_for(client.connection.once_async("connected"), 10)
+
+    async def check_realtime(self, rest):
+        client_id = f"rt-py-{self.run_id}"
+        reader, writer = self.realtime(), self.realtime(client_id=client_id)
+        watcher = None
+        try:
+            await self.connected(reader)
+            await self.connected(writer)
+            details = reader.connection.connection_details
+            self.expect(details and details.connection_key, f"connection details: {details!r}")
+            round_trip = await asyncio.wait_for(reader.connection.ping(), 10)
+            self.ok("AblyRealtime connects with the key over a WebSocket and answers ping()", f"{round_trip:.1f} ms")
+
+            name = self.channel_name("realtime")
+            incoming = reader.channels.get(name)
+            received = asyncio.Queue()
+            await asyncio.wait_for(incoming.subscribe(received.put_nowait), 10)
+            await asyncio.wait_for(writer.channels.get(name).publish("rt", {"n": 1, "text": "héllo"}), 10)
+            message = await asyncio.wait_for(received.get(), 10)
+            self.expect(message.name == "rt" and message.data == {"n": 1, "text": "héllo"},
+                        f"received {message.name!r} {message.data!r}")
+            self.expect(isinstance(message.connection_id, str) and message.connection_id,
+                        f"connection_id {message.connection_id!r}")
+            self.expect(message.client_id == client_id, f"client_id {message.client_id!r}")
+            self.ok("a message published on one connection arrives on another")
+
+            await rest.channels.get(name).publish("from-rest", "r")
+            from_rest = await asyncio.wait_for(received.get(), 10)
+            self.expect(from_rest.name == "from-rest", f"the REST message: {from_rest.name!r}")
+            page = await rest.channels.get(name).history()
+            names = [m.name for m in page.items]
+            self.expect(names == ["from-rest", "rt"], f"REST history: {names!r}")
+            self.ok("REST publishes reach realtime subscribers; realtime publishes are in the REST history")
+
+            limited = await rest.auth.request_token(token_params={"capability": {name: ["subscribe"]}})
+            watcher = self.realtime(token=limited.token)
+            await self.connected(watcher)
+            watched = watcher.channels.get(name)
+            await asyncio.wait_for(watched.attach(), 10)
+            await self.expect_error(asyncio.wait_for(watched.publish("nope", "x"), 10), 40160, 401,
+                                    "realtime publish with a subscribe-only token")
+            self.ok("a token connects; its capability refuses a publish with 40160")
+        finally:
+            for client in (reader, writer, watcher):
+                if client is not None:
+                    await client.close()
 
     async def check_time(self, rest):
         t = await rest.time()

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Smoke tests of the official SDKs against `opsdeck sandbox`: Ably (PyPI `ably` 3.x, npm `ably` 2.x,
-# in MessagePack and JSON modes), AvaTax (PyPI `avalara`, npm `avatax`), TaxJar (PyPI `taxjar` 2.x,
+# in MessagePack and JSON modes, REST and the realtime WebSocket), AvaTax (PyPI `avalara`, npm `avatax`), TaxJar (PyPI `taxjar` 2.x,
 # npm `taxjar` 5.x), Mailgun (PyPI `mailgun` 1.x, npm `mailgun.js` 14 with `form-data`; both the
 # US and the EU listener), EasyPost (PyPI `easypost` 10.x, npm `@easypost/api` 8; label files
 # fetched over HTTP, batches waited for at the sandbox's real speed, webhooks received on loopback)
