@@ -199,3 +199,52 @@ async fn a_plain_get_of_the_realtime_root_is_refused_in_ablys_shape() {
     let body: Value = serde_json::from_slice(&response.bytes().await.unwrap()).unwrap();
     assert_eq!(body["error"]["code"], 40000, "{body}");
 }
+
+/// A web page's socket (a browser sends its `Origin`) is refused before it opens, as a page's
+/// HTTP request is: no site can drive the simulator through a visitor's browser.
+#[tokio::test]
+async fn a_web_pages_socket_is_refused_before_it_opens() {
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
+    let sandbox = sandbox::start(0, 42).await.unwrap();
+    let base = sandbox.base_url(Service::Ably).replace("http://", "ws://");
+    let mut request = format!("{base}/?{}", key_query()).into_client_request().unwrap();
+    request.headers_mut().insert("origin", "https://evil.example".parse().unwrap());
+    let error = tokio_tungstenite::connect_async(request).await.unwrap_err();
+    let tokio_tungstenite::tungstenite::Error::Http(response) = error else { panic!("refused over HTTP: {error}") };
+    assert_eq!(response.status(), 403);
+}
+
+/// A subscriber that stops reading is disconnected once what waits for it passes its budget
+/// (4 MiB in the simulator, whatever the kernel's buffers hold besides), instead of the sandbox
+/// holding every message published meanwhile.
+#[tokio::test]
+async fn a_subscriber_that_stops_reading_is_disconnected_not_buffered() {
+    let sandbox = sandbox::start(0, 42).await.unwrap();
+    let rest = sandbox.base_url(Service::Ably);
+    let http = reqwest::Client::new();
+    let (mut stalled, _) = connected(&sandbox, &key_query()).await;
+    send(&mut stalled, json!({"action": 10, "channel": "firehose"})).await;
+    next_action(&mut stalled, 11).await;
+    // 40 MB published while the subscriber reads nothing: far past its budget and any buffers.
+    let data = "x".repeat(60_000);
+    const PUBLISHES: usize = 680;
+    for _ in 0..PUBLISHES {
+        let response = http
+            .post(format!("{rest}/channels/firehose/messages"))
+            .header("authorization", basic())
+            .header("content-type", "application/json")
+            .body(json!({"data": data}).to_string())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 201, "publishing never waits on a slow subscriber");
+    }
+    // Reading again: what was already on its way arrives, then the socket ends.
+    let mut received = 0;
+    while let Some(message) = next(&mut stalled).await {
+        if message["action"] == 15 {
+            received += 1;
+        }
+    }
+    assert!(received < PUBLISHES, "the socket ended after {received} of {PUBLISHES} messages");
+}

@@ -7,6 +7,7 @@
 //! (`serve.rs`'s stall guard is under the upgraded stream too); the number of open sockets per
 //! service is capped; and the sandbox stopping closes them all.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -25,9 +26,9 @@ use tokio_util::sync::CancellationToken;
 pub struct WsLimits {
     /// The longest message (and frame) read from a client, in bytes.
     pub max_message: usize,
-    /// Messages waiting to be sent to one client; past it the client is too slow and its socket
-    /// ends.
-    pub queue: usize,
+    /// Bytes of messages waiting to be sent to one client; past it the client is too slow and
+    /// its socket ends.
+    pub queue_bytes: usize,
     /// Sockets open at once.
     pub max_sockets: usize,
     /// How long one write may make no progress before the socket ends.
@@ -103,10 +104,12 @@ async fn run<F, Fut>(
 {
     let _permit = permit;
     let (sink, stream) = socket.split();
-    let (sender, queue) = mpsc::channel(limits.queue.max(1));
+    // The byte budget bounds the queue; the channel's own bound only has to be above it.
+    let (sender, queue) = mpsc::unbounded_channel();
     let closing = stop.child_token();
-    let writer = tokio::spawn(write(sink, queue, closing.clone(), limits.write_stall));
-    let outbox = Outbox { sender, closing: closing.clone() };
+    let queued = Arc::new(AtomicUsize::new(0));
+    let writer = tokio::spawn(write(sink, queue, closing.clone(), Arc::clone(&queued), limits.write_stall));
+    let outbox = Outbox { sender, closing: closing.clone(), queued, budget: limits.queue_bytes };
     session(Socket { stream, outbox: outbox.clone(), closing: closing.clone() }).await;
     // The session is over: what it queued last (a close, an error) is sent, then the socket ends.
     outbox.finish();
@@ -116,15 +119,17 @@ async fn run<F, Fut>(
 /// Sends what is queued, in order, until the socket ends.
 async fn write(
     mut sink: SplitSink<WebSocket, Message>,
-    mut queue: mpsc::Receiver<Outgoing>,
+    mut queue: mpsc::UnboundedReceiver<Outgoing>,
     closing: CancellationToken,
+    queued: Arc<AtomicUsize>,
     stall: Duration,
 ) {
     loop {
+        // The socket ending (too slow, the sandbox stopping) wins over what is still queued.
         let next = tokio::select! {
             biased;
-            next = queue.recv() => next,
             () = closing.cancelled() => None,
+            next = queue.recv() => next,
         };
         let message = match next {
             Some(Outgoing::Message(message)) => message,
@@ -133,14 +138,34 @@ async fn write(
                 let _ = tokio::time::timeout(stall, sink.send(Message::Close(Some(frame)))).await;
                 break;
             }
-            Some(Outgoing::Finish) | None => break,
+            Some(Outgoing::Finish) => {
+                let _ = tokio::time::timeout(stall, sink.close()).await;
+                break;
+            }
+            // Ended from outside: the connection is dropped, not closed politely to a client
+            // that may not be reading.
+            None => break,
         };
-        if !matches!(tokio::time::timeout(stall, sink.send(message)).await, Ok(Ok(()))) {
+        let size = message_size(&message);
+        let sent = tokio::select! {
+            biased;
+            () = closing.cancelled() => None,
+            sent = tokio::time::timeout(stall, sink.send(message)) => Some(sent),
+        };
+        queued.fetch_sub(size, Ordering::AcqRel);
+        if !matches!(sent, Some(Ok(Ok(())))) {
             break;
         }
     }
     closing.cancel();
-    let _ = tokio::time::timeout(stall, sink.close()).await;
+}
+
+fn message_size(message: &Message) -> usize {
+    match message {
+        Message::Text(text) => text.len(),
+        Message::Binary(bytes) => bytes.len(),
+        _ => 0,
+    }
 }
 
 enum Outgoing {
@@ -189,11 +214,15 @@ impl Socket {
     }
 }
 
-/// Sends to one socket without waiting: a message that does not fit the queue ends the socket.
+/// Sends to one socket without waiting: a message that does not fit the queue's byte budget
+/// ends the socket.
 #[derive(Clone)]
 pub struct Outbox {
-    sender: mpsc::Sender<Outgoing>,
+    sender: mpsc::UnboundedSender<Outgoing>,
     closing: CancellationToken,
+    /// Bytes queued and not yet written.
+    queued: Arc<AtomicUsize>,
+    budget: usize,
 }
 
 /// The socket is gone, or was too slow and is going.
@@ -220,7 +249,7 @@ impl Outbox {
     }
 
     fn finish(&self) {
-        if self.sender.try_send(Outgoing::Finish).is_err() {
+        if self.sender.send(Outgoing::Finish).is_err() {
             self.closing.cancel();
         }
     }
@@ -229,8 +258,18 @@ impl Outbox {
         if self.closing.is_cancelled() {
             return Err(Gone);
         }
-        self.sender.try_send(message).map_err(|_| {
-            // Full: the client stopped reading; closed: the socket ended.
+        let size = match &message {
+            Outgoing::Message(message) => message_size(message),
+            _ => 0,
+        };
+        // Past the budget the client has stopped reading (or reads slower than it is sent to):
+        // its socket ends rather than the sandbox holding more for it.
+        if self.queued.fetch_add(size, Ordering::AcqRel).saturating_add(size) > self.budget {
+            self.queued.fetch_sub(size, Ordering::AcqRel);
+            self.closing.cancel();
+            return Err(Gone);
+        }
+        self.sender.send(message).map_err(|_| {
             self.closing.cancel();
             Gone
         })

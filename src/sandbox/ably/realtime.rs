@@ -59,8 +59,12 @@ const CONNECTION_STATE_TTL_MS: i64 = 120_000;
 pub(super) const MAX_IDLE_INTERVAL: Duration = Duration::from_secs(15);
 
 /// The socket limits of the Ably simulator.
-pub(super) const LIMITS: WsLimits =
-    WsLimits { max_message: MAX_FRAME_SIZE, queue: 1024, max_sockets: 2048, write_stall: Duration::from_secs(30) };
+pub(super) const LIMITS: WsLimits = WsLimits {
+    max_message: MAX_FRAME_SIZE,
+    queue_bytes: 4 << 20,
+    max_sockets: 2048,
+    write_stall: Duration::from_secs(30),
+};
 
 /// Who is subscribed to which channel, across connections; kept in the state, so a publish from
 /// anywhere reaches them while the state lock is held and deliveries keep the channel's order.
