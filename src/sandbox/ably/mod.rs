@@ -8,6 +8,7 @@
 
 mod auth;
 mod capability;
+mod hub;
 mod paging;
 mod push;
 mod realtime;
@@ -31,6 +32,7 @@ use axum::routing::{get, post};
 use axum::Router;
 
 use self::auth::NonceBook;
+use self::hub::Hub;
 pub use self::state::PushDelivery;
 use self::state::State;
 use self::stats::m;
@@ -64,6 +66,7 @@ impl AblySimulator {
                 state: Mutex::new(seed::seeded_state(seed, anchor)),
                 nonces: Mutex::new(NonceBook::default()),
                 sockets: Sockets::new(realtime::LIMITS, platform.stop.clone()),
+                hub: Mutex::new(Hub::default()),
             }),
         }
     }
@@ -91,7 +94,8 @@ impl Simulator for AblySimulator {
     fn reset(&self) {
         let mut fresh = seed::seeded_state(self.shared.seed, self.shared.anchor);
         let mut state = self.shared.lock();
-        fresh.realtime = std::mem::take(&mut state.realtime);
+        // Live realtime connections stay (their subscriptions are the hub's), with ids that
+        // stay distinct from theirs.
         fresh.connection_counter = state.connection_counter;
         *state = fresh;
     }
@@ -112,12 +116,19 @@ struct Shared {
     nonces: Mutex<NonceBook>,
     /// The realtime connections' sockets.
     sockets: Sockets,
+    /// Their subscriptions: taken after `state` when both are held.
+    hub: Mutex<Hub>,
 }
 
 impl Shared {
     /// The state lock; a panic elsewhere must not take the simulator down with it.
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The realtime subscriptions; with the state's lock, taken after it.
+    fn hub(&self) -> MutexGuard<'_, Hub> {
+        self.hub.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 

@@ -10,7 +10,6 @@
 //! ACK 1, NACK 2, CONNECT 3, CONNECTED 4, DISCONNECT 5, DISCONNECTED 6, CLOSE 7, CLOSED 8, ERROR
 //! 9, ATTACH 10, ATTACHED 11, DETACH 12, DETACHED 13, PRESENCE 14, MESSAGE 15, SYNC 16, AUTH 17.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -20,24 +19,14 @@ use axum::response::Response;
 
 use super::auth::authenticate;
 use super::capability::Caller;
-use super::routes::{message_val, parse_messages, publish_locked, Origin};
-use super::state::Message;
+use super::hub::{
+    send_bytes, Subscriber, ACK, ATTACH, ATTACHED, CLOSE, CLOSED, CONNECTED, DETACH, DETACHED, ERROR, HEARTBEAT,
+    MESSAGE, NACK,
+};
+use super::routes::{parse_messages, publish_locked, Origin};
 use super::wire::{from_msgpack, parse_query, AblyError, Format, Val};
 use super::{path_segments, render, Call, Shared};
 use crate::sandbox::ws::{Incoming, Outbox, Refused, Socket, WsLimits};
-
-pub(super) const HEARTBEAT: i64 = 0;
-pub(super) const ACK: i64 = 1;
-pub(super) const NACK: i64 = 2;
-pub(super) const CONNECTED: i64 = 4;
-pub(super) const CLOSE: i64 = 7;
-pub(super) const CLOSED: i64 = 8;
-pub(super) const ERROR: i64 = 9;
-pub(super) const ATTACH: i64 = 10;
-pub(super) const ATTACHED: i64 = 11;
-pub(super) const DETACH: i64 = 12;
-pub(super) const DETACHED: i64 = 13;
-pub(super) const MESSAGE: i64 = 15;
 
 /// The channel modes of ATTACH and ATTACHED `flags`.
 pub(super) const MODE_PRESENCE: i64 = 1 << 16;
@@ -65,87 +54,6 @@ pub(super) const LIMITS: WsLimits = WsLimits {
     max_sockets: 2048,
     write_stall: Duration::from_secs(30),
 };
-
-/// Who is subscribed to which channel, across connections; kept in the state, so a publish from
-/// anywhere reaches them while the state lock is held and deliveries keep the channel's order.
-#[derive(Default)]
-pub(super) struct Hub {
-    subscribers: HashMap<String, Vec<Subscriber>>,
-}
-
-impl std::fmt::Debug for Hub {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_map().entries(self.subscribers.iter().map(|(name, subs)| (name, subs.len()))).finish()
-    }
-}
-
-#[derive(Clone)]
-struct Subscriber {
-    connection_id: Arc<str>,
-    outbox: Outbox,
-    format: Format,
-    /// Whether the connection receives its own messages (`echo=false` says not).
-    echo: bool,
-}
-
-impl Hub {
-    fn subscribe(&mut self, channel: &str, subscriber: Subscriber) {
-        let list = self.subscribers.entry(channel.to_owned()).or_default();
-        list.retain(|s| s.connection_id != subscriber.connection_id);
-        list.push(subscriber);
-    }
-
-    fn unsubscribe(&mut self, channel: &str, connection_id: &str) {
-        if let Some(list) = self.subscribers.get_mut(channel) {
-            list.retain(|s| &*s.connection_id != connection_id);
-            if list.is_empty() {
-                self.subscribers.remove(channel);
-            }
-        }
-    }
-
-    fn forget(&mut self, connection_id: &str) {
-        self.subscribers.retain(|_, list| {
-            list.retain(|s| &*s.connection_id != connection_id);
-            !list.is_empty()
-        });
-    }
-
-    /// Sends messages just published on `channel` to its subscribers, as one MESSAGE each; a
-    /// subscriber whose socket is gone (or too slow to keep) is dropped.
-    pub(super) fn deliver(&mut self, channel: &str, messages: &[Arc<Message>], from: Option<&str>) {
-        let Some(list) = self.subscribers.get_mut(channel) else { return };
-        let Some(last) = messages.last() else { return };
-        let mut encoded: [Option<Vec<u8>>; 2] = [None, None];
-        list.retain(|subscriber| {
-            if !subscriber.echo && from == Some(&*subscriber.connection_id) {
-                return true;
-            }
-            let slot = usize::from(subscriber.format == Format::Msgpack);
-            let bytes = encoded[slot].get_or_insert_with(|| {
-                let mut v = Val::map([
-                    ("action", Val::Int(MESSAGE)),
-                    ("channel", Val::str(channel)),
-                    ("channelSerial", Val::str(last.serial.to_string())),
-                    ("timestamp", Val::Int(last.timestamp)),
-                ]);
-                v.push("messages", Val::Arr(messages.iter().map(|m| message_val(m, subscriber.format)).collect()));
-                subscriber.format.encode(&v)
-            });
-            send_bytes(&subscriber.outbox, subscriber.format, bytes.clone()).is_ok()
-        });
-        if list.is_empty() {
-            self.subscribers.remove(channel);
-        }
-    }
-}
-
-fn send_bytes(outbox: &Outbox, format: Format, bytes: Vec<u8>) -> Result<(), crate::sandbox::ws::Gone> {
-    match format {
-        Format::Json => outbox.text(String::from_utf8(bytes).unwrap_or_default()),
-        Format::Msgpack => outbox.binary(bytes),
-    }
-}
 
 /// `GET /` with a WebSocket handshake: a realtime connection.
 pub(super) async fn connect(shared: Arc<Shared>, request: Request) -> Response {
@@ -286,7 +194,7 @@ impl Connection {
                 break;
             }
         }
-        self.shared.lock().realtime.forget(&self.id);
+        self.shared.hub().forget(&self.id);
     }
 
     fn connected(&self, caller: &Caller) {
@@ -339,7 +247,7 @@ impl Connection {
                 Next::Continue
             }
             (Some(DETACH), Some(channel)) => {
-                self.shared.lock().realtime.unsubscribe(&channel, &self.id);
+                self.shared.hub().unsubscribe(&channel, &self.id);
                 self.send(&Val::map([("action", Val::Int(DETACHED)), ("channel", Val::Str(channel))]));
                 Next::Continue
             }
@@ -388,15 +296,17 @@ impl Connection {
                 format: self.format,
                 echo: self.echo,
             };
-            state.realtime.subscribe(channel, subscriber);
+            self.shared.hub().subscribe(channel, subscriber);
         }
-        drop(state);
         let mut reply =
             Val::map([("action", Val::Int(ATTACHED)), ("channel", Val::str(channel)), ("flags", Val::Int(granted))]);
         if let Some(serial) = serial {
             reply.push("channelSerial", Val::Str(serial));
         }
         self.send(&reply);
+        // ATTACHED goes out before any message published after the subscription: both are sent
+        // under the state lock.
+        drop(state);
     }
 
     fn publish(&mut self, channel: &str, message: &Val) {
@@ -415,7 +325,7 @@ impl Connection {
                 let origin = Origin { connection_id: self.id.to_string(), msg_serial: serial.max(0) as u64 };
                 let now = self.shared.clock.now_ms();
                 let mut state = self.shared.lock();
-                publish_locked(&mut state, channel, &messages, caller, now, Some(&origin))
+                publish_locked(&mut state, &mut self.shared.hub(), channel, &messages, caller, now, Some(&origin))
             });
         match outcome {
             Ok(_) => self.send(&Val::map([

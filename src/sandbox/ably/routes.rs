@@ -10,6 +10,7 @@ use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 
 use super::capability::Caller;
+use super::hub::{self, Hub};
 use super::paging::{self, Direction};
 use super::state::{Channel, Message, MessageBody, Presence, PushDelivery, State};
 use super::stats::{self, m, Unit};
@@ -485,7 +486,7 @@ pub(super) fn publish(shared: &Shared, call: &Call, caller: &Caller) -> Result<R
         parse_messages(&call.body()?)?
     };
     let mut state = shared.lock();
-    let result = publish_locked(&mut state, &name, &messages, caller, call.now, None)?;
+    let result = publish_locked(&mut state, &mut shared.hub(), &name, &messages, caller, call.now, None)?;
     Ok(Reply::created(result))
 }
 
@@ -514,6 +515,7 @@ pub(super) struct Origin {
 /// `{channel, messageId, serials}`.
 pub(super) fn publish_locked(
     state: &mut State,
+    hub: &mut Hub,
     name: &str,
     messages: &[NewMessage],
     caller: &Caller,
@@ -596,7 +598,13 @@ pub(super) fn publish_locked(
             }
         }
     }
-    state.realtime.deliver(name, &published, origin.map(|o| o.connection_id.as_str()));
+    if let Some(last) = published.last() {
+        let (serial, timestamp) = (last.serial.to_string(), last.timestamp);
+        hub.deliver(name, origin.map(|o| o.connection_id.as_str()), |format| {
+            let messages = published.iter().map(|m| message_val(m, format)).collect();
+            hub::message_frame(name, serial.clone(), timestamp, messages, format)
+        });
+    }
     for title in pushes {
         let delivered = push_targets.len() as u64;
         let minute = state.stats.minute(now);
@@ -684,7 +692,7 @@ pub(super) fn batch_publish(shared: &Shared, call: &Call, caller: &Caller) -> Re
             // A channel outside the capability fails alone, like the real service reports it.
             let outcome = check_channel_name(name)
                 .and_then(|()| caller.require(name, "publish"))
-                .and_then(|()| publish_locked(&mut state, name, messages, caller, call.now, None));
+                .and_then(|()| publish_locked(&mut state, &mut shared.hub(), name, messages, caller, call.now, None));
             match outcome {
                 Ok(v) => {
                     ok += 1;

@@ -335,9 +335,6 @@ pub(super) struct State {
     pub(super) seed: u64,
     /// Counts update tokens handed out, so each is distinct.
     pub(super) token_counter: u64,
-    /// The realtime connections' subscriptions, which every publish delivers to. Live
-    /// connections outlast a reset: it is carried into the fresh state.
-    pub(super) realtime: super::realtime::Hub,
     /// Counts realtime connections opened, for their ids.
     pub(super) connection_counter: u64,
 }

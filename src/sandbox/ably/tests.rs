@@ -1216,7 +1216,8 @@ fn serials_stay_unique_when_publishes_reach_the_lock_out_of_clock_order() {
     let mut state = sim.shared.lock();
     let mut serials = Vec::new();
     for (channel, now) in [("late", 2_000_000_000_200), ("early", 2_000_000_000_100), ("late", 2_000_000_000_100)] {
-        let result = super::routes::publish_locked(&mut state, channel, &one, &key, now, None).expect("published");
+        let result = super::routes::publish_locked(&mut state, &mut sim.shared.hub(), channel, &one, &key, now, None)
+            .expect("published");
         if channel == "late" {
             serials.push(result.field("serials").expect("serials").clone());
         }
