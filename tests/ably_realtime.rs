@@ -248,3 +248,85 @@ async fn a_subscriber_that_stops_reading_is_disconnected_not_buffered() {
     }
     assert!(received < PUBLISHES, "the socket ended after {received} of {PUBLISHES} messages");
 }
+
+/// Presence over realtime: a member entered on one connection is in the SYNC another gets when
+/// it attaches and in the REST presence set; updates and leaves reach presence subscribers, and
+/// a connection that ends takes its members with it.
+#[tokio::test]
+async fn presence_enters_syncs_updates_and_leaves_with_its_connection() {
+    let sandbox = sandbox::start(0, 42).await.unwrap();
+    let rest = sandbox.base_url(Service::Ably);
+    let (mut ada, _) = connected(&sandbox, &format!("{}&clientId=ada", key_query())).await;
+    send(&mut ada, json!({"action": 10, "channel": "lobby"})).await;
+    next_action(&mut ada, 11).await;
+    send(
+        &mut ada,
+        json!({"action": 14, "channel": "lobby", "msgSerial": 0, "presence": [{"action": 2, "data": "here"}]}),
+    )
+    .await;
+    // Attached to the channel's presence, Ada sees her own entry, then its ACK.
+    assert_eq!(next_action(&mut ada, 14).await["presence"][0]["action"], 2);
+    assert_eq!(next_action(&mut ada, 1).await["msgSerial"], 0);
+
+    let (mut bob, _) = connected(&sandbox, &format!("{}&clientId=bob", key_query())).await;
+    send(&mut bob, json!({"action": 10, "channel": "lobby"})).await;
+    let attached = next_action(&mut bob, 11).await;
+    assert_eq!(attached["flags"].as_i64().unwrap() & 1, 1, "HAS_PRESENCE: {attached}");
+    let sync = next_action(&mut bob, 16).await;
+    assert_eq!(sync["channelSerial"].as_str().and_then(|s| s.split_once(':')).map(|(_, cursor)| cursor), Some(""));
+    let members: Vec<(&str, &str, i64)> = sync["presence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| (m["clientId"].as_str().unwrap(), m["data"].as_str().unwrap(), m["action"].as_i64().unwrap()))
+        .collect();
+    assert_eq!(members, [("ada", "here", 1)]);
+    let listed: Value = serde_json::from_slice(
+        &reqwest::Client::new()
+            .get(format!("{rest}/channels/lobby/presence"))
+            .header("authorization", basic())
+            .send()
+            .await
+            .unwrap()
+            .bytes()
+            .await
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(listed.as_array().map(|m| m.len()), Some(1), "{listed}");
+    assert_eq!(listed[0]["clientId"], "ada");
+
+    send(
+        &mut ada,
+        json!({"action": 14, "channel": "lobby", "msgSerial": 1, "presence": [{"action": 4, "data": "busy"}]}),
+    )
+    .await;
+    let update = next_action(&mut bob, 14).await;
+    assert_eq!(
+        (update["presence"][0]["action"].as_i64(), update["presence"][0]["data"].as_str()),
+        (Some(4), Some("busy"))
+    );
+    // Ada's connection ends: Bob is told she left.
+    send(&mut ada, json!({"action": 7})).await;
+    let left = next_action(&mut bob, 14).await;
+    assert_eq!(
+        (left["presence"][0]["action"].as_i64(), left["presence"][0]["clientId"].as_str()),
+        (Some(3), Some("ada"))
+    );
+}
+
+#[tokio::test]
+async fn entering_presence_needs_a_client_id() {
+    let sandbox = sandbox::start(0, 42).await.unwrap();
+    let (mut anonymous, _) = connected(&sandbox, &key_query()).await;
+    send(&mut anonymous, json!({"action": 14, "channel": "lobby", "msgSerial": 0, "presence": [{"action": 2}]})).await;
+    let nack = next_action(&mut anonymous, 2).await;
+    assert_eq!(nack["error"]["code"], 91000, "{nack}");
+    // Named in the event, a client id the key may take is enough.
+    send(
+        &mut anonymous,
+        json!({"action": 14, "channel": "lobby", "msgSerial": 1, "presence": [{"action": 2, "clientId": "cy"}]}),
+    )
+    .await;
+    assert_eq!(next_action(&mut anonymous, 1).await["msgSerial"], 1);
+}

@@ -154,6 +154,15 @@ class Suite {
       expect(isDeepStrictEqual(names, ['from-rest', 'rt']), `REST history: ${show(names)}`);
       this.ok('REST publishes reach realtime subscribers; realtime publishes are in the REST history');
 
+      const lobby = this.channelName('presence-rt');
+      await writer.channels.get(lobby).presence.enter({ mood: 'ready' });
+      const members = await reader.channels.get(lobby).presence.get();
+      const found = members.map((m) => [m.clientId, m.data]);
+      expect(isDeepStrictEqual(found, [[`rt-js-${this.runId}`, { mood: 'ready' }]]), `presence.get(): ${show(found)}`);
+      const listed = await rest.channels.get(lobby).presence.get();
+      expect(listed.items.some((m) => m.clientId === `rt-js-${this.runId}`), `REST presence: ${show(listed.items)}`);
+      this.ok('presence entered on one connection is in presence.get() on another and over REST');
+
       const limited = await rest.auth.requestToken({ capability: { [name]: ['subscribe'] } });
       const watcher = this.realtime({ token: limited.token });
       try {

@@ -144,6 +144,15 @@ class Suite:
             self.expect(names == ["from-rest", "rt"], f"REST history: {names!r}")
             self.ok("REST publishes reach realtime subscribers; realtime publishes are in the REST history")
 
+            lobby = self.channel_name("presence-rt")
+            await asyncio.wait_for(writer.channels.get(lobby).presence.enter({"mood": "ready"}), 10)
+            members = await asyncio.wait_for(reader.channels.get(lobby).presence.get(), 10)
+            found = [(m.client_id, m.data) for m in members]
+            self.expect(found == [(client_id, {"mood": "ready"})], f"presence.get(): {found!r}")
+            listed = await rest.channels.get(lobby).presence.get()
+            self.expect(any(m.client_id == client_id for m in listed.items), "REST presence lacks the member")
+            self.ok("presence entered on one connection is in presence.get() on another and over REST")
+
             limited = await rest.auth.request_token(token_params={"capability": {name: ["subscribe"]}})
             watcher = self.realtime(token=limited.token)
             await self.connected(watcher)

@@ -19,7 +19,9 @@ pub(super) const ATTACH: i64 = 10;
 pub(super) const ATTACHED: i64 = 11;
 pub(super) const DETACH: i64 = 12;
 pub(super) const DETACHED: i64 = 13;
+pub(super) const PRESENCE: i64 = 14;
 pub(super) const MESSAGE: i64 = 15;
+pub(super) const SYNC: i64 = 16;
 
 /// A MESSAGE protocol message carrying `messages` (already rendered for its format), the last
 /// of them with `serial` at `timestamp`.
@@ -37,6 +39,17 @@ pub(super) fn message_frame(
         ("timestamp", Val::Int(timestamp)),
     ]);
     v.push("messages", Val::Arr(messages));
+    format.encode(&v)
+}
+
+/// A PRESENCE protocol message carrying `events` (already rendered for its format), or with
+/// `sync` a SYNC of the whole presence set (its cursor empty: the set is complete).
+pub(super) fn presence_frame(channel: &str, events: Vec<Val>, sync: bool, format: Format) -> Vec<u8> {
+    let mut v = Val::map([("action", Val::Int(if sync { SYNC } else { PRESENCE })), ("channel", Val::str(channel))]);
+    if sync {
+        v.push("channelSerial", Val::str("sync:"));
+    }
+    v.push("presence", Val::Arr(events));
     format.encode(&v)
 }
 
@@ -59,8 +72,19 @@ pub(super) struct Subscriber {
     pub(super) connection_id: Arc<str>,
     pub(super) outbox: Outbox,
     pub(super) format: Format,
-    /// Whether the connection receives its own messages (`echo=false` says not).
+    /// Whether the connection receives its own messages (`echo=false` says not; presence
+    /// events come whatever it says).
     pub(super) echo: bool,
+    /// What it asked for and may have: messages, presence events.
+    pub(super) messages: bool,
+    pub(super) presence: bool,
+}
+
+/// What a delivery carries, and so who gets it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Kind {
+    Messages,
+    Presence,
 }
 
 impl Hub {
@@ -86,14 +110,19 @@ impl Hub {
         });
     }
 
-    /// Sends a MESSAGE just published on `channel` to its subscribers; `frame` writes it in a
-    /// format (each written once). A subscriber whose socket is gone (or too slow to keep) is
-    /// dropped; the connection the messages came from gets them only if it asked for echoes.
-    pub(super) fn deliver(&mut self, channel: &str, from: Option<&str>, frame: impl Fn(Format) -> Vec<u8>) {
+    /// Sends a MESSAGE or PRESENCE just made on `channel` to its subscribers of that kind;
+    /// `frame` writes it in a format (each written once). A subscriber whose socket is gone (or
+    /// too slow to keep) is dropped; the connection messages came from gets them only if it
+    /// asked for echoes.
+    pub(super) fn deliver(&mut self, channel: &str, kind: Kind, from: Option<&str>, frame: impl Fn(Format) -> Vec<u8>) {
         let Some(list) = self.subscribers.get_mut(channel) else { return };
         let mut encoded: [Option<Vec<u8>>; 2] = [None, None];
         list.retain(|subscriber| {
-            if !subscriber.echo && from == Some(&*subscriber.connection_id) {
+            let wanted = match kind {
+                Kind::Messages => subscriber.messages && (subscriber.echo || from != Some(&*subscriber.connection_id)),
+                Kind::Presence => subscriber.presence,
+            };
+            if !wanted {
                 return true;
             }
             let slot = usize::from(subscriber.format == Format::Msgpack);

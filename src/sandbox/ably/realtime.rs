@@ -20,14 +20,20 @@ use axum::response::Response;
 use super::auth::authenticate;
 use super::capability::Caller;
 use super::hub::{
-    send_bytes, Subscriber, ACK, ATTACH, ATTACHED, CLOSE, CLOSED, CONNECTED, DETACH, DETACHED, ERROR, HEARTBEAT,
-    MESSAGE, NACK,
+    presence_frame, send_bytes, Kind, Subscriber, ACK, ATTACH, ATTACHED, CLOSE, CLOSED, CONNECTED, DETACH, DETACHED,
+    ERROR, HEARTBEAT, MESSAGE, NACK, PRESENCE,
 };
-use super::routes::{parse_messages, publish_locked, Origin};
+use super::routes::{parse_message, parse_messages, presence_val, publish_locked, Origin};
+use super::state::{action, Presence};
 use super::wire::{from_msgpack, parse_query, AblyError, Format, Val};
 use super::{path_segments, render, Call, Shared};
 use crate::sandbox::ws::{Incoming, Outbox, Refused, Socket, WsLimits};
 
+/// The most members one channel's presence set holds.
+const MAX_MEMBERS: usize = 20_000;
+
+/// ATTACHED's flag: a SYNC of the presence set follows.
+pub(super) const HAS_PRESENCE: i64 = 1;
 /// The channel modes of ATTACH and ATTACHED `flags`.
 pub(super) const MODE_PRESENCE: i64 = 1 << 16;
 pub(super) const MODE_PUBLISH: i64 = 1 << 17;
@@ -138,6 +144,8 @@ struct Connection {
     format: Format,
     echo: bool,
     caller: Option<Caller>,
+    /// The channels where this connection entered a member, who leave when it ends.
+    entered: std::collections::BTreeSet<String>,
 }
 
 /// What a protocol message leaves the connection to do.
@@ -154,7 +162,7 @@ impl Connection {
             let key = format!("{}!{id}", state.next_connection_id());
             (id, key)
         };
-        Connection { shared, id: Arc::from(id), key, outbox, format, echo, caller: None }
+        Connection { shared, id: Arc::from(id), key, outbox, format, echo, caller: None, entered: Default::default() }
     }
 
     async fn run(&mut self, mut socket: Socket, caller: Result<Caller, AblyError>) {
@@ -194,7 +202,43 @@ impl Connection {
                 break;
             }
         }
+        self.leave_everywhere();
         self.shared.hub().forget(&self.id);
+    }
+
+    /// The connection ended: its members leave every channel they were present on, and the
+    /// channels' presence subscribers are told.
+    fn leave_everywhere(&mut self) {
+        let now = self.shared.clock.now_ms();
+        let mut state = self.shared.lock();
+        let mut hub = self.shared.hub();
+        for name in std::mem::take(&mut self.entered) {
+            let Some(channel) = state.channels.get_mut(&name) else { continue };
+            let mine: Vec<String> =
+                channel.members.values().filter(|m| *m.connection_id == *self.id).map(|m| m.member_key()).collect();
+            let mut events = Vec::new();
+            for key in mine {
+                if let Some(member) = channel.members.remove(&key) {
+                    let event = Presence {
+                        id: format!("{}:leave:{}", self.id, member.client_id),
+                        action: action::LEAVE,
+                        client_id: member.client_id.clone(),
+                        connection_id: member.connection_id.clone(),
+                        data: member.data.clone(),
+                        encoding: member.encoding.clone(),
+                        timestamp: now,
+                    };
+                    let event = Arc::new(event);
+                    channel.presence_history.push(now, Arc::clone(&event));
+                    events.push(event);
+                }
+            }
+            if !events.is_empty() {
+                hub.deliver(&name, Kind::Presence, None, |format| {
+                    presence_frame(&name, events.iter().map(|e| presence_val(e, format)).collect(), false, format)
+                });
+            }
+        }
     }
 
     fn connected(&self, caller: &Caller) {
@@ -255,7 +299,11 @@ impl Connection {
                 self.publish(&channel, message);
                 Next::Continue
             }
-            (Some(action @ (ATTACH | DETACH | MESSAGE)), None) => {
+            (Some(PRESENCE), Some(channel)) => {
+                self.presence(&channel, message);
+                Next::Continue
+            }
+            (Some(action @ (ATTACH | DETACH | MESSAGE | PRESENCE)), None) => {
                 let error =
                     AblyError::new(400, 40000, format!("Invalid protocol message: action {action} needs a channel"));
                 self.send(&error_message(&error, None));
@@ -288,25 +336,144 @@ impl Connection {
         }
         let now = self.shared.clock.now_ms();
         let mut state = self.shared.lock();
-        let serial = state.channel(channel, now).messages.last().map(|m| m.serial.to_string());
-        if granted & MODE_SUBSCRIBE != 0 {
+        let record = state.channel(channel, now);
+        let serial = record.messages.last().map(|m| m.serial.to_string());
+        let presence = granted & MODE_PRESENCE_SUBSCRIBE != 0;
+        // The presence set comes in a SYNC after ATTACHED, when there is one to see.
+        let members: Vec<Arc<Presence>> =
+            if presence { record.members.values().cloned().collect() } else { Vec::new() };
+        let flags = granted | if members.is_empty() { 0 } else { HAS_PRESENCE };
+        if granted & (MODE_SUBSCRIBE | MODE_PRESENCE_SUBSCRIBE) != 0 {
             let subscriber = Subscriber {
                 connection_id: Arc::clone(&self.id),
                 outbox: self.outbox.clone(),
                 format: self.format,
                 echo: self.echo,
+                messages: granted & MODE_SUBSCRIBE != 0,
+                presence,
             };
             self.shared.hub().subscribe(channel, subscriber);
         }
         let mut reply =
-            Val::map([("action", Val::Int(ATTACHED)), ("channel", Val::str(channel)), ("flags", Val::Int(granted))]);
+            Val::map([("action", Val::Int(ATTACHED)), ("channel", Val::str(channel)), ("flags", Val::Int(flags))]);
         if let Some(serial) = serial {
             reply.push("channelSerial", Val::Str(serial));
         }
         self.send(&reply);
-        // ATTACHED goes out before any message published after the subscription: both are sent
-        // under the state lock.
+        if !members.is_empty() {
+            let events = members.iter().map(|m| presence_val(m, self.format)).collect();
+            let _ = send_bytes(&self.outbox, self.format, presence_frame(channel, events, true, self.format));
+        }
+        // ATTACHED (and the SYNC) go out before any message or presence event made after the
+        // subscription: all are sent under the state lock.
         drop(state);
+    }
+
+    /// PRESENCE: members of this connection enter, update or leave.
+    fn presence(&mut self, channel: &str, message: &Val) {
+        let Some(caller) = self.caller.clone() else { return };
+        let serial = message.field("msgSerial").and_then(Val::as_i64).unwrap_or(0);
+        let items = match message.field("presence") {
+            Some(Val::Arr(items)) if !items.is_empty() => items.as_slice(),
+            _ => &[],
+        };
+        let outcome = super::routes::check_channel_name(channel)
+            .and_then(|()| caller.require(channel, "presence"))
+            .and_then(|()| self.presence_events(channel, items, serial, &caller));
+        match outcome {
+            Ok(()) => self.send(&Val::map([
+                ("action", Val::Int(ACK)),
+                ("msgSerial", Val::Int(serial)),
+                ("count", Val::Int(1)),
+            ])),
+            Err(error) => {
+                let mut reply =
+                    Val::map([("action", Val::Int(NACK)), ("msgSerial", Val::Int(serial)), ("count", Val::Int(1))]);
+                reply.push("error", error_val(&error));
+                self.send(&reply);
+            }
+        }
+    }
+
+    /// Applies a PRESENCE's events to the channel's set and history and tells its presence
+    /// subscribers; all or nothing.
+    fn presence_events(&mut self, channel: &str, items: &[Val], serial: i64, caller: &Caller) -> Result<(), AblyError> {
+        if items.is_empty() {
+            return Err(AblyError::new(400, 40000, "Invalid presence message: no presence events"));
+        }
+        let mut parsed = Vec::with_capacity(items.len());
+        for item in items {
+            let act = item.field("action").and_then(Val::as_i64).unwrap_or(-1);
+            if ![action::ENTER, action::LEAVE, action::UPDATE].contains(&act) {
+                return Err(AblyError::new(
+                    400,
+                    40000,
+                    format!("Invalid presence action {act}: expected 2 (enter), 3 (leave) or 4 (update)"),
+                ));
+            }
+            let fields = parse_message(item)?;
+            let client_id = match (caller.client_id.as_deref(), fields.client_id.as_deref()) {
+                (Some(bound), Some(given)) if bound != "*" && bound != given => {
+                    return Err(AblyError::new(
+                        400,
+                        40012,
+                        format!("Invalid clientId {given:?}: the connection is bound to {bound:?}"),
+                    ))
+                }
+                (_, Some(given)) => given.to_owned(),
+                (Some(bound), None) if bound != "*" => bound.to_owned(),
+                _ => {
+                    return Err(AblyError::new(400, 91000, "Unable to enter presence channel (no clientId)"));
+                }
+            };
+            parsed.push((act, client_id, fields));
+        }
+        let now = self.shared.clock.now_ms();
+        let mut state = self.shared.lock();
+        let record = state.channel(channel, now);
+        let entering = parsed.iter().filter(|(act, ..)| *act != action::LEAVE).count();
+        if record.members.len().saturating_add(entering) > MAX_MEMBERS {
+            return Err(AblyError::new(
+                400,
+                91003,
+                format!("Maximum number of members in a presence set exceeded: the limit is {MAX_MEMBERS}"),
+            ));
+        }
+        let mut events = Vec::with_capacity(parsed.len());
+        for (index, (act, client_id, fields)) in parsed.into_iter().enumerate() {
+            let event = Arc::new(Presence {
+                id: format!("{}:{serial}:{index}", self.id),
+                action: act,
+                client_id,
+                connection_id: self.id.to_string(),
+                data: fields.data,
+                encoding: fields.encoding,
+                timestamp: now,
+            });
+            let key = event.member_key();
+            if act == action::LEAVE {
+                record.members.remove(&key);
+            } else {
+                let member = Presence {
+                    action: action::PRESENT,
+                    id: event.id.clone(),
+                    client_id: event.client_id.clone(),
+                    connection_id: event.connection_id.clone(),
+                    data: event.data.clone(),
+                    encoding: event.encoding.clone(),
+                    timestamp: now,
+                };
+                record.members.insert(key, Arc::new(member));
+            }
+            record.presence_history.push(now, Arc::clone(&event));
+            events.push(event);
+        }
+        self.entered.insert(channel.to_owned());
+        self.shared.hub().deliver(channel, Kind::Presence, Some(&self.id), |format| {
+            presence_frame(channel, events.iter().map(|e| presence_val(e, format)).collect(), false, format)
+        });
+        drop(state);
+        Ok(())
     }
 
     fn publish(&mut self, channel: &str, message: &Val) {

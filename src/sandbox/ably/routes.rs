@@ -191,7 +191,7 @@ pub(super) fn message_val(msg: &Message, format: Format) -> Val {
 }
 
 /// A PresenceMessage record (§6.2), action as a number.
-fn presence_val(p: &Presence, format: Format) -> Val {
+pub(super) fn presence_val(p: &Presence, format: Format) -> Val {
     let mut v = Val::map([
         ("id", Val::str(p.id.clone())),
         ("action", Val::Int(p.action)),
@@ -347,9 +347,9 @@ pub(super) fn presence_get(shared: &Shared, call: &Call) -> Result<Reply, AblyEr
 pub(super) struct NewMessage {
     id: Option<String>,
     name: Option<String>,
-    client_id: Option<String>,
-    data: Option<Val>,
-    encoding: Option<String>,
+    pub(super) client_id: Option<String>,
+    pub(super) data: Option<Val>,
+    pub(super) encoding: Option<String>,
     extras: Option<Val>,
     size: usize,
 }
@@ -365,7 +365,7 @@ fn opt_string(msg: &Val, key: &str, code: u32) -> Result<Option<String>, AblyErr
 
 /// Validates one published message. A trailing `base64` step is undone here, so binary data
 /// is stored as bytes whatever format it arrived in.
-fn parse_message(msg: &Val) -> Result<NewMessage, AblyError> {
+pub(super) fn parse_message(msg: &Val) -> Result<NewMessage, AblyError> {
     if !msg.is_map() {
         return Err(AblyError::new(400, 40013, "Invalid message: expected an object with name and data"));
     }
@@ -600,7 +600,7 @@ pub(super) fn publish_locked(
     }
     if let Some(last) = published.last() {
         let (serial, timestamp) = (last.serial.to_string(), last.timestamp);
-        hub.deliver(name, origin.map(|o| o.connection_id.as_str()), |format| {
+        hub.deliver(name, hub::Kind::Messages, origin.map(|o| o.connection_id.as_str()), |format| {
             let messages = published.iter().map(|m| message_val(m, format)).collect();
             hub::message_frame(name, serial.clone(), timestamp, messages, format)
         });
