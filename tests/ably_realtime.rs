@@ -330,3 +330,99 @@ async fn entering_presence_needs_a_client_id() {
     .await;
     assert_eq!(next_action(&mut anonymous, 1).await["msgSerial"], 1);
 }
+
+/// A connection whose socket drops is resumed with its key: the same connection id, and its
+/// channel, attached again with the last `channelSerial` it saw, continues with what was
+/// published meanwhile, once and in order.
+#[tokio::test]
+async fn a_resumed_connection_gets_what_was_published_while_it_was_away_once_in_order() {
+    let sandbox = sandbox::start(0, 42).await.unwrap();
+    let rest = sandbox.base_url(Service::Ably);
+    let http = reqwest::Client::new();
+    let publish = |name: &'static str| {
+        let (http, rest) = (http.clone(), rest.clone());
+        async move {
+            let response = http
+                .post(format!("{rest}/channels/away/messages"))
+                .header("authorization", basic())
+                .header("content-type", "application/json")
+                .body(json!({"name": name, "data": name}).to_string())
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(response.status(), 201);
+        }
+    };
+    let (mut ws, hello) = connected(&sandbox, &key_query()).await;
+    let (id, key) =
+        (hello["connectionId"].clone(), hello["connectionDetails"]["connectionKey"].as_str().unwrap().to_owned());
+    send(&mut ws, json!({"action": 10, "channel": "away"})).await;
+    next_action(&mut ws, 11).await;
+    publish("one").await;
+    let seen = next_action(&mut ws, 15).await["channelSerial"].as_str().unwrap().to_owned();
+    // The socket drops without a CLOSE; two messages are published while it is gone.
+    drop(ws);
+    publish("two").await;
+    publish("three").await;
+
+    let (mut ws, hello) = connected(&sandbox, &format!("{}&resume={key}", key_query())).await;
+    assert_eq!(hello["connectionId"], id, "the same connection: {hello}");
+    assert!(hello.get("error").is_none(), "{hello}");
+    send(&mut ws, json!({"action": 10, "channel": "away", "channelSerial": seen, "flags": 1 << 5})).await;
+    let attached = next_action(&mut ws, 11).await;
+    assert_ne!(attached["flags"].as_i64().unwrap() & (1 << 2), 0, "RESUMED: {attached}");
+    let missed = next_action(&mut ws, 15).await;
+    let names: Vec<&str> = missed["messages"].as_array().unwrap().iter().map(|m| m["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["two", "three"]);
+    publish("four").await;
+    let live = next_action(&mut ws, 15).await;
+    assert_eq!(live["messages"][0]["name"], "four", "then live, nothing twice: {live}");
+}
+
+#[tokio::test]
+async fn an_unknown_resume_key_starts_a_new_connection_and_says_so() {
+    let sandbox = sandbox::start(0, 42).await.unwrap();
+    let (_, hello) = connected(&sandbox, &format!("{}&resume=nothing!here", key_query())).await;
+    assert_eq!(hello["error"]["code"], 80008, "{hello}");
+    assert!(hello["connectionId"].as_str().is_some_and(|id| !id.is_empty()));
+}
+
+#[tokio::test]
+async fn rewind_sends_the_last_messages_after_attached() {
+    let sandbox = sandbox::start(0, 42).await.unwrap();
+    let rest = sandbox.base_url(Service::Ably);
+    for n in 1..=3 {
+        let response = reqwest::Client::new()
+            .post(format!("{rest}/channels/rewound/messages"))
+            .header("authorization", basic())
+            .header("content-type", "application/json")
+            .body(json!({"name": format!("m{n}")}).to_string())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 201);
+    }
+    let (mut ws, _) = connected(&sandbox, &key_query()).await;
+    send(&mut ws, json!({"action": 10, "channel": "rewound", "params": {"rewind": "2"}})).await;
+    next_action(&mut ws, 11).await;
+    let backlog = next_action(&mut ws, 15).await;
+    let names: Vec<&str> =
+        backlog["messages"].as_array().unwrap().iter().map(|m| m["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["m2", "m3"]);
+}
+
+/// The control port drops every realtime socket as a network blip would: clients see their
+/// socket end without a CLOSE, and resume.
+#[tokio::test]
+async fn the_control_port_drops_sockets_and_their_connections_resume() {
+    let sandbox = sandbox::start(0, 42).await.unwrap();
+    let (mut ws, hello) = connected(&sandbox, &key_query()).await;
+    let key = hello["connectionDetails"]["connectionKey"].as_str().unwrap().to_owned();
+    let answer =
+        reqwest::Client::new().post(format!("{}/ably/realtime/drop", sandbox.control_url())).send().await.unwrap();
+    let body: Value = serde_json::from_slice(&answer.bytes().await.unwrap()).unwrap();
+    assert_eq!(body["dropped"], 1, "{body}");
+    assert!(next(&mut ws).await.is_none(), "the socket ended without a CLOSED");
+    let (_, resumed) = connected(&sandbox, &format!("{}&resume={key}", key_query())).await;
+    assert_eq!(resumed["connectionId"], hello["connectionId"], "{resumed}");
+}

@@ -212,7 +212,7 @@ struct Kind {
 
 /// Every service's simulator: one line each.
 const SIMULATORS: [Kind; 7] = [
-    Kind { service: Service::Ably, build: |p| Arc::new(ably::AblySimulator::new(p)), control_routes: false },
+    Kind { service: Service::Ably, build: |p| Arc::new(ably::AblySimulator::new(p)), control_routes: true },
     Kind { service: Service::Deepgram, build: |p| Arc::new(deepgram::DeepgramSimulator::new(p)), control_routes: true },
     Kind { service: Service::Avatax, build: |p| Arc::new(avatax::AvataxSimulator::new(p)), control_routes: false },
     Kind { service: Service::Taxjar, build: |p| Arc::new(taxjar::TaxjarSimulator::new(p)), control_routes: false },

@@ -243,6 +243,11 @@ impl Outbox {
         let _ = self.push(Outgoing::Close(code, reason.to_owned()));
     }
 
+    /// Ends the socket at once (another socket takes its connection over).
+    pub fn end(&self) {
+        self.closing.cancel();
+    }
+
     /// Whether the socket has ended.
     pub fn is_gone(&self) -> bool {
         self.closing.is_cancelled()

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Smoke test: the official Ably JavaScript SDK (npm `ably` 2.x, Node) against `opsdeck sandbox`.
 //
-// Usage: node ably_node.mjs [ABLY_BASE_URL]
+// Usage: node ably_node.mjs [ABLY_BASE_URL [CONTROL_URL]]
 //   The URL (e.g. http://127.0.0.1:7701) comes from argv[2], else $OPSDECK_ABLY_URL, else
 //   http://127.0.0.1:7701. The key comes from $ABLY_SANDBOX_KEY (default: the sandbox key).
 //   The SDK is imported normally, or from $ABLY_JS_DIR/node_modules when that is set (the runner
@@ -125,6 +125,27 @@ class Suite {
     });
   }
 
+  /// The sandbox drops every socket (as a network blip would); the SDK resumes its connection
+  /// and what was published meanwhile arrives once, in order.
+  async checkResume(rest, reader, incoming) {
+    const before = reader.connection.id;
+    const got = [];
+    const listener = (m) => got.push(m.name);
+    await incoming.subscribe(listener);
+    const dropped = await fetch(`${this.control}/ably/realtime/drop`, { method: 'POST' }).then((r) => r.json());
+    expect(dropped.dropped >= 1, `control drop: ${show(dropped)}`);
+    await rest.channels.get(incoming.name).publish('while-away-1', 'a');
+    await rest.channels.get(incoming.name).publish('while-away-2', 'b');
+    if (reader.connection.state !== 'connected') await reader.connection.once('connected');
+    expect(reader.connection.id === before, `resumed as ${reader.connection.id}, was ${before}`);
+    await rest.channels.get(incoming.name).publish('after', 'c');
+    const deadline = Date.now() + 20000;
+    while (!got.includes('after') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    incoming.unsubscribe(listener);
+    expect(isDeepStrictEqual(got, ['while-away-1', 'while-away-2', 'after']), `after the resume: ${show(got)}`);
+    this.ok('a dropped socket is resumed: same connection, what was published meanwhile once, in order');
+  }
+
   async checkRealtime(rest) {
     const reader = this.realtime();
     const writer = this.realtime({ clientId: `rt-js-${this.runId}` });
@@ -153,6 +174,8 @@ class Suite {
       const names = page.items.map((m) => m.name);
       expect(isDeepStrictEqual(names, ['from-rest', 'rt']), `REST history: ${show(names)}`);
       this.ok('REST publishes reach realtime subscribers; realtime publishes are in the REST history');
+
+      if (this.control) await this.checkResume(rest, reader, incoming);
 
       const lobby = this.channelName('presence-rt');
       await writer.channels.get(lobby).presence.enter({ mood: 'ready' });
@@ -525,6 +548,8 @@ async function main() {
   console.log(`ably-js ${Ably.Rest.Platform?.Defaults?.version ?? '?'} against http://${host}:${port}`);
   for (const binary of [true, false]) {
     const suite = new Suite(Ably, host, port, key, binary);
+    // The control port (argv[3]) drops the realtime sockets for the resume check.
+    suite.control = process.argv[3] || process.env.OPSDECK_CONTROL_URL || '';
     try {
       await suite.run();
     } catch (e) {

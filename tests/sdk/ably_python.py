@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Smoke test: the official Ably Python SDK (PyPI `ably` 3.x) against `opsdeck sandbox`.
 
-Usage: ably_python.py [ABLY_BASE_URL]
+Usage: ably_python.py [ABLY_BASE_URL [CONTROL_URL]]
   The URL (e.g. http://127.0.0.1:7701) comes from argv[1], else $OPSDECK_ABLY_URL, else
   http://127.0.0.1:7701. The key comes from $ABLY_SANDBOX_KEY (default: the sandbox key).
 
@@ -111,6 +111,28 @@ class Suite:
         if getattr(state, "value", state) != "connected":
             await asyncio.wait_for(client.connection.once_async("connected"), 10)
 
+    async def check_resume(self, rest, reader, incoming, received):
+        """The sandbox drops every socket (a network blip): the SDK resumes its connection and
+        what was published meanwhile arrives once, in order."""
+        import json
+        import urllib.request
+        key_before = reader.connection.connection_details.connection_key
+        request = urllib.request.Request(f"{self.control}/ably/realtime/drop", method="POST")
+        answer = await asyncio.to_thread(lambda: json.loads(urllib.request.urlopen(request, timeout=10).read()))
+        self.expect(answer.get("dropped", 0) >= 1, f"control drop: {answer!r}")
+        await rest.channels.get(incoming.name).publish("while-away-1", "a")
+        await rest.channels.get(incoming.name).publish("while-away-2", "b")
+        await asyncio.sleep(0)
+        await self.connected(reader)
+        await rest.channels.get(incoming.name).publish("after", "c")
+        got = []
+        while "after" not in got:
+            got.append((await asyncio.wait_for(received.get(), 20)).name)
+        self.expect(got == ["while-away-1", "while-away-2", "after"], f"after the resume: {got!r}")
+        key_after = reader.connection.connection_details.connection_key
+        self.expect(key_after == key_before, f"resumed as {key_after!r}, was {key_before!r}")
+        self.ok("a dropped socket is resumed: same connection, what was published meanwhile once, in order")
+
     async def check_realtime(self, rest):
         client_id = f"rt-py-{self.run_id}"
         reader, writer = self.realtime(), self.realtime(client_id=client_id)
@@ -143,6 +165,9 @@ class Suite:
             names = [m.name for m in page.items]
             self.expect(names == ["from-rest", "rt"], f"REST history: {names!r}")
             self.ok("REST publishes reach realtime subscribers; realtime publishes are in the REST history")
+
+            if self.control:
+                await self.check_resume(rest, reader, incoming, received)
 
             lobby = self.channel_name("presence-rt")
             await asyncio.wait_for(writer.channels.get(lobby).presence.enter({"mood": "ready"}), 10)
@@ -454,6 +479,8 @@ async def main():
     print(f"ably-python {getattr(ably, 'lib_version', '?')} against http://{host}:{port}", flush=True)
     for binary in (True, False):
         suite = Suite(host, port, key, binary)
+        # The control port drops the realtime sockets for the resume check.
+        suite.control = sys.argv[2] if len(sys.argv) > 2 else os.environ.get("OPSDECK_CONTROL_URL", "")
         try:
             await suite.run()
         except CheckFailed as e:

@@ -314,7 +314,7 @@ run_python() {
         return
     fi
     # msgpack comes with ably as a dependency.
-    python_check Ably 'ably>=3,<4' ably_python.py "$ably_url"
+    python_check Ably 'ably>=3,<4' ably_python.py "$ably_url" "$control_url"
     python_check AvaTax 'avalara>=26,<27' avatax_python.py "$avatax_url"
     python_check TaxJar 'taxjar>=2,<3' taxjar_python.py "$taxjar_url"
     if mailgun_ready; then
@@ -339,7 +339,7 @@ run_node() {
     fi
     mkdir -p "$tmp/node"
     echo '{"name":"opsdeck-sdk-smoke","private":true}' >"$tmp/node/package.json"
-    node_check Ably ably@2 ably_node.mjs "$ably_url" ABLY_JS_DIR
+    node_check Ably ably@2 ably_node.mjs "$ably_url" ABLY_JS_DIR "$control_url"
     node_check AvaTax avatax@26 avatax_node.mjs "$avatax_url" AVATAX_JS_DIR
     node_check TaxJar taxjar@5 taxjar_node.mjs "$taxjar_url" TAXJAR_JS_DIR
     if mailgun_ready; then

@@ -67,6 +67,9 @@ impl AblySimulator {
                 nonces: Mutex::new(NonceBook::default()),
                 sockets: Sockets::new(realtime::LIMITS, platform.stop.clone()),
                 hub: Mutex::new(Hub::default()),
+                resumable: Mutex::new(std::collections::HashMap::new()),
+                live: Mutex::new(std::collections::HashMap::new()),
+                kept: tokio::sync::Notify::new(),
             }),
         }
     }
@@ -87,6 +90,19 @@ impl Simulator for AblySimulator {
 
     fn router(&self) -> Router {
         router(Arc::clone(&self.shared))
+    }
+
+    /// `POST /ably/realtime/drop` on the control port: every realtime socket is dropped without
+    /// a CLOSE, as a network blip would, so clients show how they resume.
+    fn control_router(&self) -> Option<Router> {
+        let shared = Arc::clone(&self.shared);
+        Some(Router::new().route(
+            "/realtime/drop",
+            post(move || {
+                let dropped = realtime::drop_sockets(&shared);
+                async move { axum::Json(serde_json::json!({"dropped": dropped})) }
+            }),
+        ))
     }
 
     /// Restores the seeded state at the original anchor, so a reset gives back exactly what
@@ -118,12 +134,26 @@ struct Shared {
     sockets: Sockets,
     /// Their subscriptions: taken after `state` when both are held.
     hub: Mutex<Hub>,
+    /// Connections whose socket dropped, by connection key, while they may be resumed.
+    resumable: Mutex<std::collections::HashMap<String, realtime::Resumable>>,
+    /// Connections with a socket, by connection key: a resume of one of these takes it over.
+    live: Mutex<std::collections::HashMap<String, crate::sandbox::ws::Outbox>>,
+    /// Told whenever a connection is kept in `resumable`.
+    kept: tokio::sync::Notify,
 }
 
 impl Shared {
     /// The state lock; a panic elsewhere must not take the simulator down with it.
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn resumable(&self) -> MutexGuard<'_, std::collections::HashMap<String, realtime::Resumable>> {
+        self.resumable.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn live(&self) -> MutexGuard<'_, std::collections::HashMap<String, crate::sandbox::ws::Outbox>> {
+        self.live.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// The realtime subscriptions; with the state's lock, taken after it.

@@ -10,6 +10,7 @@
 //! ACK 1, NACK 2, CONNECT 3, CONNECTED 4, DISCONNECT 5, DISCONNECTED 6, CLOSE 7, CLOSED 8, ERROR
 //! 9, ATTACH 10, ATTACHED 11, DETACH 12, DETACHED 13, PRESENCE 14, MESSAGE 15, SYNC 16, AUTH 17.
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -19,21 +20,28 @@ use axum::response::Response;
 
 use super::auth::authenticate;
 use super::capability::Caller;
+use super::hub::message_frame;
 use super::hub::{
     presence_frame, send_bytes, Kind, Subscriber, ACK, ATTACH, ATTACHED, CLOSE, CLOSED, CONNECTED, DETACH, DETACHED,
     ERROR, HEARTBEAT, MESSAGE, NACK, PRESENCE,
 };
-use super::routes::{parse_message, parse_messages, presence_val, publish_locked, Origin};
-use super::state::{action, Presence};
+use super::routes::{message_val, parse_message, parse_messages, presence_val, publish_locked, Origin};
+use super::state::{action, Message, Presence};
 use super::wire::{from_msgpack, parse_query, AblyError, Format, Val};
 use super::{path_segments, render, Call, Shared};
+use crate::sandbox::retention::Retained;
 use crate::sandbox::ws::{Incoming, Outbox, Refused, Socket, WsLimits};
+
+/// The most messages a resumed channel is sent from its history; a client further behind
+/// attaches without continuity.
+const MAX_BACKLOG: usize = 1_000;
 
 /// The most members one channel's presence set holds.
 const MAX_MEMBERS: usize = 20_000;
 
-/// ATTACHED's flag: a SYNC of the presence set follows.
+/// ATTACHED's flags: a SYNC of the presence set follows; the channel continues from before.
 pub(super) const HAS_PRESENCE: i64 = 1;
+pub(super) const RESUMED: i64 = 1 << 2;
 /// The channel modes of ATTACH and ATTACHED `flags`.
 pub(super) const MODE_PRESENCE: i64 = 1 << 16;
 pub(super) const MODE_PUBLISH: i64 = 1 << 17;
@@ -61,6 +69,14 @@ pub(super) const LIMITS: WsLimits = WsLimits {
     write_stall: Duration::from_secs(30),
 };
 
+/// Drops every realtime socket without a CLOSE (the control port's network blip); their
+/// connections are kept for resuming. How many there were.
+pub(super) fn drop_sockets(shared: &Shared) -> usize {
+    let live: Vec<Outbox> = shared.live().values().cloned().collect();
+    live.iter().for_each(Outbox::end);
+    live.len()
+}
+
 /// `GET /` with a WebSocket handshake: a realtime connection.
 pub(super) async fn connect(shared: Arc<Shared>, request: Request) -> Response {
     let now = shared.clock.now_ms();
@@ -70,6 +86,7 @@ pub(super) async fn connect(shared: Arc<Shared>, request: Request) -> Response {
     };
     let format = if query.get("format") == Some("msgpack") { Format::Msgpack } else { Format::Json };
     let echo = query.get("echo") != Some("false");
+    let resume = query.get("resume").map(str::to_owned);
     let call = Call {
         method: request.method().clone(),
         path: request.uri().path().to_owned(),
@@ -88,7 +105,7 @@ pub(super) async fn connect(shared: Arc<Shared>, request: Request) -> Response {
     let accepted = sockets
         .accept(request, move |socket| async move {
             let mut connection = Connection::new(session_shared, socket.outbox(), format, echo);
-            connection.run(socket, caller).await;
+            connection.run(socket, caller, resume).await;
         })
         .await;
     match accepted {
@@ -145,7 +162,18 @@ struct Connection {
     echo: bool,
     caller: Option<Caller>,
     /// The channels where this connection entered a member, who leave when it ends.
-    entered: std::collections::BTreeSet<String>,
+    entered: BTreeSet<String>,
+}
+
+/// A connection whose socket dropped, kept under its key for resuming: its id and its presence.
+/// Its channels continue when the client attaches them again with the `channelSerial` it last
+/// saw (what was published since comes from the channel's history, once and in order).
+pub(super) struct Resumable {
+    id: Arc<str>,
+    entered: BTreeSet<String>,
+    /// When its socket dropped: the timer that ends it ends only this keeping of it (a
+    /// connection resumed and dropped again is kept anew).
+    dropped_at: std::time::Instant,
 }
 
 /// What a protocol message leaves the connection to do.
@@ -165,10 +193,14 @@ impl Connection {
         Connection { shared, id: Arc::from(id), key, outbox, format, echo, caller: None, entered: Default::default() }
     }
 
-    async fn run(&mut self, mut socket: Socket, caller: Result<Caller, AblyError>) {
+    async fn run(&mut self, mut socket: Socket, caller: Result<Caller, AblyError>, resume: Option<String>) {
         match caller {
             Ok(caller) => {
-                self.connected(&caller);
+                match resume {
+                    Some(key) => self.resume(&key, &caller).await,
+                    None => self.connected(&caller, None),
+                }
+                self.shared.live().insert(self.key.clone(), self.outbox.clone());
                 self.caller = Some(caller);
             }
             Err(error) => {
@@ -179,6 +211,7 @@ impl Connection {
         }
         let mut heartbeat = tokio::time::interval(MAX_IDLE_INTERVAL);
         heartbeat.reset();
+        let mut closed = false;
         loop {
             let frame = tokio::select! {
                 frame = socket.next() => frame,
@@ -199,49 +232,93 @@ impl Connection {
                 break;
             };
             if matches!(self.handle(&message), Next::End) {
+                closed = true;
                 break;
             }
         }
-        self.leave_everywhere();
-        self.shared.hub().forget(&self.id);
+        self.shared.live().remove(&self.key);
+        if closed || !self.retain() {
+            self.shared.hub().forget(&self.id);
+            leave_everywhere(&self.shared, &self.id, std::mem::take(&mut self.entered));
+        }
     }
 
-    /// The connection ended: its members leave every channel they were present on, and the
-    /// channels' presence subscribers are told.
-    fn leave_everywhere(&mut self) {
-        let now = self.shared.clock.now_ms();
-        let mut state = self.shared.lock();
-        let mut hub = self.shared.hub();
-        for name in std::mem::take(&mut self.entered) {
-            let Some(channel) = state.channels.get_mut(&name) else { continue };
-            let mine: Vec<String> =
-                channel.members.values().filter(|m| *m.connection_id == *self.id).map(|m| m.member_key()).collect();
-            let mut events = Vec::new();
-            for key in mine {
-                if let Some(member) = channel.members.remove(&key) {
-                    let event = Presence {
-                        id: format!("{}:leave:{}", self.id, member.client_id),
-                        action: action::LEAVE,
-                        client_id: member.client_id.clone(),
-                        connection_id: member.connection_id.clone(),
-                        data: member.data.clone(),
-                        encoding: member.encoding.clone(),
-                        timestamp: now,
-                    };
-                    let event = Arc::new(event);
-                    channel.presence_history.push(now, Arc::clone(&event));
-                    events.push(event);
+    /// The socket dropped without a CLOSE: the connection is kept for its state's lifetime
+    /// (`connectionStateTtl`), its members still present, so a client can resume it with its
+    /// key. Past the lifetime its members leave. False when no more connections can be kept.
+    fn retain(&mut self) -> bool {
+        self.shared.hub().forget(&self.id);
+        let mut kept = self.shared.resumable();
+        if kept.len() >= LIMITS.max_sockets {
+            return false;
+        }
+        let entered = std::mem::take(&mut self.entered);
+        let dropped_at = std::time::Instant::now();
+        kept.insert(self.key.clone(), Resumable { id: Arc::clone(&self.id), entered, dropped_at });
+        drop(kept);
+        self.shared.kept.notify_waiters();
+        let (shared, key) = (Arc::clone(&self.shared), self.key.clone());
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(CONNECTION_STATE_TTL_MS.unsigned_abs())).await;
+            let expired = {
+                let mut kept = shared.resumable();
+                let ours = kept.get(&key).is_some_and(|k| k.dropped_at == dropped_at);
+                if ours {
+                    kept.remove(&key)
+                } else {
+                    None
                 }
+            };
+            if let Some(expired) = expired {
+                leave_everywhere(&shared, &expired.id, expired.entered);
             }
-            if !events.is_empty() {
-                hub.deliver(&name, Kind::Presence, None, |format| {
-                    presence_frame(&name, events.iter().map(|e| presence_val(e, format)).collect(), false, format)
-                });
+        });
+        true
+    }
+
+    /// The connection kept under `key`; one whose socket the sandbox still holds (the client saw
+    /// its socket drop first) is ended and then taken, as Ably moves a connection to the newer
+    /// transport.
+    async fn take_over(&self, key: &str) -> Option<Resumable> {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+        loop {
+            // Listening before looking, so a connection kept in between is not missed.
+            let kept = self.shared.kept.notified();
+            tokio::pin!(kept);
+            kept.as_mut().enable();
+            if let Some(kept) = self.shared.resumable().remove(key) {
+                return Some(kept);
+            }
+            let old = self.shared.live().get(key).cloned();
+            let old = old?;
+            old.end();
+            if tokio::time::timeout_at(deadline, kept).await.is_err() {
+                return None;
             }
         }
     }
 
-    fn connected(&self, caller: &Caller) {
+    /// `resume=<connectionKey>`: the connection kept under that key continues on this socket
+    /// with its id and its members; when there is none (unknown or expired) a new connection
+    /// starts and CONNECTED says why (80008), as Ably does.
+    async fn resume(&mut self, key: &str, caller: &Caller) {
+        let kept = self.take_over(key).await;
+        match kept {
+            Some(kept) => {
+                self.id = kept.id;
+                self.key = key.to_owned();
+                self.entered = kept.entered;
+                self.connected(caller, None);
+            }
+            None => {
+                let error =
+                    AblyError::new(400, 80008, "Unable to recover connection: no connection is kept under this key");
+                self.connected(caller, Some(&error));
+            }
+        }
+    }
+
+    fn connected(&self, caller: &Caller, error: Option<&AblyError>) {
         let mut details = Val::map([
             ("connectionKey", Val::str(&self.key)),
             ("maxMessageSize", Val::Int(MAX_MESSAGE_SIZE)),
@@ -261,6 +338,9 @@ impl Connection {
             ("connectionKey", Val::str(&self.key)),
         ]);
         message.push("connectionDetails", details);
+        if let Some(error) = error {
+            message.push("error", error_val(error));
+        }
         self.send(&message);
     }
 
@@ -342,7 +422,19 @@ impl Connection {
         // The presence set comes in a SYNC after ATTACHED, when there is one to see.
         let members: Vec<Arc<Presence>> =
             if presence { record.members.values().cloned().collect() } else { Vec::new() };
-        let flags = granted | if members.is_empty() { 0 } else { HAS_PRESENCE };
+        // What the client missed, sent after ATTACHED: the messages after the last one it saw
+        // (`channelSerial`, when the channel's history still has it: the channel then continues,
+        // RESUMED), or those `params.rewind` asks for.
+        let (backlog, resumed) = match (message.field("channelSerial").and_then(Val::as_str), granted & MODE_SUBSCRIBE)
+        {
+            (Some(seen), MODE_SUBSCRIBE) => match since_serial(&record.messages, seen) {
+                Some(missed) => (missed, RESUMED),
+                None => (Vec::new(), 0),
+            },
+            (None, MODE_SUBSCRIBE) => (rewind(&record.messages, message.field("params"), now), 0),
+            _ => (Vec::new(), 0),
+        };
+        let flags = granted | resumed | if members.is_empty() { 0 } else { HAS_PRESENCE };
         if granted & (MODE_SUBSCRIBE | MODE_PRESENCE_SUBSCRIBE) != 0 {
             let subscriber = Subscriber {
                 connection_id: Arc::clone(&self.id),
@@ -360,6 +452,11 @@ impl Connection {
             reply.push("channelSerial", Val::Str(serial));
         }
         self.send(&reply);
+        if let Some(last) = backlog.last() {
+            let messages = backlog.iter().map(|m| message_val(m, self.format)).collect();
+            let frame = message_frame(channel, last.serial.to_string(), last.timestamp, messages, self.format);
+            let _ = send_bytes(&self.outbox, self.format, frame);
+        }
         if !members.is_empty() {
             let events = members.iter().map(|m| presence_val(m, self.format)).collect();
             let _ = send_bytes(&self.outbox, self.format, presence_frame(channel, events, true, self.format));
@@ -503,6 +600,93 @@ impl Connection {
             Err(error) => self.send(&nack(&error)),
         }
     }
+}
+
+/// A connection ended: its members leave every channel they were present on, and the
+/// channels' presence subscribers are told.
+fn leave_everywhere(shared: &Shared, connection_id: &str, entered: BTreeSet<String>) {
+    let now = shared.clock.now_ms();
+    let mut state = shared.lock();
+    let mut hub = shared.hub();
+    for name in entered {
+        let Some(channel) = state.channels.get_mut(&name) else { continue };
+        let mine: Vec<String> =
+            channel.members.values().filter(|m| m.connection_id == connection_id).map(|m| m.member_key()).collect();
+        let mut events = Vec::new();
+        for key in mine {
+            if let Some(member) = channel.members.remove(&key) {
+                let event = Presence {
+                    id: format!("{connection_id}:leave:{}", member.client_id),
+                    action: action::LEAVE,
+                    client_id: member.client_id.clone(),
+                    connection_id: member.connection_id.clone(),
+                    data: member.data.clone(),
+                    encoding: member.encoding.clone(),
+                    timestamp: now,
+                };
+                let event = Arc::new(event);
+                channel.presence_history.push(now, Arc::clone(&event));
+                events.push(event);
+            }
+        }
+        if !events.is_empty() {
+            hub.deliver(&name, Kind::Presence, None, |format| {
+                presence_frame(&name, events.iter().map(|e| presence_val(e, format)).collect(), false, format)
+            });
+        }
+    }
+}
+
+/// The messages after the one with serial `seen`, oldest first; `None` when the history no
+/// longer has it (or never did).
+fn since_serial(history: &Retained<Arc<Message>>, seen: &str) -> Option<Vec<Arc<Message>>> {
+    let mut after = Vec::new();
+    for (_, _, message) in history.iter().rev() {
+        if message.serial.to_string() == seen {
+            after.reverse();
+            return Some(after);
+        }
+        if after.len() >= MAX_BACKLOG {
+            return None;
+        }
+        after.push(Arc::clone(message));
+    }
+    None
+}
+
+/// `params.rewind`: the last N messages (`"10"`), or those of the last period (`"30s"`, `"2m"`,
+/// `"1h"`), at most 100 as on Ably; oldest first.
+fn rewind(history: &Retained<Arc<Message>>, params: Option<&Val>, now: i64) -> Vec<Arc<Message>> {
+    const MOST: usize = 100;
+    let Some(asked) = params.and_then(|p| p.field("rewind")).and_then(Val::as_str).map(str::trim) else {
+        return Vec::new();
+    };
+    let since = |ms: i64| -> Vec<Arc<Message>> {
+        let mut recent: Vec<Arc<Message>> = history
+            .iter()
+            .rev()
+            .map(|(_, _, m)| m)
+            .take_while(|m| m.timestamp >= now - ms)
+            .take(MOST)
+            .cloned()
+            .collect();
+        recent.reverse();
+        recent
+    };
+    if let Ok(count) = asked.parse::<usize>() {
+        let mut recent: Vec<Arc<Message>> =
+            history.iter().rev().take(count.min(MOST)).map(|(_, _, m)| Arc::clone(m)).collect();
+        recent.reverse();
+        return recent;
+    }
+    let (digits, unit) = asked.split_at(asked.len().saturating_sub(1));
+    let scale = match unit {
+        "s" => 1_000,
+        "m" => 60_000,
+        "h" => 3_600_000,
+        _ => return Vec::new(),
+    };
+    digits.parse::<i64>().ok().and_then(|n| n.checked_mul(scale)).map(since).unwrap_or_default()
 }
 
 fn modes_mask() -> i64 {
