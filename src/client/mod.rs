@@ -5,6 +5,7 @@ pub mod auth;
 pub mod credentials;
 pub mod error;
 pub mod executor;
+pub mod live;
 pub mod pagination;
 pub mod redact;
 pub mod request;

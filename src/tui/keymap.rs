@@ -114,8 +114,13 @@ pub const ACTIONS: &[ActionInfo] = &[
     global(Action::Palette, "palette", "command palette: any operation, profiles, themes, actions", &[":"]),
     global(Action::Refresh, "refresh", "refresh the view", &["r"]).in_palette(),
     global(Action::AutoRefresh, "auto_refresh", "auto-refresh on/off", &["a"]).in_palette(),
-    global(Action::Tail, "tail", "tail the list: new rows on top every 2 s (events, messages); again stops", &["T"])
-        .in_palette(),
+    global(
+        Action::Tail,
+        "tail",
+        "tail the list: new rows on top every 2 s, an Ably channel's as they are published; again stops",
+        &["T"],
+    )
+    .in_palette(),
     global(Action::NextPage, "next_page", "next page from the API", &["n"]).in_browser(),
     global(Action::PrevPage, "prev_page", "previous page", &["p"]).in_browser(),
     global(Action::ClearFilters, "clear_filters", "list again without the filters in the title", &["c"]).in_browser(),

@@ -63,6 +63,8 @@ pub struct Tab {
     pub detail: Option<Detail>,
     /// Tail mode of the list in view (`T`), if on.
     pub tail: Option<TailState>,
+    /// The push socket tail mode follows instead of polling, while it serves.
+    pub live_tail: Option<LiveTailState>,
     /// The last message about this tab's own actions, for the status line while it is shown.
     pub status: Option<(String, Severity)>,
     /// Whether `status` is the error of the list in view, which its next load clears.
@@ -127,6 +129,22 @@ pub struct TailState {
     pub arrived: usize,
 }
 
+/// A tail followed over a push socket: the socket (dropping it closes it), which opening of it
+/// this is (events of an older one are stale), and who is present on the channel.
+pub struct LiveTailState {
+    pub handle: crate::client::live::LiveHandle,
+    pub generation: u64,
+    pub shown: String,
+    pub attached: bool,
+    pub present: std::collections::BTreeSet<String>,
+}
+
+impl std::fmt::Debug for LiveTailState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LiveTailState").field("shown", &self.shown).field("attached", &self.attached).finish()
+    }
+}
+
 impl Tab {
     pub fn new(service: Service, target: Target, mode: Mode) -> Tab {
         let mut browser = Browser::default();
@@ -154,6 +172,7 @@ impl Tab {
             detail: None,
             seen_lists: std::collections::HashMap::new(),
             tail: None,
+            live_tail: None,
             status: None,
             status_is_list_error: false,
             status_fades_at: None,
@@ -249,12 +268,16 @@ impl Tab {
     /// Ends tail mode (leaving the list, or `T` again); says whether it was on.
     pub fn stop_tail(&mut self) -> bool {
         self.browser.tail_note = None;
+        self.live_tail = None;
         self.tail.take().is_some()
     }
 
     /// Whether a tail poll is due at `now`: tailing the list in view, nothing loading or polling.
     pub fn tail_due(&self, now: std::time::Instant, every: std::time::Duration) -> bool {
         let Some(tail) = &self.tail else { return false };
+        if self.live_tail.is_some() {
+            return false;
+        }
         let following = self.page.as_ref().is_some_and(|p| p.op.name == tail.op);
         following
             && self.can_auto_refresh()

@@ -401,6 +401,8 @@ async fn publish_elsewhere(h: &Harness, channel: &str, name: &str) {
 #[tokio::test]
 async fn tail_puts_new_messages_on_top_and_stops_when_leaving_the_list() {
     let mut h = Harness::new().await;
+    // Polling, as a tail does where no push socket serves (`live_tail_*` below follow one).
+    h.console.app.live_tails = false;
     publish_elsewhere(&h, "ui:tail", "first").await;
     publish_elsewhere(&h, "ui:tail", "second").await;
     h.keys(":messages_list<Enter>");
@@ -455,6 +457,86 @@ async fn tail_puts_new_messages_on_top_and_stops_when_leaving_the_list() {
     h.keys("T");
     assert!(h.console.app.tab().tail.is_some(), "channels is a list too");
     h.keys("T");
+}
+
+/// Applies what the console's background tasks and calls report until `done`, failing after
+/// 10 s: for what arrives by itself, such as a live tail's pushes.
+async fn until(h: &mut Harness, what: &str, done: impl Fn(&mut Harness) -> bool) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while !done(h) {
+        let console = &mut h.console;
+        tokio::select! {
+            Some(report) = console.background.recv() => console.app.on_background(report),
+            Some(event) = console.events.recv() => console.app.on_call_event(event),
+            () = tokio::time::sleep_until(deadline) => panic!("{what} within 10 s:\n{}", h.screen()),
+        }
+    }
+}
+
+/// Opens the message history of `channel` and starts tail mode on it.
+async fn tail_messages(h: &mut Harness, channel: &str) {
+    h.keys(":messages_list<Enter>");
+    let Some(Popup::Form(form)) = h.console.app.popup.as_mut() else { panic!("form") };
+    form.set_value("channelId", channel);
+    h.keys("<C-s>");
+    h.settle().await;
+    h.console.app.focus = Focus::Browser;
+    h.keys("T");
+}
+
+#[tokio::test]
+async fn a_live_tail_follows_the_channel_over_realtime_without_polling() {
+    let mut h = Harness::new().await;
+    publish_elsewhere(&h, "ui:live", "first").await;
+    tail_messages(&mut h, "ui:live").await;
+    assert!(h.screen().contains("● live · connecting"), "{}", h.screen());
+    until(&mut h, "the channel attached", |h| h.screen().contains("● live · 0 new")).await;
+    // No poll is ever due while the socket serves.
+    h.console.app.on_tick(std::time::Instant::now() + Duration::from_secs(30));
+    assert_eq!(h.console.app.executor.active_count(), 0, "no poll");
+
+    publish_elsewhere(&h, "ui:live", "second").await;
+    until(&mut h, "the pushed message on top", |h| h.console.app.tab().browser.row_count() == 2).await;
+    h.settle().await;
+    let browser = &h.console.app.tab().browser;
+    assert_eq!(browser.records()[0]["name"], "second");
+    assert!(browser.is_new(0) && !browser.is_new(1));
+    assert!(h.screen().contains("● live · 1 new"), "{}", h.screen());
+
+    // Someone enters the channel's presence on a connection of their own.
+    let base = h.console.sandbox.base_url(crate::catalog::Service::Ably).replace("http://", "ws://");
+    let key = crate::sandbox::credentials::ABLY_KEY;
+    let (mut ada, _) = tokio_tungstenite::connect_async(format!("{base}/?key={key}&clientId=ada")).await.unwrap();
+    use futures_util::SinkExt as _;
+    let enter = serde_json::json!({"action": 14, "channel": "ui:live", "msgSerial": 0, "presence": [{"action": 2}]});
+    ada.send(tokio_tungstenite::tungstenite::Message::Text(enter.to_string().into())).await.unwrap();
+    until(&mut h, "ada present", |h| h.screen().contains("1 present (ada)")).await;
+    drop(ada);
+
+    // T stops it: the socket closes and nothing more arrives.
+    h.keys("T");
+    assert!(h.console.app.tab().live_tail.is_none() && h.console.app.tab().tail.is_none());
+}
+
+#[tokio::test]
+async fn a_live_tail_that_cannot_connect_says_so_and_polls() {
+    let mut h = Harness::new().await;
+    publish_elsewhere(&h, "ui:fallback", "first").await;
+    h.keys(":messages_list<Enter>");
+    let Some(Popup::Form(form)) = h.console.app.popup.as_mut() else { panic!("form") };
+    form.set_value("channelId", "ui:fallback");
+    h.keys("<C-s>");
+    h.settle().await;
+    // The tab's target now names a host that speaks no realtime (the control port).
+    let control = h.console.sandbox.control_url();
+    h.console.app.tabs[h.console.app.active].target.base_url = control;
+    h.console.app.focus = Focus::Browser;
+    h.keys("T");
+    until(&mut h, "the fallback", |h| h.console.app.tab().live_tail.is_none()).await;
+    let screen = h.screen();
+    assert!(screen.contains("tail polls every 2 s: the live connection ended"), "{screen}");
+    assert!(!screen.contains("sandbox-secret"), "no credential is shown:\n{screen}");
+    assert!(h.console.app.tab().tail_due(std::time::Instant::now(), Duration::from_secs(2)), "the tail polls");
 }
 
 #[tokio::test]

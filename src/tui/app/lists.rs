@@ -247,13 +247,104 @@ impl App {
         tab.tail = Some(TailState { op: op.name, last_poll: Some(Instant::now()), in_flight: None, arrived: 0 });
         tab.browser.tail_note = Some(note);
         if on_later_page {
-            self.load_list(op, values);
+            self.load_list(op, values.clone());
         }
         let o = self.key_hint(Action::Operations);
+        if let Some(shown) = self.open_live_tail(self.active, op, &values) {
+            return self.info(format!(
+                "tail: {} live over {shown}, new rows on top marked ●; {o} changes its filters; {t} stops",
+                op.name
+            ));
+        }
         self.info(format!(
             "tail: {} every {every} s, new rows on top marked ●; {o} changes its filters; {t} stops",
             op.name
         ));
+    }
+
+    /// Follows tab `index`'s list over its service's push socket, when it has one and the
+    /// console runs its event loop; says where. Until the socket serves, nothing is polled; if
+    /// it fails, the tail polls as before (`on_live_tail`).
+    fn open_live_tail(&mut self, index: usize, op: &'static Operation, values: &Values) -> Option<String> {
+        if !self.live_tails {
+            return None;
+        }
+        let reports = self.background.clone()?;
+        let tab = &self.tabs[index];
+        let live = services::console(tab.service).live_tail(op, values, &tab.target)?;
+        self.next_live = self.next_live.wrapping_add(1);
+        let generation = self.next_live;
+        let handle = crate::client::live::open(live.url, live.shown.clone(), move |event| {
+            let _ = reports.send(Background::Live(index, generation, event));
+        });
+        let tab = &mut self.tabs[index];
+        tab.browser.tail_note = Some(format!("● live · connecting to {}", live.shown));
+        tab.live_tail = Some(crate::tui::tab::LiveTailState {
+            handle,
+            generation,
+            shown: live.shown.clone(),
+            attached: false,
+            present: std::collections::BTreeSet::new(),
+        });
+        Some(live.shown)
+    }
+
+    /// What tab `index`'s live tail socket said: records go on top like a poll's, presence is
+    /// counted, and an end falls back to polling (the status line says why).
+    pub(super) fn on_live_tail(&mut self, index: usize, generation: u64, event: crate::client::live::LiveEvent) {
+        let Some(tab) = self.tabs.get(index) else { return };
+        if tab.live_tail.as_ref().is_none_or(|live| live.generation != generation) {
+            return;
+        }
+        let Some(page) = tab.page.as_ref().filter(|p| tab.tail.as_ref().is_some_and(|t| t.op == p.op.name)) else {
+            self.tabs[index].live_tail = None;
+            return;
+        };
+        let (op, values) = (page.op, page.values.clone());
+        let frame = match event {
+            crate::client::live::LiveEvent::Frame(text) => {
+                services::console(tab.service).live_frame(op, &values, &text)
+            }
+            crate::client::live::LiveEvent::Ended(why) => {
+                services::LiveFrame { ended: Some(why), ..Default::default() }
+            }
+        };
+        if let Some(why) = frame.ended {
+            let every = self.tail_every;
+            let tab = &mut self.tabs[index];
+            tab.live_tail = None;
+            if let Some(tail) = tab.tail.as_mut() {
+                tail.last_poll = None;
+                tab.browser.tail_note = Some(tail_note(every, tail.arrived));
+            }
+            let why = crate::inert::inert(&why);
+            return self
+                .error_on(index, format!("tail polls every {} s: the live connection ended: {why}", every.as_secs()));
+        }
+        let tab = &mut self.tabs[index];
+        let arrived = tab.tail.as_ref().map_or(0, |t| t.arrived);
+        let Some(live) = tab.live_tail.as_mut() else { return };
+        for text in frame.send {
+            live.handle.send(text);
+        }
+        live.attached |= frame.attached;
+        if let Some(present) = frame.present {
+            live.present = present.into_iter().collect();
+        }
+        live.present.extend(frame.entered);
+        for gone in &frame.left {
+            live.present.remove(gone);
+        }
+        tab.browser.tail_note = Some(live_note(live, arrived));
+        if !frame.records.is_empty() {
+            let body = bytes::Bytes::from(serde_json::to_vec(&frame.records).unwrap_or_default());
+            let rows = indexer::Rows {
+                spec: tab.browser.spec_for_more(op.id_field),
+                keyed: op.keyed,
+                arrays: services::console(op.service).record_arrays(op),
+            };
+            self.start_indexing(index, body, Some(rows), Then::Tail { op });
+        }
     }
 
     /// Asks for the first page of the list tab `index` follows, off the browser's slot, so a
@@ -331,7 +422,10 @@ impl App {
             tail.arrived += arrived;
             tail.arrived
         };
-        tab_state.browser.tail_note = Some(tail_note(every, total));
+        tab_state.browser.tail_note = Some(match tab_state.live_tail.as_ref() {
+            Some(live) => live_note(live, total),
+            None => tail_note(every, total),
+        });
         if arrived > 0 {
             let rows = tab_state.browser.row_count();
             tab_state.browser.page_label = crate::format::plural(rows, "row");
@@ -545,6 +639,20 @@ pub(super) fn list_filters(op: &Operation, values: &Values) -> Vec<(String, Stri
 }
 
 /// The browser title's note while tailing.
+/// The browser's note while a tail is live: new rows, and who is present when anyone is.
+pub(super) fn live_note(live: &crate::tui::tab::LiveTailState, arrived: usize) -> String {
+    if !live.attached {
+        return format!("● live · connecting to {}", live.shown);
+    }
+    let names: Vec<&str> = live.present.iter().map(String::as_str).take(3).collect();
+    let present = match live.present.len() {
+        0 => String::new(),
+        n if n <= 3 => format!(" · {n} present ({})", crate::inert::inert(&names.join(", "))),
+        n => format!(" · {n} present ({}, …)", crate::inert::inert(&names.join(", "))),
+    };
+    format!("● live · {arrived} new{present}")
+}
+
 pub(super) fn tail_note(every: Duration, arrived: usize) -> String {
     format!("● tail {} s · {arrived} new", every.as_secs())
 }

@@ -76,6 +76,8 @@ pub enum Background {
     SimulatorStarted(Service, Result<(), String>),
     /// A jq filter of an inspector has its result (shown at once, not at the next tick).
     Filtered,
+    /// A live tail's socket of tab `.0` (its opening `.1`) said something.
+    Live(usize, u64, crate::client::live::LiveEvent),
 }
 
 /// A copy waiting for the event loop: what it is, for the status line, and whether the text is
@@ -200,6 +202,10 @@ pub struct App {
     /// Bodies being indexed off the UI thread, by ticket.
     pub indexing: HashMap<u64, Job>,
     next_ticket: u64,
+    /// Counts live tail sockets opened, so events of an older one are told apart.
+    next_live: u64,
+    /// Whether tail mode follows a service's push socket when it has one (else it polls).
+    pub live_tails: bool,
 }
 
 impl App {
@@ -240,6 +246,8 @@ impl App {
             save_after: None,
             indexing: HashMap::new(),
             next_ticket: 1,
+            next_live: 0,
+            live_tails: true,
             download_client: None,
         }
     }
@@ -373,6 +381,10 @@ impl App {
             }
             return;
         }
+        // A socket's events are no task anyone counted either.
+        if let Background::Live(tab, generation, event) = report {
+            return self.on_live_tail(tab, generation, event);
+        }
         self.background_pending = self.background_pending.saturating_sub(1);
         match report {
             Background::Sandbox(report) => {
@@ -381,7 +393,7 @@ impl App {
                 }
             }
             Background::Indexed(ticket, result) => self.on_indexed(ticket, result),
-            Background::Filtered => {}
+            Background::Filtered | Background::Live(..) => {}
             Background::SimulatorStarted(service, result) => {
                 let Some(index) = self.tabs.iter().position(|t| t.service == service) else { return };
                 self.tabs[index].starting = false;

@@ -24,6 +24,32 @@ use crate::tui::components::market::Market;
 
 /// A service's console behaviour. Every method has a default: a service says only what it
 /// shows differently from the generic views.
+/// A push socket tail mode follows: where (the target's own host, its credential in the URL)
+/// and how the console may name it (no credential).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LiveTail {
+    pub url: String,
+    pub shown: String,
+}
+
+/// What a frame of a live tail's socket says.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LiveFrame {
+    /// Frames to send back (an ATTACH once connected).
+    pub send: Vec<String>,
+    /// The subscription is in place: what happens from now on arrives.
+    pub attached: bool,
+    /// New records, newest first, shaped as the list's own.
+    pub records: Vec<Value>,
+    /// The whole set of who is present, when the frame gives it.
+    pub present: Option<Vec<String>>,
+    /// Who entered (or updated) and who left.
+    pub entered: Vec<String>,
+    pub left: Vec<String>,
+    /// The socket can no longer serve the tail, and why.
+    pub ended: Option<String>,
+}
+
 pub trait ServiceConsole: Sync {
     /// The columns and cells of `op`'s list when the generic ones say little (Mailgun events,
     /// with forty nested fields). `None`: the columns come from the records.
@@ -153,6 +179,19 @@ pub trait ServiceConsole: Sync {
 
     /// Columns `list_op`'s rows get from one more ask per row (a product's price and 24-hour
     /// change from its stats), asked again for the rows in view while the list is shown.
+    /// A socket that pushes `op`'s new records as they happen (Ably's realtime connection for a
+    /// channel's history), which tail mode follows instead of polling; `None`: it polls.
+    fn live_tail(&self, op: &Operation, values: &Values, target: &Target) -> Option<LiveTail> {
+        let _ = (op, values, target);
+        None
+    }
+
+    /// What one frame of `live_tail`'s socket says.
+    fn live_frame(&self, op: &Operation, values: &Values, frame: &str) -> LiveFrame {
+        let _ = (op, values, frame);
+        LiveFrame::default()
+    }
+
     fn live_columns(&self, list_op: &str) -> Option<LiveColumns> {
         let _ = list_op;
         None
