@@ -235,7 +235,8 @@ fn draw_status(frame: &mut Frame, area: Rect, app: &App) {
         spans.push(Span::styled(format!(" auto {}s ", app.auto_refresh_every.as_secs()), theme.success));
     }
     if let Some(tail) = &tab.tail {
-        spans.push(Span::styled(format!(" tail {}s · {} new ", app.tail_every.as_secs(), tail.arrived), theme.success));
+        let how = if tab.live_tail.is_some() { "live".to_owned() } else { format!("{}s", app.tail_every.as_secs()) };
+        spans.push(Span::styled(format!(" tail {how} · {} new ", tail.arrived), theme.success));
     }
     if app.zoomed {
         let restore = app.keymap.hint(Action::Zoom).map(|key| format!(" ({key} restores)")).unwrap_or_default();

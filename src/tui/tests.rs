@@ -502,6 +502,7 @@ async fn a_live_tail_follows_the_channel_over_realtime_without_polling() {
     assert_eq!(browser.records()[0]["name"], "second");
     assert!(browser.is_new(0) && !browser.is_new(1));
     assert!(h.screen().contains("● live · 1 new"), "{}", h.screen());
+    assert!(h.screen().contains("tail live · 1 new"), "the status bar says so too:\n{}", h.screen());
 
     // Someone enters the channel's presence on a connection of their own.
     let base = h.console.sandbox.base_url(crate::catalog::Service::Ably).replace("http://", "ws://");
