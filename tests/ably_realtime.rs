@@ -426,3 +426,74 @@ async fn the_control_port_drops_sockets_and_their_connections_resume() {
     let (_, resumed) = connected(&sandbox, &format!("{}&resume={key}", key_query())).await;
     assert_eq!(resumed["connectionId"], hello["connectionId"], "{resumed}");
 }
+
+/// Ably's limits: 200 channels attached on one connection (90010 for the next), 200 members in
+/// one channel's presence set (91003).
+#[tokio::test]
+async fn the_channel_and_presence_limits_are_ablys() {
+    let sandbox = sandbox::start(0, 42).await.unwrap();
+    let (mut ws, _) = connected(&sandbox, &key_query()).await;
+    for n in 0..200 {
+        send(&mut ws, json!({"action": 10, "channel": format!("many-{n}")})).await;
+        next_action(&mut ws, 11).await;
+    }
+    send(&mut ws, json!({"action": 10, "channel": "one-too-many"})).await;
+    let refused = next_action(&mut ws, 9).await;
+    assert_eq!((refused["channel"].as_str(), refused["error"]["code"].as_i64()), (Some("one-too-many"), Some(90010)));
+    // Detaching one makes room.
+    send(&mut ws, json!({"action": 12, "channel": "many-0"})).await;
+    next_action(&mut ws, 13).await;
+    send(&mut ws, json!({"action": 10, "channel": "one-too-many"})).await;
+    next_action(&mut ws, 11).await;
+
+    let (mut crowd, _) = connected(&sandbox, &key_query()).await;
+    let members: Vec<Value> = (0..200).map(|n| json!({"action": 2, "clientId": format!("m{n}")})).collect();
+    send(&mut crowd, json!({"action": 14, "channel": "crowded", "msgSerial": 0, "presence": members})).await;
+    assert_eq!(next_action(&mut crowd, 1).await["msgSerial"], 0);
+    send(
+        &mut crowd,
+        json!({"action": 14, "channel": "crowded", "msgSerial": 1, "presence": [{"action": 2, "clientId": "late"}]}),
+    )
+    .await;
+    let nack = next_action(&mut crowd, 2).await;
+    assert_eq!(nack["error"]["code"], 91003, "{nack}");
+}
+
+/// A token renewed in place (AUTH) keeps the connection; a token that expires ends it with
+/// DISCONNECTED 40142, which the client answers by resuming with a new one.
+#[tokio::test]
+async fn tokens_are_renewed_in_place_and_an_expired_one_disconnects() {
+    let sandbox = sandbox::start(0, 42).await.unwrap();
+    let rest = sandbox.base_url(Service::Ably);
+    let token = |ttl: i64| {
+        let rest = rest.clone();
+        async move {
+            let details: Value = serde_json::from_slice(
+                &reqwest::Client::new()
+                    .post(format!("{rest}/keys/{}/requestToken", credentials::ABLY_KEY_NAME))
+                    .header("authorization", basic())
+                    .header("content-type", "application/json")
+                    .body(json!({"keyName": credentials::ABLY_KEY_NAME, "ttl": ttl}).to_string())
+                    .send()
+                    .await
+                    .unwrap()
+                    .bytes()
+                    .await
+                    .unwrap(),
+            )
+            .unwrap();
+            details["token"].as_str().unwrap().to_owned()
+        }
+    };
+    let (mut ws, hello) = connected(&sandbox, &format!("access_token={}&format=json", token(3_600_000).await)).await;
+    send(&mut ws, json!({"action": 17, "auth": {"accessToken": token(3_600_000).await}})).await;
+    let again = next_action(&mut ws, 4).await;
+    assert_eq!(again["connectionId"], hello["connectionId"], "the same connection: {again}");
+    send(&mut ws, json!({"action": 17, "auth": {"accessToken": "not-a-token"}})).await;
+    assert_eq!(next_action(&mut ws, 9).await["error"]["statusCode"], 401);
+    assert!(next(&mut ws).await.is_none());
+
+    let (mut short, _) = connected(&sandbox, &format!("access_token={}&format=json", token(1_000).await)).await;
+    let disconnected = next_action(&mut short, 6).await;
+    assert_eq!(disconnected["error"]["code"], 40142, "{disconnected}");
+}

@@ -146,7 +146,7 @@ fn open_token(token: &str) -> Option<(i64, String, Capability)> {
     Some((expires.as_i64()?, client.as_str()?.to_owned(), capability))
 }
 
-fn verify_token(token: &str, now: i64) -> Result<Caller, AblyError> {
+pub(super) fn verify_token(token: &str, now: i64) -> Result<Caller, AblyError> {
     let Some((expires, client, capability)) = open_token(token) else {
         return Err(AblyError::invalid_credentials());
     };

@@ -12,6 +12,7 @@ pub(super) const HEARTBEAT: i64 = 0;
 pub(super) const ACK: i64 = 1;
 pub(super) const NACK: i64 = 2;
 pub(super) const CONNECTED: i64 = 4;
+pub(super) const DISCONNECTED: i64 = 6;
 pub(super) const CLOSE: i64 = 7;
 pub(super) const CLOSED: i64 = 8;
 pub(super) const ERROR: i64 = 9;
@@ -22,6 +23,7 @@ pub(super) const DETACHED: i64 = 13;
 pub(super) const PRESENCE: i64 = 14;
 pub(super) const MESSAGE: i64 = 15;
 pub(super) const SYNC: i64 = 16;
+pub(super) const AUTH: i64 = 17;
 
 /// A MESSAGE protocol message carrying `messages` (already rendered for its format), the last
 /// of them with `serial` at `timestamp`.

@@ -22,8 +22,8 @@ use super::auth::authenticate;
 use super::capability::Caller;
 use super::hub::message_frame;
 use super::hub::{
-    presence_frame, send_bytes, Kind, Subscriber, ACK, ATTACH, ATTACHED, CLOSE, CLOSED, CONNECTED, DETACH, DETACHED,
-    ERROR, HEARTBEAT, MESSAGE, NACK, PRESENCE,
+    presence_frame, send_bytes, Kind, Subscriber, ACK, ATTACH, ATTACHED, AUTH, CLOSE, CLOSED, CONNECTED, DETACH,
+    DETACHED, DISCONNECTED, ERROR, HEARTBEAT, MESSAGE, NACK, PRESENCE,
 };
 use super::routes::{message_val, parse_message, parse_messages, presence_val, publish_locked, Origin};
 use super::state::{action, Message, Presence};
@@ -36,8 +36,12 @@ use crate::sandbox::ws::{Incoming, Outbox, Refused, Socket, WsLimits};
 /// attaches without continuity.
 const MAX_BACKLOG: usize = 1_000;
 
-/// The most members one channel's presence set holds.
-const MAX_MEMBERS: usize = 20_000;
+/// The most members one channel's presence set holds (Ably's limit, the same on every package).
+const MAX_MEMBERS: usize = 200;
+/// The most channels one connection has attached (Ably's default account limit).
+const MAX_CHANNELS: usize = 200;
+/// The most protocol messages a connection sends in a second before Ably ends it for abuse.
+const MAX_INBOUND_PER_SECOND: u32 = 2_000;
 
 /// ATTACHED's flags: a SYNC of the presence set follows; the channel continues from before.
 pub(super) const HAS_PRESENCE: i64 = 1;
@@ -163,6 +167,29 @@ struct Connection {
     caller: Option<Caller>,
     /// The channels where this connection entered a member, who leave when it ends.
     entered: BTreeSet<String>,
+    /// The channels it has attached.
+    attached: BTreeSet<String>,
+    /// Its inbound protocol messages in the current second.
+    inbound: RateWindow,
+}
+
+/// Counts what arrives per second of `now`: past the limit in one second, it is refused.
+#[derive(Default)]
+pub(super) struct RateWindow {
+    second: i64,
+    count: u32,
+}
+
+impl RateWindow {
+    /// Whether one more at `now_ms` stays within `limit` a second.
+    pub(super) fn admit(&mut self, now_ms: i64, limit: u32) -> bool {
+        let second = now_ms.div_euclid(1000);
+        if second != self.second {
+            (self.second, self.count) = (second, 0);
+        }
+        self.count = self.count.saturating_add(1);
+        self.count <= limit
+    }
 }
 
 /// A connection whose socket dropped, kept under its key for resuming: its id and its presence.
@@ -190,7 +217,18 @@ impl Connection {
             let key = format!("{}!{id}", state.next_connection_id());
             (id, key)
         };
-        Connection { shared, id: Arc::from(id), key, outbox, format, echo, caller: None, entered: Default::default() }
+        Connection {
+            shared,
+            id: Arc::from(id),
+            key,
+            outbox,
+            format,
+            echo,
+            caller: None,
+            entered: BTreeSet::new(),
+            attached: BTreeSet::new(),
+            inbound: RateWindow::default(),
+        }
     }
 
     async fn run(&mut self, mut socket: Socket, caller: Result<Caller, AblyError>, resume: Option<String>) {
@@ -213,15 +251,45 @@ impl Connection {
         heartbeat.reset();
         let mut closed = false;
         loop {
+            // A token's credentials end with it: the client is told (40142) and may resume
+            // with a new one.
+            let expires_in = self.caller.as_ref().and_then(|c| c.expires).map(|at| {
+                Duration::from_millis(u64::try_from(at.saturating_sub(self.shared.clock.now_ms())).unwrap_or(0))
+            });
+            let expiry = async {
+                match expires_in {
+                    Some(wait) => tokio::time::sleep(wait).await,
+                    None => std::future::pending().await,
+                }
+            };
             let frame = tokio::select! {
                 frame = socket.next() => frame,
                 _ = heartbeat.tick() => {
                     self.send(&Val::map([("action", Val::Int(HEARTBEAT))]));
                     continue;
                 }
+                () = expiry => {
+                    let error = AblyError::new(401, 40142, "Key/token expired: the connection's token expired; renew it");
+                    let mut message = Val::map([("action", Val::Int(DISCONNECTED))]);
+                    message.push("error", error_val(&error));
+                    self.send(&message);
+                    self.outbox.close(1000, "");
+                    break;
+                }
             };
             let Some(frame) = frame else { break };
             heartbeat.reset();
+            if !self.inbound.admit(crate::sandbox::clock::wall_ms(), MAX_INBOUND_PER_SECOND) {
+                let error = AblyError::new(
+                    429,
+                    42924,
+                    format!("Connection terminated for abuse (inbound protocol message rate exceeded {MAX_INBOUND_PER_SECOND}/s)"),
+                );
+                self.send(&error_message(&error, None));
+                self.outbox.close(1000, "");
+                closed = true;
+                break;
+            }
             let message = match frame {
                 Incoming::Text(text) => serde_json::from_str::<Val>(&text).ok(),
                 Incoming::Binary(bytes) => from_msgpack(&bytes).ok(),
@@ -361,6 +429,7 @@ impl Connection {
                 self.send(&reply);
                 Next::Continue
             }
+            (Some(AUTH), _) => self.reauthorize(message),
             (Some(CLOSE), _) => {
                 self.send(&Val::map([("action", Val::Int(CLOSED))]));
                 self.outbox.close(1000, "");
@@ -372,6 +441,7 @@ impl Connection {
             }
             (Some(DETACH), Some(channel)) => {
                 self.shared.hub().unsubscribe(&channel, &self.id);
+                self.attached.remove(&channel);
                 self.send(&Val::map([("action", Val::Int(DETACHED)), ("channel", Val::Str(channel))]));
                 Next::Continue
             }
@@ -398,9 +468,51 @@ impl Connection {
         }
     }
 
+    /// AUTH with a new token: the connection continues with its credentials (CONNECTED again,
+    /// same connection); a token for another client id, or none valid, ends it.
+    fn reauthorize(&mut self, message: &Val) -> Next {
+        let token = message.field("auth").and_then(|a| a.field("accessToken")).and_then(Val::as_str);
+        let now = self.shared.clock.now_ms();
+        let renewed = token
+            .ok_or_else(|| AblyError::new(400, 40000, "Invalid AUTH: auth.accessToken is required"))
+            .and_then(|token| super::auth::verify_token(token, now))
+            .and_then(|caller| {
+                let before = self.caller.as_ref().and_then(|c| c.client_id.clone());
+                if before.is_some() && caller.client_id != before {
+                    return Err(AblyError::new(
+                        401,
+                        40102,
+                        "Incompatible credentials: the new token is for another client id than the connection's",
+                    ));
+                }
+                Ok(caller)
+            });
+        match renewed {
+            Ok(caller) => {
+                self.connected(&caller, None);
+                self.caller = Some(caller);
+                Next::Continue
+            }
+            Err(error) => {
+                self.send(&error_message(&error, None));
+                self.outbox.close(1000, "");
+                Next::End
+            }
+        }
+    }
+
     fn attach(&mut self, channel: &str, message: &Val) {
         let Some(caller) = &self.caller else { return };
         if let Err(error) = super::routes::check_channel_name(channel) {
+            self.send(&error_message(&error, Some(channel)));
+            return;
+        }
+        if !self.attached.contains(channel) && self.attached.len() >= MAX_CHANNELS {
+            let error = AblyError::new(
+                400,
+                90010,
+                format!("Maximum number of channels per connection ({MAX_CHANNELS}) exceeded"),
+            );
             self.send(&error_message(&error, Some(channel)));
             return;
         }
@@ -414,6 +526,7 @@ impl Connection {
             self.send(&error_message(&error, Some(channel)));
             return;
         }
+        self.attached.insert(channel.to_owned());
         let now = self.shared.clock.now_ms();
         let mut state = self.shared.lock();
         let record = state.channel(channel, now);
@@ -533,7 +646,7 @@ impl Connection {
             return Err(AblyError::new(
                 400,
                 91003,
-                format!("Maximum number of members in a presence set exceeded: the limit is {MAX_MEMBERS}"),
+                format!("Unable to enter member to presence channel; maximum number of {MAX_MEMBERS} members exceeded"),
             ));
         }
         let mut events = Vec::with_capacity(parsed.len());

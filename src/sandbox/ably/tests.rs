@@ -1415,3 +1415,12 @@ async fn push_registry_caps_drop_the_earliest_devices_and_subscriptions() {
     let kept_of_earlier = left.iter().filter(|s| after.contains(s)).count();
     assert_eq!(kept_of_earlier, 4, "one earlier subscription went: {earliest:?}");
 }
+
+#[test]
+fn a_connections_inbound_rate_is_counted_per_second() {
+    let mut window = super::realtime::RateWindow::default();
+    let second = 1_800_000_000_000;
+    assert!((0..2_000).all(|i| window.admit(second + i % 1000, 2_000)), "2,000 in one second pass");
+    assert!(!window.admit(second + 999, 2_000), "the 2,001st in that second does not");
+    assert!(window.admit(second + 1_000, 2_000), "the next second starts afresh");
+}
