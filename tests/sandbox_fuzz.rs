@@ -909,3 +909,54 @@ async fn hostile_request_lines_and_headers_are_4xx() {
     }
     sandbox.shutdown();
 }
+
+/// Ably realtime frames, mutated: protocol messages in JSON and MessagePack (valid ones, with
+/// wrong types, unknown actions, huge serials, before anything is attached), garbage, and
+/// frames past the size limit. Whatever a socket is sent, the sandbox answers on its other
+/// sockets and over HTTP, and never with a 5xx.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ably_realtime_survives_mutated_protocol_messages() {
+    use futures_util::{SinkExt as _, StreamExt as _};
+    use tokio_tungstenite::tungstenite::Message;
+    let sandbox = start().await;
+    let base = sandbox.base_url(Service::Ably);
+    let socket_url = format!("{}/?key={}&format=json", base.replace("http://", "ws://"), credentials::ABLY_KEY);
+    let seeds: &[&[u8]] = &[
+        br#"{"action":10,"channel":"fuzz","flags":458752,"params":{"rewind":"5"}}"#,
+        br#"{"action":15,"channel":"fuzz","msgSerial":0,"messages":[{"name":"a","data":"b","extras":{"headers":{"x":"y"}}}]}"#,
+        br#"{"action":14,"channel":"fuzz","msgSerial":1,"presence":[{"action":2,"clientId":"c","data":{"k":[1,2]}}]}"#,
+        br#"{"action":17,"auth":{"accessToken":"opsdeck.x.y"}}"#,
+        br#"{"action":0,"id":"ping"}"#,
+        br#"{"action":10,"channel":"fuzz","channelSerial":"01700000000000-000@x:000"}"#,
+        br#"{"action":12,"channel":"fuzz"}"#,
+    ];
+    for iteration in 0..iterations() / 3 {
+        let mut rng = Rng::new("ably_realtime", iteration);
+        let Ok((mut ws, _)) = tokio_tungstenite::connect_async(socket_url.as_str()).await else {
+            panic!("iteration {iteration}: the realtime endpoint stopped answering");
+        };
+        for _ in 0..=rng.below(6) {
+            let seed = rng.pick(seeds);
+            let frame = match rng.below(5) {
+                // MessagePack of the (unmutated) message.
+                0 => {
+                    let value: serde_json::Value = serde_json::from_slice(seed).unwrap();
+                    Message::Binary(rmp_serde::to_vec_named(&value).unwrap().into())
+                }
+                1 => Message::Binary(mutate(&mut rng, seed).into()),
+                // Past the 256 KiB limit: the socket ends, the sandbox does not.
+                2 if rng.below(10) == 0 => Message::Text("x".repeat(300 * 1024).into()),
+                _ => Message::Text(String::from_utf8_lossy(&mutate(&mut rng, seed)).into_owned().into()),
+            };
+            if ws.send(frame).await.is_err() {
+                break;
+            }
+        }
+        // Read what came back until the socket ends or goes quiet; nothing is checked but that
+        // the server keeps serving.
+        while let Ok(Some(Ok(_))) = tokio::time::timeout(Duration::from_millis(50), ws.next()).await {}
+        drop(ws);
+        let time = reqwest::get(format!("{base}/time")).await.unwrap();
+        assert!(time.status().is_success(), "iteration {iteration}: /time answered {}", time.status());
+    }
+}
