@@ -86,6 +86,10 @@ impl Sockets {
         let upgrade = upgrade
             .max_message_size(limits.max_message)
             .max_frame_size(limits.max_message)
+            // Small buffers: most sockets carry small messages, and a thousand of them at
+            // tungstenite's default 128 KiB each way cost a quarter of a gigabyte.
+            .read_buffer_size(16 * 1024)
+            .write_buffer_size(16 * 1024)
             // What tungstenite itself buffers for writing: the queue above it is the bound.
             .max_write_buffer_size(limits.max_message.saturating_mul(4).max(1 << 20));
         Ok(upgrade.on_upgrade(move |socket| run(socket, limits, stop, permit, session)))
