@@ -123,13 +123,14 @@ pub(super) async fn connect(shared: Arc<Shared>, request: Request) -> Response {
                 format!("Expected a WebSocket handshake at the realtime endpoint: {reason}"),
             )),
         ),
+        // Ably's account connection limit: 40111, 403.
         Err(Refused::TooMany) => render(
             Format::Json,
             false,
             Err(AblyError::new(
-                StatusCode::TOO_MANY_REQUESTS.as_u16(),
-                42910,
-                "Connection limit exceeded: too many realtime connections open",
+                StatusCode::FORBIDDEN.as_u16(),
+                40111,
+                format!("Account restricted (connection limits exceeded: {} open)", LIMITS.max_sockets),
             )),
         ),
     }
