@@ -497,3 +497,35 @@ async fn tokens_are_renewed_in_place_and_an_expired_one_disconnects() {
     let disconnected = next_action(&mut short, 6).await;
     assert_eq!(disconnected["error"]["code"], 40142, "{disconnected}");
 }
+
+/// A client that sends nothing, not even a pong to the server's pings, for two heartbeat
+/// intervals (30 s) is told DISCONNECTED (80003) and its socket ends; its connection is kept for
+/// resuming. The client here reads raw bytes, so nothing answers the pings for it.
+#[tokio::test]
+async fn a_client_that_answers_nothing_is_disconnected_after_two_heartbeat_intervals() {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let sandbox = sandbox::start(0, 42).await.unwrap();
+    let address = sandbox.base_url(Service::Ably).replace("http://", "");
+    let mut stream = tokio::net::TcpStream::connect(&address).await.unwrap();
+    let handshake = format!(
+        "GET /?key={}&format=json HTTP/1.1\r\nHost: {address}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+         Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
+        credentials::ABLY_KEY
+    );
+    stream.write_all(handshake.as_bytes()).await.unwrap();
+    let mut seen = Vec::new();
+    let mut buffer = [0u8; 4096];
+    let text = loop {
+        let read = tokio::time::timeout(std::time::Duration::from_secs(60), stream.read(&mut buffer))
+            .await
+            .expect("DISCONNECTED within 60 s")
+            .unwrap();
+        seen.extend_from_slice(&buffer[..read]);
+        let text = String::from_utf8_lossy(&seen).into_owned();
+        if read == 0 || text.contains("\"action\":6") {
+            break text;
+        }
+    };
+    assert!(text.contains("\"action\":4"), "CONNECTED came first: {text}");
+    assert!(text.contains("\"action\":6") && text.contains("80003"), "{text}");
+}

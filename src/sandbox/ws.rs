@@ -114,7 +114,8 @@ async fn run<F, Fut>(
     let queued = Arc::new(AtomicUsize::new(0));
     let writer = tokio::spawn(write(sink, queue, closing.clone(), Arc::clone(&queued), limits.write_stall));
     let outbox = Outbox { sender, closing: closing.clone(), queued, budget: limits.queue_bytes };
-    session(Socket { stream, outbox: outbox.clone(), closing: closing.clone() }).await;
+    session(Socket { stream, outbox: outbox.clone(), closing: closing.clone(), heard: std::time::Instant::now() })
+        .await;
     // The session is over: what it queued last (a close, an error) is sent, then the socket ends.
     outbox.finish();
     let _ = writer.await;
@@ -185,6 +186,8 @@ pub struct Socket {
     stream: SplitStream<WebSocket>,
     outbox: Outbox,
     closing: CancellationToken,
+    /// When the client last sent anything, a pong included.
+    heard: std::time::Instant,
 }
 
 impl Socket {
@@ -197,6 +200,9 @@ impl Socket {
                 () = self.closing.cancelled() => return None,
                 frame = self.stream.next() => frame,
             };
+            if matches!(frame, Some(Ok(_))) {
+                self.heard = std::time::Instant::now();
+            }
             match frame {
                 Some(Ok(Message::Text(text))) => return Some(Incoming::Text(text.as_str().to_owned())),
                 Some(Ok(Message::Binary(bytes))) => return Some(Incoming::Binary(bytes)),
@@ -205,6 +211,11 @@ impl Socket {
                 Some(Ok(Message::Close(_)) | Err(_)) | None => return None,
             }
         }
+    }
+
+    /// How long since the client last sent anything (a pong to [`Outbox::ping`] included).
+    pub fn silent_for(&self) -> Duration {
+        self.heard.elapsed()
     }
 
     /// Where to send this socket's messages from anywhere (another connection's publish).
@@ -240,6 +251,11 @@ impl Outbox {
 
     pub fn binary(&self, bytes: Vec<u8>) -> Result<(), Gone> {
         self.push(Outgoing::Message(Message::Binary(bytes.into())))
+    }
+
+    /// A WebSocket ping: a live client answers it (with no protocol message of its own).
+    pub fn ping(&self) -> Result<(), Gone> {
+        self.push(Outgoing::Message(Message::Ping(Bytes::new())))
     }
 
     /// Ends the socket with a close frame after what is already queued.

@@ -266,7 +266,22 @@ impl Connection {
             let frame = tokio::select! {
                 frame = socket.next() => frame,
                 _ = heartbeat.tick() => {
+                    // A client that has sent nothing, not even a pong, for two intervals is
+                    // gone: its connection is disconnected (and kept for resuming).
+                    if socket.silent_for() > 2 * MAX_IDLE_INTERVAL {
+                        let error = AblyError::new(
+                            400,
+                            80003,
+                            format!("Connection disconnected: nothing heard from the client for {} s", socket.silent_for().as_secs()),
+                        );
+                        let mut message = Val::map([("action", Val::Int(DISCONNECTED))]);
+                        message.push("error", error_val(&error));
+                        self.send(&message);
+                        self.outbox.close(1000, "");
+                        break;
+                    }
                     self.send(&Val::map([("action", Val::Int(HEARTBEAT))]));
+                    let _ = self.outbox.ping();
                     continue;
                 }
                 () = expiry => {
