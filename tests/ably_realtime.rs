@@ -17,6 +17,33 @@ fn basic() -> String {
     format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(credentials::ABLY_KEY))
 }
 
+/// A REST call to the Ably simulator with the key: its status and its JSON answer.
+async fn rest(sandbox: &Sandbox, method: reqwest::Method, path: &str, body: Option<Value>) -> (u16, Value) {
+    let url = format!("{}{path}", sandbox.base_url(Service::Ably));
+    let mut request = reqwest::Client::new().request(method, url).header("authorization", basic());
+    if let Some(body) = body {
+        request = request.header("content-type", "application/json").body(body.to_string());
+    }
+    let response = request.send().await.unwrap();
+    let status = response.status().as_u16();
+    (status, serde_json::from_slice(&response.bytes().await.unwrap()).unwrap_or(Value::Null))
+}
+
+/// Publishes `message` on `channel` over REST; checks it was taken.
+async fn publish(sandbox: &Sandbox, channel: &str, message: Value) {
+    let (status, answer) =
+        rest(sandbox, reqwest::Method::POST, &format!("/channels/{channel}/messages"), Some(message)).await;
+    assert_eq!(status, 201, "publishing never waits on a realtime subscriber: {answer}");
+}
+
+/// A token the key grants with `params` (a capability, a ttl).
+async fn token(sandbox: &Sandbox, mut params: Value) -> String {
+    params["keyName"] = json!(credentials::ABLY_KEY_NAME);
+    let path = format!("/keys/{}/requestToken", credentials::ABLY_KEY_NAME);
+    let (_, details) = rest(sandbox, reqwest::Method::POST, &path, Some(params)).await;
+    details["token"].as_str().unwrap().to_owned()
+}
+
 async fn open(sandbox: &Sandbox, query: &str) -> Ws {
     let base = sandbox.base_url(Service::Ably).replace("http://", "ws://");
     let (ws, response) = tokio_tungstenite::connect_async(format!("{base}/?{query}")).await.unwrap();
@@ -92,8 +119,6 @@ async fn a_wrong_key_is_told_why_then_the_socket_closes() {
 #[tokio::test]
 async fn messages_reach_other_connections_and_rest_both_ways() {
     let sandbox = sandbox::start(0, 42).await.unwrap();
-    let rest = sandbox.base_url(Service::Ably);
-    let http = reqwest::Client::new();
     let (mut reader, _) = connected(&sandbox, &key_query()).await;
     let (mut writer, hello) = connected(&sandbox, &key_query()).await;
     send(&mut reader, json!({"action": 10, "channel": "rt-room"})).await;
@@ -112,27 +137,10 @@ async fn messages_reach_other_connections_and_rest_both_ways() {
     assert_eq!(message["id"], format!("{writer_id}:0:0"));
 
     // What a connection published is in the REST history.
-    let history: Value = http
-        .get(format!("{rest}/channels/rt-room/messages"))
-        .header("authorization", basic())
-        .send()
-        .await
-        .unwrap()
-        .bytes()
-        .await
-        .map(|b| serde_json::from_slice::<Value>(&b).unwrap())
-        .unwrap();
+    let (_, history) = rest(&sandbox, reqwest::Method::GET, "/channels/rt-room/messages", None).await;
     assert_eq!(history[0]["id"], message["id"], "{history}");
     // And a REST publish reaches the subscriber.
-    let published = http
-        .post(format!("{rest}/channels/rt-room/messages"))
-        .header("authorization", basic())
-        .header("content-type", "application/json")
-        .body(json!({"name": "from-rest", "data": {"n": 1}}).to_string())
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(published.status(), 201);
+    publish(&sandbox, "rt-room", json!({"name": "from-rest", "data": {"n": 1}})).await;
     let delivered = next_action(&mut reader, 15).await;
     assert_eq!(delivered["messages"][0]["name"], "from-rest");
 
@@ -149,21 +157,8 @@ async fn messages_reach_other_connections_and_rest_both_ways() {
 #[tokio::test]
 async fn a_subscribe_only_token_is_refused_a_publish_with_nack_40160() {
     let sandbox = sandbox::start(0, 42).await.unwrap();
-    let rest = sandbox.base_url(Service::Ably);
     let capability = json!({"watch": ["subscribe"]}).to_string();
-    let details: Value = reqwest::Client::new()
-        .post(format!("{rest}/keys/{}/requestToken", credentials::ABLY_KEY_NAME))
-        .header("authorization", basic())
-        .header("content-type", "application/json")
-        .body(json!({"keyName": credentials::ABLY_KEY_NAME, "capability": capability}).to_string())
-        .send()
-        .await
-        .unwrap()
-        .bytes()
-        .await
-        .map(|b| serde_json::from_slice::<Value>(&b).unwrap())
-        .unwrap();
-    let token = details["token"].as_str().unwrap();
+    let token = token(&sandbox, json!({"capability": capability})).await;
     let (mut ws, _) = connected(&sandbox, &format!("access_token={token}&format=json")).await;
     send(&mut ws, json!({"action": 10, "channel": "watch"})).await;
     let attached = next_action(&mut ws, 11).await;
@@ -220,8 +215,6 @@ async fn a_web_pages_socket_is_refused_before_it_opens() {
 #[tokio::test]
 async fn a_subscriber_that_stops_reading_is_disconnected_not_buffered() {
     let sandbox = sandbox::start(0, 42).await.unwrap();
-    let rest = sandbox.base_url(Service::Ably);
-    let http = reqwest::Client::new();
     let (mut stalled, _) = connected(&sandbox, &key_query()).await;
     send(&mut stalled, json!({"action": 10, "channel": "firehose"})).await;
     next_action(&mut stalled, 11).await;
@@ -229,15 +222,7 @@ async fn a_subscriber_that_stops_reading_is_disconnected_not_buffered() {
     let data = "x".repeat(60_000);
     const PUBLISHES: usize = 680;
     for _ in 0..PUBLISHES {
-        let response = http
-            .post(format!("{rest}/channels/firehose/messages"))
-            .header("authorization", basic())
-            .header("content-type", "application/json")
-            .body(json!({"data": data}).to_string())
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(response.status(), 201, "publishing never waits on a slow subscriber");
+        publish(&sandbox, "firehose", json!({"data": data})).await;
     }
     // Reading again: what was already on its way arrives, then the socket ends.
     let mut received = 0;
@@ -255,7 +240,6 @@ async fn a_subscriber_that_stops_reading_is_disconnected_not_buffered() {
 #[tokio::test]
 async fn presence_enters_syncs_updates_and_leaves_with_its_connection() {
     let sandbox = sandbox::start(0, 42).await.unwrap();
-    let rest = sandbox.base_url(Service::Ably);
     let (mut ada, _) = connected(&sandbox, &format!("{}&clientId=ada", key_query())).await;
     send(&mut ada, json!({"action": 10, "channel": "lobby"})).await;
     next_action(&mut ada, 11).await;
@@ -281,18 +265,7 @@ async fn presence_enters_syncs_updates_and_leaves_with_its_connection() {
         .map(|m| (m["clientId"].as_str().unwrap(), m["data"].as_str().unwrap(), m["action"].as_i64().unwrap()))
         .collect();
     assert_eq!(members, [("ada", "here", 1)]);
-    let listed: Value = serde_json::from_slice(
-        &reqwest::Client::new()
-            .get(format!("{rest}/channels/lobby/presence"))
-            .header("authorization", basic())
-            .send()
-            .await
-            .unwrap()
-            .bytes()
-            .await
-            .unwrap(),
-    )
-    .unwrap();
+    let (_, listed) = rest(&sandbox, reqwest::Method::GET, "/channels/lobby/presence", None).await;
     assert_eq!(listed.as_array().map(|m| m.len()), Some(1), "{listed}");
     assert_eq!(listed[0]["clientId"], "ada");
 
@@ -337,22 +310,7 @@ async fn entering_presence_needs_a_client_id() {
 #[tokio::test]
 async fn a_resumed_connection_gets_what_was_published_while_it_was_away_once_in_order() {
     let sandbox = sandbox::start(0, 42).await.unwrap();
-    let rest = sandbox.base_url(Service::Ably);
-    let http = reqwest::Client::new();
-    let publish = |name: &'static str| {
-        let (http, rest) = (http.clone(), rest.clone());
-        async move {
-            let response = http
-                .post(format!("{rest}/channels/away/messages"))
-                .header("authorization", basic())
-                .header("content-type", "application/json")
-                .body(json!({"name": name, "data": name}).to_string())
-                .send()
-                .await
-                .unwrap();
-            assert_eq!(response.status(), 201);
-        }
-    };
+    let publish = |name: &'static str| publish(&sandbox, "away", json!({"name": name, "data": name}));
     let (mut ws, hello) = connected(&sandbox, &key_query()).await;
     let (id, key) =
         (hello["connectionId"].clone(), hello["connectionDetails"]["connectionKey"].as_str().unwrap().to_owned());
@@ -390,17 +348,8 @@ async fn an_unknown_resume_key_starts_a_new_connection_and_says_so() {
 #[tokio::test]
 async fn rewind_sends_the_last_messages_after_attached() {
     let sandbox = sandbox::start(0, 42).await.unwrap();
-    let rest = sandbox.base_url(Service::Ably);
     for n in 1..=3 {
-        let response = reqwest::Client::new()
-            .post(format!("{rest}/channels/rewound/messages"))
-            .header("authorization", basic())
-            .header("content-type", "application/json")
-            .body(json!({"name": format!("m{n}")}).to_string())
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(response.status(), 201);
+        publish(&sandbox, "rewound", json!({"name": format!("m{n}")})).await;
     }
     let (mut ws, _) = connected(&sandbox, &key_query()).await;
     send(&mut ws, json!({"action": 10, "channel": "rewound", "params": {"rewind": "2"}})).await;
@@ -464,27 +413,7 @@ async fn the_channel_and_presence_limits_are_ablys() {
 #[tokio::test]
 async fn tokens_are_renewed_in_place_and_an_expired_one_disconnects() {
     let sandbox = sandbox::start(0, 42).await.unwrap();
-    let rest = sandbox.base_url(Service::Ably);
-    let token = |ttl: i64| {
-        let rest = rest.clone();
-        async move {
-            let details: Value = serde_json::from_slice(
-                &reqwest::Client::new()
-                    .post(format!("{rest}/keys/{}/requestToken", credentials::ABLY_KEY_NAME))
-                    .header("authorization", basic())
-                    .header("content-type", "application/json")
-                    .body(json!({"keyName": credentials::ABLY_KEY_NAME, "ttl": ttl}).to_string())
-                    .send()
-                    .await
-                    .unwrap()
-                    .bytes()
-                    .await
-                    .unwrap(),
-            )
-            .unwrap();
-            details["token"].as_str().unwrap().to_owned()
-        }
-    };
+    let token = |ttl: i64| token(&sandbox, json!({"ttl": ttl}));
     let (mut ws, hello) = connected(&sandbox, &format!("access_token={}&format=json", token(3_600_000).await)).await;
     send(&mut ws, json!({"action": 17, "auth": {"accessToken": token(3_600_000).await}})).await;
     let again = next_action(&mut ws, 4).await;
