@@ -303,6 +303,9 @@ impl App {
         let (op, values) = (page.op, page.values.clone());
         let frame = match event {
             crate::client::live::LiveEvent::Frame(text) => {
+                if let Some(live) = tab.live_tail.as_ref() {
+                    live.handle.taken();
+                }
                 services::console(tab.service).live_frame(op, &values, &text)
             }
             crate::client::live::LiveEvent::Ended(why) => {
