@@ -13,7 +13,6 @@ use std::time::Duration;
 
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{FromRequestParts, Request};
-use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use futures_util::stream::{SplitSink, SplitStream};
@@ -53,8 +52,8 @@ pub enum Incoming {
 /// Why a socket could not be opened, for the service to answer in its own error shape.
 #[derive(Debug)]
 pub enum Refused {
-    /// Not a WebSocket handshake (the status and reason the handshake's check gives).
-    NotWebSocket(StatusCode, String),
+    /// Not a WebSocket handshake (the reason the handshake's check gives).
+    NotWebSocket(String),
     /// The service has its most sockets open.
     TooMany,
 }
@@ -77,8 +76,7 @@ impl Sockets {
             Err(rejection) => {
                 let response = rejection.into_response();
                 let reason = axum::body::to_bytes(response.into_body(), 4096).await.unwrap_or_default();
-                let status = StatusCode::BAD_REQUEST;
-                return Err(Refused::NotWebSocket(status, String::from_utf8_lossy(&reason).into_owned()));
+                return Err(Refused::NotWebSocket(String::from_utf8_lossy(&reason).into_owned()));
             }
         };
         let permit = Arc::clone(&self.open).try_acquire_owned().map_err(|_| Refused::TooMany)?;
@@ -266,11 +264,6 @@ impl Outbox {
     /// Ends the socket at once (another socket takes its connection over).
     pub fn end(&self) {
         self.closing.cancel();
-    }
-
-    /// Whether the socket has ended.
-    pub fn is_gone(&self) -> bool {
-        self.closing.is_cancelled()
     }
 
     fn finish(&self) {

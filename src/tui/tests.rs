@@ -473,22 +473,22 @@ async fn until(h: &mut Harness, what: &str, done: impl Fn(&mut Harness) -> bool)
     }
 }
 
-/// Opens the message history of `channel` and starts tail mode on it.
-async fn tail_messages(h: &mut Harness, channel: &str) {
+/// Opens the message history of `channel`, the browser focused.
+async fn open_messages(h: &mut Harness, channel: &str) {
     h.keys(":messages_list<Enter>");
     let Some(Popup::Form(form)) = h.console.app.popup.as_mut() else { panic!("form") };
     form.set_value("channelId", channel);
     h.keys("<C-s>");
     h.settle().await;
     h.console.app.focus = Focus::Browser;
-    h.keys("T");
 }
 
 #[tokio::test]
 async fn a_live_tail_follows_the_channel_over_realtime_without_polling() {
     let mut h = Harness::new().await;
     publish_elsewhere(&h, "ui:live", "first").await;
-    tail_messages(&mut h, "ui:live").await;
+    open_messages(&mut h, "ui:live").await;
+    h.keys("T");
     assert!(h.screen().contains("● live · connecting"), "{}", h.screen());
     until(&mut h, "the channel attached", |h| h.screen().contains("● live · 0 new")).await;
     // No poll is ever due while the socket serves.
@@ -523,15 +523,10 @@ async fn a_live_tail_follows_the_channel_over_realtime_without_polling() {
 async fn a_live_tail_that_cannot_connect_says_so_and_polls() {
     let mut h = Harness::new().await;
     publish_elsewhere(&h, "ui:fallback", "first").await;
-    h.keys(":messages_list<Enter>");
-    let Some(Popup::Form(form)) = h.console.app.popup.as_mut() else { panic!("form") };
-    form.set_value("channelId", "ui:fallback");
-    h.keys("<C-s>");
-    h.settle().await;
+    open_messages(&mut h, "ui:fallback").await;
     // The tab's target now names a host that speaks no realtime (the control port).
     let control = h.console.sandbox.control_url();
     h.console.app.tabs[h.console.app.active].target.base_url = control;
-    h.console.app.focus = Focus::Browser;
     h.keys("T");
     until(&mut h, "the fallback", |h| h.console.app.tab().live_tail.is_none()).await;
     let screen = h.screen();

@@ -114,7 +114,7 @@ pub(super) async fn connect(shared: Arc<Shared>, request: Request) -> Response {
         .await;
     match accepted {
         Ok(response) => response,
-        Err(Refused::NotWebSocket(_, reason)) => render(
+        Err(Refused::NotWebSocket(reason)) => render(
             Format::Json,
             false,
             Err(AblyError::new(
