@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
+use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket, WebSocketUpgrade};
 use axum::extract::{FromRequestParts, Request};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
@@ -119,6 +119,10 @@ async fn run<F, Fut>(
     let _ = writer.await;
 }
 
+/// The most queued messages written before one flush: a busy feed's messages go out a batch
+/// to a write, not a system call each.
+const BATCH: usize = 64;
+
 /// Sends what is queued, in order, until the socket ends.
 async fn write(
     mut sink: SplitSink<WebSocket, Message>,
@@ -127,6 +131,7 @@ async fn write(
     queued: Arc<AtomicUsize>,
     stall: Duration,
 ) {
+    let mut batch: Vec<Message> = Vec::with_capacity(BATCH);
     loop {
         // The socket ending (too slow, the sandbox stopping) wins over what is still queued.
         let next = tokio::select! {
@@ -134,8 +139,36 @@ async fn write(
             () = closing.cancelled() => None,
             next = queue.recv() => next,
         };
-        let message = match next {
-            Some(Outgoing::Message(message)) => message,
+        // Ended from outside: the connection is dropped, not closed politely to a client that
+        // may not be reading.
+        let Some(next) = next else { break };
+        // A close or finish that ends the batch; never a message.
+        let mut end = None;
+        match next {
+            Outgoing::Message(message) => batch.push(message),
+            other => end = Some(other),
+        }
+        // What else is already waiting goes in the same write.
+        while end.is_none() && !batch.is_empty() && batch.len() < BATCH {
+            match queue.try_recv() {
+                Ok(Outgoing::Message(message)) => batch.push(message),
+                Ok(other) => end = Some(other),
+                Err(_) => break,
+            }
+        }
+        if !batch.is_empty() {
+            let size: usize = batch.iter().map(message_size).sum();
+            let sent = tokio::select! {
+                biased;
+                () = closing.cancelled() => None,
+                sent = tokio::time::timeout(stall, send_all(&mut sink, &mut batch)) => Some(sent),
+            };
+            queued.fetch_sub(size, Ordering::AcqRel);
+            if !matches!(sent, Some(Ok(Ok(())))) {
+                break;
+            }
+        }
+        match end {
             Some(Outgoing::Close(code, reason)) => {
                 let frame = CloseFrame { code, reason: reason.into() };
                 let _ = tokio::time::timeout(stall, sink.send(Message::Close(Some(frame)))).await;
@@ -145,22 +178,18 @@ async fn write(
                 let _ = tokio::time::timeout(stall, sink.close()).await;
                 break;
             }
-            // Ended from outside: the connection is dropped, not closed politely to a client
-            // that may not be reading.
-            None => break,
-        };
-        let size = message_size(&message);
-        let sent = tokio::select! {
-            biased;
-            () = closing.cancelled() => None,
-            sent = tokio::time::timeout(stall, sink.send(message)) => Some(sent),
-        };
-        queued.fetch_sub(size, Ordering::AcqRel);
-        if !matches!(sent, Some(Ok(Ok(())))) {
-            break;
+            Some(Outgoing::Message(_)) | None => {}
         }
     }
     closing.cancel();
+}
+
+/// Writes a batch and flushes once.
+async fn send_all(sink: &mut SplitSink<WebSocket, Message>, batch: &mut Vec<Message>) -> Result<(), axum::Error> {
+    for message in batch.drain(..) {
+        sink.feed(message).await?;
+    }
+    sink.flush().await
 }
 
 fn message_size(message: &Message) -> usize {
@@ -245,6 +274,12 @@ pub struct Gone;
 impl Outbox {
     pub fn text(&self, text: String) -> Result<(), Gone> {
         self.push(Outgoing::Message(Message::Text(text.into())))
+    }
+
+    /// A text message made once and sent to many sockets (a feed's fan-out): each gets the
+    /// same bytes, not a copy.
+    pub fn shared_text(&self, text: &Utf8Bytes) -> Result<(), Gone> {
+        self.push(Outgoing::Message(Message::Text(text.clone())))
     }
 
     pub fn binary(&self, bytes: Vec<u8>) -> Result<(), Gone> {

@@ -75,26 +75,52 @@ pub fn authenticate(
     let Some(key) = header(headers, "cb-access-key") else {
         return Err(CbError::bad_request("CB-ACCESS-KEY header is required"));
     };
-    let Some(&(_, profile, permissions)) = KEYS.iter().find(|(k, _, _)| *k == key) else {
-        return Err(CbError::unauthorized("Invalid API Key"));
+    let signed = Signed {
+        key,
+        passphrase: header(headers, "cb-access-passphrase").unwrap_or(""),
+        timestamp: header(headers, "cb-access-timestamp").unwrap_or(""),
+        signature: header(headers, "cb-access-sign").unwrap_or(""),
     };
-    let passphrase = header(headers, "cb-access-passphrase").unwrap_or("");
-    if !bool::from(passphrase.as_bytes().ct_eq(credentials::COINBASE_PASSPHRASE.as_bytes())) {
-        return Err(CbError::unauthorized("Invalid Passphrase"));
+    signed.check(method, path_and_query, body, now_s).map_err(|why| match why {
+        NO_TIMESTAMP => CbError::bad_request("CB-ACCESS-TIMESTAMP header is required"),
+        why => CbError::unauthorized(why),
+    })
+}
+
+/// What [`Signed::check`] says of a signature without its timestamp.
+pub const NO_TIMESTAMP: &str = "timestamp is required";
+
+/// A signature's four parts, from a request's headers or a feed subscription's fields.
+pub struct Signed<'a> {
+    pub key: &'a str,
+    pub passphrase: &'a str,
+    pub timestamp: &'a str,
+    pub signature: &'a str,
+}
+
+impl Signed<'_> {
+    /// The caller, or why not in the exchange's words.
+    pub fn check(&self, method: &str, path_and_query: &str, body: &[u8], now_s: f64) -> Result<Caller, &'static str> {
+        let Some(&(_, profile, permissions)) = KEYS.iter().find(|(k, _, _)| *k == self.key) else {
+            return Err("Invalid API Key");
+        };
+        if !bool::from(self.passphrase.as_bytes().ct_eq(credentials::COINBASE_PASSPHRASE.as_bytes())) {
+            return Err("Invalid Passphrase");
+        }
+        if self.timestamp.is_empty() {
+            return Err(NO_TIMESTAMP);
+        }
+        let fresh = self.timestamp.parse::<f64>().is_ok_and(|t| t.is_finite() && (t - now_s).abs() <= WINDOW_SECS);
+        if !fresh {
+            return Err("request timestamp expired");
+        }
+        let expected =
+            sign(credentials::COINBASE_SECRET, self.timestamp, method, path_and_query, body).unwrap_or_default();
+        if expected.is_empty() || !bool::from(self.signature.as_bytes().ct_eq(expected.as_bytes())) {
+            return Err("invalid signature");
+        }
+        Ok(Caller { profile, permissions })
     }
-    let Some(timestamp) = header(headers, "cb-access-timestamp") else {
-        return Err(CbError::bad_request("CB-ACCESS-TIMESTAMP header is required"));
-    };
-    let fresh = timestamp.parse::<f64>().is_ok_and(|t| t.is_finite() && (t - now_s).abs() <= WINDOW_SECS);
-    if !fresh {
-        return Err(CbError::unauthorized("request timestamp expired"));
-    }
-    let sent = header(headers, "cb-access-sign").unwrap_or("");
-    let expected = sign(credentials::COINBASE_SECRET, timestamp, method, path_and_query, body).unwrap_or_default();
-    if expected.is_empty() || !bool::from(sent.as_bytes().ct_eq(expected.as_bytes())) {
-        return Err(CbError::unauthorized("invalid signature"));
-    }
-    Ok(Caller { profile, permissions })
 }
 
 #[cfg(test)]

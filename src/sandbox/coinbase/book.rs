@@ -32,8 +32,6 @@ impl Side {
 pub struct Book {
     bids: BTreeMap<Decimal, VecDeque<u64>>,
     asks: BTreeMap<Decimal, VecDeque<u64>>,
-    /// Bumped on every change, as the exchange's `sequence`.
-    pub sequence: u64,
 }
 
 impl Book {
@@ -47,7 +45,6 @@ impl Book {
     /// Puts an order at the back of its price's queue.
     pub fn insert(&mut self, side: Side, price: Decimal, key: u64) {
         self.side_mut(side).entry(price).or_default().push_back(key);
-        self.sequence += 1;
     }
 
     /// Takes an order out; false when it was not there.
@@ -59,7 +56,6 @@ impl Book {
         if queue.is_empty() {
             levels.remove(&price);
         }
-        self.sequence += 1;
         true
     }
 

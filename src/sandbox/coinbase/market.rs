@@ -26,6 +26,7 @@ pub const GRANULARITIES: [i64; 6] = [60, 300, 900, 3600, 21600, 86400];
 pub const MAX_BUCKETS: i64 = 300;
 
 /// 24-hour statistics.
+#[derive(Clone, Debug)]
 pub struct Stats {
     pub open: Option<Decimal>,
     pub high: Option<Decimal>,

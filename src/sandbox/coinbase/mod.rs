@@ -14,7 +14,11 @@ mod auth;
 mod book;
 mod catalog;
 mod errors;
+mod feed;
+mod feed_wire;
 mod fixed;
+mod hub;
+mod journal;
 mod market;
 mod orders;
 mod seed;
@@ -25,6 +29,7 @@ mod wire;
 #[cfg(test)]
 mod tests;
 
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use axum::body::to_bytes;
@@ -45,6 +50,7 @@ use self::state::{MarketSettings, State, Status};
 use self::transfers::Endpoint;
 use super::request::Query;
 use super::timeline::{self, Due, Engine, Timeline};
+use super::ws::Sockets;
 use super::{clock, errors as sandbox_errors, Platform, Simulator};
 use crate::catalog::Service;
 
@@ -65,6 +71,14 @@ struct Shared {
     anchor_ms: i64,
     state: Mutex<State>,
     engine: Engine,
+    feed: Feed,
+}
+
+/// The WebSocket feed's sockets and its hub's inbox.
+struct Feed {
+    sockets: Sockets,
+    hub: std::sync::mpsc::Sender<hub::Inbox>,
+    next_conn: AtomicU64,
 }
 
 impl Shared {
@@ -84,11 +98,16 @@ impl CoinbaseSimulator {
     pub fn new(platform: &Platform) -> CoinbaseSimulator {
         let anchor_ms = platform.clock.now_ms();
         let settings = MarketSettings { paused: false, rate: 1.0 };
-        let shared = Arc::new(Shared {
+        let shared = Arc::new_cyclic(|weak| Shared {
             seed: platform.seed,
             anchor_ms,
             state: Mutex::new(seed::seeded(platform.seed, anchor_ms, settings)),
             engine: Engine::new(platform),
+            feed: Feed {
+                sockets: Sockets::new(feed::LIMITS, platform.stop.clone()),
+                hub: hub::spawn(weak.clone()),
+                next_conn: AtomicU64::new(1),
+            },
         });
         timeline::spawn(&shared);
         CoinbaseSimulator { shared }
@@ -126,7 +145,12 @@ impl Simulator for CoinbaseSimulator {
         let shared = Arc::clone(&self.shared);
         Router::new().fallback(move |request: Request| {
             let shared = Arc::clone(&shared);
-            async move { entry(&shared, request).await }
+            async move {
+                if feed::is_feed(&request) {
+                    return feed::connect(shared, request).await;
+                }
+                entry(&shared, request).await
+            }
         })
     }
 
@@ -150,9 +174,17 @@ impl Simulator for CoinbaseSimulator {
         )
     }
 
+    /// The exchange as seeded, with the products' sequences going on from where they were (a
+    /// feed client never sees one go back); the feed's sockets end, their books gone.
     fn reset(&self) {
-        let settings = self.shared.lock().settings;
-        *self.shared.lock() = seed::seeded(self.shared.seed, self.shared.anchor_ms, settings);
+        let mut state = self.shared.lock();
+        let mut fresh = seed::seeded(self.shared.seed, self.shared.anchor_ms, state.settings);
+        for (market, old) in fresh.markets.iter_mut().zip(&state.markets) {
+            market.sequence = old.sequence;
+        }
+        *state = fresh;
+        let _ = self.shared.feed.hub.send(hub::Inbox::Reset);
+        drop(state);
         self.shared.engine.ring();
     }
 
@@ -752,7 +784,7 @@ fn book_json(state: &State, product: usize, level: u8, now: i64) -> Value {
     json!({
         "bids": side(Side::Buy),
         "asks": side(Side::Sell),
-        "sequence": book.sequence,
+        "sequence": state.markets[product].sequence,
         "auction_mode": false,
         "auction": null,
         "time": wire::time(now),

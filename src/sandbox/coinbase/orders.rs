@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 use super::book::Side;
 use super::catalog::{ProductSpec, PRODUCTS};
 use super::errors::CbError;
+use super::journal::EventKind;
 use super::state::{caps, over_balance_cap, Details, Fill, Order, State, Status, StopKind, Stp, Tif, Trade};
 
 /// How many stop orders one trade may set off in a row before the rest wait for the next trade.
@@ -406,13 +407,24 @@ impl State {
         self.open.insert(key);
         *self.open_counts.entry((profile, new.product)).or_default() += 1;
         self.set_hold(key, reserve, now_ms);
-        if new.stop.is_some() {
+        if let Some((kind, stop_price)) = new.stop {
             if let Some(order) = self.orders.get_mut(&key) {
                 order.status = Status::Active;
             }
             self.markets[new.product].stops.push(key);
+            self.emit_private(new.product, now_ms, |state| {
+                let order = state.order_ref(key)?;
+                Some(EventKind::Activate {
+                    order,
+                    stop_type: kind.as_str(),
+                    stop_price,
+                    size: new.size,
+                    funds: new.funds,
+                })
+            });
             return Ok(key);
         }
+        self.emit_received(key, now_ms);
         if new.tif == Tif::Fok && !self.can_fill_whole(key) {
             self.finish(key, "canceled", now_ms);
             return Ok(key);
@@ -453,6 +465,21 @@ impl State {
         amount.is_some_and(|a| self.fits(self.account_of(order.profile, currency), a))
     }
 
+    /// The feed's `received` for an order the engine takes in.
+    fn emit_received(&mut self, key: u64, now_ms: i64) {
+        let Some(product) = self.orders.get(&key).map(|o| o.product) else { return };
+        self.emit(product, now_ms, |state| {
+            let order = state.orders.get(&key)?;
+            Some(EventKind::Received {
+                order: state.order_ref(key)?,
+                order_type: order.order_type,
+                size: order.size,
+                funds: order.specified_funds,
+                client_oid: order.client_oid.clone(),
+            })
+        });
+    }
+
     /// Runs an order as a taker against the book, then rests or finishes it.
     fn take(&mut self, key: u64, now_ms: i64) {
         self.match_against_book(key, now_ms);
@@ -475,6 +502,7 @@ impl State {
             if let Some(order) = self.orders.get_mut(&key) {
                 order.status = Status::Open;
             }
+            self.emit(product, now_ms, |state| Some(EventKind::Open { order: state.order_ref(key)?, remaining }));
         }
     }
 
@@ -655,10 +683,14 @@ impl State {
 
     /// Lowers an order's size by `by` and its hold with it.
     fn decrement(&mut self, key: u64, by: Decimal, now_ms: i64) {
-        if let Some(order) = self.orders.get_mut(&key) {
-            order.size = order.size.map(|s| s - by);
-        }
+        let Some(order) = self.orders.get_mut(&key) else { return };
+        let old_size = order.remaining();
+        order.size = order.size.map(|s| s - by);
+        let (product, new_size, on_book) = (order.product, order.remaining(), order.status == Status::Open);
         self.refresh_hold(key, now_ms);
+        self.emit(product, now_ms, |state| {
+            Some(EventKind::Change { order: state.order_ref(key)?, old_size, new_size, on_book })
+        });
     }
 
     /// Sets an order's hold to what it needs now.
@@ -680,12 +712,39 @@ impl State {
         for (key, liquidity) in [(maker_key, 'M'), (taker_key, 'T')] {
             self.apply_fill(key, liquidity, trade_id, price, size, value, now_ms);
         }
+        self.record_candle(product, now_ms, price, size);
+        // After the candles, so the ticker it makes counts this trade; the tape keeps its sequence.
+        self.emit(product, now_ms, |state| {
+            Some(EventKind::Match {
+                trade_id,
+                maker: state.order_ref(maker_key)?,
+                taker: state.order_ref(taker_key)?,
+                price,
+                size,
+                maker_rate: state.orders.get(&maker_key)?.maker_rate,
+                taker_rate: state.orders.get(&taker_key)?.taker_rate,
+                stats: Box::new(state.stats(product, now_ms)),
+            })
+        });
+        let (maker_order_id, taker_order_id) = match (self.orders.get(&maker_key), self.orders.get(&taker_key)) {
+            (Some(maker), Some(taker)) => (maker.id.clone(), taker.id.clone()),
+            _ => (String::new(), String::new()),
+        };
         let market = &mut self.markets[product];
-        market.trades.push_back(Trade { id: trade_id, at_ms: now_ms, price, size, side: maker_side });
+        let sequence = market.sequence;
+        market.trades.push_back(Trade {
+            id: trade_id,
+            at_ms: now_ms,
+            price,
+            size,
+            side: maker_side,
+            maker_order_id,
+            taker_order_id,
+            sequence,
+        });
         if market.trades.len() > caps::TRADES {
             market.trades.pop_front();
         }
-        self.record_candle(product, now_ms, price, size);
         if self.orders.get(&maker_key).is_some_and(|m| m.remaining().is_zero()) {
             self.finish(maker_key, "filled", now_ms);
         }
@@ -789,6 +848,21 @@ impl State {
             order.done_reason = Some(reason);
             order.done_ms = Some(now_ms);
         }
+        let done = |state: &State| {
+            let order = state.orders.get(&key)?;
+            Some(EventKind::Done {
+                order: state.order_ref(key)?,
+                reason,
+                remaining: order.size.map(|_| order.remaining()),
+                on_book: status == Status::Open,
+            })
+        };
+        // A stop order that never triggered was never public: only its owner hears it go.
+        if status == Status::Active {
+            self.emit_private(product, now_ms, done);
+        } else {
+            self.emit(product, now_ms, done);
+        }
         self.retire(key);
     }
 
@@ -820,6 +894,7 @@ impl State {
             if let Some(order) = self.orders.get_mut(&key) {
                 order.status = Status::Pending;
             }
+            self.emit_received(key, now_ms);
             self.take(key, now_ms);
         }
     }

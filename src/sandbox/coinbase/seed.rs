@@ -50,6 +50,7 @@ pub fn seeded(seed: u64, anchor_ms: i64, settings: MarketSettings) -> State {
             fair_ticks,
             stops: Vec::new(),
             makers: VecDeque::new(),
+            sequence: 0,
         });
     }
     fund_traders(&mut state);

@@ -272,6 +272,10 @@ pub struct Trade {
     pub size: Decimal,
     /// The maker's side, as the exchange reports it.
     pub side: Side,
+    pub maker_order_id: String,
+    pub taker_order_id: String,
+    /// The product's sequence at the trade (the feed's `match`).
+    pub sequence: u64,
 }
 
 /// One candle, prices in the product's ticks and volume in base increments, so 48 bytes.
@@ -296,6 +300,8 @@ pub struct Market {
     pub stops: Vec<u64>,
     /// The simulated traders' resting orders, oldest first (the oldest go as new ones come).
     pub makers: VecDeque<u64>,
+    /// The last event's sequence number (`journal.rs`): the feed's and the REST book's.
+    pub sequence: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -393,6 +399,8 @@ pub struct State {
     /// When the background market steps next (sandbox ms).
     pub next_step_ms: i64,
     pub steps: u64,
+    /// The feed's inbox while it listens to the engine's events.
+    pub tap: Option<super::journal::Tap>,
 }
 
 impl State {
@@ -425,6 +433,7 @@ impl State {
             settings,
             next_step_ms: 0,
             steps: 0,
+            tap: None,
         }
     }
 
