@@ -1162,6 +1162,11 @@ fn sandbox_usage(endpoints: &[sandbox::Endpoint], port_base: u16) -> String {
             sdk.join(", ")
         ));
     }
+    let sockets: Vec<String> =
+        endpoints.iter().filter_map(|e| Some(format!("{} {}", e.service.title(), e.websocket_url()?))).collect();
+    if !sockets.is_empty() {
+        text.push_str(&format!("WebSockets: {}.\n", sockets.join(", ")));
+    }
     text
 }
 
@@ -1450,7 +1455,8 @@ mod tests {
              \x20 export OPSDECK_EASYPOST_URL=http://127.0.0.1:7708\n\
              Without them `opsdeck call` finds this sandbox by itself (control port 7700), and so does the \
              console with `opsdeck --profile local`.\n\
-             SDKs take the same base URLs, except: EasyPost http://127.0.0.1:7708/v2 (opsdeck takes either form).\n"
+             SDKs take the same base URLs, except: EasyPost http://127.0.0.1:7708/v2 (opsdeck takes either form).\n\
+             WebSockets: Ably ws://127.0.0.1:7701.\n"
         );
         assert!(sandbox_usage(&endpoints, 17700)
             .contains("Without them `opsdeck call` finds this sandbox with OPSDECK_SANDBOX_PORT_BASE=17700.\n"));

@@ -25,8 +25,14 @@ struct Feed {
 }
 
 impl Feed {
+    /// A socket to the feed, at the URL the control port lists for it.
     async fn open(cb: &common::Simulated) -> Feed {
-        let url = cb.sandbox.base_url(Service::Coinbase).replace("http://", "ws://");
+        let index = cb.http.get(cb.sandbox.control_url()).send().await.unwrap().bytes().await.unwrap();
+        let index: Value = serde_json::from_slice(&index).unwrap();
+        let services = index["services"].as_array().unwrap();
+        let entry = services.iter().find(|s| s["service"] == "coinbase").unwrap();
+        let url = entry["websocket_url"].as_str().unwrap();
+        assert_eq!(url, cb.sandbox.base_url(Service::Coinbase).replace("http://", "ws://"));
         let (ws, response) = tokio_tungstenite::connect_async(url).await.unwrap();
         assert_eq!(response.status(), 101);
         Feed { ws }

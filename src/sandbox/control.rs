@@ -350,7 +350,11 @@ async fn index(State(state): State<Arc<ControlState>>) -> Json<serde_json::Value
                 None => e.service.name().to_owned(),
             };
             let ready = state.slot(e.service).is_some_and(|s| s.is_ready());
-            json!({"service": name, "base_url": e.sdk_base_url(), "ready": ready})
+            let mut entry = json!({"service": name, "base_url": e.sdk_base_url(), "ready": ready});
+            if let Some(url) = e.websocket_url() {
+                entry["websocket_url"] = json!(url);
+            }
+            entry
         })
         .collect();
     let zip5 = state.tax_zip5.as_ref();

@@ -171,6 +171,15 @@ impl Endpoint {
         format!("http://{}", self.addr)
     }
 
+    /// Where the service's WebSocket is, for those that push: Ably's realtime connection and the
+    /// Coinbase Exchange feed, each at the root of the service's port.
+    pub fn websocket_url(&self) -> Option<String> {
+        match (self.service, self.region) {
+            (Service::Ably | Service::Coinbase, None) => Some(format!("ws://{}", self.addr)),
+            _ => None,
+        }
+    }
+
     /// The base URL as the vendor's SDKs expect it: EasyPost's includes `/v2`.
     pub fn sdk_base_url(&self) -> String {
         match self.service {
