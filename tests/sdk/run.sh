@@ -7,7 +7,8 @@
 # and Coinbase Exchange (PyPI `cbpro` 1.1.4 in a venv of its own, since it pins a `requests` that no
 # longer imports on Python 3.10+ and builds from an sdist needing `pkg_resources`; and ccxt's
 # `coinbaseexchange` class, PyPI `ccxt` 4.5.90 and npm `ccxt` 4.5.84, with its `urls` set to the
-# sandbox; about 30 s to install all three from a cold cache, 3 s to run them) and Deepgram (PyPI
+# sandbox, and their `ccxt.pro` classes on the WebSocket feed: ticker, trades, the order book and
+# the user's own orders; about 30 s to install all three from a cold cache, 3 s to run them) and Deepgram (PyPI
 # `deepgram-sdk` 7.x, npm `@deepgram/sdk` 5.x, their environment's URLs set to the sandbox; each
 # script first resets the Deepgram simulator through the control port, since each deletes a
 # project; about 15 s to install both, 1 s to run them).
@@ -326,6 +327,7 @@ run_python() {
     if coinbase_ready; then
         cbpro_check
         python_check 'Coinbase (ccxt)' 'ccxt==4.5.90' coinbase_ccxt_python.py "$coinbase_url"
+        python_check 'Coinbase feed (ccxt.pro)' 'ccxt==4.5.90' coinbase_feed_python.py "$coinbase_url"
     fi
     if deepgram_ready; then
         python_check Deepgram 'deepgram-sdk>=7,<8' deepgram_python.py "$deepgram_url" "$control_url"
@@ -350,6 +352,7 @@ run_node() {
     fi
     if coinbase_ready; then
         node_check 'Coinbase (ccxt)' ccxt@4.5.84 coinbase_ccxt_node.mjs "$coinbase_url" CCXT_JS_DIR
+        node_check 'Coinbase feed (ccxt.pro)' ccxt@4.5.84 coinbase_feed_node.mjs "$coinbase_url" CCXT_JS_DIR
     fi
     if deepgram_ready; then
         node_check Deepgram @deepgram/sdk@5 deepgram_node.mjs "$deepgram_url" DEEPGRAM_JS_DIR "$control_url"
