@@ -960,3 +960,69 @@ async fn ably_realtime_survives_mutated_protocol_messages() {
         assert!(time.status().is_success(), "iteration {iteration}: /time answered {}", time.status());
     }
 }
+
+/// Coinbase feed frames, mutated: subscribes and unsubscribes (strings and objects, aliases,
+/// signed with a stale or good signature, huge product lists), garbage, binary frames, and
+/// frames past the 64 KiB limit, while the market moves. Whatever a socket is sent, the feed
+/// keeps serving the next socket, REST keeps answering, and no socket is kept open by what it
+/// sent (each ends when its client goes).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn coinbase_feed_survives_mutated_subscriptions() {
+    use futures_util::{SinkExt as _, StreamExt as _};
+    use tokio_tungstenite::tungstenite::Message;
+    let sandbox = start().await;
+    let base = sandbox.base_url(Service::Coinbase);
+    let socket_url = base.replace("http://", "ws://");
+    let timestamp =
+        format!("{}", std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs());
+    let signature =
+        opsdeck::sandbox::coinbase::sign(credentials::COINBASE_SECRET, &timestamp, "GET", "/users/self/verify", b"")
+            .unwrap();
+    let signed = format!(
+        r#"{{"type":"subscribe","product_ids":["BTC-USD","ETH-USD"],"channels":["full","user","level2"],"key":"{}","passphrase":"{}","timestamp":"{timestamp}","signature":"{signature}"}}"#,
+        credentials::COINBASE_KEY,
+        credentials::COINBASE_PASSPHRASE
+    );
+    let many = format!(
+        r#"{{"type":"subscribe","product_ids":[{}],"channels":["ticker","heartbeat"]}}"#,
+        ["\"BTC-USD\"", "\"X\""].repeat(1500).join(",")
+    );
+    let seeds: Vec<&[u8]> = vec![
+        br#"{"type":"subscribe","product_ids":["BTC-USD"],"channels":["heartbeat","ticker",{"name":"matches","product_ids":["ETH-USD"]}]}"#,
+        br#"{"type":"subscribe","channels":[{"name":"level2_batch","product_ids":["SOL-USD"]},{"name":"status"},"ticker_1000"]}"#,
+        br#"{"type":"unsubscribe","channels":["heartbeat",{"name":"ticker","product_ids":["BTC-USD"]}]}"#,
+        br#"{"type":"subscribe","product_ids":["NOPE-USD",""],"channels":["level2_50","matches"]}"#,
+        br#"{"type":"subscribe","product_ids":["BTC-USD"],"channels":["full"],"key":"k","signature":"s","passphrase":"p","timestamp":1}"#,
+        signed.as_bytes(),
+        many.as_bytes(),
+    ];
+    for iteration in 0..iterations() / 3 {
+        let mut rng = Rng::new("coinbase_feed", iteration);
+        let Ok((mut ws, _)) = tokio_tungstenite::connect_async(socket_url.as_str()).await else {
+            panic!("iteration {iteration}: the feed stopped answering");
+        };
+        for _ in 0..=rng.below(6) {
+            let seed = *rng.pick(&seeds);
+            let frame = match rng.below(5) {
+                0 => Message::Binary(seed.to_vec().into()),
+                1 => Message::Binary(mutate(&mut rng, seed).into()),
+                // Past the 64 KiB limit: the socket ends, the feed does not.
+                2 if rng.below(10) == 0 => Message::Text("[".repeat(70 * 1024).into()),
+                _ => Message::Text(String::from_utf8_lossy(&mutate(&mut rng, seed)).into_owned().into()),
+            };
+            if ws.send(frame).await.is_err() {
+                break;
+            }
+        }
+        while let Ok(Some(Ok(_))) = tokio::time::timeout(Duration::from_millis(50), ws.next()).await {}
+        drop(ws);
+        let time = reqwest::get(format!("{base}/time")).await.unwrap();
+        assert!(time.status().is_success(), "iteration {iteration}: /time answered {}", time.status());
+    }
+    // A plain subscriber after all that is answered as the first one was.
+    let (mut ws, _) = tokio_tungstenite::connect_async(socket_url.as_str()).await.unwrap();
+    let subscribe = r#"{"type":"subscribe","product_ids":["BTC-USD"],"channels":["heartbeat"]}"#;
+    ws.send(Message::Text(subscribe.into())).await.unwrap();
+    let Some(Ok(Message::Text(answer))) = ws.next().await else { panic!("the feed answers a subscribe") };
+    assert!(answer.contains(r#""type":"subscriptions""#), "{answer}");
+}
