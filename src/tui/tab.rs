@@ -65,6 +65,10 @@ pub struct Tab {
     pub tail: Option<TailState>,
     /// The push socket tail mode follows instead of polling, while it serves.
     pub live_tail: Option<LiveTailState>,
+    /// The push socket the open market view follows instead of polling, while it serves.
+    pub live_market: Option<LiveMarketState>,
+    /// The market view whose socket ended: it polls until it is opened anew.
+    pub market_feed_refused: Option<String>,
     /// The last message about this tab's own actions, for the status line while it is shown.
     pub status: Option<(String, Severity)>,
     /// Whether `status` is the error of the list in view, which its next load clears.
@@ -139,6 +143,22 @@ pub struct LiveTailState {
     pub present: std::collections::BTreeSet<String>,
 }
 
+/// A market view's push socket: which view (its subject), where, and whether it serves yet.
+pub struct LiveMarketState {
+    pub handle: crate::client::live::LiveHandle,
+    pub generation: u64,
+    pub subject: String,
+    pub focus: String,
+    pub shown: String,
+    pub serving: bool,
+}
+
+impl std::fmt::Debug for LiveMarketState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LiveMarketState").field("shown", &self.shown).field("serving", &self.serving).finish()
+    }
+}
+
 impl std::fmt::Debug for LiveTailState {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("LiveTailState").field("shown", &self.shown).field("attached", &self.attached).finish()
@@ -173,6 +193,8 @@ impl Tab {
             seen_lists: std::collections::HashMap::new(),
             tail: None,
             live_tail: None,
+            live_market: None,
+            market_feed_refused: None,
             status: None,
             status_is_list_error: false,
             status_fades_at: None,

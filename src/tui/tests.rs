@@ -552,3 +552,66 @@ async fn compose_from_the_palette_opens_mailguns_send_forms_from_any_tab() {
     let Some(Popup::Form(form)) = h.console.app.popup.as_ref() else { panic!("form") };
     assert_eq!(form.op.name, "messages_send_mime");
 }
+
+/// How many requests the Coinbase simulator's log holds for `path`, whatever their query (the
+/// control port's view).
+async fn coinbase_requests(h: &Harness, path: &str) -> usize {
+    let control = h.console.sandbox.control_url();
+    let log = reqwest::get(format!("{control}/requests?service=coinbase&limit=1000")).await.unwrap();
+    let log: serde_json::Value = serde_json::from_slice(&log.bytes().await.unwrap()).unwrap();
+    let asked = |r: &&serde_json::Value| r["path"].as_str().is_some_and(|p| p.split('?').next() == Some(path));
+    log["requests"].as_array().unwrap().iter().filter(asked).count()
+}
+
+#[tokio::test]
+async fn a_market_view_runs_on_the_coinbase_feed_without_polling_its_book() {
+    let mut h = Harness::new().await;
+    h.keys("5");
+    assert_eq!(h.console.app.tab().service, crate::catalog::Service::Coinbase);
+    h.browse("products").await;
+    h.console.app.focus = Focus::Browser;
+    h.keys("<Enter>");
+    let Some(Popup::Detail(view)) = h.console.app.popup.as_ref() else { panic!("a view:\n{}", h.screen()) };
+    assert_eq!(view.title, "BTC-USD · market");
+    // The first answers give the history; the feed then serves.
+    h.console.app.on_tick(std::time::Instant::now());
+    until(&mut h, "the feed serving", |h| h.console.app.tab().live_market.as_ref().is_some_and(|l| l.serving)).await;
+    h.settle().await;
+    until(&mut h, "the pushed book", |h| {
+        matches!(&h.console.app.popup, Some(Popup::Detail(d)) if d.market.as_ref().is_some_and(|m| m.depth.is_some()))
+    })
+    .await;
+    let screen = h.screen();
+    assert!(screen.contains("order book ● live") && screen.contains("trades ● live"), "{screen}");
+    let books = coinbase_requests(&h, "/products/BTC-USD/book").await;
+    let trades = coinbase_requests(&h, "/products/BTC-USD/trades").await;
+    assert!(books >= 1 && trades >= 1, "the first answers were asked: {books} {trades}");
+
+    // The market moves: trades arrive on the tape and in the candles by themselves.
+    let control = h.console.sandbox.control_url();
+    let faster = reqwest::Client::new().post(format!("{control}/coinbase/market")).body(r#"{"rate": 20}"#);
+    assert!(faster.send().await.unwrap().status().is_success());
+    let tape_top = |h: &Harness| match &h.console.app.popup {
+        Some(Popup::Detail(d)) => d.market.as_ref().and_then(|m| m.tape.as_ref()?.first().cloned()),
+        _ => None,
+    };
+    let before = tape_top(&h);
+    let updates = |h: &Harness| match &h.console.app.popup {
+        Some(Popup::Detail(d)) => d.market.as_ref().map_or(0, |m| m.updates),
+        _ => 0,
+    };
+    let pushed = updates(&h);
+    until(&mut h, "a new trade on the tape", |h| tape_top(h) != before).await;
+    until(&mut h, "more pushes", |h| updates(h) > pushed + 5).await;
+    for second in 1..=4 {
+        h.console.app.on_tick(std::time::Instant::now() + Duration::from_secs(3 * second));
+        h.settle().await;
+    }
+    assert_eq!(coinbase_requests(&h, "/products/BTC-USD/book").await, books, "the book is not asked again");
+    assert_eq!(coinbase_requests(&h, "/products/BTC-USD/trades").await, trades, "nor the trades");
+
+    // Closing the view closes its socket.
+    h.keys("<Esc>");
+    h.console.app.on_tick(std::time::Instant::now());
+    assert!(h.console.app.tab().live_market.is_none());
+}

@@ -460,6 +460,7 @@ impl App {
     /// Asks again for what the open view shows, when it is due: each of its operations at
     /// once, on a slot of its own, so a slow one never holds the others back.
     pub(super) fn poll_watch(&mut self, now: Instant) {
+        self.follow_market();
         let Some(subject) = self.watched() else { return };
         if self.tab().watch.subject.as_ref() != Some(&subject) {
             let fresh = self.watch_fills_view();
@@ -476,7 +477,13 @@ impl App {
             return;
         }
         let Some(Popup::Detail(detail)) = &self.popup else { return };
-        let asks = detail.asks();
+        // A market its socket serves asks only about the rest of its board, after the first
+        // answers gave it the history the socket does not (candles, the tape so far).
+        let pushed = self.tab().live_market.as_ref().is_some_and(|l| l.serving && l.subject == subject);
+        let asks = match (&detail.market, pushed) {
+            (Some(market), true) => market.board_asks(),
+            _ => detail.asks(),
+        };
         let tab_index = self.active;
         self.tabs[tab_index].watch.last_poll = Some(now);
         self.tabs[tab_index].watch.in_flight.clear();
@@ -501,6 +508,103 @@ impl App {
                     return self.error(format!("the view stopped asking again: {}: {e}", op.full_name()));
                 }
             }
+        }
+    }
+
+    /// Keeps the active tab's market socket on the market view open: one opens with the view
+    /// (when its service pushes), and goes when the view closes or shows something else.
+    fn follow_market(&mut self) {
+        let open = match &self.popup {
+            Some(Popup::Detail(detail)) => {
+                detail.market.as_ref().and_then(|m| Some((detail.subject.clone()?, m.focus.clone())))
+            }
+            _ => None,
+        };
+        let index = self.active;
+        let shown_subject = open.as_ref().map(|(subject, _)| subject.as_str());
+        if self.tabs[index].market_feed_refused.as_deref() != shown_subject {
+            self.tabs[index].market_feed_refused = None;
+        }
+        let current = self.tabs[index].live_market.as_ref().map(|l| l.subject.clone());
+        if current.is_some() && current.as_ref() != open.as_ref().map(|(subject, _)| subject) {
+            self.tabs[index].live_market = None;
+        }
+        let Some((subject, focus)) = open else { return };
+        if self.tabs[index].live_market.is_some() || self.tabs[index].market_feed_refused.as_deref() == Some(&subject) {
+            return;
+        }
+        if !self.live_tails {
+            return;
+        }
+        let Some(reports) = self.background.clone() else { return };
+        let tab = &self.tabs[index];
+        let Some(feed) = services::console(tab.service).market_feed(&focus, &tab.target) else { return };
+        self.next_live = self.next_live.wrapping_add(1);
+        let generation = self.next_live;
+        let handle = crate::client::live::open(feed.url, feed.shown.clone(), move |event| {
+            let _ = reports.send(Background::Live(index, generation, event));
+        });
+        for frame in feed.send {
+            handle.send(frame);
+        }
+        self.tabs[index].live_market = Some(crate::tui::tab::LiveMarketState {
+            handle,
+            generation,
+            subject,
+            focus,
+            shown: feed.shown,
+            serving: false,
+        });
+    }
+
+    /// What the market socket of tab `index` said: its pushes go into the open view; an end
+    /// puts the view back on polling, and the status line says why.
+    pub(super) fn on_live_market(&mut self, index: usize, event: crate::client::live::LiveEvent) {
+        let Some(live) = self.tabs.get(index).and_then(|t| t.live_market.as_ref()) else { return };
+        let (service, subject, focus, shown) =
+            (self.tabs[index].service, live.subject.clone(), live.focus.clone(), live.shown.clone());
+        let frame = match event {
+            crate::client::live::LiveEvent::Frame(text) => {
+                live.handle.taken();
+                services::console(service).market_frame(&focus, &text)
+            }
+            crate::client::live::LiveEvent::Ended(why) => {
+                services::MarketFrame { ended: Some(why), ..Default::default() }
+            }
+        };
+        let open = match self.popup.as_mut() {
+            Some(Popup::Detail(detail))
+                if index == self.active && detail.subject.as_deref() == Some(subject.as_str()) =>
+            {
+                Some(detail)
+            }
+            _ => None,
+        };
+        if let Some(why) = frame.ended {
+            if let Some(market) = open.and_then(|d| d.market.as_mut()) {
+                market.live = None;
+            }
+            let tab = &mut self.tabs[index];
+            tab.live_market = None;
+            // Not again for this view: it polls until it is opened anew.
+            tab.market_feed_refused = Some(subject);
+            let every = self.tail_every.as_secs();
+            let why = crate::inert::inert(&why);
+            return self.error_on(index, format!("the market view asks every {every} s: its feed ended: {why}"));
+        }
+        let Some(detail) = open else { return };
+        let Some(market) = detail.market.as_mut() else { return };
+        if frame.serving {
+            market.live = Some(shown);
+        }
+        for push in frame.pushes {
+            market.apply(push);
+        }
+        let snapshot = detail.clone();
+        let tab = &mut self.tabs[index];
+        tab.detail = Some(snapshot);
+        if let Some(live) = tab.live_market.as_mut() {
+            live.serving |= frame.serving;
         }
     }
 

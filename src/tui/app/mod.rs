@@ -383,6 +383,11 @@ impl App {
         }
         // A socket's events are no task anyone counted either.
         if let Background::Live(tab, generation, event) = report {
+            let market =
+                self.tabs.get(tab).and_then(|t| t.live_market.as_ref()).is_some_and(|l| l.generation == generation);
+            if market {
+                return self.on_live_market(tab, event);
+            }
             return self.on_live_tail(tab, generation, event);
         }
         self.background_pending = self.background_pending.saturating_sub(1);

@@ -103,6 +103,44 @@ pub struct Market {
     /// The focus's price step (its quote increment), when known: the ladder, the tape and the
     /// chart write every price with its decimals, so they line up and read alike.
     pub price_step: Option<Decimal>,
+    /// The whole book while a push socket keeps it (its updates change single levels); the
+    /// ladder shows its best [`LIVE_DEPTH`] levels a side.
+    pub depth: Option<Depth>,
+    /// Where the view is pushed from while a socket serves it (`● live` in its titles).
+    pub live: Option<String>,
+}
+
+/// Levels a side the ladder keeps from a pushed book.
+pub const LIVE_DEPTH: usize = 50;
+/// Trades the tape keeps as they are pushed.
+const LIVE_TAPE: usize = 50;
+
+/// A whole book by price: each level's price and size as the server wrote them.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Depth {
+    bids: std::collections::BTreeMap<Decimal, (String, String)>,
+    asks: std::collections::BTreeMap<Decimal, (String, String)>,
+}
+
+/// Which side of a book a level is on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BookSide {
+    Bid,
+    Ask,
+}
+
+/// What a market's push socket says, as the view takes it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Push {
+    /// A part as a polled answer gives it (the ticker's facts).
+    Part(Box<Market>),
+    /// The whole book: (price, size) per level, best first.
+    Book { bids: Vec<(String, String)>, asks: Vec<(String, String)> },
+    /// Levels with their new size (zero: gone).
+    Changes(Vec<(BookSide, String, String)>),
+    /// A trade: on top of the tape, and into the candle of its minute (its time in seconds,
+    /// price and size).
+    Trade(Print, Option<(i64, f64, f64)>),
 }
 
 /// One instrument of the board: its id, last price and change (empty until known).
@@ -176,6 +214,81 @@ impl Market {
         self.updates += 1;
     }
 
+    /// Takes in what the push socket said.
+    pub fn apply(&mut self, push: Push) {
+        match push {
+            Push::Part(part) => return self.merge(*part),
+            Push::Book { bids, asks } => {
+                let read = |levels: Vec<(String, String)>| {
+                    levels.into_iter().filter_map(|(p, s)| Some((p.parse::<Decimal>().ok()?, (p, s)))).collect()
+                };
+                self.depth = Some(Depth { bids: read(bids), asks: read(asks) });
+            }
+            Push::Changes(changes) => {
+                let Some(depth) = self.depth.as_mut() else { return };
+                for (side, price, size) in changes {
+                    let Ok(at) = price.parse::<Decimal>() else { continue };
+                    let levels = match side {
+                        BookSide::Bid => &mut depth.bids,
+                        BookSide::Ask => &mut depth.asks,
+                    };
+                    if size.parse::<Decimal>().is_ok_and(|s| s.is_zero()) {
+                        levels.remove(&at);
+                    } else {
+                        levels.insert(at, (price, size));
+                    }
+                }
+            }
+            Push::Trade(print, bucket) => {
+                let tape = self.tape.get_or_insert_with(Vec::new);
+                tape.insert(0, print);
+                tape.truncate(LIVE_TAPE);
+                if let (Some((start, price, size)), Some(candles)) = (bucket, self.candles.as_mut()) {
+                    let newest = candles.iter().map(|c| c.time).max();
+                    match candles.iter_mut().find(|c| c.time == start) {
+                        Some(candle) => {
+                            candle.high = candle.high.max(price);
+                            candle.low = candle.low.min(price);
+                            candle.close = price;
+                            candle.volume += size;
+                        }
+                        None if newest.is_none_or(|t| t < start) => {
+                            candles.push(Candle {
+                                time: start,
+                                open: price,
+                                high: price,
+                                low: price,
+                                close: price,
+                                volume: size,
+                            });
+                        }
+                        // A trade older than the chart's newest candle has nowhere to go.
+                        None => {}
+                    }
+                }
+            }
+        }
+        if let Some(depth) = &self.depth {
+            let shown = |levels: &mut dyn Iterator<Item = &(String, String)>| -> Vec<Level> {
+                levels
+                    .take(LIVE_DEPTH)
+                    .filter_map(|(p, s)| {
+                        Some(Level {
+                            price: p.parse().ok()?,
+                            size: s.parse().ok()?,
+                            price_text: p.clone(),
+                            size_text: s.clone(),
+                            orders: None,
+                        })
+                    })
+                    .collect()
+            };
+            self.bids = Some(shown(&mut depth.bids.values().rev()));
+            self.asks = Some(shown(&mut depth.asks.values()));
+        }
+        self.updates += 1;
+    }
+
     /// The asks of the board: one per row but the focus, at most [`BOARD_ASKS`].
     pub fn board_asks(&self) -> Vec<(&'static str, Vec<(String, String)>)> {
         if let (Some(list), true) = (self.board_list, self.board.iter().all(|row| row.id == self.focus)) {
@@ -188,6 +301,16 @@ impl Market {
             .take(BOARD_ASKS)
             .map(|row| (op, vec![(param.to_owned(), row.id.clone())]))
             .collect()
+    }
+
+    /// What the ladder's title says of where the book comes from: `● live` while pushed, `●`
+    /// once an answer came.
+    fn mark(&self) -> &'static str {
+        match (&self.live, self.updates) {
+            (Some(_), _) => " ● live",
+            (None, 0) => "",
+            (None, _) => " ●",
+        }
     }
 
     /// The best ask less the best bid, with the text of each, when both sides have a level.
@@ -286,7 +409,7 @@ impl Market {
         let block = Block::default()
             .borders(Borders::ALL)
             .border_style(theme.border)
-            .title(Span::styled(format!(" order book{} ", if self.updates > 0 { " ●" } else { "" }), theme.title));
+            .title(Span::styled(format!(" order book{} ", self.mark()), theme.title));
         let inner = block.inner(area);
         frame.render_widget(block, area);
         let (Some(bids), Some(asks)) = (&self.bids, &self.asks) else {
@@ -365,7 +488,7 @@ impl Market {
         let block = Block::default()
             .borders(Borders::ALL)
             .border_style(theme.border)
-            .title(Span::styled(" trades ", theme.title));
+            .title(Span::styled(format!(" trades{} ", if self.live.is_some() { " ● live" } else { "" }), theme.title));
         let inner = block.inner(area);
         frame.render_widget(block, area);
         let Some(tape) = &self.tape else {
@@ -684,5 +807,44 @@ mod tests {
             let mut terminal = Terminal::new(TestBackend::new(w, h)).unwrap();
             terminal.draw(|f| market.render(f, f.area(), &Theme::dark())).unwrap();
         }
+    }
+
+    #[test]
+    fn pushes_keep_the_whole_book_the_tape_and_the_candle_of_the_minute() {
+        let mut market = Market {
+            candles: Some(vec![Candle { time: 60, open: 1.0, high: 2.0, low: 1.0, close: 2.0, volume: 1.0 }]),
+            ..Market::default()
+        };
+        let pair = |p: &str, s: &str| (p.to_owned(), s.to_owned());
+        market.apply(Push::Changes(vec![(BookSide::Bid, "9".into(), "1".into())]));
+        assert_eq!(market.bids, None, "changes before a book have nothing to change");
+        market
+            .apply(Push::Book { bids: vec![pair("99.00", "1"), pair("98.00", "2")], asks: vec![pair("101.00", "3")] });
+        market.apply(Push::Changes(vec![
+            (BookSide::Bid, "99.50".into(), "4".into()),
+            (BookSide::Bid, "98.00".into(), "0.000".into()),
+            (BookSide::Ask, "100.50".into(), "5".into()),
+        ]));
+        let prices = |levels: &Option<Vec<Level>>| {
+            levels.as_ref().unwrap().iter().map(|l| l.price_text.clone()).collect::<Vec<_>>()
+        };
+        assert_eq!(prices(&market.bids), ["99.50", "99.00"], "best first; a zero size is gone");
+        assert_eq!(prices(&market.asks), ["100.50", "101.00"]);
+        let print = |price: &str| Print {
+            time: "00:01:30".into(),
+            price: price.into(),
+            size: "1".into(),
+            mark: String::new(),
+            tone: None,
+        };
+        market.apply(Push::Trade(print("3"), Some((60, 3.0, 0.5))));
+        market.apply(Push::Trade(print("0.5"), Some((120, 0.5, 2.0))));
+        market.apply(Push::Trade(print("9"), Some((0, 9.0, 1.0))));
+        let tape: Vec<&str> = market.tape.as_ref().unwrap().iter().map(|p| p.price.as_str()).collect();
+        assert_eq!(tape, ["9", "0.5", "3"], "newest on top");
+        let candles = market.candles.as_ref().unwrap();
+        assert_eq!(candles[0], Candle { time: 60, open: 1.0, high: 3.0, low: 1.0, close: 3.0, volume: 1.5 });
+        assert_eq!(candles[1], Candle { time: 120, open: 0.5, high: 0.5, low: 0.5, close: 0.5, volume: 2.0 });
+        assert_eq!(candles.len(), 2, "a trade older than the chart has no candle to go in");
     }
 }

@@ -18,8 +18,8 @@ use crate::format::{decimal, money_text, time_text};
 use crate::json_index::Item;
 use crate::table::{Column, Layout};
 use crate::tui::components::detail::{fact, text, Detail, DetailCommand, DetailKey, Tone};
-use crate::tui::components::market::{BoardRow, Candle, Level, Market, Move, Print};
-use crate::tui::services::{LiveColumns, Lookup, RowAction, ServiceConsole};
+use crate::tui::components::market::{BoardRow, BookSide, Candle, Level, Market, Move, Print, Push};
+use crate::tui::services::{LiveColumns, LiveFeed, Lookup, MarketFrame, RowAction, ServiceConsole};
 
 pub struct Coinbase;
 
@@ -165,6 +165,90 @@ impl ServiceConsole for Coinbase {
             headers: &["price", "24h"],
             cells: stats_cells,
         })
+    }
+
+    /// The product's book (`level2_batch`), trades (`matches`) and ticker, from the exchange's
+    /// feed: public channels, so nothing is signed and no credential is sent.
+    fn market_feed(&self, focus: &str, target: &Target) -> Option<LiveFeed> {
+        let url = feed_url(&target.base_url)?;
+        let subscribe = serde_json::json!({
+            "type": "subscribe",
+            "product_ids": [focus],
+            "channels": ["level2_batch", "matches", "ticker"],
+        });
+        Some(LiveFeed { shown: url.clone(), url, send: vec![subscribe.to_string()] })
+    }
+
+    fn market_frame(&self, focus: &str, frame: &str) -> MarketFrame {
+        let mut out = MarketFrame::default();
+        let Ok(message) = serde_json::from_str::<Value>(frame) else {
+            out.ended = Some("the feed sent a frame that is not JSON".to_owned());
+            return out;
+        };
+        let kind = message.get("type").and_then(Value::as_str).unwrap_or_default();
+        if kind == "error" {
+            let said = |key: &str| text(message.get(key));
+            out.ended = Some(format!("the feed refused: {}: {}", said("message"), said("reason")));
+            return out;
+        }
+        if kind == "subscriptions" {
+            out.serving = true;
+            return out;
+        }
+        if message.get("product_id").and_then(Value::as_str) != Some(focus) {
+            return out;
+        }
+        match kind {
+            "snapshot" => {
+                let side = |key: &str| -> Vec<(String, String)> {
+                    let rows = message.get(key).and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+                    rows.iter().map(|row| (text(row.get(0)), text(row.get(1)))).collect()
+                };
+                out.pushes.push(Push::Book { bids: side("bids"), asks: side("asks") });
+            }
+            "l2update" => {
+                let rows = message.get("changes").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+                let changes = rows
+                    .iter()
+                    .filter_map(|row| {
+                        let side = match row.get(0).and_then(Value::as_str)? {
+                            "buy" => BookSide::Bid,
+                            "sell" => BookSide::Ask,
+                            _ => return None,
+                        };
+                        Some((side, text(row.get(1)), text(row.get(2))))
+                    })
+                    .collect();
+                out.pushes.push(Push::Changes(changes));
+            }
+            // A match reads as a REST trade (the maker's side); `last_match` is already on the
+            // tape the view asked for.
+            "match" => {
+                let number = |key: &str| message.get(key).and_then(Value::as_str).and_then(|v| v.parse::<f64>().ok());
+                let minute = message
+                    .get("time")
+                    .and_then(Value::as_str)
+                    .and_then(crate::sandbox::clock::parse_rfc3339)
+                    .map(|ms| ms.div_euclid(60_000) * 60);
+                let bucket = minute.zip(number("price")).zip(number("size")).map(|((m, p), s)| (m, p, s));
+                out.pushes.push(Push::Trade(print(&message), bucket));
+            }
+            "ticker" => {
+                let field = |key: &str| message.get(key).cloned().unwrap_or(Value::Null);
+                let ticker = serde_json::json!({
+                    "price": field("price"), "bid": field("best_bid"), "ask": field("best_ask"), "volume": field("volume_24h"),
+                });
+                let stats = serde_json::json!({
+                    "open": field("open_24h"), "last": field("price"), "high": field("high_24h"), "low": field("low_24h"),
+                });
+                let values: Values = [("product_id".to_owned(), focus.to_owned())].into_iter().collect();
+                out.pushes
+                    .extend(market_part("products_get_ticker", &values, &ticker).map(|m| Push::Part(Box::new(m))));
+                out.pushes.extend(market_part("products_get_stats", &values, &stats).map(|m| Push::Part(Box::new(m))));
+            }
+            _ => {}
+        }
+        out
     }
 
     fn market(&self, op: &Operation, values: &Values, body: &Value) -> Option<Market> {
@@ -529,6 +613,24 @@ pub fn market_part(op: &str, values: &Values, body: &Value) -> Option<Market> {
         _ => return None,
     }
     Some(market)
+}
+
+/// Where the exchange's WebSocket feed is for a REST base URL: the vendor's own feed hosts for
+/// its production and sandbox APIs, else the same host and port (opsdeck's simulator serves
+/// the feed at its root). `None` for a URL that is neither http nor https.
+pub fn feed_url(base_url: &str) -> Option<String> {
+    let base = base_url.trim_end_matches('/');
+    let (scheme, rest) = base.split_once("://")?;
+    let host = rest.split('/').next().unwrap_or(rest);
+    match (scheme, host) {
+        ("https", "api.exchange.coinbase.com") => Some("wss://ws-feed.exchange.coinbase.com".to_owned()),
+        ("https", "api-public.sandbox.exchange.coinbase.com") => {
+            Some("wss://ws-feed-public.sandbox.exchange.coinbase.com".to_owned())
+        }
+        ("https", _) => Some(format!("wss://{host}")),
+        ("http", _) => Some(format!("ws://{host}")),
+        _ => None,
+    }
 }
 
 /// A product's price and 24-hour change, from its stats, as the products list shows them.

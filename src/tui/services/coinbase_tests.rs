@@ -210,3 +210,66 @@ fn a_market_writes_every_price_at_the_product_step_and_groups_them_alike() {
     let tape_line = narrow.lines().find(|l| l.contains("12:00:01")).unwrap_or_default();
     assert!(tape_line.contains("97,599.10") && tape_line.contains("0.004"), "{narrow}");
 }
+
+#[test]
+fn the_feeds_frames_read_as_the_market_views_pushes() {
+    let feed = Coinbase;
+    let read = |frame: Value| feed.market_frame("BTC-USD", &frame.to_string());
+    assert!(read(json!({"type": "subscriptions", "channels": []})).serving);
+    let book = read(
+        json!({"type": "snapshot", "product_id": "BTC-USD", "bids": [["100.01", "0.5"]], "asks": [["100.50", "1.25"]]}),
+    );
+    assert_eq!(
+        book.pushes,
+        [Push::Book { bids: vec![("100.01".into(), "0.5".into())], asks: vec![("100.50".into(), "1.25".into())] }]
+    );
+    let update = read(
+        json!({"type": "l2update", "product_id": "BTC-USD", "changes": [["buy", "100.01", "0"], ["sell", "100.40", "2"]], "time": "2026-11-29T04:00:00.000000Z"}),
+    );
+    assert_eq!(
+        update.pushes,
+        [Push::Changes(vec![
+            (BookSide::Bid, "100.01".into(), "0".into()),
+            (BookSide::Ask, "100.40".into(), "2".into())
+        ])]
+    );
+    let trade = read(
+        json!({"type": "match", "product_id": "BTC-USD", "trade_id": 9, "side": "sell", "price": "100.45", "size": "0.1", "time": "2026-11-29T04:00:42.123000Z", "sequence": 5}),
+    );
+    let [Push::Trade(print, Some((minute, price, size)))] = trade.pushes.as_slice() else { panic!("{trade:?}") };
+    assert_eq!((print.mark.as_str(), print.time.as_str()), ("▲ buy", "04:00:42"), "a sell maker: a buyer took");
+    assert_eq!((*minute % 60, *price, *size), (0, 100.45, 0.1));
+    let ticker = read(
+        json!({"type": "ticker", "product_id": "BTC-USD", "price": "101.50", "open_24h": "99.00", "high_24h": "102", "low_24h": "98", "volume_24h": "12.5", "best_bid": "101.49", "best_ask": "101.51"}),
+    );
+    let facts: Vec<(String, String)> = ticker
+        .pushes
+        .iter()
+        .flat_map(|p| match p {
+            Push::Part(part) => part.facts.iter().map(|(l, v, _)| (l.clone(), v.clone())).collect(),
+            _ => Vec::new(),
+        })
+        .collect();
+    assert!(facts.contains(&("last".into(), "101.50".into())), "{facts:?}");
+    assert!(facts.iter().any(|(l, v)| l == "24h" && v.starts_with("+2.53 %")), "{facts:?}");
+    assert!(
+        read(json!({"type": "ticker", "product_id": "ETH-USD", "price": "1"})).pushes.is_empty(),
+        "another product"
+    );
+    let refused = read(json!({"type": "error", "message": "Failed to subscribe", "reason": "BTC-USD is delisted"}));
+    assert_eq!(refused.ended.as_deref(), Some("the feed refused: Failed to subscribe: BTC-USD is delisted"));
+    assert!(read(json!("not an object")).pushes.is_empty());
+    assert!(feed.market_frame("BTC-USD", "{nope").ended.is_some());
+}
+
+#[test]
+fn the_feed_is_the_vendors_for_its_apis_and_the_same_host_for_any_other() {
+    assert_eq!(feed_url("https://api.exchange.coinbase.com").as_deref(), Some("wss://ws-feed.exchange.coinbase.com"));
+    assert_eq!(
+        feed_url("https://api-public.sandbox.exchange.coinbase.com/").as_deref(),
+        Some("wss://ws-feed-public.sandbox.exchange.coinbase.com")
+    );
+    assert_eq!(feed_url("http://127.0.0.1:7705").as_deref(), Some("ws://127.0.0.1:7705"));
+    assert_eq!(feed_url("https://exchange.example.com/api").as_deref(), Some("wss://exchange.example.com"));
+    assert_eq!(feed_url("ftp://x"), None);
+}

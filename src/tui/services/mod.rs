@@ -20,7 +20,7 @@ use crate::client::{Target, Values};
 use crate::table::Layout;
 use crate::tui::components::browser::ToneFn;
 use crate::tui::components::detail::{Detail, Tone};
-use crate::tui::components::market::Market;
+use crate::tui::components::market::{Market, Push};
 
 /// A service's console behaviour. Every method has a default: a service says only what it
 /// shows differently from the generic views.
@@ -47,6 +47,26 @@ pub struct LiveFrame {
     pub entered: Vec<String>,
     pub left: Vec<String>,
     /// The socket can no longer serve the tail, and why.
+    pub ended: Option<String>,
+}
+
+/// A push socket that keeps a market view current (the Coinbase Exchange feed): where it is,
+/// how the console may name it (no credential in it), and what to send once it is open.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LiveFeed {
+    pub url: String,
+    pub shown: String,
+    pub send: Vec<String>,
+}
+
+/// What a frame of a market's push socket says.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MarketFrame {
+    /// What the view takes in.
+    pub pushes: Vec<Push>,
+    /// The subscription is in place: the view needs no polling for what the socket pushes.
+    pub serving: bool,
+    /// The socket can no longer serve the view, and why.
     pub ended: Option<String>,
 }
 
@@ -195,6 +215,19 @@ pub trait ServiceConsole: Sync {
     fn live_columns(&self, list_op: &str) -> Option<LiveColumns> {
         let _ = list_op;
         None
+    }
+
+    /// A socket that pushes a market view's book, trades and ticker for instrument `focus`,
+    /// which the view follows instead of polling them; `None`: it polls.
+    fn market_feed(&self, focus: &str, target: &Target) -> Option<LiveFeed> {
+        let _ = (focus, target);
+        None
+    }
+
+    /// What one frame of `market_feed`'s socket says.
+    fn market_frame(&self, focus: &str, frame: &str) -> MarketFrame {
+        let _ = (focus, frame);
+        MarketFrame::default()
     }
 
     /// The part of a market view an answer of `op` asked with `values` fills (a book, candles,
