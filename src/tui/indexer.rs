@@ -46,6 +46,9 @@ pub enum Then {
     Page(Page),
     /// A tail poll's page: its new rows join the browser's.
     Tail { op: &'static Operation },
+    /// A page asked for after its list's feed said something changed: its rows replace the
+    /// browser's of the same id.
+    Rows { op: &'static Operation, done: std::collections::BTreeSet<String> },
     /// A response for the inspector only.
     Inspect { view: ResponseView },
     /// A big answer to an operation that is no list: the inspector shows it, and its view (a

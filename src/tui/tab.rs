@@ -69,6 +69,11 @@ pub struct Tab {
     pub live_market: Option<LiveMarketState>,
     /// The market view whose socket ended: it polls until it is opened anew.
     pub market_feed_refused: Option<String>,
+    /// The push socket the list in view follows its records' changes on (Coinbase's orders
+    /// over the user channel).
+    pub live_rows: Option<LiveRowsState>,
+    /// The list whose socket ended: it is not opened again for it until another list is shown.
+    pub rows_feed_refused: Option<&'static str>,
     /// The last message about this tab's own actions, for the status line while it is shown.
     pub status: Option<(String, Severity)>,
     /// Whether `status` is the error of the list in view, which its next load clears.
@@ -153,6 +158,27 @@ pub struct LiveMarketState {
     pub serving: bool,
 }
 
+/// A list's push socket: which list (its operation and values), where, whether it serves yet,
+/// whether a push said something changed since the page was last asked for, and that ask.
+pub struct LiveRowsState {
+    pub handle: crate::client::live::LiveHandle,
+    pub generation: u64,
+    pub op: &'static crate::catalog::Operation,
+    pub values: crate::client::Values,
+    pub shown: String,
+    pub serving: bool,
+    pub dirty: bool,
+    pub in_flight: Option<crate::client::CallId>,
+    /// Records the feed said are done since the page was last asked for.
+    pub done: std::collections::BTreeSet<String>,
+}
+
+impl std::fmt::Debug for LiveRowsState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LiveRowsState").field("op", &self.op.name).field("serving", &self.serving).finish()
+    }
+}
+
 impl std::fmt::Debug for LiveMarketState {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("LiveMarketState").field("shown", &self.shown).field("serving", &self.serving).finish()
@@ -195,6 +221,8 @@ impl Tab {
             live_tail: None,
             live_market: None,
             market_feed_refused: None,
+            live_rows: None,
+            rows_feed_refused: None,
             status: None,
             status_is_list_error: false,
             status_fades_at: None,

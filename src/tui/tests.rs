@@ -615,3 +615,96 @@ async fn a_market_view_runs_on_the_coinbase_feed_without_polling_its_book() {
     h.console.app.on_tick(std::time::Instant::now());
     assert!(h.console.app.tab().live_market.is_none());
 }
+
+/// A signed request to the console's Coinbase simulator with the sandbox key: its JSON answer.
+async fn coinbase_call(
+    h: &Harness,
+    method: reqwest::Method,
+    path: &str,
+    body: Option<serde_json::Value>,
+) -> serde_json::Value {
+    use crate::sandbox::credentials as c;
+    let base = h.console.sandbox.base_url(crate::catalog::Service::Coinbase);
+    let body = body.map(|b| b.to_string()).unwrap_or_default();
+    let timestamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs().to_string();
+    let signature =
+        crate::sandbox::coinbase::sign(c::COINBASE_SECRET, &timestamp, method.as_str(), path, body.as_bytes()).unwrap();
+    let answer = reqwest::Client::new()
+        .request(method, format!("{base}{path}"))
+        .header("cb-access-key", c::COINBASE_KEY)
+        .header("cb-access-passphrase", c::COINBASE_PASSPHRASE)
+        .header("cb-access-timestamp", timestamp)
+        .header("cb-access-sign", signature)
+        .header("content-type", "application/json")
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    serde_json::from_slice(&answer.bytes().await.unwrap()).unwrap()
+}
+
+#[tokio::test]
+async fn the_orders_list_follows_the_user_channel_an_order_filling_in_place() {
+    let mut h = Harness::new().await;
+    h.keys("5");
+    h.settle().await;
+    let control = h.console.sandbox.control_url();
+    let market =
+        |body: &'static str| reqwest::Client::new().post(format!("{control}/coinbase/market")).body(body).send();
+    assert!(market(r#"{"paused": true}"#).await.unwrap().status().is_success());
+    // A buy resting a cent under the best ask, above every bid: the simulated traders' next
+    // market sell takes it.
+    let book = coinbase_call(&h, reqwest::Method::GET, "/products/BTC-USD/book", None).await;
+    let best_ask: rust_decimal::Decimal = book["asks"][0][0].as_str().unwrap().parse().unwrap();
+    let price = (best_ask - rust_decimal::Decimal::new(1, 2)).to_string();
+    let order = json_order(&h, &price).await;
+    let id = order["id"].as_str().unwrap().to_owned();
+
+    h.keys(":orders_list<Enter>");
+    let Some(Popup::Form(form)) = h.console.app.popup.as_mut() else { panic!("form:\n{}", h.screen()) };
+    form.set_value("status", "all");
+    h.keys("<C-s>");
+    h.settle().await;
+    h.console.app.focus = Focus::Browser;
+    let status_of = |h: &Harness, id: &str| {
+        let records = h.console.app.tab().browser.records();
+        records
+            .iter()
+            .find(|r| r["id"] == id)
+            .map(|r| (r["status"].as_str().unwrap_or_default().to_owned(), r["filled_size"].clone()))
+    };
+    assert_eq!(status_of(&h, &id).map(|s| s.0), Some("open".to_owned()), "{}", h.screen());
+    h.console.app.on_tick(std::time::Instant::now());
+    until(&mut h, "the user channel serving", |h| h.console.app.tab().live_rows.as_ref().is_some_and(|l| l.serving))
+        .await;
+    assert!(h.screen().contains("● live · ws://"), "the list says it is live:\n{}", h.screen());
+
+    // The market runs: a trader's sell fills our buy, and its row says so where it is.
+    assert!(market(r#"{"paused": false, "rate": 50}"#).await.unwrap().status().is_success());
+    let filled = |h: &mut Harness| {
+        h.console.app.on_tick(std::time::Instant::now());
+        status_of(h, &id).is_some_and(|(status, _)| status == "done")
+    };
+    until(&mut h, "our order done in the list", filled).await;
+    let (_, filled_size) = status_of(&h, &id).unwrap();
+    assert_eq!(filled_size, "0.00010000", "{}", h.screen());
+    assert!(h.console.app.tab().tail.is_none(), "no tail: the list follows by itself");
+    assert_eq!(
+        h.console.app.tab().browser.records().iter().filter(|r| r["id"] == id.as_str()).count(),
+        1,
+        "one row for it, in place"
+    );
+
+    // Another list shown closes the socket.
+    h.browse("products").await;
+    h.console.app.on_tick(std::time::Instant::now());
+    assert!(h.console.app.tab().live_rows.is_none());
+}
+
+async fn json_order(h: &Harness, price: &str) -> serde_json::Value {
+    let body =
+        serde_json::json!({"product_id": "BTC-USD", "side": "buy", "type": "limit", "price": price, "size": "0.0001"});
+    let order = coinbase_call(h, reqwest::Method::POST, "/orders", Some(body)).await;
+    assert!(order["id"].is_string(), "{order}");
+    order
+}

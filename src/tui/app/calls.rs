@@ -235,6 +235,7 @@ impl App {
                 }
             }
             Purpose::Tail { tab, op } => self.on_tail_page(tab, op, delivered.result),
+            Purpose::Rows { tab, op } => self.on_rows_page(tab, op, delivered.result),
             Purpose::Watch { tab, op, subject, values } => {
                 self.on_watch_answer(tab, op, (&subject, &values), delivered.result);
             }
@@ -378,7 +379,7 @@ impl App {
     /// Starts indexing `body` off the UI thread for tab `tab`; a page or response still being
     /// indexed for that tab is dropped (the newest wins), a tail poll's is not.
     pub(super) fn start_indexing(&mut self, tab: usize, body: bytes::Bytes, rows: Option<indexer::Rows>, then: Then) {
-        if !matches!(then, Then::Tail { .. }) {
+        if !matches!(then, Then::Tail { .. } | Then::Rows { .. }) {
             self.cancel_indexing(tab);
         }
         let ticket = self.next_ticket;
@@ -410,7 +411,7 @@ impl App {
         let tickets: Vec<u64> = self
             .indexing
             .iter()
-            .filter(|(_, job)| job.tab == tab && !matches!(job.then, Then::Tail { .. }))
+            .filter(|(_, job)| job.tab == tab && !matches!(job.then, Then::Tail { .. } | Then::Rows { .. }))
             .map(|(ticket, _)| *ticket)
             .collect();
         for ticket in &tickets {
@@ -436,6 +437,7 @@ impl App {
         match job.then {
             Then::Page(page) => self.page_indexed(tab, page, result),
             Then::Tail { op } => self.tail_indexed(tab, op, result),
+            Then::Rows { op, done } => self.rows_indexed(tab, (op, done), result),
             Then::Inspect { view } => self.tabs[tab].inspector.show_indexed(view, result.map(|i| i.doc)),
             Then::Answer(answer) => {
                 let view = response_view(answer.op.name, &answer.response);
@@ -541,6 +543,7 @@ impl App {
             // Polls repeat the list every few seconds: they would bury every call the user made.
             Purpose::List { recorded: false, .. }
             | Purpose::Tail { .. }
+            | Purpose::Rows { .. }
             | Purpose::Watch { .. }
             | Purpose::Lookup { .. }
             | Purpose::Live { .. } => {

@@ -4,6 +4,7 @@
 mod calls;
 mod keys;
 mod lists;
+mod live_rows;
 mod popups;
 mod records;
 
@@ -129,6 +130,8 @@ enum Purpose {
     Operation { tab: usize, op: &'static Operation, values: Values, request: client::PreparedRequest },
     /// A tail poll of the first page of the list in view: its new rows go on top.
     Tail { tab: usize, op: &'static Operation },
+    /// The first page of the list in view asked again after its feed said something changed.
+    Rows { tab: usize, op: &'static Operation },
     /// The open view asking again for what it shows (a tracker moving, a batch being bought).
     Watch { tab: usize, op: &'static Operation, subject: String, values: Values },
     /// Something an open form needs to know (a product's increments), kept under `key`.
@@ -388,6 +391,11 @@ impl App {
             if market {
                 return self.on_live_market(tab, event);
             }
+            let rows =
+                self.tabs.get(tab).and_then(|t| t.live_rows.as_ref()).is_some_and(|l| l.generation == generation);
+            if rows {
+                return self.on_live_rows(tab, event);
+            }
             return self.on_live_tail(tab, generation, event);
         }
         self.background_pending = self.background_pending.saturating_sub(1);
@@ -488,6 +496,7 @@ impl App {
         self.active = active;
         self.poll_watch(now);
         self.poll_live(now);
+        self.follow_rows();
     }
 }
 

@@ -259,6 +259,65 @@ impl Browser {
         count
     }
 
+    /// Takes a newer page of the same list: each of its rows replaces the row shown with the
+    /// same id, where it is (an order whose status changed); rows not shown yet go on top,
+    /// marked as arrived; rows of records `done` that the page no longer has go (an open
+    /// order filled). The selection stays on the record it was on. How many were new.
+    pub fn replace_rows(
+        &mut self,
+        doc: Arc<JsonDoc>,
+        table: crate::table::Table,
+        id_field: Option<&'static str>,
+        cap: usize,
+        done: &std::collections::BTreeSet<String>,
+    ) -> usize {
+        if self.rows.is_empty() {
+            return self.merge_rows(doc, table, id_field, cap);
+        }
+        let incoming: Vec<Shown> =
+            table.rows.into_iter().map(|row| Shown { doc: doc.clone(), row, new: false }).collect();
+        let listed: std::collections::HashSet<Vec<u8>> =
+            incoming.iter().filter_map(|shown| shown.id(id_field).map(<[u8]>::to_vec)).collect();
+        let selected_id = self.selected_shown().and_then(|s| s.id(id_field)).map(<[u8]>::to_vec);
+        self.rows.retain(|shown| {
+            shown
+                .id(id_field)
+                .is_none_or(|id| listed.contains(id) || !std::str::from_utf8(id).is_ok_and(|id| done.contains(id)))
+        });
+        let mut at: std::collections::HashMap<Vec<u8>, usize> = std::collections::HashMap::new();
+        for (index, shown) in self.rows.iter().enumerate() {
+            if let Some(id) = shown.id(id_field) {
+                at.entry(id.to_vec()).or_insert(index);
+            }
+        }
+        let mut new = Vec::new();
+        for shown in incoming {
+            let Some(id) = shown.id(id_field).map(<[u8]>::to_vec) else { continue };
+            match at.get(&id) {
+                Some(&index) => {
+                    let was_new = self.rows[index].new;
+                    self.rows[index] = shown;
+                    if was_new {
+                        self.mark_new(index..index + 1);
+                    }
+                }
+                None => {
+                    at.insert(id, usize::MAX);
+                    new.push(Shown { new: true, ..shown });
+                }
+            }
+        }
+        let count = new.len();
+        self.rows.splice(0..0, new);
+        self.mark_new(0..count);
+        self.rows.truncate(cap);
+        self.haystacks.clear();
+        self.apply_filter();
+        let kept = selected_id.and_then(|id| self.rows.iter().position(|s| s.id(id_field) == Some(id.as_slice())));
+        self.selected = kept.and_then(|index| self.visible.iter().position(|i| *i == index)).unwrap_or(0);
+        count
+    }
+
     /// Marks rows as arrived while tailing: [`NEW_MARK`] before their first cell.
     fn mark_new(&mut self, rows: std::ops::Range<usize>) {
         for shown in self.rows.get_mut(rows).unwrap_or_default() {

@@ -19,7 +19,7 @@ use crate::json_index::Item;
 use crate::table::{Column, Layout};
 use crate::tui::components::detail::{fact, text, Detail, DetailCommand, DetailKey, Tone};
 use crate::tui::components::market::{BoardRow, BookSide, Candle, Level, Market, Move, Print, Push};
-use crate::tui::services::{LiveColumns, LiveFeed, Lookup, MarketFrame, RowAction, ServiceConsole};
+use crate::tui::services::{LiveColumns, LiveFeed, Lookup, MarketFrame, RowAction, RowsFrame, ServiceConsole};
 
 pub struct Coinbase;
 
@@ -177,6 +177,76 @@ impl ServiceConsole for Coinbase {
             "channels": ["level2_batch", "matches", "ticker"],
         });
         Some(LiveFeed { shown: url.clone(), url, send: vec![subscribe.to_string()] })
+    }
+
+    fn pushes_rows(&self, op: &Operation) -> bool {
+        op.service == Service::Coinbase && op.name == "orders_list"
+    }
+
+    /// The orders list follows the user channel: the subscription is signed with the tab's key
+    /// (over `timestamp + GET + /users/self/verify`, as the exchange asks) and names the products
+    /// of the orders and products the tab has seen.
+    fn rows_feed(&self, op: &Operation, values: &Values, target: &Target, known: &[Value]) -> Option<LiveFeed> {
+        if !self.pushes_rows(op) {
+            return None;
+        }
+        let crate::client::Credentials::Coinbase { key, secret, passphrase } = &target.credentials else { return None };
+        let mut products: Vec<String> =
+            values.get("product_id").filter(|p| !p.is_empty()).cloned().into_iter().collect();
+        for record in known {
+            let id = match (record.get("product_id"), record.get("base_currency")) {
+                (Some(Value::String(product)), _) => product,
+                (None, Some(_)) => match record.get("id") {
+                    Some(Value::String(id)) => id,
+                    _ => continue,
+                },
+                _ => continue,
+            };
+            if !products.contains(id) && products.len() < 100 {
+                products.push(id.clone());
+            }
+        }
+        if products.is_empty() {
+            return None;
+        }
+        products.sort();
+        let url = feed_url(&target.base_url)?;
+        let timestamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).ok()?.as_secs().to_string();
+        let signature =
+            crate::client::auth::coinbase_signature(secret.expose(), &timestamp, "GET", "/users/self/verify", b"")
+                .ok()?;
+        let subscribe = serde_json::json!({
+            "type": "subscribe",
+            "product_ids": products,
+            "channels": ["user"],
+            "key": key,
+            "passphrase": passphrase.expose(),
+            "timestamp": timestamp,
+            "signature": signature,
+        });
+        Some(LiveFeed { shown: format!("{url} (user channel)"), url, send: vec![subscribe.to_string()] })
+    }
+
+    fn rows_frame(&self, _op: &Operation, frame: &str) -> RowsFrame {
+        let mut out = RowsFrame::default();
+        let Ok(message) = serde_json::from_str::<Value>(frame) else {
+            out.ended = Some("the feed sent a frame that is not JSON".to_owned());
+            return out;
+        };
+        match message.get("type").and_then(Value::as_str).unwrap_or_default() {
+            "subscriptions" => out.serving = true,
+            "received" | "open" | "match" | "change" | "activate" => out.changed = true,
+            "done" => {
+                out.changed = true;
+                out.done.extend(message.get("order_id").and_then(Value::as_str).map(str::to_owned));
+            }
+            "error" => {
+                let said = |key: &str| text(message.get(key));
+                out.ended = Some(format!("the feed refused: {}: {}", said("message"), said("reason")));
+            }
+            _ => {}
+        }
+        out
     }
 
     fn market_frame(&self, focus: &str, frame: &str) -> MarketFrame {

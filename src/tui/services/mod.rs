@@ -59,6 +59,20 @@ pub struct LiveFeed {
     pub send: Vec<String>,
 }
 
+/// What a frame of a list's push socket says.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RowsFrame {
+    /// Something happened to the list's records: its page is asked for again.
+    pub changed: bool,
+    /// Records that are done (an order filled or cancelled): a row of them the page asked for
+    /// again no longer has has left the list, and goes.
+    pub done: Vec<String>,
+    /// The subscription is in place.
+    pub serving: bool,
+    /// The socket can no longer serve the list, and why.
+    pub ended: Option<String>,
+}
+
 /// What a frame of a market's push socket says.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct MarketFrame {
@@ -222,6 +236,25 @@ pub trait ServiceConsole: Sync {
     fn market_feed(&self, focus: &str, target: &Target) -> Option<LiveFeed> {
         let _ = (focus, target);
         None
+    }
+
+    /// Whether `op`'s list follows a push socket of its records' changes while shown.
+    fn pushes_rows(&self, op: &Operation) -> bool {
+        let _ = op;
+        false
+    }
+
+    /// The socket `op`'s list follows (the Coinbase user channel for the orders list), given
+    /// the records the tab knows (whose products it subscribes to); `None`: it does not.
+    fn rows_feed(&self, op: &Operation, values: &Values, target: &Target, known: &[Value]) -> Option<LiveFeed> {
+        let _ = (op, values, target, known);
+        None
+    }
+
+    /// What one frame of `rows_feed`'s socket says.
+    fn rows_frame(&self, op: &Operation, frame: &str) -> RowsFrame {
+        let _ = (op, frame);
+        RowsFrame::default()
     }
 
     /// What one frame of `market_feed`'s socket says.
