@@ -173,6 +173,19 @@ async fn main() -> std::io::Result<()> {
         h.console.app.on_tick(at);
         h.settle().await;
     }
+    // Then its feed serves it: the book, trades and ticker pushed as they happen.
+    let serving = |h: &Harness| {
+        let live = h.console.app.tab().live_market.as_ref().is_some_and(|l| l.serving);
+        let pushed = matches!(&h.console.app.popup, Some(Popup::Detail(d)) if d.market.as_ref().is_some_and(|m| m.depth.is_some()));
+        live && pushed
+    };
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !serving(&h) && tokio::time::Instant::now() < deadline {
+        let next = tokio::time::timeout_at(deadline, h.console.background.recv()).await;
+        if let Ok(Some(report)) = next {
+            h.console.app.on_background(report);
+        }
+    }
     save(&mut h, "coinbase-market")?;
     h.keys("b");
     h.settle().await;
