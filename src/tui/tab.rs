@@ -74,6 +74,9 @@ pub struct Tab {
     pub live_rows: Option<LiveRowsState>,
     /// The list whose socket ended: it is not opened again for it until another list is shown.
     pub rows_feed_refused: Option<&'static str>,
+    /// The list (and its row count) a socket was looked for and none could be had (nothing
+    /// yet names a product): looked for again when its rows change.
+    pub rows_tried: Option<(&'static str, usize)>,
     /// The last message about this tab's own actions, for the status line while it is shown.
     pub status: Option<(String, Severity)>,
     /// Whether `status` is the error of the list in view, which its next load clears.
@@ -169,8 +172,10 @@ pub struct LiveRowsState {
     pub serving: bool,
     pub dirty: bool,
     pub in_flight: Option<crate::client::CallId>,
-    /// Records the feed said are done since the page was last asked for.
+    /// Records the feed said are done since the page was last asked for, and those it had
+    /// said when the ask in flight went.
     pub done: std::collections::BTreeSet<String>,
+    pub asked_done: std::collections::BTreeSet<String>,
 }
 
 impl std::fmt::Debug for LiveRowsState {
@@ -223,6 +228,7 @@ impl Tab {
             market_feed_refused: None,
             live_rows: None,
             rows_feed_refused: None,
+            rows_tried: None,
             status: None,
             status_is_list_error: false,
             status_fades_at: None,

@@ -610,8 +610,10 @@ async fn a_market_view_runs_on_the_coinbase_feed_without_polling_its_book() {
     assert_eq!(coinbase_requests(&h, "/products/BTC-USD/book").await, books, "the book is not asked again");
     assert_eq!(coinbase_requests(&h, "/products/BTC-USD/trades").await, trades, "nor the trades");
 
-    // Closing the view closes its socket.
+    // Closing the view closes its socket, at the tick the event loop makes for it.
     h.keys("<Esc>");
+    let due = h.console.app.next_deadline();
+    assert!(due.is_some_and(|at| at <= std::time::Instant::now()), "a tick is due: {due:?}");
     h.console.app.on_tick(std::time::Instant::now());
     assert!(h.console.app.tab().live_market.is_none());
 }
@@ -674,6 +676,9 @@ async fn the_orders_list_follows_the_user_channel_an_order_filling_in_place() {
             .map(|r| (r["status"].as_str().unwrap_or_default().to_owned(), r["filled_size"].clone()))
     };
     assert_eq!(status_of(&h, &id).map(|s| s.0), Some("open".to_owned()), "{}", h.screen());
+    // The event loop ticks for it: the list's socket is to open now, with nothing else due.
+    let due = h.console.app.next_deadline();
+    assert!(due.is_some_and(|at| at <= std::time::Instant::now()), "a tick is due: {due:?}");
     h.console.app.on_tick(std::time::Instant::now());
     until(&mut h, "the user channel serving", |h| h.console.app.tab().live_rows.as_ref().is_some_and(|l| l.serving))
         .await;
@@ -694,6 +699,20 @@ async fn the_orders_list_follows_the_user_channel_an_order_filling_in_place() {
         1,
         "one row for it, in place"
     );
+
+    // One placed elsewhere comes on top, marked; cancelled elsewhere, it leaves the list.
+    let other = json_order(&h, "50000.00").await;
+    let other_id = other["id"].as_str().unwrap().to_owned();
+    let listed = |h: &mut Harness, id: &str| {
+        h.console.app.on_tick(std::time::Instant::now());
+        h.console.app.tab().browser.records().iter().any(|r| r["id"] == id)
+    };
+    until(&mut h, "the new order on top", |h| listed(h, &other_id)).await;
+    assert_eq!(h.console.app.tab().browser.records()[0]["id"], other_id.as_str());
+    assert!(h.console.app.tab().browser.is_new(0), "marked as arrived");
+    coinbase_call(&h, reqwest::Method::DELETE, &format!("/orders/{other_id}"), None).await;
+    until(&mut h, "the cancelled order gone", |h| !listed(h, &other_id)).await;
+    assert!(listed(&mut h, &id), "the filled one stays, done");
 
     // Another list shown closes the socket.
     h.browse("products").await;

@@ -32,7 +32,10 @@ impl App {
             self.stop_rows(index);
         }
         let Some((op, values)) = shown else { return };
-        if self.tabs[index].live_rows.is_none() && self.tabs[index].rows_feed_refused != Some(op.name) {
+        if self.tabs[index].rows_feed_refused.is_some_and(|refused| refused != op.name) {
+            self.tabs[index].rows_feed_refused = None;
+        }
+        if self.rows_to_open() {
             self.open_rows(index, op, values);
         }
         let tab = &self.tabs[index];
@@ -50,14 +53,44 @@ impl App {
         if let Some(live) = self.tabs[index].live_rows.as_mut() {
             live.dirty = false;
             live.in_flight = Some(id);
+            // What was done before this ask is what its page may no longer have; what is done
+            // while it is out waits for the next.
+            live.asked_done = std::mem::take(&mut live.done);
         }
         self.purposes.insert(id, (Purpose::Rows { tab: index, op }, Instant::now()));
     }
 
+    /// Whether the active tab's list may have a socket to open: one whose service pushes its
+    /// changes, with none open, not refused, and not tried already with the rows it has.
+    fn rows_to_open(&self) -> bool {
+        let tab = self.tab();
+        let Some(page) = tab.page.as_ref() else { return false };
+        self.live_tails
+            && self.background.is_some()
+            && tab.live_rows.is_none()
+            && tab.rows_feed_refused != Some(page.op.name)
+            && tab.rows_tried != Some((page.op.name, tab.browser.row_count()))
+            && services::console(tab.service).pushes_rows(page.op)
+    }
+
+    /// Whether a tick has something to do for the active tab's sockets: a list's to open, to
+    /// close or to ask again after a push; a market's to close (its view went).
+    pub(super) fn sockets_due(&self) -> bool {
+        let tab = self.tab();
+        let rows = match (&tab.live_rows, &tab.page) {
+            (Some(live), Some(page)) => {
+                live.op.name != page.op.name || live.values != page.values || (live.dirty && live.in_flight.is_none())
+            }
+            (Some(_), None) => true,
+            (None, _) => self.rows_to_open(),
+        };
+        let market = tab.live_market.as_ref().is_some_and(|live| {
+            !matches!(&self.popup, Some(super::Popup::Detail(d)) if d.subject.as_deref() == Some(live.subject.as_str()))
+        });
+        rows || market
+    }
+
     fn open_rows(&mut self, index: usize, op: &'static Operation, values: client::Values) {
-        if !self.live_tails {
-            return;
-        }
         let Some(reports) = self.background.clone() else { return };
         let tab = &self.tabs[index];
         let console = services::console(tab.service);
@@ -66,7 +99,12 @@ impl App {
         }
         let known = tab.seen_lists.values().flat_map(|(_, records, _)| records.iter()).cloned();
         let records: Vec<serde_json::Value> = tab.browser.records().into_iter().chain(known).collect();
-        let Some(feed) = console.rows_feed(op, &values, &tab.target, &records) else { return };
+        let tried = (op.name, tab.browser.row_count());
+        let Some(feed) = console.rows_feed(op, &values, &tab.target, &records) else {
+            // Not again until the list has other rows (whose products it may name).
+            self.tabs[index].rows_tried = Some(tried);
+            return;
+        };
         self.next_live = self.next_live.wrapping_add(1);
         let generation = self.next_live;
         let handle = crate::client::live::open(feed.url, feed.shown.clone(), move |event| {
@@ -85,6 +123,7 @@ impl App {
             dirty: false,
             in_flight: None,
             done: std::collections::BTreeSet::new(),
+            asked_done: std::collections::BTreeSet::new(),
         });
     }
 
@@ -138,7 +177,7 @@ impl App {
     ) {
         let Some(live) = self.tabs[tab].live_rows.as_mut() else { return };
         live.in_flight = None;
-        let done = std::mem::take(&mut live.done);
+        let done = std::mem::take(&mut live.asked_done);
         match result {
             Ok(response) => {
                 let tab_state = &self.tabs[tab];
@@ -167,7 +206,12 @@ impl App {
             return;
         }
         let Ok(Indexed { records_doc: doc, table: Some(table), .. }) = result else { return };
+        let before = tab_state.browser.row_count();
         tab_state.browser.replace_rows(doc, table, op.id_field, super::TAIL_CAP, &done);
+        let rows = tab_state.browser.row_count();
+        if rows != before {
+            tab_state.browser.page_label = crate::format::plural(rows, "row");
+        }
         tab_state.remember_selection();
     }
 }

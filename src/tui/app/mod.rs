@@ -468,7 +468,17 @@ impl App {
         let fade = self.tab().status_fades_at;
         // A jq filter at work: its result is looked for, and its running time drawn.
         let filtering = self.tabs.iter().any(|t| t.inspector.is_filtering()).then(|| now + IN_FLIGHT_REDRAW);
-        refresh.into_iter().chain(tail).chain(redraw).chain(watch).chain(live).chain(fade).chain(filtering).min()
+        let sockets = self.sockets_due().then_some(now);
+        refresh
+            .into_iter()
+            .chain(tail)
+            .chain(redraw)
+            .chain(watch)
+            .chain(live)
+            .chain(fade)
+            .chain(filtering)
+            .chain(sockets)
+            .min()
     }
 
     /// Time passed: reload the lists whose auto-refresh is due.

@@ -279,11 +279,13 @@ impl Browser {
         let listed: std::collections::HashSet<Vec<u8>> =
             incoming.iter().filter_map(|shown| shown.id(id_field).map(<[u8]>::to_vec)).collect();
         let selected_id = self.selected_shown().and_then(|s| s.id(id_field)).map(<[u8]>::to_vec);
-        self.rows.retain(|shown| {
-            shown
-                .id(id_field)
-                .is_none_or(|id| listed.contains(id) || !std::str::from_utf8(id).is_ok_and(|id| done.contains(id)))
-        });
+        // An id as written is JSON: a string's has its quotes.
+        let is_done = |id: &[u8]| {
+            let text = std::str::from_utf8(id).unwrap_or_default();
+            let bare = text.strip_prefix('"').and_then(|t| t.strip_suffix('"')).unwrap_or(text);
+            done.contains(bare)
+        };
+        self.rows.retain(|shown| shown.id(id_field).is_none_or(|id| listed.contains(id) || !is_done(id)));
         let mut at: std::collections::HashMap<Vec<u8>, usize> = std::collections::HashMap::new();
         for (index, shown) in self.rows.iter().enumerate() {
             if let Some(id) = shown.id(id_field) {
