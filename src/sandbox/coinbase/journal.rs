@@ -97,8 +97,9 @@ pub struct Tap {
     pub backlog: Arc<AtomicUsize>,
 }
 
-/// Events the feed may have waiting before it gives up on its sockets and starts over.
-pub const MAX_BACKLOG: usize = 1 << 20;
+/// Events the feed may have waiting before it gives up on its sockets and starts over: a few
+/// seconds of the busiest load (tens of thousands a second), some tens of megabytes.
+pub const MAX_BACKLOG: usize = 1 << 17;
 
 impl State {
     /// Counts the product's next sequence and, while the feed listens, sends it the event.
