@@ -23,8 +23,8 @@ use serde_json::{Map, Value};
 use super::auth::Signed;
 use super::catalog;
 use super::errors::CbError;
+use super::events::{self, Channel, Inbox};
 use super::feed_wire as fw;
-use super::hub::{self, Channel, Inbox};
 use super::Shared;
 use crate::sandbox::clock;
 use crate::sandbox::ws::{Incoming, Outbox, Refused, Socket, WsLimits};
@@ -124,7 +124,12 @@ async fn session(shared: &Shared, mut socket: Socket, conn: u64) {
 
 /// A client's message as the hub's request, after sending it an error for each part refused
 /// (an unknown product on one channel refuses that much); or the error that refuses all of it.
-fn read(shared: &Shared, text: &str, conn: u64, outbox: &Outbox) -> Result<hub::Request, axum::extract::ws::Utf8Bytes> {
+fn read(
+    shared: &Shared,
+    text: &str,
+    conn: u64,
+    outbox: &Outbox,
+) -> Result<events::Request, axum::extract::ws::Utf8Bytes> {
     let message = match serde_json::from_str::<Value>(text) {
         Ok(Value::Object(message)) => message,
         Ok(_) => return Err(fw::error("Failed to subscribe", "the message must be a JSON object")),
@@ -173,7 +178,7 @@ fn read(shared: &Shared, text: &str, conn: u64, outbox: &Outbox) -> Result<hub::
             continue;
         }
         if channel.productless() {
-            masks[channel as usize] = hub::STATUS_BIT;
+            masks[channel as usize] = events::STATUS_BIT;
             continue;
         }
         // A channel's own list, with the top-level one added; an empty list of its own names
@@ -194,12 +199,12 @@ fn read(shared: &Shared, text: &str, conn: u64, outbox: &Outbox) -> Result<hub::
         }
         for id in names {
             match catalog::product_index(id) {
-                Some(product) => masks[channel as usize] |= hub::bit(product),
+                Some(product) => masks[channel as usize] |= events::bit(product),
                 None => refuse(outbox, failed, &format!("{id} is not a valid product")),
             }
         }
     }
-    Ok(hub::Request { conn, outbox: outbox.clone(), unsubscribe, channels: masks, user })
+    Ok(events::Request { conn, outbox: outbox.clone(), unsubscribe, channels: masks, user })
 }
 
 fn refuse(outbox: &Outbox, message: &str, reason: &str) {

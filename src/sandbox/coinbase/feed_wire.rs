@@ -11,8 +11,7 @@ use serde_json::{json, Value};
 
 use super::book::Side;
 use super::catalog::{ProductSpec, CURRENCIES, PRODUCTS};
-use super::journal::{Event, EventKind, OrderRef};
-use super::market::Stats;
+use super::events::{Event, EventKind, OrderRef, Stats};
 use super::wire;
 
 /// A JSON object written as it goes.

@@ -13,6 +13,7 @@ use rust_decimal::Decimal;
 use super::book::Side;
 use super::catalog::PRODUCTS;
 use super::errors::CbError;
+pub use super::events::Stats;
 use super::orders::NewOrder;
 use super::state::{caps, Candle, State, Stp};
 
@@ -24,17 +25,6 @@ const MAKER_ORDERS: usize = 60;
 pub const GRANULARITIES: [i64; 6] = [60, 300, 900, 3600, 21600, 86400];
 /// The most buckets one candles request may span.
 pub const MAX_BUCKETS: i64 = 300;
-
-/// 24-hour statistics.
-#[derive(Clone, Debug)]
-pub struct Stats {
-    pub open: Option<Decimal>,
-    pub high: Option<Decimal>,
-    pub low: Option<Decimal>,
-    pub last: Option<Decimal>,
-    pub volume: Decimal,
-    pub volume_30day: Decimal,
-}
 
 /// How many `increment`s make `value` (a price in ticks, a size in base units), saturating
 /// past an `i64`; no price or size an order may name gets there.

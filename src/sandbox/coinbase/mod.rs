@@ -14,6 +14,7 @@ mod auth;
 mod book;
 mod catalog;
 mod errors;
+mod events;
 mod feed;
 mod feed_wire;
 mod fixed;
@@ -77,7 +78,7 @@ struct Shared {
 /// The WebSocket feed's sockets and its hub's inbox.
 struct Feed {
     sockets: Sockets,
-    hub: std::sync::mpsc::Sender<hub::Inbox>,
+    hub: std::sync::mpsc::Sender<events::Inbox>,
     next_conn: AtomicU64,
 }
 
@@ -183,7 +184,7 @@ impl Simulator for CoinbaseSimulator {
             market.sequence = old.sequence;
         }
         *state = fresh;
-        let _ = self.shared.feed.hub.send(hub::Inbox::Reset);
+        let _ = self.shared.feed.hub.send(events::Inbox::Reset);
         drop(state);
         self.shared.engine.ring();
     }

@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 use super::book::Side;
 use super::catalog::{ProductSpec, PRODUCTS};
 use super::errors::CbError;
-use super::journal::EventKind;
+use super::events::EventKind;
 use super::state::{caps, over_balance_cap, Details, Fill, Order, State, Status, StopKind, Stp, Tif, Trade};
 
 /// How many stop orders one trade may set off in a row before the rest wait for the next trade.

@@ -400,7 +400,7 @@ pub struct State {
     pub next_step_ms: i64,
     pub steps: u64,
     /// The feed's inbox while it listens to the engine's events.
-    pub tap: Option<super::journal::Tap>,
+    pub tap: Option<super::events::Tap>,
 }
 
 impl State {
