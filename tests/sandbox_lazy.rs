@@ -69,7 +69,7 @@ async fn nothing_is_built_until_a_request_reaches_its_listener() {
     assert_eq!(
         index["services"][0],
         json!({"service": "ably", "base_url": sandbox.base_url(Service::Ably),
-        "ready": false})
+        "ready": false, "websocket_url": sandbox.base_url(Service::Ably).replace("http://", "ws://")})
     );
     for (method, path) in [
         (reqwest::Method::GET, "/requests"),
