@@ -18,7 +18,7 @@
 //! subscribers' counters) until every subscriber has read up to the REST book's `sequence` as it
 //! was when the load ended:
 //! - full-channel messages delivered from the start of the load to that moment, per subscriber
-//!   and in all, and that total over the time (messages/s across all subscribers);
+//!   and in all, and that total over the time (messages/s across all subscribers, and MB/s);
 //! - sequence gaps (a `sequence` not the previous one + 1; asserted to be 0) and subscribers
 //!   disconnected (asserted to be 0; the reason each gave is printed);
 //! - the lag at the end: how long after the last pair's answer the last subscriber had read up
@@ -186,8 +186,9 @@ async fn load(http: &reqwest::Client, base: &str, pairs: usize, clients: usize, 
                 let request = signed(&http, &base, reqwest::Method::POST, "/orders", Some(&body));
                 let sent = Instant::now();
                 let result = match send(request).await {
-                    // A market order that filled nothing (no ask or bid to take) is done and
-                    // forgotten before its own POST answers: the simulator answers 404 for it.
+                    // A market order that filled nothing is cancelled and forgotten before its
+                    // own POST answers, so the simulator answers 404 for it (the exchange answers
+                    // with the order).
                     Err(e) if body["type"] == "market" && e.starts_with("status 404") => {
                         unfilled_market += 1;
                         continue;
@@ -230,8 +231,9 @@ async fn load(http: &reqwest::Client, base: &str, pairs: usize, clients: usize, 
 /// What a subscriber has read so far, for the bench to poll while it reads.
 #[derive(Default)]
 struct Counters {
-    /// Full-channel messages read.
+    /// Full-channel messages read, and their bytes.
     messages: AtomicU64,
+    bytes: AtomicU64,
     /// The last full-channel `sequence` read.
     last: AtomicU64,
     gaps: AtomicU64,
@@ -274,11 +276,14 @@ async fn subscribe(url: &str) -> Ws {
     ws.send(Message::Text(subscribe.to_string().into())).await.unwrap();
     loop {
         let frame = tokio::time::timeout(Duration::from_secs(10), ws.next()).await.expect("an answer in 10 s");
-        let Some(Ok(Message::Text(text))) = frame else { panic!("the socket ended before `subscriptions`: {frame:?}") };
-        match kind(&text) {
-            Some("subscriptions") => return ws,
-            Some("error") => panic!("the subscribe was refused: {text}"),
-            _ => {}
+        match frame {
+            Some(Ok(Message::Text(text))) => match kind(&text) {
+                Some("subscriptions") => return ws,
+                Some("error") => panic!("the subscribe was refused: {text}"),
+                _ => {}
+            },
+            Some(Ok(_)) => {}
+            other => panic!("the socket ended before `subscriptions`: {other:?}"),
         }
     }
 }
@@ -409,6 +414,7 @@ async fn read(mut ws: Ws, counters: Arc<Counters>, stop: CancellationToken, orig
             }
         }
         counters.messages.fetch_add(1, Ordering::Relaxed);
+        counters.bytes.fetch_add(text.len() as u64, Ordering::Relaxed);
         counters.last.store(sequence, Ordering::Release);
     }
     if !heard.trouble.is_empty() && !stop.is_cancelled() {
@@ -546,8 +552,11 @@ async fn run(label: &str, subscribers: usize, pairs: usize, clients: usize) -> O
         let task = tokio::spawn(read(ws, Arc::clone(&counters), stop.clone(), origin, n + 1 == subscribers));
         readers.push((counters, task));
     }
-    let delivered = |readers: &[(Arc<Counters>, tokio::task::JoinHandle<Heard>)]| -> u64 {
-        readers.iter().map(|(c, _)| c.messages.load(Ordering::Relaxed)).sum()
+    // Messages and bytes read by all the subscribers so far.
+    let delivered = |readers: &[(Arc<Counters>, tokio::task::JoinHandle<Heard>)]| -> (u64, u64) {
+        readers.iter().fold((0, 0), |(messages, bytes), (c, _)| {
+            (messages + c.messages.load(Ordering::Relaxed), bytes + c.bytes.load(Ordering::Relaxed))
+        })
     };
     // The least sequence read by a subscriber still open (`None`: none open).
     let slowest = |readers: &[(Arc<Counters>, tokio::task::JoinHandle<Heard>)]| -> Option<u64> {
@@ -608,7 +617,10 @@ async fn run(label: &str, subscribers: usize, pairs: usize, clients: usize) -> O
         tokio::time::sleep(Duration::from_millis(1)).await;
     };
     let window_end = caught_up.unwrap_or_else(Instant::now);
-    let delivered_in_window = delivered(&readers) - delivered_before;
+    let (delivered_in_window, bytes_in_window) = {
+        let (messages, bytes) = delivered(&readers);
+        (messages - delivered_before.0, bytes - delivered_before.1)
+    };
     let cpu = cpu_used().zip(cpu_before).map(|(after, before)| after.saturating_sub(before));
     let heap_peak = HEAP.peak_usage().saturating_sub(heap_before);
     let still_behind: Vec<u64> = readers
@@ -666,10 +678,12 @@ async fn run(label: &str, subscribers: usize, pairs: usize, clients: usize) -> O
         events as f64 / load.elapsed.as_secs_f64(),
     );
     println!(
-        "  delivered: {delivered_in_window} messages from the load's start to the last catch-up ({:.2} s), {:.0} a subscriber; {:.0} messages/s across {subscribers} subscribers",
+        "  delivered: {delivered_in_window} messages from the load's start to the last catch-up ({:.2} s), {:.0} a subscriber; {:.0} messages/s across {subscribers} subscribers ({:.0} MB/s of JSON, {:.0} B a message)",
         window.as_secs_f64(),
         delivered_in_window as f64 / subscribers as f64,
         delivery_per_s,
+        bytes_in_window as f64 / 1e6 / window.as_secs_f64(),
+        bytes_in_window as f64 / delivered_in_window.max(1) as f64,
     );
     println!(
         "  each subscriber's full messages since it subscribed: min {} median {} max {}",
@@ -754,13 +768,16 @@ fn main() {
     println!(
         "coinbase feed: {pairs} order pairs from {clients} clients, the market at 50 steps/s, without then with {subscribers} subscribers on `full` BTC-USD; a fresh sandbox (seed {SEED}) for each run"
     );
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    // A runtime of its own for each run: the sandbox lowers the priority of the blocking-pool
+    // threads that answer its requests, and a thread created from one of them (the feed's hub,
+    // when the simulator is built there) would inherit it from the run before.
+    let runtime = || tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
     let (mut without, mut with, mut ratios, mut delivery, mut lags) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for round in 1..=rounds {
-        let baseline = runtime.block_on(run(&format!("round {round} no subscriber"), 0, pairs, clients));
+        let baseline = runtime().block_on(run(&format!("round {round} no subscriber"), 0, pairs, clients));
         let fed =
-            runtime.block_on(run(&format!("round {round} {subscribers} subscribers"), subscribers, pairs, clients));
+            runtime().block_on(run(&format!("round {round} {subscribers} subscribers"), subscribers, pairs, clients));
         let ratio = fed.pairs_per_s / baseline.pairs_per_s;
         println!("  pairs/s with the subscribers against without: {ratio:.2}");
         if let (Some(base_cpu), Some(fed_cpu)) = (baseline.cpu, fed.cpu) {
