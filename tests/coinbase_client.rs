@@ -534,3 +534,26 @@ async fn the_control_port_pauses_and_speeds_the_market_and_audits_funds() {
         assert!(body["message"].as_str().is_some_and(|m| !m.is_empty()), "{body}");
     }
 }
+
+#[tokio::test]
+async fn a_market_order_that_fills_nothing_is_still_answered_with_the_order() {
+    let cb = Coinbase::start().await;
+    let paused = cb.http.post(format!("{}/coinbase/market", cb.sandbox.control_url())).body(r#"{"paused": true}"#);
+    assert!(paused.send().await.unwrap().status().is_success());
+    // Our own sell under the best ask: a market buy of ours meets it first, and self-trade
+    // prevention (cancel newest) cancels the buy with nothing filled.
+    let book = cb.json("products_get_order_book", &[("product_id", "BTC-USD")]).await;
+    let ask: f64 = dec(&book["asks"][0][0]);
+    let bid: f64 = dec(&book["bids"][0][0]);
+    let price = format!("{:.2}", (ask + bid) / 2.0);
+    let sell = json!({"product_id": "BTC-USD", "side": "sell", "type": "limit", "price": price, "size": "0.001"});
+    cb.0.send(&cb.target, "orders_create", &[], Some(sell)).await.unwrap();
+    let buy = json!({"product_id": "BTC-USD", "side": "buy", "type": "market", "size": "0.001", "stp": "cn"});
+    let answer = cb.0.send(&cb.target, "orders_create", &[], Some(buy)).await.expect("the order, not 404");
+    let order: Value = serde_json::from_slice(&answer.body).unwrap();
+    assert_eq!((order["type"].as_str(), order["side"].as_str()), (Some("market"), Some("buy")), "{order}");
+    let id = order["id"].as_str().unwrap();
+    // Cancelled with nothing filled, it is gone afterwards, as on the exchange.
+    let gone = api_error(cb.call("orders_get", &[("order_id", id)]).await);
+    assert_eq!(gone.status, 404);
+}

@@ -66,14 +66,14 @@ fn yield_to_answering_threads() {
 }
 
 #[cfg(target_os = "linux")]
-fn lower_priority() {
+pub(crate) fn lower_priority() {
     // On Linux a thread is a task of its own: no pid names the calling thread, not the process.
     // A failure leaves the priority as it was.
     let _ = rustix::process::setpriority_process(None, 10);
 }
 
 #[cfg(not(target_os = "linux"))]
-fn lower_priority() {}
+pub(crate) fn lower_priority() {}
 
 /// How long a request waits for its service to have room before it gets the vendor's 429.
 const WORK_QUEUE_WAIT: std::time::Duration = std::time::Duration::from_secs(10);

@@ -143,7 +143,13 @@ pub fn spawn(shared: Weak<Shared>) -> Sender<Inbox> {
         conns: Vec::new(),
         mirror: None,
     };
-    let started = std::thread::Builder::new().name("coinbase-feed".into()).spawn(move || hub.run(&inbox));
+    let started = std::thread::Builder::new().name("coinbase-feed".into()).spawn(move || {
+        // The same priority whichever thread built the simulator (a request's thread is
+        // lowered, a worker's is not): the fan-out yields to the runtime's workers as the
+        // simulators' heavy work does.
+        crate::sandbox::control::lower_priority();
+        hub.run(&inbox)
+    });
     if let Err(e) = started {
         eprintln!("opsdeck: the Coinbase feed could not start its thread: {e}");
     }

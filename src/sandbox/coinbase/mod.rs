@@ -451,7 +451,8 @@ fn handle(shared: &Shared, call: &Call) -> Result<Answer, CbError> {
             let profile = profile_of(state, call)?;
             let new = orders::parse(&call.body)?;
             let key = state.place(profile, new, now)?;
-            let order = state.orders.get(&key).ok_or_else(CbError::not_found)?;
+            let forgotten = state.last_forgotten.as_ref().filter(|o| o.key == key);
+            let order = state.orders.get(&key).or(forgotten).ok_or_else(CbError::not_found)?;
             wire::order_received(state, order).into()
         }
         ("DELETE", ["orders"]) => {

@@ -401,6 +401,9 @@ pub struct State {
     pub steps: u64,
     /// The feed's inbox while it listens to the engine's events.
     pub tap: Option<super::events::Tap>,
+    /// The order forgotten last: a market order that filled nothing is gone before its own
+    /// `POST /orders` answers, and that answer is still the order.
+    pub last_forgotten: Option<Order>,
 }
 
 impl State {
@@ -434,6 +437,7 @@ impl State {
             next_step_ms: 0,
             steps: 0,
             tap: None,
+            last_forgotten: None,
         }
     }
 
@@ -651,9 +655,10 @@ impl State {
     pub fn forget_order(&mut self, key: u64) {
         if let Some(order) = self.orders.remove(&key) {
             self.order_ids.remove(&order.id);
-            if let Some(oid) = order.client_oid {
-                self.client_oids.remove(&(order.profile, oid));
+            if let Some(oid) = &order.client_oid {
+                self.client_oids.remove(&(order.profile, oid.clone()));
             }
+            self.last_forgotten = Some(order);
         }
     }
 
