@@ -56,6 +56,9 @@ use serde_json::{json, Value};
 use tokio_tungstenite::tungstenite::Message;
 use tokio_util::sync::CancellationToken;
 
+#[path = "common/coinbase.rs"]
+mod coinbase_orders;
+
 #[global_allocator]
 static HEAP: PeakAlloc = PeakAlloc;
 
@@ -132,20 +135,6 @@ async fn send(builder: reqwest::RequestBuilder) -> Result<Value, String> {
     }
 }
 
-/// A limit buy resting under the market (cancelled next), or every tenth a small market order
-/// that fills against the moving book (buys and sells in turn, so the run never runs out of
-/// either currency): the load case's orders.
-fn order(client: usize, index: usize) -> Value {
-    if index % 20 == 9 {
-        json!({"product_id": "BTC-USD", "side": "buy", "type": "market", "funds": "10.00"})
-    } else if index % 20 == 19 {
-        json!({"product_id": "BTC-USD", "side": "sell", "type": "market", "size": "0.0001"})
-    } else {
-        let price = format!("{}.{:02}", 80_000 + (client * 97 + index) % 5_000, index % 100);
-        json!({"product_id": "BTC-USD", "side": "buy", "type": "limit", "price": price, "size": "0.001"})
-    }
-}
-
 /// The order just placed cancelled (a market order, done at once, has its fills read instead).
 fn then(answer: &Value) -> (reqwest::Method, String) {
     let id = answer["id"].as_str().unwrap_or_default();
@@ -182,7 +171,7 @@ async fn load(http: &reqwest::Client, base: &str, pairs: usize, clients: usize, 
             let mut placed = Vec::with_capacity(count);
             let (mut failures, mut unfilled_market) = (Vec::new(), 0usize);
             for index in 0..count {
-                let body = order(client, index);
+                let body = coinbase_orders::load_case_order(client, index);
                 let request = signed(&http, &base, reqwest::Method::POST, "/orders", Some(&body));
                 let sent = Instant::now();
                 let result = match send(request).await {

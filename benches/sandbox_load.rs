@@ -40,6 +40,9 @@ use opsdeck::sandbox::{self, credentials, Sandbox};
 use peak_alloc::PeakAlloc;
 use serde_json::{json, Value};
 
+#[path = "common/coinbase.rs"]
+mod coinbase_orders;
+
 /// One request to send: method, path (after the service's base URL), body and auth header.
 struct Call {
     method: reqwest::Method,
@@ -329,19 +332,9 @@ fn coinbase_call(method: reqwest::Method, path: String, body: Option<Value>) -> 
     }
 }
 
-/// A limit buy resting under the market (cancelled next), or every tenth a small market order
-/// that fills against the moving book (buys and sells in turn, so the run never runs out of
-/// either currency).
+/// The load case's order (`common/coinbase.rs`).
 fn coinbase_order(client: usize, index: usize) -> Call {
-    let body = if index % 20 == 9 {
-        json!({"product_id": "BTC-USD", "side": "buy", "type": "market", "funds": "10.00"})
-    } else if index % 20 == 19 {
-        json!({"product_id": "BTC-USD", "side": "sell", "type": "market", "size": "0.0001"})
-    } else {
-        let price = format!("{}.{:02}", 80_000 + (client * 97 + index) % 5_000, index % 100);
-        json!({"product_id": "BTC-USD", "side": "buy", "type": "limit", "price": price, "size": "0.001"})
-    };
-    coinbase_call(reqwest::Method::POST, "/orders".into(), Some(body))
+    coinbase_call(reqwest::Method::POST, "/orders".into(), Some(coinbase_orders::load_case_order(client, index)))
 }
 
 /// The order just placed cancelled (a market order, done at once, has its fills read instead:

@@ -916,7 +916,6 @@ async fn hostile_request_lines_and_headers_are_4xx() {
 /// sockets and over HTTP, and never with a 5xx.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ably_realtime_survives_mutated_protocol_messages() {
-    use futures_util::{SinkExt as _, StreamExt as _};
     use tokio_tungstenite::tungstenite::Message;
     let sandbox = start().await;
     let base = sandbox.base_url(Service::Ably);
@@ -930,30 +929,43 @@ async fn ably_realtime_survives_mutated_protocol_messages() {
         br#"{"action":10,"channel":"fuzz","channelSerial":"01700000000000-000@x:000"}"#,
         br#"{"action":12,"channel":"fuzz"}"#,
     ];
+    fuzz_socket("ably_realtime", &socket_url, &base, |rng| {
+        let seed = *rng.pick(seeds);
+        match rng.below(5) {
+            // MessagePack of the (unmutated) message.
+            0 => {
+                let value: serde_json::Value = serde_json::from_slice(seed).unwrap();
+                Message::Binary(rmp_serde::to_vec_named(&value).unwrap().into())
+            }
+            1 => Message::Binary(mutate(rng, seed).into()),
+            // Past the 256 KiB limit: the socket ends, the sandbox does not.
+            2 if rng.below(10) == 0 => Message::Text("x".repeat(300 * 1024).into()),
+            _ => Message::Text(String::from_utf8_lossy(&mutate(rng, seed)).into_owned().into()),
+        }
+    })
+    .await;
+}
+
+/// Opens a socket to `socket_url` for each iteration and sends it up to seven frames that `frame`
+/// makes, reads what comes back until the socket ends or goes quiet (nothing is checked but that
+/// the server keeps serving), then checks the service still answers `GET {base}/time`.
+async fn fuzz_socket(
+    target: &str,
+    socket_url: &str,
+    base: &str,
+    mut frame: impl FnMut(&mut Rng) -> tokio_tungstenite::tungstenite::Message,
+) {
+    use futures_util::{SinkExt as _, StreamExt as _};
     for iteration in 0..iterations() / 3 {
-        let mut rng = Rng::new("ably_realtime", iteration);
-        let Ok((mut ws, _)) = tokio_tungstenite::connect_async(socket_url.as_str()).await else {
-            panic!("iteration {iteration}: the realtime endpoint stopped answering");
+        let mut rng = Rng::new(target, iteration);
+        let Ok((mut ws, _)) = tokio_tungstenite::connect_async(socket_url).await else {
+            panic!("iteration {iteration}: {target}'s socket stopped answering");
         };
         for _ in 0..=rng.below(6) {
-            let seed = rng.pick(seeds);
-            let frame = match rng.below(5) {
-                // MessagePack of the (unmutated) message.
-                0 => {
-                    let value: serde_json::Value = serde_json::from_slice(seed).unwrap();
-                    Message::Binary(rmp_serde::to_vec_named(&value).unwrap().into())
-                }
-                1 => Message::Binary(mutate(&mut rng, seed).into()),
-                // Past the 256 KiB limit: the socket ends, the sandbox does not.
-                2 if rng.below(10) == 0 => Message::Text("x".repeat(300 * 1024).into()),
-                _ => Message::Text(String::from_utf8_lossy(&mutate(&mut rng, seed)).into_owned().into()),
-            };
-            if ws.send(frame).await.is_err() {
+            if ws.send(frame(&mut rng)).await.is_err() {
                 break;
             }
         }
-        // Read what came back until the socket ends or goes quiet; nothing is checked but that
-        // the server keeps serving.
         while let Ok(Some(Ok(_))) = tokio::time::timeout(Duration::from_millis(50), ws.next()).await {}
         drop(ws);
         let time = reqwest::get(format!("{base}/time")).await.unwrap();
@@ -996,29 +1008,17 @@ async fn coinbase_feed_survives_mutated_subscriptions() {
         signed.as_bytes(),
         many.as_bytes(),
     ];
-    for iteration in 0..iterations() / 3 {
-        let mut rng = Rng::new("coinbase_feed", iteration);
-        let Ok((mut ws, _)) = tokio_tungstenite::connect_async(socket_url.as_str()).await else {
-            panic!("iteration {iteration}: the feed stopped answering");
-        };
-        for _ in 0..=rng.below(6) {
-            let seed = *rng.pick(&seeds);
-            let frame = match rng.below(5) {
-                0 => Message::Binary(seed.to_vec().into()),
-                1 => Message::Binary(mutate(&mut rng, seed).into()),
-                // Past the 64 KiB limit: the socket ends, the feed does not.
-                2 if rng.below(10) == 0 => Message::Text("[".repeat(70 * 1024).into()),
-                _ => Message::Text(String::from_utf8_lossy(&mutate(&mut rng, seed)).into_owned().into()),
-            };
-            if ws.send(frame).await.is_err() {
-                break;
-            }
+    fuzz_socket("coinbase_feed", &socket_url, &base, |rng| {
+        let seed = *rng.pick(&seeds);
+        match rng.below(5) {
+            0 => Message::Binary(seed.to_vec().into()),
+            1 => Message::Binary(mutate(rng, seed).into()),
+            // Past the 64 KiB limit: the socket ends, the feed does not.
+            2 if rng.below(10) == 0 => Message::Text("[".repeat(70 * 1024).into()),
+            _ => Message::Text(String::from_utf8_lossy(&mutate(rng, seed)).into_owned().into()),
         }
-        while let Ok(Some(Ok(_))) = tokio::time::timeout(Duration::from_millis(50), ws.next()).await {}
-        drop(ws);
-        let time = reqwest::get(format!("{base}/time")).await.unwrap();
-        assert!(time.status().is_success(), "iteration {iteration}: /time answered {}", time.status());
-    }
+    })
+    .await;
     // A plain subscriber after all that is answered as the first one was.
     let (mut ws, _) = tokio_tungstenite::connect_async(socket_url.as_str()).await.unwrap();
     let subscribe = r#"{"type":"subscribe","product_ids":["BTC-USD"],"channels":["heartbeat"]}"#;

@@ -406,7 +406,7 @@ impl Hub {
             product.batch.push((side, at));
             product.batch_ms = event.at_ms;
         }
-        let mut ticker = None;
+        let is_match = matches!(event.kind, EventKind::Match { .. });
         if let EventKind::Match { trade_id, taker, price, size, stats, .. } = &event.kind {
             product.last_trade_id = *trade_id;
             product.last_match = Tape::of(event);
@@ -420,30 +420,33 @@ impl Hub {
                 stats: (**stats).clone(),
             });
             product.ticker_changed = true;
-            ticker = product.ticker_text(p);
         }
-        let (mut full, mut update) = (None, None);
-        let owners = owners(&mirror.profiles, event);
+        let product = &mirror.products[p];
+        // Each message is made once, when the first socket that wants it is met.
+        let (mut full, mut update, mut ticker, mut told) = (None, None, None, None);
         for conn in &mut self.conns {
-            if public && conn.has(Channel::Full, p) {
+            // A match goes once for each of the two channels that carry it.
+            let copies =
+                usize::from(conn.has(Channel::Full, p)) + usize::from(is_match && conn.has(Channel::Matches, p));
+            if public && copies > 0 {
                 if let Some(text) = full.get_or_insert_with(|| fw::event(event, None)) {
-                    conn.send(text);
+                    for _ in 0..copies {
+                        conn.send(text);
+                    }
                 }
             }
-            if let (true, EventKind::Match { .. }) = (public && conn.has(Channel::Matches, p), &event.kind) {
-                if let Some(text) = full.get_or_insert_with(|| fw::event(event, None)) {
+            if is_match && conn.has(Channel::Ticker, p) {
+                if let Some(text) = ticker.get_or_insert_with(|| product.ticker_text(p)) {
                     conn.send(text);
                 }
-            }
-            if let (Some(text), true) = (&ticker, conn.has(Channel::Ticker, p)) {
-                conn.send(text);
             }
             if let (Some((side, at, size)), true) = (level, conn.has(Channel::Level2, p)) {
                 conn.send(update.get_or_insert_with(|| fw::l2update(p, &[(side, at, size)], event.at_ms)));
             }
             if conn.has(Channel::User, p) {
                 let user = conn.user;
-                for owner in owners.iter().filter(|o| Some(o.user) == user) {
+                let told = told.get_or_insert_with(|| owners(&mirror.profiles, event));
+                for owner in told.iter().filter(|o| Some(o.user) == user) {
                     if let Some(text) = fw::event(event, Some(&owner.seen)) {
                         conn.send(&text);
                     }

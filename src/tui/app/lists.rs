@@ -266,17 +266,9 @@ impl App {
     /// console runs its event loop; says where. Until the socket serves, nothing is polled; if
     /// it fails, the tail polls as before (`on_live_tail`).
     fn open_live_tail(&mut self, index: usize, op: &'static Operation, values: &Values) -> Option<String> {
-        if !self.live_tails {
-            return None;
-        }
-        let reports = self.background.clone()?;
         let tab = &self.tabs[index];
         let live = services::console(tab.service).live_tail(op, values, &tab.target)?;
-        self.next_live = self.next_live.wrapping_add(1);
-        let generation = self.next_live;
-        let handle = crate::client::live::open(live.url, live.shown.clone(), move |event| {
-            let _ = reports.send(Background::Live(index, generation, event));
-        });
+        let (handle, generation) = self.open_socket(index, &live)?;
         let tab = &mut self.tabs[index];
         tab.browser.tail_note = Some(format!("● live · connecting to {}", live.shown));
         tab.live_tail = Some(crate::tui::tab::LiveTailState {
@@ -287,6 +279,29 @@ impl App {
             present: std::collections::BTreeSet::new(),
         });
         Some(live.shown)
+    }
+
+    /// Opens a push socket for tab `index` (when the console runs its event loop, which takes
+    /// what it reports) and sends what it is to send once open; its handle and generation, by
+    /// which its reports are told from an earlier socket's.
+    pub(super) fn open_socket(
+        &mut self,
+        index: usize,
+        feed: &services::LiveFeed,
+    ) -> Option<(crate::client::live::LiveHandle, u64)> {
+        if !self.live_tails {
+            return None;
+        }
+        let reports = self.background.clone()?;
+        self.next_live = self.next_live.wrapping_add(1);
+        let generation = self.next_live;
+        let handle = crate::client::live::open(feed.url.clone(), feed.shown.clone(), move |event| {
+            let _ = reports.send(Background::Live(index, generation, event));
+        });
+        for frame in &feed.send {
+            handle.send(frame.clone());
+        }
+        Some((handle, generation))
     }
 
     /// What tab `index`'s live tail socket said: records go on top like a poll's, presence is
@@ -533,20 +548,9 @@ impl App {
         if self.tabs[index].live_market.is_some() || self.tabs[index].market_feed_refused.as_deref() == Some(&subject) {
             return;
         }
-        if !self.live_tails {
-            return;
-        }
-        let Some(reports) = self.background.clone() else { return };
         let tab = &self.tabs[index];
         let Some(feed) = services::console(tab.service).market_feed(&focus, &tab.target) else { return };
-        self.next_live = self.next_live.wrapping_add(1);
-        let generation = self.next_live;
-        let handle = crate::client::live::open(feed.url, feed.shown.clone(), move |event| {
-            let _ = reports.send(Background::Live(index, generation, event));
-        });
-        for frame in feed.send {
-            handle.send(frame);
-        }
+        let Some((handle, generation)) = self.open_socket(index, &feed) else { return };
         self.tabs[index].live_market = Some(crate::tui::tab::LiveMarketState {
             handle,
             generation,

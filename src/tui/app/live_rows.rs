@@ -8,7 +8,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::{App, Background, Purpose};
+use super::{App, Purpose};
 use crate::catalog::Operation;
 use crate::client::{self, CallError};
 use crate::tui::indexer::{self, Indexed, Then};
@@ -91,7 +91,6 @@ impl App {
     }
 
     fn open_rows(&mut self, index: usize, op: &'static Operation, values: client::Values) {
-        let Some(reports) = self.background.clone() else { return };
         let tab = &self.tabs[index];
         let console = services::console(tab.service);
         if !console.pushes_rows(op) {
@@ -105,14 +104,7 @@ impl App {
             self.tabs[index].rows_tried = Some(tried);
             return;
         };
-        self.next_live = self.next_live.wrapping_add(1);
-        let generation = self.next_live;
-        let handle = crate::client::live::open(feed.url, feed.shown.clone(), move |event| {
-            let _ = reports.send(Background::Live(index, generation, event));
-        });
-        for frame in feed.send {
-            handle.send(frame);
-        }
+        let Some((handle, generation)) = self.open_socket(index, &feed) else { return };
         self.tabs[index].live_rows = Some(LiveRowsState {
             handle,
             generation,

@@ -223,6 +223,7 @@ impl Market {
                     levels.into_iter().filter_map(|(p, s)| Some((p.parse::<Decimal>().ok()?, (p, s)))).collect()
                 };
                 self.depth = Some(Depth { bids: read(bids), asks: read(asks) });
+                self.show_depth();
             }
             Push::Changes(changes) => {
                 let Some(depth) = self.depth.as_mut() else { return };
@@ -238,6 +239,7 @@ impl Market {
                         levels.insert(at, (price, size));
                     }
                 }
+                self.show_depth();
             }
             Push::Trade(print, bucket) => {
                 let tape = self.tape.get_or_insert_with(Vec::new);
@@ -268,6 +270,11 @@ impl Market {
                 }
             }
         }
+        self.updates += 1;
+    }
+
+    /// The ladder's levels from the pushed book: its best [`LIVE_DEPTH`] a side.
+    fn show_depth(&mut self) {
         if let Some(depth) = &self.depth {
             let shown = |levels: &mut dyn Iterator<Item = &(String, String)>| -> Vec<Level> {
                 levels
@@ -286,7 +293,6 @@ impl Market {
             self.bids = Some(shown(&mut depth.bids.values().rev()));
             self.asks = Some(shown(&mut depth.asks.values()));
         }
-        self.updates += 1;
     }
 
     /// The asks of the board: one per row but the focus, at most [`BOARD_ASKS`].

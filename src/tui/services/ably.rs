@@ -8,7 +8,7 @@ use crate::catalog::Operation;
 use crate::client::{Credentials, Target, Values};
 use crate::format::epoch_text;
 use crate::tui::components::detail::{fact, Detail};
-use crate::tui::services::{LiveFrame, LiveTail, ServiceConsole};
+use crate::tui::services::{LiveFeed, LiveFrame, ServiceConsole};
 
 /// The realtime protocol's actions the tail reads.
 const CONNECTED: i64 = 4;
@@ -44,7 +44,7 @@ impl ServiceConsole for Ably {
 
     /// A channel's history is followed over the realtime connection: Ably's realtime host is
     /// the REST host's (the sandbox's port, `main.realtime.ably.net`), at its root.
-    fn live_tail(&self, op: &Operation, values: &Values, target: &Target) -> Option<LiveTail> {
+    fn live_tail(&self, op: &Operation, values: &Values, target: &Target) -> Option<LiveFeed> {
         if op.name != "messages_list" {
             return None;
         }
@@ -60,9 +60,11 @@ impl ServiceConsole for Ably {
             Credentials::AblyToken(token) => format!("access_token={}", encode(token.expose())),
             _ => return None,
         };
-        Some(LiveTail {
+        Some(LiveFeed {
             url: format!("{socket_base}/?{credential}&format=json&v=3"),
             shown: format!("{socket_base}/ (channel {channel})"),
+            // The channel is attached once the connection says it is connected.
+            send: Vec::new(),
         })
     }
 

@@ -22,16 +22,6 @@ use crate::tui::components::browser::ToneFn;
 use crate::tui::components::detail::{Detail, Tone};
 use crate::tui::components::market::{Market, Push};
 
-/// A service's console behaviour. Every method has a default: a service says only what it
-/// shows differently from the generic views.
-/// A push socket tail mode follows: where (the target's own host, its credential in the URL)
-/// and how the console may name it (no credential).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LiveTail {
-    pub url: String,
-    pub shown: String,
-}
-
 /// What a frame of a live tail's socket says.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct LiveFrame {
@@ -50,8 +40,9 @@ pub struct LiveFrame {
     pub ended: Option<String>,
 }
 
-/// A push socket that keeps a market view current (the Coinbase Exchange feed): where it is,
-/// how the console may name it (no credential in it), and what to send once it is open.
+/// A push socket the console follows (a list's tail, a market view, a list's changes): where
+/// it is (a credential may be in the URL), how the console may name it (no credential), and
+/// what to send once it is open.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LiveFeed {
     pub url: String,
@@ -84,6 +75,8 @@ pub struct MarketFrame {
     pub ended: Option<String>,
 }
 
+/// A service's console behaviour. Every method has a default: a service says only what it
+/// shows differently from the generic views.
 pub trait ServiceConsole: Sync {
     /// The columns and cells of `op`'s list when the generic ones say little (Mailgun events,
     /// with forty nested fields). `None`: the columns come from the records.
@@ -215,7 +208,7 @@ pub trait ServiceConsole: Sync {
     /// change from its stats), asked again for the rows in view while the list is shown.
     /// A socket that pushes `op`'s new records as they happen (Ably's realtime connection for a
     /// channel's history), which tail mode follows instead of polling; `None`: it polls.
-    fn live_tail(&self, op: &Operation, values: &Values, target: &Target) -> Option<LiveTail> {
+    fn live_tail(&self, op: &Operation, values: &Values, target: &Target) -> Option<LiveFeed> {
         let _ = (op, values, target);
         None
     }
