@@ -172,10 +172,12 @@ impl Endpoint {
     }
 
     /// Where the service's WebSocket is, for those that push: Ably's realtime connection and the
-    /// Coinbase Exchange feed, each at the root of the service's port.
+    /// Coinbase Exchange feed, each at the root of the service's port, and Deepgram's live
+    /// transcription.
     pub fn websocket_url(&self) -> Option<String> {
         match (self.service, self.region) {
             (Service::Ably | Service::Coinbase, None) => Some(format!("ws://{}", self.addr)),
+            (Service::Deepgram, None) => Some(format!("ws://{}/v1/listen", self.addr)),
             _ => None,
         }
     }

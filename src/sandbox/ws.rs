@@ -40,6 +40,8 @@ pub struct Sockets {
     limits: WsLimits,
     open: Arc<Semaphore>,
     stop: CancellationToken,
+    /// Subprotocols the service answers to (the first a client offers is echoed); none by default.
+    protocols: &'static [&'static str],
 }
 
 /// A message from the client: text or binary (pings, pongs and closes are the layer's).
@@ -60,7 +62,14 @@ pub enum Refused {
 
 impl Sockets {
     pub fn new(limits: WsLimits, stop: CancellationToken) -> Sockets {
-        Sockets { limits, open: Arc::new(Semaphore::new(limits.max_sockets)), stop }
+        Sockets { limits, open: Arc::new(Semaphore::new(limits.max_sockets)), stop, protocols: &[] }
+    }
+
+    /// Echoes the first of `protocols` a client offers in `Sec-WebSocket-Protocol` (a browser
+    /// client, which cannot send headers, carries its credentials there, and its socket fails
+    /// unless one is echoed).
+    pub fn with_protocols(self, protocols: &'static [&'static str]) -> Sockets {
+        Sockets { protocols, ..self }
     }
 
     /// Answers `request`'s handshake and runs `session` on the socket once it is open; or says
@@ -89,7 +98,8 @@ impl Sockets {
             .read_buffer_size(16 * 1024)
             .write_buffer_size(16 * 1024)
             // What tungstenite itself buffers for writing: the queue above it is the bound.
-            .max_write_buffer_size(limits.max_message.saturating_mul(4).max(1 << 20));
+            .max_write_buffer_size(limits.max_message.saturating_mul(4).max(1 << 20))
+            .protocols(self.protocols.iter().copied());
         Ok(upgrade.on_upgrade(move |socket| run(socket, limits, stop, permit, session)))
     }
 }

@@ -183,7 +183,7 @@ fn plain_pcm_wav(bytes: &[u8]) -> Option<(&[u8], u32, u16)> {
 
 /// The magic numbers of the containers read by symphonia, so raw audio that merely claims an
 /// encoding is still read by its header when it has one.
-fn looks_like_container(bytes: &[u8]) -> bool {
+pub fn looks_like_container(bytes: &[u8]) -> bool {
     let starts = |m: &[u8]| bytes.starts_with(m);
     (starts(b"RIFF") && bytes.get(8..12) == Some(b"WAVE")) || starts(b"fLaC") || starts(b"OggS") || starts(b"ID3")
 }
@@ -669,7 +669,9 @@ fn dominated_by(x: &[f32], freq: f64, rate: u32) -> bool {
 }
 
 /// Reads the tone code from channel 0 as samples arrive: only the current symbol is buffered.
-struct Demodulator {
+/// A live stream reads each text byte as it completes ([`Demodulator::push`]) and places it in
+/// time by [`Demodulator::layout`]; a file reads the checked text at the end.
+pub struct Demodulator {
     rate: u32,
     buf: Vec<f32>,
     state: DemodState,
@@ -688,20 +690,49 @@ enum DemodState {
     Failed,
 }
 
+/// Where a spoken text lies in its audio, in samples from the first: byte `k` of the text is
+/// the two symbols from `data_start + 2k·symbol`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Layout {
+    pub data_start: usize,
+    pub symbol: usize,
+    /// The text's length in bytes.
+    pub len: usize,
+}
+
 impl Demodulator {
-    fn new(rate: u32) -> Self {
+    pub fn new(rate: u32) -> Self {
         Demodulator { rate, buf: Vec::new(), state: DemodState::Header }
     }
 
-    fn is_finished(&self) -> bool {
+    pub fn is_finished(&self) -> bool {
         matches!(self.state, DemodState::Done(_) | DemodState::Failed)
+    }
+
+    /// Whether the audio has shown it is not the simulator's speech (no chime, a header out of
+    /// range, or a CRC that does not match).
+    pub fn failed(&self) -> bool {
+        matches!(self.state, DemodState::Failed)
+    }
+
+    /// The text's place, once its header is read.
+    pub fn layout(&self) -> Option<Layout> {
+        match &self.state {
+            DemodState::Data { sps, len, .. } => {
+                Some(Layout { data_start: self.header_len(), symbol: *sps, len: *len })
+            }
+            _ => None,
+        }
     }
 
     fn header_len(&self) -> usize {
         2 * samples_for(MARK_S, self.rate) + HEADER_SYMBOLS * samples_for(SYMBOL_S, self.rate)
     }
 
-    fn push(&mut self, s: f32) {
+    /// Reads one sample; gives the text's byte it completes, if it completes one (its CRC is
+    /// checked only at the end, so a live reader may see the bytes of audio that fails it).
+    pub fn push(&mut self, s: f32) -> Option<u8> {
+        let mut completed = None;
         match &mut self.state {
             DemodState::Header => {
                 self.buf.push(s);
@@ -715,6 +746,10 @@ impl Demodulator {
                 if self.buf.len() >= *sps {
                     nibbles.push(strongest(&self.buf, self.rate) as u8);
                     self.buf.clear();
+                    if nibbles.len() % 2 == 0 && nibbles.len() / 2 <= *len {
+                        let pair = &nibbles[nibbles.len() - 2..];
+                        completed = Some(pair[0] << 4 | pair[1]);
+                    }
                     if nibbles.len() == 2 * (*len + 2) {
                         let bytes: Vec<u8> = nibbles.chunks(2).map(|p| p[0] << 4 | p[1]).collect();
                         let (text, crc) = bytes.split_at(*len);
@@ -728,6 +763,7 @@ impl Demodulator {
             }
             DemodState::Done(_) | DemodState::Failed => {}
         }
+        completed
     }
 
     fn read_header(&self) -> DemodState {
@@ -793,7 +829,7 @@ fn mulaw_encode(pcm: i16) -> u8 {
     }
 }
 
-fn mulaw_decode(u: u8) -> i16 {
+pub fn mulaw_decode(u: u8) -> i16 {
     let u = !u;
     let t = ((i32::from(u & 0x0F) << 3) + 0x84) << ((u & 0x70) >> 4);
     (if u & 0x80 != 0 { 0x84 - t } else { t - 0x84 }) as i16
@@ -817,7 +853,7 @@ fn alaw_encode(pcm: i16) -> u8 {
     }
 }
 
-fn alaw_decode(a: u8) -> i16 {
+pub fn alaw_decode(a: u8) -> i16 {
     let a = a ^ 0x55;
     let mut t = i32::from(a & 0x0F) << 4;
     let seg = (a & 0x70) >> 4;

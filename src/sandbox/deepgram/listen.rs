@@ -109,7 +109,7 @@ pub fn options(query: &Query) -> Result<Options, DgError> {
 }
 
 /// Words standing for speech in audio the simulator did not make.
-const VOCABULARY: &[&str] = &[
+pub(super) const VOCABULARY: &[&str] = &[
     "thanks",
     "for",
     "calling",
@@ -152,17 +152,18 @@ const VOCABULARY: &[&str] = &[
 ];
 
 /// One word with its times, its speaker and where its sentence ends.
-struct Word {
-    text: String,
-    start: f64,
-    end: f64,
-    speaker: usize,
-    sentence_end: bool,
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct Word {
+    pub text: String,
+    pub start: f64,
+    pub end: f64,
+    pub speaker: usize,
+    pub sentence_end: bool,
 }
 
 /// The words of the audio: the spoken text read back from it, or synthetic ones (seeded by the
 /// audio's hash, so the same file always reads the same), spread over its duration.
-fn words(info: &AudioInfo, hash: &[u8]) -> (Vec<Word>, bool) {
+pub(super) fn words(info: &AudioInfo, hash: &[u8]) -> (Vec<Word>, bool) {
     let synthetic = info.spoken_text.is_none();
     let tokens: Vec<String> = match &info.spoken_text {
         Some(text) => text.split_whitespace().map(str::to_owned).collect(),
@@ -193,7 +194,7 @@ fn words(info: &AudioInfo, hash: &[u8]) -> (Vec<Word>, bool) {
     (out, synthetic)
 }
 
-fn round(x: f64) -> f64 {
+pub(super) fn round(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
 }
 
@@ -216,6 +217,55 @@ fn punctuated(word: &Word, sentence_start: bool) -> String {
     text
 }
 
+/// A word as Deepgram lists it, shaped by the options (`punctuated_word`, `speaker`,
+/// `sentiment`); `sentence_start` capitalises it.
+pub(super) fn word_value(w: &Word, options: &Options, sentence_start: bool, synthetic: bool) -> Value {
+    let mut v = Map::new();
+    v.insert("word".into(), json!(bare(&w.text)));
+    v.insert("start".into(), json!(round(w.start)));
+    v.insert("end".into(), json!(round(w.end)));
+    v.insert("confidence".into(), json!(confidence(synthetic)));
+    if options.punctuate {
+        v.insert("punctuated_word".into(), json!(punctuated(w, sentence_start)));
+    }
+    if options.diarize {
+        v.insert("speaker".into(), json!(w.speaker));
+        v.insert("speaker_confidence".into(), json!(0.8));
+    }
+    if options.sentiment {
+        let (label, score) = read::word_sentiment(&bare(&w.text));
+        v.insert("sentiment".into(), json!(label));
+        v.insert("sentiment_score".into(), json!(score));
+    }
+    Value::Object(v)
+}
+
+/// How sure the simulator says it is: of its own speech, very; of synthetic words, not.
+pub(super) fn confidence(synthetic: bool) -> f64 {
+    if synthetic {
+        0.62
+    } else {
+        0.99
+    }
+}
+
+/// The warning a transcript of synthetic words carries in its metadata.
+pub(super) fn synthetic_warning() -> Value {
+    json!({
+        "parameter": "transcript",
+        "type": "simulated",
+        "message": "opsdeck sandbox: the words of this audio are synthetic; its duration, channels and sample rate are the file's own. Audio made by the sandbox's /v1/speak transcribes to its text.",
+    })
+}
+
+/// The model's entry in a `model_info` map, and its uuid (the map's key).
+pub(super) fn model_info(model: &models::Stt) -> (String, Value) {
+    (
+        models::uuid_of(model.canonical_name),
+        json!({"name": model.canonical_name, "version": model.version, "arch": model.architecture}),
+    )
+}
+
 /// The whole answer. `request_id`, `created` (RFC 3339) and the audio's bytes name it.
 pub fn response(info: &AudioInfo, audio: &[u8], options: &Options, request_id: &str, created: &str) -> Value {
     let hash = Sha256::digest(audio);
@@ -223,25 +273,8 @@ pub fn response(info: &AudioInfo, audio: &[u8], options: &Options, request_id: &
     let mut sentence_start = true;
     let mut word_values = Vec::with_capacity(words.len());
     for w in &words {
-        let mut v = Map::new();
-        v.insert("word".into(), json!(bare(&w.text)));
-        v.insert("start".into(), json!(round(w.start)));
-        v.insert("end".into(), json!(round(w.end)));
-        v.insert("confidence".into(), json!(if synthetic { 0.62 } else { 0.99 }));
-        if options.punctuate {
-            v.insert("punctuated_word".into(), json!(punctuated(w, sentence_start)));
-        }
-        if options.diarize {
-            v.insert("speaker".into(), json!(w.speaker));
-            v.insert("speaker_confidence".into(), json!(0.8));
-        }
-        if options.sentiment {
-            let (label, score) = read::word_sentiment(&bare(&w.text));
-            v.insert("sentiment".into(), json!(label));
-            v.insert("sentiment_score".into(), json!(score));
-        }
+        word_values.push(word_value(w, options, sentence_start, synthetic));
         sentence_start = w.sentence_end;
-        word_values.push(Value::Object(v));
     }
     let shown = |i: usize| -> String {
         word_values[i]
@@ -352,11 +385,7 @@ pub fn response(info: &AudioInfo, audio: &[u8], options: &Options, request_id: &
         }
         let mut warnings = Vec::new();
         if synthetic {
-            warnings.push(json!({
-                "parameter": "transcript",
-                "type": "simulated",
-                "message": "opsdeck sandbox: the words of this audio are synthetic; its duration, channels and sample rate are the file's own. Audio made by the sandbox's /v1/speak transcribes to its text.",
-            }));
+            warnings.push(synthetic_warning());
         }
         if options.sentiment || options.topics || options.intents || options.summarize {
             let analysis = read::analyze(

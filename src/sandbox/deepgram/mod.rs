@@ -9,10 +9,12 @@ pub mod audio;
 mod callbacks;
 mod errors;
 mod listen;
+mod live;
 mod models;
 pub mod read;
 mod seed;
 mod state;
+mod stream;
 
 #[cfg(test)]
 pub(crate) mod test_wav;
@@ -33,6 +35,7 @@ use self::state::{Caller, Endpoint, Key, State};
 use super::outbox::Delivery;
 use super::request::{self, Credentials, Query};
 use super::timeline::{self, Due, Engine, Timeline};
+use super::ws::Sockets;
 use super::{clock, Platform, SandboxClock, Simulator};
 use crate::catalog::Service;
 
@@ -56,6 +59,8 @@ struct Shared {
     state: Mutex<State>,
     /// The background task that sends callbacks: its clock, bell, client and stop token.
     engine: Engine,
+    /// Live transcription's sockets.
+    live: Sockets,
 }
 
 impl Shared {
@@ -73,6 +78,7 @@ impl DeepgramSimulator {
             clock: platform.clock.clone(),
             state: Mutex::new(seed::seeded(platform.seed, anchor_ms)),
             engine: Engine::new(platform),
+            live: Sockets::new(live::LIMITS, platform.stop.clone()).with_protocols(live::PROTOCOLS),
         });
         timeline::spawn(&shared);
         DeepgramSimulator { shared }
@@ -122,7 +128,12 @@ impl Simulator for DeepgramSimulator {
         let shared = Arc::clone(&self.shared);
         Router::new().fallback(move |request: Request| {
             let shared = Arc::clone(&shared);
-            async move { entry(&shared, request).await }
+            async move {
+                if live::is_live(&request) {
+                    return live::connect(shared, request).await;
+                }
+                entry(&shared, request).await
+            }
         })
     }
 
@@ -687,9 +698,9 @@ fn usage_summary(state: &State, index: usize, query: &Query, now_ms: i64) -> Res
         let keep = day >= start
             && day <= end
             && endpoint.is_none_or(|e| e == u.endpoint.as_str())
-            // Every simulated request is hosted and synchronous.
+            // Every simulated request is hosted; a request is synchronous, a stream streaming.
             && deployment.is_none_or(|d| d == "hosted")
-            && method.is_none_or(|m| m == "sync")
+            && method.is_none_or(|m| m == if u.streaming { "streaming" } else { "sync" })
             && accessor.is_none_or(|a| a == u.accessor)
             && tag.is_none_or(|t| u.tags.iter().any(|x| &**x == t))
             && model.is_none_or(|m| m == u.model)
@@ -732,10 +743,10 @@ fn usage_summary(state: &State, index: usize, query: &Query, now_ms: i64) -> Res
 }
 
 /// The id of the project a listen, speak or read is billed to, if the caller may make one.
-fn require_usage_write(shared: &Shared, call: &Call) -> Result<String, DgError> {
+fn require_usage_write(shared: &Shared, caller: &Caller) -> Result<String, DgError> {
     let state = shared.lock();
-    let project = billed_project(&state, &call.caller)?;
-    if !state::grants(&state.scopes(&call.caller, project), "usage:write") {
+    let project = billed_project(&state, caller)?;
+    if !state::grants(&state.scopes(caller, project), "usage:write") {
         return Err(DgError::insufficient_permissions());
     }
     Ok(state.projects[project].id.clone())
@@ -743,7 +754,7 @@ fn require_usage_write(shared: &Shared, call: &Call) -> Result<String, DgError> 
 
 /// `POST /v1/listen`: raw audio bytes, or `{"url"}` fetched from loopback.
 fn transcribe(shared: &Shared, call: &Call) -> Result<Response, DgError> {
-    let project = require_usage_write(shared, call)?;
+    let project = require_usage_write(shared, &call.caller)?;
     let options = listen::options(&call.query)?;
     let is_json = request::content_type(&call.headers).starts_with("application/json");
     if is_json && !call.fetched {
@@ -781,6 +792,7 @@ fn transcribe(shared: &Shared, call: &Call) -> Result<Response, DgError> {
         state::Usage {
             at_ms: call.now_ms,
             endpoint: Endpoint::Listen,
+            streaming: false,
             model: options.model.canonical_name,
             accessor: accessor(&call.caller),
             tags: options.tags.iter().map(|t| t.as_str().into()).collect(),
@@ -798,7 +810,7 @@ fn transcribe(shared: &Shared, call: &Call) -> Result<Response, DgError> {
 
 /// `POST /v1/speak`: real audio of the text, in the asked encoding and container.
 fn speak(shared: &Shared, call: &Call) -> Result<Response, DgError> {
-    let project = require_usage_write(shared, call)?;
+    let project = require_usage_write(shared, &call.caller)?;
     let body = call.json()?;
     let text = match body.get("text") {
         Some(Value::String(text)) => text.clone(),
@@ -845,6 +857,7 @@ fn speak(shared: &Shared, call: &Call) -> Result<Response, DgError> {
         state::Usage {
             at_ms: call.now_ms,
             endpoint: Endpoint::Speak,
+            streaming: false,
             model: model.canonical_name,
             accessor: accessor(&call.caller),
             tags: call.query.all("tag").map(Into::into).collect(),
@@ -873,7 +886,7 @@ fn speak(shared: &Shared, call: &Call) -> Result<Response, DgError> {
 
 /// `POST /v1/read`: exactly one of `text` or `url` (a `text/plain` body is the text).
 fn analyze(shared: &Shared, call: &Call) -> Result<Response, DgError> {
-    let project = require_usage_write(shared, call)?;
+    let project = require_usage_write(shared, &call.caller)?;
     let content_type = request::content_type(&call.headers);
     let text = if call.fetched || content_type.starts_with("text/plain") {
         String::from_utf8(call.body.to_vec()).map_err(|_| DgError::bad_request("The text is not valid UTF-8."))?
@@ -944,6 +957,7 @@ fn analyze(shared: &Shared, call: &Call) -> Result<Response, DgError> {
         state::Usage {
             at_ms: call.now_ms,
             endpoint: Endpoint::Read,
+            streaming: false,
             model: "read",
             accessor: accessor(&call.caller),
             tags: call.query.all("tag").map(Into::into).collect(),

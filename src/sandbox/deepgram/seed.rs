@@ -69,6 +69,7 @@ pub fn seeded(seed: u64, anchor_ms: i64) -> State {
             usage.push_back(Usage {
                 at_ms: at,
                 endpoint: Endpoint::Listen,
+                streaming: false,
                 model,
                 accessor: String::new(),
                 tags: Box::new(["prod".into()]),
@@ -87,6 +88,7 @@ pub fn seeded(seed: u64, anchor_ms: i64) -> State {
             usage.push_back(Usage {
                 at_ms: at + 60_000,
                 endpoint: Endpoint::Speak,
+                streaming: false,
                 model: "aura-2-thalia-en",
                 accessor: String::new(),
                 tags: Box::new([]),
@@ -101,6 +103,7 @@ pub fn seeded(seed: u64, anchor_ms: i64) -> State {
             usage.push_back(Usage {
                 at_ms: at + 120_000,
                 endpoint: Endpoint::Read,
+                streaming: false,
                 model: "read",
                 accessor: String::new(),
                 tags: Box::new([]),

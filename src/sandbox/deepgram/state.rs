@@ -171,6 +171,8 @@ impl Features {
 pub struct Usage {
     pub at_ms: i64,
     pub endpoint: Endpoint,
+    /// A live stream (`method=streaming` in the usage filters) rather than a request.
+    pub streaming: bool,
     /// The model's canonical name, from the catalogue.
     pub model: &'static str,
     /// The key's id (`accessor`), empty for the sandbox key.
