@@ -336,7 +336,18 @@ async fn the_handshake_is_refused_in_deepgrams_words() {
 async fn ten_quiet_seconds_close_the_stream_net_0001() {
     let dg = common::Simulated::start(Service::Deepgram).await;
     let mut live = Live::open(&dg, "model=nova-3").await;
+    // A message with an answer: once it comes, the socket has heard the client.
+    async fn heard_now(live: &mut Live) {
+        live.ws.send(Message::Text("?".into())).await.unwrap();
+        assert_eq!(live.next().await.unwrap()["variant"], "SchemaError");
+    }
+    heard_now(&mut live).await;
+    dg.sandbox.clock().advance(6_000);
+    // A KeepAlive (no answer; the message after it shows it was read) restarts the count.
     live.text(json!({"type": "KeepAlive"})).await;
+    heard_now(&mut live).await;
+    dg.sandbox.clock().advance(6_000);
+    heard_now(&mut live).await;
     // The sandbox clock jumps past the idle limit; the socket sees it at its next look.
     dg.sandbox.clock().advance(10_001);
     let heard = live.rest().await;

@@ -929,7 +929,8 @@ async fn ably_realtime_survives_mutated_protocol_messages() {
         br#"{"action":10,"channel":"fuzz","channelSerial":"01700000000000-000@x:000"}"#,
         br#"{"action":12,"channel":"fuzz"}"#,
     ];
-    fuzz_socket("ably_realtime", &socket_url, &base, |rng| {
+    let http = reqwest::Client::new();
+    fuzz_socket("ably_realtime", &socket_url, &[], &|| http.get(format!("{base}/time")), |rng| {
         let seed = *rng.pick(seeds);
         match rng.below(5) {
             // MessagePack of the (unmutated) message.
@@ -946,19 +947,26 @@ async fn ably_realtime_survives_mutated_protocol_messages() {
     .await;
 }
 
-/// Opens a socket to `socket_url` for each iteration and sends it up to seven frames that `frame`
-/// makes, reads what comes back until the socket ends or goes quiet (nothing is checked but that
-/// the server keeps serving), then checks the service still answers `GET {base}/time`.
+/// Opens a socket to `socket_url` (with `headers`) for each iteration and sends it up to seven
+/// frames that `frame` makes, reads what comes back until the socket ends or goes quiet (nothing
+/// is checked but that the server keeps serving), then checks the service still answers the
+/// request `alive` makes with a success.
 async fn fuzz_socket(
     target: &str,
     socket_url: &str,
-    base: &str,
+    headers: &[(&'static str, String)],
+    alive: &dyn Fn() -> reqwest::RequestBuilder,
     mut frame: impl FnMut(&mut Rng) -> tokio_tungstenite::tungstenite::Message,
 ) {
     use futures_util::{SinkExt as _, StreamExt as _};
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
     for iteration in 0..iterations() / 3 {
         let mut rng = Rng::new(target, iteration);
-        let Ok((mut ws, _)) = tokio_tungstenite::connect_async(socket_url).await else {
+        let mut request = socket_url.into_client_request().unwrap();
+        for (name, value) in headers {
+            request.headers_mut().insert(*name, value.parse().unwrap());
+        }
+        let Ok((mut ws, _)) = tokio_tungstenite::connect_async(request).await else {
             panic!("iteration {iteration}: {target}'s socket stopped answering");
         };
         for _ in 0..=rng.below(6) {
@@ -968,8 +976,8 @@ async fn fuzz_socket(
         }
         while let Ok(Some(Ok(_))) = tokio::time::timeout(Duration::from_millis(50), ws.next()).await {}
         drop(ws);
-        let time = reqwest::get(format!("{base}/time")).await.unwrap();
-        assert!(time.status().is_success(), "iteration {iteration}: /time answered {}", time.status());
+        let answer = alive().send().await.unwrap();
+        assert!(answer.status().is_success(), "iteration {iteration}: {target} answered {}", answer.status());
     }
 }
 
@@ -1008,7 +1016,8 @@ async fn coinbase_feed_survives_mutated_subscriptions() {
         signed.as_bytes(),
         many.as_bytes(),
     ];
-    fuzz_socket("coinbase_feed", &socket_url, &base, |rng| {
+    let http = reqwest::Client::new();
+    fuzz_socket("coinbase_feed", &socket_url, &[], &|| http.get(format!("{base}/time")), |rng| {
         let seed = *rng.pick(&seeds);
         match rng.below(5) {
             0 => Message::Binary(seed.to_vec().into()),
@@ -1025,4 +1034,64 @@ async fn coinbase_feed_survives_mutated_subscriptions() {
     ws.send(Message::Text(subscribe.into())).await.unwrap();
     let Some(Ok(Message::Text(answer))) = ws.next().await else { panic!("the feed answers a subscribe") };
     assert!(answer.contains(r#""type":"subscriptions""#), "{answer}");
+}
+
+/// Deepgram live streams, mutated: audio frames (the simulator's own speech, a tone WAV, their
+/// bytes mutated or cut anywhere, frames past the 4 MiB limit), control messages (valid, bad
+/// JSON, unknown types, deep nesting, `Configure` with odd keyterms), in any order (audio after
+/// `CloseStream`, `Finalize` before any audio), on raw and container streams. Whatever a stream
+/// is sent, the next stream is served, and REST answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deepgram_live_survives_mutated_streams() {
+    use tokio_tungstenite::tungstenite::Message;
+    let sandbox = start().await;
+    let base = sandbox.base_url(Service::Deepgram);
+    let http = reqwest::Client::new();
+    let speech = http
+        .post(format!("{base}/v1/speak?encoding=linear16&sample_rate=8000"))
+        .header("Authorization", format!("Token {}", credentials::DEEPGRAM_KEY))
+        .header("Content-Type", "application/json")
+        .body(r#"{"text":"fuzzing the live listener"}"#)
+        .send()
+        .await
+        .unwrap()
+        .bytes()
+        .await
+        .unwrap()
+        .to_vec();
+    let tone = common::tone_wav(0.5, 8000, 2);
+    let controls: &[&[u8]] = &[
+        br#"{"type":"KeepAlive"}"#,
+        br#"{"type":"Finalize"}"#,
+        br#"{"type":"CloseStream"}"#,
+        br#"{"type":"Configure","keyterms":["opsdeck","live"],"features":{"punctuate":true,"diarize":true}}"#,
+        br#"{"type":"Configure","keyterms":[1,null,{"a":[]}]}"#,
+    ];
+    let headers = [("Authorization", format!("Token {}", credentials::DEEPGRAM_KEY))];
+    let alive = || {
+        http.get(format!("{base}/v1/models")).header("Authorization", format!("Token {}", credentials::DEEPGRAM_KEY))
+    };
+    let socket = base.replace("http://", "ws://");
+    for (target, query) in [
+        ("deepgram_live_container", "interim_results=true&vad_events=true&utterance_end_ms=1000"),
+        ("deepgram_live_raw", "encoding=linear16&sample_rate=8000&channels=2&interim_results=true&endpointing=5"),
+    ] {
+        let url = format!("{socket}/v1/listen?{query}");
+        fuzz_socket(target, &url, &headers, &alive, |rng| match rng.below(7) {
+            0 => Message::Binary(speech.clone().into()),
+            1 => Message::Binary(mutate(rng, &speech[..speech.len().min(2048)]).into()),
+            2 => {
+                let cut = rng.below(tone.len());
+                Message::Binary(tone[..cut].to_vec().into())
+            }
+            // Past the 4 MiB limit: the stream ends, the service does not.
+            3 if rng.below(10) == 0 => Message::Binary(vec![0u8; (4 << 20) + 1].into()),
+            4 if rng.below(4) == 0 => Message::Text(format!("{}{}", "[".repeat(5000), "]".repeat(5000)).into()),
+            _ => {
+                let seed = *rng.pick(controls);
+                Message::Text(String::from_utf8_lossy(&mutate(rng, seed)).into_owned().into())
+            }
+        })
+        .await;
+    }
 }

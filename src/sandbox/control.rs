@@ -57,7 +57,7 @@ pub const WORK_PER_SERVICE: usize = 2;
 /// Lowers the calling thread's scheduling priority, once per thread: a simulator's CPU-heavy
 /// request then takes the cores only when the runtime's workers (every other service's
 /// requests, the control port, the console) do not want them.
-fn yield_to_answering_threads() {
+pub(crate) fn yield_to_answering_threads() {
     thread_local!(static LOWERED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) });
     if LOWERED.with(|lowered| lowered.replace(true)) {
         return;

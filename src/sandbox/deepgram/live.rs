@@ -221,9 +221,27 @@ enum End {
     Error(u16, &'static str),
 }
 
+/// Runs `work` on the listener on a thread of the blocking pool, at the lowered priority:
+/// decoding audio is heavy work, and never runs on the workers that answer every other service.
+/// `None` when it panicked (the stream then ends as Deepgram's internal error).
+async fn heavy(
+    mut listener: Box<Listener>,
+    work: impl FnOnce(&mut Listener) -> Result<(), Unreadable> + Send + 'static,
+) -> Option<(Box<Listener>, Result<(), Unreadable>)> {
+    tokio::task::spawn_blocking(move || {
+        crate::sandbox::control::yield_to_answering_threads();
+        let result = work(&mut listener);
+        (listener, result)
+    })
+    .await
+    .ok()
+}
+
 async fn session(shared: &Shared, mut socket: Socket, mut stream: Stream) {
     let outbox = socket.outbox();
-    let mut listener = Listener::new(stream.format.clone(), stream.settings);
+    let mut listener = Box::new(Listener::new(stream.format.clone(), stream.settings));
+    // The audio read, for usage, whatever becomes of the listener.
+    let mut seconds = 0.0;
     let mut heard_ms = shared.clock.now_ms();
     let mut tick = tokio::time::interval(IDLE_CHECK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -241,19 +259,26 @@ async fn session(shared: &Shared, mut socket: Socket, mut stream: Stream) {
         let step = match incoming {
             None => break End::Gone,
             Some(Incoming::Binary(bytes)) if bytes.is_empty() => Step::Close,
-            Some(Incoming::Binary(bytes)) => match listener.audio(&bytes) {
-                Ok(()) => Step::Go,
-                Err(Unreadable(_)) => Step::Unreadable,
-            },
-            Some(Incoming::Text(text)) => control(&text, &mut listener, &mut stream, &outbox),
+            Some(Incoming::Binary(bytes)) => Step::Work(Box::new(move |l: &mut Listener| l.audio(&bytes))),
+            Some(Incoming::Text(text)) => control(&text, &mut stream, &outbox),
         };
-        let end = match step {
-            Step::Go => None,
-            Step::Close => Some(match listener.close() {
-                Ok(()) => End::Closed,
-                Err(Unreadable(_)) => End::Error(1008, "DATA-0000"),
-            }),
-            Step::Unreadable => Some(End::Error(1008, "DATA-0000")),
+        let (work, closing): (Work, bool) = match step {
+            Step::Go => continue,
+            Step::Work(work) => (work, false),
+            Step::Close => (Box::new(Listener::close), true),
+        };
+        let Some((back, result)) = heavy(listener, work).await else {
+            // A panic in one stream is that stream's internal error, and ends only it.
+            record_usage(shared, &stream, seconds);
+            outbox.close(1011, "opsdeck sandbox: the simulator failed on this stream");
+            return;
+        };
+        listener = back;
+        seconds = listener.duration();
+        let end = match (result, closing) {
+            (Err(Unreadable(_)), _) => Some(End::Error(1008, "DATA-0000")),
+            (Ok(()), true) => Some(End::Closed),
+            (Ok(()), false) => None,
         };
         if send_said(&mut listener, &stream, &outbox).is_err() {
             break End::Gone;
@@ -263,7 +288,7 @@ async fn session(shared: &Shared, mut socket: Socket, mut stream: Stream) {
         }
     };
     // Recorded before the close, so a client that has seen it sees the usage too.
-    record_usage(shared, &stream, &listener);
+    record_usage(shared, &stream, seconds);
     match end {
         End::Closed => {
             let _ = outbox.text(metadata(&listener, &stream, shared.clock.now_ms()).to_string());
@@ -274,14 +299,19 @@ async fn session(shared: &Shared, mut socket: Socket, mut stream: Stream) {
     }
 }
 
+type Work = Box<dyn FnOnce(&mut Listener) -> Result<(), Unreadable> + Send>;
+
+/// What a client's frame asks of the listener.
 enum Step {
+    /// Nothing (a `KeepAlive`, or a message answered at once).
     Go,
+    Work(Work),
+    /// The end of the stream: the last results, then `Metadata`.
     Close,
-    Unreadable,
 }
 
 /// A control message: what it makes the listener do, and any answer of its own.
-fn control(text: &str, listener: &mut Listener, stream: &mut Stream, outbox: &Outbox) -> Step {
+fn control(text: &str, stream: &mut Stream, outbox: &Outbox) -> Step {
     let parsed: Option<Map<String, Value>> = serde_json::from_str::<Value>(text).ok().and_then(|v| match v {
         Value::Object(map) => Some(map),
         _ => None,
@@ -289,10 +319,7 @@ fn control(text: &str, listener: &mut Listener, stream: &mut Stream, outbox: &Ou
     let kind = parsed.as_ref().and_then(|m| m.get("type")).and_then(Value::as_str);
     match (kind, &parsed) {
         (Some("KeepAlive"), _) => Step::Go,
-        (Some("Finalize"), _) => match listener.finalize() {
-            Ok(()) => Step::Go,
-            Err(Unreadable(_)) => Step::Unreadable,
-        },
+        (Some("Finalize"), _) => Step::Work(Box::new(Listener::finalize)),
         (Some("CloseStream"), _) => Step::Close,
         (Some("Configure"), Some(message)) => {
             let _ = outbox.text(configure(message, stream).to_string());
@@ -433,7 +460,7 @@ fn metadata(listener: &Listener, stream: &Stream, now_ms: i64) -> Value {
     value
 }
 
-fn record_usage(shared: &Shared, stream: &Stream, listener: &Listener) {
+fn record_usage(shared: &Shared, stream: &Stream, seconds: f64) {
     let options = &stream.options;
     shared.lock().record(
         &stream.project,
@@ -446,7 +473,7 @@ fn record_usage(shared: &Shared, stream: &Stream, listener: &Listener) {
             tags: options.tags.iter().map(|t| t.as_str().into()).collect(),
             features: state::Features::of(options.features.iter().map(String::as_str)),
             requests: 1,
-            audio_seconds: listener.duration(),
+            audio_seconds: seconds,
             characters: 0,
             tokens_in: 0,
             tokens_out: 0,

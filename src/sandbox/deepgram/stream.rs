@@ -682,3 +682,7 @@ fn fnv(mut hash: u64, bytes: &[u8]) -> u64 {
     }
     hash
 }
+
+#[cfg(test)]
+#[path = "stream_tests.rs"]
+mod tests;
