@@ -411,3 +411,42 @@ pub const TTS_VOICES: &[&str] = &[
     "aura-orion-en",
     "aura-luna-en",
 ];
+
+/// Live transcription: `GET /v1/listen` upgraded to a WebSocket, the file's audio streamed over
+/// it at its real speed. Not among [`OPERATIONS`]: it is no HTTP call (`opsdeck call` cannot
+/// send it); the console's "transcribe live" form is made from it, and its values become the
+/// socket's query, as a call's would.
+pub static LISTEN_LIVE: Operation = Operation {
+    params: &[
+        Param::whole_body("file", "local audio file to stream at its real speed: WAV, or raw audio with its encoding")
+            .file()
+            .required(),
+        Param::query("model", "e.g. nova-3, nova-2-meeting, or a custom model id")
+            .default("base-general")
+            .suggest(STT_MODELS),
+        LANGUAGE,
+        flag("interim_results", "send words as they are heard, before they are final"),
+        flag("punctuate", "add punctuation and capitalization"),
+        flag("smart_format", "format numbers, dates etc."),
+        flag("diarize", "label speakers"),
+        flag("numerals", "write numbers as digits"),
+        flag("profanity_filter", "mask profanity"),
+        flag("filler_words", "keep filler words like uh and um"),
+        flag("multichannel", "transcribe each audio channel separately"),
+        Param::query("endpointing", "milliseconds of silence that end an utterance, or false"),
+        Param::query("utterance_end_ms", "milliseconds without words before an UtteranceEnd (needs interim results)")
+            .int()
+            .min(1000.0),
+        flag("vad_events", "say when speech starts (SpeechStarted)"),
+        Param::query("encoding", "encoding of headerless raw audio only").one_of(&[
+            "linear16", "linear32", "mulaw", "alaw", "flac", "opus", "ogg-opus", "amr-nb", "amr-wb", "speex", "g729",
+        ]),
+        Param::query("sample_rate", "Hz of raw audio (needed with encoding)").int().min(1000.0),
+        Param::query("channels", "channels of raw audio").int().min(1.0).max(32.0),
+        Param::query("keyterm", "key terms to prompt for (Nova-3), comma-separated").list(),
+        TAG,
+    ],
+    body: BodyEncoding::Json,
+    mutates: false,
+    ..op("transcription_live", "transcription", Method::Get, "/v1/listen", "transcribe an audio file streamed live")
+};

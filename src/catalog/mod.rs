@@ -7,6 +7,7 @@ mod ably;
 mod avatax;
 mod coinbase;
 mod deepgram;
+pub use deepgram::LISTEN_LIVE;
 mod easypost;
 mod mailgun;
 mod taxjar;

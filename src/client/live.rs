@@ -1,7 +1,8 @@
-//! A live push socket: a service's WebSocket (Ably's realtime connection), opened on the
-//! target's own host, so its credential goes nowhere else. It hands each text frame it reads to
-//! the console, sends the frames the console gives it, and ends when its handle is dropped, the
-//! server closes it, or a frame is larger than the console reads.
+//! A live push socket: a service's WebSocket (Ably's realtime connection, Deepgram's live
+//! transcription), opened on the target's own host, so its credential (in the URL or a header)
+//! goes nowhere else. It hands each text frame it reads to the console, sends the frames the
+//! console gives it and any upload at its pace, and ends when its handle is dropped, the server
+//! closes it, or a frame is larger than the console reads.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -9,9 +10,13 @@ use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
 use tokio::sync::mpsc;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::http::{HeaderName, HeaderValue};
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_util::sync::CancellationToken;
+
+use super::credentials::Secret;
 
 /// The largest frame read: a frame past it ends the socket.
 pub const MAX_FRAME: usize = 4 << 20;
@@ -21,11 +26,34 @@ pub const MAX_WAITING: usize = 1024;
 /// How long opening the socket may take.
 const OPEN_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// Bytes sent as binary frames at a steady pace once the socket opens (a file of audio at its
+/// real speed), then text frames (the message that ends the stream).
+pub struct Upload {
+    pub bytes: Vec<u8>,
+    /// The pace; each frame carries a tenth of a second of it.
+    pub bytes_per_second: f64,
+    pub then: Vec<String>,
+}
+
+/// How often an upload sends a frame.
+pub const UPLOAD_EVERY: Duration = Duration::from_millis(100);
+
+/// A socket to open: where, with which headers (a credential), how the console may name it
+/// (no credential in it), and what it uploads.
+pub struct Opening {
+    pub url: String,
+    pub headers: Vec<(String, Secret)>,
+    pub shown: String,
+    pub upload: Option<Upload>,
+}
+
 /// What the socket tells the console.
 #[derive(Debug)]
 pub enum LiveEvent {
     /// A text frame (a binary one is read as UTF-8 when it is).
     Frame(String),
+    /// Bytes of the upload sent so far.
+    Sent(usize),
     /// The socket ended (or never opened), and why, in words with no secret in them.
     Ended(String),
 }
@@ -58,6 +86,12 @@ impl Drop for LiveHandle {
 /// Opens `url` (`ws://` or `wss://`) and reports what happens to `report` until the handle is
 /// dropped. `shown` is the URL as the console may print it (no credential in it).
 pub fn open(url: String, shown: String, report: impl Fn(LiveEvent) + Send + Sync + 'static) -> LiveHandle {
+    open_with(Opening { url, headers: Vec::new(), shown, upload: None }, report)
+}
+
+/// [`open`] with headers and an upload.
+pub fn open_with(opening: Opening, report: impl Fn(LiveEvent) + Send + Sync + 'static) -> LiveHandle {
+    let Opening { url, headers, shown, upload } = opening;
     let (outgoing, mut queue) = mpsc::unbounded_channel::<String>();
     let stop = CancellationToken::new();
     let waiting = Arc::new(AtomicUsize::new(0));
@@ -71,7 +105,17 @@ pub fn open(url: String, shown: String, report: impl Fn(LiveEvent) + Send + Sync
             true
         };
         let config = WebSocketConfig::default().max_message_size(Some(MAX_FRAME)).max_frame_size(Some(MAX_FRAME));
-        let opening = tokio_tungstenite::connect_async_with_config(url.as_str(), Some(config), false);
+        let Ok(mut request) = url.as_str().into_client_request() else {
+            return report(LiveEvent::Ended(format!("{shown} is not a WebSocket URL")));
+        };
+        for (name, value) in &headers {
+            let (Ok(name), Ok(value)) = (HeaderName::try_from(name.as_str()), HeaderValue::from_str(value.expose()))
+            else {
+                return report(LiveEvent::Ended(format!("{shown}: a header cannot be sent as it is")));
+            };
+            request.headers_mut().insert(name, value);
+        }
+        let opening = tokio_tungstenite::connect_async_with_config(request, Some(config), false);
         let opened = tokio::select! {
             () = stop.cancelled() => return,
             opened = tokio::time::timeout(OPEN_TIMEOUT, opening) => opened,
@@ -85,11 +129,36 @@ pub fn open(url: String, shown: String, report: impl Fn(LiveEvent) + Send + Sync
             }
         };
         let (mut sink, mut stream) = socket.split();
+        let mut pace = tokio::time::interval(UPLOAD_EVERY);
+        pace.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut upload = upload;
+        let mut sent = 0usize;
         let why = loop {
             tokio::select! {
                 () = stop.cancelled() => {
                     let _ = sink.close().await;
                     return;
+                }
+                _ = pace.tick(), if upload.is_some() => {
+                    let Some(plan) = upload.as_mut() else { continue };
+                    let chunk = ((plan.bytes_per_second * UPLOAD_EVERY.as_secs_f64()).round() as usize).max(1);
+                    let end = sent.saturating_add(chunk).min(plan.bytes.len());
+                    if end > sent {
+                        let frame = plan.bytes[sent..end].to_vec();
+                        if sink.send(Message::Binary(frame.into())).await.is_err() {
+                            break "the connection broke".to_owned();
+                        }
+                        sent = end;
+                        report(LiveEvent::Sent(sent));
+                    }
+                    if sent >= plan.bytes.len() {
+                        for text in std::mem::take(&mut plan.then) {
+                            if sink.send(Message::Text(text.into())).await.is_err() {
+                                break;
+                            }
+                        }
+                        upload = None;
+                    }
                 }
                 Some(frame) = queue.recv() => {
                     if sink.send(Message::Text(frame.into())).await.is_err() {
@@ -111,7 +180,12 @@ pub fn open(url: String, shown: String, report: impl Fn(LiveEvent) + Send + Sync
                         Err(_) => break "the server sent a binary frame the console cannot read".to_owned(),
                     },
                     Some(Ok(Message::Close(frame))) => {
-                        break frame.map_or_else(|| "the server closed it".to_owned(), |f| format!("the server closed it ({})", f.code));
+                        break match frame {
+                            None => "the server closed it".to_owned(),
+                            Some(f) if f.reason.is_empty() => format!("the server closed it ({})", f.code),
+                            // The reason is the server's text: the console makes it inert.
+                            Some(f) => format!("the server closed it ({} {})", f.code, f.reason),
+                        };
                     }
                     Some(Ok(_)) => {}
                     Some(Err(e)) => break kind_of(&e),
@@ -168,10 +242,76 @@ mod tests {
             let event = tokio::time::timeout(Duration::from_secs(10), received.recv()).await;
             match event.expect("the socket ends within 10 s").expect("an event") {
                 LiveEvent::Frame(_) => frames += 1,
+                LiveEvent::Sent(_) => {}
                 LiveEvent::Ended(why) => break why,
             }
         };
         assert_eq!(frames, MAX_WAITING);
         assert!(why.contains("faster than the console reads"), "{why}");
+    }
+
+    /// An upload goes as binary frames of a tenth of a second of its pace each, in order, then
+    /// its closing text; the header goes with the handshake; the close's reason is reported.
+    #[tokio::test]
+    async fn an_upload_is_sent_in_paced_frames_then_its_closing_message() {
+        use tokio_tungstenite::tungstenite::handshake::server::{Request, Response};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        let server = tokio::spawn(async move {
+            let (stream, _) = listener.accept().await.unwrap();
+            let mut authorization = None;
+            #[allow(clippy::result_large_err, reason = "tungstenite's callback type")]
+            let mut socket = tokio_tungstenite::accept_hdr_async(stream, |request: &Request, response: Response| {
+                authorization = request.headers().get("authorization").map(|v| v.to_str().unwrap().to_owned());
+                Ok(response)
+            })
+            .await
+            .unwrap();
+            let mut binary = Vec::new();
+            let mut sizes = Vec::new();
+            let closing = loop {
+                match socket.next().await.unwrap().unwrap() {
+                    Message::Binary(bytes) => {
+                        sizes.push(bytes.len());
+                        binary.extend_from_slice(&bytes);
+                    }
+                    Message::Text(text) => break text.to_string(),
+                    _ => {}
+                }
+            };
+            let frame = tokio_tungstenite::tungstenite::protocol::CloseFrame {
+                code: tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode::Normal,
+                reason: "done here".into(),
+            };
+            socket.close(Some(frame)).await.unwrap();
+            (authorization, binary, sizes, closing)
+        });
+        let bytes: Vec<u8> = (0..2500u32).map(|i| (i % 251) as u8).collect();
+        let opening = Opening {
+            url: format!("ws://{address}/v1/listen"),
+            headers: vec![("Authorization".into(), Secret::new("Token k"))],
+            shown: "the test server".into(),
+            upload: Some(Upload { bytes: bytes.clone(), bytes_per_second: 10_000.0, then: vec!["end".into()] }),
+        };
+        let (events, mut received) = mpsc::unbounded_channel();
+        let _handle = open_with(opening, move |event| {
+            let _ = events.send(event);
+        });
+        let mut sent = Vec::new();
+        let why = loop {
+            let event = tokio::time::timeout(Duration::from_secs(10), received.recv()).await;
+            match event.expect("the socket ends within 10 s").expect("an event") {
+                LiveEvent::Sent(n) => sent.push(n),
+                LiveEvent::Frame(_) => {}
+                LiveEvent::Ended(why) => break why,
+            }
+        };
+        let (authorization, binary, sizes, closing) = server.await.unwrap();
+        assert_eq!(authorization.as_deref(), Some("Token k"));
+        assert_eq!(binary, bytes);
+        assert_eq!(sizes, [1000, 1000, 500], "a tenth of a second of 10,000 bytes a second each");
+        assert_eq!(sent, [1000, 2000, 2500]);
+        assert_eq!(closing, "end");
+        assert_eq!(why, "the server closed it (1000 done here)");
     }
 }

@@ -51,6 +51,8 @@ pub enum Action {
     ComposeEmail,
     /// Mailgun's MIME send form (a ready-made message from a file).
     ComposeMime,
+    /// Deepgram's live transcription form: a file streamed at its real speed.
+    TranscribeLive,
 }
 
 /// Where an action's keys work: everywhere, only while the browser has the focus (the
@@ -138,6 +140,13 @@ pub const ACTIONS: &[ActionInfo] = &[
         .in_palette(),
     global(Action::ComposeMime, "compose_mime", "Mailgun: send a ready-made MIME message from a file", &[])
         .in_palette(),
+    global(
+        Action::TranscribeLive,
+        "transcribe_live",
+        "Deepgram: stream an audio file at its real speed and watch its words arrive",
+        &[],
+    )
+    .in_palette(),
     global(Action::ReadOnly, "read_only", "read-only on/off: refuse operations that change state", &[]).in_palette(),
     global(Action::Cancel, "cancel", "cancel every call in flight and every response being indexed", &["ctrl-x"])
         .in_palette(),

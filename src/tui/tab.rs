@@ -67,6 +67,9 @@ pub struct Tab {
     pub live_tail: Option<LiveTailState>,
     /// The push socket the open market view follows instead of polling, while it serves.
     pub live_market: Option<LiveMarketState>,
+    /// A live stream the tab sends (Deepgram's live transcription of a file), while its view is
+    /// open.
+    pub live_stream: Option<LiveStreamState>,
     /// The market view whose socket ended: it polls until it is opened anew.
     pub market_feed_refused: Option<String>,
     /// The push socket the list in view follows its records' changes on (Coinbase's orders
@@ -161,6 +164,15 @@ pub struct LiveMarketState {
     pub serving: bool,
 }
 
+/// A live stream's socket (`None` once it ended), its opening, and the view that follows it,
+/// shown under `subject`.
+pub struct LiveStreamState {
+    pub handle: Option<crate::client::live::LiveHandle>,
+    pub generation: u64,
+    pub subject: String,
+    pub view: Box<dyn crate::tui::services::StreamView>,
+}
+
 /// A list's push socket: which list (its operation and values), where, whether it serves yet,
 /// whether a push said something changed since the page was last asked for, and that ask.
 pub struct LiveRowsState {
@@ -225,6 +237,7 @@ impl Tab {
             tail: None,
             live_tail: None,
             live_market: None,
+            live_stream: None,
             market_feed_refused: None,
             live_rows: None,
             rows_feed_refused: None,

@@ -727,3 +727,99 @@ async fn json_order(h: &Harness, price: &str) -> serde_json::Value {
     assert!(order["id"].is_string(), "{order}");
     order
 }
+
+/// A file written for one test, removed when it ends.
+struct ScratchFile(std::path::PathBuf);
+
+impl ScratchFile {
+    fn new(name: &str, bytes: &[u8]) -> ScratchFile {
+        let path = std::env::temp_dir().join(format!("opsdeck-{}-{name}", std::process::id()));
+        std::fs::write(&path, bytes).unwrap();
+        ScratchFile(path)
+    }
+
+    fn path(&self) -> String {
+        self.0.display().to_string()
+    }
+}
+
+impl Drop for ScratchFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// The texts of the open view, by title.
+fn view_text(h: &Harness, title: &str) -> Option<String> {
+    match &h.console.app.popup {
+        Some(Popup::Detail(d)) => d.texts.iter().find(|(t, _)| t == title).map(|(_, text)| text.clone()),
+        _ => None,
+    }
+}
+
+#[tokio::test]
+async fn transcribe_live_streams_a_file_at_its_speed_interim_words_replaced_by_finals() {
+    let text = "live words arrive while the audio plays.";
+    let speech = crate::sandbox::deepgram::audio::speak(text, "linear16", Some("wav"), Some(16000), 1.0).unwrap();
+    let file = ScratchFile::new("live.wav", &speech.bytes);
+    let mut h = Harness::new().await;
+    h.keys(":transcribe live<Enter>");
+    assert_eq!(h.console.app.tab().service, crate::catalog::Service::Deepgram);
+    let Some(Popup::Form(form)) = h.console.app.popup.as_mut() else { panic!("form:\n{}", h.screen()) };
+    assert_eq!(form.op.name, "transcription_live");
+    form.set_value("file", &file.path());
+    form.set_value("punctuate", "true");
+    h.keys("<C-s>");
+    let Some(Popup::Detail(view)) = h.console.app.popup.as_ref() else { panic!("a view:\n{}", h.screen()) };
+    assert!(view.title.starts_with("live transcript"), "{}", view.title);
+    // Words show before they are final, then move to the transcript as finals replace them.
+    let seen_interim = std::cell::Cell::new(false);
+    until(&mut h, "the stream done", |h| {
+        if view_text(h, "hearing (not final yet)").is_some_and(|t| !t.is_empty()) {
+            seen_interim.set(true);
+        }
+        matches!(&h.console.app.popup, Some(Popup::Detail(d)) if d.title.ends_with("done"))
+    })
+    .await;
+    assert!(seen_interim.get(), "interim words were shown");
+    assert_eq!(view_text(&h, "transcript (final)").as_deref(), Some("Live words arrive while the audio plays."));
+    assert_eq!(view_text(&h, "hearing (not final yet)"), None);
+    let screen = h.screen();
+    assert!(screen.contains("done: the service sent its last results"), "{screen}");
+    assert!(screen.contains("interim_results=true"), "the socket's query is shown: {screen}");
+    // The sandbox counted the stream as usage in seconds of audio.
+    h.keys("<Esc>");
+    h.console.app.on_tick(std::time::Instant::now());
+    assert!(h.console.app.tab().live_stream.is_none());
+}
+
+#[tokio::test]
+async fn closing_a_live_transcript_stops_its_stream_and_unpaceable_audio_is_refused() {
+    let speech =
+        crate::sandbox::deepgram::audio::speak(&"long ".repeat(60), "linear16", None, Some(8000), 1.0).unwrap();
+    let file = ScratchFile::new("long.wav", &speech.bytes);
+    let mut h = Harness::new().await;
+    h.keys(":transcribe live<Enter>");
+    let Some(Popup::Form(form)) = h.console.app.popup.as_mut() else { panic!("form") };
+    form.set_value("file", &file.path());
+    h.keys("<C-s>");
+    until(&mut h, "some audio sent", |h| {
+        matches!(&h.console.app.popup, Some(Popup::Detail(d)) if d.facts.iter().any(|(_, v, _)| v.contains(" of ") && !v.contains(" 0.0 of")))
+    })
+    .await;
+    h.keys("<Esc>");
+    assert!(h.console.app.next_deadline().is_some_and(|at| at <= std::time::Instant::now()), "a tick is due");
+    h.console.app.on_tick(std::time::Instant::now());
+    assert!(h.console.app.tab().live_stream.is_none());
+    assert!(h.screen().contains("stopped the live transcript"), "{}", h.screen());
+
+    // Compressed audio cannot be paced without decoding it: refused before anything is sent.
+    let flac = ScratchFile::new("x.flac", b"fLaC\0\0\0\x22 and more bytes than a header");
+    h.keys(":transcribe live<Enter>");
+    let Some(Popup::Form(form)) = h.console.app.popup.as_mut() else { panic!("form") };
+    form.set_value("file", &flac.path());
+    h.keys("<C-s>");
+    let screen = h.screen();
+    assert!(screen.contains("cannot be paced without decoding it"), "{screen}");
+    assert!(h.console.app.tab().live_stream.is_none());
+}

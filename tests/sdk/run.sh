@@ -9,9 +9,12 @@
 # `coinbaseexchange` class, PyPI `ccxt` 4.5.90 and npm `ccxt` 4.5.84, with its `urls` set to the
 # sandbox, and their `ccxt.pro` classes on the WebSocket feed: ticker, trades, the order book and
 # the user's own orders; about 30 s to install all three from a cold cache, 3 s to run them) and Deepgram (PyPI
-# `deepgram-sdk` 7.x, npm `@deepgram/sdk` 5.x, their environment's URLs set to the sandbox; each
-# script first resets the Deepgram simulator through the control port, since each deletes a
-# project; about 15 s to install both, 1 s to run them).
+# `deepgram-sdk` 7.x, npm `@deepgram/sdk` 5.x, their environment's REST and ws:// URLs set to the
+# sandbox: deepgram_{python.py,node.mjs} over REST, and deepgram_live_{python.py,node.mjs}, with the
+# same installs, on live transcription over the `/v1/listen` WebSocket: speech streamed at real
+# time with interim results, Finalize, raw mulaw, a tone with vad_events, a wrong key, KeepAlive;
+# each script first resets the Deepgram simulator through the control port, since the REST ones
+# delete a project; about 15 s to install both, 1 s to run the REST scripts, 10 s each live one).
 #
 #   bash tests/sdk/run.sh [path/to/opsdeck]     (default target/debug/opsdeck; builds nothing)
 #
@@ -268,7 +271,7 @@ coinbase_ready() {
 }
 
 # The same for Deepgram, whose scripts also need the control port (each resets the simulator
-# first: both delete a project, and the seeded account has two).
+# first: both REST scripts delete a project, and the seeded account has two).
 deepgram_ready() {
     if [[ -z "$deepgram_url" ]]; then
         skip Deepgram "the sandbox printed no deepgram URL"
@@ -331,6 +334,8 @@ run_python() {
     fi
     if deepgram_ready; then
         python_check Deepgram 'deepgram-sdk>=7,<8' deepgram_python.py "$deepgram_url" "$control_url"
+        # The same venv and requirement: pip finds it satisfied and installs nothing.
+        python_check 'Deepgram live' 'deepgram-sdk>=7,<8' deepgram_live_python.py "$deepgram_url" "$control_url"
     fi
 }
 
@@ -356,6 +361,8 @@ run_node() {
     fi
     if deepgram_ready; then
         node_check Deepgram @deepgram/sdk@5 deepgram_node.mjs "$deepgram_url" DEEPGRAM_JS_DIR "$control_url"
+        # The same node dir and package: npm finds it up to date and installs nothing.
+        node_check 'Deepgram live' @deepgram/sdk@5 deepgram_live_node.mjs "$deepgram_url" DEEPGRAM_JS_DIR "$control_url"
     fi
 }
 

@@ -443,6 +443,7 @@ impl Listener {
                         self.source = Source::Spoken;
                         self.layout = Some(layout);
                         self.undecided.clear();
+                        self.slot = None;
                     } else if demod.failed() {
                         self.source = Source::Synthetic;
                         for (start, len, hash) in std::mem::take(&mut self.undecided) {
@@ -589,8 +590,27 @@ impl Listener {
         self.words.push(Heard { word, sentence_start });
     }
 
-    /// A final result up to `cut`.
+    /// Where the word being heard began, if one is: a final never cuts through it.
+    fn word_in_progress(&self) -> Option<f64> {
+        if let Some(layout) = self.layout {
+            // The word's first letter, or the letter being read (it may begin a word).
+            let first = if self.word_bytes.is_empty() { self.text_bytes } else { self.word_first };
+            if first >= layout.len {
+                return None;
+            }
+            let at = (layout.data_start + 2 * first * layout.symbol) as f64 / f64::from(self.rate.max(1));
+            return (at < self.now()).then_some(at);
+        }
+        self.slot.filter(|_| self.source != Source::Spoken).map(|(start, ..)| start)
+    }
+
+    /// A final result up to `cut`, or up to the word being heard when it began before `cut`
+    /// (that word goes whole into the next result).
     fn finish(&mut self, cut: f64, speech_final: bool, from_finalize: bool) {
+        let cut = match self.word_in_progress() {
+            Some(start) if start < cut => start.max(self.segment_start),
+            _ => cut,
+        };
         let keep = self.words.iter().position(|h| h.word.end > cut + 1e-9).unwrap_or(self.words.len());
         let words: Vec<Heard> = self.words.drain(..keep).collect();
         let start = self.segment_start;

@@ -227,3 +227,30 @@ fn hostile_streams_end_with_data_0000_and_hold_bounded_memory() {
         assert!(listener.words.len() < 16);
     }
 }
+
+#[test]
+fn finalize_mid_word_leaves_the_word_whole_to_the_next_result() {
+    let wav = spoken("hello from the opsdeck sandbox.", 16000);
+    let mut listener = Listener::new(container(), settings(false));
+    let mut windows = Vec::new();
+    // Finalize at every 0.13 s: most of them fall inside a word.
+    for frame in wav.chunks(4160) {
+        listener.audio(frame).unwrap();
+        listener.finalize().unwrap();
+        windows.extend(listener.take());
+    }
+    listener.close().unwrap();
+    windows.extend(listener.take());
+    let mut words = Vec::new();
+    let mut at = 0.0;
+    for said in &windows {
+        let Said::Results { start, duration, words: heard, .. } = said else { continue };
+        assert!((start - at).abs() < 0.002, "results tile the audio");
+        at = start + duration;
+        for h in heard {
+            assert!(h.word.start >= start - 1e-6 && h.word.end <= at + 1e-6, "{:?} outside {start}+{duration}", h.word);
+            words.push(h.word.text.clone());
+        }
+    }
+    assert_eq!(words.join(" "), "hello from the opsdeck sandbox.");
+}

@@ -59,6 +59,7 @@ impl App {
             Action::Tail => self.toggle_tail(),
             Action::ComposeEmail => self.compose(Compose::Fields),
             Action::ComposeMime => self.compose(Compose::Mime),
+            Action::TranscribeLive => self.transcribe_live(),
             Action::Refresh => self.refresh(),
             Action::AutoRefresh => self.toggle_auto_refresh(),
             Action::Cancel => {
@@ -544,6 +545,9 @@ impl App {
             return;
         }
         self.popup = None;
+        if services::console(op.service).live_form().is_some_and(|form| form.name == op.name) {
+            return self.start_stream(op, values);
+        }
         self.request_operation(op, values);
     }
 

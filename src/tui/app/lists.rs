@@ -323,6 +323,8 @@ impl App {
                 }
                 services::console(tab.service).live_frame(op, &values, &text)
             }
+            // These sockets upload nothing.
+            crate::client::live::LiveEvent::Sent(_) => return,
             crate::client::live::LiveEvent::Ended(why) => {
                 services::LiveFrame { ended: Some(why), ..Default::default() }
             }
@@ -572,6 +574,8 @@ impl App {
                 live.handle.taken();
                 services::console(service).market_frame(&focus, &text)
             }
+            // These sockets upload nothing.
+            crate::client::live::LiveEvent::Sent(_) => return,
             crate::client::live::LiveEvent::Ended(why) => {
                 services::MarketFrame { ended: Some(why), ..Default::default() }
             }

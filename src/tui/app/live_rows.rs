@@ -87,7 +87,7 @@ impl App {
         let market = tab.live_market.as_ref().is_some_and(|live| {
             !matches!(&self.popup, Some(super::Popup::Detail(d)) if d.subject.as_deref() == Some(live.subject.as_str()))
         });
-        rows || market
+        rows || market || self.stream_view_closed()
     }
 
     fn open_rows(&mut self, index: usize, op: &'static Operation, values: client::Values) {
@@ -137,6 +137,8 @@ impl App {
                 live.handle.taken();
                 services::console(service).rows_frame(op, &text)
             }
+            // These sockets upload nothing.
+            crate::client::live::LiveEvent::Sent(_) => return,
             crate::client::live::LiveEvent::Ended(why) => {
                 services::RowsFrame { ended: Some(why), ..Default::default() }
             }

@@ -5,6 +5,7 @@ mod calls;
 mod keys;
 mod lists;
 mod live_rows;
+mod live_stream;
 mod popups;
 mod records;
 
@@ -386,6 +387,11 @@ impl App {
         }
         // A socket's events are no task anyone counted either.
         if let Background::Live(tab, generation, event) = report {
+            let stream =
+                self.tabs.get(tab).and_then(|t| t.live_stream.as_ref()).is_some_and(|l| l.generation == generation);
+            if stream {
+                return self.on_live_stream(tab, event);
+            }
             let market =
                 self.tabs.get(tab).and_then(|t| t.live_market.as_ref()).is_some_and(|l| l.generation == generation);
             if market {
@@ -507,6 +513,7 @@ impl App {
         self.poll_watch(now);
         self.poll_live(now);
         self.follow_rows();
+        self.follow_stream();
     }
 }
 

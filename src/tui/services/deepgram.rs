@@ -21,7 +21,7 @@ use crate::table::{Column, Layout};
 use crate::tui::components::detail::{
     array, columns, fact, text, Align, Detail, DetailCommand, DetailKey, Table, Tone,
 };
-use crate::tui::services::{RowAction, Seen, ServiceConsole};
+use crate::tui::services::{LiveStream, RowAction, Seen, ServiceConsole};
 
 pub struct Deepgram;
 
@@ -124,6 +124,14 @@ impl ServiceConsole for Deepgram {
         form_problems(op, values, today())
     }
 
+    fn live_form(&self) -> Option<&'static Operation> {
+        Some(&crate::catalog::LISTEN_LIVE)
+    }
+
+    fn live_stream(&self, op: &Operation, values: &Values, target: &Target) -> Result<LiveStream, String> {
+        super::deepgram_live::plan(op, values, target)
+    }
+
     /// Models come as two lists, speech to text and the voices: the browser shows both.
     fn record_arrays(&self, op: &Operation) -> &'static [&'static str] {
         if op.name == "models_list" {
@@ -167,6 +175,10 @@ fn suggest(op: &Operation, values: &mut Values, today: time::Date) {
         let (start, end) = usage_range(today);
         values.entry("start".to_owned()).or_insert(start);
         values.entry("end".to_owned()).or_insert(end);
+    }
+    if op.name == "transcription_live" {
+        // Words before they are final are what a live view is for: asked for, in the form.
+        values.entry("interim_results".to_owned()).or_insert_with(|| "true".to_owned());
     }
 }
 
@@ -946,7 +958,7 @@ fn form_problems(op: &Operation, values: &Values, today: time::Date) -> Vec<(&'s
         "text_analyze" | "speech_speak" if values.get("text").is_some_and(|t| !t.is_empty() && t.trim().is_empty()) => {
             problems.push(("text", "the text is only blank space: give some words".to_owned()));
         }
-        "transcription_transcribe" => {
+        "transcription_transcribe" | "transcription_live" => {
             if let (Some(value), Some(param)) = (given("file"), op.param("file")) {
                 let encoding = given("encoding").is_some();
                 for item in items(param, value) {

@@ -9,6 +9,7 @@ pub mod ably;
 pub mod avatax;
 pub mod coinbase;
 pub mod deepgram;
+pub mod deepgram_live;
 pub mod easypost;
 pub mod mailgun;
 pub mod taxjar;
@@ -48,6 +49,25 @@ pub struct LiveFeed {
     pub url: String,
     pub shown: String,
     pub send: Vec<String>,
+}
+
+/// An operation sent as a live stream instead of a call (Deepgram's live transcription of a
+/// file): the socket to open, with what it uploads, and the view that follows it.
+pub struct LiveStream {
+    pub opening: crate::client::live::Opening,
+    pub view: Box<dyn StreamView>,
+}
+
+/// The view of a live stream, told what its socket does; it draws as a [`Detail`].
+pub trait StreamView: Send {
+    /// A text frame the server sent.
+    fn frame(&mut self, text: &str);
+    /// Bytes of the upload sent so far.
+    fn sent(&mut self, bytes: usize);
+    /// The socket ended, and why (already made inert).
+    fn ended(&mut self, why: &str);
+    /// The view as it stands; its `subject` names the stream.
+    fn detail(&self) -> Detail;
 }
 
 /// What a frame of a list's push socket says.
@@ -318,6 +338,18 @@ pub trait ServiceConsole: Sync {
         None
     }
 
+    /// The form "transcribe live" opens, when this service streams one (Deepgram's
+    /// `transcription_live`).
+    fn live_form(&self) -> Option<&'static Operation> {
+        None
+    }
+
+    /// [`ServiceConsole::live_form`]'s values sent as a live stream, or why they cannot be.
+    fn live_stream(&self, op: &Operation, values: &Values, target: &Target) -> Result<LiveStream, String> {
+        let _ = (values, target);
+        Err(format!("{} is not sent as a live stream", op.name))
+    }
+
     /// The operation a compose key opens (`ComposeEmail`, `ComposeMime`), when this service
     /// composes messages.
     fn compose(&self, kind: Compose) -> Option<&'static str> {
@@ -420,4 +452,9 @@ pub fn tones(service: Service) -> ToneFn {
 /// The service that composes messages for `kind`, and the operation it opens.
 pub fn composer(kind: Compose) -> Option<(Service, &'static str)> {
     Service::ALL.into_iter().find_map(|service| console(service).compose(kind).map(|op| (service, op)))
+}
+
+/// The service whose "transcribe live" form streams, and the form's operation.
+pub fn live_streamer() -> Option<(Service, &'static Operation)> {
+    Service::ALL.into_iter().find_map(|service| console(service).live_form().map(|op| (service, op)))
 }
