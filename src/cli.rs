@@ -1456,7 +1456,7 @@ mod tests {
              Without them `opsdeck call` finds this sandbox by itself (control port 7700), and so does the \
              console with `opsdeck --profile local`.\n\
              SDKs take the same base URLs, except: EasyPost http://127.0.0.1:7708/v2 (opsdeck takes either form).\n\
-             WebSockets: Ably ws://127.0.0.1:7701.\n"
+             WebSockets: Ably ws://127.0.0.1:7701, Deepgram ws://127.0.0.1:7702/v1/listen.\n"
         );
         assert!(sandbox_usage(&endpoints, 17700)
             .contains("Without them `opsdeck call` finds this sandbox with OPSDECK_SANDBOX_PORT_BASE=17700.\n"));

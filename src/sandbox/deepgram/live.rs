@@ -1,5 +1,5 @@
 //! Live transcription: `/v1/listen` over a WebSocket (`wss://api.deepgram.com/v1/listen`,
-//! here `ws://127.0.0.1:7706/v1/listen`), on the sandbox's socket layer (`sandbox/ws.rs`).
+//! here `ws://127.0.0.1:7702/v1/listen`), on the sandbox's socket layer (`sandbox/ws.rs`).
 //!
 //! The handshake is checked as Deepgram checks it, and refused with its HTTP error (and a
 //! `dg-error` header): the key (`Authorization: Token …`, or a browser's

@@ -80,21 +80,22 @@ fn pace(bytes: &[u8], values: &Values) -> Result<(f64, usize), String> {
         let header = bytes.len().saturating_sub(data.round() as usize);
         return Ok((per_second, header));
     }
-    let width = match given("encoding") {
-        Some("linear16") => 2.0,
-        Some("linear32") => 4.0,
-        Some("mulaw" | "alaw") => 1.0,
-        Some(other) => return Err(format!(
+    let width =
+        match given("encoding") {
+            Some("linear16") => 2.0,
+            Some("linear32") => 4.0,
+            Some("mulaw" | "alaw") => 1.0,
+            Some(other) => {
+                return Err(format!(
             "{other} audio cannot be paced without decoding it: stream a WAV, or raw linear16, linear32, mulaw or alaw"
-        )),
-        None if super::deepgram::looks_like_audio(bytes) => {
-            return Err(
+        ))
+            }
+            None if super::deepgram::looks_like_audio(bytes) => return Err(
                 "compressed audio cannot be paced without decoding it: stream a WAV, or raw audio with its encoding"
                     .to_owned(),
-            )
-        }
-        None => return Err("no audio container: raw audio needs its encoding and sample_rate".to_owned()),
-    };
+            ),
+            None => return Err("no audio container: raw audio needs its encoding and sample_rate".to_owned()),
+        };
     let Some(rate) = given("sample_rate").and_then(|r| r.parse::<u32>().ok()).filter(|r| *r > 0) else {
         return Err("raw audio needs its sample_rate".to_owned());
     };
