@@ -4,10 +4,10 @@
 //! `CloseStream`.
 //!
 //! For each round (`LIVE_ROUNDS`, default 3, each on a fresh sandbox) it prints:
-//! - the sandbox's CPU per stream: the CPU of every thread of this process but the clients' own
-//!   (the clients run on a runtime of their own whose threads are named `bench-client`; read per
-//!   thread from `/proc/self/task/*/stat`), over the streams and the wall time, as a share of a
-//!   core, and in µs per second of audio;
+//! - the sandbox's CPU per stream: the process's CPU (`/proc/self/stat`, which keeps the time of
+//!   threads that have ended) less the clients' (they run on a runtime of their own whose threads
+//!   are named `bench-client`, read per thread from `/proc/self/task/*/stat`), over the streams
+//!   and the wall time, as a share of a core, and in µs per second of audio;
 //! - the latency from each stream's last audio frame written to its last final result read
 //!   (`CloseStream` sent right after the frame): p50, p99, max;
 //! - that every stream read its whole text back, in order, and closed with 1000.
@@ -32,23 +32,27 @@ fn knob(name: &str, default: usize) -> usize {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
 }
 
-/// CPU time (user and system) of this process's threads, split into the clients' and the rest.
-fn cpu_by_thread() -> Option<(Duration, Duration)> {
-    let (mut clients, mut rest) = (0u64, 0u64);
+/// A `stat` line's name and CPU time (user and system: its fields 14 and 15, in ticks of 1/100 s).
+fn stat_cpu(stat: &str) -> Option<(&str, Duration)> {
+    let (head, tail) = stat.rsplit_once(')')?;
+    let name = head.split_once('(')?.1;
+    let fields: Vec<&str> = tail.split_whitespace().collect();
+    let ticks = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+    Some((name, Duration::from_millis(ticks * 10)))
+}
+
+/// CPU time of the clients' threads, and of the whole process (threads that ended included).
+fn cpu_used() -> Option<(Duration, Duration)> {
+    let mut clients = Duration::ZERO;
     for task in std::fs::read_dir("/proc/self/task").ok()? {
         let Ok(stat) = std::fs::read_to_string(task.ok()?.path().join("stat")) else { continue };
-        let (head, tail) = stat.rsplit_once(')')?;
-        let name = head.split_once('(')?.1;
-        let fields: Vec<&str> = tail.split_whitespace().collect();
-        // utime and stime: the line's fields 14 and 15, in ticks of 1/100 s.
-        let ticks = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
-        if name.starts_with(CLIENT_THREAD) {
-            clients += ticks;
-        } else {
-            rest += ticks;
+        match stat_cpu(&stat) {
+            Some((name, cpu)) if name.starts_with(CLIENT_THREAD) => clients += cpu,
+            _ => {}
         }
     }
-    Some((Duration::from_millis(clients * 10), Duration::from_millis(rest * 10)))
+    let (_, process) = stat_cpu(&std::fs::read_to_string("/proc/self/stat").ok()?)?;
+    Some((clients, process))
 }
 
 /// The sentence spoken long enough to last about `seconds`.
@@ -152,7 +156,7 @@ fn round(label: &str, streams: usize, seconds: usize) -> Round {
     let url = format!("{}/v1/listen?interim_results=true", base.replace("http://", "ws://"));
     // One warm-up stream builds the simulator and its first socket.
     clients.block_on(stream(url.clone(), std::sync::Arc::new(wav[..32044].to_vec())));
-    let (clients_before, rest_before) = cpu_by_thread().unwrap_or_default();
+    let (clients_before, process_before) = cpu_used().unwrap_or_default();
     let started = Instant::now();
     let results: Vec<Stream> = clients.block_on(async {
         let tasks: Vec<_> =
@@ -164,9 +168,9 @@ fn round(label: &str, streams: usize, seconds: usize) -> Round {
         out
     });
     let wall = started.elapsed();
-    let (clients_after, rest_after) = cpu_by_thread().unwrap_or_default();
-    let server_cpu = rest_after.saturating_sub(rest_before);
+    let (clients_after, process_after) = cpu_used().unwrap_or_default();
     let client_cpu = clients_after.saturating_sub(clients_before);
+    let server_cpu = process_after.saturating_sub(process_before).saturating_sub(client_cpu);
     let expected: Vec<String> = text.split_whitespace().map(str::to_owned).collect();
     for (n, s) in results.iter().enumerate() {
         assert_eq!(s.words, expected, "stream {n} read its text back");
