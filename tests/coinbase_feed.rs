@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use futures_util::{SinkExt, StreamExt};
+use futures_util::SinkExt;
 use opsdeck::catalog::Service;
 use opsdeck::sandbox::credentials;
 use rust_decimal::Decimal;
@@ -18,7 +18,7 @@ use tokio_tungstenite::tungstenite::Message;
 
 mod common;
 
-type Ws = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+use common::Ws;
 
 struct Feed {
     ws: Ws,
@@ -39,19 +39,12 @@ impl Feed {
     }
 
     async fn send(&mut self, message: Value) {
-        self.ws.send(Message::Text(message.to_string().into())).await.unwrap();
+        common::send_json(&mut self.ws, &message).await;
     }
 
     /// The next message; `None` once the socket closes.
     async fn next(&mut self) -> Option<Value> {
-        loop {
-            let frame = tokio::time::timeout(Duration::from_secs(10), self.ws.next()).await.expect("a frame in 10 s");
-            match frame? {
-                Ok(Message::Text(text)) => return Some(serde_json::from_str(&text).unwrap()),
-                Ok(Message::Close(_)) | Err(_) => return None,
-                Ok(_) => {}
-            }
-        }
+        common::next_json(&mut self.ws).await
     }
 
     /// The next answer to what the client sent (`subscriptions` or `error`), skipping the

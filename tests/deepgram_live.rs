@@ -18,7 +18,7 @@ use tokio_tungstenite::tungstenite::Message;
 
 mod common;
 
-type Ws = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+use common::Ws;
 
 /// What the server sent, in order, up to its close.
 #[derive(Debug, Default)]
@@ -65,19 +65,12 @@ impl Live {
     }
 
     async fn text(&mut self, message: Value) {
-        self.ws.send(Message::Text(message.to_string().into())).await.unwrap();
+        common::send_json(&mut self.ws, &message).await;
     }
 
     /// The next message; `None` at the close.
     async fn next(&mut self) -> Option<Value> {
-        loop {
-            let frame = tokio::time::timeout(Duration::from_secs(10), self.ws.next()).await.expect("a frame in 10 s");
-            match frame? {
-                Ok(Message::Text(text)) => return Some(serde_json::from_str(&text).unwrap()),
-                Ok(Message::Close(_)) | Err(_) => return None,
-                Ok(_) => {}
-            }
-        }
+        common::next_json(&mut self.ws).await
     }
 
     /// Everything up to the close, and the close frame.

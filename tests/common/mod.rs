@@ -55,3 +55,28 @@ impl Simulated {
 mod test_wav;
 #[allow(unused_imports, reason = "each test file uses the part it needs")]
 pub use test_wav::tone_wav;
+
+/// A WebSocket client's socket.
+pub type Ws = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+/// Sends `message` as a text frame.
+pub async fn send_json(ws: &mut Ws, message: &Value) {
+    use futures_util::SinkExt as _;
+    let text = tokio_tungstenite::tungstenite::Message::Text(message.to_string().into());
+    ws.send(text).await.expect("the socket takes a frame");
+}
+
+/// The next text frame, as JSON (frames of other kinds skipped); `None` once the socket closes.
+/// Waits 10 s at most.
+pub async fn next_json(ws: &mut Ws) -> Option<Value> {
+    use futures_util::StreamExt as _;
+    use tokio_tungstenite::tungstenite::Message;
+    loop {
+        let frame = tokio::time::timeout(std::time::Duration::from_secs(10), ws.next()).await.expect("a frame in 10 s");
+        match frame? {
+            Ok(Message::Text(text)) => return Some(serde_json::from_str(&text).expect("a JSON frame")),
+            Ok(Message::Close(_)) | Err(_) => return None,
+            Ok(_) => {}
+        }
+    }
+}
