@@ -389,3 +389,38 @@ async fn a_stream_is_usage_in_seconds_of_audio_as_streaming() {
     let sync = get(format!("{base}/v1/projects/{project}/usage?method=sync&tag=live-test")).await;
     assert_eq!(requests(&sync), 0, "a stream is not a sync request");
 }
+
+#[tokio::test]
+async fn the_handshake_is_logged_and_faulted_like_any_request_and_channels_answer_apart() {
+    let dg = common::Simulated::start(Service::Deepgram).await;
+    let control = dg.sandbox.control_url();
+    // A fault on the path refuses the handshake with its status; the log has both.
+    let fault = json!({"service": "deepgram", "path": "/v1/listen", "status": 503, "count": 1});
+    let added = dg.http.post(format!("{control}/faults")).body(fault.to_string()).send().await.unwrap();
+    assert!(added.status().is_success(), "{}", added.text().await.unwrap());
+    let mut request = url(&dg, "model=nova-3").into_client_request().unwrap();
+    request.headers_mut().insert("Authorization", HeaderValue::from_str(&format!("Token {DEEPGRAM_KEY}")).unwrap());
+    match tokio_tungstenite::connect_async(request).await {
+        Err(tokio_tungstenite::tungstenite::Error::Http(response)) => assert_eq!(response.status(), 503),
+        other => panic!("the fault refuses the handshake: {other:?}"),
+    }
+    // The next one is served: two channels, each with its own results.
+    let mut live = Live::open(&dg, "encoding=linear16&sample_rate=8000&channels=2&multichannel=true").await;
+    let stereo = common::tone_wav(1.0, 8000, 2);
+    live.audio(&stereo[44..]).await;
+    live.text(json!({"type": "CloseStream"})).await;
+    let heard = live.rest().await;
+    let indexes: Vec<&Value> = heard.finals().iter().map(|r| &r["channel_index"]).collect();
+    assert_eq!(indexes, [&json!([0, 2]), &json!([1, 2])]);
+    assert_eq!(heard.of_type("Metadata")[0]["channels"], 2);
+    let log = dg.http.get(format!("{control}/requests?service=deepgram&limit=10")).send().await.unwrap();
+    let log: Value = serde_json::from_slice(&log.bytes().await.unwrap()).unwrap();
+    let statuses: Vec<u64> = log["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["path"].as_str().is_some_and(|p| p.starts_with("/v1/listen")))
+        .map(|r| r["status"].as_u64().unwrap())
+        .collect();
+    assert!(statuses.contains(&503) && statuses.contains(&101), "{log}");
+}

@@ -68,7 +68,7 @@ pub fn socket_url(url: &str) -> Option<String> {
 fn pace(bytes: &[u8], values: &Values) -> Result<(f64, usize), String> {
     let given = |name: &str| values.get(name).map(String::as_str).filter(|v| !v.is_empty());
     if bytes.starts_with(b"RIFF") {
-        let facts = super::deepgram::audio_facts(None, bytes);
+        let facts = super::deepgram_audio::audio_facts(None, bytes);
         let (Some(rate), Some(channels), Some(bits)) = (facts.sample_rate, facts.channels, facts.bits) else {
             return Err("the WAV header does not say its rate, channels and sample size".to_owned());
         };
@@ -90,7 +90,7 @@ fn pace(bytes: &[u8], values: &Values) -> Result<(f64, usize), String> {
             "{other} audio cannot be paced without decoding it: stream a WAV, or raw linear16, linear32, mulaw or alaw"
         ))
             }
-            None if super::deepgram::looks_like_audio(bytes) => return Err(
+            None if super::deepgram_audio::looks_like_audio(bytes) => return Err(
                 "compressed audio cannot be paced without decoding it: stream a WAV, or raw audio with its encoding"
                     .to_owned(),
             ),

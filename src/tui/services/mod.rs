@@ -9,6 +9,7 @@ pub mod ably;
 pub mod avatax;
 pub mod coinbase;
 pub mod deepgram;
+pub mod deepgram_audio;
 pub mod deepgram_live;
 pub mod easypost;
 pub mod mailgun;
