@@ -17,7 +17,8 @@ ends with `send_close_stream()`; every wait is bounded.
   joined are the spoken text (its words, and the punctuated text itself); the finals tile the
   audio; every message is the SDK's own type; a `Metadata` message comes last, with the audio's
   duration, one channel and the stream's request id; the socket closes with 1000.
-- `Finalize` mid-stream: a final result with `from_finalize` that ends where the audio sent ends.
+- `Finalize` mid-stream: a final result with `from_finalize` that ends where the audio sent ends,
+  or where the word it was in the middle of began.
 - Raw `mulaw` at 8 kHz without a container, streamed with encoding and sample_rate: the text.
 - A 440 Hz tone written here (2 s, then 1 s of silence) with vad_events: `SpeechStarted` at the
   tone's start, synthetic words (confidence 0.62, `metadata.warnings[0].type == "simulated"`) inside
@@ -227,8 +228,12 @@ FINALIZE_AFTER = 12  # frames 0..12: 1.3 s of bytes, less the WAV header
 finalized = Stream("Finalize").run(short_wav, 3200, 0.02, after={FINALIZE_AFTER: lambda s: s.send_finalize()})
 flushed = [r for r in finalized.results() if r.from_finalize]
 sent = ((FINALIZE_AFTER + 1) * 3200 - data_offset(short_wav)) / 32000
-check("Finalize mid-stream: one final result with from_finalize, ending where the audio sent ended",
-      len(flushed) == 1 and flushed[0].is_final and near(flushed[0].start + flushed[0].duration, sent, 0.002),
+# It covers the audio sent, up to the word being heard when one is (a word is never cut in two:
+# it goes whole into the next result), and its words lie within it.
+flush_end = flushed[0].start + flushed[0].duration if flushed else -1
+check("Finalize mid-stream: one final result with from_finalize, ending where the audio sent ended or its word began",
+      len(flushed) == 1 and flushed[0].is_final and sent - 0.8 < flush_end <= sent + 0.002
+      and all(w.end <= flush_end + 0.002 for w in flushed[0].channel.alternatives[0].words),
       repr([(r.start, r.duration, r.is_final, r.from_finalize) for r in finalized.results()]) + f" sent {sent:.3f}s")
 check("Finalize: the stream still reads the whole text", words_of(finalized.transcript()) == words_of(SHORT),
       repr(finalized.transcript()))
