@@ -1,7 +1,8 @@
 //! A list page as a person sees it: a loopback server sends the page, the console is driven by
 //! keys, and the time runs from the key to the drawn table. Also the peak memory a page costs,
 //! how fast a key is answered while a 200 MB body is being indexed, and the row filter over
-//! 40,000 rows. Run with `cargo bench --bench page_table` (medians; `PAGE_RUNS` sets the runs).
+//! 40,000 rows. Run with `cargo bench --bench page_table` (medians; `PAGE_RUNS` sets the runs;
+//! `PAGE_TABLES_ONLY=1` measures only the two pages).
 //!
 //! The console is the real one (`tui::harness`: the app, its task pool, its indexing pool and a
 //! 200x50 test terminal); only the terminal's own I/O is left out.
@@ -37,10 +38,14 @@ fn main() {
     runtime.block_on(async {
         let runs: usize = std::env::var("PAGE_RUNS").ok().and_then(|n| n.parse().ok()).unwrap_or(9);
         let cases = [("5 MB page", 3_900, 5 * MB), ("50 MB page", 40_000, 50 * MB)];
+        // Only the two pages (`benches/page_compare.sh` compares them between two trees).
+        let tables_only = std::env::var_os("PAGE_TABLES_ONLY").is_some();
         for (name, records, size) in cases {
-            page_case(name, records, size, runs).await;
+            page_case(name, records, size, runs, tables_only).await;
         }
-        keys_while_indexing(200 * MB).await;
+        if !tables_only {
+            keys_while_indexing(200 * MB).await;
+        }
     });
 }
 
@@ -110,7 +115,7 @@ fn ms(d: Duration) -> f64 {
 
 /// `r` on a page of `records` records, `size` bytes: key to table drawn, the part of it that was
 /// the transfer, and the peak memory the page added.
-async fn page_case(name: &str, records: usize, size: usize, runs: usize) {
+async fn page_case(name: &str, records: usize, size: usize, runs: usize, tables_only: bool) {
     let (_server, url) = server(records, size);
     let mut h = console(&url).await;
     assert_eq!(h.console.app.tab().browser.row_count(), records, "{}", h.screen());
@@ -148,7 +153,7 @@ async fn page_case(name: &str, records: usize, size: usize, runs: usize) {
         median(beyond),
         median(peaks),
     );
-    if records >= 40_000 {
+    if records >= 40_000 && !tables_only {
         filter_keystrokes(&mut h);
     }
 }

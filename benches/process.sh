@@ -43,22 +43,9 @@ now_us() { echo $(( $(date +%s%N) / 1000 )); }
 say() { echo "process.sh: $*" >&2; }
 
 # ---- the two binaries -------------------------------------------------------------------------
-sha=$(git rev-parse --verify --quiet "$BASELINE^{commit}") || { say "no commit $BASELINE"; exit 2; }
-short=${sha:0:7}
-base_dir=""
-for candidate in /work/opsdeck-baseline-"$short" "$tmp_root"/opsdeck-baseline-"$short"; do
-  if [ -d "$candidate" ] && [ "$(git -C "$candidate" rev-parse HEAD 2>/dev/null)" = "$sha" ]; then
-    base_dir=$candidate
-    break
-  fi
-done
-if [ -z "$base_dir" ]; then
-  base_dir=$tmp_root/opsdeck-baseline-$short
-  say "baseline $short: new worktree $base_dir"
-  git worktree add --detach "$base_dir" "$sha" >&2
-else
-  say "baseline $short: reusing $base_dir"
-fi
+# shellcheck source=benches/baseline.sh
+source benches/baseline.sh
+baseline_worktree "$BASELINE"
 say "building the baseline (release, target dir $base_dir/target)"
 (cd "$base_dir" && CARGO_TARGET_DIR="$base_dir/target" cargo build --release --quiet --bin opsdeck)
 say "building this tree (release)"
@@ -216,7 +203,7 @@ done
 
 # ---- the table ---------------------------------------------------------------------------------
 echo
-echo "baseline: $short ($base_built)"
+echo "baseline: $base_short ($base_built)"
 echo "this tree: $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src Cargo.toml build.rs 2>/dev/null || echo '+changes') ($this_built)"
 echo "runs: $RUNS, calls per batch: $CALLS"
 printf '%-44s %12s %12s %8s\n' figure baseline "this tree" ratio

@@ -126,43 +126,101 @@ impl RowSpec {
     /// [`MAX_CELL`]. A long page is shared out among the cores: this runs off the UI thread,
     /// which is idle until the rows are there.
     pub fn table(&self, doc: &JsonDoc, records: &[NodeId]) -> Table {
-        let columns = self.columns.clone().unwrap_or_else(|| columns_of(doc, records, self.id_field));
-        let threads = std::thread::available_parallelism().map_or(1, usize::from).min(4);
-        let rows = if records.len() < PARALLEL_ROWS_FROM || threads < 2 {
-            self.rows(doc, records, &columns)
-        } else {
-            let chunk = records.len().div_ceil(threads);
-            std::thread::scope(|scope| {
-                let parts: Vec<_> =
-                    records.chunks(chunk).map(|part| scope.spawn(|| self.rows(doc, part, &columns))).collect();
-                // A part whose thread panicked yields no rows rather than taking the console down.
-                parts.into_iter().flat_map(|part| part.join().unwrap_or_default()).collect()
+        if let Some(columns) = &self.columns {
+            let (rows, _) = self.all_rows(doc, records, columns, &[]);
+            return Table { columns: columns.clone(), rows };
+        }
+        // Which fields are the same in every record is judged on a sample here, and confirmed
+        // for every record while its row is made, when its bytes are at hand: a page read twice
+        // would cost a second pass over a body larger than the caches. A field the sample got
+        // wrong (the same in 200 records, not in all) sends the page through again, judged whole.
+        let sampled = sample(records, COLUMN_SAMPLE);
+        let (columns, left_out) =
+            columns_judged(doc, records, self.id_field, &|path| same_everywhere(doc, &sampled, path));
+        let first = records.first().map(|&record| doc.item(record));
+        let checks: Vec<(Vec<String>, Option<&[u8]>)> = left_out
+            .into_iter()
+            .map(|path| {
+                let value = first.and_then(|item| value_text(item, &path, &mut Vec::new()));
+                (path, value)
             })
-        };
+            .collect();
+        let (rows, confirmed) = self.all_rows(doc, records, &columns, &checks);
+        if confirmed {
+            return Table { columns, rows };
+        }
+        let columns = columns_of(doc, records, self.id_field);
+        let (rows, _) = self.all_rows(doc, records, &columns, &[]);
         Table { columns, rows }
     }
 
-    fn rows(&self, doc: &JsonDoc, records: &[NodeId], columns: &[Column]) -> Vec<Row> {
+    /// The rows of `records`, a long page shared out among the cores; and whether every record
+    /// has the value each of `checks` says at its path.
+    fn all_rows(
+        &self,
+        doc: &JsonDoc,
+        records: &[NodeId],
+        columns: &[Column],
+        checks: &[(Vec<String>, Option<&[u8]>)],
+    ) -> (Vec<Row>, bool) {
+        let threads = threads_for(records.len());
+        if threads < 2 {
+            return self.rows(doc, records, columns, checks);
+        }
+        let chunk = records.len().div_ceil(threads);
+        std::thread::scope(|scope| {
+            let parts: Vec<_> =
+                records.chunks(chunk).map(|part| scope.spawn(|| self.rows(doc, part, columns, checks))).collect();
+            let mut rows = Vec::with_capacity(records.len());
+            let mut confirmed = true;
+            for part in parts {
+                // A part whose thread panicked yields no rows rather than taking the console down.
+                let (part_rows, part_confirmed) = part.join().unwrap_or_default();
+                rows.extend(part_rows);
+                confirmed &= part_confirmed;
+            }
+            (rows, confirmed)
+        })
+    }
+
+    fn rows(
+        &self,
+        doc: &JsonDoc,
+        records: &[NodeId],
+        columns: &[Column],
+        checks: &[(Vec<String>, Option<&[u8]>)],
+    ) -> (Vec<Row>, bool) {
         // Both buffers are reused for every cell: a page of 40,000 rows allocates its rows'
         // text and little else.
         let (mut line, mut scratch) = (String::new(), String::new());
-        records
+        // Where each column's keys were in the last record: most records write them alike.
+        let mut hints: Vec<Vec<usize>> = vec![Vec::new(); columns.len()];
+        let mut check_hints: Vec<Vec<usize>> = vec![Vec::new(); checks.len()];
+        let mut confirmed = true;
+        let rows = records
             .iter()
             .map(|&record| {
                 line.clear();
                 let item = doc.item(record);
-                for (index, column) in columns.iter().enumerate() {
+                for (index, (column, hints)) in columns.iter().zip(hints.iter_mut()).enumerate() {
                     if index > 0 {
                         line.push(CELL_SEPARATOR);
                     }
                     match self.cell.and_then(|cell| cell(item, column)) {
                         Some(text) => push_clean(&mut line, &text),
-                        None => push_cell(&mut line, &mut scratch, item, column, self.id_field),
+                        None => push_cell(&mut line, &mut scratch, item, column, self.id_field, hints),
                     }
+                }
+                if confirmed {
+                    confirmed = checks
+                        .iter()
+                        .zip(check_hints.iter_mut())
+                        .all(|((path, value), hints)| value_text(item, path, hints) == *value);
                 }
                 Row { record, cells: line.as_str().into() }
             })
-            .collect()
+            .collect();
+        (rows, confirmed)
     }
 }
 
@@ -191,6 +249,17 @@ struct Candidate {
 /// `schema`), so it is left out: the inspector still has it. A status and the main amounts
 /// ([`column_rank`] 0) are kept all the same, being what a row is read for.
 pub fn columns_of(doc: &JsonDoc, records: &[NodeId], id_field: Option<&str>) -> Vec<Column> {
+    columns_judged(doc, records, id_field, &|path| same_everywhere(doc, records, path)).0
+}
+
+/// [`columns_of`], a field's being the same in every record judged by `same` (over the whole
+/// page, or a sample of it); and the paths left out as the same everywhere.
+fn columns_judged(
+    doc: &JsonDoc,
+    records: &[NodeId],
+    id_field: Option<&str>,
+    same: &dyn Fn(&[String]) -> bool,
+) -> (Vec<Column>, Vec<Vec<String>>) {
     fn walk(value: Item<'_>, path: &mut Vec<String>, found: &mut Vec<Candidate>, cursor: &mut Option<usize>) {
         if value.kind() != Kind::Object {
             return;
@@ -222,6 +291,7 @@ pub fn columns_of(doc: &JsonDoc, records: &[NodeId], id_field: Option<&str>) -> 
     }
     let id_path: Option<Vec<String>> = id_field.map(|id| vec![id.to_owned()]);
     found.retain(|c| Some(&c.path) != id_path.as_ref());
+    let mut left_out = Vec::new();
     if records.len() > 1 {
         // A document's status and main amounts stay: `Committed` in every row still answers
         // the question the row is read for.
@@ -229,13 +299,14 @@ pub fn columns_of(doc: &JsonDoc, records: &[NodeId], id_field: Option<&str>) -> 
             .iter()
             .map(|c| {
                 let header = c.path.last().map_or("", String::as_str);
-                column_rank(header) == 0 || !same_everywhere(doc, records, &c.path)
+                column_rank(header) == 0 || !same(&c.path)
             })
             .collect();
         // Only when something is left: a page whose every field is the same still shows them.
         if id_field.is_some() || varies.contains(&true) {
-            let mut keep = varies.into_iter();
-            found.retain(|_| keep.next().unwrap_or(true));
+            let (kept, gone): (Vec<_>, Vec<_>) = found.into_iter().zip(varies).partition(|(_, varies)| *varies);
+            found = kept.into_iter().map(|(c, _)| c).collect();
+            left_out = gone.into_iter().map(|(c, _)| c.path).collect();
         }
     }
     let mut columns: Vec<Column> = id_path.into_iter().map(Column::new).collect();
@@ -259,7 +330,7 @@ pub fn columns_of(doc: &JsonDoc, records: &[NodeId], id_field: Option<&str>) -> 
     columns.truncate(MAX_COLUMNS);
     // When is usually the second question after which: time columns come right after the id.
     columns[first..].sort_by_key(|c| !is_time_column(c.header()));
-    columns
+    (columns, left_out)
 }
 
 /// Up to `most` of `records`, spread evenly from the first to the last.
@@ -273,10 +344,24 @@ fn sample(records: &[NodeId], most: usize) -> Vec<NodeId> {
 /// Whether the value at `path` is written the same in every record (absent and `null` alike).
 /// Stops at the first record that differs, which for most columns is the second.
 fn same_everywhere(doc: &JsonDoc, records: &[NodeId], path: &[String]) -> bool {
-    let text = |record: NodeId| doc.item(record).path(path).filter(|v| v.kind() != Kind::Null).map(|v| doc.text(v.id));
+    let mut hints = Vec::new();
     let Some((&head, rest)) = records.split_first() else { return true };
-    let first = text(head);
-    rest.iter().all(|&record| text(record) == first)
+    let first = value_text(doc.item(head), path, &mut hints);
+    rest.iter().all(|&record| value_text(doc.item(record), path, &mut hints) == first)
+}
+
+/// The value at `path` in `record` as written, `None` when absent or `null`.
+fn value_text<'d>(record: Item<'d>, path: &[String], hints: &mut Vec<usize>) -> Option<&'d [u8]> {
+    let value = record.path_hinted(path, hints).filter(|v| v.kind() != Kind::Null)?;
+    Some(value.doc.text(value.id))
+}
+
+/// How many threads read `records` records: one below [`PARALLEL_ROWS_FROM`], else up to four.
+fn threads_for(records: usize) -> usize {
+    if records < PARALLEL_ROWS_FROM {
+        return 1;
+    }
+    std::thread::available_parallelism().map_or(1, usize::from).min(4)
 }
 
 /// Whether a column is kept before others when not all fit (lower first); equal ranks keep
@@ -307,9 +392,16 @@ fn amount_in(text: &str, column: &Column) -> Option<String> {
     }
 }
 
-fn push_cell(out: &mut String, scratch: &mut String, record: Item<'_>, column: &Column, id_field: Option<&str>) {
+fn push_cell(
+    out: &mut String,
+    scratch: &mut String,
+    record: Item<'_>,
+    column: &Column,
+    id_field: Option<&str>,
+    hints: &mut Vec<usize>,
+) {
     let value = match record.kind() {
-        Kind::Object => record.path(&column.path),
+        Kind::Object => record.path_hinted(&column.path, hints),
         // A list of bare values (channel names): the value is the id column.
         _ if Some(column.header()) == id_field || column.header() == "value" => Some(record),
         _ => None,
@@ -656,6 +748,29 @@ mod tests {
         );
         let text = render_values(&page, Some("id"), None).unwrap();
         assert!(!text.contains("{…"), "{text}");
+    }
+
+    #[test]
+    fn a_field_the_sample_finds_the_same_but_one_record_does_not_is_still_a_column() {
+        // Long pages judge on a sample of 200 records and confirm while the rows are made, on
+        // one thread (1,000 records) and on several (5,000): record 1 is in no sample.
+        for count in [1_000, 5_000] {
+            let page: Vec<serde_json::Value> = (0..count)
+                .map(|n| json!({"id": n, "kind": if n == 1 { "odd" } else { "even" }, "unit": "u", "n": n * 7}))
+                .collect();
+            let (doc, nodes) = JsonDoc::from_values(&page).unwrap();
+            let table = RowSpec::new(Some("id"), None).table(&doc, &nodes);
+            let shown: Vec<String> = table.columns.iter().map(Column::label).collect();
+            assert_eq!(shown, ["id", "kind", "n"], "{count} records");
+            assert_eq!(table.columns, columns_of(&doc, &nodes, Some("id")));
+            assert_eq!(table.rows.len(), count);
+            assert_eq!(table.rows[1].cells().collect::<Vec<_>>(), ["1", "odd", "7"]);
+            // Truly the same everywhere: left out, with no second pass needed to say so.
+            let same: Vec<serde_json::Value> = (0..count).map(|n| json!({"id": n, "unit": "u", "n": n})).collect();
+            let (doc, nodes) = JsonDoc::from_values(&same).unwrap();
+            let table = RowSpec::new(Some("id"), None).table(&doc, &nodes);
+            assert_eq!(table.columns.iter().map(Column::label).collect::<Vec<_>>(), ["id", "n"]);
+        }
     }
 
     #[test]

@@ -31,35 +31,39 @@ impl<'d> Item<'d> {
             return None;
         }
         let doc = self.doc;
-        let body = doc.body().as_ref();
-        let wanted = key.as_bytes();
-        doc.children(self.id)
-            .find(|&child| {
-                // A member starts at its key's opening quote. Most keys are told apart by their
-                // first byte; a key written with escapes starts with one or is a plain match.
-                let raw = doc.start_offset(child) + 1;
-                match body.get(raw) {
-                    Some(b'\\') => doc.key(child).as_deref() == Some(key),
-                    Some(&first) if wanted.first() == Some(&first) => {
-                        let end = raw + wanted.len();
-                        if body.get(raw..end) == Some(wanted) && body.get(end) == Some(&b'"') {
-                            return true;
-                        }
-                        // The same start, but an escape further on may still spell the key.
-                        let written = body.get(raw..).unwrap_or_default();
-                        let stop = memchr::memchr2(b'"', b'\\', written);
-                        stop.is_some_and(|at| written[at] == b'\\') && doc.key(child).as_deref() == Some(key)
-                    }
-                    Some(b'"') => wanted.is_empty(),
-                    _ => false,
-                }
-            })
-            .map(|id| Item { doc, id })
+        doc.children(self.id).find(|&child| is_member(doc, child, key)).map(|id| Item { doc, id })
+    }
+
+    /// [`Item::get`], looking first at the member in position `*hint`, and leaving there the
+    /// position it was found at: the records of a page mostly write their keys in one order, so
+    /// a column's value is found with one key compared, not one for each member before it (each
+    /// a read from elsewhere in the body).
+    pub fn get_hinted(self, key: &str, hint: &mut usize) -> Option<Item<'d>> {
+        if self.kind() != Kind::Object {
+            return None;
+        }
+        let doc = self.doc;
+        // Stepping to a member reads only the index, not the body.
+        if let Some(child) = doc.children(self.id).nth(*hint).filter(|&child| is_member(doc, child, key)) {
+            return Some(Item { doc, id: child });
+        }
+        let (at, id) = doc.children(self.id).enumerate().find(|&(_, child)| is_member(doc, child, key))?;
+        *hint = at;
+        Some(Item { doc, id })
     }
 
     /// The value at a path of member keys (`["message", "headers", "subject"]`).
     pub fn path<S: AsRef<str>>(self, path: &[S]) -> Option<Item<'d>> {
         path.iter().try_fold(self, |item, key| item.get(key.as_ref()))
+    }
+
+    /// [`Item::path`] with a hint per key ([`Item::get_hinted`]); `hints` is as long as `path`
+    /// (a missing hint is position 0).
+    pub fn path_hinted<S: AsRef<str>>(self, path: &[S], hints: &mut Vec<usize>) -> Option<Item<'d>> {
+        if hints.len() < path.len() {
+            hints.resize(path.len(), 0);
+        }
+        path.iter().zip(hints.iter_mut()).try_fold(self, |item, (key, hint)| item.get_hinted(key.as_ref(), hint))
     }
 
     /// The items of an array, or the values of an object's members, in order.
@@ -198,5 +202,29 @@ impl JsonDoc {
     pub fn records(&self) -> Option<Vec<NodeId>> {
         let at = self.records_at()?;
         Some(self.children(at.array).collect())
+    }
+}
+
+/// Whether `child` is the object member `key`. A member starts at its key's opening quote. Most
+/// keys are told apart by their first byte; a key written with escapes starts with one or is a
+/// plain match.
+fn is_member(doc: &JsonDoc, child: NodeId, key: &str) -> bool {
+    let body = doc.body().as_ref();
+    let wanted = key.as_bytes();
+    let raw = doc.start_offset(child) + 1;
+    match body.get(raw) {
+        Some(b'\\') => doc.key(child).as_deref() == Some(key),
+        Some(&first) if wanted.first() == Some(&first) => {
+            let end = raw + wanted.len();
+            if body.get(raw..end) == Some(wanted) && body.get(end) == Some(&b'"') {
+                return true;
+            }
+            // The same start, but an escape further on may still spell the key.
+            let written = body.get(raw..).unwrap_or_default();
+            let stop = memchr::memchr2(b'"', b'\\', written);
+            stop.is_some_and(|at| written[at] == b'\\') && doc.key(child).as_deref() == Some(key)
+        }
+        Some(b'"') => wanted.is_empty(),
+        _ => false,
     }
 }

@@ -62,8 +62,24 @@ struct Node {
     next: u32,
     /// The enclosing container, `NO_PARENT` for the root.
     parent: u32,
-    /// Members or items of a container; 0 for scalars.
+    /// Members or items of a container (0 for scalars), and [`MEMBER`] when the node is an
+    /// object's member: read through [`Node::children`] and [`Node::is_member`].
     count: u32,
+}
+
+/// The bit of [`Node::count`] that marks an object's member (a node with a key). A count never
+/// reaches it: every value takes at least one byte of a body of at most 4 GiB, and a container
+/// two, so there are fewer than 2^31 of them.
+pub(crate) const MEMBER: u32 = 1 << 31;
+
+impl Node {
+    fn children(self) -> u32 {
+        self.count & !MEMBER
+    }
+
+    fn is_member(self) -> bool {
+        self.count & MEMBER != 0
+    }
 }
 
 const _: () = assert!(std::mem::size_of::<Node>() == 16);
@@ -280,7 +296,7 @@ impl JsonDoc {
 
     /// Members of an object or items of an array; 0 for scalars.
     pub fn child_count(&self, id: NodeId) -> usize {
-        self.node(id).count as usize
+        self.node(id).children() as usize
     }
 
     /// The node after this one's subtree in document order (its next sibling when there is
@@ -292,7 +308,7 @@ impl JsonDoc {
 
     /// The direct children in order, hopping over each child's subtree.
     pub fn children(&self, id: NodeId) -> impl Iterator<Item = NodeId> + '_ {
-        let mut next = (self.node(id).count > 0).then_some(NodeId(id.0 + 1));
+        let mut next = (self.node(id).children() > 0).then_some(NodeId(id.0 + 1));
         let end = self.node(id).next;
         std::iter::from_fn(move || {
             let current = next?;
@@ -319,20 +335,9 @@ impl JsonDoc {
         self.node(id).start as usize
     }
 
-    /// Whether a container is an object, from the first byte of its value (skipping the
-    /// container's own key when it has one).
-    fn is_object(&self, id: NodeId) -> bool {
-        let start = self.start_offset(id);
-        match self.body.get(start) {
-            Some(b'{') => true,
-            Some(b'"') => self.body.get(skip_member_key(&self.body, start)) == Some(&b'{'),
-            _ => false,
-        }
-    }
-
     /// Whether the node is an object member (has a key).
     pub fn has_key(&self, id: NodeId) -> bool {
-        self.parent(id).is_some_and(|p| self.is_object(p))
+        self.node(id).is_member()
     }
 
     /// Offset of the value's first byte, after any key.

@@ -49,14 +49,14 @@ impl Parser<'_> {
             // nodes it will not use (big allocations are remapped, not copied, when they grow).
             self.nodes.reserve_exact(self.nodes.capacity() / 4 + 16);
         }
-        let parent = match self.open.last_mut() {
+        let (parent, member) = match self.open.last_mut() {
             Some(open) => {
                 open.count += 1;
-                open.id
+                (open.id, if open.object { MEMBER } else { 0 })
             }
-            None => NO_PARENT,
+            None => (NO_PARENT, 0),
         };
-        self.nodes.push(Node { start: start as u32, next: id + 1, parent, count: 0 });
+        self.nodes.push(Node { start: start as u32, next: id + 1, parent, count: member });
         Ok(id)
     }
 
@@ -174,7 +174,7 @@ impl Parser<'_> {
                 if let Some(open) = self.open.pop() {
                     if let Some(node) = self.nodes.get_mut(open.id as usize) {
                         node.next = end;
-                        node.count = open.count;
+                        node.count = (node.count & MEMBER) | open.count;
                     }
                 }
             }

@@ -380,3 +380,29 @@ fn pretty_print_reindents_and_keeps_every_token_as_sent() {
     assert_eq!(super::pretty_print(b"[ ]"), "[]");
     assert_eq!(super::pretty_print(b" 42 "), "42");
 }
+
+#[test]
+fn a_hinted_lookup_finds_what_get_finds_whatever_order_the_records_write_their_keys() {
+    let d = doc(r#"[{"a":1,"b":{"c":2,"d":3},"e":4},{"e":5,"a":6,"b":{"d":7,"c":8}},{"b":{"c":9}},{"a":10},
+           {"\u0061":11,"b":{"c":12}},{"b":[1]},"text",{"":13,"a":14}]"#);
+    let records: Vec<NodeId> = d.children(NodeId::ROOT).collect();
+    let paths: [&[&str]; 5] = [&["a"], &["b", "c"], &["b", "d"], &["e"], &[""]];
+    for path in paths {
+        let mut hints = Vec::new();
+        for &record in &records {
+            let item = d.item(record);
+            let plain = item.path(path).map(|v| v.id);
+            assert_eq!(
+                item.path_hinted(path, &mut hints).map(|v| v.id),
+                plain,
+                "{path:?} in {}",
+                String::from_utf8_lossy(d.text(record))
+            );
+        }
+    }
+    // Members, and only members, have keys: the flag the parser sets agrees with the structure.
+    for id in (0..d.node_count()).map(|i| NodeId(i as u32)) {
+        let in_object = d.parent(id).is_some_and(|p| d.kind(p) == Kind::Object);
+        assert_eq!(d.has_key(id), in_object, "node {id:?}");
+    }
+}
