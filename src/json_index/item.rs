@@ -27,7 +27,7 @@ impl<'d> Item<'d> {
     /// The member `key` of an object; `None` for anything else or when it is missing. Keys
     /// are compared as written where they hold no escape, which is nearly always.
     pub fn get(self, key: &str) -> Option<Item<'d>> {
-        if self.kind() != Kind::Object {
+        if !self.has_members() {
             return None;
         }
         let doc = self.doc;
@@ -39,7 +39,7 @@ impl<'d> Item<'d> {
     /// a column's value is found with one key compared, not one for each member before it (each
     /// a read from elsewhere in the body).
     pub fn get_hinted(self, key: &str, hint: &mut usize) -> Option<Item<'d>> {
-        if self.kind() != Kind::Object {
+        if !self.has_members() {
             return None;
         }
         let doc = self.doc;
@@ -50,6 +50,12 @@ impl<'d> Item<'d> {
         let (at, id) = doc.children(self.id).enumerate().find(|&(_, child)| is_member(doc, child, key))?;
         *hint = at;
         Some(Item { doc, id })
+    }
+
+    /// Whether this is an object with a member, read from the index alone (its first child has
+    /// a key): a lookup then never reads the body to learn what a value is.
+    fn has_members(self) -> bool {
+        self.doc.children(self.id).next().is_some_and(|child| self.doc.has_key(child))
     }
 
     /// The value at a path of member keys (`["message", "headers", "subject"]`).

@@ -235,8 +235,9 @@ impl JsonDoc {
         let mut parser = Parser {
             b: &body,
             pos: 0,
-            // API records run about one value per 20 to 30 bytes; the vector grows by a quarter
-            // when that guess is short (see `Parser::push`) and is shrunk to fit at the end.
+            // API records run about one value per 20 to 30 bytes; when that guess is short the
+            // vector grows to what the rest of the body holds at the rate read so far (see
+            // `Parser::more_nodes`), and is shrunk at the end only when much is left unused.
             nodes: Vec::with_capacity(body.len() / 32 + 16),
             open: Vec::new(),
             max_nodes: budget / std::mem::size_of::<Node>(),
@@ -258,7 +259,11 @@ impl JsonDoc {
             (Ok(()), Some(bad)) => Err(fail(&body, bad, JsonErrorKind::InvalidUtf8)),
             (Ok(()), None) => {
                 watch.report(body.len());
-                nodes.shrink_to_fit();
+                // Shrinking copies the nodes (a 50 MB page's are 27 MB): worth it only for
+                // room that would sit unused beside them for as long as the page is shown.
+                if nodes.capacity() - nodes.len() > nodes.len() / 16 {
+                    nodes.shrink_to_fit();
+                }
                 Ok(JsonDoc { body, nodes })
             }
         }

@@ -45,9 +45,7 @@ impl Parser<'_> {
             self.checkpoint()?;
         }
         if self.nodes.len() == self.nodes.capacity() {
-            // A quarter more rather than double: a 200 MB body must not reserve 400 MB of
-            // nodes it will not use (big allocations are remapped, not copied, when they grow).
-            self.nodes.reserve_exact(self.nodes.capacity() / 4 + 16);
+            self.nodes.reserve_exact(self.more_nodes());
         }
         let (parent, member) = match self.open.last_mut() {
             Some(open) => {
@@ -58,6 +56,19 @@ impl Parser<'_> {
         };
         self.nodes.push(Node { start: start as u32, next: id + 1, parent, count: member });
         Ok(id)
+    }
+
+    /// How many more nodes to make room for when the vector is full: as many as the rest of
+    /// the body holds at the rate read so far (API pages are alike from end to end), plus a
+    /// little; never less than an eighth more, so a body whose tail is denser than its head
+    /// still grows in few steps, and never past the node budget. Not double: a 200 MB body must not reserve 400 MB of nodes it
+    /// will not use, nor hold the old vector and a twice-larger one at once.
+    fn more_nodes(&self) -> usize {
+        let (len, read, body) = (self.nodes.len(), self.pos.max(1), self.b.len());
+        let projected = usize::try_from(len as u128 * body as u128 / read as u128).unwrap_or(usize::MAX);
+        let wanted = projected.saturating_add(projected / 32).saturating_sub(len);
+        // Never past the budget: a body that would need more fails when it gets there.
+        wanted.max(len / 8).saturating_add(16).min(self.max_nodes.saturating_sub(len).max(16))
     }
 
     /// Checks the body's UTF-8 up to `upto`. A character cut by `upto` is checked with the
