@@ -2,7 +2,10 @@
 # page_compare.sh): `baseline_worktree COMMIT` sets `base_dir` to a git worktree of COMMIT,
 # `opsdeck-baseline-<short sha>` (also in `base_short`): one already under /work or $tmp_root is reused, otherwise one
 # is made under $tmp_root and kept for the next run (`git worktree remove --force <dir>` deletes
-# it). The caller defines `say` (a line to stderr) and `tmp_root`.
+# it). The caller defines `say` (a line to stderr) and `tmp_root`. Also `median`: the median of
+# the numbers on stdin, one a line.
+median() { sort -n | awk '{a[NR]=$1} END {if (NR == 0) print "nan"; else print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+
 baseline_worktree() {
   local sha candidate
   sha=$(git rev-parse --verify --quiet "$1^{commit}") || { say "no commit $1"; exit 2; }

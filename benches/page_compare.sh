@@ -30,7 +30,6 @@ ROUNDS=${ROUNDS:-5}
 PAGE_RUNS=${PAGE_RUNS:-5}
 tmp_root=${TMPDIR:-/tmp}
 say() { echo "page_compare.sh: $*" >&2; }
-median() { sort -n | awk '{a[NR]=$1} END {if (NR == 0) print "nan"; else print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 
 # shellcheck source=benches/baseline.sh
 source benches/baseline.sh

@@ -100,6 +100,20 @@ async fn console(url: &str) -> Harness {
     h
 }
 
+/// `40,000`, as the browser's title writes a count. Written here, not imported, so this bench
+/// builds against older trees too (`benches/page_compare.sh` runs it on a baseline).
+fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 fn median(mut values: Vec<f64>) -> f64 {
     values.sort_by(f64::total_cmp);
     match values.len() {
@@ -139,7 +153,7 @@ async fn page_case(name: &str, records: usize, size: usize, runs: usize, tables_
         let peak = HEAP.peak_usage();
         let tab = h.console.app.tab();
         assert_eq!(tab.browser.row_count(), records, "{screen}");
-        assert!(screen.contains(&format!("page 1 · {} rows", opsdeck::format::thousands(records))), "{screen}");
+        assert!(screen.contains(&format!("page 1 · {} rows", thousands(records))), "{screen}");
         let transfer = tab.page.as_ref().unwrap().response.duration;
         total.push(ms(elapsed));
         beyond.push(ms(elapsed.saturating_sub(transfer)));

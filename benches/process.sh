@@ -38,7 +38,6 @@ TAB_WAIT=${TAB_WAIT:-1}
 IDLE_SECS=${IDLE_SECS:-10}
 tmp_root=${TMPDIR:-/tmp}
 
-median() { sort -n | awk '{a[NR]=$1} END {if (NR == 0) print "nan"; else print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 now_us() { echo $(( $(date +%s%N) / 1000 )); }
 say() { echo "process.sh: $*" >&2; }
 
