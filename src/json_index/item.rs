@@ -37,7 +37,8 @@ impl<'d> Item<'d> {
     /// [`Item::get`], looking first at the member in position `*hint`, and leaving there the
     /// position it was found at: the records of a page mostly write their keys in one order, so
     /// a column's value is found with one key compared, not one for each member before it (each
-    /// a read from elsewhere in the body).
+    /// a read from elsewhere in the body). An object that writes one key twice (which JSON
+    /// leaves undefined) may give its later value here where `get` gives the first.
     pub fn get_hinted(self, key: &str, hint: &mut usize) -> Option<Item<'d>> {
         if !self.has_members() {
             return None;
