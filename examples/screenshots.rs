@@ -243,6 +243,31 @@ async fn main() -> std::io::Result<()> {
     h.keys("<C-s>");
     h.settle().await;
     save(&mut h, "deepgram-transcript")?;
+    // The same speech streamed live: caught while a final part and words not final yet show.
+    h.keys("<Esc>:transcribe live<Enter>");
+    if let Some(Popup::Form(form)) = h.console.app.popup.as_mut() {
+        form.set_value("file", &speech.display().to_string());
+        form.set_value("punctuate", "true");
+    }
+    h.keys("<C-s>");
+    let texts = |h: &Harness| match &h.console.app.popup {
+        Some(Popup::Detail(d)) => (d.texts.len(), d.title.ends_with("done") || d.title.ends_with("ended")),
+        _ => (0, true),
+    };
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let (sections, over) = texts(&h);
+        let has_final = matches!(&h.console.app.popup, Some(Popup::Detail(d)) if d.texts.first().is_some_and(|(_, t)| !t.is_empty()));
+        if over || (sections == 2 && has_final) {
+            break;
+        }
+        tokio::select! {
+            Some(report) = h.console.background.recv() => h.console.app.on_background(report),
+            () = tokio::time::sleep_until(deadline) => break,
+        }
+    }
+    save(&mut h, "deepgram-live-transcript")?;
+    h.keys("<Esc>");
     let _ = std::fs::remove_dir_all(dir);
 
     Ok(())
