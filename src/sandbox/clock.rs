@@ -75,6 +75,15 @@ impl SandboxClock {
         self.inner.start_ms.saturating_add(elapsed).saturating_add(self.inner.skipped_ms.load(Ordering::Relaxed))
     }
 
+    /// Milliseconds since the clock started as a network peer lives them: wall time, which
+    /// `--speed` does not hurry, plus every [`SandboxClock::advance`], which a test makes to
+    /// pass a timeout without waiting. For timeouts of a connection (a live stream's idle
+    /// close), which a sped-up sandbox must not shorten for a client sending in real time.
+    pub fn real_ms(&self) -> i64 {
+        let wall = i64::try_from(self.inner.started.elapsed().as_millis()).unwrap_or(i64::MAX);
+        wall.saturating_add(self.inner.skipped_ms.load(Ordering::Relaxed))
+    }
+
     /// Sandbox time as a date-time, for vendors that speak dates.
     pub fn now(&self) -> OffsetDateTime {
         datetime(self.now_ms())
@@ -156,6 +165,19 @@ mod tests {
             SandboxClock::new(0.0).map(|_| ()).map_err(|e| e.to_string()),
             Err("the sandbox speed must be greater than 0 and at most 10000, not 0".to_owned())
         );
+    }
+
+    #[test]
+    fn real_time_is_not_hurried_by_speed_but_takes_the_jumps() {
+        let fast = SandboxClock::starting_at(1_700_000_000_000, 10_000.0).expect("valid speed");
+        let wall = std::time::Instant::now();
+        let real = fast.real_ms();
+        fast.advance(10_000);
+        let real_passed = fast.real_ms() - real;
+        let wall_passed = i64::try_from(wall.elapsed().as_millis()).unwrap_or(i64::MAX);
+        // The jump, and the wall time that passed (to the millisecond), not 10,000 times it.
+        assert!(real_passed >= 10_000, "{real_passed}");
+        assert!(real_passed <= 10_000 + wall_passed + 1, "{real_passed} after {wall_passed} ms");
     }
 
     #[test]

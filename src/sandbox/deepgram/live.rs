@@ -9,7 +9,8 @@
 //! text frames are control messages: `KeepAlive`, `Finalize`, `CloseStream` (an empty binary
 //! frame is the old way to say it) and `Configure`; anything else is a `SchemaError`, and the
 //! socket stays open. `CloseStream` is answered with the last results, `Metadata`, and a
-//! normal close. Ten seconds of sandbox time without a frame closes the socket `1011 NET-0001`;
+//! normal close. Ten seconds without a frame (wall time and the sandbox clock's jumps: a sped-up
+//! sandbox does not shorten it) closes the socket `1011 NET-0001`;
 //! audio that cannot be read closes it `1008 DATA-0000`. Each stream is one request of usage,
 //! counted in seconds of audio received.
 
@@ -242,20 +243,20 @@ async fn session(shared: &Shared, mut socket: Socket, mut stream: Stream) {
     let mut listener = Box::new(Listener::new(stream.format.clone(), stream.settings));
     // The audio read, for usage, whatever becomes of the listener.
     let mut seconds = 0.0;
-    let mut heard_ms = shared.clock.now_ms();
+    let mut heard_ms = shared.clock.real_ms();
     let mut tick = tokio::time::interval(IDLE_CHECK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let end = loop {
         let incoming = tokio::select! {
             incoming = socket.next() => incoming,
             _ = tick.tick() => {
-                if shared.clock.now_ms().saturating_sub(heard_ms) >= IDLE_MS {
+                if shared.clock.real_ms().saturating_sub(heard_ms) >= IDLE_MS {
                     break End::Error(1011, "NET-0001");
                 }
                 continue;
             }
         };
-        heard_ms = shared.clock.now_ms();
+        heard_ms = shared.clock.real_ms();
         let step = match incoming {
             None => break End::Gone,
             Some(Incoming::Binary(bytes)) if bytes.is_empty() => Step::Close,
