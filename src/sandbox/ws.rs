@@ -156,12 +156,14 @@ async fn write(
         let mut end = None;
         match next {
             Outgoing::Message(message) => batch.push(message),
+            Outgoing::Messages(messages) => batch.extend(messages),
             other => end = Some(other),
         }
         // What else is already waiting goes in the same write.
         while end.is_none() && !batch.is_empty() && batch.len() < BATCH {
             match queue.try_recv() {
                 Ok(Outgoing::Message(message)) => batch.push(message),
+                Ok(Outgoing::Messages(messages)) => batch.extend(messages),
                 Ok(other) => end = Some(other),
                 Err(_) => break,
             }
@@ -188,7 +190,7 @@ async fn write(
                 let _ = tokio::time::timeout(stall, sink.close()).await;
                 break;
             }
-            Some(Outgoing::Message(_)) | None => {}
+            Some(Outgoing::Message(_) | Outgoing::Messages(_)) | None => {}
         }
     }
     closing.cancel();
@@ -212,6 +214,8 @@ fn message_size(message: &Message) -> usize {
 
 enum Outgoing {
     Message(Message),
+    /// Messages sent in one write.
+    Messages(Vec<Message>),
     /// Ends the socket with a close frame.
     Close(u16, String),
     /// Ends the socket once what is queued before it is sent.
@@ -292,6 +296,12 @@ impl Outbox {
         self.push(Outgoing::Message(Message::Text(text.clone())))
     }
 
+    /// Several such messages at once, in order: one wake of the socket's writer, and one write
+    /// for them all (a feed's pass over many events).
+    pub fn shared_texts(&self, texts: &[Utf8Bytes]) -> Result<(), Gone> {
+        self.push(Outgoing::Messages(texts.iter().map(|text| Message::Text(text.clone())).collect()))
+    }
+
     pub fn binary(&self, bytes: Vec<u8>) -> Result<(), Gone> {
         self.push(Outgoing::Message(Message::Binary(bytes.into())))
     }
@@ -323,6 +333,7 @@ impl Outbox {
         }
         let size = match &message {
             Outgoing::Message(message) => message_size(message),
+            Outgoing::Messages(messages) => messages.iter().map(message_size).sum(),
             _ => 0,
         };
         // Past the budget the client has stopped reading (or reads slower than it is sent to):

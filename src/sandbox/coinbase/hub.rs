@@ -40,6 +40,9 @@ struct Conn {
     user: Option<usize>,
     /// The socket went (too slow, closed): dropped at the end of the pass.
     gone: bool,
+    /// What this pass sends it: handed to its socket at once at the pass's end, so a socket
+    /// is woken, and writes, once for a pass's messages rather than once each.
+    pending: Vec<Utf8Bytes>,
 }
 
 impl Conn {
@@ -48,9 +51,17 @@ impl Conn {
     }
 
     fn send(&mut self, text: &Utf8Bytes) {
-        if !self.gone && self.outbox.shared_text(text).is_err() {
+        if !self.gone {
+            self.pending.push(text.clone());
+        }
+    }
+
+    /// Hands the pass's messages to the socket.
+    fn flush(&mut self) {
+        if !self.pending.is_empty() && !self.gone && self.outbox.shared_texts(&self.pending).is_err() {
             self.gone = true;
         }
+        self.pending.clear();
     }
 }
 
@@ -219,6 +230,7 @@ impl Hub {
             Inbox::Overrun => {
                 for conn in &mut self.conns {
                     conn.send(&fw::error("ErrSlowConsume", "the feed fell behind the matching engine"));
+                    conn.flush();
                     conn.outbox.close(1011, "feed overrun");
                     conn.gone = true;
                 }
@@ -227,6 +239,7 @@ impl Hub {
             }
             Inbox::Reset => {
                 for conn in &mut self.conns {
+                    conn.flush();
                     conn.outbox.close(1012, "the sandbox was reset");
                     conn.gone = true;
                 }
@@ -238,6 +251,9 @@ impl Hub {
 
     /// Drops the sockets that went; with none left, stops listening to the engine.
     fn sweep(&mut self) {
+        for conn in &mut self.conns {
+            conn.flush();
+        }
         self.conns.retain(|c| !c.gone);
         if self.conns.is_empty() && self.mirror.is_some() {
             self.mirror = None;
@@ -324,6 +340,7 @@ impl Hub {
                     subs: [0; Channel::COUNT],
                     user: None,
                     gone: false,
+                    pending: Vec::new(),
                 });
                 self.conns.len() - 1
             }
