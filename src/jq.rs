@@ -140,13 +140,24 @@ impl Runner {
 
     /// The worker binary: `OPSDECK_JQ_BIN` when set (tests point it at the built binary), else
     /// this executable, whatever it is called (a copy named otherwise keeps its budget), unless
-    /// it is a test binary of cargo's (in a `deps` folder), which cannot be a worker.
+    /// it is a test or bench binary of cargo's (in a `deps` folder) or an example (in
+    /// `examples`), which cannot be workers. A process started as a worker never starts one:
+    /// a binary that does not know the worker argument would otherwise run itself again and
+    /// again (the screenshots example once did, a chain of processes each starting the next).
     pub fn detect() -> Runner {
+        if std::env::var_os(PARENT_VAR).is_some() {
+            return Runner::Thread;
+        }
         if let Some(path) = std::env::var_os("OPSDECK_JQ_BIN").filter(|p| !p.is_empty()) {
             return Runner::Worker(path.into());
         }
         match std::env::current_exe() {
-            Ok(path) if path.parent().and_then(|dir| dir.file_name()).is_some_and(|dir| dir == "deps") => {
+            Ok(path)
+                if path
+                    .parent()
+                    .and_then(|dir| dir.file_name())
+                    .is_some_and(|dir| dir == "deps" || dir == "examples") =>
+            {
                 Runner::Thread
             }
             Ok(path) => Runner::Worker(path),
