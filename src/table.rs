@@ -156,13 +156,7 @@ impl RowSpec {
 
     /// The rows of `records`, a long page shared out among the cores; and whether every record
     /// has the value each of `checks` says at its path.
-    fn all_rows(
-        &self,
-        doc: &JsonDoc,
-        records: &[NodeId],
-        columns: &[Column],
-        checks: &[(Vec<String>, Option<&[u8]>)],
-    ) -> (Vec<Row>, bool) {
+    fn all_rows(&self, doc: &JsonDoc, records: &[NodeId], columns: &[Column], checks: &Checks<'_>) -> (Vec<Row>, bool) {
         let threads = threads_for(records.len());
         if threads < 2 {
             return self.rows(doc, records, columns, checks);
@@ -183,13 +177,7 @@ impl RowSpec {
         })
     }
 
-    fn rows(
-        &self,
-        doc: &JsonDoc,
-        records: &[NodeId],
-        columns: &[Column],
-        checks: &[(Vec<String>, Option<&[u8]>)],
-    ) -> (Vec<Row>, bool) {
+    fn rows(&self, doc: &JsonDoc, records: &[NodeId], columns: &[Column], checks: &Checks<'_>) -> (Vec<Row>, bool) {
         // Both buffers are reused for every cell: a page of 40,000 rows allocates its rows'
         // text and little else.
         let (mut line, mut scratch) = (String::new(), String::new());
@@ -223,6 +211,9 @@ impl RowSpec {
         (rows, confirmed)
     }
 }
+
+/// Fields expected to be the same in every record: each path, and its value in the first.
+type Checks<'a> = [(Vec<String>, Option<&'a [u8]>)];
 
 /// Pages with fewer records than this are made into rows on one thread: starting threads would
 /// cost more than it saves.

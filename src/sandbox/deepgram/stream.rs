@@ -428,10 +428,6 @@ impl Listener {
         self.pending.drain(..whole);
     }
 
-    fn now(&self) -> f64 {
-        self.frames as f64 / f64::from(self.rate.max(1))
-    }
-
     /// One frame's sample of channel 0.
     fn sample(&mut self, s: f32) {
         self.frames += 1;
@@ -473,7 +469,7 @@ impl Listener {
         let rms = (self.window_energy / n as f64).sqrt();
         let hash = self.window_hash;
         (self.window_at, self.window_energy, self.window_hash) = (0, 0.0, FNV_OFFSET);
-        let now = self.now();
+        let now = self.duration();
         let span = n as f64 / f64::from(self.rate.max(1));
         let started = now - span;
         let loud = rms > SOUND_RMS;
@@ -599,7 +595,7 @@ impl Listener {
                 return None;
             }
             let at = (layout.data_start + 2 * first * layout.symbol) as f64 / f64::from(self.rate.max(1));
-            return (at < self.now()).then_some(at);
+            return (at < self.duration()).then_some(at);
         }
         self.slot.filter(|_| self.source != Source::Spoken).map(|(start, ..)| start)
     }
@@ -615,7 +611,7 @@ impl Listener {
         let words: Vec<Heard> = self.words.drain(..keep).collect();
         let start = self.segment_start;
         self.segment_start = cut.max(start);
-        self.last_result_at = self.now();
+        self.last_result_at = self.duration();
         self.said.push(Said::Results {
             start: listen::round(start),
             duration: listen::round(self.segment_start - start),
@@ -632,7 +628,7 @@ impl Listener {
         if matches!(self.decoding, Decoding::Buffered) {
             return self.read_buffered(true);
         }
-        self.finish(self.now(), false, true);
+        self.finish(self.duration(), false, true);
         Ok(())
     }
 
@@ -645,8 +641,8 @@ impl Listener {
                 Err(Unreadable("the stream ended before its audio could be read".into()))
             }
             _ => {
-                if self.now() > self.segment_start + 1e-9 || !self.words.is_empty() {
-                    self.finish(self.now(), false, false);
+                if self.duration() > self.segment_start + 1e-9 || !self.words.is_empty() {
+                    self.finish(self.duration(), false, false);
                 }
                 Ok(())
             }

@@ -58,10 +58,11 @@ impl App {
                 live.view.ended(&crate::inert::inert(&why));
             }
         }
-        let detail = live.view.detail();
+        // The view took the frame; only the active tab's is on screen to be redrawn.
         if index != self.active {
             return;
         }
+        let detail = live.view.detail();
         if let Some(Popup::Detail(open)) = self.popup.as_mut() {
             if open.subject == detail.subject {
                 let scroll = open.scroll;
