@@ -55,7 +55,9 @@ impl Mailgun {
     /// Moves the sandbox clock and lets the background task catch up.
     async fn advance(&self, ms: i64) {
         self.sim.sandbox.clock().advance(ms);
-        tokio::time::sleep(Duration::from_millis(400)).await;
+        tokio::time::timeout(Duration::from_secs(60), self.sim.sandbox.caught_up())
+            .await
+            .expect("the background task caught up with the clock");
     }
 
     async fn control(&self, path: &str, body: Value) -> Value {

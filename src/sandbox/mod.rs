@@ -98,11 +98,20 @@ pub struct Platform {
     /// The tax rate tables with a user's ZIP5 tables loaded (`--tax-rates`); `None`: the
     /// built-in ones.
     pub tax_tables: Option<Arc<tax::Table>>,
+    /// How far the background tasks of its simulators have got.
+    pub progress: timeline::Progress,
 }
 
 impl Platform {
     pub fn new(seed: u64, clock: SandboxClock) -> Platform {
-        Platform { seed, clock, dns_delay_ms: DEFAULT_DNS_DELAY_MS, stop: CancellationToken::new(), tax_tables: None }
+        Platform {
+            seed,
+            clock,
+            dns_delay_ms: DEFAULT_DNS_DELAY_MS,
+            stop: CancellationToken::new(),
+            tax_tables: None,
+            progress: timeline::Progress::default(),
+        }
     }
 
     /// The tax rate tables AvaTax and TaxJar calculate with. The built-in files are checked by
@@ -239,6 +248,7 @@ pub struct Sandbox {
     pub endpoints: Vec<Endpoint>,
     handle: SandboxHandle,
     clock: SandboxClock,
+    progress: timeline::Progress,
     stop: CancellationToken,
     /// Every port it listens on, which webhooks may not target (`outbox::claim_ports`).
     ports: Arc<[u16]>,
@@ -288,6 +298,13 @@ impl Sandbox {
     /// The clock every simulator of this sandbox reads.
     pub fn clock(&self) -> &SandboxClock {
         &self.clock
+    }
+
+    /// Waits until the simulators' background tasks have done all that is due by the sandbox
+    /// clock's now (their steps made, their webhook POSTs answered): after a jump of the clock,
+    /// what the jump caused has happened.
+    pub async fn caught_up(&self) {
+        self.progress.caught_up(self.clock.now_ms()).await;
     }
 
     /// What builds simulators ahead of their first request and tells whether they are built,
@@ -527,7 +544,16 @@ pub async fn start_options(options: SandboxOptions) -> std::io::Result<Sandbox> 
         }
     }
     let handle = SandboxHandle { slots: slots.into() };
-    Ok(Sandbox { control, endpoints, handle, clock: platform.clock, stop, ports: ports.into(), tax_zip5 })
+    Ok(Sandbox {
+        control,
+        endpoints,
+        handle,
+        clock: platform.clock,
+        progress: platform.progress,
+        stop,
+        ports: ports.into(),
+        tax_zip5,
+    })
 }
 
 #[cfg(test)]

@@ -3,10 +3,10 @@
 //! POSTs they queued, sleeping until the next due time or until a request queues work, so an idle
 //! sandbox costs no CPU.
 
-use std::sync::{Arc, Weak};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
-use tokio::sync::Notify;
+use tokio::sync::{watch, Notify};
 use tokio_util::sync::CancellationToken;
 
 use super::outbox::{self, Delivery};
@@ -23,22 +23,65 @@ pub struct Due<T> {
     pub next_ms: Option<i64>,
 }
 
+/// How far the background tasks of a sandbox have got: for each, the sandbox time by which it
+/// has made every step and POST that was due. Whoever jumps the clock and then looks for what the
+/// jump caused (a webhook POST) waits on this rather than for "long enough".
+#[derive(Clone, Debug, Default)]
+pub struct Progress(Arc<Mutex<Vec<Tracked>>>);
+
+#[derive(Debug)]
+struct Tracked {
+    done_ms: watch::Receiver<i64>,
+    wake: Weak<Notify>,
+}
+
+impl Progress {
+    fn track(&self, done_ms: watch::Receiver<i64>, wake: &Arc<Notify>) {
+        let mut tracked = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        // A dropped simulator's task is gone: nothing to wait for.
+        tracked.retain(|t| t.wake.strong_count() > 0);
+        tracked.push(Tracked { done_ms, wake: Arc::downgrade(wake) });
+    }
+
+    /// Waits until every background task has done all that was due by `at_ms`. The tasks are
+    /// rung, so one asleep until a later due time looks at the clock now.
+    pub async fn caught_up(&self, at_ms: i64) {
+        let waits: Vec<(watch::Receiver<i64>, Option<Arc<Notify>>)> = {
+            let tracked = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+            tracked.iter().map(|t| (t.done_ms.clone(), t.wake.upgrade())).collect()
+        };
+        for (mut done_ms, wake) in waits {
+            if let Some(wake) = wake {
+                wake.notify_one();
+            }
+            // An error is a task that ended (the sandbox stopped): it owes nothing more.
+            let _ = done_ms.wait_for(|&done| done >= at_ms).await;
+        }
+    }
+}
+
 /// What a background task runs with: the sandbox clock, the bell request handlers ring when they
-/// queue work, the loopback-only client its POSTs go through, and the token that ends it.
+/// queue work, the loopback-only client its POSTs go through, the token that ends it, and where it
+/// says how far it has got.
 pub struct Engine {
     pub clock: SandboxClock,
     pub wake: Arc<Notify>,
     pub http: reqwest::Client,
     pub stop: CancellationToken,
+    done_ms: watch::Sender<i64>,
 }
 
 impl Engine {
     pub fn new(platform: &Platform) -> Engine {
+        let wake = Arc::new(Notify::new());
+        let (done_ms, progress) = watch::channel(i64::MIN);
+        platform.progress.track(progress, &wake);
         Engine {
             clock: platform.clock.clone(),
-            wake: Arc::new(Notify::new()),
+            wake,
             http: outbox::client(),
             stop: platform.stop.child_token(),
+            done_ms,
         }
     }
 
@@ -65,6 +108,9 @@ pub fn spawn<T: Timeline>(timeline: &Arc<T>) {
     let stop = timeline.engine().stop.clone();
     if let Ok(runtime) = tokio::runtime::Handle::try_current() {
         runtime.spawn(run(Arc::downgrade(timeline), stop));
+    } else {
+        // No task will ever run: nobody may wait for it.
+        timeline.engine().done_ms.send_replace(i64::MAX);
     }
 }
 
@@ -88,6 +134,7 @@ async fn run<T: Timeline>(timeline: Weak<T>, stop: CancellationToken) {
             strong.answered(answers, at);
             continue;
         }
+        strong.engine().done_ms.send_replace(now);
         let speed = strong.engine().clock.speed();
         let wait = next_ms.map(|due| {
             #[expect(

@@ -185,7 +185,9 @@ async fn ctrl_x_leaves_no_pane_loading_and_calls_in_flight_show_their_time() {
     tokio::time::sleep(Duration::from_millis(1100)).await;
     h.apply_ready_events();
     let screen = h.screen();
-    assert!(screen.contains("in flight, 0 queued · 1 s"), "{screen}");
+    // At least the second slept; more on a loaded machine.
+    let shown = screen.split("in flight, 0 queued · ").nth(1).and_then(|rest| rest.split(" s").next());
+    assert!(shown.and_then(|s| s.parse::<u64>().ok()).is_some_and(|secs| secs >= 1), "{screen}");
     h.keys("<C-x>");
     let screen = h.screen();
     assert!(!screen.contains("loading"), "{screen}");
