@@ -7,12 +7,15 @@
 //!
 //! Each round runs the load twice, each time on a fresh sandbox (same seed): first with no
 //! subscriber (the baseline), then with the subscribers connected and subscribed before the load
-//! starts. For both it prints order pairs/s with the p50 and p99 of a pair, how far the heap
+//! starts. The subscribers stand for clients on other machines: they read on threads of their own
+//! (`feed-subscriber`, two of them) at the priority the sandbox gives its request threads, so they
+//! share the cores with the engine rather than take them first, and their CPU is counted apart. For both it prints order pairs/s with the p50 and p99 of a pair, how far the heap
 //! rose above its level at the start of the load (the process's every allocation: server,
 //! clients and this bench's own per-subscriber tallies, which are allocated before that level is
 //! taken), and the CPU the process used (`/proc/self/stat`: the sandbox, the HTTP clients and the
 //! subscribers share the process and its cores); then the ratio of the two pairs/s, and the CPU
-//! a delivered message costs beyond what the pairs cost without subscribers. A market order that
+//! a delivered message costs: the sandbox's fan-out (the process but the subscribers' threads,
+//! beyond what the pairs cost without subscribers) and this bench's reading of it. A market order that
 //! filled nothing is answered 404 by the simulator (it forgets such an order before answering):
 //! counted apart, not as a failure. Then, for the feed, after waiting (up to 30 s, polling the
 //! subscribers' counters) until every subscriber has read up to the REST book's `sequence` as it
@@ -37,7 +40,9 @@
 //!
 //! Knobs, by environment: `FEED_SUBSCRIBERS` (default 100), `FEED_PAIRS` (default 20000),
 //! `FEED_CLIENTS` (default 16), `FEED_ROUNDS` (default 1; past one, medians of the rounds are
-//! printed at the end).
+//! printed at the end), `FEED_SUBSCRIBER_NICE` (default 10; 0 gives the readers the priority of
+//! the sandbox's I/O threads, so they read as soon as a frame comes and take cores from the
+//! engine's request threads).
 //!
 //! `cargo bench --bench coinbase_feed` (plain `main`, `harness = false`).
 
@@ -508,12 +513,48 @@ fn cpu_used() -> Option<Duration> {
     Some(Duration::from_millis(ticks * 10))
 }
 
+/// The name of the subscribers' threads: their CPU is told apart from the rest of the process.
+const SUBSCRIBER_THREAD: &str = "feed-subscriber";
+
+/// The runtime the subscribers read on: threads of their own, by default at the priority the
+/// sandbox gives its request threads (`nice` 10), so this bench's readers, which stand for
+/// clients on other machines, do not take the cores from the engine they measure.
+fn subscriber_runtime(nice: i32) -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name(SUBSCRIBER_THREAD)
+        .on_thread_start(move || {
+            #[cfg(target_os = "linux")]
+            let _ = rustix::process::setpriority_process(None, nice);
+        })
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// CPU time the threads named `name` have used (`/proc/self/task`; `None` elsewhere).
+fn threads_cpu(name: &str) -> Option<Duration> {
+    let mut ticks = 0;
+    for task in std::fs::read_dir("/proc/self/task").ok()?.flatten() {
+        let Ok(stat) = std::fs::read_to_string(task.path().join("stat")) else { continue };
+        let Some((head, rest)) = stat.rsplit_once(')') else { continue };
+        if head.split_once('(').map(|(_, comm)| comm) != Some(name) {
+            continue;
+        }
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        ticks += fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+    }
+    Some(Duration::from_millis(ticks * 10))
+}
+
 /// One run's figures, for the comparison and the medians of several rounds.
 struct Outcome {
     pairs_per_s: f64,
     pairs: usize,
-    /// CPU the process used from the load's start to the last catch-up.
+    /// CPU the process used from the load's start to the last catch-up, and of it the
+    /// subscribers' threads.
     cpu: Option<Duration>,
+    subscriber_cpu: Option<Duration>,
     /// With subscribers: messages delivered and their rate across subscribers, and the lag at
     /// the end.
     delivered: u64,
@@ -522,7 +563,13 @@ struct Outcome {
 }
 
 /// One run of the load on a fresh sandbox with `subscribers` on the feed (0: the baseline).
-async fn run(label: &str, subscribers: usize, pairs: usize, clients: usize) -> Outcome {
+async fn run(
+    label: &str,
+    subscribers: usize,
+    pairs: usize,
+    clients: usize,
+    subscriber_runtime: &tokio::runtime::Handle,
+) -> Outcome {
     let sandbox = sandbox::start(0, SEED).await.expect("sandbox starts");
     let base = sandbox.base_url(Service::Coinbase);
     let http = reqwest::Client::builder().pool_max_idle_per_host(clients + 1).build().unwrap();
@@ -536,9 +583,15 @@ async fn run(label: &str, subscribers: usize, pairs: usize, clients: usize) -> O
     let url = base.replace("http://", "ws://");
     let mut readers = Vec::with_capacity(subscribers);
     for n in 0..subscribers {
-        let ws = subscribe(&url).await;
         let counters = Arc::new(Counters::default());
-        let task = tokio::spawn(read(ws, Arc::clone(&counters), stop.clone(), origin, n + 1 == subscribers));
+        let (subscribed, ready) = tokio::sync::oneshot::channel();
+        let (url, reading, stop) = (url.clone(), Arc::clone(&counters), stop.clone());
+        let task = subscriber_runtime.spawn(async move {
+            let ws = subscribe(&url).await;
+            let _ = subscribed.send(());
+            read(ws, reading, stop, origin, n + 1 == subscribers).await
+        });
+        ready.await.expect("subscribed");
         readers.push((counters, task));
     }
     // Messages and bytes read by all the subscribers so far.
@@ -561,6 +614,7 @@ async fn run(label: &str, subscribers: usize, pairs: usize, clients: usize) -> O
     let start_sequence = book_sequence(&http, &base).await;
     let delivered_before = delivered(&readers);
     let cpu_before = cpu_used();
+    let subscriber_cpu_before = threads_cpu(SUBSCRIBER_THREAD);
     let started = Instant::now();
     // The engine's sequence against the slowest subscriber's, every 100 ms of the load.
     let sampling = CancellationToken::new();
@@ -611,6 +665,8 @@ async fn run(label: &str, subscribers: usize, pairs: usize, clients: usize) -> O
         (messages - delivered_before.0, bytes - delivered_before.1)
     };
     let cpu = cpu_used().zip(cpu_before).map(|(after, before)| after.saturating_sub(before));
+    let subscriber_cpu =
+        threads_cpu(SUBSCRIBER_THREAD).zip(subscriber_cpu_before).map(|(after, before)| after.saturating_sub(before));
     let heap_peak = HEAP.peak_usage().saturating_sub(heap_before);
     let still_behind: Vec<u64> = readers
         .iter()
@@ -655,7 +711,15 @@ async fn run(label: &str, subscribers: usize, pairs: usize, clients: usize) -> O
         );
     }
     if subscribers == 0 {
-        return Outcome { pairs_per_s, pairs: load.pairs.len(), cpu, delivered: 0, delivery_per_s: None, lag: None };
+        return Outcome {
+            pairs_per_s,
+            pairs: load.pairs.len(),
+            cpu,
+            subscriber_cpu,
+            delivered: 0,
+            delivery_per_s: None,
+            lag: None,
+        };
     }
 
     let window = window_end.duration_since(started);
@@ -738,6 +802,7 @@ async fn run(label: &str, subscribers: usize, pairs: usize, clients: usize) -> O
         pairs_per_s,
         pairs: load.pairs.len(),
         cpu,
+        subscriber_cpu,
         delivered: delivered_in_window,
         delivery_per_s: Some(delivery_per_s),
         lag,
@@ -754,8 +819,9 @@ fn main() {
     let pairs = knob("FEED_PAIRS", 20_000);
     let clients = knob("FEED_CLIENTS", 16);
     let rounds = knob("FEED_ROUNDS", 1);
+    let nice = std::env::var("FEED_SUBSCRIBER_NICE").ok().and_then(|v| v.parse().ok()).unwrap_or(10);
     println!(
-        "coinbase feed: {pairs} order pairs from {clients} clients, the market at 50 steps/s, without then with {subscribers} subscribers on `full` BTC-USD; a fresh sandbox (seed {SEED}) for each run"
+        "coinbase feed: {pairs} order pairs from {clients} clients, the market at 50 steps/s, without then with {subscribers} subscribers on `full` BTC-USD; a fresh sandbox (seed {SEED}) for each run; the subscribers read at nice {nice}"
     );
     // A runtime of its own for each run: the sandbox lowers the priority of the blocking-pool
     // threads that answer its requests, and a thread created from one of them (the feed's hub,
@@ -764,19 +830,32 @@ fn main() {
     let (mut without, mut with, mut ratios, mut delivery, mut lags) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for round in 1..=rounds {
-        let baseline = runtime().block_on(run(&format!("round {round} no subscriber"), 0, pairs, clients));
-        let fed =
-            runtime().block_on(run(&format!("round {round} {subscribers} subscribers"), subscribers, pairs, clients));
+        let readers = subscriber_runtime(nice);
+        let baseline =
+            runtime().block_on(run(&format!("round {round} no subscriber"), 0, pairs, clients, readers.handle()));
+        let fed = runtime().block_on(run(
+            &format!("round {round} {subscribers} subscribers"),
+            subscribers,
+            pairs,
+            clients,
+            readers.handle(),
+        ));
+        drop(readers);
         let ratio = fed.pairs_per_s / baseline.pairs_per_s;
         println!("  pairs/s with the subscribers against without: {ratio:.2}");
-        if let (Some(base_cpu), Some(fed_cpu)) = (baseline.cpu, fed.cpu) {
+        if let (Some(base_cpu), Some(fed_cpu), Some(readers_cpu)) = (baseline.cpu, fed.cpu, fed.subscriber_cpu) {
             let per_pair = base_cpu.as_secs_f64() / baseline.pairs.max(1) as f64;
-            let feed_cpu = fed_cpu.as_secs_f64() - per_pair * fed.pairs as f64;
+            // The sandbox and the HTTP clients: the process but the subscribers' threads.
+            let served = fed_cpu.saturating_sub(readers_cpu).as_secs_f64();
+            let fan_out = served - per_pair * fed.pairs as f64;
+            let delivered = fed.delivered.max(1) as f64;
             println!(
-                "  CPU: {:.0} µs a pair without subscribers, {:.0} µs with; beyond the pairs' own: {:.2} µs a delivered message (the sandbox's fan-out and this bench's subscribers together)",
+                "  CPU: {:.0} µs a pair without subscribers; with them, {:.0} µs a pair for the sandbox and its HTTP clients, of which {:.2} µs a delivered message is the feed's fan-out (beyond the pairs' own), and {:.2} s on the subscribers' threads ({:.2} µs a message read)",
                 per_pair * 1e6,
-                fed_cpu.as_secs_f64() / fed.pairs.max(1) as f64 * 1e6,
-                feed_cpu / fed.delivered.max(1) as f64 * 1e6,
+                served / fed.pairs.max(1) as f64 * 1e6,
+                fan_out / delivered * 1e6,
+                readers_cpu.as_secs_f64(),
+                readers_cpu.as_secs_f64() / delivered * 1e6,
             );
         }
         without.push(baseline.pairs_per_s);
