@@ -156,14 +156,14 @@ async fn write(
         let mut end = None;
         match next {
             Outgoing::Message(message) => batch.push(message),
-            Outgoing::Messages(messages) => batch.extend(messages),
+            Outgoing::Texts(texts) => batch.extend(texts.into_iter().map(Message::Text)),
             other => end = Some(other),
         }
         // What else is already waiting goes in the same write.
         while end.is_none() && !batch.is_empty() && batch.len() < BATCH {
             match queue.try_recv() {
                 Ok(Outgoing::Message(message)) => batch.push(message),
-                Ok(Outgoing::Messages(messages)) => batch.extend(messages),
+                Ok(Outgoing::Texts(texts)) => batch.extend(texts.into_iter().map(Message::Text)),
                 Ok(other) => end = Some(other),
                 Err(_) => break,
             }
@@ -190,7 +190,7 @@ async fn write(
                 let _ = tokio::time::timeout(stall, sink.close()).await;
                 break;
             }
-            Some(Outgoing::Message(_) | Outgoing::Messages(_)) | None => {}
+            Some(Outgoing::Message(_) | Outgoing::Texts(_)) | None => {}
         }
     }
     closing.cancel();
@@ -214,8 +214,8 @@ fn message_size(message: &Message) -> usize {
 
 enum Outgoing {
     Message(Message),
-    /// Messages sent in one write.
-    Messages(Vec<Message>),
+    /// Text messages sent in one write.
+    Texts(Vec<Utf8Bytes>),
     /// Ends the socket with a close frame.
     Close(u16, String),
     /// Ends the socket once what is queued before it is sent.
@@ -298,8 +298,8 @@ impl Outbox {
 
     /// Several such messages at once, in order: one wake of the socket's writer, and one write
     /// for them all (a feed's pass over many events).
-    pub fn shared_texts(&self, texts: &[Utf8Bytes]) -> Result<(), Gone> {
-        self.push(Outgoing::Messages(texts.iter().map(|text| Message::Text(text.clone())).collect()))
+    pub fn shared_texts(&self, texts: Vec<Utf8Bytes>) -> Result<(), Gone> {
+        self.push(Outgoing::Texts(texts))
     }
 
     pub fn binary(&self, bytes: Vec<u8>) -> Result<(), Gone> {
@@ -333,7 +333,7 @@ impl Outbox {
         }
         let size = match &message {
             Outgoing::Message(message) => message_size(message),
-            Outgoing::Messages(messages) => messages.iter().map(message_size).sum(),
+            Outgoing::Texts(texts) => texts.iter().map(|text| text.as_str().len()).sum(),
             _ => 0,
         };
         // Past the budget the client has stopped reading (or reads slower than it is sent to):

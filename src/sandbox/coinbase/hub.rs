@@ -63,10 +63,12 @@ impl Conn {
 
     /// Hands the pass's messages to the socket.
     fn flush(&mut self) {
-        if !self.pending.is_empty() && !self.gone && self.outbox.shared_texts(&self.pending).is_err() {
+        // The next pass likely brings as many: room for them made once, not grown.
+        let room = self.pending.len();
+        let pending = std::mem::replace(&mut self.pending, Vec::with_capacity(room));
+        if !pending.is_empty() && !self.gone && self.outbox.shared_texts(pending).is_err() {
             self.gone = true;
         }
-        self.pending.clear();
     }
 }
 
