@@ -63,6 +63,8 @@ use tokio_util::sync::CancellationToken;
 
 #[path = "common/coinbase.rs"]
 mod coinbase_orders;
+#[path = "common/cpu.rs"]
+mod cpu;
 
 #[global_allocator]
 static HEAP: PeakAlloc = PeakAlloc;
@@ -503,16 +505,6 @@ fn mb(bytes: usize) -> f64 {
     bytes as f64 / (1024.0 * 1024.0)
 }
 
-/// CPU time this process has used, user and system (`/proc/self/stat`; `None` elsewhere).
-fn cpu_used() -> Option<Duration> {
-    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
-    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
-    // The line's fields 14 and 15 (utime, stime; the first after the name is field 3), in
-    // ticks of 1/100 s.
-    let ticks = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
-    Some(Duration::from_millis(ticks * 10))
-}
-
 /// The name of the subscribers' threads: their CPU is told apart from the rest of the process.
 const SUBSCRIBER_THREAD: &str = "feed-subscriber";
 
@@ -530,21 +522,6 @@ fn subscriber_runtime(nice: i32) -> tokio::runtime::Runtime {
         .enable_all()
         .build()
         .unwrap()
-}
-
-/// CPU time the threads named `name` have used (`/proc/self/task`; `None` elsewhere).
-fn threads_cpu(name: &str) -> Option<Duration> {
-    let mut ticks = 0;
-    for task in std::fs::read_dir("/proc/self/task").ok()?.flatten() {
-        let Ok(stat) = std::fs::read_to_string(task.path().join("stat")) else { continue };
-        let Some((head, rest)) = stat.rsplit_once(')') else { continue };
-        if head.split_once('(').map(|(_, comm)| comm) != Some(name) {
-            continue;
-        }
-        let fields: Vec<&str> = rest.split_whitespace().collect();
-        ticks += fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
-    }
-    Some(Duration::from_millis(ticks * 10))
 }
 
 /// One run's figures, for the comparison and the medians of several rounds.
@@ -613,8 +590,8 @@ async fn run(
     HEAP.reset_peak_usage();
     let start_sequence = book_sequence(&http, &base).await;
     let delivered_before = delivered(&readers);
-    let cpu_before = cpu_used();
-    let subscriber_cpu_before = threads_cpu(SUBSCRIBER_THREAD);
+    let cpu_before = cpu::process_cpu();
+    let subscriber_cpu_before = cpu::threads_cpu(SUBSCRIBER_THREAD);
     let started = Instant::now();
     // The engine's sequence against the slowest subscriber's, every 100 ms of the load.
     let sampling = CancellationToken::new();
@@ -664,9 +641,10 @@ async fn run(
         let (messages, bytes) = delivered(&readers);
         (messages - delivered_before.0, bytes - delivered_before.1)
     };
-    let cpu = cpu_used().zip(cpu_before).map(|(after, before)| after.saturating_sub(before));
-    let subscriber_cpu =
-        threads_cpu(SUBSCRIBER_THREAD).zip(subscriber_cpu_before).map(|(after, before)| after.saturating_sub(before));
+    let cpu = cpu::process_cpu().zip(cpu_before).map(|(after, before)| after.saturating_sub(before));
+    let subscriber_cpu = cpu::threads_cpu(SUBSCRIBER_THREAD)
+        .zip(subscriber_cpu_before)
+        .map(|(after, before)| after.saturating_sub(before));
     let heap_peak = HEAP.peak_usage().saturating_sub(heap_before);
     let still_behind: Vec<u64> = readers
         .iter()

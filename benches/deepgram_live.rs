@@ -25,6 +25,9 @@ use serde_json::Value;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::Message;
 
+#[path = "common/cpu.rs"]
+mod cpu;
+
 const SEED: u64 = 11;
 const CLIENT_THREAD: &str = "bench-client";
 
@@ -32,27 +35,9 @@ fn knob(name: &str, default: usize) -> usize {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
 }
 
-/// A `stat` line's name and CPU time (user and system: its fields 14 and 15, in ticks of 1/100 s).
-fn stat_cpu(stat: &str) -> Option<(&str, Duration)> {
-    let (head, tail) = stat.rsplit_once(')')?;
-    let name = head.split_once('(')?.1;
-    let fields: Vec<&str> = tail.split_whitespace().collect();
-    let ticks = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
-    Some((name, Duration::from_millis(ticks * 10)))
-}
-
 /// CPU time of the clients' threads, and of the whole process (threads that ended included).
 fn cpu_used() -> Option<(Duration, Duration)> {
-    let mut clients = Duration::ZERO;
-    for task in std::fs::read_dir("/proc/self/task").ok()? {
-        let Ok(stat) = std::fs::read_to_string(task.ok()?.path().join("stat")) else { continue };
-        match stat_cpu(&stat) {
-            Some((name, cpu)) if name.starts_with(CLIENT_THREAD) => clients += cpu,
-            _ => {}
-        }
-    }
-    let (_, process) = stat_cpu(&std::fs::read_to_string("/proc/self/stat").ok()?)?;
-    Some((clients, process))
+    Some((cpu::threads_cpu(CLIENT_THREAD)?, cpu::process_cpu()?))
 }
 
 /// The sentence spoken long enough to last about `seconds`.
